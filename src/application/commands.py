@@ -1,0 +1,94 @@
+"""Commands and queries: the requests the application accepts, validated at the boundary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.signals import EntryId, NonEmpty, SignalStatus, SignalType, Topic
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PostSignal(Message):
+    """UC-001: put a unit of work on a board. The board defaults to the PS id."""
+
+    signal_type: SignalType
+    ps_id: NonEmpty
+    entry_id: EntryId
+    topic: Topic
+    prompt: str = ""
+    context: dict[str, Any] = Field(default_factory=dict)
+    target_capabilities: tuple[NonEmpty, ...] = ()
+    posted_by: NonEmpty = "ps-skill"
+    blackboard_id: NonEmpty | None = None
+    after: tuple[NonEmpty, ...] = ()
+    dedupe_key: NonEmpty | None = None
+
+    @property
+    def board(self) -> str:
+        return self.blackboard_id or self.ps_id
+
+
+class ClaimSignal(Message):
+    """UC-002: an agent takes a signal it is able to do."""
+
+    signal_id: NonEmpty
+    agent_id: NonEmpty
+    blackboard_id: NonEmpty | None = None
+
+
+class CompleteSignal(Message):
+    """UC-003: the claimer hands back its result."""
+
+    signal_id: NonEmpty
+    agent_id: NonEmpty
+    artifact_path: NonEmpty | None = None
+    knowledge_items: tuple[str, ...] = ()
+    blackboard_id: NonEmpty | None = None
+
+
+class FailSignal(Message):
+    """The claimer reports that it could not do the work."""
+
+    signal_id: NonEmpty
+    agent_id: NonEmpty
+    error: NonEmpty
+    blackboard_id: NonEmpty | None = None
+
+
+class ExpireSignals(Message):
+    """Move every signal past its timeout to EXPIRED (on one board, or on all)."""
+
+    blackboard_id: NonEmpty | None = None
+
+
+class GetOpenSignals(Message):
+    """Claimable signals that target any of the capabilities, oldest first."""
+
+    capabilities: tuple[NonEmpty, ...] = ()
+    limit: int = Field(default=10, ge=1)
+    blackboard_id: NonEmpty | None = None
+
+
+class GetSignalById(Message):
+    signal_id: NonEmpty
+
+
+class ListSignals(Message):
+    status: SignalStatus | None = None
+    signal_type: SignalType | None = None
+    capability: NonEmpty | None = None
+    blackboard_id: NonEmpty | None = None
+    limit: int | None = Field(default=None, ge=1)
+
+
+class WatchSignals(Message):
+    """UC-004: completions of these types after global position `since`."""
+
+    signal_types: tuple[SignalType, ...] = Field(min_length=1)
+    since: int = Field(default=0, ge=0)
+    blackboard_id: NonEmpty | None = None

@@ -1,0 +1,36 @@
+"""In-process dispatcher: handlers registered by event type, called after the events are stored."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from application.ports import EventPublisher
+from domain.events import BlackboardEvent
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[BlackboardEvent], None]
+
+
+class EventDispatcher(EventPublisher):
+    """Calls every handler registered for an event's type (or for all events with `None`)."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[type[BlackboardEvent] | None, list[Handler]] = defaultdict(list)
+
+    def register(self, event_type: type[BlackboardEvent] | None, handler: Handler) -> None:
+        self._handlers[event_type].append(handler)
+
+    def unregister(self, event_type: type[BlackboardEvent] | None, handler: Handler) -> None:
+        self._handlers[event_type].remove(handler)
+
+    def publish(self, events: Sequence[BlackboardEvent]) -> None:
+        """Call after commit. A failing handler is logged and never undoes the write."""
+        for event in events:
+            for handler in (*self._handlers[type(event)], *self._handlers[None]):
+                try:
+                    handler(event)
+                except Exception:
+                    logger.exception("handler %r failed on %s", handler, event.event_type)

@@ -1,0 +1,128 @@
+"""Ports: what the application needs from the outside world, stated as contracts adapters keep."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from domain.capabilities import AgentProfile
+from domain.events import BlackboardEvent
+from domain.signals import AgentSignal, SignalStatus
+
+
+class ConcurrencyConflict(Exception):
+    """Another writer appended to the board first; reload and decide again."""
+
+    def __init__(self, blackboard_id: str, expected_version: int) -> None:
+        super().__init__(f"blackboard {blackboard_id} moved past version {expected_version}")
+        self.blackboard_id = blackboard_id
+        self.expected_version = expected_version
+
+
+class StoreUnavailable(Exception):
+    """The store could not be reached or answered with an error that is not a conflict."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """An event as stored: its global position (commit order) and when it was recorded."""
+
+    position: int
+    event: BlackboardEvent
+    recorded_at: datetime
+
+
+class EventStore(abc.ABC):
+    """Append-only log of blackboard events, one stream per blackboard."""
+
+    @abc.abstractmethod
+    def append(self, blackboard_id: str, expected_version: int, events: Sequence[BlackboardEvent]) -> list[Recorded]:
+        """Store all of `events` or none of them.
+
+        The board must be at `expected_version` and the events must carry the versions after it;
+        otherwise raise ConcurrencyConflict and store nothing. An event whose event_id is already
+        stored is stored once. Returns the stored events with their global positions.
+        """
+
+    @abc.abstractmethod
+    def load(self, blackboard_id: str, after_version: int = 0) -> list[BlackboardEvent]:
+        """The board's events with a version above `after_version`, in version order ([] if none)."""
+
+    @abc.abstractmethod
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
+        """Events of every board with a position above `after`, in position order, never skipping one."""
+
+    @abc.abstractmethod
+    def last_position(self) -> int:
+        """The highest stored position (0 when empty)."""
+
+
+class AgentRegistry(abc.ABC):
+    """The agents that may claim signals."""
+
+    @abc.abstractmethod
+    def get_all(self) -> list[AgentProfile]:
+        """Every registered agent, ordered by name."""
+
+    def get(self, agent_id: str) -> AgentProfile | None:
+        return next((a for a in self.get_all() if a.agent_id == agent_id), None)
+
+    def get_by_capability(self, capability: str) -> list[AgentProfile]:
+        """Agents declaring the capability, best score first."""
+        able = [a for a in self.get_all() if a.score_for_capability(capability) > 0]
+        return sorted(able, key=lambda a: (-a.score_for_capability(capability), a.agent_id))
+
+
+@dataclass(frozen=True, slots=True)
+class SignalFilter:
+    status: SignalStatus | None = None
+    signal_type: str | None = None
+    capabilities: tuple[str, ...] = ()
+    blackboard_id: str | None = None
+    claimable_only: bool = False
+    limit: int | None = None
+    signal_ids: tuple[str, ...] = field(default=())
+
+
+class SignalReadModel(abc.ABC):
+    """The query side: signals folded from the event log, and the position folded up to."""
+
+    @abc.abstractmethod
+    def get(self, signal_id: str) -> AgentSignal | None: ...
+
+    @abc.abstractmethod
+    def find(self, criteria: SignalFilter) -> list[AgentSignal]:
+        """Signals matching every given criterion, oldest first (created_at, then id)."""
+
+    @abc.abstractmethod
+    def position(self) -> int:
+        """The global position of the last event folded in."""
+
+    @abc.abstractmethod
+    def apply(self, records: Iterable[Recorded]) -> None:
+        """Fold events in position order; records at or below `position()` are ignored."""
+
+    @abc.abstractmethod
+    def reset(self) -> None:
+        """Forget everything, back to position 0 (the start of a rebuild)."""
+
+
+class EventPublisher(abc.ABC):
+    """Tells in-process subscribers about events after they are stored."""
+
+    @abc.abstractmethod
+    def publish(self, events: Sequence[BlackboardEvent]) -> None: ...
+
+
+class Clock(abc.ABC):
+    @abc.abstractmethod
+    def now(self) -> datetime:
+        """The current time, timezone-aware."""
+
+
+class IdGenerator(abc.ABC):
+    @abc.abstractmethod
+    def new_signal_id(self) -> str:
+        """A fresh `sig-` + 8 hex id."""

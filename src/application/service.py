@@ -1,0 +1,192 @@
+"""BlackboardService: the use cases UC-001..004 over the ports."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TypeVar
+
+from application.commands import (
+    ClaimSignal,
+    CompleteSignal,
+    ExpireSignals,
+    FailSignal,
+    PostSignal,
+)
+from application.ports import (
+    AgentRegistry,
+    Clock,
+    ConcurrencyConflict,
+    EventPublisher,
+    EventStore,
+    IdGenerator,
+    Recorded,
+    SignalFilter,
+    SignalReadModel,
+)
+from application.projection import Projector
+from application.repository import BlackboardRepository
+from domain.blackboard import BlackboardAggregate
+from domain.capabilities import DEFAULT_THRESHOLD, AgentProfile, rank
+from domain.errors import AgentNotFound, BlackboardError, SignalNotFound
+from domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    claim_threshold: float = DEFAULT_THRESHOLD
+    post_timeout: timedelta = timedelta(seconds=30)
+    claim_timeout: timedelta = timedelta(seconds=300)
+    max_attempts: int = 50  # reload-and-decide rounds before a conflict is given up
+
+
+class Contention(BlackboardError):
+    def __init__(self, blackboard_id: str, attempts: int) -> None:
+        super().__init__(f"blackboard {blackboard_id} kept changing under {attempts} attempts; try again")
+
+
+class BlackboardService:
+    """Write side: each command loads a board, decides, appends once, then lets side effects follow."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        read_model: SignalReadModel,
+        registry: AgentRegistry,
+        publisher: EventPublisher,
+        clock: Clock,
+        ids: IdGenerator,
+        settings: Settings | None = None,
+    ) -> None:
+        self._boards = BlackboardRepository(store)
+        self._projector = Projector(store, read_model)
+        self._read_model = read_model
+        self._registry = registry
+        self._publisher = publisher
+        self._clock = clock
+        self._ids = ids
+        self.settings = settings or Settings()
+
+    # UC-001
+    def post_signal(self, cmd: PostSignal) -> AgentSignal:
+        signal_id = self._ids.new_signal_id()  # kept across retries, so a retry cannot make twins
+        payload = SignalPayload(
+            ps_id=cmd.ps_id, entry_id=cmd.entry_id, topic=cmd.topic, prompt=cmd.prompt, context=cmd.context
+        )
+
+        def decide(board: BlackboardAggregate) -> AgentSignal:
+            now = self._clock.now()
+            signal = board.post_signal(
+                signal_id=signal_id,
+                signal_type=cmd.signal_type,
+                payload=payload,
+                posted_by=cmd.posted_by,
+                at=now,
+                target_capabilities=cmd.target_capabilities,
+                after=cmd.after,
+                dedupe_key=cmd.dedupe_key,
+            )
+            if board.has_pending_events and signal.status is SignalStatus.POSTED:
+                if reason := self._nobody_can_take(signal):
+                    signal = board.mark_unclaimed(signal.signal_id, reason, now)
+            return signal
+
+        return self._execute(cmd.board, decide)
+
+    # UC-002
+    def claim_signal(self, cmd: ClaimSignal) -> AgentSignal:
+        agent = self._agent(cmd.agent_id)
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            lambda board: board.claim_signal(
+                cmd.signal_id, agent, self._clock.now(), self.settings.claim_threshold
+            ),
+        )
+
+    # UC-003
+    def complete_signal(self, cmd: CompleteSignal) -> AgentSignal:
+        result = SignalResult(artifact_path=cmd.artifact_path, knowledge_items=cmd.knowledge_items)
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            lambda board: board.complete_signal(cmd.signal_id, cmd.agent_id, result, self._clock.now()),
+        )
+
+    def fail_signal(self, cmd: FailSignal) -> AgentSignal:
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            lambda board: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, self._clock.now()),
+        )
+
+    def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
+        """Expire what is past its timeout; returns every signal this call ended."""
+        self._projector.catch_up()
+        live = [
+            s.blackboard_id
+            for status in (SignalStatus.POSTED, SignalStatus.CLAIMED)
+            for s in self._read_model.find(SignalFilter(status=status, blackboard_id=cmd.blackboard_id))
+        ]
+        ended: list[AgentSignal] = []
+        for board_id in dict.fromkeys(live):
+            ended += self._execute(
+                board_id,
+                lambda board: board.expire_overdue(
+                    self._clock.now(), self.settings.post_timeout, self.settings.claim_timeout
+                ),
+            )
+        return ended
+
+    # ----------------------------------------------------------------- helpers
+    def _agent(self, agent_id: str) -> AgentProfile:
+        agent = self._registry.get(agent_id)
+        if agent is None:
+            raise AgentNotFound(agent_id)
+        return agent
+
+    def _locate(self, signal_id: str, blackboard_id: str | None) -> str:
+        if blackboard_id:
+            return blackboard_id
+        signal = self._read_model.get(signal_id)
+        if signal is None:
+            self._projector.catch_up()  # another writer may have posted it a moment ago
+            signal = self._read_model.get(signal_id)
+        if signal is None:
+            raise SignalNotFound(signal_id)
+        return signal.blackboard_id
+
+    def _nobody_can_take(self, signal: AgentSignal) -> str | None:
+        ranking = rank(signal, self._registry.get_all(), self.settings.claim_threshold)
+        if any(v.passes for v in ranking):
+            return None
+        wanted = ", ".join(signal.target_capabilities)
+        best = f"; best was {ranking[0].agent.agent_id} at {ranking[0].score:.2f}" if ranking and ranking[0].score else ""
+        return f"no registered agent scores above its threshold for {wanted}{best}"
+
+    def _execute(self, blackboard_id: str, decide: Callable[[BlackboardAggregate], T]) -> T:
+        """Load, decide, append once; on a conflict reload and decide again with fresh state."""
+        for _ in range(self.settings.max_attempts):
+            board = self._boards.get(blackboard_id)
+            try:
+                outcome = decide(board)
+            except BlackboardError:
+                self._boards.release(board)
+                raise
+            if not board.has_pending_events:
+                self._boards.release(board)
+                return outcome
+            try:
+                recorded = self._boards.save(board)
+            except ConcurrencyConflict:
+                logger.debug("conflict on %s; deciding again", blackboard_id)
+                continue
+            self._after_commit(recorded)
+            return outcome
+        raise Contention(blackboard_id, self.settings.max_attempts)
+
+    def _after_commit(self, recorded: Sequence[Recorded]) -> None:
+        self._projector.catch_up()
+        self._publisher.publish([r.event for r in recorded])

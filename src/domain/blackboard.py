@@ -1,0 +1,275 @@
+"""The blackboard aggregate: one board's signals, their rules, and the events that change them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from functools import singledispatchmethod
+from typing import Any
+
+from domain.capabilities import DEFAULT_THRESHOLD, AgentProfile
+from domain.errors import (
+    AlreadyClaimed,
+    BelowThreshold,
+    DependenciesPending,
+    DuplicateSignal,
+    InvalidTransition,
+    NotTheClaimer,
+    SignalNotClaimable,
+    SignalNotFound,
+    UnknownDependency,
+)
+from domain.events import (
+    AgentSignalClaimed,
+    AgentSignalCompleted,
+    AgentSignalExpired,
+    AgentSignalFailed,
+    AgentSignalPosted,
+    AgentSignalUnclaimed,
+    BlackboardEvent,
+)
+from domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
+
+POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
+
+
+class BlackboardAggregate:
+    """Commands check a rule and record an event; only `_apply` changes state."""
+
+    def __init__(self, blackboard_id: str) -> None:
+        self.id = blackboard_id
+        self.version = 0
+        self._signals: dict[str, AgentSignal] = {}
+        self._by_key: dict[str, str] = {}
+        self._dependants: dict[str, list[str]] = {}
+        self._pending: list[BlackboardEvent] = []
+
+    @classmethod
+    def replay(cls, blackboard_id: str, history: Iterable[BlackboardEvent]) -> BlackboardAggregate:
+        board = cls(blackboard_id)
+        for event in history:
+            board.apply(event)
+        return board
+
+    # ----------------------------------------------------------------- reading
+    @property
+    def signals(self) -> Mapping[str, AgentSignal]:
+        return dict(self._signals)
+
+    def signal(self, signal_id: str) -> AgentSignal:
+        try:
+            return self._signals[signal_id]
+        except KeyError:
+            raise SignalNotFound(signal_id, self.id) from None
+
+    def find_by_key(self, dedupe_key: str) -> AgentSignal | None:
+        signal_id = self._by_key.get(dedupe_key)
+        return self._signals[signal_id] if signal_id else None
+
+    @property
+    def has_pending_events(self) -> bool:
+        return bool(self._pending)
+
+    def collect_events(self) -> list[BlackboardEvent]:
+        """Hand over the events recorded since the last call."""
+        events, self._pending = self._pending, []
+        return events
+
+    # ---------------------------------------------------------------- commands
+    def post_signal(
+        self,
+        *,
+        signal_id: str,
+        signal_type: SignalType,
+        payload: SignalPayload,
+        posted_by: str,
+        at: datetime,
+        target_capabilities: Sequence[str] = (),
+        after: Sequence[str] = (),
+        dedupe_key: str | None = None,
+    ) -> AgentSignal:
+        if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
+            return existing  # idempotent retry: nothing new is recorded
+        if signal_id in self._signals:
+            raise DuplicateSignal(signal_id)
+        upstream = tuple(dict.fromkeys(after))
+        for dep in upstream:
+            if dep not in self._signals:
+                raise UnknownDependency(dep, self.id)
+        self._record(
+            AgentSignalPosted,
+            at,
+            signal_id=signal_id,
+            signal_type=signal_type,
+            payload=payload,
+            target_capabilities=tuple(dict.fromkeys(target_capabilities)) or (signal_type.value,),
+            posted_by=posted_by,
+            after=upstream,
+            dedupe_key=dedupe_key,
+        )
+        for dep in upstream:  # an upstream that already ended badly ends this one at once
+            if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
+                self._expire_with_dependants(signal_id, _upstream_reason(broken), at)
+                break
+        return self._signals[signal_id]
+
+    def claim_signal(
+        self,
+        signal_id: str,
+        agent: AgentProfile,
+        at: datetime,
+        default_threshold: float = DEFAULT_THRESHOLD,
+    ) -> AgentSignal:
+        signal = self.signal(signal_id)
+        if signal.status is CLAIMED:
+            raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)
+        if signal.status is not POSTED:
+            raise SignalNotClaimable(signal_id, signal.status)
+        if signal.waiting_for:
+            raise DependenciesPending(signal_id, signal.waiting_for)
+        score, threshold = agent.score(signal), agent.threshold_or(default_threshold)
+        if not score > threshold:
+            raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
+        self._record(AgentSignalClaimed, at, signal_id=signal_id, claimed_by=agent.agent_id, score=score)
+        return self._signals[signal_id]
+
+    def complete_signal(
+        self, signal_id: str, agent_id: str, result: SignalResult, at: datetime
+    ) -> AgentSignal:
+        self._check_claimer(signal_id, agent_id, "completed")
+        self._record(AgentSignalCompleted, at, signal_id=signal_id, completed_by=agent_id, result=result)
+        return self._signals[signal_id]
+
+    def fail_signal(self, signal_id: str, agent_id: str, error: str, at: datetime) -> AgentSignal:
+        self._check_claimer(signal_id, agent_id, "failed")
+        self._record(AgentSignalFailed, at, signal_id=signal_id, failed_by=agent_id, error=error)
+        self._expire_dependants(signal_id, at)
+        return self._signals[signal_id]
+
+    def expire_signal(self, signal_id: str, reason: str, at: datetime) -> AgentSignal:
+        signal = self.signal(signal_id)
+        if signal.status not in (POSTED, CLAIMED):
+            raise InvalidTransition(signal_id, signal.status, "expired", (POSTED, CLAIMED))
+        self._expire_with_dependants(signal_id, reason, at)
+        return self._signals[signal_id]
+
+    def mark_unclaimed(self, signal_id: str, reason: str, at: datetime) -> AgentSignal:
+        signal = self.signal(signal_id)
+        if signal.status is not POSTED:
+            raise InvalidTransition(signal_id, signal.status, "marked unclaimed", (POSTED,))
+        self._record(AgentSignalUnclaimed, at, signal_id=signal_id, reason=reason)
+        self._expire_dependants(signal_id, at)
+        return self._signals[signal_id]
+
+    def expire_overdue(
+        self, at: datetime, post_timeout: timedelta, claim_timeout: timedelta
+    ) -> list[AgentSignal]:
+        """Expire every signal past its timeout (and what waits for it); return the signals ended."""
+        overdue = [s for s in self._signals.values() if _overdue(s, at, post_timeout, claim_timeout)]
+        before = {sid for sid, s in self._signals.items() if s.status.is_final}
+        for signal in overdue:
+            if not self._signals[signal.signal_id].status.is_final:
+                self._expire_with_dependants(signal.signal_id, _timeout_reason(signal, post_timeout, claim_timeout), at)
+        return [s for sid, s in self._signals.items() if s.status.is_final and sid not in before]
+
+    # ----------------------------------------------------------------- helpers
+    def _check_claimer(self, signal_id: str, agent_id: str, action: str) -> None:
+        signal = self.signal(signal_id)
+        if signal.status is not CLAIMED:
+            raise InvalidTransition(signal_id, signal.status, action, (CLAIMED,))
+        if signal.claimed_by != agent_id:
+            raise NotTheClaimer(signal_id, agent_id, signal.claimed_by or "nobody")
+
+    def _expire_with_dependants(self, signal_id: str, reason: str, at: datetime) -> None:
+        self._record(AgentSignalExpired, at, signal_id=signal_id, reason=reason)
+        self._expire_dependants(signal_id, at)
+
+    def _expire_dependants(self, upstream_id: str, at: datetime) -> None:
+        reason = _upstream_reason(self._signals[upstream_id])
+        for dependant in self._dependants.get(upstream_id, ()):
+            if not self._signals[dependant].status.is_final:
+                self._expire_with_dependants(dependant, reason, at)
+
+    def _record(self, event_class: type[BlackboardEvent], at: datetime, **data: Any) -> None:
+        event = event_class(blackboard_id=self.id, version=self.version + 1, occurred_at=at, **data)
+        self.apply(event)
+        self._pending.append(event)
+
+    # ---------------------------------------------------------------- mutators
+    def apply(self, event: BlackboardEvent) -> None:
+        """Fold one stored or new event into the state; versions must follow each other."""
+        if event.blackboard_id != self.id or event.version != self.version + 1:
+            raise ValueError(
+                f"event {event.blackboard_id}@{event.version} does not follow {self.id}@{self.version}"
+            )
+        self._apply(event)
+        self.version = event.version
+
+    @singledispatchmethod
+    def _apply(self, event: BlackboardEvent) -> None:
+        raise TypeError(f"{type(self).__name__} cannot apply {type(event).__name__}")
+
+    @_apply.register
+    def _(self, event: AgentSignalPosted) -> None:
+        waiting = frozenset(d for d in event.after if self._signals[d].status is not SignalStatus.COMPLETED)
+        self._signals[event.signal_id] = AgentSignal(
+            signal_id=event.signal_id,
+            blackboard_id=self.id,
+            signal_type=event.signal_type,
+            payload=event.payload,
+            target_capabilities=event.target_capabilities,
+            posted_by=event.posted_by,
+            created_at=event.occurred_at,
+            after=event.after,
+            waiting_for=waiting,
+            claimable_since=None if waiting else event.occurred_at,
+            dedupe_key=event.dedupe_key,
+        )
+        for dep in event.after:
+            self._dependants.setdefault(dep, []).append(event.signal_id)
+        if event.dedupe_key is not None:
+            self._by_key[event.dedupe_key] = event.signal_id
+
+    @_apply.register
+    def _(self, event: AgentSignalClaimed) -> None:
+        self._update(event.signal_id, lambda s: s.claimed(event.claimed_by, event.occurred_at))
+
+    @_apply.register
+    def _(self, event: AgentSignalCompleted) -> None:
+        self._update(event.signal_id, lambda s: s.completed(event.result, event.occurred_at))
+        for dependant in self._dependants.get(event.signal_id, ()):
+            self._update(dependant, lambda s: s.upstream_completed(event.signal_id, event.occurred_at))
+
+    @_apply.register
+    def _(self, event: AgentSignalFailed) -> None:
+        self._update(event.signal_id, lambda s: s.failed(event.error, event.occurred_at))
+
+    @_apply.register
+    def _(self, event: AgentSignalExpired) -> None:
+        self._update(event.signal_id, lambda s: s.expired(event.reason, event.occurred_at))
+
+    @_apply.register
+    def _(self, event: AgentSignalUnclaimed) -> None:
+        self._update(event.signal_id, lambda s: s.unclaimed(event.reason, event.occurred_at))
+
+    def _update(self, signal_id: str, change: Any) -> None:
+        self._signals[signal_id] = change(self._signals[signal_id])
+
+
+def _overdue(signal: AgentSignal, at: datetime, post_timeout: timedelta, claim_timeout: timedelta) -> bool:
+    if signal.status is POSTED and signal.claimable_since is not None:
+        return at - signal.claimable_since >= post_timeout
+    if signal.status is CLAIMED and signal.claimed_at is not None:
+        return at - signal.claimed_at >= claim_timeout
+    return False
+
+
+def _timeout_reason(signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta) -> str:
+    if signal.status is POSTED:
+        return f"not claimed within {post_timeout.total_seconds():g}s of becoming claimable"
+    return f"{signal.claimed_by} did not finish within the claim timeout of {claim_timeout.total_seconds():g}s"
+
+
+def _upstream_reason(upstream: AgentSignal) -> str:
+    why = upstream.result.error if upstream.result and upstream.result.error else "no reason given"
+    return f"upstream {upstream.signal_id} ended {upstream.status}: {why}"

@@ -1,0 +1,77 @@
+"""Capability scoring: how well an agent fits a signal, and who may volunteer for it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.signals import AgentSignal
+
+DEFAULT_THRESHOLD = 0.8
+
+
+class AgentCapability(BaseModel):
+    """One kind of work an agent can do, and how well (0..1)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str = Field(min_length=1)
+    score: float = Field(ge=0.0, le=1.0)
+
+    def matches(self, signal: AgentSignal) -> bool:
+        return self.type in signal.target_capabilities
+
+    def score_for(self, signal: AgentSignal) -> float:
+        return self.score if self.matches(signal) else 0.0
+
+
+class AgentProfile(BaseModel):
+    """An agent as the blackboard sees it: its name, capabilities and optional own threshold."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str = Field(min_length=1)
+    capabilities: tuple[AgentCapability, ...] = Field(min_length=1)
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    def score(self, signal: AgentSignal) -> float:
+        """The agent's best score among the capabilities the signal targets (0 when none)."""
+        return max((c.score_for(signal) for c in self.capabilities), default=0.0)
+
+    def score_for_capability(self, capability: str) -> float:
+        return max((c.score for c in self.capabilities if c.type == capability), default=0.0)
+
+    def threshold_or(self, default: float) -> float:
+        return default if self.threshold is None else self.threshold
+
+    def may_claim(self, signal: AgentSignal, default_threshold: float = DEFAULT_THRESHOLD) -> bool:
+        """Self-selection: the score must be strictly above the agent's threshold."""
+        return self.score(signal) > self.threshold_or(default_threshold)
+
+
+@dataclass(frozen=True, slots=True)
+class Volunteer:
+    agent: AgentProfile
+    score: float
+    threshold: float
+
+    @property
+    def passes(self) -> bool:
+        return self.score > self.threshold
+
+
+def rank(
+    signal: AgentSignal, agents: Iterable[AgentProfile], default_threshold: float = DEFAULT_THRESHOLD
+) -> list[Volunteer]:
+    """Every agent with its score for the signal, best first (ties by name, for a stable order)."""
+    ranked = [Volunteer(a, a.score(signal), a.threshold_or(default_threshold)) for a in agents]
+    return sorted(ranked, key=lambda v: (-v.score, v.agent.agent_id))
+
+
+def volunteers(
+    signal: AgentSignal, agents: Iterable[AgentProfile], default_threshold: float = DEFAULT_THRESHOLD
+) -> list[Volunteer]:
+    """The agents allowed to claim the signal, best fit first."""
+    return [v for v in rank(signal, agents, default_threshold) if v.passes]

@@ -1,0 +1,114 @@
+"""Domain errors: one class per broken rule, each message naming the rule.
+
+Three families let an interface map errors to outcomes without knowing every class:
+`RuleViolation` (the state machine refused), `NotFound`, and `InvalidInput`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class BlackboardError(Exception):
+    """Base of every error the blackboard raises on purpose."""
+
+
+class RuleViolation(BlackboardError):
+    """The command is well formed but the state machine refuses it."""
+
+
+class NotFound(BlackboardError):
+    """The command names something that does not exist."""
+
+
+class InvalidInput(BlackboardError):
+    """A value breaks a validation rule; nothing was written."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field}: {rule}")
+        self.field = field
+        self.rule = rule
+
+
+class SignalNotFound(NotFound):
+    def __init__(self, signal_id: str, blackboard_id: str | None = None) -> None:
+        where = f" on blackboard {blackboard_id}" if blackboard_id else ""
+        super().__init__(f"no signal {signal_id}{where}")
+        self.signal_id = signal_id
+
+
+class UnknownDependency(NotFound):
+    def __init__(self, signal_id: str, blackboard_id: str) -> None:
+        super().__init__(
+            f"after: {signal_id} is not a signal of blackboard {blackboard_id}; "
+            "a signal may only wait for signals of its own board"
+        )
+        self.signal_id = signal_id
+
+
+class AgentNotFound(NotFound):
+    def __init__(self, agent_id: str) -> None:
+        super().__init__(f"no agent named {agent_id} in the registry")
+        self.agent_id = agent_id
+
+
+class DuplicateSignal(RuleViolation):
+    def __init__(self, signal_id: str) -> None:
+        super().__init__(f"{signal_id} is already on this blackboard; signal ids are unique")
+        self.signal_id = signal_id
+
+
+class SignalNotClaimable(RuleViolation):
+    def __init__(self, signal_id: str, status: str, claimed_by: str | None = None) -> None:
+        by = f" by {claimed_by}" if claimed_by else ""
+        super().__init__(f"{signal_id} is {status}{by}; only POSTED signals can be claimed")
+        self.signal_id = signal_id
+        self.status = status
+        self.claimed_by = claimed_by
+
+
+class AlreadyClaimed(SignalNotClaimable):
+    """The ordinary outcome of losing a claim race."""
+
+
+class DependenciesPending(RuleViolation):
+    def __init__(self, signal_id: str, pending: Iterable[str]) -> None:
+        waiting = ", ".join(sorted(pending))
+        super().__init__(
+            f"{signal_id} waits for {waiting}; a signal can be claimed only after every "
+            "signal it comes after has COMPLETED"
+        )
+        self.signal_id = signal_id
+        self.pending = tuple(sorted(pending))
+
+
+class BelowThreshold(RuleViolation):
+    def __init__(self, signal_id: str, agent_id: str, score: float, threshold: float) -> None:
+        super().__init__(
+            f"{agent_id} scores {score:.2f} for {signal_id}; an agent may claim only when its "
+            f"score is above its threshold {threshold:.2f}"
+        )
+        self.signal_id = signal_id
+        self.agent_id = agent_id
+        self.score = score
+        self.threshold = threshold
+
+
+class NotTheClaimer(RuleViolation):
+    def __init__(self, signal_id: str, agent_id: str, claimed_by: str) -> None:
+        super().__init__(
+            f"{signal_id} is CLAIMED by {claimed_by}, not {agent_id}; "
+            "only the claimer completes or fails a signal"
+        )
+        self.signal_id = signal_id
+        self.agent_id = agent_id
+        self.claimed_by = claimed_by
+
+
+class InvalidTransition(RuleViolation):
+    def __init__(self, signal_id: str, status: str, action: str, allowed: Iterable[str]) -> None:
+        states = " or ".join(sorted(allowed))
+        super().__init__(f"{signal_id} is {status}; only {states} signals can be {action}")
+        self.signal_id = signal_id
+        self.status = status
+        self.action = action

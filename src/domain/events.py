@@ -1,0 +1,128 @@
+"""Blackboard events: immutable facts, numbered per board, each type with its own schema version."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, ClassVar
+from uuid import uuid4
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.signals import SignalPayload, SignalResult, SignalType
+
+ENVELOPE = frozenset({"event_id", "blackboard_id", "version", "occurred_at"})
+
+
+class BlackboardEvent(BaseModel):
+    """Envelope shared by every event; `version` is the position in the board's own stream."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    schema_version: ClassVar[int] = 1
+
+    event_id: str = Field(default_factory=lambda: str(uuid4()))
+    blackboard_id: str = Field(min_length=1)
+    version: int = Field(ge=1)
+    occurred_at: datetime
+    signal_id: str
+
+    @property
+    def event_type(self) -> str:
+        return type(self).__name__
+
+    def data(self) -> dict[str, Any]:
+        """The event's own fields as JSON-ready values, without the envelope."""
+        return self.model_dump(mode="json", exclude=set(ENVELOPE))
+
+
+class AgentSignalPosted(BlackboardEvent):
+    signal_type: SignalType
+    payload: SignalPayload
+    target_capabilities: tuple[str, ...] = Field(min_length=1)
+    posted_by: str = Field(min_length=1)
+    after: tuple[str, ...] = ()
+    dedupe_key: str | None = None
+
+
+class AgentSignalClaimed(BlackboardEvent):
+    claimed_by: str = Field(min_length=1)
+    score: float | None = None
+
+
+class AgentSignalCompleted(BlackboardEvent):
+    completed_by: str = Field(min_length=1)
+    result: SignalResult
+
+
+class AgentSignalFailed(BlackboardEvent):
+    failed_by: str = Field(min_length=1)
+    error: str
+
+
+class AgentSignalExpired(BlackboardEvent):
+    reason: str
+
+
+class AgentSignalUnclaimed(BlackboardEvent):
+    reason: str
+
+
+# Stored event_type -> class. Rename a class only together with an upcaster.
+EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
+    cls.__name__: cls
+    for cls in (
+        AgentSignalPosted,
+        AgentSignalClaimed,
+        AgentSignalCompleted,
+        AgentSignalFailed,
+        AgentSignalExpired,
+        AgentSignalUnclaimed,
+    )
+}
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+
+# (event_type, stored schema version) -> function turning that shape into the next version's.
+UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+
+
+class UnknownEventType(LookupError):
+    def __init__(self, event_type: str) -> None:
+        super().__init__(f"stored event type {event_type!r} has no class in EVENT_TYPES")
+
+
+def upcast(
+    event_type: str,
+    schema_version: int,
+    data: dict[str, Any],
+    upcasters: Mapping[tuple[str, int], Upcaster] | None = None,
+) -> dict[str, Any]:
+    """Bring stored data up to the current schema of its event type, one version at a time."""
+    chain = UPCASTERS if upcasters is None else upcasters
+    current = event_class(event_type).schema_version
+    while schema_version < current:
+        step = chain.get((event_type, schema_version))
+        if step is None:
+            raise LookupError(f"no upcaster for {event_type} from schema version {schema_version}")
+        data = step(dict(data))
+        schema_version += 1
+    return data
+
+
+def event_class(event_type: str) -> type[BlackboardEvent]:
+    try:
+        return EVENT_TYPES[event_type]
+    except KeyError:
+        raise UnknownEventType(event_type) from None
+
+
+def load_event(
+    event_type: str,
+    schema_version: int,
+    envelope: Mapping[str, Any],
+    data: dict[str, Any],
+    upcasters: Mapping[tuple[str, int], Upcaster] | None = None,
+) -> BlackboardEvent:
+    """Rebuild an event from its stored envelope and (possibly older) data."""
+    fields = upcast(event_type, schema_version, data, upcasters)
+    return event_class(event_type).model_validate({**fields, **envelope})

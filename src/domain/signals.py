@@ -1,0 +1,162 @@
+"""Signals: the units of work on a blackboard, and the value objects they are made of."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SIGNAL_ID_PATTERN = re.compile(r"^sig-[0-9a-f]{8}$")
+ENTRY_ID_PATTERN = r"^e-[0-9]+$"
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+EntryId = Annotated[str, Field(pattern=ENTRY_ID_PATTERN)]
+Topic = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class SignalType(StrEnum):
+    RESEARCH = "RESEARCH"
+    ANALYSIS = "ANALYSIS"
+    REVIEW = "REVIEW"
+    DECISION = "DECISION"
+    INVESTIGATION = "INVESTIGATION"
+    SYNTHESIS = "SYNTHESIS"
+
+
+class SignalStatus(StrEnum):
+    POSTED = "POSTED"
+    CLAIMED = "CLAIMED"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    EXPIRED = "EXPIRED"
+    UNCLAIMED = "UNCLAIMED"
+
+    @property
+    def is_final(self) -> bool:
+        return self in FINAL_STATUSES
+
+
+FINAL_STATUSES = frozenset(
+    {SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED}
+)
+
+
+class SignalId(str):
+    """`sig-` and eight lowercase hex digits; constructing one validates it."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: str) -> SignalId:
+        if not isinstance(value, str) or not SIGNAL_ID_PATTERN.match(value):
+            raise ValueError(f"signal_id {value!r} must match sig-<8 lowercase hex digits>")
+        return super().__new__(cls, value)
+
+
+class SignalPayload(BaseModel):
+    """What the work is about: the PS it belongs to, the entry, the topic and the prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ps_id: NonEmpty
+    entry_id: EntryId
+    topic: Topic
+    prompt: str = ""
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class SignalResult(BaseModel):
+    """What an agent handed back: an artifact, knowledge items, or the error that ended the signal."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    artifact_path: str | None = None
+    knowledge_items: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSignal:
+    """One signal as the blackboard knows it; transitions return changed copies."""
+
+    signal_id: str
+    blackboard_id: str
+    signal_type: SignalType
+    payload: SignalPayload
+    target_capabilities: tuple[str, ...]
+    posted_by: str
+    created_at: datetime
+    status: SignalStatus = SignalStatus.POSTED
+    after: tuple[str, ...] = ()
+    waiting_for: frozenset[str] = field(default_factory=frozenset)
+    claimable_since: datetime | None = None
+    claimed_by: str | None = None
+    claimed_at: datetime | None = None
+    completed_at: datetime | None = None
+    result: SignalResult | None = None
+    dedupe_key: str | None = None
+    version: int = 1
+
+    @property
+    def is_claimable(self) -> bool:
+        return self.status is SignalStatus.POSTED and not self.waiting_for
+
+    def _next(self, **changes: Any) -> AgentSignal:
+        return replace(self, version=self.version + 1, **changes)
+
+    def claimed(self, agent_id: str, at: datetime) -> AgentSignal:
+        return self._next(status=SignalStatus.CLAIMED, claimed_by=agent_id, claimed_at=at)
+
+    def completed(self, result: SignalResult, at: datetime) -> AgentSignal:
+        return self._next(status=SignalStatus.COMPLETED, result=result, completed_at=at)
+
+    def failed(self, error: str, at: datetime) -> AgentSignal:
+        return self._next(
+            status=SignalStatus.FAILED, result=SignalResult(error=error), completed_at=at
+        )
+
+    def expired(self, reason: str, at: datetime) -> AgentSignal:
+        return self._next(
+            status=SignalStatus.EXPIRED, result=SignalResult(error=reason), completed_at=at
+        )
+
+    def unclaimed(self, reason: str, at: datetime) -> AgentSignal:
+        return self._next(
+            status=SignalStatus.UNCLAIMED, result=SignalResult(error=reason), completed_at=at
+        )
+
+    def upstream_completed(self, upstream_id: str, at: datetime) -> AgentSignal:
+        """One dependency completed; the signal becomes claimable when the last one does."""
+        waiting = self.waiting_for - {upstream_id}
+        return replace(
+            self, waiting_for=waiting, claimable_since=self.claimable_since or (None if waiting else at)
+        )
+
+    def to_document(self) -> dict[str, Any]:
+        """The AgentSignal JSON document of contracts/agent-signal.schema.json."""
+        return {
+            "signal_id": self.signal_id,
+            "blackboard_id": self.blackboard_id,
+            "signal_type": self.signal_type.value,
+            "payload": self.payload.model_dump(mode="json"),
+            "target_capabilities": list(self.target_capabilities),
+            "posted_by": self.posted_by,
+            "claimed_by": self.claimed_by,
+            "status": self.status.value,
+            "created_at": self.created_at.isoformat(),
+            "claimed_at": _iso(self.claimed_at),
+            "completed_at": _iso(self.completed_at),
+            "result": self.result.model_dump(mode="json") if self.result else None,
+            "version": self.version,
+            "after": list(self.after),
+            "waiting_for": sorted(self.waiting_for),
+            "claimable_since": _iso(self.claimable_since),
+            "dedupe_key": self.dedupe_key,
+        }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None

@@ -1,0 +1,19 @@
+"""A fixed list of agents, for tests and the scripted demo."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from application.ports import AgentRegistry
+from domain.capabilities import AgentProfile
+
+
+class FixedAgentRegistry(AgentRegistry):
+    def __init__(self, agents: Iterable[AgentProfile] = ()) -> None:
+        self._agents = {a.agent_id: a for a in agents}
+
+    def add(self, agent: AgentProfile) -> None:
+        self._agents[agent.agent_id] = agent
+
+    def get_all(self) -> list[AgentProfile]:
+        return sorted(self._agents.values(), key=lambda a: a.agent_id)

@@ -1,0 +1,60 @@
+"""In-memory read model: folds events through the domain's own mutators, one board at a time."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from application.ports import Recorded, SignalFilter, SignalReadModel
+from domain.blackboard import BlackboardAggregate
+from domain.signals import AgentSignal
+
+
+class InMemorySignalReadModel(SignalReadModel):
+    def __init__(self) -> None:
+        self._boards: dict[str, BlackboardAggregate] = {}
+        self._position = 0
+        self._lock = threading.Lock()
+
+    def get(self, signal_id: str) -> AgentSignal | None:
+        with self._lock:
+            for board in self._boards.values():
+                if signal_id in board.signals:
+                    return board.signal(signal_id)
+        return None
+
+    def find(self, criteria: SignalFilter) -> list[AgentSignal]:
+        with self._lock:
+            signals = [s for b in self._boards.values() for s in b.signals.values() if matches(s, criteria)]
+        signals.sort(key=lambda s: (s.created_at, s.signal_id))
+        return signals[: criteria.limit] if criteria.limit else signals
+
+    def position(self) -> int:
+        return self._position
+
+    def apply(self, records: Iterable[Recorded]) -> None:
+        with self._lock:
+            for record in records:
+                if record.position <= self._position:
+                    continue
+                event = record.event
+                board = self._boards.setdefault(event.blackboard_id, BlackboardAggregate(event.blackboard_id))
+                board.apply(event)
+                self._position = record.position
+
+    def reset(self) -> None:
+        with self._lock:
+            self._boards.clear()
+            self._position = 0
+
+
+def matches(signal: AgentSignal, criteria: SignalFilter) -> bool:
+    """Whether a signal meets every criterion that is set."""
+    return (
+        (criteria.status is None or signal.status is criteria.status)
+        and (criteria.signal_type is None or signal.signal_type == criteria.signal_type)
+        and (not criteria.capabilities or bool(set(criteria.capabilities) & set(signal.target_capabilities)))
+        and (criteria.blackboard_id is None or signal.blackboard_id == criteria.blackboard_id)
+        and (not criteria.claimable_only or signal.is_claimable)
+        and (not criteria.signal_ids or signal.signal_id in criteria.signal_ids)
+    )

@@ -1,0 +1,76 @@
+"""Test doubles: a clock that ticks one second per call, ids in sequence, and the in-memory adapters."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+
+from application.dispatcher import EventDispatcher
+from application.ports import Clock, IdGenerator
+from application.queries import BlackboardQueries
+from application.service import BlackboardService, Settings
+from domain.capabilities import AgentCapability, AgentProfile
+from infrastructure.memory.agents import FixedAgentRegistry
+from infrastructure.memory.event_store import InMemoryEventStore
+from infrastructure.memory.read_model import InMemorySignalReadModel
+
+T0 = datetime(2026, 1, 4, 9, 0, tzinfo=UTC)
+
+__all__ = [
+    "T0",
+    "TickingClock",
+    "SequentialIds",
+    "FixedAgentRegistry",
+    "InMemoryEventStore",
+    "InMemorySignalReadModel",
+    "agent",
+    "Board",
+]
+
+
+class TickingClock(Clock):
+    """Each call returns one second later than the last; `advance` jumps ahead."""
+
+    def __init__(self, start: datetime = T0, step: timedelta = timedelta(seconds=1)) -> None:
+        self._now = start - step
+        self._step = step
+
+    def now(self) -> datetime:
+        self._now += self._step
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += timedelta(seconds=seconds)
+
+
+class SequentialIds(IdGenerator):
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+
+    def new_signal_id(self) -> str:
+        return f"sig-{next(self._counter):08x}"
+
+
+def agent(name: str, threshold: float | None = None, **scores: float) -> AgentProfile:
+    """agent("ps-researcher", RESEARCH=0.9, INVESTIGATION=0.7)"""
+    caps = tuple(AgentCapability(type=t, score=s) for t, s in scores.items())
+    return AgentProfile(agent_id=name, capabilities=caps, threshold=threshold)
+
+
+class Board:
+    """A service and its queries wired to fresh in-memory adapters."""
+
+    def __init__(self, *agents: AgentProfile, settings: Settings | None = None) -> None:
+        self.store = InMemoryEventStore()
+        self.read_model = InMemorySignalReadModel()
+        self.registry = FixedAgentRegistry(agents)
+        self.dispatcher = EventDispatcher()
+        self.clock = TickingClock()
+        self.settings = settings or Settings()
+        self.service = BlackboardService(
+            self.store, self.read_model, self.registry, self.dispatcher, self.clock, SequentialIds(), self.settings
+        )
+        self.queries = BlackboardQueries(self.store, self.read_model, self.registry, self.settings.claim_threshold)
+
+    def event_types(self) -> list[str]:
+        return [r.event.event_type for r in self.store.read_all()]
