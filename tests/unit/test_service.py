@@ -1,0 +1,226 @@
+"""BlackboardService: the use cases over honest in-memory adapters."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from application.commands import (
+    ClaimSignal,
+    CompleteSignal,
+    ExpireSignals,
+    FailSignal,
+    GetOpenSignals,
+    GetSignalById,
+    PostSignal,
+    WatchSignals,
+)
+from application.ports import ConcurrencyConflict
+from application.service import BlackboardService, Contention, Settings
+from domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
+from domain.events import AgentSignalCompleted, AgentSignalPosted
+from domain.signals import SignalStatus
+from tests.fakes import Board, InMemoryEventStore, SequentialIds, agent
+
+RESEARCHER = agent("ps-researcher", RESEARCH=0.9, INVESTIGATION=0.7)
+ANALYST = agent("ps-analyst", ANALYSIS=0.9, RESEARCH=0.85)
+REVIEWER = agent("ps-reviewer", REVIEW=0.95)
+
+
+def research(**overrides) -> PostSignal:
+    fields = dict(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="event stores")
+    return PostSignal(**{**fields, **overrides})
+
+
+def test_a_posted_signal_lands_on_the_board_named_by_its_ps_id():
+    board = Board(RESEARCHER)
+
+    signal = board.service.post_signal(research())
+
+    assert signal.blackboard_id == "ps-1"
+    assert signal.status is SignalStatus.POSTED
+    assert board.queries.get_signal(GetSignalById(signal_id=signal.signal_id)) == signal
+
+
+def test_a_signal_nobody_can_take_is_marked_unclaimed_at_once_naming_the_best_candidate():
+    board = Board(agent("ps-junior", RESEARCH=0.5))
+
+    signal = board.service.post_signal(research())
+
+    assert signal.status is SignalStatus.UNCLAIMED
+    assert board.event_types() == ["AgentSignalPosted", "AgentSignalUnclaimed"]
+    assert "ps-junior at 0.50" in signal.result.error
+
+
+def test_reposting_with_the_same_key_returns_the_first_signal_and_stores_nothing():
+    board = Board(RESEARCHER)
+    first = board.service.post_signal(research(dedupe_key="ps-1/e-1"))
+
+    again = board.service.post_signal(research(dedupe_key="ps-1/e-1", topic="different words"))
+
+    assert again.signal_id == first.signal_id
+    assert board.event_types() == ["AgentSignalPosted"]
+
+
+def test_a_claim_finds_the_board_of_the_signal_by_itself():
+    board = Board(RESEARCHER)
+    signal = board.service.post_signal(research(blackboard_id="swarm-7"))
+
+    claimed = board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
+
+    assert (claimed.blackboard_id, claimed.claimed_by) == ("swarm-7", "ps-researcher")
+
+
+def test_an_unknown_agent_or_signal_is_not_found():
+    board = Board(RESEARCHER)
+    signal = board.service.post_signal(research())
+
+    with pytest.raises(AgentNotFound):
+        board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-ghost"))
+    with pytest.raises(SignalNotFound):
+        board.service.claim_signal(ClaimSignal(signal_id="sig-ffffffff", agent_id="ps-researcher"))
+    assert board.event_types() == ["AgentSignalPosted"]
+
+
+def test_a_claimer_that_lost_a_race_gets_already_claimed_not_a_conflict():
+    board = Board(RESEARCHER, ANALYST)
+    signal = board.service.post_signal(research())
+    rival = BlackboardService(
+        board.store, board.read_model, board.registry, board.dispatcher, board.clock, SequentialIds()
+    )
+    original_append = board.store.append
+    raced = []
+
+    def append_after_rival_claims(blackboard_id, expected_version, events):
+        if not raced:  # the rival commits between our load and our append
+            raced.append(True)
+            rival.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-analyst"))
+        return original_append(blackboard_id, expected_version, events)
+
+    board.store.append = append_after_rival_claims
+
+    with pytest.raises(AlreadyClaimed, match="by ps-analyst"):
+        board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
+    assert board.event_types() == ["AgentSignalPosted", "AgentSignalClaimed"]
+
+
+def test_threads_racing_for_one_signal_leave_exactly_one_winner():
+    contenders = [agent(f"agent-{i}", RESEARCH=0.9) for i in range(8)]
+    board = Board(*contenders)
+    signal = board.service.post_signal(research())
+    start, outcomes = threading.Barrier(len(contenders)), []
+
+    def claim(name: str) -> None:
+        start.wait()
+        try:
+            outcomes.append(board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id=name)))
+        except AlreadyClaimed as refused:
+            outcomes.append(refused)
+
+    threads = [threading.Thread(target=claim, args=(a.agent_id,)) for a in contenders]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    winners = [o for o in outcomes if not isinstance(o, Exception)]
+    assert len(winners) == 1 and len(outcomes) == 8
+    assert board.event_types().count("AgentSignalClaimed") == 1
+
+
+def test_a_board_that_always_conflicts_gives_up_with_a_clear_error():
+    class AlwaysConflicting(InMemoryEventStore):
+        def append(self, blackboard_id, expected_version, events):
+            raise ConcurrencyConflict(blackboard_id, expected_version)
+
+    board = Board(RESEARCHER, settings=Settings(max_attempts=3))
+    service = BlackboardService(
+        AlwaysConflicting(), board.read_model, board.registry, board.dispatcher, board.clock, SequentialIds(),
+        board.settings,
+    )
+
+    with pytest.raises(Contention, match="3 attempts"):
+        service.post_signal(research())
+
+
+def test_subscribers_hear_of_an_event_only_once_it_is_stored():
+    board = Board(RESEARCHER)
+    seen_in_store = []
+    board.dispatcher.register(
+        AgentSignalPosted, lambda e: seen_in_store.append([r.event for r in board.store.read_all()] == [e])
+    )
+
+    board.service.post_signal(research())
+
+    assert seen_in_store == [True]
+
+
+def test_a_failing_subscriber_is_logged_and_the_write_stands(caplog):
+    board = Board(RESEARCHER)
+    board.dispatcher.register(AgentSignalPosted, lambda e: 1 / 0)
+
+    signal = board.service.post_signal(research())
+
+    assert board.queries.get_signal(GetSignalById(signal_id=signal.signal_id)).status is SignalStatus.POSTED
+    assert "failed on AgentSignalPosted" in caplog.text
+
+
+def test_complete_unblocks_a_watcher_of_that_type_and_only_that_type():
+    board = Board(RESEARCHER, REVIEWER)
+    heard = []
+    board.dispatcher.register(AgentSignalCompleted, heard.append)
+    start = board.store.last_position()
+    signal = board.service.post_signal(research())
+    board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
+    board.service.complete_signal(
+        CompleteSignal(signal_id=signal.signal_id, agent_id="ps-researcher", artifact_path="docs/r.md")
+    )
+
+    research_done = board.queries.watch(WatchSignals(signal_types=("RESEARCH",), since=start))
+    reviews_done = board.queries.watch(WatchSignals(signal_types=("REVIEW",), since=start))
+    nothing_new = board.queries.watch(WatchSignals(signal_types=("RESEARCH",), since=research_done.position))
+
+    assert [e.signal_id for e in heard] == [signal.signal_id]
+    assert [s.result.artifact_path for s in research_done.signals] == ["docs/r.md"]
+    assert reviews_done.signals == [] and nothing_new.signals == []
+
+
+def test_open_signals_are_claimable_ones_matching_the_capabilities_oldest_first():
+    board = Board(RESEARCHER, ANALYST, REVIEWER)
+    first = board.service.post_signal(research(entry_id="e-1"))
+    second = board.service.post_signal(research(entry_id="e-2"))
+    board.service.post_signal(research(signal_type="REVIEW", entry_id="e-3", after=(first.signal_id,)))
+    board.service.post_signal(research(signal_type="ANALYSIS", entry_id="e-4"))
+
+    open_research = board.queries.open_signals(GetOpenSignals(capabilities=("RESEARCH", "REVIEW")))
+
+    assert [s.signal_id for s in open_research] == [first.signal_id, second.signal_id]
+
+
+def test_failing_a_signal_expires_what_waits_for_it():
+    board = Board(RESEARCHER, REVIEWER)
+    upstream = board.service.post_signal(research())
+    dependant = board.service.post_signal(research(signal_type="REVIEW", after=(upstream.signal_id,)))
+    board.service.claim_signal(ClaimSignal(signal_id=upstream.signal_id, agent_id="ps-researcher"))
+
+    board.service.fail_signal(FailSignal(signal_id=upstream.signal_id, agent_id="ps-researcher", error="no sources"))
+
+    ended = board.queries.get_signal(GetSignalById(signal_id=dependant.signal_id))
+    assert ended.status is SignalStatus.EXPIRED
+    assert f"upstream {upstream.signal_id} ended FAILED: no sources" in ended.result.error
+
+
+def test_expire_sweeps_every_board_and_reports_what_it_ended():
+    board = Board(RESEARCHER)
+    a = board.service.post_signal(research(ps_id="ps-a"))
+    b = board.service.post_signal(research(ps_id="ps-b"))
+    board.service.claim_signal(ClaimSignal(signal_id=b.signal_id, agent_id="ps-researcher"))
+
+    board.clock.advance(31)
+    ended = board.service.expire_signals(ExpireSignals())
+
+    assert [s.signal_id for s in ended] == [a.signal_id]  # the claim has 300 s, the post 30 s
+    board.clock.advance(300)
+    assert [s.signal_id for s in board.service.expire_signals(ExpireSignals())] == [b.signal_id]
+    assert board.service.expire_signals(ExpireSignals()) == []
