@@ -13,7 +13,13 @@ class Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class PostSignal(Message):
+class Command(Message):
+    """A request to change a board. `correlation_id` ties the events it causes to the caller's work."""
+
+    correlation_id: NonEmpty | None = None
+
+
+class PostSignal(Command):
     """UC-001: put a unit of work on a board. The board defaults to the PS id."""
 
     signal_type: SignalType
@@ -33,7 +39,7 @@ class PostSignal(Message):
         return self.blackboard_id or self.ps_id
 
 
-class ClaimSignal(Message):
+class ClaimSignal(Command):
     """UC-002: an agent takes a signal it is able to do."""
 
     signal_id: NonEmpty
@@ -41,7 +47,7 @@ class ClaimSignal(Message):
     blackboard_id: NonEmpty | None = None
 
 
-class CompleteSignal(Message):
+class CompleteSignal(Command):
     """UC-003: the claimer hands back its result."""
 
     signal_id: NonEmpty
@@ -51,7 +57,7 @@ class CompleteSignal(Message):
     blackboard_id: NonEmpty | None = None
 
 
-class FailSignal(Message):
+class FailSignal(Command):
     """The claimer reports that it could not do the work."""
 
     signal_id: NonEmpty
@@ -60,7 +66,7 @@ class FailSignal(Message):
     blackboard_id: NonEmpty | None = None
 
 
-class ExpireSignals(Message):
+class ExpireSignals(Command):
     """Move every signal past its timeout to EXPIRED (on one board, or on all)."""
 
     blackboard_id: NonEmpty | None = None

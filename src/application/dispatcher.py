@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+import threading
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 
 from application.ports import EventPublisher
@@ -15,10 +16,15 @@ Handler = Callable[[BlackboardEvent], None]
 
 
 class EventDispatcher(EventPublisher):
-    """Calls every handler registered for an event's type (or for all events with `None`)."""
+    """Calls every handler registered for an event's type (or for all events with `None`).
+
+    A handler may itself run a command; the events that command stores are queued and delivered
+    after the current ones, so every subscriber sees events in the order they were stored.
+    """
 
     def __init__(self) -> None:
         self._handlers: dict[type[BlackboardEvent] | None, list[Handler]] = defaultdict(list)
+        self._local = threading.local()
 
     def register(self, event_type: type[BlackboardEvent] | None, handler: Handler) -> None:
         self._handlers[event_type].append(handler)
@@ -28,9 +34,20 @@ class EventDispatcher(EventPublisher):
 
     def publish(self, events: Sequence[BlackboardEvent]) -> None:
         """Call after commit. A failing handler is logged and never undoes the write."""
-        for event in events:
-            for handler in (*self._handlers[type(event)], *self._handlers[None]):
-                try:
-                    handler(event)
-                except Exception:
-                    logger.exception("handler %r failed on %s", handler, event.event_type)
+        queue: deque[BlackboardEvent] | None = getattr(self._local, "queue", None)
+        if queue is not None:  # published from inside a handler: deliver after the current events
+            queue.extend(events)
+            return
+        self._local.queue = queue = deque(events)
+        try:
+            while queue:
+                self._deliver(queue.popleft())
+        finally:
+            self._local.queue = None
+
+    def _deliver(self, event: BlackboardEvent) -> None:
+        for handler in (*self._handlers[type(event)], *self._handlers[None]):
+            try:
+                handler(event)
+            except Exception:
+                logger.exception("handler %r failed on %s", handler, event.event_type)

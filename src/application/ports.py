@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from domain.capabilities import AgentProfile
 from domain.events import BlackboardEvent
@@ -32,18 +33,27 @@ class Recorded:
     position: int
     event: BlackboardEvent
     recorded_at: datetime
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 class EventStore(abc.ABC):
     """Append-only log of blackboard events, one stream per blackboard."""
 
     @abc.abstractmethod
-    def append(self, blackboard_id: str, expected_version: int, events: Sequence[BlackboardEvent]) -> list[Recorded]:
+    def append(
+        self,
+        blackboard_id: str,
+        expected_version: int,
+        events: Sequence[BlackboardEvent],
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[Recorded]:
         """Store all of `events` or none of them.
 
         The board must be at `expected_version` and the events must carry the versions after it;
-        otherwise raise ConcurrencyConflict and store nothing. An event whose event_id is already
-        stored is stored once. Returns the stored events with their global positions.
+        otherwise raise ConcurrencyConflict and store nothing. Appending events whose ids are all
+        stored already is a no-op that returns []. `metadata` (actor, correlation and causation
+        ids) is kept with every event. Returns the stored events with their global positions.
+        Raises StoreUnavailable when the store cannot be reached.
         """
 
     @abc.abstractmethod
@@ -57,6 +67,18 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     def last_position(self) -> int:
         """The highest stored position (0 when empty)."""
+
+
+class SnapshotStore(abc.ABC):
+    """Saved board states; disposable (a missing or unreadable one means: replay the events)."""
+
+    @abc.abstractmethod
+    def get(self, blackboard_id: str) -> tuple[int, list[AgentSignal]] | None:
+        """The latest snapshot's version and signals, or None."""
+
+    @abc.abstractmethod
+    def save(self, blackboard_id: str, version: int, signals: Sequence[AgentSignal]) -> None:
+        """Keep this state unless a snapshot of a later version is already kept."""
 
 
 class AgentRegistry(abc.ABC):

@@ -1,40 +1,56 @@
-"""Loads and saves blackboard aggregates, keeping recent ones so a load reads only new events."""
+"""Loads and saves blackboard aggregates so that a load costs the same whatever the board's history."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
 
-from application.ports import EventStore, Recorded
+from application.ports import EventStore, Recorded, SnapshotStore
 from domain.blackboard import BlackboardAggregate
 
 
 class BlackboardRepository:
-    """A per-process cache in front of the event store.
+    """A per-process cache in front of the event store, and snapshots for cold loads.
 
     `get` hands out a board for one command and takes it out of the cache, so two threads never
     share an instance; `save` or `release` puts it back. A board whose append conflicted is
-    dropped, and the next `get` rebuilds it from the store.
+    dropped, and the next `get` rebuilds it from its snapshot and the events after it.
+
+    A snapshot is taken when the events since the last one number at least `snapshot_every` and at
+    least the board's signal count: writing one costs O(signals), so this keeps the cost per event
+    constant while a cold load never replays more events than the board has signals.
     """
 
-    def __init__(self, store: EventStore, capacity: int = 64) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        snapshots: SnapshotStore | None = None,
+        snapshot_every: int = 500,
+        capacity: int = 64,
+    ) -> None:
         self._store = store
+        self._snapshots = snapshots
+        self._snapshot_every = snapshot_every
         self._capacity = capacity
         self._cache: OrderedDict[str, BlackboardAggregate] = OrderedDict()
+        self._snapshot_versions: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def get(self, blackboard_id: str) -> BlackboardAggregate:
         with self._lock:
             board = self._cache.pop(blackboard_id, None)
-        board = board or BlackboardAggregate(blackboard_id)
+        board = board or self._cold(blackboard_id)
         for event in self._store.load(blackboard_id, after_version=board.version):
             board.apply(event)
         return board
 
-    def save(self, board: BlackboardAggregate) -> list[Recorded]:
+    def save(self, board: BlackboardAggregate, metadata: Mapping[str, Any] | None = None) -> list[Recorded]:
         """Append the board's new events under the version it was loaded at; ConcurrencyConflict if moved."""
         events = board.collect_events()
-        recorded = self._store.append(board.id, board.version - len(events), events)
+        recorded = self._store.append(board.id, board.version - len(events), events, metadata)
+        self._maybe_snapshot(board)
         self.release(board)
         return recorded
 
@@ -47,3 +63,21 @@ class BlackboardRepository:
             self._cache.move_to_end(board.id)
             while len(self._cache) > self._capacity:
                 self._cache.popitem(last=False)
+
+    def _cold(self, blackboard_id: str) -> BlackboardAggregate:
+        snapshot = self._snapshots.get(blackboard_id) if self._snapshots else None
+        if snapshot is None:
+            self._snapshot_versions[blackboard_id] = 0
+            return BlackboardAggregate(blackboard_id)
+        version, signals = snapshot
+        self._snapshot_versions[blackboard_id] = version
+        return BlackboardAggregate.restore(blackboard_id, version, signals)
+
+    def _maybe_snapshot(self, board: BlackboardAggregate) -> None:
+        if self._snapshots is None:
+            return
+        since = board.version - self._snapshot_versions.get(board.id, 0)
+        if since >= self._snapshot_every and since >= board.signal_count:
+            version, signals = board.snapshot()
+            self._snapshots.save(board.id, version, signals)
+            self._snapshot_versions[board.id] = version

@@ -6,10 +6,12 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
+from uuid import uuid4
 
 from application.commands import (
     ClaimSignal,
+    Command,
     CompleteSignal,
     ExpireSignals,
     FailSignal,
@@ -25,6 +27,7 @@ from application.ports import (
     Recorded,
     SignalFilter,
     SignalReadModel,
+    SnapshotStore,
 )
 from application.projection import Projector
 from application.repository import BlackboardRepository
@@ -43,6 +46,7 @@ class Settings:
     post_timeout: timedelta = timedelta(seconds=30)
     claim_timeout: timedelta = timedelta(seconds=300)
     max_attempts: int = 50  # reload-and-decide rounds before a conflict is given up
+    snapshot_every: int = 500  # fewest events between two snapshots of a board
 
 
 class Contention(BlackboardError):
@@ -62,19 +66,19 @@ class BlackboardService:
         clock: Clock,
         ids: IdGenerator,
         settings: Settings | None = None,
+        snapshots: SnapshotStore | None = None,
     ) -> None:
-        self._boards = BlackboardRepository(store)
+        self.settings = settings or Settings()
+        self._boards = BlackboardRepository(store, snapshots, self.settings.snapshot_every)
         self._projector = Projector(store, read_model)
         self._read_model = read_model
         self._registry = registry
         self._publisher = publisher
         self._clock = clock
         self._ids = ids
-        self.settings = settings or Settings()
 
     # UC-001
     def post_signal(self, cmd: PostSignal) -> AgentSignal:
-        signal_id = self._ids.new_signal_id()  # kept across retries, so a retry cannot make twins
         payload = SignalPayload(
             ps_id=cmd.ps_id, entry_id=cmd.entry_id, topic=cmd.topic, prompt=cmd.prompt, context=cmd.context
         )
@@ -82,7 +86,7 @@ class BlackboardService:
         def decide(board: BlackboardAggregate) -> AgentSignal:
             now = self._clock.now()
             signal = board.post_signal(
-                signal_id=signal_id,
+                signal_id=self._unused_signal_id(),
                 signal_type=cmd.signal_type,
                 payload=payload,
                 posted_by=cmd.posted_by,
@@ -96,7 +100,7 @@ class BlackboardService:
                     signal = board.mark_unclaimed(signal.signal_id, reason, now)
             return signal
 
-        return self._execute(cmd.board, decide)
+        return self._execute(cmd.board, decide, cmd, actor=cmd.posted_by)
 
     # UC-002
     def claim_signal(self, cmd: ClaimSignal) -> AgentSignal:
@@ -106,6 +110,8 @@ class BlackboardService:
             lambda board: board.claim_signal(
                 cmd.signal_id, agent, self._clock.now(), self.settings.claim_threshold
             ),
+            cmd,
+            actor=cmd.agent_id,
         )
 
     # UC-003
@@ -114,12 +120,16 @@ class BlackboardService:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             lambda board: board.complete_signal(cmd.signal_id, cmd.agent_id, result, self._clock.now()),
+            cmd,
+            actor=cmd.agent_id,
         )
 
     def fail_signal(self, cmd: FailSignal) -> AgentSignal:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             lambda board: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, self._clock.now()),
+            cmd,
+            actor=cmd.agent_id,
         )
 
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
@@ -137,10 +147,19 @@ class BlackboardService:
                 lambda board: board.expire_overdue(
                     self._clock.now(), self.settings.post_timeout, self.settings.claim_timeout
                 ),
+                cmd,
+                actor="expiry-sweeper",
             )
         return ended
 
     # ----------------------------------------------------------------- helpers
+    def _unused_signal_id(self) -> str:
+        """Ids have 32 random bits, so collisions happen on large boards: draw again until unused."""
+        while True:
+            signal_id = self._ids.new_signal_id()
+            if self._read_model.get(signal_id) is None:
+                return signal_id
+
     def _agent(self, agent_id: str) -> AgentProfile:
         agent = self._registry.get(agent_id)
         if agent is None:
@@ -166,8 +185,17 @@ class BlackboardService:
         best = f"; best was {ranking[0].agent.agent_id} at {ranking[0].score:.2f}" if ranking and ranking[0].score else ""
         return f"no registered agent scores above its threshold for {wanted}{best}"
 
-    def _execute(self, blackboard_id: str, decide: Callable[[BlackboardAggregate], T]) -> T:
+    def _execute(
+        self, blackboard_id: str, decide: Callable[[BlackboardAggregate], T], cmd: Command, actor: str
+    ) -> T:
         """Load, decide, append once; on a conflict reload and decide again with fresh state."""
+        causation_id = str(uuid4())  # this command; every event it stores carries it
+        metadata: dict[str, Any] = {
+            "actor": actor,
+            "command": type(cmd).__name__,
+            "causation_id": causation_id,
+            "correlation_id": cmd.correlation_id or causation_id,
+        }
         for _ in range(self.settings.max_attempts):
             board = self._boards.get(blackboard_id)
             try:
@@ -179,7 +207,7 @@ class BlackboardService:
                 self._boards.release(board)
                 return outcome
             try:
-                recorded = self._boards.save(board)
+                recorded = self._boards.save(board, metadata)
             except ConcurrencyConflict:
                 logger.debug("conflict on %s; deciding again", blackboard_id)
                 continue

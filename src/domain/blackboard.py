@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from functools import singledispatchmethod
 from typing import Any
 
 from domain.capabilities import DEFAULT_THRESHOLD, AgentProfile
@@ -28,6 +27,7 @@ from domain.events import (
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
+from domain.evolution import evolve
 from domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
@@ -51,10 +51,31 @@ class BlackboardAggregate:
             board.apply(event)
         return board
 
+    @classmethod
+    def restore(cls, blackboard_id: str, version: int, signals: Iterable[AgentSignal]) -> BlackboardAggregate:
+        """Rebuild a board from a snapshot: its version and its signals in the order they were posted."""
+        board = cls(blackboard_id)
+        board.version = version
+        for signal in signals:
+            board._signals[signal.signal_id] = signal
+            for upstream in signal.after:
+                board._dependants.setdefault(upstream, []).append(signal.signal_id)
+            if signal.dedupe_key is not None:
+                board._by_key[signal.dedupe_key] = signal.signal_id
+        return board
+
+    def snapshot(self) -> tuple[int, list[AgentSignal]]:
+        """The board's version and its signals in posting order: what `restore` takes back."""
+        return self.version, list(self._signals.values())
+
     # ----------------------------------------------------------------- reading
     @property
     def signals(self) -> Mapping[str, AgentSignal]:
         return dict(self._signals)
+
+    @property
+    def signal_count(self) -> int:
+        return len(self._signals)
 
     def signal(self, signal_id: str) -> AgentSignal:
         try:
@@ -205,55 +226,17 @@ class BlackboardAggregate:
         self._apply(event)
         self.version = event.version
 
-    @singledispatchmethod
     def _apply(self, event: BlackboardEvent) -> None:
-        raise TypeError(f"{type(self).__name__} cannot apply {type(event).__name__}")
+        for signal in evolve(event, self._signals.__getitem__, self._dependants_of):
+            self._signals[signal.signal_id] = signal
+        if isinstance(event, AgentSignalPosted):
+            for upstream in event.after:
+                self._dependants.setdefault(upstream, []).append(event.signal_id)
+            if event.dedupe_key is not None:
+                self._by_key[event.dedupe_key] = event.signal_id
 
-    @_apply.register
-    def _(self, event: AgentSignalPosted) -> None:
-        waiting = frozenset(d for d in event.after if self._signals[d].status is not SignalStatus.COMPLETED)
-        self._signals[event.signal_id] = AgentSignal(
-            signal_id=event.signal_id,
-            blackboard_id=self.id,
-            signal_type=event.signal_type,
-            payload=event.payload,
-            target_capabilities=event.target_capabilities,
-            posted_by=event.posted_by,
-            created_at=event.occurred_at,
-            after=event.after,
-            waiting_for=waiting,
-            claimable_since=None if waiting else event.occurred_at,
-            dedupe_key=event.dedupe_key,
-        )
-        for dep in event.after:
-            self._dependants.setdefault(dep, []).append(event.signal_id)
-        if event.dedupe_key is not None:
-            self._by_key[event.dedupe_key] = event.signal_id
-
-    @_apply.register
-    def _(self, event: AgentSignalClaimed) -> None:
-        self._update(event.signal_id, lambda s: s.claimed(event.claimed_by, event.occurred_at))
-
-    @_apply.register
-    def _(self, event: AgentSignalCompleted) -> None:
-        self._update(event.signal_id, lambda s: s.completed(event.result, event.occurred_at))
-        for dependant in self._dependants.get(event.signal_id, ()):
-            self._update(dependant, lambda s: s.upstream_completed(event.signal_id, event.occurred_at))
-
-    @_apply.register
-    def _(self, event: AgentSignalFailed) -> None:
-        self._update(event.signal_id, lambda s: s.failed(event.error, event.occurred_at))
-
-    @_apply.register
-    def _(self, event: AgentSignalExpired) -> None:
-        self._update(event.signal_id, lambda s: s.expired(event.reason, event.occurred_at))
-
-    @_apply.register
-    def _(self, event: AgentSignalUnclaimed) -> None:
-        self._update(event.signal_id, lambda s: s.unclaimed(event.reason, event.occurred_at))
-
-    def _update(self, signal_id: str, change: Any) -> None:
-        self._signals[signal_id] = change(self._signals[signal_id])
+    def _dependants_of(self, signal_id: str) -> list[str]:
+        return self._dependants.get(signal_id, [])
 
 
 def _overdue(signal: AgentSignal, at: datetime, post_timeout: timedelta, claim_timeout: timedelta) -> bool:

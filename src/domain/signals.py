@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SIGNAL_ID_PATTERN = re.compile(r"^sig-[0-9a-f]{8}$")
+SIGNAL_ID_PATTERN = re.compile(r"sig-[0-9a-f]{8}")
 ENTRY_ID_PATTERN = r"^e-[0-9]+$"
 
 NonEmpty = Annotated[str, Field(min_length=1)]
@@ -51,7 +51,7 @@ class SignalId(str):
     __slots__ = ()
 
     def __new__(cls, value: str) -> SignalId:
-        if not isinstance(value, str) or not SIGNAL_ID_PATTERN.match(value):
+        if not isinstance(value, str) or not SIGNAL_ID_PATTERN.fullmatch(value):
             raise ValueError(f"signal_id {value!r} must match sig-<8 lowercase hex digits>")
         return super().__new__(cls, value)
 

@@ -92,11 +92,11 @@ def test_a_claimer_that_lost_a_race_gets_already_claimed_not_a_conflict():
     original_append = board.store.append
     raced = []
 
-    def append_after_rival_claims(blackboard_id, expected_version, events):
+    def append_after_rival_claims(blackboard_id, expected_version, events, metadata=None):
         if not raced:  # the rival commits between our load and our append
             raced.append(True)
             rival.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-analyst"))
-        return original_append(blackboard_id, expected_version, events)
+        return original_append(blackboard_id, expected_version, events, metadata)
 
     board.store.append = append_after_rival_claims
 
@@ -131,7 +131,7 @@ def test_threads_racing_for_one_signal_leave_exactly_one_winner():
 
 def test_a_board_that_always_conflicts_gives_up_with_a_clear_error():
     class AlwaysConflicting(InMemoryEventStore):
-        def append(self, blackboard_id, expected_version, events):
+        def append(self, blackboard_id, expected_version, events, metadata=None):
             raise ConcurrencyConflict(blackboard_id, expected_version)
 
     board = Board(RESEARCHER, settings=Settings(max_attempts=3))
@@ -224,3 +224,30 @@ def test_expire_sweeps_every_board_and_reports_what_it_ended():
     board.clock.advance(300)
     assert [s.signal_id for s in board.service.expire_signals(ExpireSignals())] == [b.signal_id]
     assert board.service.expire_signals(ExpireSignals()) == []
+
+
+def test_events_caused_by_a_subscriber_are_delivered_after_the_ones_being_delivered():
+    board = Board(RESEARCHER)
+    seen = []
+    board.dispatcher.register(
+        AgentSignalPosted,
+        lambda e: board.service.claim_signal(ClaimSignal(signal_id=e.signal_id, agent_id="ps-researcher")),
+    )
+    board.dispatcher.register(None, lambda e: seen.append(e.event_type))
+
+    board.service.post_signal(research())
+
+    assert seen == ["AgentSignalPosted", "AgentSignalClaimed"]
+
+
+def test_every_stored_event_carries_who_did_it_and_which_command_caused_it():
+    board = Board(RESEARCHER)
+    signal = board.service.post_signal(research(correlation_id="ps-1/run-9"))
+    board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
+
+    posted, claimed = board.store.read_all()
+
+    assert posted.metadata["actor"] == "ps-skill" and claimed.metadata["actor"] == "ps-researcher"
+    assert posted.metadata["command"] == "PostSignal" and claimed.metadata["command"] == "ClaimSignal"
+    assert posted.metadata["correlation_id"] == "ps-1/run-9"
+    assert claimed.metadata["correlation_id"] == claimed.metadata["causation_id"] != posted.metadata["causation_id"]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from application.ports import ConcurrencyConflict, EventStore, Recorded
 from domain.events import BlackboardEvent
@@ -19,7 +20,11 @@ class InMemoryEventStore(EventStore):
         self._now = now
 
     def append(
-        self, blackboard_id: str, expected_version: int, events: Sequence[BlackboardEvent]
+        self,
+        blackboard_id: str,
+        expected_version: int,
+        events: Sequence[BlackboardEvent],
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[Recorded]:
         if any(e.blackboard_id != blackboard_id for e in events):
             raise ValueError(f"every appended event must belong to {blackboard_id}")
@@ -31,7 +36,8 @@ class InMemoryEventStore(EventStore):
             if len(stream) != expected_version or [e.version for e in events] != wanted:
                 raise ConcurrencyConflict(blackboard_id, expected_version)
             at = self._now()
-            recorded = [Recorded(len(self._log) + i + 1, e, at) for i, e in enumerate(events)]
+            meta = dict(metadata or {})
+            recorded = [Recorded(len(self._log) + i + 1, e, at, meta) for i, e in enumerate(events)]
             stream.extend(events)
             self._log.extend(recorded)
             self._ids.update(e.event_id for e in events)

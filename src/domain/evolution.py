@@ -1,0 +1,73 @@
+"""How one event changes the signals it touches: shared by the aggregate and every read model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import singledispatch
+
+from domain.events import (
+    AgentSignalClaimed,
+    AgentSignalCompleted,
+    AgentSignalExpired,
+    AgentSignalFailed,
+    AgentSignalPosted,
+    AgentSignalUnclaimed,
+    BlackboardEvent,
+)
+from domain.signals import AgentSignal, SignalStatus
+
+Lookup = Callable[[str], AgentSignal]
+Dependants = Callable[[str], Iterable[str]]
+
+
+@singledispatch
+def evolve(event: BlackboardEvent, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    """The signals `event` changes, in their new state. `lookup` gives a signal's state before it."""
+    raise TypeError(f"no evolution for {type(event).__name__}")
+
+
+@evolve.register
+def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    waiting = frozenset(d for d in event.after if lookup(d).status is not SignalStatus.COMPLETED)
+    return [
+        AgentSignal(
+            signal_id=event.signal_id,
+            blackboard_id=event.blackboard_id,
+            signal_type=event.signal_type,
+            payload=event.payload,
+            target_capabilities=event.target_capabilities,
+            posted_by=event.posted_by,
+            created_at=event.occurred_at,
+            after=event.after,
+            waiting_for=waiting,
+            claimable_since=None if waiting else event.occurred_at,
+            dedupe_key=event.dedupe_key,
+        )
+    ]
+
+
+@evolve.register
+def _(event: AgentSignalClaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).claimed(event.claimed_by, event.occurred_at)]
+
+
+@evolve.register
+def _(event: AgentSignalCompleted, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    done = lookup(event.signal_id).completed(event.result, event.occurred_at)
+    released = [lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)]
+    return [done, *released]
+
+
+@evolve.register
+def _(event: AgentSignalFailed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).failed(event.error, event.occurred_at)]
+
+
+@evolve.register
+def _(event: AgentSignalExpired, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).expired(event.reason, event.occurred_at)]
+
+
+@evolve.register
+def _(event: AgentSignalUnclaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).unclaimed(event.reason, event.occurred_at)]
