@@ -32,7 +32,7 @@ class EventStoreContract(abc.ABC):
 
     def test_positions_follow_commit_order_across_boards(self, store):
         store.append("bb-1", 0, posts("bb-1", 2))
-        store.append("bb-2", 0, posts("bb-2", 1))
+        store.append("bb-2", 0, posts("bb-2", 1, first=50))  # signal ids are unique across boards
         store.append("bb-1", 2, _next("bb-1", store, 3))
 
         recorded = store.read_all()

@@ -1,0 +1,42 @@
+"""Alembic environment: the URL comes from BLACKBOARD_DB (or the caller's config), SQLite in batch mode."""
+
+from __future__ import annotations
+
+import os
+
+from alembic import context
+from sqlalchemy import Connection
+
+from infrastructure.persistence.engine import DEFAULT_URL, StoreSettings, make_engine
+from infrastructure.persistence.tables import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,  # SQLite cannot ALTER most things; batch mode copies the table instead
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def main() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:  # called from the application with a connection of its own
+        run(connection)
+        return
+    url = config.get_main_option("sqlalchemy.url") or os.environ.get("BLACKBOARD_DB", DEFAULT_URL)
+    engine = make_engine(StoreSettings(url=url))
+    with engine.connect() as conn:
+        run(conn)
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    raise SystemExit("offline (--sql) migrations are not supported; run against a database")
+main()

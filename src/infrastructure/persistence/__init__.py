@@ -1,0 +1,1 @@
+"""SQLAlchemy persistence: the event store, the signal read model, snapshots and migrations."""

@@ -1,0 +1,85 @@
+"""Turning events and signals into rows and back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from application.ports import Recorded
+from domain.events import BlackboardEvent, load_event
+from domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
+
+
+def event_row(event: BlackboardEvent, metadata: Mapping[str, Any], recorded_at: datetime) -> dict[str, Any]:
+    return {
+        "event_id": event.event_id,
+        "stream_id": event.blackboard_id,
+        "version": event.version,
+        "event_type": event.event_type,
+        "schema_version": type(event).schema_version,
+        "data": json.dumps(event.data(), separators=(",", ":")),
+        "metadata": json.dumps(dict(metadata), separators=(",", ":")),
+        "occurred_at": event.occurred_at,
+        "recorded_at": recorded_at,
+    }
+
+
+def event_from_row(row: Any) -> BlackboardEvent:
+    envelope = {
+        "event_id": row.event_id,
+        "blackboard_id": row.stream_id,
+        "version": row.version,
+        "occurred_at": row.occurred_at,
+    }
+    return load_event(row.event_type, row.schema_version, envelope, json.loads(row.data))
+
+
+def recorded_from_row(row: Any) -> Recorded:
+    return Recorded(row.position, event_from_row(row), row.recorded_at, json.loads(row.metadata))
+
+
+def signal_row(signal: AgentSignal) -> dict[str, Any]:
+    return {
+        "signal_id": signal.signal_id,
+        "blackboard_id": signal.blackboard_id,
+        "signal_type": signal.signal_type.value,
+        "payload_json": signal.payload.model_dump_json(),
+        "target_capabilities": json.dumps(list(signal.target_capabilities)),
+        "posted_by": signal.posted_by,
+        "claimed_by": signal.claimed_by,
+        "status": signal.status.value,
+        "created_at": signal.created_at,
+        "claimed_at": signal.claimed_at,
+        "completed_at": signal.completed_at,
+        "result_json": signal.result.model_dump_json() if signal.result else None,
+        "version": signal.version,
+        "after_json": json.dumps(list(signal.after)),
+        "waiting_json": json.dumps(sorted(signal.waiting_for)),
+        "waiting": len(signal.waiting_for),
+        "claimable_since": signal.claimable_since,
+        "dedupe_key": signal.dedupe_key,
+    }
+
+
+def signal_from_row(row: Any) -> AgentSignal:
+    return AgentSignal(
+        signal_id=row.signal_id,
+        blackboard_id=row.blackboard_id,
+        signal_type=SignalType(row.signal_type),
+        payload=SignalPayload.model_validate_json(row.payload_json),
+        target_capabilities=tuple(json.loads(row.target_capabilities)),
+        posted_by=row.posted_by,
+        created_at=row.created_at,
+        status=SignalStatus(row.status),
+        after=tuple(json.loads(row.after_json)),
+        waiting_for=frozenset(json.loads(row.waiting_json)),
+        claimable_since=row.claimable_since,
+        claimed_by=row.claimed_by,
+        claimed_at=row.claimed_at,
+        completed_at=row.completed_at,
+        result=SignalResult.model_validate_json(row.result_json) if row.result_json else None,
+        dedupe_key=row.dedupe_key,
+        version=row.version,
+    )

@@ -1,0 +1,94 @@
+"""Engines for SQLite (WAL, busy timeout, write transactions that take the lock up front) and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import StaticPool
+
+DEFAULT_URL = "sqlite:///.blackboard/blackboard.db"
+SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSettings:
+    """How to reach and tune the database; see docs/persistence.md for each default."""
+
+    url: str = DEFAULT_URL
+    synchronous: str = "FULL"  # SQLite: FULL survives power loss; NORMAL is faster and survives crashes
+    busy_timeout: float = 30.0  # SQLite: seconds a writer waits for the lock before giving up
+    pool_size: int = 5  # PostgreSQL
+    max_overflow: int = 10  # PostgreSQL
+    pool_timeout: float = 30.0  # PostgreSQL: seconds to wait for a pooled connection
+    echo: bool = False
+
+
+def make_engine(settings: StoreSettings) -> Engine:
+    url = make_url(settings.url)
+    if url.get_backend_name() == "sqlite":
+        return _sqlite_engine(settings)
+    return create_engine(
+        url,
+        pool_size=settings.pool_size,
+        max_overflow=settings.max_overflow,
+        pool_timeout=settings.pool_timeout,
+        pool_pre_ping=True,
+        echo=settings.echo,
+    )
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A transaction that holds the write lock from its first statement (BEGIN IMMEDIATE on SQLite).
+
+    SQLite's default deferred BEGIN takes the lock only at the first write, so two writers that
+    both read first deadlock on the upgrade and one fails at once with "database is locked",
+    whatever the busy timeout. Taking the lock up front makes writers queue instead.
+    """
+    with engine.connect() as conn:
+        conn.execution_options(blackboard_write=True)
+        with conn.begin():
+            yield conn
+
+
+def is_sqlite(engine: Engine) -> bool:
+    return engine.dialect.name == "sqlite"
+
+
+def _sqlite_engine(settings: StoreSettings) -> Engine:
+    synchronous = settings.synchronous.upper()
+    if synchronous not in SYNCHRONOUS_MODES:
+        raise ValueError(f"synchronous: {settings.synchronous!r} is not one of {', '.join(SYNCHRONOUS_MODES)}")
+    url = make_url(settings.url)
+    database = url.database or ""
+    in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
+    options: dict[str, Any] = {"connect_args": {"timeout": settings.busy_timeout, "check_same_thread": False}}
+    if in_memory:
+        options["poolclass"] = StaticPool  # one shared connection, or every checkout sees an empty db
+    else:
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, echo=settings.echo, **options)
+    busy_ms = int(settings.busy_timeout * 1000)
+
+    @event.listens_for(engine, "connect")
+    def configure(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # the driver's own BEGIN handling is off: we emit ours
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")  # first, so the WAL switch below can wait too
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get("blackboard_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine

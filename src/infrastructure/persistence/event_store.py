@@ -1,0 +1,104 @@
+"""The EventStore port on SQLAlchemy: one append transaction stores the events and folds the read model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, func, insert, select, text
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUnavailable
+from domain.events import BlackboardEvent
+from infrastructure.persistence import projection
+from infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
+from infrastructure.persistence.engine import write_transaction
+from infrastructure.persistence.tables import StoredEvent
+
+EVENTS = StoredEvent.__table__
+APPEND_LOCK = 0x626C6B62  # PostgreSQL advisory lock that makes positions follow commit order
+
+
+class SqlAlchemyEventStore(EventStore):
+    """Appends are serialised (SQLite's write lock, PostgreSQL's advisory lock), so positions are
+    handed out in commit order and a reader following `read_all` never skips a late commit.
+
+    While the read model is live (its checkpoint is the last position) each append also folds its
+    events into it, in the same transaction; during a rebuild it leaves them to the rebuilder.
+    """
+
+    def __init__(self, engine: Engine, project: bool = True) -> None:
+        self._engine = engine
+        self._project = project
+        self._serialise = engine.dialect.name == "postgresql"
+
+    def append(
+        self,
+        blackboard_id: str,
+        expected_version: int,
+        events: Sequence[BlackboardEvent],
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[Recorded]:
+        if not events:
+            return []
+        if any(e.blackboard_id != blackboard_id for e in events):
+            raise ValueError(f"every appended event must belong to {blackboard_id}")
+        now, meta = datetime.now(UTC), dict(metadata or {})
+        rows = [event_row(e, meta, now) for e in events]
+        try:
+            with write_transaction(self._engine) as conn:
+                if self._serialise:
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
+                current = conn.scalar(
+                    select(func.coalesce(func.max(EVENTS.c.version), 0)).where(EVENTS.c.stream_id == blackboard_id)
+                )
+                follows = [e.version for e in events] == list(range(expected_version + 1, expected_version + 1 + len(events)))
+                if current != expected_version or not follows:
+                    if self._all_stored(conn, events):
+                        return []
+                    raise ConcurrencyConflict(blackboard_id, expected_version)
+                last = conn.scalar(select(func.coalesce(func.max(EVENTS.c.position), 0)))
+                positions = conn.scalars(
+                    insert(EVENTS).returning(EVENTS.c.position, sort_by_parameter_order=True), rows
+                ).all()
+                recorded = [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
+                if self._project and projection.checkpoint(conn) == last:
+                    projection.fold(conn, recorded)
+                return recorded
+        except IntegrityError as exc:  # a unique (stream, version) or event id taken by a racing writer
+            raise ConcurrencyConflict(blackboard_id, expected_version) from exc
+        except DBAPIError as exc:
+            raise StoreUnavailable(f"could not append to {blackboard_id}: {exc.orig}") from exc
+
+    def load(self, blackboard_id: str, after_version: int = 0) -> list[BlackboardEvent]:
+        query = (
+            select(EVENTS)
+            .where(EVENTS.c.stream_id == blackboard_id, EVENTS.c.version > after_version)
+            .order_by(EVENTS.c.version)
+        )
+        with self._reading() as conn:
+            return [event_from_row(row) for row in conn.execute(query)]
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
+        query = select(EVENTS).where(EVENTS.c.position > after).order_by(EVENTS.c.position).limit(limit)
+        with self._reading() as conn:
+            return [recorded_from_row(row) for row in conn.execute(query)]
+
+    def last_position(self) -> int:
+        with self._reading() as conn:
+            return conn.scalar(select(func.coalesce(func.max(EVENTS.c.position), 0))) or 0
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        try:
+            with self._engine.connect() as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise StoreUnavailable(f"could not read the event store: {exc.orig}") from exc
+
+    @staticmethod
+    def _all_stored(conn: Connection, events: Sequence[BlackboardEvent]) -> bool:
+        ids = [e.event_id for e in events]
+        return conn.scalar(select(func.count()).where(EVENTS.c.event_id.in_(ids))) == len(ids)

@@ -1,0 +1,122 @@
+"""Folds events into the signal tables with the domain's own evolution, many events per write."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
+
+from application.ports import Recorded
+from domain.events import AgentSignalPosted, BlackboardEvent
+from domain.evolution import evolve
+from domain.signals import AgentSignal
+from infrastructure.persistence.codec import signal_from_row, signal_row
+from infrastructure.persistence.tables import ProjectionCheckpoint, SignalCapability, SignalDependency, SignalRow
+
+NAME = "blackboard_signals"
+SIGNALS = SignalRow.__table__
+CAPABILITIES = SignalCapability.__table__
+DEPENDENCIES = SignalDependency.__table__
+CHECKPOINTS = ProjectionCheckpoint.__table__
+CHANGING = ("status", "claimed_by", "claimed_at", "completed_at", "result_json", "version",
+            "waiting_json", "waiting", "claimable_since")
+UPDATE_SIGNAL = (
+    update(SIGNALS)
+    .where(SIGNALS.c.signal_id == bindparam("b_signal_id"))
+    .values({column: bindparam(f"b_{column}") for column in CHANGING})
+)
+
+
+@dataclass
+class FoldCache:
+    """Signal states known to match the tables; `complete` when it holds every signal (a rebuild)."""
+
+    signals: dict[str, AgentSignal] = field(default_factory=dict)
+    dependants: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    complete: bool = False
+
+
+class Fold:
+    """One transaction's worth of folding: reads what it needs, writes each changed signal once."""
+
+    def __init__(self, conn: Connection, cache: FoldCache | None = None) -> None:
+        self._conn = conn
+        self._cache = cache or FoldCache()
+        self._new: dict[str, AgentSignal] = {}
+        self._changed: dict[str, AgentSignal] = {}
+        self._new_dependencies: list[dict[str, str]] = []
+
+    def apply(self, event: BlackboardEvent) -> None:
+        for signal in evolve(event, self._lookup, self._dependants):
+            self._cache.signals[signal.signal_id] = signal
+            if signal.signal_id in self._new or (
+                isinstance(event, AgentSignalPosted) and signal.signal_id == event.signal_id
+            ):
+                self._new[signal.signal_id] = signal
+            else:
+                self._changed[signal.signal_id] = signal
+        if isinstance(event, AgentSignalPosted):
+            for upstream in event.after:
+                self._cache.dependants[upstream].append(event.signal_id)
+                self._new_dependencies.append({"signal_id": event.signal_id, "upstream_id": upstream})
+
+    def flush(self) -> None:
+        if self._new:
+            self._conn.execute(insert(SIGNALS), [signal_row(s) for s in self._new.values()])
+            self._conn.execute(
+                insert(CAPABILITIES),
+                [{"signal_id": s.signal_id, "capability": c} for s in self._new.values() for c in s.target_capabilities],
+            )
+        if self._new_dependencies:
+            self._conn.execute(insert(DEPENDENCIES), self._new_dependencies)
+        if self._changed:
+            rows = [signal_row(s) for s in self._changed.values()]
+            self._conn.execute(UPDATE_SIGNAL, [{f"b_{k}": row[k] for k in ("signal_id", *CHANGING)} for row in rows])
+
+    def _lookup(self, signal_id: str) -> AgentSignal:
+        if (known := self._cache.signals.get(signal_id)) is not None:
+            return known
+        row = self._conn.execute(select(SIGNALS).where(SIGNALS.c.signal_id == signal_id)).one_or_none()
+        if row is None:
+            raise LookupError(f"the read model has no signal {signal_id}; rebuild the projection")
+        signal = self._cache.signals[signal_id] = signal_from_row(row)
+        return signal
+
+    def _dependants(self, upstream_id: str) -> list[str]:
+        if self._cache.complete:
+            return self._cache.dependants.get(upstream_id, [])
+        stored = self._conn.scalars(select(DEPENDENCIES.c.signal_id).where(DEPENDENCIES.c.upstream_id == upstream_id))
+        pending = [d["signal_id"] for d in self._new_dependencies if d["upstream_id"] == upstream_id]
+        return list(dict.fromkeys([*stored, *pending]))
+
+
+def checkpoint(conn: Connection) -> int:
+    return conn.scalar(select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)) or 0
+
+
+def set_checkpoint(conn: Connection, position: int) -> None:
+    moved = conn.execute(update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=position))
+    if moved.rowcount == 0:
+        conn.execute(insert(CHECKPOINTS).values(name=NAME, position=position))
+
+
+def fold(conn: Connection, records: Sequence[Recorded], cache: FoldCache | None = None) -> int:
+    """Fold the records after the checkpoint and move it, in the caller's transaction; returns how many."""
+    after = checkpoint(conn)
+    fresh = [r for r in records if r.position > after]
+    if not fresh:
+        return 0
+    batch = Fold(conn, cache)
+    for record in fresh:
+        batch.apply(record.event)
+    batch.flush()
+    set_checkpoint(conn, fresh[-1].position)
+    return len(fresh)
+
+
+def clear(conn: Connection) -> None:
+    for table in (CAPABILITIES, DEPENDENCIES, SIGNALS):
+        conn.execute(delete(table))
+    set_checkpoint(conn, 0)

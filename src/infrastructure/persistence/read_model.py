@@ -1,0 +1,55 @@
+"""The SignalReadModel port on the blackboard_signals tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import Engine, select
+
+from application.ports import Recorded, SignalFilter, SignalReadModel
+from domain.signals import AgentSignal
+from infrastructure.persistence import projection
+from infrastructure.persistence.codec import signal_from_row
+from infrastructure.persistence.engine import write_transaction
+from infrastructure.persistence.projection import CAPABILITIES, SIGNALS
+
+
+class SqlSignalReadModel(SignalReadModel):
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def get(self, signal_id: str) -> AgentSignal | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(select(SIGNALS).where(SIGNALS.c.signal_id == signal_id)).one_or_none()
+        return signal_from_row(row) if row else None
+
+    def find(self, criteria: SignalFilter) -> list[AgentSignal]:
+        query = select(SIGNALS)
+        if criteria.status is not None:
+            query = query.where(SIGNALS.c.status == criteria.status.value)
+        if criteria.signal_type is not None:
+            query = query.where(SIGNALS.c.signal_type == str(criteria.signal_type))
+        if criteria.blackboard_id is not None:
+            query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
+        if criteria.claimable_only:
+            query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
+        if criteria.signal_ids:
+            query = query.where(SIGNALS.c.signal_id.in_(criteria.signal_ids))
+        if criteria.capabilities:
+            able = select(CAPABILITIES.c.signal_id).where(CAPABILITIES.c.capability.in_(criteria.capabilities))
+            query = query.where(SIGNALS.c.signal_id.in_(able))
+        query = query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
+        with self._engine.connect() as conn:
+            return [signal_from_row(row) for row in conn.execute(query)]
+
+    def position(self) -> int:
+        with self._engine.connect() as conn:
+            return projection.checkpoint(conn)
+
+    def apply(self, records: Iterable[Recorded]) -> None:
+        with write_transaction(self._engine) as conn:
+            projection.fold(conn, list(records))
+
+    def reset(self) -> None:
+        with write_transaction(self._engine) as conn:
+            projection.clear(conn)

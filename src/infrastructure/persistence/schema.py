@@ -1,0 +1,40 @@
+"""Creating and upgrading the schema with alembic; the embedded default upgrades itself on first use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, inspect, text
+
+from infrastructure.persistence.engine import write_transaction
+
+MIGRATIONS = Path(__file__).resolve().parents[3] / "migrations"
+MIGRATION_LOCK = 0x626C6D67
+HEAD = "0001"  # the newest revision in migrations/versions; a test keeps the two in step
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Run the migrations up to `revision` on this engine's database."""
+    from alembic import command  # alembic is imported only when a migration runs
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with write_transaction(engine) as conn:  # one migrator at a time; the others find it done
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Upgrade when the database is not at HEAD: costs one query when it already is."""
+    if current_revision(engine) != HEAD:
+        upgrade(engine)

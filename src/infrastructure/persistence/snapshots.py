@@ -1,0 +1,56 @@
+"""The SnapshotStore port on SQLAlchemy: one row per board, the latest state as JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from pydantic import TypeAdapter, ValidationError
+from sqlalchemy import Engine, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from application.ports import SnapshotStore
+from domain.signals import AgentSignal
+from infrastructure.persistence.engine import write_transaction
+from infrastructure.persistence.tables import Snapshot
+
+SNAPSHOTS = Snapshot.__table__
+CODEC = TypeAdapter(list[AgentSignal])
+# Changes whenever AgentSignal's fields do, so a snapshot of an older shape is ignored, not misread.
+SCHEMA = zlib.crc32(",".join(f.name for f in dataclasses.fields(AgentSignal)).encode()) & 0x7FFFFFFF
+
+
+class SqlSnapshotStore(SnapshotStore):
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
+
+    def get(self, blackboard_id: str) -> tuple[int, list[AgentSignal]] | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(select(SNAPSHOTS).where(SNAPSHOTS.c.stream_id == blackboard_id)).one_or_none()
+        if row is None or row.schema_version != SCHEMA:
+            return None
+        try:
+            return row.version, CODEC.validate_json(row.state)
+        except ValidationError:
+            return None  # disposable: the events are the truth
+
+    def save(self, blackboard_id: str, version: int, signals: Sequence[AgentSignal]) -> None:
+        values = {
+            "stream_id": blackboard_id,
+            "version": version,
+            "schema_version": SCHEMA,
+            "state": CODEC.dump_json(list(signals)).decode(),
+            "taken_at": datetime.now(UTC),
+        }
+        statement = self._insert(SNAPSHOTS).values(values)
+        statement = statement.on_conflict_do_update(
+            index_elements=[SNAPSHOTS.c.stream_id],
+            set_={k: statement.excluded[k] for k in values if k != "stream_id"},
+            where=SNAPSHOTS.c.version < statement.excluded.version,
+        )
+        with write_transaction(self._engine) as conn:
+            conn.execute(statement)

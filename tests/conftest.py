@@ -1,0 +1,71 @@
+"""Shared fixtures: real databases. SQLite on a temporary file; PostgreSQL in a fresh database per run."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+
+from infrastructure.persistence.engine import StoreSettings, make_engine
+from infrastructure.persistence.schema import ensure_schema
+from infrastructure.persistence.tables import Base
+
+# The machine's PostgreSQL (trust auth). CI must reach it: a failure to connect fails the tests.
+PG_ADMIN_URL = os.environ.get("BLACKBOARD_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'blackboard.db'}"
+
+
+@pytest.fixture
+def sqlite_engine(sqlite_url) -> Iterator[Engine]:
+    engine = make_engine(StoreSettings(url=sqlite_url))
+    ensure_schema(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_database_url() -> Iterator[str]:
+    """A database of its own for this test run, dropped at the end."""
+    name = f"blackboard_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # noqa: BLE001 - turned into a clear failure, never a skip
+        pytest.fail(f"PostgreSQL at {PG_ADMIN_URL} is required for these tests: {exc}")
+    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_session_engine(pg_database_url) -> Iterator[Engine]:
+    engine = make_engine(StoreSettings(url=pg_database_url))
+    ensure_schema(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def pg_engine(pg_session_engine) -> Engine:
+    """The run's database, emptied before each test."""
+    tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
+    with pg_session_engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY"))
+    return pg_session_engine
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def sql_engine(request) -> Engine:
+    """Each test that asks for it runs once on a SQLite file and once on PostgreSQL."""
+    return request.getfixturevalue("sqlite_engine" if request.param == "sqlite" else "pg_engine")
