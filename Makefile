@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lint unit bdd clean
+.PHONY: test demo bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,15 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+# Benchmarks are not tests: they print tables and write bench-results/*.json.
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench
 
 demo: $(STAMP)
 	$(BIN)/python -m infrastructure.demo
