@@ -67,10 +67,24 @@ class Board:
         self.dispatcher = EventDispatcher()
         self.clock = TickingClock()
         self.settings = settings or Settings()
+        self.snapshots = None
+        self.ids = SequentialIds()
+        self.rewire()
+
+    def rewire(self) -> None:
+        """Build the service and queries over the current adapters (after swapping one)."""
         self.service = BlackboardService(
-            self.store, self.read_model, self.registry, self.dispatcher, self.clock, SequentialIds(), self.settings
+            self.store, self.read_model, self.registry, self.dispatcher, self.clock, self.ids, self.settings,
+            self.snapshots,
         )
         self.queries = BlackboardQueries(self.store, self.read_model, self.registry, self.settings.claim_threshold)
+
+    def fresh_service(self) -> BlackboardService:
+        """Another service on the same adapters, with an empty cache: a new process would be like this."""
+        return BlackboardService(
+            self.store, self.read_model, self.registry, self.dispatcher, self.clock, self.ids, self.settings,
+            self.snapshots,
+        )
 
     def event_types(self) -> list[str]:
         return [r.event.event_type for r in self.store.read_all()]

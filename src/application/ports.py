@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -67,6 +68,12 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     def last_position(self) -> int:
         """The highest stored position (0 when empty)."""
+
+    @contextmanager
+    def exclusive(self, blackboard_id: str) -> Iterator[None]:
+        """While open, no other writer appends to this board, so a `load` then `append` made inside
+        cannot conflict. Used after an optimistic attempt lost a race. The default holds nothing."""
+        yield
 
 
 class SnapshotStore(abc.ABC):

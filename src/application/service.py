@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -69,6 +70,7 @@ class BlackboardService:
         snapshots: SnapshotStore | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        self._store = store
         self._boards = BlackboardRepository(store, snapshots, self.settings.snapshot_every)
         self._projector = Projector(store, read_model)
         self._read_model = read_model
@@ -196,24 +198,33 @@ class BlackboardService:
             "causation_id": causation_id,
             "correlation_id": cmd.correlation_id or causation_id,
         }
-        for _ in range(self.settings.max_attempts):
-            board = self._boards.get(blackboard_id)
+        for attempt in range(self.settings.max_attempts):
+            # The first attempt is optimistic; once it lost a race, hold the board while deciding,
+            # so a busy board cannot starve a writer that keeps losing.
             try:
-                outcome = decide(board)
-            except BlackboardError:
-                self._boards.release(board)
-                raise
-            if not board.has_pending_events:
-                self._boards.release(board)
-                return outcome
-            try:
-                recorded = self._boards.save(board, metadata)
+                with self._store.exclusive(blackboard_id) if attempt else nullcontext():
+                    outcome, recorded = self._attempt(blackboard_id, decide, metadata)
             except ConcurrencyConflict:
                 logger.debug("conflict on %s; deciding again", blackboard_id)
                 continue
-            self._after_commit(recorded)
+            if recorded:
+                self._after_commit(recorded)
             return outcome
         raise Contention(blackboard_id, self.settings.max_attempts)
+
+    def _attempt(
+        self, blackboard_id: str, decide: Callable[[BlackboardAggregate], T], metadata: dict[str, Any]
+    ) -> tuple[T, list[Recorded]]:
+        board = self._boards.get(blackboard_id)
+        try:
+            outcome = decide(board)
+        except BlackboardError:
+            self._boards.release(board)
+            raise
+        if not board.has_pending_events:
+            self._boards.release(board)
+            return outcome, []
+        return outcome, self._boards.save(board, metadata)
 
     def _after_commit(self, recorded: Sequence[Recorded]) -> None:
         self._projector.catch_up()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +19,17 @@ class InMemoryEventStore(EventStore):
         self._streams: dict[str, list[BlackboardEvent]] = {}
         self._ids: set[str] = set()
         self._lock = threading.Lock()
+        self._board_locks: defaultdict[str, threading.RLock] = defaultdict(threading.RLock)
         self._now = now
+
+    @contextmanager
+    def exclusive(self, blackboard_id: str) -> Iterator[None]:
+        with self._board_lock(blackboard_id):
+            yield
+
+    def _board_lock(self, blackboard_id: str) -> threading.RLock:
+        with self._lock:
+            return self._board_locks[blackboard_id]
 
     def append(
         self,
@@ -28,7 +40,7 @@ class InMemoryEventStore(EventStore):
     ) -> list[Recorded]:
         if any(e.blackboard_id != blackboard_id for e in events):
             raise ValueError(f"every appended event must belong to {blackboard_id}")
-        with self._lock:
+        with self._board_lock(blackboard_id), self._lock:
             if all(e.event_id in self._ids for e in events):
                 return []  # already stored (or nothing to store): appending again is a no-op
             stream = self._streams.setdefault(blackboard_id, [])

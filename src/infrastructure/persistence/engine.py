@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,9 @@ def make_engine(settings: StoreSettings) -> Engine:
     )
 
 
+_held: ContextVar[tuple[Engine, Connection] | None] = ContextVar("blackboard_held_transaction", default=None)
+
+
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """A transaction that holds the write lock from its first statement (BEGIN IMMEDIATE on SQLite).
@@ -50,11 +54,34 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
     SQLite's default deferred BEGIN takes the lock only at the first write, so two writers that
     both read first deadlock on the upgrade and one fails at once with "database is locked",
     whatever the busy timeout. Taking the lock up front makes writers queue instead.
+
+    Inside `held_transaction` on the same engine, this joins the held transaction.
     """
+    held = _held.get()
+    if held is not None and held[0] is engine:
+        yield held[1]
+        return
     with engine.connect() as conn:
         conn.execution_options(blackboard_write=True)
         with conn.begin():
             yield conn
+
+
+@contextmanager
+def held_transaction(engine: Engine) -> Iterator[Connection]:
+    """One write transaction that every read and write of this thread on `engine` joins until it ends."""
+    with write_transaction(engine) as conn:
+        token = _held.set((engine, conn))
+        try:
+            yield conn
+        finally:
+            _held.reset(token)
+
+
+def held_connection(engine: Engine) -> Connection | None:
+    """The transaction this thread holds on `engine`, if any."""
+    held = _held.get()
+    return held[1] if held is not None and held[0] is engine else None
 
 
 def is_sqlite(engine: Engine) -> bool:

@@ -14,11 +14,12 @@ from application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUn
 from domain.events import BlackboardEvent
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
-from infrastructure.persistence.engine import write_transaction
+from infrastructure.persistence.engine import held_connection, held_transaction, write_transaction
 from infrastructure.persistence.tables import StoredEvent
 
 EVENTS = StoredEvent.__table__
 APPEND_LOCK = 0x626C6B62  # PostgreSQL advisory lock that makes positions follow commit order
+BOARD_LOCKS = 0x626C  # PostgreSQL advisory lock class for one board (two-key form: its own key space)
 
 
 class SqlAlchemyEventStore(EventStore):
@@ -72,6 +73,21 @@ class SqlAlchemyEventStore(EventStore):
         except DBAPIError as exc:
             raise StoreUnavailable(f"could not append to {blackboard_id}: {exc.orig}") from exc
 
+    @contextmanager
+    def exclusive(self, blackboard_id: str) -> Iterator[None]:
+        """Hold one write transaction (SQLite: the database's write lock; PostgreSQL: this board's
+        advisory lock) that the loads and the append made inside it join."""
+        try:
+            with held_transaction(self._engine) as conn:
+                if self._serialise:
+                    conn.execute(
+                        text("SELECT pg_advisory_xact_lock(:kind, hashtext(:board))"),
+                        {"kind": BOARD_LOCKS, "board": blackboard_id},
+                    )
+                yield
+        except DBAPIError as exc:
+            raise StoreUnavailable(f"could not lock {blackboard_id}: {exc.orig}") from exc
+
     def load(self, blackboard_id: str, after_version: int = 0) -> list[BlackboardEvent]:
         query = (
             select(EVENTS)
@@ -92,6 +108,9 @@ class SqlAlchemyEventStore(EventStore):
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
+        if (held := held_connection(self._engine)) is not None:
+            yield held
+            return
         try:
             with self._engine.connect() as conn:
                 yield conn

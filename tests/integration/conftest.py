@@ -1,0 +1,35 @@
+"""A blackboard service over the real SQLAlchemy adapters."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Engine
+
+from application.service import Settings
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from infrastructure.persistence.read_model import SqlSignalReadModel
+from infrastructure.persistence.snapshots import SqlSnapshotStore
+from tests.fakes import Board, agent
+
+AGENTS = (
+    agent("ps-researcher", RESEARCH=0.9, INVESTIGATION=0.7),
+    agent("ps-analyst", ANALYSIS=0.9, RESEARCH=0.85),
+    agent("ps-reviewer", REVIEW=0.95),
+)
+
+
+class SqlBoard(Board):
+    """tests.fakes.Board with the SQL event store, read model and snapshots in place of the fakes."""
+
+    def __init__(self, engine: Engine, settings: Settings | None = None) -> None:
+        super().__init__(*AGENTS, settings=settings)
+        self.engine = engine
+        self.store = SqlAlchemyEventStore(engine)
+        self.read_model = SqlSignalReadModel(engine)
+        self.snapshots = SqlSnapshotStore(engine)
+        self.rewire()
+
+
+@pytest.fixture
+def sql_board(sql_engine) -> SqlBoard:
+    return SqlBoard(sql_engine)

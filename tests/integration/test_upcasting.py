@@ -1,0 +1,36 @@
+"""An event stored in an older schema loads through its upcaster."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from sqlalchemy import insert
+
+from domain import events
+from domain.events import AgentSignalFailed
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from infrastructure.persistence.tables import StoredEvent
+
+
+def test_a_row_of_an_older_schema_version_is_upcast_when_loaded(sql_engine, monkeypatch):
+    # Suppose AgentSignalFailed is at schema 2, where version 1 called the error "message".
+    monkeypatch.setattr(AgentSignalFailed, "schema_version", 2)
+    monkeypatch.setitem(
+        events.UPCASTERS,
+        ("AgentSignalFailed", 1),
+        lambda data: {**{k: v for k, v in data.items() if k != "message"}, "error": data["message"]},
+    )
+    at = datetime(2026, 1, 4, tzinfo=UTC)
+    old_shape = {"signal_id": "sig-0000000a", "failed_by": "ps-researcher", "message": "no sources"}
+    with sql_engine.begin() as conn:
+        conn.execute(insert(StoredEvent.__table__).values(
+            event_id="6f1c1d7e-0000-4000-8000-000000000001", stream_id="bb-old", version=1,
+            event_type="AgentSignalFailed", schema_version=1, data=json.dumps(old_shape),
+            metadata="{}", occurred_at=at, recorded_at=at,
+        ))
+
+    (loaded,) = SqlAlchemyEventStore(sql_engine).load("bb-old")
+
+    assert isinstance(loaded, AgentSignalFailed)
+    assert (loaded.error, loaded.failed_by, loaded.occurred_at) == ("no sources", "ps-researcher", at)
