@@ -13,8 +13,11 @@ class Projector:
         self._read_model = read_model
         self._page_size = page_size
 
-    def catch_up(self) -> int:
-        """Fold every event not yet folded; return how many were."""
+    def catch_up(self, until: int | None = None) -> int:
+        """Fold every event not yet folded; return how many were. With `until`, a read model that
+        has already reached that position (the store folded it) costs one query."""
+        if until is not None and self._read_model.position() >= until:
+            return 0
         folded = 0
         while page := self._store.read_all(after=self._read_model.position(), limit=self._page_size):
             self._read_model.apply(page)

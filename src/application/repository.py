@@ -15,8 +15,8 @@ class BlackboardRepository:
     """A per-process cache in front of the event store, and snapshots for cold loads.
 
     `get` hands out a board for one command and takes it out of the cache, so two threads never
-    share an instance; `save` or `release` puts it back. A board whose append conflicted is
-    dropped, and the next `get` rebuilds it from its snapshot and the events after it.
+    share an instance; `save` or `release` puts it back. A board whose append conflicted takes its
+    unsaved events back and returns to the cache, so the retry reads only the events it missed.
 
     A snapshot is taken when the events since the last one number at least `snapshot_every` and at
     least the board's signal count: writing one costs O(signals), so this keeps the cost per event
@@ -48,16 +48,21 @@ class BlackboardRepository:
 
     def save(self, board: BlackboardAggregate, metadata: Mapping[str, Any] | None = None) -> list[Recorded]:
         """Append the board's new events under the version it was loaded at; ConcurrencyConflict if moved."""
-        events = board.collect_events()
-        recorded = self._store.append(board.id, board.version - len(events), events, metadata)
+        events = board.pending_events
+        try:
+            recorded = self._store.append(board.id, board.version - len(events), events, metadata)
+        except BaseException:
+            board.discard_pending()
+            self.release(board)
+            raise
+        board.collect_events()
         self._maybe_snapshot(board)
         self.release(board)
         return recorded
 
     def release(self, board: BlackboardAggregate) -> None:
-        """Give back a board whose state matches the store (saved, or left unchanged)."""
-        if board.has_pending_events:
-            return  # it holds decisions that were never stored: not safe to reuse
+        """Give back a board for reuse; decisions it holds that were never stored are taken back."""
+        board.discard_pending()
         with self._lock:
             self._cache[board.id] = board
             self._cache.move_to_end(board.id)

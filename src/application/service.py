@@ -227,5 +227,5 @@ class BlackboardService:
         return outcome, self._boards.save(board, metadata)
 
     def _after_commit(self, recorded: Sequence[Recorded]) -> None:
-        self._projector.catch_up()
+        self._projector.catch_up(until=recorded[-1].position)
         self._publisher.publish([r.event for r in recorded])

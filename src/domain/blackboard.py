@@ -43,6 +43,7 @@ class BlackboardAggregate:
         self._by_key: dict[str, str] = {}
         self._dependants: dict[str, list[str]] = {}
         self._pending: list[BlackboardEvent] = []
+        self._undo: list[tuple[str, str, Any]] = []  # how to take the pending events back
 
     @classmethod
     def replay(cls, blackboard_id: str, history: Iterable[BlackboardEvent]) -> BlackboardAggregate:
@@ -91,10 +92,31 @@ class BlackboardAggregate:
     def has_pending_events(self) -> bool:
         return bool(self._pending)
 
+    @property
+    def pending_events(self) -> list[BlackboardEvent]:
+        """Events recorded but not yet stored."""
+        return list(self._pending)
+
     def collect_events(self) -> list[BlackboardEvent]:
-        """Hand over the events recorded since the last call."""
-        events, self._pending = self._pending, []
+        """Hand over the events recorded since the last call; they count as stored from now on."""
+        events, self._pending, self._undo = self._pending, [], []
         return events
+
+    def discard_pending(self) -> None:
+        """Take back every event recorded since the last collect (their append lost a race)."""
+        for kind, key, before in reversed(self._undo):
+            if kind == "signal":
+                if before is None:
+                    del self._signals[key]
+                else:
+                    self._signals[key] = before
+            elif kind == "dependant":
+                self._dependants[key].pop()
+            elif kind == "dedupe_key":
+                del self._by_key[key]
+        if self._pending:
+            self.version = self._pending[0].version - 1
+        self._pending, self._undo = [], []
 
     # ---------------------------------------------------------------- commands
     def post_signal(
@@ -213,27 +235,40 @@ class BlackboardAggregate:
 
     def _record(self, event_class: type[BlackboardEvent], at: datetime, **data: Any) -> None:
         event = event_class(blackboard_id=self.id, version=self.version + 1, occurred_at=at, **data)
-        self.apply(event)
+        self._check_follows(event)
+        self._apply(event, self._undo)
+        self.version = event.version
         self._pending.append(event)
 
     # ---------------------------------------------------------------- mutators
     def apply(self, event: BlackboardEvent) -> None:
-        """Fold one stored or new event into the state; versions must follow each other."""
+        """Fold one stored event into the state; versions must follow each other."""
+        if self._pending:
+            raise ValueError(f"{self.id} holds unsaved events; collect or discard them before applying stored ones")
+        self._check_follows(event)
+        self._apply(event)
+        self.version = event.version
+
+    def _check_follows(self, event: BlackboardEvent) -> None:
         if event.blackboard_id != self.id or event.version != self.version + 1:
             raise ValueError(
                 f"event {event.blackboard_id}@{event.version} does not follow {self.id}@{self.version}"
             )
-        self._apply(event)
-        self.version = event.version
 
-    def _apply(self, event: BlackboardEvent) -> None:
+    def _apply(self, event: BlackboardEvent, undo: list[tuple[str, str, Any]] | None = None) -> None:
         for signal in evolve(event, self._signals.__getitem__, self._dependants_of):
+            if undo is not None:
+                undo.append(("signal", signal.signal_id, self._signals.get(signal.signal_id)))
             self._signals[signal.signal_id] = signal
         if isinstance(event, AgentSignalPosted):
             for upstream in event.after:
                 self._dependants.setdefault(upstream, []).append(event.signal_id)
+                if undo is not None:
+                    undo.append(("dependant", upstream, None))
             if event.dedupe_key is not None:
                 self._by_key[event.dedupe_key] = event.signal_id
+                if undo is not None:
+                    undo.append(("dedupe_key", event.dedupe_key, None))
 
     def _dependants_of(self, signal_id: str) -> list[str]:
         return self._dependants.get(signal_id, [])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +14,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
+
+from infrastructure.persistence.writer_lock import WriterLock
 
 DEFAULT_URL = "sqlite:///.blackboard/blackboard.db"
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -44,6 +48,8 @@ def make_engine(settings: StoreSettings) -> Engine:
     )
 
 
+# SQLite engines -> the lock their writers queue on (see writer_lock.py).
+_writer_locks: weakref.WeakKeyDictionary[Engine, AbstractContextManager[Any]] = weakref.WeakKeyDictionary()
 _held: ContextVar[tuple[Engine, Connection] | None] = ContextVar("blackboard_held_transaction", default=None)
 
 
@@ -61,7 +67,7 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
     if held is not None and held[0] is engine:
         yield held[1]
         return
-    with engine.connect() as conn:
+    with _writer_locks.get(engine) or nullcontext(), engine.connect() as conn:
         conn.execution_options(blackboard_write=True)
         with conn.begin():
             yield conn
@@ -101,6 +107,8 @@ def _sqlite_engine(settings: StoreSettings) -> Engine:
     else:
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, echo=settings.echo, **options)
+    # one writer at a time: a lock file for a database file; the one shared connection for :memory:
+    _writer_locks[engine] = threading.Lock() if in_memory else WriterLock(f"{database}.lock", settings.busy_timeout)
     busy_ms = int(settings.busy_timeout * 1000)
 
     @event.listens_for(engine, "connect")

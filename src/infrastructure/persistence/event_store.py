@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, func, insert, select, text
+from sqlalchemy import Connection, Engine, bindparam, func, insert, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUnavailable
@@ -16,8 +16,26 @@ from infrastructure.persistence import projection
 from infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
 from infrastructure.persistence.engine import held_connection, held_transaction, write_transaction
 from infrastructure.persistence.tables import StoredEvent
+from infrastructure.persistence.writer_lock import WriterBusy
 
 EVENTS = StoredEvent.__table__
+# One round trip before an append: the board's version, the log's last position, the read model's.
+STATE = select(
+    select(func.coalesce(func.max(EVENTS.c.version), 0))
+    .where(EVENTS.c.stream_id == bindparam("stream"))
+    .scalar_subquery(),
+    select(func.coalesce(func.max(EVENTS.c.position), 0)).scalar_subquery(),
+    select(projection.CHECKPOINTS.c.position)
+    .where(projection.CHECKPOINTS.c.name == projection.NAME)
+    .scalar_subquery(),
+)
+INSERT = insert(EVENTS).returning(EVENTS.c.position, sort_by_parameter_order=True)
+LOAD = (
+    select(EVENTS)
+    .where(EVENTS.c.stream_id == bindparam("stream"), EVENTS.c.version > bindparam("after"))
+    .order_by(EVENTS.c.version)
+)
+LAST_POSITION = select(func.coalesce(func.max(EVENTS.c.position), 0))
 APPEND_LOCK = 0x626C6B62  # PostgreSQL advisory lock that makes positions follow commit order
 BOARD_LOCKS = 0x626C  # PostgreSQL advisory lock class for one board (two-key form: its own key space)
 
@@ -50,28 +68,26 @@ class SqlAlchemyEventStore(EventStore):
         rows = [event_row(e, meta, now) for e in events]
         try:
             with write_transaction(self._engine) as conn:
-                if self._serialise:
+                if self._serialise:  # this board's lock first, then the log's: one order everywhere
+                    self._lock_board(conn, blackboard_id)
                     conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
-                current = conn.scalar(
-                    select(func.coalesce(func.max(EVENTS.c.version), 0)).where(EVENTS.c.stream_id == blackboard_id)
-                )
+                current, last, folded_to = conn.execute(STATE, {"stream": blackboard_id}).one()
                 follows = [e.version for e in events] == list(range(expected_version + 1, expected_version + 1 + len(events)))
                 if current != expected_version or not follows:
                     if self._all_stored(conn, events):
                         return []
                     raise ConcurrencyConflict(blackboard_id, expected_version)
-                last = conn.scalar(select(func.coalesce(func.max(EVENTS.c.position), 0)))
-                positions = conn.scalars(
-                    insert(EVENTS).returning(EVENTS.c.position, sort_by_parameter_order=True), rows
-                ).all()
+                positions = conn.scalars(INSERT, rows).all()
                 recorded = [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
-                if self._project and projection.checkpoint(conn) == last:
-                    projection.fold(conn, recorded)
+                if self._project and (folded_to or 0) == last:  # the read model is live: keep it so
+                    projection.fold(conn, recorded, after=last)
                 return recorded
         except IntegrityError as exc:  # a unique (stream, version) or event id taken by a racing writer
             raise ConcurrencyConflict(blackboard_id, expected_version) from exc
         except DBAPIError as exc:
             raise StoreUnavailable(f"could not append to {blackboard_id}: {exc.orig}") from exc
+        except WriterBusy as exc:
+            raise StoreUnavailable(f"could not append to {blackboard_id}: {exc}") from exc
 
     @contextmanager
     def exclusive(self, blackboard_id: str) -> Iterator[None]:
@@ -80,22 +96,16 @@ class SqlAlchemyEventStore(EventStore):
         try:
             with held_transaction(self._engine) as conn:
                 if self._serialise:
-                    conn.execute(
-                        text("SELECT pg_advisory_xact_lock(:kind, hashtext(:board))"),
-                        {"kind": BOARD_LOCKS, "board": blackboard_id},
-                    )
+                    self._lock_board(conn, blackboard_id)
                 yield
         except DBAPIError as exc:
             raise StoreUnavailable(f"could not lock {blackboard_id}: {exc.orig}") from exc
+        except WriterBusy as exc:
+            raise StoreUnavailable(f"could not lock {blackboard_id}: {exc}") from exc
 
     def load(self, blackboard_id: str, after_version: int = 0) -> list[BlackboardEvent]:
-        query = (
-            select(EVENTS)
-            .where(EVENTS.c.stream_id == blackboard_id, EVENTS.c.version > after_version)
-            .order_by(EVENTS.c.version)
-        )
         with self._reading() as conn:
-            return [event_from_row(row) for row in conn.execute(query)]
+            return [event_from_row(row) for row in conn.execute(LOAD, {"stream": blackboard_id, "after": after_version})]
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         query = select(EVENTS).where(EVENTS.c.position > after).order_by(EVENTS.c.position).limit(limit)
@@ -104,7 +114,7 @@ class SqlAlchemyEventStore(EventStore):
 
     def last_position(self) -> int:
         with self._reading() as conn:
-            return conn.scalar(select(func.coalesce(func.max(EVENTS.c.position), 0))) or 0
+            return conn.scalar(LAST_POSITION) or 0
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
@@ -116,6 +126,13 @@ class SqlAlchemyEventStore(EventStore):
                 yield conn
         except DBAPIError as exc:
             raise StoreUnavailable(f"could not read the event store: {exc.orig}") from exc
+
+    @staticmethod
+    def _lock_board(conn: Connection, blackboard_id: str) -> None:
+        conn.execute(
+            text("SELECT pg_advisory_xact_lock(:kind, hashtext(:board))"),
+            {"kind": BOARD_LOCKS, "board": blackboard_id},
+        )
 
     @staticmethod
     def _all_stored(conn: Connection, events: Sequence[BlackboardEvent]) -> bool:

@@ -22,6 +22,9 @@ DEPENDENCIES = SignalDependency.__table__
 CHECKPOINTS = ProjectionCheckpoint.__table__
 CHANGING = ("status", "claimed_by", "claimed_at", "completed_at", "result_json", "version",
             "waiting_json", "waiting", "claimable_since")
+GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
+GET_DEPENDANTS = select(DEPENDENCIES.c.signal_id).where(DEPENDENCIES.c.upstream_id == bindparam("upstream_id"))
+GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
 UPDATE_SIGNAL = (
     update(SIGNALS)
     .where(SIGNALS.c.signal_id == bindparam("b_signal_id"))
@@ -78,7 +81,7 @@ class Fold:
     def _lookup(self, signal_id: str) -> AgentSignal:
         if (known := self._cache.signals.get(signal_id)) is not None:
             return known
-        row = self._conn.execute(select(SIGNALS).where(SIGNALS.c.signal_id == signal_id)).one_or_none()
+        row = self._conn.execute(GET_SIGNAL, {"signal_id": signal_id}).one_or_none()
         if row is None:
             raise LookupError(f"the read model has no signal {signal_id}; rebuild the projection")
         signal = self._cache.signals[signal_id] = signal_from_row(row)
@@ -87,13 +90,13 @@ class Fold:
     def _dependants(self, upstream_id: str) -> list[str]:
         if self._cache.complete:
             return self._cache.dependants.get(upstream_id, [])
-        stored = self._conn.scalars(select(DEPENDENCIES.c.signal_id).where(DEPENDENCIES.c.upstream_id == upstream_id))
+        stored = self._conn.scalars(GET_DEPENDANTS, {"upstream_id": upstream_id})
         pending = [d["signal_id"] for d in self._new_dependencies if d["upstream_id"] == upstream_id]
         return list(dict.fromkeys([*stored, *pending]))
 
 
 def checkpoint(conn: Connection) -> int:
-    return conn.scalar(select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)) or 0
+    return conn.scalar(GET_CHECKPOINT) or 0
 
 
 def set_checkpoint(conn: Connection, position: int) -> None:
@@ -102,9 +105,12 @@ def set_checkpoint(conn: Connection, position: int) -> None:
         conn.execute(insert(CHECKPOINTS).values(name=NAME, position=position))
 
 
-def fold(conn: Connection, records: Sequence[Recorded], cache: FoldCache | None = None) -> int:
-    """Fold the records after the checkpoint and move it, in the caller's transaction; returns how many."""
-    after = checkpoint(conn)
+def fold(
+    conn: Connection, records: Sequence[Recorded], cache: FoldCache | None = None, after: int | None = None
+) -> int:
+    """Fold the records after the checkpoint (`after`, if the caller just read it) and move it, in
+    the caller's transaction; returns how many were folded."""
+    after = checkpoint(conn) if after is None else after
     fresh = [r for r in records if r.position > after]
     if not fresh:
         return 0

@@ -11,7 +11,7 @@ from domain.signals import AgentSignal
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import signal_from_row
 from infrastructure.persistence.engine import write_transaction
-from infrastructure.persistence.projection import CAPABILITIES, SIGNALS
+from infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS
 
 
 class SqlSignalReadModel(SignalReadModel):
@@ -20,7 +20,7 @@ class SqlSignalReadModel(SignalReadModel):
 
     def get(self, signal_id: str) -> AgentSignal | None:
         with self._engine.connect() as conn:
-            row = conn.execute(select(SIGNALS).where(SIGNALS.c.signal_id == signal_id)).one_or_none()
+            row = conn.execute(GET_SIGNAL, {"signal_id": signal_id}).one_or_none()
         return signal_from_row(row) if row else None
 
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:

@@ -1,0 +1,55 @@
+"""SQLite writers take turns on the lock file; one that waits past the busy timeout gets a clear error."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from application.ports import StoreUnavailable
+from infrastructure.persistence.engine import StoreSettings, make_engine, write_transaction
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from tests.contract.stories import posts
+
+
+def test_write_transactions_of_two_engines_never_overlap(sqlite_url, sqlite_engine):
+    other = make_engine(StoreSettings(url=sqlite_url))
+    inside, overlaps = [0], []
+
+    def write(engine) -> None:
+        for _ in range(20):
+            with write_transaction(engine):
+                inside[0] += 1
+                overlaps.append(inside[0] > 1)
+                time.sleep(0.001)
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=write, args=(e,)) for e in (sqlite_engine, other)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert len(overlaps) == 40 and not any(overlaps)
+
+
+def test_a_writer_kept_waiting_past_the_busy_timeout_is_told_so(sqlite_url, sqlite_engine):
+    impatient = SqlAlchemyEventStore(make_engine(StoreSettings(url=sqlite_url, busy_timeout=0.2)))
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with write_transaction(sqlite_engine):
+            holding.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(5)
+    try:
+        with pytest.raises(StoreUnavailable, match="database is locked"):
+            impatient.append("bb-1", 0, posts("bb-1", 1))
+    finally:
+        release.set()
+        holder.join()
+    assert impatient.load("bb-1") == []

@@ -1,0 +1,63 @@
+"""BlackboardRepository and the aggregate's undo: a lost race costs only the events missed."""
+
+from __future__ import annotations
+
+from application.commands import ClaimSignal, PostSignal
+from application.service import BlackboardService
+from domain.blackboard import BlackboardAggregate
+from tests.contract.stories import RESEARCHER, every_event_type, post
+from tests.fakes import T0, Board, SequentialIds, agent
+
+
+def test_discarding_pending_events_restores_the_board_exactly():
+    board = BlackboardAggregate.replay("bb-1", every_event_type())
+    before = (board.version, board.signals, board.find_by_key("key-1"))
+    new = post(board, 0x40, after=("sig-00000001",))
+    post(board, 0x41, after=("sig-00000004",))  # an upstream that failed: posted then expired at once
+    board.claim_signal(new.signal_id, RESEARCHER, T0)
+
+    board.discard_pending()
+
+    assert (board.version, board.signals, board.find_by_key("key-1")) == before
+    assert board.find_by_key(new.dedupe_key) is None and not board.has_pending_events
+    again = post(board, 0x40, after=("sig-00000001",))  # the same command decides the same again
+    assert again == new
+
+
+class CountingStore:
+    def __init__(self, store) -> None:
+        self._store = store
+        self.loads: list[int] = []
+
+    def load(self, blackboard_id, after_version=0):
+        self.loads.append(after_version)
+        return self._store.load(blackboard_id, after_version)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def test_a_conflict_reloads_only_the_events_the_loser_missed():
+    board = Board(agent("ps-researcher", RESEARCH=0.9), agent("ps-analyst", RESEARCH=0.85))
+    first = board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
+    board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-2", topic="t"))
+    rival = BlackboardService(
+        board.store, board.read_model, board.registry, board.dispatcher, board.clock, SequentialIds()
+    )
+    board.store = counting = CountingStore(board.store)
+    board.rewire()
+    board.service.claim_signal(ClaimSignal(signal_id=first.signal_id, agent_id="ps-researcher"))  # warm: at 3
+    rival.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-3", topic="t"))  # now 4
+    counting.loads.clear()
+    real_append = counting._store.append
+
+    def lose_once(*args, **kwargs):
+        counting.append = real_append
+        rival.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-4", topic="t"))
+        return real_append(*args, **kwargs)
+
+    counting.append = lose_once
+    board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-5", topic="t"))
+
+    assert counting.loads == [3, 4]  # never from 0: the cached board was kept and caught up
+    assert [e.version for e in board.store.load("ps-1")] == [1, 2, 3, 4, 5, 6]
