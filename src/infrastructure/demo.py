@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from application.commands import (
     ClaimSignal,
     CompleteSignal,
@@ -15,10 +17,17 @@ from application.service import BlackboardService, Settings
 from domain.capabilities import AgentCapability, AgentProfile
 from domain.errors import BlackboardError
 from domain.events import AgentSignalCompleted, BlackboardEvent
+from application.ports import SignalFilter
 from infrastructure.clock import RandomSignalIds, SystemClock
 from infrastructure.memory.agents import FixedAgentRegistry
-from infrastructure.memory.event_store import InMemoryEventStore
-from infrastructure.memory.read_model import InMemorySignalReadModel
+from infrastructure.persistence.engine import StoreSettings, make_engine
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from infrastructure.persistence.read_model import SqlSignalReadModel
+from infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
+from infrastructure.persistence.schema import ensure_schema
+from infrastructure.persistence.snapshots import SqlSnapshotStore
+
+DEMO_DB = Path(".blackboard/demo.db")
 
 
 def _agent(name: str, **scores: float) -> AgentProfile:
@@ -38,10 +47,17 @@ def say(text: str) -> None:
 
 
 def main() -> None:
-    store, read_model = InMemoryEventStore(), InMemorySignalReadModel()
+    for leftover in DEMO_DB.parent.glob(DEMO_DB.name + "*"):
+        leftover.unlink()  # a fresh board every run
+    engine = make_engine(StoreSettings(url=f"sqlite:///{DEMO_DB}"))
+    ensure_schema(engine)
+    say(f"An event store on the embedded default: SQLite file {DEMO_DB} (WAL), created and migrated now.\n")
+    store, read_model = SqlAlchemyEventStore(engine), SqlSignalReadModel(engine)
     registry, dispatcher = FixedAgentRegistry(AGENTS), EventDispatcher()
     settings = Settings()
-    service = BlackboardService(store, read_model, registry, dispatcher, SystemClock(), RandomSignalIds(), settings)
+    service = BlackboardService(
+        store, read_model, registry, dispatcher, SystemClock(), RandomSignalIds(), settings, SqlSnapshotStore(engine)
+    )
     queries = BlackboardQueries(store, read_model, registry, settings.claim_threshold)
     dispatcher.register(
         AgentSignalCompleted, lambda e: say(f"  [dispatcher] ps-reviewer hears that {e.signal_id} completed")
@@ -90,6 +106,17 @@ def main() -> None:
     for record in store.read_all():
         say(f"  {record.position:>3}  {record.event.blackboard_id}@{record.event.version}  "
             f"{record.event.event_type:<22} {_summary(record.event)}")
+
+    live = read_model.find(SignalFilter())
+    say("\nThe read model (blackboard_signals), folded in the same transactions as the events:")
+    for signal in live:
+        say(f"  {signal.signal_id} {signal.signal_type:<9} {signal.status:<10} by {signal.claimed_by}")
+    replayed = BlackboardProjectionRebuilder(engine).rebuild()
+    same = read_model.find(SignalFilter()) == live
+    say(f"\nRebuilt the read model from the log: {replayed} events replayed, "
+        f"{'identical to the live one' if same else 'DIFFERENT from the live one'}.")
+    if not same:
+        raise SystemExit(1)
 
 
 def _summary(event: BlackboardEvent) -> str:
