@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.signals import EntryId, NonEmpty, SignalStatus, SignalType, Topic
+from domain.signals import EntryId, NonEmpty, SignalIdText, SignalStatus, SignalType, Topic
 
 
 class Message(BaseModel):
@@ -31,7 +31,7 @@ class PostSignal(Command):
     target_capabilities: tuple[NonEmpty, ...] = ()
     posted_by: NonEmpty = "ps-skill"
     blackboard_id: NonEmpty | None = None
-    after: tuple[NonEmpty, ...] = ()
+    after: tuple[SignalIdText, ...] = ()
     dedupe_key: NonEmpty | None = None
 
     @property
@@ -42,7 +42,7 @@ class PostSignal(Command):
 class ClaimSignal(Command):
     """UC-002: an agent takes a signal it is able to do."""
 
-    signal_id: NonEmpty
+    signal_id: SignalIdText
     agent_id: NonEmpty
     blackboard_id: NonEmpty | None = None
 
@@ -50,7 +50,7 @@ class ClaimSignal(Command):
 class CompleteSignal(Command):
     """UC-003: the claimer hands back its result."""
 
-    signal_id: NonEmpty
+    signal_id: SignalIdText
     agent_id: NonEmpty
     artifact_path: NonEmpty | None = None
     knowledge_items: tuple[str, ...] = ()
@@ -60,7 +60,7 @@ class CompleteSignal(Command):
 class FailSignal(Command):
     """The claimer reports that it could not do the work."""
 
-    signal_id: NonEmpty
+    signal_id: SignalIdText
     agent_id: NonEmpty
     error: NonEmpty
     blackboard_id: NonEmpty | None = None
@@ -81,7 +81,7 @@ class GetOpenSignals(Message):
 
 
 class GetSignalById(Message):
-    signal_id: NonEmpty
+    signal_id: SignalIdText
 
 
 class ListSignals(Message):

@@ -145,6 +145,18 @@ class EventPublisher(abc.ABC):
     def publish(self, events: Sequence[BlackboardEvent]) -> None: ...
 
 
+class LogNotifier(abc.ABC):
+    """Wakes a waiter when the event log may have grown (polling, or a database notification)."""
+
+    @abc.abstractmethod
+    def wait(self, after: int, timeout: float) -> None:
+        """Return once an event past position `after` may exist, or after `timeout` seconds.
+
+        Returning early by mistake is harmless (the caller reads the log and waits again);
+        sleeping through an append that is already there is not.
+        """
+
+
 class Clock(abc.ABC):
     @abc.abstractmethod
     def now(self) -> datetime:

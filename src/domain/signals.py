@@ -14,6 +14,7 @@ SIGNAL_ID_PATTERN = re.compile(r"sig-[0-9a-f]{8}")
 ENTRY_ID_PATTERN = r"^e-[0-9]+$"
 
 NonEmpty = Annotated[str, Field(min_length=1)]
+SignalIdText = Annotated[str, Field(pattern=r"^sig-[0-9a-f]{8}$")]  # pydantic's regex: $ is the very end
 EntryId = Annotated[str, Field(pattern=ENTRY_ID_PATTERN)]
 Topic = Annotated[str, Field(min_length=1, max_length=200)]
 

@@ -1,0 +1,66 @@
+"""Blocking until something happens on a board, by following the event log from a position.
+
+The position is taken before the current state is read, so an event that lands in between is
+still found in the log: no wake-up is lost, whichever process made the change.
+"""
+
+from __future__ import annotations
+
+import time
+
+from application.commands import GetSignalById, WatchSignals
+from application.ports import EventStore, LogNotifier
+from application.queries import BlackboardQueries
+from domain.errors import BlackboardError
+from domain.signals import AgentSignal
+
+FINAL_EVENTS = frozenset({"AgentSignalCompleted", "AgentSignalFailed", "AgentSignalExpired", "AgentSignalUnclaimed"})
+
+
+class WaitTimedOut(BlackboardError):
+    def __init__(self, what: str, seconds: float) -> None:
+        super().__init__(f"timed out after {seconds:g}s waiting for {what}")
+        self.seconds = seconds
+
+
+class Watcher:
+    def __init__(self, store: EventStore, queries: BlackboardQueries, notifier: LogNotifier) -> None:
+        self._store = store
+        self._queries = queries
+        self._notifier = notifier
+
+    def wait_for_signal(self, signal_id: str, timeout: float | None = None) -> AgentSignal:
+        """The signal once it is COMPLETED, FAILED, EXPIRED or UNCLAIMED (at once if it already is)."""
+        position = self._store.last_position()
+        signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
+        deadline = _deadline(timeout)
+        while not signal.status.is_final:
+            self._wait_past(position, deadline, f"{signal_id} to finish", timeout)
+            while records := self._store.read_all(after=position, limit=1000):
+                position = records[-1].position
+                if any(r.event.signal_id == signal_id and r.event.event_type in FINAL_EVENTS for r in records):
+                    signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
+        return signal
+
+    def watch(self, query: WatchSignals, timeout: float | None = None) -> tuple[AgentSignal, int]:
+        """The first signal of the given types (and board) completing after `query.since`, and the
+        position to pass as `since` to see the next one."""
+        deadline = _deadline(timeout)
+        kinds = "/".join(query.signal_types)
+        while True:
+            found = self._queries.watch(query)
+            if found.signals:
+                return found.signals[0], found.position
+            query = query.model_copy(update={"since": found.position})
+            self._wait_past(found.position, deadline, f"a {kinds} signal to complete", timeout)
+
+    def _wait_past(self, position: int, deadline: float | None, what: str, timeout: float | None) -> None:
+        while self._store.last_position() <= position:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise WaitTimedOut(what, timeout or 0)
+            self._notifier.wait(position, 1.0 if remaining is None else min(remaining, 1.0))
+
+
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout

@@ -1,0 +1,207 @@
+"""One function per command: argv values in, a use case called, an Output back. No business rules here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from dependency_injector.wiring import Provide, inject
+
+from application.commands import (
+    ClaimSignal,
+    CompleteSignal,
+    ExpireSignals,
+    FailSignal,
+    GetSignalById,
+    ListSignals,
+    PostSignal,
+    WatchSignals,
+)
+from domain.errors import InvalidInput, RuleViolation
+from domain.signals import SignalStatus
+from infrastructure.agents.registry import FrontmatterAgentRegistry
+from infrastructure.cli import render
+from infrastructure.cli.render import Output
+from infrastructure.container import Container
+
+Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
+
+
+class SignalEndedBadly(RuleViolation):
+    """`wait` found the signal FAILED, EXPIRED or UNCLAIMED: exit 3, with the signal printed."""
+
+    def __init__(self, output: Output, status: str) -> None:
+        super().__init__(f"the signal ended {status}")
+        self.output = output
+
+
+@inject
+def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+    command = PostSignal(
+        signal_type=args.signal_type, ps_id=args.ps_id, entry_id=args.entry_id, topic=args.topic,
+        prompt=args.prompt, context=_json_object(args.context, "--context"),
+        target_capabilities=tuple(args.capabilities), posted_by=args.posted_by, blackboard_id=args.blackboard,
+        after=tuple(args.after), dedupe_key=args.key, correlation_id=args.correlation_id,
+    )
+    return render.signal(service().post_signal(command))
+
+
+@inject
+def claim(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+    command = ClaimSignal(signal_id=args.signal_id, agent_id=args.agent)
+    return render.signal(service().claim_signal(command))
+
+
+@inject
+def complete(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+    command = CompleteSignal(
+        signal_id=args.signal_id, agent_id=args.agent, artifact_path=args.artifact,
+        knowledge_items=tuple(args.knowledge),
+    )
+    return render.signal(service().complete_signal(command))
+
+
+@inject
+def fail(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+    command = FailSignal(signal_id=args.signal_id, agent_id=args.agent, error=args.error)
+    return render.signal(service().fail_signal(command))
+
+
+@inject
+def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
+    query = GetSignalById(signal_id=args.signal_id)
+    return render.signal(queries().get_signal(query))
+
+
+@inject
+def signals(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
+    query = ListSignals(
+        status=args.status, signal_type=args.signal_type, capability=args.capability,
+        blackboard_id=args.blackboard, limit=args.limit,
+    )
+    return render.signals(queries().list_signals(query))
+
+
+@inject
+def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
+    query = GetSignalById(signal_id=args.signal_id)
+    return render.ranking(args.signal_id, queries().match(query))
+
+
+@inject
+def agents(
+    args: argparse.Namespace, registry: FrontmatterAgentRegistry = Provide[Container.agent_registry]
+) -> Output:
+    definitions = registry.definitions()
+    for problem in registry.problems():
+        print(f"blackboard: warning: {problem.path}: {problem.message}", file=sys.stderr)
+    data = [
+        {
+            "name": d.profile.agent_id,
+            "description": d.description,
+            "capabilities": [c.model_dump() for c in d.profile.capabilities],
+            "threshold": d.profile.threshold_or(registry.default_threshold),
+            "command": d.command,
+            "timeout": d.timeout,
+            "file": str(d.path),
+        }
+        for d in definitions
+    ]
+    lines = [
+        f"{a['name']:<20} {_capabilities(a['capabilities'])}  (threshold {a['threshold']:g})  {a['file']}"
+        for a in data
+    ]
+    return Output(data, "\n".join(lines) or f"no agents in {registry.agents_dir}")
+
+
+@inject
+def watch(
+    args: argparse.Namespace,
+    watcher: Lazy = Provide[Container.watcher.provider],
+    store: Lazy = Provide[Container.event_store.provider],
+) -> Output:
+    _check_watch(args)
+    query = WatchSignals(signal_types=tuple(args.signal_types), blackboard_id=args.blackboard, since=0)
+    since = args.since if args.since is not None else store().last_position()  # from now, before waiting
+    found, _ = watcher().watch(query.model_copy(update={"since": since}), args.timeout)
+    return render.signal(found)
+
+
+@inject
+def wait(args: argparse.Namespace, watcher: Lazy = Provide[Container.watcher.provider]) -> Output:
+    _check_timeout(args.timeout)
+    ended = watcher().wait_for_signal(args.signal_id, args.timeout)
+    if ended.status is not SignalStatus.COMPLETED:
+        raise SignalEndedBadly(render.signal(ended), ended.status)
+    return render.signal(ended)
+
+
+@inject
+def expire(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+    return render.signals(service().expire_signals(ExpireSignals()), empty="nothing to expire")
+
+
+@inject
+def events(args: argparse.Namespace, store: Lazy = Provide[Container.event_store.provider]) -> Output:
+    if args.since < 0 or (args.limit is not None and args.limit < 1):
+        raise InvalidInput("--since" if args.since < 0 else "--limit", "must be 0 or more (--since), 1 or more (--limit)")
+    found, position, log = [], args.since, store()
+    while (args.limit is None or len(found) < args.limit) and (page := log.read_all(after=position, limit=1000)):
+        found += [r for r in page if args.blackboard in (None, r.event.blackboard_id)]
+        position = page[-1].position
+    return render.events(found[: args.limit])
+
+
+@inject
+def db_upgrade(args: argparse.Namespace, engine: Lazy = Provide[Container.engine.provider]) -> Output:
+    from infrastructure.persistence.schema import current_revision
+
+    revision = current_revision(engine())  # opening the engine upgraded it
+    return Output({"revision": revision}, f"schema at revision {revision}")
+
+
+@inject
+def projection_rebuild(args: argparse.Namespace, engine: Lazy = Provide[Container.engine.provider]) -> Output:
+    from infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
+
+    rebuilder = BlackboardProjectionRebuilder(engine())
+    if sys.stderr.isatty():
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task("replaying events", total=None)
+            folded = rebuilder.rebuild(args.resume, lambda done, last: bar.update(task, completed=done, total=last))
+    else:
+        folded = rebuilder.rebuild(args.resume)
+    return Output({"events": folded}, f"read model rebuilt: {folded} events replayed")
+
+
+def _capabilities(capabilities: list[dict[str, Any]]) -> str:
+    return " ".join(f"{c['type']}={c['score']:g}" for c in capabilities)
+
+
+def _json_object(raw: str | None, option: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(option, f"must be a JSON object: {exc.msg} at character {exc.pos}") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(option, f"must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is not None and timeout < 0:
+        raise InvalidInput("--timeout", f"must be 0 or more seconds, got {timeout:g}")
+
+
+def _check_watch(args: argparse.Namespace) -> None:
+    _check_timeout(args.timeout)
+    if args.since is not None and args.since < 0:
+        raise InvalidInput("--since", f"must be a log position, 0 or more, got {args.since}")
+

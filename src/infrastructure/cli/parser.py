@@ -1,0 +1,131 @@
+"""The command line's grammar: every command, its options, and one example each (argparse only)."""
+
+from __future__ import annotations
+
+import argparse
+
+from infrastructure.persistence.engine import DEFAULT_URL
+
+SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
+STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
+
+EXIT_CODES = """exit codes:
+  0  done
+  1  unexpected error (one line on stderr)
+  2  bad input: usage, or a value that fails validation; nothing is written
+  3  refused by the state machine (already claimed, not the claimer, wrong state,
+     dependencies pending); for wait: the signal ended FAILED, EXPIRED or UNCLAIMED
+  4  not found: no such signal, agent or blackboard
+  5  timed out waiting (watch, wait)"""
+
+
+def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        name, help=summary, description=summary[0].upper() + summary[1:] + ".",
+        epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="blackboard",
+        description="Event-sourced coordination for AI agents: post signals, let agents claim and finish them.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--db", metavar="URL", help=f"event store URL (env BLACKBOARD_DB; default {DEFAULT_URL})")
+    parser.add_argument("--agents-dir", metavar="DIR", help="folder of agent .md files (env BLACKBOARD_AGENTS_DIR; default ./agents)")
+    parser.add_argument("--json", action="store_true", help="print JSON (env BLACKBOARD_JSON=1)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    db = commands.add_parser("db", help="the database schema").add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    _command(db, "upgrade", "create or upgrade the schema (alembic)", "blackboard --db sqlite:///board.db db upgrade", "db_upgrade")
+
+    post = _command(commands, "post", "post a signal for an agent to claim",
+                    'blackboard post --type RESEARCH --ps-id ps-42 --entry-id e-7 --topic "event stores" --key ps-42/e-7',
+                    "post")
+    post.add_argument("--type", required=True, choices=SIGNAL_TYPES, dest="signal_type", metavar="TYPE",
+                      help="one of " + ", ".join(SIGNAL_TYPES))
+    post.add_argument("--ps-id", required=True, help="the problem statement this work belongs to")
+    post.add_argument("--entry-id", required=True, help="the PS entry, e-N")
+    post.add_argument("--topic", required=True, help="what the work is about (1..200 characters)")
+    post.add_argument("--prompt", default="", help="instructions for the agent")
+    post.add_argument("--context", metavar="JSON", help="a JSON object handed to the agent")
+    post.add_argument("--capability", action="append", default=[], metavar="CAP", dest="capabilities",
+                      help="a capability the signal targets (repeatable; default: its type)")
+    post.add_argument("--posted-by", default="ps-skill", help="who posts (default ps-skill)")
+    post.add_argument("--blackboard", help="the board (default: the PS id)")
+    post.add_argument("--after", action="append", default=[], metavar="SIG",
+                      help="claimable only once this signal completed (repeatable)")
+    post.add_argument("--key", help="dedupe key: posting again with it on the same board returns the first signal")
+    post.add_argument("--correlation-id", help="ties the events to the caller's own run")
+
+    claim = _command(commands, "claim", "claim a signal for an agent of the registry",
+                     "blackboard claim sig-1a2b3c4d --agent ps-researcher", "claim")
+    claim.add_argument("signal_id", metavar="SIG")
+    claim.add_argument("--agent", required=True, help="the agent's name in the agents folder")
+
+    complete = _command(commands, "complete", "complete a claimed signal with its result",
+                        "blackboard complete sig-1a2b3c4d --agent ps-researcher --artifact docs/findings.md",
+                        "complete")
+    complete.add_argument("signal_id", metavar="SIG")
+    complete.add_argument("--agent", required=True, help="the claimer")
+    complete.add_argument("--artifact", help="path of what the agent produced")
+    complete.add_argument("--knowledge", action="append", default=[], metavar="TEXT", help="a finding (repeatable)")
+
+    fail = _command(commands, "fail", "report that a claimed signal could not be done",
+                    'blackboard fail sig-1a2b3c4d --agent ps-researcher --error "no sources found"', "fail")
+    fail.add_argument("signal_id", metavar="SIG")
+    fail.add_argument("--agent", required=True, help="the claimer")
+    fail.add_argument("--error", required=True, help="what went wrong")
+
+    show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
+    show.add_argument("signal_id", metavar="SIG")
+
+    signals = _command(commands, "signals", "list signals from the read model, oldest first",
+                       "blackboard signals --status POSTED --capability RESEARCH", "signals")
+    signals.add_argument("--status", choices=STATUSES, metavar="S", help="one of " + ", ".join(STATUSES))
+    signals.add_argument("--type", choices=SIGNAL_TYPES, dest="signal_type", metavar="T", help="a signal type")
+    signals.add_argument("--capability", metavar="C", help="signals targeting this capability")
+    signals.add_argument("--blackboard", metavar="ID", help="signals of this board")
+    signals.add_argument("--limit", type=int, metavar="N", help="at most N signals")
+
+    match = _command(commands, "match", "rank the registry's agents for a signal",
+                     "blackboard match sig-1a2b3c4d", "match")
+    match.add_argument("signal_id", metavar="SIG")
+
+    _command(commands, "agents", "list the agents of the registry and their capabilities",
+             "blackboard --agents-dir ./agents agents", "agents")
+
+    watch = _command(commands, "watch", "block until a signal of these types completes, then print it",
+                     "blackboard watch --type RESEARCH --blackboard ps-42 --timeout 600", "watch")
+    watch.add_argument("--type", action="append", required=True, choices=SIGNAL_TYPES, dest="signal_types",
+                       metavar="T", help="a signal type (repeatable)")
+    watch.add_argument("--blackboard", metavar="ID", help="only completions on this board")
+    watch.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after this long (exit 5)")
+    watch.add_argument("--since", type=int, metavar="POSITION",
+                       help="count completions after this log position (default: from now)")
+
+    wait = _command(commands, "wait", "block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED",
+                    "blackboard wait sig-1a2b3c4d --timeout 300", "wait")
+    wait.add_argument("signal_id", metavar="SIG")
+    wait.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after this long (exit 5)")
+
+    _command(commands, "expire", "expire signals past their timeouts and print them", "blackboard expire", "expire")
+
+    events = _command(commands, "events", "print the event log in order, with global positions",
+                      "blackboard events --blackboard ps-42 --since 120", "events")
+    events.add_argument("--blackboard", metavar="ID", help="only this board's events")
+    events.add_argument("--since", type=int, default=0, metavar="POSITION", help="only events after this position")
+    events.add_argument("--limit", type=int, metavar="N", help="at most N events")
+
+    projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
+        dest="projection_command", required=True, metavar="ACTION"
+    )
+    rebuild = _command(projection, "rebuild", "rebuild the read model by replaying every event",
+                       "blackboard projection rebuild", "projection_rebuild")
+    rebuild.add_argument("--resume", action="store_true", help="continue an interrupted rebuild")
+    return parser

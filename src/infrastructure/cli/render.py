@@ -1,0 +1,92 @@
+"""How results look: the AgentSignal JSON documents, and short text for people."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from application.ports import Recorded
+from domain.capabilities import Volunteer
+from domain.signals import AgentSignal
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What a command prints: `data` with --json, `text` otherwise."""
+
+    data: Any
+    text: str
+
+
+def signal(item: AgentSignal) -> Output:
+    return Output(item.to_document(), signal_text(item))
+
+
+def signals(items: Sequence[AgentSignal], empty: str = "no signals") -> Output:
+    lines = [signal_line(s) for s in items] or [empty]
+    return Output([s.to_document() for s in items], "\n".join(lines))
+
+
+def signal_line(s: AgentSignal) -> str:
+    who = f" by {s.claimed_by}" if s.claimed_by else ""
+    return f"{s.signal_id}  {s.signal_type:<13} {s.status:<9}{who}  [{s.blackboard_id}] {s.payload.topic}"
+
+
+def signal_text(s: AgentSignal) -> str:
+    lines = [signal_line(s), f"  posted by {s.posted_by} at {s.created_at:%Y-%m-%d %H:%M:%S}"]
+    if s.after:
+        waiting = f" (waiting for {', '.join(sorted(s.waiting_for))})" if s.waiting_for else ""
+        lines.append(f"  after {', '.join(s.after)}{waiting}")
+    if s.claimed_at:
+        lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}")
+    if s.completed_at:
+        lines.append(f"  {s.status.lower()} at {s.completed_at:%Y-%m-%d %H:%M:%S}")
+    if s.result and s.result.artifact_path:
+        lines.append(f"  artifact: {s.result.artifact_path}")
+    lines += [f"  knowledge: {k}" for k in (s.result.knowledge_items if s.result else ())]
+    if s.result and s.result.error:
+        lines.append(f"  reason: {s.result.error}")
+    return "\n".join(lines)
+
+
+def events(records: Sequence[Recorded]) -> Output:
+    data = [
+        {
+            "position": r.position,
+            "event_type": r.event.event_type,
+            "stream_id": r.event.blackboard_id,
+            "version": r.event.version,
+            "event_id": r.event.event_id,
+            "schema_version": type(r.event).schema_version,
+            "occurred_at": r.event.occurred_at.isoformat(),
+            "recorded_at": r.recorded_at.isoformat(),
+            "data": r.event.data(),
+            "metadata": dict(r.metadata),
+        }
+        for r in records
+    ]
+    lines = [
+        f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.blackboard_id}@{r.event.version:<4} "
+        f"{r.event.event_type:<22} {_summary(r)}"
+        for r in records
+    ]
+    return Output(data, "\n".join(lines) or "no events")
+
+
+def _summary(record: Recorded) -> str:
+    data = record.event.data()
+    keep = ("signal_id", "signal_type", "after", "claimed_by", "completed_by", "failed_by", "error", "reason")
+    return " ".join(f"{k}={data[k]}" for k in keep if data.get(k))
+
+
+def ranking(signal_id: str, volunteers: Sequence[Volunteer]) -> Output:
+    data = [
+        {"agent": v.agent.agent_id, "score": v.score, "threshold": v.threshold, "passes": v.passes}
+        for v in volunteers
+    ]
+    lines = [f"agents for {signal_id}, best first (may claim when score > threshold):"] + [
+        f"  {'yes' if v.passes else ' no'}  {v.agent.agent_id:<24} score {v.score:.2f}  threshold {v.threshold:.2f}"
+        for v in volunteers
+    ]
+    return Output(data, "\n".join(lines if volunteers else [f"no agents in the registry for {signal_id}"]))

@@ -1,0 +1,70 @@
+"""The composition root: the one place that names every adapter and builds the service from configuration."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from dependency_injector import containers, providers
+from sqlalchemy import Engine
+
+from application.dispatcher import EventDispatcher
+from application.queries import BlackboardQueries
+from application.service import BlackboardService, Settings
+from application.watching import Watcher
+from infrastructure.agents.registry import FrontmatterAgentRegistry
+from infrastructure.clock import RandomSignalIds, SystemClock
+from infrastructure.notifier import PollingNotifier
+from infrastructure.persistence.engine import StoreSettings, make_engine
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from infrastructure.persistence.read_model import SqlSignalReadModel
+from infrastructure.persistence.schema import ensure_schema
+from infrastructure.persistence.snapshots import SqlSnapshotStore
+
+
+def open_database(settings: StoreSettings) -> Engine:
+    """The engine, with the schema created or upgraded when it is not current (one query when it is)."""
+    engine = make_engine(settings)
+    ensure_schema(engine)
+    return engine
+
+
+class Container(containers.DeclarativeContainer):
+    """Configured from `infrastructure.config.load` (flags and environment); override providers in tests."""
+
+    wiring_config = containers.WiringConfiguration(modules=["infrastructure.cli.commands"])
+    config = providers.Configuration(strict=True)
+
+    store_settings = providers.Singleton(
+        StoreSettings,
+        url=config.db,
+        synchronous=config.sqlite_synchronous,
+        busy_timeout=config.sqlite_busy_timeout,
+        pool_size=config.pool_size,
+        max_overflow=config.max_overflow,
+        pool_timeout=config.pool_timeout,
+    )
+    engine = providers.Singleton(open_database, store_settings)
+    event_store = providers.Singleton(SqlAlchemyEventStore, engine)
+    read_model = providers.Singleton(SqlSignalReadModel, engine)
+    snapshots = providers.Singleton(SqlSnapshotStore, engine)
+    agent_registry = providers.Singleton(
+        FrontmatterAgentRegistry, agents_dir=config.agents_dir.as_(Path), default_threshold=config.claim_threshold
+    )
+    dispatcher = providers.Singleton(EventDispatcher)
+    clock = providers.Singleton(SystemClock)
+    ids = providers.Singleton(RandomSignalIds)
+    notifier = providers.Singleton(PollingNotifier, event_store, interval=config.poll_interval)
+    settings = providers.Singleton(
+        Settings,
+        claim_threshold=config.claim_threshold,
+        post_timeout=providers.Factory(timedelta, seconds=config.post_timeout),
+        claim_timeout=providers.Factory(timedelta, seconds=config.claim_timeout),
+    )
+    service = providers.Singleton(
+        BlackboardService, event_store, read_model, agent_registry, dispatcher, clock, ids, settings, snapshots
+    )
+    queries = providers.Singleton(
+        BlackboardQueries, event_store, read_model, agent_registry, config.claim_threshold
+    )
+    watcher = providers.Singleton(Watcher, event_store, queries, notifier)
