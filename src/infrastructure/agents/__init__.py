@@ -1,0 +1,12 @@
+"""Agents declared as Markdown files with YAML frontmatter (contracts/agent-file.md)."""
+
+from infrastructure.agents.parsing import AgentDefinition, AgentFileInvalid, AgentFileProblem, read_agent_file
+from infrastructure.agents.registry import FrontmatterAgentRegistry
+
+__all__ = [
+    "AgentDefinition",
+    "AgentFileInvalid",
+    "AgentFileProblem",
+    "FrontmatterAgentRegistry",
+    "read_agent_file",
+]

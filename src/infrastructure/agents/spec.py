@@ -1,0 +1,110 @@
+"""The keys of an agent file that the blackboard owns, validated, and their errors said in plain words."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Strict, Tag, ValidationError
+
+NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+
+# strict: YAML `yes` or `"0.9"` is a mistake to report, not a number to guess (ints are still fine)
+Number = Annotated[float, Strict()]
+Score = Annotated[Number, Field(ge=0.0, le=1.0)]
+CapabilityName = Annotated[str, Field(min_length=1)]
+
+
+class CapabilitySpec(BaseModel):
+    """One entry of the list form: `- {type: RESEARCH, score: 0.95}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: CapabilityName
+    score: Score
+
+
+def _capabilities_form(value: Any) -> str:
+    return "mapping" if isinstance(value, dict) else "list"
+
+
+# Either `[{type, score}, ...]` or the shorthand `{RESEARCH: 0.95}`; the discriminator picks one form,
+# so an error names the field in the form the author wrote instead of listing both alternatives.
+Capabilities = Annotated[
+    Annotated[list[CapabilitySpec], Field(min_length=1), Tag("list")]
+    | Annotated[dict[CapabilityName, Score], Field(min_length=1), Tag("mapping")],
+    Discriminator(_capabilities_form),
+]
+
+
+class AgentFileSpec(BaseModel):
+    """Our keys of the frontmatter. Keys we do not own (`tools`, `model` ...) are kept in `model_extra`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(pattern=NAME_PATTERN)
+    capabilities: Capabilities
+    threshold: Score | None = None
+    command: str | None = None
+    timeout: Number | None = Field(default=None, gt=0)
+    description: str | None = None
+
+    def capability_pairs(self) -> list[tuple[str, float]]:
+        """(type, score) pairs whichever form the file used, in the file's order."""
+        if isinstance(self.capabilities, dict):
+            return list(self.capabilities.items())
+        return [(c.type, c.score) for c in self.capabilities]
+
+
+OUR_KEYS = frozenset(AgentFileSpec.model_fields)
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """`("capabilities", "list", 1, "score")` -> `capabilities[1].score`; a shorthand key reads
+    `capabilities.RESEARCH`. The form tags the discriminator adds are dropped."""
+    text, in_mapping = "", False
+    for part in loc:
+        if part in ("list", "mapping", "[key]") and text == "capabilities":
+            in_mapping = part == "mapping"
+            continue
+        if part == "[key]":
+            continue
+        if isinstance(part, int) and not in_mapping:
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "frontmatter"
+
+
+def _got(value: Any) -> str:
+    return f"got {value!r}" if isinstance(value, str) else f"got {value}"
+
+
+def plain_message(error: Any) -> str:
+    """One pydantic error as `field: rule, got value`."""
+    kind, field, value = error["type"], field_path(error["loc"]), error.get("input")
+    leaf = field.rsplit(".", 1)[-1]
+    if error["loc"][-1:] == ("[key]",):
+        return f"{field_path(error['loc'][:2])}: {value!r} is not a capability name (non-empty text)"
+    if kind == "missing":
+        return f"{field}: is required"
+    is_score = leaf in ("score", "threshold") or field.startswith("capabilities")
+    if kind in ("greater_than_equal", "less_than_equal") and is_score:
+        return f"{field}: must be between 0 and 1, {_got(value)}"
+    if kind == "greater_than" and leaf == "timeout":
+        return f"{field}: must be a positive number of seconds, {_got(value)}"
+    if kind == "string_pattern_mismatch" and leaf == "name":
+        return f"{field}: must be lowercase letters, digits and hyphens, not starting with a hyphen, {_got(value)}"
+    if kind == "too_short" and field == "capabilities":
+        return f"{field}: must declare at least one capability"
+    if kind in ("float_parsing", "float_type", "float_parsing_strict"):
+        return f"{field}: must be a number, {_got(value)}"
+    if kind == "extra_forbidden":
+        return f"{field}: is not a key of a capability (use type and score)"
+    if kind == "list_type" and field == "capabilities":
+        return f"{field}: must be a list of {{type, score}} or a mapping of type to score, {_got(value)}"
+    message = str(error["msg"])
+    return f"{field}: {message[0].lower()}{message[1:]}, {_got(value)}"
+
+
+def plain_messages(exc: ValidationError) -> list[str]:
+    return [plain_message(error) for error in exc.errors()]
