@@ -114,8 +114,8 @@ class FrontmatterAgentRegistry(AgentRegistry):
                 problems.append(AgentFileProblem(outcome.path, message))
             else:
                 agents[outcome.name] = outcome
-        for problem in problems:
-            logger.warning("agent file left out: %s", problem)
+        for problem in problems:  # info, not warning: callers report problems() in their own words
+            logger.info("agent file left out: %s", problem)
         return _Snapshot(keys, agents, tuple(problems))
 
     @staticmethod
