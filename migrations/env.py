@@ -8,10 +8,10 @@ from alembic import context
 from sqlalchemy import Connection
 
 from infrastructure.persistence.engine import DEFAULT_URL, StoreSettings, make_engine
-from infrastructure.persistence.tables import Base
+from infrastructure.persistence.tables import metadata
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = metadata
 
 
 def run(connection: Connection) -> None:

@@ -12,7 +12,7 @@ from sqlalchemy.engine import make_url
 
 from infrastructure.persistence.engine import StoreSettings, make_engine
 from infrastructure.persistence.schema import ensure_schema
-from infrastructure.persistence.tables import Base
+from infrastructure.persistence.tables import metadata
 
 # The machine's PostgreSQL (trust auth). CI must reach it: a failure to connect fails the tests.
 PG_ADMIN_URL = os.environ.get("BLACKBOARD_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -59,7 +59,7 @@ def pg_session_engine(pg_database_url) -> Iterator[Engine]:
 @pytest.fixture
 def pg_engine(pg_session_engine) -> Engine:
     """The run's database, emptied before each test."""
-    tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
+    tables = ", ".join(t.name for t in metadata.sorted_tables)
     with pg_session_engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY"))
     return pg_session_engine

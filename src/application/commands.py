@@ -10,7 +10,7 @@ from domain.signals import EntryId, NonEmpty, SignalIdText, SignalStatus, Signal
 
 
 class Message(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Command(Message):

@@ -15,7 +15,7 @@ DEFAULT_THRESHOLD = 0.8
 class AgentCapability(BaseModel):
     """One kind of work an agent can do, and how well (0..1)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     type: str = Field(min_length=1)
     score: float = Field(ge=0.0, le=1.0)
@@ -30,7 +30,7 @@ class AgentCapability(BaseModel):
 class AgentProfile(BaseModel):
     """An agent as the blackboard sees it: its name, capabilities and optional own threshold."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     agent_id: str = Field(min_length=1)
     capabilities: tuple[AgentCapability, ...] = Field(min_length=1)

@@ -17,7 +17,8 @@ ENVELOPE = frozenset({"event_id", "blackboard_id", "version", "occurred_at"})
 class BlackboardEvent(BaseModel):
     """Envelope shared by every event; `version` is the position in the board's own stream."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # schemas are built on first use: a CLI call that reads no event of a type pays nothing for it
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     schema_version: ClassVar[int] = 1
 
     event_id: str = Field(default_factory=lambda: str(uuid4()))

@@ -60,7 +60,7 @@ class SignalId(str):
 class SignalPayload(BaseModel):
     """What the work is about: the PS it belongs to, the entry, the topic and the prompt."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     ps_id: NonEmpty
     entry_id: EntryId
@@ -72,7 +72,7 @@ class SignalPayload(BaseModel):
 class SignalResult(BaseModel):
     """What an agent handed back: an artifact, knowledge items, or the error that ended the signal."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     artifact_path: str | None = None
     knowledge_items: tuple[str, ...] = ()

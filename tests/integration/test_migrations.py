@@ -14,7 +14,7 @@ from alembic.script import ScriptDirectory
 
 from infrastructure.persistence.engine import StoreSettings, make_engine
 from infrastructure.persistence.schema import HEAD, MIGRATIONS, current_revision, ensure_schema
-from infrastructure.persistence.tables import Base
+from infrastructure.persistence.tables import metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -23,7 +23,7 @@ BIN = Path(sys.executable).parent
 def test_the_models_and_the_migrations_agree(sql_engine):
     """What `alembic check` checks: autogenerate finds nothing to add after `upgrade head`."""
     with sql_engine.connect() as conn:
-        differences = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+        differences = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), metadata)
 
     assert differences == []
 

@@ -7,7 +7,7 @@ from sqlalchemy import update
 from application.commands import ClaimSignal, PostSignal
 from application.service import Settings
 from domain.blackboard import BlackboardAggregate
-from infrastructure.persistence.tables import Snapshot
+from infrastructure.persistence.tables import SNAPSHOTS
 from tests.integration.conftest import SqlBoard
 
 
@@ -63,7 +63,7 @@ def test_a_snapshot_of_another_shape_is_ignored_and_the_events_replayed(sql_engi
     board = SqlBoard(sql_engine, Settings(snapshot_every=10))
     ids = grow(board, 12)
     with sql_engine.begin() as conn:
-        conn.execute(update(Snapshot.__table__).values(schema_version=1))
+        conn.execute(update(SNAPSHOTS).values(schema_version=1))
     board.store = counting = CountingStore(board.store)
 
     claimed = board.fresh_service().claim_signal(ClaimSignal(signal_id=ids[11], agent_id="ps-researcher"))

@@ -22,7 +22,7 @@ from application.ports import SignalFilter
 from domain.blackboard import BlackboardAggregate
 from domain.errors import AlreadyClaimed, DependenciesPending
 from domain.signals import SignalStatus
-from infrastructure.persistence.tables import StoredEvent
+from infrastructure.persistence.tables import EVENTS
 
 
 def post(board, kind="RESEARCH", **fields):
@@ -78,7 +78,7 @@ def test_stored_rows_carry_type_schema_version_and_metadata(sql_board):
     sql_board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
 
     with sql_board.engine.connect() as conn:
-        rows = conn.execute(select(StoredEvent.__table__).order_by(StoredEvent.position)).all()
+        rows = conn.execute(select(EVENTS).order_by(EVENTS.c.position)).all()
 
     assert [(r.event_type, r.schema_version, r.stream_id, r.version) for r in rows] == [
         ("AgentSignalPosted", 1, "ps-1", 1), ("AgentSignalClaimed", 1, "ps-1", 2)

@@ -10,7 +10,7 @@ from sqlalchemy import insert
 from domain import events
 from domain.events import AgentSignalFailed
 from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.tables import StoredEvent
+from infrastructure.persistence.tables import EVENTS
 
 
 def test_a_row_of_an_older_schema_version_is_upcast_when_loaded(sql_engine, monkeypatch):
@@ -24,7 +24,7 @@ def test_a_row_of_an_older_schema_version_is_upcast_when_loaded(sql_engine, monk
     at = datetime(2026, 1, 4, tzinfo=UTC)
     old_shape = {"signal_id": "sig-0000000a", "failed_by": "ps-researcher", "message": "no sources"}
     with sql_engine.begin() as conn:
-        conn.execute(insert(StoredEvent.__table__).values(
+        conn.execute(insert(EVENTS).values(
             event_id="6f1c1d7e-0000-4000-8000-000000000001", stream_id="bb-old", version=1,
             event_type="AgentSignalFailed", schema_version=1, data=json.dumps(old_shape),
             metadata="{}", occurred_at=at, recorded_at=at,

@@ -15,10 +15,9 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
+from infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
 from infrastructure.persistence.writer_lock import WriterLock
 
-DEFAULT_URL = "sqlite:///.blackboard/blackboard.db"
-SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,10 +15,9 @@ from domain.events import BlackboardEvent
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
 from infrastructure.persistence.engine import held_connection, held_transaction, write_transaction
-from infrastructure.persistence.tables import StoredEvent
+from infrastructure.persistence.tables import EVENTS
 from infrastructure.persistence.writer_lock import WriterBusy
 
-EVENTS = StoredEvent.__table__
 # One round trip before an append: the board's version, the log's last position, the read model's.
 STATE = select(
     select(func.coalesce(func.max(EVENTS.c.version), 0))

@@ -13,13 +13,9 @@ from domain.events import AgentSignalPosted, BlackboardEvent
 from domain.evolution import evolve
 from domain.signals import AgentSignal
 from infrastructure.persistence.codec import signal_from_row, signal_row
-from infrastructure.persistence.tables import ProjectionCheckpoint, SignalCapability, SignalDependency, SignalRow
+from infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
 
 NAME = "blackboard_signals"
-SIGNALS = SignalRow.__table__
-CAPABILITIES = SignalCapability.__table__
-DEPENDENCIES = SignalDependency.__table__
-CHECKPOINTS = ProjectionCheckpoint.__table__
 CHANGING = ("status", "claimed_by", "claimed_at", "completed_at", "result_json", "version",
             "waiting_json", "waiting", "claimable_since")
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))

@@ -6,19 +6,16 @@ import dataclasses
 import zlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import cache
 
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import Engine, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from application.ports import SnapshotStore
 from domain.signals import AgentSignal
 from infrastructure.persistence.engine import write_transaction
-from infrastructure.persistence.tables import Snapshot
+from infrastructure.persistence.tables import SNAPSHOTS
 
-SNAPSHOTS = Snapshot.__table__
-CODEC = TypeAdapter(list[AgentSignal])
 # Changes whenever AgentSignal's fields do, so a snapshot of an older shape is ignored, not misread.
 SCHEMA = zlib.crc32(",".join(f.name for f in dataclasses.fields(AgentSignal)).encode()) & 0x7FFFFFFF
 
@@ -26,7 +23,6 @@ SCHEMA = zlib.crc32(",".join(f.name for f in dataclasses.fields(AgentSignal)).en
 class SqlSnapshotStore(SnapshotStore):
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
-        self._insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
 
     def get(self, blackboard_id: str) -> tuple[int, list[AgentSignal]] | None:
         with self._engine.connect() as conn:
@@ -34,7 +30,7 @@ class SqlSnapshotStore(SnapshotStore):
         if row is None or row.schema_version != SCHEMA:
             return None
         try:
-            return row.version, CODEC.validate_json(row.state)
+            return row.version, _codec().validate_json(row.state)
         except ValidationError:
             return None  # disposable: the events are the truth
 
@@ -43,10 +39,14 @@ class SqlSnapshotStore(SnapshotStore):
             "stream_id": blackboard_id,
             "version": version,
             "schema_version": SCHEMA,
-            "state": CODEC.dump_json(list(signals)).decode(),
+            "state": _codec().dump_json(list(signals)).decode(),
             "taken_at": datetime.now(UTC),
         }
-        statement = self._insert(SNAPSHOTS).values(values)
+        if self._engine.dialect.name == "postgresql":  # imported here: each dialect module is costly
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        statement = insert(SNAPSHOTS).values(values)
         statement = statement.on_conflict_do_update(
             index_elements=[SNAPSHOTS.c.stream_id],
             set_={k: statement.excluded[k] for k in values if k != "stream_id"},
@@ -54,3 +54,9 @@ class SqlSnapshotStore(SnapshotStore):
         )
         with write_transaction(self._engine) as conn:
             conn.execute(statement)
+
+
+@cache
+def _codec() -> TypeAdapter[list[AgentSignal]]:
+    """Built on first use: building it costs a CLI call tens of milliseconds."""
+    return TypeAdapter(list[AgentSignal])

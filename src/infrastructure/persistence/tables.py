@@ -1,12 +1,27 @@
-"""Typed SQLAlchemy tables: the event log, snapshots, the signal read model and its checkpoints."""
+"""The tables: the event log, snapshots, the signal read model and its checkpoints.
+
+Core `Table`s rather than ORM classes: every statement here is Core, and importing
+`sqlalchemy.orm` would cost each CLI call about a tenth of a second for nothing.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Dialect, Index, Integer, MetaData, String, Text, UniqueConstraint
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.types import TypeDecorator
 
 NAMING = {
@@ -16,6 +31,7 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+metadata = MetaData(naming_convention=NAMING)
 
 # SQLite only makes INTEGER PRIMARY KEY an alias of the rowid (autoincrementing); PostgreSQL gets BIGINT.
 Position = BigInteger().with_variant(Integer(), "sqlite")
@@ -40,95 +56,83 @@ class Moment(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+# One fact per row. `position` is the global commit order; (stream_id, version) is the optimistic lock.
+EVENTS = Table(
+    "events",
+    metadata,
+    Column("position", Position, primary_key=True, autoincrement=True),
+    Column("event_id", String(36), nullable=False, unique=True),
+    Column("stream_id", String(200), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("event_type", String(100), nullable=False),
+    Column("schema_version", Integer, nullable=False),
+    Column("data", Text, nullable=False),
+    Column("metadata", Text, nullable=False),
+    Column("occurred_at", Moment, nullable=False),
+    Column("recorded_at", Moment, nullable=False),
+    UniqueConstraint("stream_id", "version"),
+)
 
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING)
+# The latest saved state of one board, so a cold load reads only the events after it.
+SNAPSHOTS = Table(
+    "snapshots",
+    metadata,
+    Column("stream_id", String(200), primary_key=True),
+    Column("version", Integer, nullable=False),
+    Column("schema_version", Integer, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("taken_at", Moment, nullable=False),
+)
 
+# The read model of one signal (design §11.1, plus board, dependencies and result).
+SIGNALS = Table(
+    "blackboard_signals",
+    metadata,
+    Column("signal_id", String(12), primary_key=True),
+    Column("blackboard_id", String(200), nullable=False),
+    Column("signal_type", String(20), nullable=False),
+    Column("payload_json", Text, nullable=False),
+    Column("target_capabilities", Text, nullable=False),  # JSON array, also in signal_capabilities
+    Column("posted_by", String(200), nullable=False),
+    Column("claimed_by", String(200)),
+    Column("status", String(12), nullable=False),
+    Column("created_at", Moment, nullable=False),
+    Column("claimed_at", Moment),
+    Column("completed_at", Moment),
+    Column("result_json", Text),
+    Column("version", Integer, nullable=False),
+    Column("after_json", Text, nullable=False),  # JSON array of upstream signal ids
+    Column("waiting_json", Text, nullable=False),  # JSON array of upstreams not yet completed
+    Column("waiting", Integer, nullable=False),  # len(waiting_json), so "claimable" is indexable
+    Column("claimable_since", Moment),
+    Column("dedupe_key", String(200)),
+    Index("ix_blackboard_signals_open", "status", "waiting", "created_at"),
+    Index("ix_blackboard_signals_board", "blackboard_id", "created_at"),
+    Index("ix_blackboard_signals_type", "signal_type", "created_at"),
+)
 
-class StoredEvent(Base):
-    """One fact. `position` is the global commit order; (stream_id, version) is the optimistic lock."""
+# One target capability of a signal: the index behind "open signals for these capabilities".
+CAPABILITIES = Table(
+    "signal_capabilities",
+    metadata,
+    Column("signal_id", String(12), primary_key=True),
+    Column("capability", String(200), primary_key=True),
+    Index("ix_signal_capabilities_capability", "capability", "signal_id"),
+)
 
-    __tablename__ = "events"
-    __table_args__ = (UniqueConstraint("stream_id", "version"),)
+# `signal_id` comes after `upstream_id`: lets a completion find its dependants.
+DEPENDENCIES = Table(
+    "signal_dependencies",
+    metadata,
+    Column("signal_id", String(12), primary_key=True),
+    Column("upstream_id", String(12), primary_key=True),
+    Index("ix_signal_dependencies_upstream", "upstream_id"),
+)
 
-    position: Mapped[int] = mapped_column(Position, primary_key=True, autoincrement=True)
-    event_id: Mapped[str] = mapped_column(String(36), unique=True)
-    stream_id: Mapped[str] = mapped_column(String(200))
-    version: Mapped[int] = mapped_column(Integer)
-    event_type: Mapped[str] = mapped_column(String(100))
-    schema_version: Mapped[int] = mapped_column(Integer)
-    data: Mapped[str] = mapped_column(Text)
-    meta: Mapped[str] = mapped_column("metadata", Text)
-    occurred_at: Mapped[datetime] = mapped_column(Moment)
-    recorded_at: Mapped[datetime] = mapped_column(Moment)
-
-
-class Snapshot(Base):
-    """The latest saved state of one board, so a cold load reads only the events after it."""
-
-    __tablename__ = "snapshots"
-
-    stream_id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    version: Mapped[int] = mapped_column(Integer)
-    schema_version: Mapped[int] = mapped_column(Integer)
-    state: Mapped[str] = mapped_column(Text)
-    taken_at: Mapped[datetime] = mapped_column(Moment)
-
-
-class SignalRow(Base):
-    """The read model of one signal (design §11.1, plus board, dependencies and result)."""
-
-    __tablename__ = "blackboard_signals"
-    __table_args__ = (
-        Index("ix_blackboard_signals_open", "status", "waiting", "created_at"),
-        Index("ix_blackboard_signals_board", "blackboard_id", "created_at"),
-        Index("ix_blackboard_signals_type", "signal_type", "created_at"),
-    )
-
-    signal_id: Mapped[str] = mapped_column(String(12), primary_key=True)
-    blackboard_id: Mapped[str] = mapped_column(String(200))
-    signal_type: Mapped[str] = mapped_column(String(20))
-    payload_json: Mapped[str] = mapped_column(Text)
-    target_capabilities: Mapped[str] = mapped_column(Text)  # JSON array, also in signal_capabilities
-    posted_by: Mapped[str] = mapped_column(String(200))
-    claimed_by: Mapped[str | None] = mapped_column(String(200))
-    status: Mapped[str] = mapped_column(String(12))
-    created_at: Mapped[datetime] = mapped_column(Moment)
-    claimed_at: Mapped[datetime | None] = mapped_column(Moment)
-    completed_at: Mapped[datetime | None] = mapped_column(Moment)
-    result_json: Mapped[str | None] = mapped_column(Text)
-    version: Mapped[int] = mapped_column(Integer)
-    after_json: Mapped[str] = mapped_column(Text)  # JSON array of upstream signal ids
-    waiting_json: Mapped[str] = mapped_column(Text)  # JSON array of upstreams not yet completed
-    waiting: Mapped[int] = mapped_column(Integer)  # len(waiting_json), so "claimable" is indexable
-    claimable_since: Mapped[datetime | None] = mapped_column(Moment)
-    dedupe_key: Mapped[str | None] = mapped_column(String(200))
-
-
-class SignalCapability(Base):
-    """One target capability of a signal: the index behind "open signals for these capabilities"."""
-
-    __tablename__ = "signal_capabilities"
-    __table_args__ = (Index("ix_signal_capabilities_capability", "capability", "signal_id"),)
-
-    signal_id: Mapped[str] = mapped_column(String(12), primary_key=True)
-    capability: Mapped[str] = mapped_column(String(200), primary_key=True)
-
-
-class SignalDependency(Base):
-    """`signal_id` comes after `upstream_id`: lets a completion find its dependants."""
-
-    __tablename__ = "signal_dependencies"
-    __table_args__ = (Index("ix_signal_dependencies_upstream", "upstream_id"),)
-
-    signal_id: Mapped[str] = mapped_column(String(12), primary_key=True)
-    upstream_id: Mapped[str] = mapped_column(String(12), primary_key=True)
-
-
-class ProjectionCheckpoint(Base):
-    """The last global position a projection has folded in."""
-
-    __tablename__ = "projection_checkpoints"
-
-    name: Mapped[str] = mapped_column(String(100), primary_key=True)
-    position: Mapped[int] = mapped_column(Position)
+# The last global position a projection has folded in.
+CHECKPOINTS = Table(
+    "projection_checkpoints",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("position", Position, nullable=False),
+)
