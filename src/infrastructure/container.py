@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 from sqlalchemy import Engine
@@ -12,7 +13,6 @@ from application.dispatcher import EventDispatcher
 from application.queries import BlackboardQueries
 from application.service import BlackboardService, Settings
 from application.watching import Watcher
-from infrastructure.agents.registry import FrontmatterAgentRegistry
 from infrastructure.clock import RandomSignalIds, SystemClock
 from infrastructure.notifier import PollingNotifier
 from infrastructure.persistence.engine import StoreSettings, make_engine
@@ -20,6 +20,16 @@ from infrastructure.persistence.event_store import SqlAlchemyEventStore
 from infrastructure.persistence.read_model import SqlSignalReadModel
 from infrastructure.persistence.schema import ensure_schema
 from infrastructure.persistence.snapshots import SqlSnapshotStore
+
+if TYPE_CHECKING:
+    from infrastructure.agents.registry import FrontmatterAgentRegistry
+
+
+def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgentRegistry:
+    """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms."""
+    from infrastructure.agents.registry import FrontmatterAgentRegistry
+
+    return FrontmatterAgentRegistry(Path(agents_dir), default_threshold)
 
 
 def open_database(settings: StoreSettings) -> Engine:
@@ -49,7 +59,7 @@ class Container(containers.DeclarativeContainer):
     read_model = providers.Singleton(SqlSignalReadModel, engine)
     snapshots = providers.Singleton(SqlSnapshotStore, engine)
     agent_registry = providers.Singleton(
-        FrontmatterAgentRegistry, agents_dir=config.agents_dir.as_(Path), default_threshold=config.claim_threshold
+        agent_registry, agents_dir=config.agents_dir, default_threshold=config.claim_threshold
     )
     dispatcher = providers.Singleton(EventDispatcher)
     clock = providers.Singleton(SystemClock)

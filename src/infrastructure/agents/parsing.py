@@ -8,8 +8,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import frontmatter
-import yaml
 from pydantic import ValidationError
 
 from domain.capabilities import AgentCapability, AgentProfile
@@ -53,6 +51,9 @@ class AgentFileInvalid(Exception):
 
 
 def _frontmatter(path: Path, text: str) -> tuple[dict[str, Any], str]:
+    import frontmatter  # imported when a file is read: a command that reads no agent file skips it
+    import yaml
+
     handler = frontmatter.YAMLHandler()
     text = text.lstrip("\ufeff").strip()
     if not handler.detect(text):
@@ -71,7 +72,9 @@ def _frontmatter(path: Path, text: str) -> tuple[dict[str, Any], str]:
     return data, body.strip()
 
 
-def _yaml_reason(exc: yaml.YAMLError) -> str:
+def _yaml_reason(exc: Any) -> str:
+    import yaml
+
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         # the YAML text starts on the opening --- line (its remainder is empty), and marks count from 0
         return f"{exc.problem} (line {exc.problem_mark.line + 1} of the file)"

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dependency_injector.wiring import Provide, inject
 
@@ -22,10 +22,12 @@ from application.commands import (
 )
 from domain.errors import InvalidInput, RuleViolation
 from domain.signals import SignalStatus
-from infrastructure.agents.registry import FrontmatterAgentRegistry
 from infrastructure.cli import render
 from infrastructure.cli.render import Output
 from infrastructure.container import Container
+
+if TYPE_CHECKING:
+    from infrastructure.agents.registry import FrontmatterAgentRegistry
 
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
 
@@ -93,7 +95,7 @@ def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.pr
 
 @inject
 def agents(
-    args: argparse.Namespace, registry: FrontmatterAgentRegistry = Provide[Container.agent_registry]
+    args: argparse.Namespace, registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry]
 ) -> Output:
     definitions = registry.definitions()
     for problem in registry.problems():
