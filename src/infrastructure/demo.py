@@ -1,128 +1,144 @@
-"""`make demo`: a short scripted story through the use cases, ending with the event log."""
+"""`make demo`: a PS posts work, agents claim it and run their handlers, a waiting reviewer unblocks.
+
+Every step is a real `blackboard` process on the embedded SQLite default, as a PS skill or an
+agent would run it; the story ends with the event log, the board and a rebuild that matches.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
-from application.commands import (
-    ClaimSignal,
-    CompleteSignal,
-    GetOpenSignals,
-    PostSignal,
-    WatchSignals,
-)
-from application.dispatcher import EventDispatcher
-from application.queries import BlackboardQueries
-from application.service import BlackboardService, Settings
-from domain.capabilities import AgentCapability, AgentProfile
-from domain.errors import BlackboardError
-from domain.events import AgentSignalCompleted, BlackboardEvent
-from application.ports import SignalFilter
-from infrastructure.clock import RandomSignalIds, SystemClock
-from infrastructure.memory.agents import FixedAgentRegistry
-from infrastructure.persistence.engine import StoreSettings, make_engine
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.read_model import SqlSignalReadModel
-from infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
-from infrastructure.persistence.schema import ensure_schema
-from infrastructure.persistence.snapshots import SqlSnapshotStore
-
-DEMO_DB = Path(".blackboard/demo.db")
+ROOT = Path(__file__).resolve().parents[2]
+WORK = Path(".blackboard")
+DB = WORK / "demo.db"
+BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
+ENV = {
+    **os.environ,
+    "BLACKBOARD_DB": f"sqlite:///{DB}",
+    "BLACKBOARD_AGENTS_DIR": str(ROOT / "agents"),
+    "BLACKBOARD_ARTIFACTS_DIR": str((WORK / "artifacts").resolve()),
+    "BLACKBOARD_JSON": "",
+}
 
 
-def _agent(name: str, **scores: float) -> AgentProfile:
-    caps = tuple(AgentCapability(type=t, score=s) for t, s in scores.items())
-    return AgentProfile(agent_id=name, capabilities=caps)
+def say(text: str = "") -> None:
+    print(text, flush=True)
 
 
-AGENTS = [
-    _agent("ps-researcher", RESEARCH=0.95, INVESTIGATION=0.7),
-    _agent("ps-analyst", ANALYSIS=0.9, RESEARCH=0.85),
-    _agent("ps-reviewer", REVIEW=0.95),
-]
+def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([BLACKBOARD, *args], env=ENV, capture_output=True, text=True, timeout=60)
+    if check and done.returncode != 0:
+        raise SystemExit(f"demo: `blackboard {' '.join(args)}` failed ({done.returncode}): {done.stderr.strip()}")
+    return done
 
 
-def say(text: str) -> None:
-    print(text)
+def data(*args: str) -> Any:
+    return json.loads(cli("--json", *args).stdout)
+
+
+def shown(text: str) -> str:
+    return "\n".join("   | " + line for line in text.rstrip().splitlines())
+
+
+def run_agent(agent: str, signal_id: str) -> None:
+    """What an agent does with a signal it claimed: run its handler, then complete or fail."""
+    from infrastructure.agents.handler import run_handler
+    from infrastructure.agents.registry import FrontmatterAgentRegistry
+
+    definition = FrontmatterAgentRegistry(ROOT / "agents").definition(agent)
+    assert definition is not None, f"no agent file for {agent}"
+    document = data("show", signal_id)
+    upstream = {sid: data("show", sid) for sid in document["after"]}
+    if upstream:  # the downstream handler gets its upstreams' results
+        document["payload"]["context"]["upstream"] = upstream
+    started = time.monotonic()
+    outcome = run_handler(definition, document, {"BLACKBOARD_ARTIFACTS_DIR": ENV["BLACKBOARD_ARTIFACTS_DIR"]})
+    took = time.monotonic() - started
+    if not outcome.succeeded:
+        cli("fail", signal_id, "--agent", agent, "--error", outcome.error or "handler failed")
+        say(f"   {agent}'s handler failed after {took:.2f}s: {outcome.error}")
+        return
+    knowledge = [arg for item in outcome.knowledge_items for arg in ("--knowledge", item)]
+    artifact = ["--artifact", outcome.artifact_path] if outcome.artifact_path else []
+    cli("complete", signal_id, "--agent", agent, *artifact, *knowledge)
+    where = os.path.relpath(outcome.artifact_path) if outcome.artifact_path else "no artifact"
+    say(f"   {agent} ran `{definition.command}` in {took:.2f}s and completed {signal_id}: {where}")
+
+
+def claim_race(signal_id: str, contenders: dict[str, float]) -> None:
+    """Every able agent tries to claim at once, each waiting a moment that grows as its score falls,
+    so the best fit gets there first; the others are told who won."""
+    racers = {
+        agent: subprocess.Popen(
+            ["sh", "-c", f'sleep {(1 - score) * 2:.2f}; exec "$0" "$@"', BLACKBOARD, "claim", signal_id, "--agent", agent],
+            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for agent, score in contenders.items()
+    }
+    for agent, process in racers.items():
+        out, err = process.communicate(timeout=60)
+        verdict = "won the claim" if process.returncode == 0 else f"lost (exit {process.returncode}): {err.strip()}"
+        say(f"   {agent} ({contenders[agent]:.2f}) {verdict}")
 
 
 def main() -> None:
-    for leftover in DEMO_DB.parent.glob(DEMO_DB.name + "*"):
-        leftover.unlink()  # a fresh board every run
-    engine = make_engine(StoreSettings(url=f"sqlite:///{DEMO_DB}"))
-    ensure_schema(engine)
-    say(f"An event store on the embedded default: SQLite file {DEMO_DB} (WAL), created and migrated now.\n")
-    store, read_model = SqlAlchemyEventStore(engine), SqlSignalReadModel(engine)
-    registry, dispatcher = FixedAgentRegistry(AGENTS), EventDispatcher()
-    settings = Settings()
-    service = BlackboardService(
-        store, read_model, registry, dispatcher, SystemClock(), RandomSignalIds(), settings, SqlSnapshotStore(engine)
-    )
-    queries = BlackboardQueries(store, read_model, registry, settings.claim_threshold)
-    dispatcher.register(
-        AgentSignalCompleted, lambda e: say(f"  [dispatcher] ps-reviewer hears that {e.signal_id} completed")
-    )
+    for leftover in [*WORK.glob(DB.name + "*"), *(WORK / "artifacts").glob("*.md")]:
+        leftover.unlink()
+    say(f"A blackboard on the embedded default: the SQLite file {DB}, created and migrated on first use.")
+    say(shown(cli("db", "upgrade").stdout))
+    say(f"\n1. The agents, declared by Markdown files in {os.path.relpath(ROOT / 'agents')}/:")
+    say(shown(cli("agents").stdout))
 
-    say("1. The PS skill posts a RESEARCH signal, and a REVIEW signal that must wait for it.")
-    research = service.post_signal(
-        PostSignal(signal_type="RESEARCH", ps_id="ps-demo", entry_id="e-1", topic="event sourcing for agents")
-    )
-    review = service.post_signal(
-        PostSignal(signal_type="REVIEW", ps_id="ps-demo", entry_id="e-2", topic="review the research",
-                   after=(research.signal_id,))
-    )
-    say(f"   {research.signal_id} RESEARCH {research.status}; {review.signal_id} REVIEW waits for {research.signal_id}")
+    say("\n2. The PS skill posts three signals: RESEARCH, ANALYSIS, and a REVIEW that comes after the research.")
+    research = data("post", "--type", "RESEARCH", "--ps-id", "ps-demo", "--entry-id", "e-1",
+                    "--topic", "event sourcing for agent coordination", "--key", "ps-demo/e-1",
+                    "--prompt", "What must an append-only log guarantee? The log must keep every fact.")["signal_id"]
+    analysis = data("post", "--type", "ANALYSIS", "--ps-id", "ps-demo", "--entry-id", "e-2",
+                    "--topic", "cost of replaying a board", "--prompt", "Replay must stay fast. Why?")["signal_id"]
+    review = data("post", "--type", "REVIEW", "--ps-id", "ps-demo", "--entry-id", "e-3",
+                  "--topic", "review the research", "--after", research,
+                  "--context", json.dumps({"criteria": ["log", "facts"]}))["signal_id"]
+    say(shown(cli("signals", "--blackboard", "ps-demo").stdout))
+    again = data("post", "--type", "RESEARCH", "--ps-id", "ps-demo", "--entry-id", "e-1",
+                 "--topic", "event sourcing for agent coordination", "--key", "ps-demo/e-1")["signal_id"]
+    say(f"   (posting the research again with the same --key returns {again}: no twin)")
 
-    say("2. Agents self-select. Claimable RESEARCH work right now:")
-    for signal in queries.open_signals(GetOpenSignals(capabilities=("RESEARCH", "REVIEW"))):
-        say(f"   {signal.signal_id} {signal.signal_type}")
-    say("3. ps-researcher (0.95) claims it; ps-analyst (0.85) tries too and loses.")
-    service.claim_signal(ClaimSignal(signal_id=research.signal_id, agent_id="ps-researcher"))
-    try:
-        service.claim_signal(ClaimSignal(signal_id=research.signal_id, agent_id="ps-analyst"))
-    except BlackboardError as refused:
-        say(f"   refused: {refused}")
-    say("4. The reviewer cannot start before the research is done:")
-    try:
-        service.claim_signal(ClaimSignal(signal_id=review.signal_id, agent_id="ps-reviewer"))
-    except BlackboardError as refused:
-        say(f"   refused: {refused}")
+    say(f"\n3. A reviewer process starts waiting for the research: blackboard wait {research}")
+    waiting = subprocess.Popen([BLACKBOARD, "wait", research, "--timeout", "60"], env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    mark = store.last_position()
-    say("5. ps-researcher completes with an artifact.")
-    service.complete_signal(
-        CompleteSignal(signal_id=research.signal_id, agent_id="ps-researcher",
-                       artifact_path="docs/research/event-sourcing.md", knowledge_items=("use an append-only log",))
-    )
-    done = queries.watch(WatchSignals(signal_types=("RESEARCH",), since=mark))
-    say(f"   watch(RESEARCH) sees: {[s.signal_id for s in done.signals]} with {done.signals[0].result.artifact_path}")
-    say("6. Now the review is claimable; ps-reviewer claims and completes it.")
-    service.claim_signal(ClaimSignal(signal_id=review.signal_id, agent_id="ps-reviewer"))
-    service.complete_signal(
-        CompleteSignal(signal_id=review.signal_id, agent_id="ps-reviewer", knowledge_items=("looks sound",))
-    )
+    say(f"\n4. Who fits the research best? blackboard match {research}")
+    say(shown(cli("match", research).stdout))
+    say("   Both able agents try to claim it:")
+    claim_race(research, {"ps-researcher": 0.95, "ps-analyst": 0.85})
 
-    say("\nThe event log (every change is a fact, in order):")
-    for record in store.read_all():
-        say(f"  {record.position:>3}  {record.event.blackboard_id}@{record.event.version}  "
-            f"{record.event.event_type:<22} {_summary(record.event)}")
+    say("\n5. Each claimer runs its handler (offline, no LLM) and completes its signal with the artifact.")
+    cli("claim", analysis, "--agent", "ps-analyst")
+    run_agent("ps-analyst", analysis)
+    run_agent("ps-researcher", research)
 
-    live = read_model.find(SignalFilter())
-    say("\nThe read model (blackboard_signals), folded in the same transactions as the events:")
-    for signal in live:
-        say(f"  {signal.signal_id} {signal.signal_type:<9} {signal.status:<10} by {signal.claimed_by}")
-    replayed = BlackboardProjectionRebuilder(engine).rebuild()
-    same = read_model.find(SignalFilter()) == live
-    say(f"\nRebuilt the read model from the log: {replayed} events replayed, "
-        f"{'identical to the live one' if same else 'DIFFERENT from the live one'}.")
-    if not same:
+    out, err = waiting.communicate(timeout=60)
+    say(f"\n6. The waiting reviewer unblocks (exit {waiting.returncode}) with the research it waited for:")
+    say(shown(out))
+    cli("claim", review, "--agent", "ps-reviewer")
+    run_agent("ps-reviewer", review)
+
+    say("\n7. The event log: every change is a fact, in order, with its global position.")
+    say(shown(cli("events").stdout))
+    say("\n8. The board's signals (the read model, folded in the same transactions as the events):")
+    before = data("signals")
+    say(shown(cli("signals").stdout))
+    say(shown(cli("projection", "rebuild").stdout))
+    same = data("signals") == before
+    say(f"   The rebuilt read model is {'identical to' if same else 'DIFFERENT from'} the live one.")
+    if not same or waiting.returncode != 0:
         raise SystemExit(1)
-
-
-def _summary(event: BlackboardEvent) -> str:
-    data = event.data()
-    keep = ("signal_id", "signal_type", "after", "claimed_by", "completed_by", "reason", "error")
-    return " ".join(f"{k}={data[k]}" for k in keep if data.get(k))
 
 
 if __name__ == "__main__":
