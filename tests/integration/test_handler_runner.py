@@ -1,0 +1,57 @@
+"""run_handler keeps the contract of agent-file.md: shell, agent folder, stdin, env, result, timeout."""
+
+from __future__ import annotations
+
+import json
+
+from infrastructure.agents.handler import run_handler
+from infrastructure.agents.registry import FrontmatterAgentRegistry
+
+DOCUMENT = {"signal_id": "sig-0000abcd", "payload": {"topic": "t"}}
+
+
+def agent(tmp_path, command: str, timeout: float | None = None):
+    (tmp_path / "a.md").write_text(
+        "---\nname: a\ncapabilities: {RESEARCH: 0.9}\n"
+        f"command: {json.dumps(command)}\n" + (f"timeout: {timeout}\n" if timeout else "") + "---\nbody\n"
+    )
+    return FrontmatterAgentRegistry(tmp_path).definition("a")
+
+
+def test_a_json_result_completes_with_its_artifact_and_knowledge(tmp_path):
+    script = (
+        "import json, os, sys; doc = json.load(sys.stdin); "
+        "print(json.dumps({'artifact_path': os.getcwd() + '/' + os.environ['BLACKBOARD_SIGNAL_ID'], "
+        "'knowledge_items': [doc['payload']['topic'], os.environ['BLACKBOARD_AGENT'], "
+        "os.path.basename(os.environ['BLACKBOARD_PROMPT_FILE'])]}))"
+    )
+    outcome = run_handler(agent(tmp_path, f"python3 -c \"{script}\""), DOCUMENT)
+
+    assert outcome.succeeded
+    assert outcome.artifact_path == f"{tmp_path}/sig-0000abcd"  # ran in the agent file's folder
+    assert outcome.knowledge_items == ("t", "a", "a.md")
+
+
+def test_plain_text_becomes_the_one_knowledge_item(tmp_path):
+    outcome = run_handler(agent(tmp_path, "echo found it | tr a-z A-Z"), DOCUMENT)  # through the shell
+
+    assert (outcome.succeeded, outcome.artifact_path, outcome.knowledge_items) == (True, None, ("FOUND IT",))
+
+
+def test_a_failing_command_fails_with_the_end_of_stderr(tmp_path):
+    outcome = run_handler(agent(tmp_path, "echo starting >&2; echo no sources >&2; exit 3"), DOCUMENT)
+
+    assert not outcome.succeeded
+    assert outcome.error.startswith("exit 3:") and outcome.error.endswith("no sources")
+
+
+def test_a_command_past_its_timeout_fails(tmp_path):
+    outcome = run_handler(agent(tmp_path, "sleep 5", timeout=0.3), DOCUMENT)
+
+    assert not outcome.succeeded and outcome.error.startswith("timed out after 0.3s")
+
+
+def test_malformed_json_results_are_refused(tmp_path):
+    outcome = run_handler(agent(tmp_path, """echo '{"knowledge_items": "not a list"}'"""), DOCUMENT)
+
+    assert not outcome.succeeded and "knowledge_items must be a list" in outcome.error
