@@ -1,0 +1,1 @@
+"""Persistence benchmarks: `make bench` (not part of `make test`)."""

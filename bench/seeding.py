@@ -1,0 +1,110 @@
+"""Fast seeding: events decided by BlackboardAggregate itself, appended straight into the store in batches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import Engine
+
+from bench.common import AGENT
+from domain.blackboard import BlackboardAggregate
+from domain.signals import SignalPayload, SignalResult, SignalType
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+META = {"actor": "bench-seed", "command": "Seed", "causation_id": "bench-seed", "correlation_id": "bench-seed"}
+
+
+def signal_id(prefix: int, i: int) -> str:
+    """Distinct per (prefix, i) for prefix < 16 and i < 2**28; signal ids are unique across boards."""
+    return f"sig-{(prefix << 28) | i:08x}"
+
+
+def _payload(board: str, i: int) -> SignalPayload:
+    return SignalPayload(ps_id=board, entry_id=f"e-{i}", topic=f"seeded topic {i}", prompt="seeded by the benchmark")
+
+
+class Seeder:
+    """Decides events on an in-memory aggregate and appends them every `batch` events."""
+
+    def __init__(self, engine: Engine, board: str, prefix: int, project: bool = True, batch: int = 1000) -> None:
+        self.store = SqlAlchemyEventStore(engine, project=project)
+        self.board = BlackboardAggregate(board)
+        self.prefix = prefix
+        self.batch = batch
+        self.posted = 0
+        self.events = 0
+        self._stored = 0  # the board's version in the store
+        self._at = T0
+
+    def _now(self) -> datetime:
+        self._at += timedelta(milliseconds=1)
+        return self._at
+
+    def post(self) -> str:
+        sid = signal_id(self.prefix, self.posted)
+        self.board.post_signal(
+            signal_id=sid, signal_type=SignalType.RESEARCH, payload=_payload(self.board.id, self.posted),
+            posted_by="ps-skill", at=self._now(),
+        )
+        self.posted += 1
+        self._maybe_flush()
+        return sid
+
+    def claim(self, sid: str) -> None:
+        self.board.claim_signal(sid, AGENT, self._now())
+        self._maybe_flush()
+
+    def complete(self, sid: str) -> None:
+        self.board.complete_signal(sid, AGENT.agent_id, SignalResult(artifact_path=f"out/{sid}.md"), self._now())
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if self.board.version - self._stored >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        events = self.board.collect_events()
+        if events:
+            self.store.append(self.board.id, self.board.version - len(events), events, META)
+            self.events += len(events)
+            self._stored = self.board.version
+
+
+def seed_posts(engine: Engine, board: str, prefix: int, n: int, on_batch: Callable[[int], None] | None = None) -> int:
+    """A board of n POSTED signals, 1000 posts per append, folded into the read model as they go."""
+    seeder = Seeder(engine, board, prefix)
+    for i in range(n):
+        seeder.post()
+        if on_batch and (i + 1) % 20_000 == 0:
+            on_batch(i + 1)
+    seeder.flush()
+    return seeder.events
+
+
+def seed_mix(engine: Engine, total: int, boards: int = 4, project: bool = False) -> dict[str, int]:
+    """About `total` events over `boards` boards: every signal posted, 80% claimed, 70% completed.
+
+    Work advances in rounds of 100 signals per board (posts, then claims and completions of them),
+    so the log interleaves the kinds like a busy board does. Returns the count per event kind.
+    """
+    per_signal = 1 + 0.8 + 0.7
+    signals_per_board = max(1, round(total / per_signal / boards))
+    seeders = [Seeder(engine, f"ps-mix-{b}", prefix=8 + b, project=project) for b in range(boards)]
+    counts = {"AgentSignalPosted": 0, "AgentSignalClaimed": 0, "AgentSignalCompleted": 0}
+    round_size = 100
+    for start in range(0, signals_per_board, round_size):
+        for seeder in seeders:
+            ids = [seeder.post() for _ in range(min(round_size, signals_per_board - start))]
+            claimed = ids[: round(len(ids) * 0.8)]
+            for sid in claimed:
+                seeder.claim(sid)
+            for sid in ids[: round(len(ids) * 0.7)]:
+                seeder.complete(sid)
+            counts["AgentSignalPosted"] += len(ids)
+            counts["AgentSignalClaimed"] += len(claimed)
+            counts["AgentSignalCompleted"] += round(len(ids) * 0.7)
+    for seeder in seeders:
+        seeder.flush()
+    return counts
