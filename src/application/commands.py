@@ -45,6 +45,24 @@ class ClaimSignal(Command):
     signal_id: SignalIdText
     agent_id: NonEmpty
     blackboard_id: NonEmpty | None = None
+    token: NonEmpty | None = None  # a worker's own token: later commands on this claim must present it
+
+
+class RenewClaim(Command):
+    """The claimer is still at work: restart its claim timeout (a lease)."""
+
+    signal_id: SignalIdText
+    agent_id: NonEmpty
+    token: NonEmpty | None = None
+    blackboard_id: NonEmpty | None = None
+
+
+class RetrySignal(Command):
+    """Post the work of a FAILED or EXPIRED signal again, linked to it by `retry_of`."""
+
+    signal_id: SignalIdText
+    posted_by: NonEmpty = "ps-skill"
+    blackboard_id: NonEmpty | None = None
 
 
 class CompleteSignal(Command):
@@ -55,6 +73,7 @@ class CompleteSignal(Command):
     artifact_path: NonEmpty | None = None
     knowledge_items: tuple[str, ...] = ()
     blackboard_id: NonEmpty | None = None
+    token: NonEmpty | None = None
 
 
 class FailSignal(Command):
@@ -64,6 +83,7 @@ class FailSignal(Command):
     agent_id: NonEmpty
     error: NonEmpty
     blackboard_id: NonEmpty | None = None
+    token: NonEmpty | None = None
 
 
 class ExpireSignals(Command):

@@ -17,6 +17,8 @@ from application.commands import (
     ExpireSignals,
     FailSignal,
     PostSignal,
+    RenewClaim,
+    RetrySignal,
 )
 from application.ports import (
     AgentRegistry,
@@ -78,6 +80,7 @@ class BlackboardService:
         self._publisher = publisher
         self._clock = clock
         self._ids = ids
+        self._boards_of: dict[str, str] = {}  # signal -> board: a signal never changes board
 
     # UC-001
     def post_signal(self, cmd: PostSignal) -> AgentSignal:
@@ -110,7 +113,7 @@ class BlackboardService:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             lambda board: board.claim_signal(
-                cmd.signal_id, agent, self._clock.now(), self.settings.claim_threshold
+                cmd.signal_id, agent, self._clock.now(), self.settings.claim_threshold, cmd.token
             ),
             cmd,
             actor=cmd.agent_id,
@@ -121,7 +124,7 @@ class BlackboardService:
         result = SignalResult(artifact_path=cmd.artifact_path, knowledge_items=cmd.knowledge_items)
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
-            lambda board: board.complete_signal(cmd.signal_id, cmd.agent_id, result, self._clock.now()),
+            lambda board: board.complete_signal(cmd.signal_id, cmd.agent_id, result, self._clock.now(), cmd.token),
             cmd,
             actor=cmd.agent_id,
         )
@@ -129,10 +132,30 @@ class BlackboardService:
     def fail_signal(self, cmd: FailSignal) -> AgentSignal:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
-            lambda board: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, self._clock.now()),
+            lambda board: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, self._clock.now(), cmd.token),
             cmd,
             actor=cmd.agent_id,
         )
+
+    def renew_claim(self, cmd: RenewClaim) -> AgentSignal:
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            lambda board: board.renew_claim(cmd.signal_id, cmd.agent_id, self._clock.now(), cmd.token),
+            cmd,
+            actor=cmd.agent_id,
+        )
+
+    def retry_signal(self, cmd: RetrySignal) -> AgentSignal:
+        """A new signal for the work of a FAILED or EXPIRED one; UNCLAIMED at once if nobody can take it."""
+
+        def decide(board: BlackboardAggregate) -> AgentSignal:
+            now = self._clock.now()
+            signal = board.retry_signal(cmd.signal_id, self._unused_signal_id(), cmd.posted_by, now)
+            if signal.status is SignalStatus.POSTED and (reason := self._nobody_can_take(signal)):
+                signal = board.mark_unclaimed(signal.signal_id, reason, now)
+            return signal
+
+        return self._execute(self._locate(cmd.signal_id, cmd.blackboard_id), decide, cmd, actor=cmd.posted_by)
 
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
         """Expire what is past its timeout; returns every signal this call ended."""
@@ -171,12 +194,17 @@ class BlackboardService:
     def _locate(self, signal_id: str, blackboard_id: str | None) -> str:
         if blackboard_id:
             return blackboard_id
+        if (known := self._boards_of.get(signal_id)) is not None:
+            return known
         signal = self._read_model.get(signal_id)
         if signal is None:
             self._projector.catch_up()  # another writer may have posted it a moment ago
             signal = self._read_model.get(signal_id)
         if signal is None:
             raise SignalNotFound(signal_id)
+        if len(self._boards_of) > 100_000:
+            self._boards_of.clear()
+        self._boards_of[signal_id] = signal.blackboard_id
         return signal.blackboard_id
 
     def _nobody_can_take(self, signal: AgentSignal) -> str | None:

@@ -16,10 +16,12 @@ from domain.errors import (
     NotTheClaimer,
     SignalNotClaimable,
     SignalNotFound,
+    StaleClaim,
     UnknownDependency,
 )
 from domain.events import (
     AgentSignalClaimed,
+    AgentSignalClaimRenewed,
     AgentSignalCompleted,
     AgentSignalExpired,
     AgentSignalFailed,
@@ -42,6 +44,7 @@ class BlackboardAggregate:
         self._signals: dict[str, AgentSignal] = {}
         self._by_key: dict[str, str] = {}
         self._dependants: dict[str, list[str]] = {}
+        self._retried_by: dict[str, str] = {}  # a signal -> its latest retry
         self._pending: list[BlackboardEvent] = []
         self._undo: list[tuple[str, str, Any]] = []  # how to take the pending events back
 
@@ -63,6 +66,8 @@ class BlackboardAggregate:
                 board._dependants.setdefault(upstream, []).append(signal.signal_id)
             if signal.dedupe_key is not None:
                 board._by_key[signal.dedupe_key] = signal.signal_id
+            if signal.retry_of is not None:
+                board._retried_by[signal.retry_of] = signal.signal_id
         return board
 
     def snapshot(self) -> tuple[int, list[AgentSignal]]:
@@ -114,6 +119,11 @@ class BlackboardAggregate:
                 self._dependants[key].pop()
             elif kind == "dedupe_key":
                 del self._by_key[key]
+            elif kind == "retry":
+                if before is None:
+                    del self._retried_by[key]
+                else:
+                    self._retried_by[key] = before
         if self._pending:
             self.version = self._pending[0].version - 1
         self._pending, self._undo = [], []
@@ -130,6 +140,7 @@ class BlackboardAggregate:
         target_capabilities: Sequence[str] = (),
         after: Sequence[str] = (),
         dedupe_key: str | None = None,
+        retry_of: str | None = None,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
@@ -149,6 +160,7 @@ class BlackboardAggregate:
             posted_by=posted_by,
             after=upstream,
             dedupe_key=dedupe_key,
+            retry_of=retry_of,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -162,6 +174,7 @@ class BlackboardAggregate:
         agent: AgentProfile,
         at: datetime,
         default_threshold: float = DEFAULT_THRESHOLD,
+        token: str | None = None,
     ) -> AgentSignal:
         signal = self.signal(signal_id)
         if signal.status is CLAIMED:
@@ -173,18 +186,28 @@ class BlackboardAggregate:
         score, threshold = agent.score(signal), agent.threshold_or(default_threshold)
         if not score > threshold:
             raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
-        self._record(AgentSignalClaimed, at, signal_id=signal_id, claimed_by=agent.agent_id, score=score)
+        self._record(
+            AgentSignalClaimed, at, signal_id=signal_id, claimed_by=agent.agent_id, score=score, token=token
+        )
+        return self._signals[signal_id]
+
+    def renew_claim(self, signal_id: str, agent_id: str, at: datetime, token: str | None = None) -> AgentSignal:
+        """The claimer is still working: its claim timeout starts again now."""
+        self._check_claimer(signal_id, agent_id, "renewed", token)
+        self._record(AgentSignalClaimRenewed, at, signal_id=signal_id, claimed_by=agent_id)
         return self._signals[signal_id]
 
     def complete_signal(
-        self, signal_id: str, agent_id: str, result: SignalResult, at: datetime
+        self, signal_id: str, agent_id: str, result: SignalResult, at: datetime, token: str | None = None
     ) -> AgentSignal:
-        self._check_claimer(signal_id, agent_id, "completed")
+        self._check_claimer(signal_id, agent_id, "completed", token)
         self._record(AgentSignalCompleted, at, signal_id=signal_id, completed_by=agent_id, result=result)
         return self._signals[signal_id]
 
-    def fail_signal(self, signal_id: str, agent_id: str, error: str, at: datetime) -> AgentSignal:
-        self._check_claimer(signal_id, agent_id, "failed")
+    def fail_signal(
+        self, signal_id: str, agent_id: str, error: str, at: datetime, token: str | None = None
+    ) -> AgentSignal:
+        self._check_claimer(signal_id, agent_id, "failed", token)
         self._record(AgentSignalFailed, at, signal_id=signal_id, failed_by=agent_id, error=error)
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
@@ -204,6 +227,31 @@ class BlackboardAggregate:
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
 
+    def retry_signal(self, signal_id: str, new_signal_id: str, posted_by: str, at: datetime) -> AgentSignal:
+        """Post the work of a FAILED or EXPIRED signal again, as a new signal linked to it.
+
+        It comes after the same upstreams, each replaced by its latest retry, so retrying a failed
+        upstream and then its dependant chains them again."""
+        old = self.signal(signal_id)
+        if old.status not in (SignalStatus.FAILED, SignalStatus.EXPIRED):
+            raise InvalidTransition(signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED))
+        return self.post_signal(
+            signal_id=new_signal_id,
+            signal_type=old.signal_type,
+            payload=old.payload,
+            posted_by=posted_by,
+            at=at,
+            target_capabilities=old.target_capabilities,
+            after=[self.latest_retry(dep) for dep in old.after],
+            retry_of=signal_id,
+        )
+
+    def latest_retry(self, signal_id: str) -> str:
+        """The newest signal retrying this one (following retries of retries), or itself."""
+        while signal_id in self._retried_by:
+            signal_id = self._retried_by[signal_id]
+        return signal_id
+
     def expire_overdue(
         self, at: datetime, post_timeout: timedelta, claim_timeout: timedelta
     ) -> list[AgentSignal]:
@@ -216,12 +264,15 @@ class BlackboardAggregate:
         return [s for sid, s in self._signals.items() if s.status.is_final and sid not in before]
 
     # ----------------------------------------------------------------- helpers
-    def _check_claimer(self, signal_id: str, agent_id: str, action: str) -> None:
+    def _check_claimer(self, signal_id: str, agent_id: str, action: str, token: str | None) -> None:
+        """Only the claimer; and when the claim has a token, only with that token."""
         signal = self.signal(signal_id)
         if signal.status is not CLAIMED:
             raise InvalidTransition(signal_id, signal.status, action, (CLAIMED,))
         if signal.claimed_by != agent_id:
             raise NotTheClaimer(signal_id, agent_id, signal.claimed_by or "nobody")
+        if signal.claim_token is not None and token != signal.claim_token:
+            raise StaleClaim(signal_id, signal.claimed_by, action)
 
     def _expire_with_dependants(self, signal_id: str, reason: str, at: datetime) -> None:
         self._record(AgentSignalExpired, at, signal_id=signal_id, reason=reason)
@@ -269,6 +320,10 @@ class BlackboardAggregate:
                 self._by_key[event.dedupe_key] = event.signal_id
                 if undo is not None:
                     undo.append(("dedupe_key", event.dedupe_key, None))
+            if event.retry_of is not None:
+                if undo is not None:
+                    undo.append(("retry", event.retry_of, self._retried_by.get(event.retry_of)))
+                self._retried_by[event.retry_of] = event.signal_id
 
     def _dependants_of(self, signal_id: str) -> list[str]:
         return self._dependants.get(signal_id, [])
@@ -277,8 +332,8 @@ class BlackboardAggregate:
 def _overdue(signal: AgentSignal, at: datetime, post_timeout: timedelta, claim_timeout: timedelta) -> bool:
     if signal.status is POSTED and signal.claimable_since is not None:
         return at - signal.claimable_since >= post_timeout
-    if signal.status is CLAIMED and signal.claimed_at is not None:
-        return at - signal.claimed_at >= claim_timeout
+    if signal.status is CLAIMED and signal.lease_started is not None:
+        return at - signal.lease_started >= claim_timeout
     return False
 
 

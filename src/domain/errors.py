@@ -105,6 +105,17 @@ class NotTheClaimer(RuleViolation):
         self.claimed_by = claimed_by
 
 
+class StaleClaim(RuleViolation):
+    """A claim token that is not the current claim's: its worker lost the claim (presumed dead)."""
+
+    def __init__(self, signal_id: str, claimed_by: str, action: str) -> None:
+        super().__init__(
+            f"{signal_id} is CLAIMED by {claimed_by} under another claim token; it can be {action} only "
+            "with the token of the current claim (a worker presumed dead lost its claim)"
+        )
+        self.signal_id = signal_id
+
+
 class InvalidTransition(RuleViolation):
     def __init__(self, signal_id: str, status: str, action: str, allowed: Iterable[str]) -> None:
         states = " or ".join(sorted(allowed))

@@ -37,17 +37,29 @@ class BlackboardEvent(BaseModel):
 
 
 class AgentSignalPosted(BlackboardEvent):
+    schema_version: ClassVar[int] = 2  # 2 added retry_of
+
     signal_type: SignalType
     payload: SignalPayload
     target_capabilities: tuple[str, ...] = Field(min_length=1)
     posted_by: str = Field(min_length=1)
     after: tuple[str, ...] = ()
     dedupe_key: str | None = None
+    retry_of: str | None = None  # the FAILED or EXPIRED signal this one retries
 
 
 class AgentSignalClaimed(BlackboardEvent):
+    schema_version: ClassVar[int] = 2  # 2 added token
+
     claimed_by: str = Field(min_length=1)
     score: float | None = None
+    token: str | None = None  # the claiming worker's own token; completing or renewing must present it
+
+
+class AgentSignalClaimRenewed(BlackboardEvent):
+    """The claimer is still at work: the claim timeout counts again from here (a lease)."""
+
+    claimed_by: str = Field(min_length=1)
 
 
 class AgentSignalCompleted(BlackboardEvent):
@@ -74,6 +86,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
     for cls in (
         AgentSignalPosted,
         AgentSignalClaimed,
+        AgentSignalClaimRenewed,
         AgentSignalCompleted,
         AgentSignalFailed,
         AgentSignalExpired,
@@ -84,7 +97,10 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
 # (event_type, stored schema version) -> function turning that shape into the next version's.
-UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+UPCASTERS: dict[tuple[str, int], Upcaster] = {
+    ("AgentSignalPosted", 1): lambda data: {**data, "retry_of": None},
+    ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
+}
 
 
 class UnknownEventType(LookupError):

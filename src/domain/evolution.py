@@ -7,6 +7,7 @@ from functools import singledispatch
 
 from domain.events import (
     AgentSignalClaimed,
+    AgentSignalClaimRenewed,
     AgentSignalCompleted,
     AgentSignalExpired,
     AgentSignalFailed,
@@ -42,13 +43,19 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             waiting_for=waiting,
             claimable_since=None if waiting else event.occurred_at,
             dedupe_key=event.dedupe_key,
+            retry_of=event.retry_of,
         )
     ]
 
 
 @evolve.register
 def _(event: AgentSignalClaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
-    return [lookup(event.signal_id).claimed(event.claimed_by, event.occurred_at)]
+    return [lookup(event.signal_id).claimed(event.claimed_by, event.occurred_at, event.token)]
+
+
+@evolve.register
+def _(event: AgentSignalClaimRenewed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).renewed(event.occurred_at)]
 
 
 @evolve.register

@@ -99,6 +99,9 @@ class AgentSignal:
     completed_at: datetime | None = None
     result: SignalResult | None = None
     dedupe_key: str | None = None
+    retry_of: str | None = None
+    claim_token: str | None = None  # never shown in the document: it is the claimer's proof
+    renewed_at: datetime | None = None  # the claim's last renewal; the claim timeout counts from it
     version: int = 1
 
     @property
@@ -108,8 +111,16 @@ class AgentSignal:
     def _next(self, **changes: Any) -> AgentSignal:
         return replace(self, version=self.version + 1, **changes)
 
-    def claimed(self, agent_id: str, at: datetime) -> AgentSignal:
-        return self._next(status=SignalStatus.CLAIMED, claimed_by=agent_id, claimed_at=at)
+    @property
+    def lease_started(self) -> datetime | None:
+        """When the claim was taken or last renewed."""
+        return self.renewed_at or self.claimed_at
+
+    def claimed(self, agent_id: str, at: datetime, token: str | None = None) -> AgentSignal:
+        return self._next(status=SignalStatus.CLAIMED, claimed_by=agent_id, claimed_at=at, claim_token=token)
+
+    def renewed(self, at: datetime) -> AgentSignal:
+        return replace(self, renewed_at=at)
 
     def completed(self, result: SignalResult, at: datetime) -> AgentSignal:
         return self._next(status=SignalStatus.COMPLETED, result=result, completed_at=at)
@@ -156,6 +167,8 @@ class AgentSignal:
             "waiting_for": sorted(self.waiting_for),
             "claimable_since": _iso(self.claimable_since),
             "dedupe_key": self.dedupe_key,
+            "retry_of": self.retry_of,
+            "lease_renewed_at": _iso(self.renewed_at),
         }
 
 

@@ -13,7 +13,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from infrastructure.persistence.engine import StoreSettings, make_engine
-from infrastructure.persistence.schema import HEAD, MIGRATIONS, current_revision, ensure_schema
+from infrastructure.persistence.schema import HEAD, MIGRATIONS, current_revision, ensure_schema, upgrade
 from infrastructure.persistence.tables import metadata
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +62,21 @@ def test_blackboard_db_upgrade_works_on_postgresql(pg_database_url):
 
     assert done.returncode == 0, done.stderr
     assert f"revision {HEAD}" in done.stdout
+
+
+def test_upgrading_from_the_first_revision_keeps_the_signals(tmp_path):
+    engine = make_engine(StoreSettings(url=f"sqlite:///{tmp_path / 'old.db'}"))
+    upgrade(engine, "0001")
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO blackboard_signals (signal_id, blackboard_id, signal_type, payload_json, target_capabilities,"
+            " posted_by, status, created_at, version, after_json, waiting_json, waiting) VALUES ('sig-0000000c',"
+            " 'bb', 'RESEARCH', '{}', '[]', 'ps', 'POSTED', '2026-01-04 00:00:00', 1, '[]', '[]', 0)"
+        )
+
+    ensure_schema(engine)
+
+    assert current_revision(engine) == HEAD
+    with engine.connect() as conn:
+        row = conn.exec_driver_sql("SELECT signal_id, retry_of, claim_token FROM blackboard_signals").one()
+    assert tuple(row) == ("sig-0000000c", None, None)

@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 from sqlalchemy import insert
 
 from domain import events
+from domain.blackboard import BlackboardAggregate
 from domain.events import AgentSignalFailed
+from domain.signals import SignalResult
 from infrastructure.persistence.event_store import SqlAlchemyEventStore
 from infrastructure.persistence.tables import EVENTS
 
@@ -34,3 +36,27 @@ def test_a_row_of_an_older_schema_version_is_upcast_when_loaded(sql_engine, monk
 
     assert isinstance(loaded, AgentSignalFailed)
     assert (loaded.error, loaded.failed_by, loaded.occurred_at) == ("no sources", "ps-researcher", at)
+
+
+def test_posted_and_claimed_events_of_schema_1_load_without_retry_link_or_token(sql_engine):
+    """Schema 2 added AgentSignalPosted.retry_of and AgentSignalClaimed.token; rows written before load."""
+    at = datetime(2026, 1, 4, tzinfo=UTC)
+    posted_v1 = {
+        "signal_id": "sig-0000000b", "signal_type": "RESEARCH",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t", "prompt": "", "context": {}},
+        "target_capabilities": ["RESEARCH"], "posted_by": "ps-skill", "after": [], "dedupe_key": None,
+    }
+    claimed_v1 = {"signal_id": "sig-0000000b", "claimed_by": "ps-researcher", "score": 0.9}
+    with sql_engine.begin() as conn:
+        for version, (kind, data) in enumerate([("AgentSignalPosted", posted_v1), ("AgentSignalClaimed", claimed_v1)], 1):
+            conn.execute(insert(EVENTS).values(
+                event_id=f"6f1c1d7e-0000-4000-8000-00000000001{version}", stream_id="bb-v1", version=version,
+                event_type=kind, schema_version=1, data=json.dumps(data), metadata="{}", occurred_at=at, recorded_at=at,
+            ))
+
+    posted, claimed = SqlAlchemyEventStore(sql_engine).load("bb-v1")
+
+    assert posted.retry_of is None and claimed.token is None
+    board = BlackboardAggregate.replay("bb-v1", [posted, claimed])
+    assert board.signal("sig-0000000b").claimed_by == "ps-researcher"
+    board.complete_signal("sig-0000000b", "ps-researcher", SignalResult(), at)  # an old claim needs no token

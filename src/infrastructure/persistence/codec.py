@@ -60,6 +60,9 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "waiting": len(signal.waiting_for),
         "claimable_since": signal.claimable_since,
         "dedupe_key": signal.dedupe_key,
+        "retry_of": signal.retry_of,
+        "claim_token": signal.claim_token,
+        "renewed_at": signal.renewed_at,
     }
 
 
@@ -81,5 +84,8 @@ def signal_from_row(row: Any) -> AgentSignal:
         completed_at=row.completed_at,
         result=SignalResult.model_validate_json(row.result_json) if row.result_json else None,
         dedupe_key=row.dedupe_key,
+        retry_of=row.retry_of,
+        claim_token=row.claim_token,
+        renewed_at=row.renewed_at,
         version=row.version,
     )

@@ -17,10 +17,11 @@ from infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDE
 
 NAME = "blackboard_signals"
 CHANGING = ("status", "claimed_by", "claimed_at", "completed_at", "result_json", "version",
-            "waiting_json", "waiting", "claimable_since")
+            "waiting_json", "waiting", "claimable_since", "claim_token", "renewed_at")
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_DEPENDANTS = select(DEPENDENCIES.c.signal_id).where(DEPENDENCIES.c.upstream_id == bindparam("upstream_id"))
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
+SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
 UPDATE_SIGNAL = (
     update(SIGNALS)
     .where(SIGNALS.c.signal_id == bindparam("b_signal_id"))
@@ -96,7 +97,7 @@ def checkpoint(conn: Connection) -> int:
 
 
 def set_checkpoint(conn: Connection, position: int) -> None:
-    moved = conn.execute(update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=position))
+    moved = conn.execute(SET_CHECKPOINT, {"position": position})
     if moved.rowcount == 0:
         conn.execute(insert(CHECKPOINTS).values(name=NAME, position=position))
 

@@ -106,6 +106,9 @@ SIGNALS = Table(
     Column("waiting", Integer, nullable=False),  # len(waiting_json), so "claimable" is indexable
     Column("claimable_since", Moment),
     Column("dedupe_key", String(200)),
+    Column("retry_of", String(12)),
+    Column("claim_token", String(100)),
+    Column("renewed_at", Moment),
     Index("ix_blackboard_signals_open", "status", "waiting", "created_at"),
     Index("ix_blackboard_signals_board", "blackboard_id", "created_at"),
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
