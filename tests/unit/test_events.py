@@ -1,0 +1,205 @@
+"""Blackboard events as stored: envelope plus data, loaded back through the upcaster chain."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from pydantic import ValidationError
+
+from domain import events as domain_events
+from domain.events import (
+    ENVELOPE,
+    EVENT_TYPES,
+    AgentSignalClaimed,
+    AgentSignalCompleted,
+    AgentSignalExpired,
+    AgentSignalFailed,
+    AgentSignalPosted,
+    AgentSignalUnclaimed,
+    BlackboardEvent,
+    UnknownEventType,
+    event_class,
+    load_event,
+    upcast,
+)
+from domain.signals import SignalPayload, SignalResult, SignalType
+from tests.fakes import T0
+
+ENV = {"blackboard_id": "bb-1", "occurred_at": T0 + timedelta(seconds=5), "signal_id": "sig-0000000a"}
+
+SAMPLES: list[BlackboardEvent] = [
+    AgentSignalPosted(
+        **ENV, version=1, signal_type=SignalType.SYNTHESIS,
+        payload=SignalPayload(ps_id="PS-1", entry_id="e-3", topic="t", prompt="p", context={"n": 1, "l": ["x"]}),
+        target_capabilities=("SYNTHESIS", "ANALYSIS"), posted_by="ps-o", after=("sig-00000001",), dedupe_key="k",
+    ),
+    AgentSignalPosted(
+        **ENV, version=1, signal_type=SignalType.RESEARCH,
+        payload=SignalPayload(ps_id="PS-1", entry_id="e-3", topic="t"),
+        target_capabilities=("RESEARCH",), posted_by="ps-o",
+    ),
+    AgentSignalClaimed(**ENV, version=2, claimed_by="ps-researcher", score=0.85),
+    AgentSignalClaimed(**ENV, version=2, claimed_by="ps-researcher", score=None),
+    AgentSignalCompleted(
+        **ENV, version=3, completed_by="ps-researcher",
+        result=SignalResult(artifact_path="out.md", knowledge_items=("KI-1", "KI-2")),
+    ),
+    AgentSignalFailed(**ENV, version=3, failed_by="ps-researcher", error="source offline"),
+    AgentSignalExpired(**ENV, version=3, reason="not claimed within 30s"),
+    AgentSignalUnclaimed(**ENV, version=2, reason="no capable agent"),
+]
+# Lease renewal is being added alongside these tests; cover it once it is registered.
+if (renewed := EVENT_TYPES.get("AgentSignalClaimRenewed")) is not None:
+    SAMPLES.append(renewed(**ENV, version=3, claimed_by="ps-researcher"))
+
+
+def stored(event: BlackboardEvent) -> tuple[str, int, dict, dict]:
+    """What a store keeps: type, schema version, and envelope and data as JSON text round-trips them."""
+    envelope = json.loads(json.dumps(event.model_dump(mode="json", include=set(ENVELOPE))))
+    data = json.loads(json.dumps(event.data()))
+    return event.event_type, type(event).schema_version, envelope, data
+
+
+def test_every_event_type_is_registered_under_its_class_name():
+    for cls in (AgentSignalPosted, AgentSignalClaimed, AgentSignalCompleted, AgentSignalFailed,
+                AgentSignalExpired, AgentSignalUnclaimed):
+        assert EVENT_TYPES[cls.__name__] is cls
+    assert all(name == cls.__name__ for name, cls in EVENT_TYPES.items())
+
+
+def test_every_registered_event_type_has_a_round_trip_sample_here():
+    assert {type(e) for e in SAMPLES} == set(EVENT_TYPES.values())
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda e: e.event_type)
+def test_every_event_round_trips_through_its_stored_data(event):
+    event_type, schema_version, envelope, data = stored(event)
+
+    loaded = load_event(event_type, schema_version, envelope, data)
+
+    assert type(loaded) is type(event)
+    assert loaded == event
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda e: e.event_type)
+def test_the_data_of_an_event_leaves_out_the_envelope_and_keeps_the_signal_id(event):
+    data = event.data()
+
+    assert not set(data) & ENVELOPE
+    assert data["signal_id"] == "sig-0000000a"
+    assert set(data) | ENVELOPE == set(type(event).model_fields)
+
+
+def test_each_event_gets_its_own_event_id():
+    first = AgentSignalExpired(**ENV, version=1, reason="r")
+    second = AgentSignalExpired(**ENV, version=1, reason="r")
+
+    assert first.event_id != second.event_id
+
+
+def test_an_event_version_below_one_is_refused():
+    with pytest.raises(ValidationError) as refused:
+        AgentSignalExpired(**ENV, version=0, reason="r")
+
+    assert refused.value.errors()[0]["loc"] == ("version",)
+
+
+def test_stored_data_with_a_field_the_event_does_not_know_is_refused():
+    event_type, schema_version, envelope, data = stored(SAMPLES[5])
+
+    with pytest.raises(ValidationError):
+        load_event(event_type, schema_version, envelope, {**data, "stack": "..."})
+
+
+# ==================================================================== upcasting
+def failed_v0_data() -> dict:
+    """The old shape of AgentSignalFailed (schema version 0), which called the error `message`."""
+    return {"signal_id": "sig-0000000a", "failed_by": "ps-researcher", "message": "source offline"}
+
+
+def rename_message_to_error(data: dict) -> dict:
+    data["error"] = data.pop("message")
+    return data
+
+
+def test_old_shaped_data_loads_through_the_given_upcaster():
+    envelope = {"event_id": "ev-1", "blackboard_id": "bb-1", "version": 3, "occurred_at": "2026-01-04T09:00:05+00:00"}
+
+    loaded = load_event("AgentSignalFailed", 0, envelope, failed_v0_data(),
+                        upcasters={("AgentSignalFailed", 0): rename_message_to_error})
+
+    assert loaded == AgentSignalFailed(
+        event_id="ev-1", blackboard_id="bb-1", version=3, occurred_at=T0 + timedelta(seconds=5),
+        signal_id="sig-0000000a", failed_by="ps-researcher", error="source offline",
+    )
+
+
+def test_upcasting_works_on_a_copy_and_leaves_the_stored_data_alone():
+    data = failed_v0_data()
+
+    upcasted = upcast("AgentSignalFailed", 0, data, upcasters={("AgentSignalFailed", 0): rename_message_to_error})
+
+    assert upcasted == {"signal_id": "sig-0000000a", "failed_by": "ps-researcher", "error": "source offline"}
+    assert data == failed_v0_data()
+
+
+def test_data_at_the_current_schema_version_is_not_upcast():
+    def must_not_run(data: dict) -> dict:
+        raise AssertionError("upcaster ran on current data")
+
+    data = {"signal_id": "sig-0000000a", "failed_by": "ps-a", "error": "e"}
+
+    assert upcast("AgentSignalFailed", 1, data, upcasters={("AgentSignalFailed", 1): must_not_run}) == data
+
+
+def test_upcasters_run_one_schema_version_at_a_time_in_order(monkeypatch):
+    monkeypatch.setattr(AgentSignalFailed, "schema_version", 3)
+    steps = {
+        ("AgentSignalFailed", 0): lambda d: {**d, "trail": ["0->1"]},
+        ("AgentSignalFailed", 1): lambda d: {**d, "trail": [*d.get("trail", []), "1->2"]},
+        ("AgentSignalFailed", 2): lambda d: {**d, "trail": [*d.get("trail", []), "2->3"]},
+    }
+
+    assert upcast("AgentSignalFailed", 0, {}, upcasters=steps)["trail"] == ["0->1", "1->2", "2->3"]
+    assert upcast("AgentSignalFailed", 2, {}, upcasters=steps)["trail"] == ["2->3"]
+
+
+def test_the_default_upcasters_are_the_module_registry(monkeypatch):
+    monkeypatch.setitem(domain_events.UPCASTERS, ("AgentSignalFailed", 0), rename_message_to_error)
+
+    assert upcast("AgentSignalFailed", 0, failed_v0_data())["error"] == "source offline"
+
+
+def test_an_old_schema_version_without_an_upcaster_raises_lookup_error():
+    with pytest.raises(LookupError, match="AgentSignalFailed from schema version 0"):
+        upcast("AgentSignalFailed", 0, failed_v0_data(), upcasters={("AgentSignalExpired", 0): rename_message_to_error})
+
+
+def test_loading_old_data_with_no_upcaster_registered_raises_lookup_error():
+    envelope = {"blackboard_id": "bb-1", "version": 3, "occurred_at": "2026-01-04T09:00:05+00:00"}
+
+    with pytest.raises(LookupError) as refused:
+        load_event("AgentSignalFailed", 0, envelope, failed_v0_data())
+
+    assert not isinstance(refused.value, UnknownEventType)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: event_class("AgentSignalRetracted"),
+        lambda: upcast("AgentSignalRetracted", 1, {}),
+        lambda: load_event("AgentSignalRetracted", 1, {"blackboard_id": "bb-1", "version": 1,
+                                                      "occurred_at": "2026-01-04T09:00:00+00:00"}, {}),
+    ],
+    ids=["event_class", "upcast", "load_event"],
+)
+def test_an_unknown_event_type_raises_unknown_event_type(call):
+    with pytest.raises(UnknownEventType, match="AgentSignalRetracted"):
+        call()
+
+
+def test_unknown_event_type_is_a_lookup_error():
+    assert issubclass(UnknownEventType, LookupError)
