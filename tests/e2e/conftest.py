@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -98,6 +98,7 @@ class Cli:
         self.db_url = db_url
         self.agents_dir = agents_dir
         self.cwd = cwd
+        self._started: list[subprocess.Popen[str]] = []
 
     def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
@@ -141,8 +142,17 @@ class Cli:
             [BLACKBOARD, *args], env=self.environment(env), cwd=self.cwd,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
+        self._started.append(proc)
         self._until_connected(proc)
         return proc
+
+    def close(self) -> None:
+        """Stop what `start` started and a failed test left running."""
+        for proc in self._started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        self._started.clear()
 
     def finish(self, proc: subprocess.Popen[str], timeout: float = TIMEOUT) -> Result:
         try:
@@ -158,7 +168,7 @@ class Cli:
 
         `watch` takes its starting log position right after connecting, so a change made from
         then on (by a process that itself needs ~0.5 s to start) happens after the watch began."""
-        sqlite_file = self.db_url.removeprefix("sqlite:///") if self.db_url.startswith("sqlite:") else None
+        sqlite_file = os.path.realpath(self.db_url.removeprefix("sqlite:///")) if self.db_url.startswith("sqlite:") else None
         deadline = time.monotonic() + limit
         fd_dir = Path(f"/proc/{proc.pid}/fd")
         while time.monotonic() < deadline:
@@ -235,14 +245,21 @@ def agents_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def make_cli(agents_dir):
-    def make(db_url: str, cwd: Path, agents: Path | None = None) -> Cli:
-        return Cli(db_url, agents or agents_dir, cwd)
+def make_cli(agents_dir) -> Iterator[Callable[..., Cli]]:
+    made: list[Cli] = []
 
-    return make
+    def make(db_url: str, cwd: Path, agents: Path | None = None) -> Cli:
+        made.append(Cli(db_url, agents or agents_dir, cwd))
+        return made[-1]
+
+    yield make
+    for cli in made:
+        cli.close()
 
 
 @pytest.fixture
-def cli(make_cli, tmp_path) -> Cli:
+def cli(make_cli, tmp_path) -> Iterator[Cli]:
     """The CLI on a fresh SQLite file of this test, run from tmp_path."""
-    return make_cli(f"sqlite:///{tmp_path / 'blackboard.db'}", tmp_path)
+    made = make_cli(f"sqlite:///{tmp_path / 'blackboard.db'}", tmp_path)
+    yield made
+    made.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -36,8 +37,10 @@ def _empty(url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def story_cli(make_cli, db_url, tmp_path_factory) -> Cli:
-    return make_cli(db_url, tmp_path_factory.mktemp("cwd"))
+def story_cli(make_cli, db_url, tmp_path_factory) -> Iterator[Cli]:
+    made = make_cli(db_url, tmp_path_factory.mktemp("cwd"))
+    yield made
+    made.close()
 
 
 def _board() -> str:
@@ -70,8 +73,11 @@ def story(story_cli) -> dict:
         cli.ok("claim", signal_id, "--agent", agent)
         return board, signal_id
 
-    main, for_watch, for_wait = cli.chains(main_story, lambda: claimed_by("ps-researcher"), lambda: claimed_by("ps-analyst"))
-    return {**main, "upgrade": upgrade, "for_watch": for_watch, "for_wait": for_wait}
+    main, for_watch, for_wait, for_race = cli.chains(
+        main_story, lambda: claimed_by("ps-researcher"), lambda: claimed_by("ps-analyst"),
+        lambda: cli.post("--blackboard", _board())["signal_id"],
+    )
+    return {**main, "upgrade": upgrade, "for_watch": for_watch, "for_wait": for_wait, "for_race": for_race}
 
 
 def test_db_upgrade_creates_the_schema(story):
@@ -101,6 +107,18 @@ def test_complete_stores_artifact_and_knowledge(story):
     assert doc["status"] == "COMPLETED" and doc["completed_at"]
     assert doc["result"]["artifact_path"] == "docs/findings.md"
     assert doc["result"]["knowledge_items"] == ["eventsourcing is mature", "esdbclient needs a server"]
+
+
+def test_a_claim_race_between_two_processes_has_one_winner(story, story_cli):
+    signal_id = story["for_race"]  # POSTED; both agents may claim it
+    calls = story_cli.many({agent: (("--json", "claim", signal_id, "--agent", agent), None)
+                            for agent in ("ps-researcher", "ps-analyst")})
+    results = {agent: call.result() for agent, call in calls.items()}
+    winners = [agent for agent, result in results.items() if result.returncode == 0]
+    assert len(winners) == 1, results
+    (winner,), (loser,) = winners, [a for a in results if a not in winners]
+    assert results[loser].expect(3).stderr.count(winner) >= 1  # already claimed: stderr says by whom
+    assert assert_signal(results[winner].json())["claimed_by"] == winner
 
 
 def test_show_reads_the_completed_signal(story, story_cli):
