@@ -12,6 +12,7 @@ from domain.errors import (
     BelowThreshold,
     DependenciesPending,
     DuplicateSignal,
+    InvalidInput,
     InvalidTransition,
     NotTheClaimer,
     SignalNotClaimable,
@@ -30,7 +31,7 @@ from domain.events import (
     BlackboardEvent,
 )
 from domain.evolution import evolve
-from domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
+from domain.signals import AgentSignal, SignalId, SignalPayload, SignalResult, SignalStatus, SignalType
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
 
@@ -144,6 +145,7 @@ class BlackboardAggregate:
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
+        _check_post(signal_id, posted_by, target_capabilities)
         if signal_id in self._signals:
             raise DuplicateSignal(signal_id)
         upstream = tuple(dict.fromkeys(after))
@@ -327,6 +329,17 @@ class BlackboardAggregate:
 
     def _dependants_of(self, signal_id: str) -> list[str]:
         return self._dependants.get(signal_id, [])
+
+
+def _check_post(signal_id: str, posted_by: str, target_capabilities: Sequence[str]) -> None:
+    try:
+        SignalId(signal_id)
+    except ValueError as bad:
+        raise InvalidInput("signal_id", str(bad)) from None
+    if not posted_by:
+        raise InvalidInput("posted_by", "must not be empty")
+    if any(not capability for capability in target_capabilities):
+        raise InvalidInput("target_capabilities", "every capability must be a non-empty name")
 
 
 def _overdue(signal: AgentSignal, at: datetime, post_timeout: timedelta, claim_timeout: timedelta) -> bool:

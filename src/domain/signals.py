@@ -142,6 +142,8 @@ class AgentSignal:
 
     def upstream_completed(self, upstream_id: str, at: datetime) -> AgentSignal:
         """One dependency completed; the signal becomes claimable when the last one does."""
+        if self.status.is_final:
+            return self  # an ended signal keeps its times
         waiting = self.waiting_for - {upstream_id}
         return replace(
             self, waiting_for=waiting, claimable_since=self.claimable_since or (None if waiting else at)

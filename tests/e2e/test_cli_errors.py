@@ -90,8 +90,6 @@ def test_invalid_post_is_refused_and_writes_nothing(attempts, case):
     assert attempts.events_of(f"ps-{case}") == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: --context accepts NaN/Infinity, which are not JSON (RFC 8259), and "
-                   "stores them as null instead of refusing the post with exit 2")
 def test_context_with_nan_is_not_json(attempts):
     assert attempts.events_of("ps-context-nan") == []
     assert "--context" in attempts["post-context-nan"].expect(2).stderr
@@ -120,15 +118,11 @@ def test_unreachable_database_is_an_unexpected_error(attempts):
     assert result.stderr.startswith("blackboard:") and result.stdout == ""
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an unexpected error prints several lines (the driver's message and "
-                   "SQLAlchemy's 'Background on this error' link); the contract says one line")
 def test_unexpected_error_is_one_line(attempts):
     result = attempts["unreachable"].expect(1)
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a reader that closes the pipe early (`blackboard --json agents | head -1`) "
-                   "gets a BrokenPipeError traceback on stderr")
 def test_closed_stdout_shows_no_traceback(attempts):
     cli = attempts.cli
     proc = subprocess.Popen([BLACKBOARD, "--json", "agents"], env=cli.environment(), cwd=cli.cwd,

@@ -46,14 +46,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             container.unwire()
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`blackboard events | head`): nothing left to say
+        return _quiet_broken_pipe()
     except Exception as exc:  # noqa: BLE001 - every error becomes one line and an exit code
         try:
             return _report(exc, as_json)
         except Exception:  # noqa: BLE001 - even a broken install must not show a traceback
             print(f"blackboard: unexpected error: {exc}", file=sys.stderr)
             return EXIT_ERROR
-    _print(output.data if as_json else output.text, as_json)
+    try:
+        _print(output.data if as_json else output.text, as_json)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     return EXIT_OK
+
+
+def _quiet_broken_pipe() -> int:
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush does not complain
+    return EXIT_ERROR
 
 
 def _report(exc: Exception, as_json: bool) -> int:
@@ -75,9 +88,16 @@ def _report(exc: Exception, as_json: bool) -> int:
     elif isinstance(exc, NotFound):
         message, code = str(exc), EXIT_NOT_FOUND
     else:
-        message, code = str(exc) or type(exc).__name__, EXIT_ERROR
+        message, code = _first_line(exc), EXIT_ERROR
     print(f"blackboard: {message}", file=sys.stderr)
     return code
+
+
+def _first_line(exc: Exception) -> str:
+    """An unexpected error in one line: a driver's own message, without its links and detail."""
+    cause = getattr(exc, "orig", None) or exc  # SQLAlchemy wraps the driver's error
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    return lines[0] if lines else type(cause).__name__
 
 
 def _invalid(exc: Any) -> str:
