@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,9 +34,21 @@ class HandlerOutcome:
 
 
 def run_handler(
-    agent: AgentDefinition, document: Mapping[str, Any], extra_env: Mapping[str, str] | None = None
+    agent: AgentDefinition,
+    document: Mapping[str, Any],
+    extra_env: Mapping[str, str] | None = None,
+    *,
+    tick: Callable[[], None] | None = None,
+    tick_every: float = 60.0,
+    cancel: threading.Event | None = None,
 ) -> HandlerOutcome:
-    """Run the agent's command on one signal document and say how it ended."""
+    """Run the agent's command on one signal document and say how it ended.
+
+    While it runs, `tick` is called every `tick_every` seconds (a worker renews its claim there;
+    if `tick` raises, the command is stopped and the outcome is a failure naming why). Setting
+    `cancel` stops the command too. The command runs in a session of its own, so a Ctrl-C meant
+    for the worker reaches the worker alone, which decides what happens to its handlers.
+    """
     if not agent.command:
         return HandlerOutcome(False, error=f"agent {agent.name} has no command in {agent.path}")
     timeout = agent.timeout or DEFAULT_TIMEOUT
@@ -44,18 +59,47 @@ def run_handler(
         "BLACKBOARD_AGENT": agent.name,
         "BLACKBOARD_PROMPT_FILE": str(agent.path.resolve()),
     }
+    process = subprocess.Popen(
+        agent.command, shell=True, cwd=agent.path.resolve().parent, env=env, text=True, start_new_session=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    collected: dict[str, str] = {}
+    talker = threading.Thread(target=lambda: collected.update(zip(("out", "err"), process.communicate(json.dumps(document)))))
+    talker.start()
+    deadline, next_tick = time.monotonic() + timeout, time.monotonic() + tick_every
+    stopped: str | None = None
+    while talker.is_alive():
+        talker.join(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
+        now = time.monotonic()
+        if not talker.is_alive():
+            break
+        if cancel is not None and cancel.is_set():
+            stopped = "stopped: the worker is shutting down and its grace period is over"
+        elif now >= deadline:
+            stopped = f"timed out after {timeout:g}s"
+        elif tick is not None and now >= next_tick:
+            next_tick = now + tick_every
+            try:
+                tick()
+            except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
+                stopped = f"stopped: {exc}"
+        if stopped:
+            _kill(process)
+            talker.join()
+    tail = _tail(collected.get("err"))
+    if stopped:
+        return HandlerOutcome(False, error=stopped + (f": {tail}" if tail else ""))
+    if process.returncode != 0:
+        return HandlerOutcome(False, error=f"exit {process.returncode}: {tail or '(no stderr)'}")
+    return _result(collected.get("out", ""))
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    """The command and everything it started."""
     try:
-        done = subprocess.run(
-            agent.command, shell=True, cwd=agent.path.resolve().parent, env=env, input=json.dumps(document),
-            capture_output=True, text=True, timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as expired:
-        tail = _tail(expired.stderr)
-        return HandlerOutcome(False, error=f"timed out after {timeout:g}s" + (f": {tail}" if tail else ""))
-    if done.returncode != 0:
-        tail = _tail(done.stderr) or "(no stderr)"
-        return HandlerOutcome(False, error=f"exit {done.returncode}: {tail}")
-    return _result(done.stdout)
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _result(stdout: str) -> HandlerOutcome:

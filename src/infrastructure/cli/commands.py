@@ -18,6 +18,7 @@ from application.commands import (
     GetSignalById,
     ListSignals,
     PostSignal,
+    RetrySignal,
     WatchSignals,
 )
 from domain.errors import InvalidInput, RuleViolation
@@ -53,7 +54,7 @@ def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
 
 @inject
 def claim(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
-    command = ClaimSignal(signal_id=args.signal_id, agent_id=args.agent)
+    command = ClaimSignal(signal_id=args.signal_id, agent_id=args.agent, token=args.token)
     return render.signal(service().claim_signal(command))
 
 
@@ -61,15 +62,56 @@ def claim(args: argparse.Namespace, service: Lazy = Provide[Container.service.pr
 def complete(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
     command = CompleteSignal(
         signal_id=args.signal_id, agent_id=args.agent, artifact_path=args.artifact,
-        knowledge_items=tuple(args.knowledge),
+        knowledge_items=tuple(args.knowledge), token=args.token,
     )
     return render.signal(service().complete_signal(command))
 
 
 @inject
 def fail(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
-    command = FailSignal(signal_id=args.signal_id, agent_id=args.agent, error=args.error)
+    command = FailSignal(signal_id=args.signal_id, agent_id=args.agent, error=args.error, token=args.token)
     return render.signal(service().fail_signal(command))
+
+
+@inject
+def retry(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+    command = RetrySignal(signal_id=args.signal_id, posted_by=args.posted_by)
+    return render.signal(service().retry_signal(command))
+
+
+@inject
+def worker(
+    args: argparse.Namespace,
+    service: Lazy = Provide[Container.service.provider],
+    queries: Lazy = Provide[Container.queries.provider],
+    registry: Lazy = Provide[Container.agent_registry.provider],
+    store: Lazy = Provide[Container.event_store.provider],
+    notifier: Lazy = Provide[Container.notifier.provider],
+    settings: Lazy = Provide[Container.settings.provider],
+) -> Output:
+    import logging
+
+    from infrastructure.worker import Worker, WorkerOptions
+
+    if args.concurrency < 1:
+        raise InvalidInput("--concurrency", f"must be 1 or more, got {args.concurrency}")
+    if args.grace < 0:
+        raise InvalidInput("--grace", f"must be 0 or more seconds, got {args.grace:g}")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr,
+        format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s", datefmt="%H:%M:%S",
+    )
+    timeouts = settings()
+    options = WorkerOptions(
+        agent=args.agent, once=args.once, concurrency=args.concurrency, blackboard_id=args.board, grace=args.grace,
+        sweep_every=min(10.0, max(0.5, min(timeouts.post_timeout, timeouts.claim_timeout).total_seconds() / 3)),
+        renew_every=max(0.5, timeouts.claim_timeout.total_seconds() / 3),
+    )
+    agents = registry()
+    running = Worker(options, service(), queries(), agents.definition, store(), notifier(), timeouts.claim_threshold)
+    running.install_signal_handlers()
+    running.run()
+    return Output({"agent": args.agent, "handled": running.handled}, f"worker {args.agent} handled {running.handled} signal(s)")
 
 
 @inject
@@ -188,8 +230,11 @@ def _capabilities(capabilities: list[dict[str, Any]]) -> str:
 def _json_object(raw: str | None, option: str) -> dict[str, Any]:
     if raw is None:
         return {}
+    def refuse(constant: str) -> None:
+        raise InvalidInput(option, f"must be a JSON object: {constant} is not JSON")
+
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=refuse)
     except json.JSONDecodeError as exc:
         raise InvalidInput(option, f"must be a JSON object: {exc.msg} at character {exc.pos}") from None
     if not isinstance(value, dict):

@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "blackboard claim sig-1a2b3c4d --agent ps-researcher", "claim")
     claim.add_argument("signal_id", metavar="SIG")
     claim.add_argument("--agent", required=True, help="the agent's name in the agents folder")
+    claim.add_argument("--token", help="a token of yours: completing, failing or renewing this claim will need it")
 
     complete = _command(commands, "complete", "complete a claimed signal with its result",
                         "blackboard complete sig-1a2b3c4d --agent ps-researcher --artifact docs/findings.md",
@@ -75,12 +76,28 @@ def build_parser() -> argparse.ArgumentParser:
     complete.add_argument("--agent", required=True, help="the claimer")
     complete.add_argument("--artifact", help="path of what the agent produced")
     complete.add_argument("--knowledge", action="append", default=[], metavar="TEXT", help="a finding (repeatable)")
+    complete.add_argument("--token", help="the claim's token, required when the claim has one")
 
     fail = _command(commands, "fail", "report that a claimed signal could not be done",
                     'blackboard fail sig-1a2b3c4d --agent ps-researcher --error "no sources found"', "fail")
     fail.add_argument("signal_id", metavar="SIG")
     fail.add_argument("--agent", required=True, help="the claimer")
     fail.add_argument("--error", required=True, help="what went wrong")
+    fail.add_argument("--token", help="the claim's token, required when the claim has one")
+
+    retry = _command(commands, "retry", "post a FAILED or EXPIRED signal's work again, as a new linked signal",
+                     "blackboard retry sig-1a2b3c4d", "retry")
+    retry.add_argument("signal_id", metavar="SIG")
+    retry.add_argument("--posted-by", default="ps-skill", help="who posts the retry (default ps-skill)")
+
+    worker = _command(commands, "worker", "run an agent: claim the signals it fits best, run its handler, "
+                      "complete or fail them", "blackboard worker --agent ps-researcher --concurrency 2", "worker")
+    worker.add_argument("--agent", required=True, help="the agent's name in the agents folder")
+    worker.add_argument("--once", action="store_true", help="handle at most one signal, then exit")
+    worker.add_argument("--concurrency", type=int, default=1, metavar="N", help="handlers run at once (default 1)")
+    worker.add_argument("--board", metavar="ID", help="only signals of this board")
+    worker.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
+                        help="on SIGINT/SIGTERM, how long running handlers may finish before their signals fail (default 30)")
 
     show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
     show.add_argument("signal_id", metavar="SIG")

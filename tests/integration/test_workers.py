@@ -1,0 +1,234 @@
+"""`blackboard worker` as real processes: exactly once, leases and expiry, graceful stop, dependencies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from application.commands import PostSignal
+from application.dispatcher import EventDispatcher
+from application.service import BlackboardService
+from domain.signals import SignalStatus
+from infrastructure.agents.registry import FrontmatterAgentRegistry
+from infrastructure.clock import RandomSignalIds, SystemClock
+from infrastructure.persistence.engine import StoreSettings, make_engine
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from infrastructure.persistence.read_model import SqlSignalReadModel
+
+BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
+
+# A handler that records the signal document it got, then sleeps $SLEEP seconds and reports.
+HANDLER = r"""
+import json, os, sys, time
+doc = json.load(sys.stdin)
+log = os.environ["WORK_LOG"]
+with open(log, "a") as f:
+    f.write(json.dumps({"signal_id": doc["signal_id"], "pid": os.getpid(), "doc": doc}) + "\n")
+time.sleep(float(os.environ.get("SLEEP", "0")))
+print(json.dumps({"artifact_path": "out/" + doc["signal_id"] + ".md", "knowledge_items": ["done"]}))
+"""
+
+
+class Board:
+    def __init__(self, tmp_path: Path, **env: str) -> None:
+        self.url = f"sqlite:///{tmp_path / 'b.db'}"
+        self.agents = tmp_path / "agents"
+        self.agents.mkdir()
+        (self.agents / "handler.py").write_text(HANDLER)
+        self.log = tmp_path / "work.log"
+        self.env = {**os.environ, "BLACKBOARD_DB": self.url, "BLACKBOARD_AGENTS_DIR": str(self.agents),
+                    "WORK_LOG": str(self.log), "BLACKBOARD_JSON": "", "BLACKBOARD_POST_TIMEOUT": "600", **env}
+        self.workers: list[subprocess.Popen[str]] = []
+        self.stderr: dict[int, str] = {}  # worker pid -> what it logged, once stopped
+        engine = make_engine(StoreSettings(url=self.url))
+        self.cli("db", "upgrade")
+        self.read_model, self.store = SqlSignalReadModel(engine), SqlAlchemyEventStore(engine)
+        self.service = BlackboardService(
+            self.store, self.read_model, FrontmatterAgentRegistry(self.agents), EventDispatcher(), SystemClock(),
+            RandomSignalIds(),
+        )
+
+    def post_many(self, kind: str, count: int) -> list[str]:
+        """In this process: a CLI call per signal would take most of a minute for a hundred."""
+        return [
+            self.service.post_signal(
+                PostSignal(signal_type=kind, ps_id="ps-w", entry_id=f"e-{n}", topic=f"topic {n}")
+            ).signal_id
+            for n in range(count)
+        ]
+
+    def agent(self, name: str, capability: str, score: float = 0.9, timeout: int = 60) -> None:
+        (self.agents / f"{name}.md").write_text(
+            f"---\nname: {name}\ncapabilities: {{{capability}: {score}}}\n"
+            f"command: {sys.executable} handler.py\ntimeout: {timeout}\n---\nTest agent.\n"
+        )
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([BLACKBOARD, *args], env=self.env, capture_output=True, text=True, timeout=60)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    def post(self, kind: str, entry: int, *extra: str) -> str:
+        done = self.cli("--json", "post", "--type", kind, "--ps-id", "ps-w", "--entry-id", f"e-{entry}",
+                        "--topic", f"topic {entry}", *extra)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["signal_id"]
+
+    def worker(self, agent: str, *extra: str, **env: str) -> subprocess.Popen[str]:
+        process = subprocess.Popen([BLACKBOARD, "worker", "--agent", agent, *extra], env={**self.env, **env},
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.workers.append(process)
+        return process
+
+    def status(self, signal_id: str) -> SignalStatus:
+        return self.read_model.get(signal_id).status
+
+    def until(self, condition, timeout: float = 30.0, what: str = "condition") -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            time.sleep(0.05)
+
+    def handled(self) -> list[dict]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+    def stop_all(self) -> None:
+        for process in self.workers:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.workers:
+            if process.pid not in self.stderr:
+                self.stderr[process.pid] = process.communicate(timeout=30)[1]
+
+
+@pytest.fixture
+def board(tmp_path):
+    made = Board(tmp_path)
+    yield made
+    made.stop_all()
+
+
+def test_two_equally_able_workers_do_each_of_100_signals_exactly_once(board):
+    board.agent("ps-worker", "RESEARCH")
+    ids = board.post_many("RESEARCH", 100)
+    first, second = board.worker("ps-worker"), board.worker("ps-worker")
+
+    board.until(lambda: all(board.status(s) is SignalStatus.COMPLETED for s in ids), 120, "100 completions")
+    board.stop_all()
+
+    done = [entry["signal_id"] for entry in board.handled()]
+    assert sorted(done) == sorted(ids)  # every signal handled, none twice
+    claims = [r for r in board.store.read_all() if r.event.event_type == "AgentSignalClaimed"]
+    assert len(claims) == 100 and len({r.event.token for r in claims}) == 2  # both workers took part
+    assert first.returncode == second.returncode == 0
+    assert "claimed" in board.stderr[first.pid] and "completed" in board.stderr[second.pid]
+
+
+def test_a_worker_killed_mid_task_loses_its_claim_on_time_and_nothing_else(board, tmp_path):
+    board.env["BLACKBOARD_CLAIM_TIMEOUT"] = "2"
+    board.agent("ps-worker", "RESEARCH")
+    doomed, waiting = board.post("RESEARCH", 1), board.post("RESEARCH", 2)
+    victim = board.worker("ps-worker", "--once", SLEEP="30")
+    board.until(lambda: board.status(doomed) is SignalStatus.CLAIMED, 20, "the claim")
+    board.until(lambda: len(board.handled()) == 1, 20, "the handler to start")
+    time.sleep(1.0)  # long enough for at least one lease renewal
+
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=10)
+    killed_at = time.monotonic()
+    os.kill(board.handled()[0]["pid"], signal.SIGKILL)  # its orphaned handler, for tidiness
+    board.env.pop("SLEEP", None)
+    survivor = board.worker("ps-worker")  # a fresh worker sweeps, and takes the work that is left
+
+    board.until(lambda: board.status(doomed) is SignalStatus.EXPIRED, 15, "the dead worker's claim to expire")
+    took = time.monotonic() - killed_at
+    board.until(lambda: board.status(waiting) is SignalStatus.COMPLETED, 15, "the other signal")
+    ended = board.read_model.get(doomed)
+    assert "did not finish within the claim timeout of 2s" in ended.result.error
+    assert took <= 2 + 2.5  # the claim timeout from the last renewal, plus a sweep interval
+    renewals = [r for r in board.store.read_all() if r.event.event_type == "AgentSignalClaimRenewed"]
+    assert renewals and all(r.event.signal_id == doomed for r in renewals)
+    assert survivor.poll() is None
+
+
+def test_sigterm_lets_the_running_handler_finish_and_the_worker_exit_cleanly(board):
+    board.agent("ps-worker", "RESEARCH")
+    signal_id = board.post("RESEARCH", 1)
+    worker = board.worker("ps-worker", SLEEP="1.5")
+    board.until(lambda: len(board.handled()) == 1, 20, "the handler to start")
+
+    worker.send_signal(signal.SIGTERM)
+    out, err = worker.communicate(timeout=30)
+
+    assert worker.returncode == 0, err
+    assert board.status(signal_id) is SignalStatus.COMPLETED
+    assert "stopping: no new claims" in err and "completed" in err
+
+
+def test_a_handler_still_running_after_the_grace_period_fails_its_signal_with_the_reason(board):
+    board.agent("ps-worker", "RESEARCH")
+    signal_id = board.post("RESEARCH", 1)
+    worker = board.worker("ps-worker", "--grace", "0.5", SLEEP="30")
+    board.until(lambda: len(board.handled()) == 1, 20, "the handler to start")
+
+    worker.send_signal(signal.SIGINT)
+    worker.communicate(timeout=30)
+
+    ended = board.read_model.get(signal_id)
+    assert worker.returncode == 0
+    assert ended.status is SignalStatus.FAILED and "grace period is over" in ended.result.error
+
+
+def test_a_dependant_runs_only_after_its_upstream_and_gets_its_result(board):
+    board.agent("ps-researcher", "RESEARCH")
+    board.agent("ps-reviewer", "REVIEW")
+    research = board.post("RESEARCH", 1)
+    review = board.post("REVIEW", 2, "--after", research)
+    reviewer = board.worker("ps-reviewer")
+    time.sleep(1.0)
+    assert board.status(review) is SignalStatus.POSTED  # waiting: its upstream is not done
+
+    board.worker("ps-researcher")
+    board.until(lambda: board.status(review) is SignalStatus.COMPLETED, 30, "the review")
+
+    order = [entry["signal_id"] for entry in board.handled()]
+    assert order == [research, review]
+    upstream = board.handled()[1]["doc"]["payload"]["context"]["upstream"]
+    assert upstream[research]["status"] == "COMPLETED"
+    assert upstream[research]["result"]["artifact_path"] == f"out/{research}.md"
+    assert reviewer.poll() is None
+
+
+def test_once_exits_0_when_there_is_nothing_to_do(board):
+    board.agent("ps-worker", "RESEARCH")
+
+    done = board.cli("worker", "--agent", "ps-worker", "--once")
+
+    assert done.returncode == 0 and "handled 0 signal(s)" in done.stdout
+
+
+def test_an_unknown_agent_is_not_found(board):
+    done = board.cli("worker", "--agent", "ps-nobody", "--once")
+
+    assert done.returncode == 4 and "no agent named ps-nobody" in done.stderr
+
+
+def test_a_failed_signal_is_retried_and_a_worker_does_the_retry(board):
+    board.agent("ps-worker", "RESEARCH")
+    original = board.post("RESEARCH", 1)
+    board.cli("claim", original, "--agent", "ps-worker")
+    board.cli("fail", original, "--agent", "ps-worker", "--error", "flaky source")
+
+    retried = json.loads(board.cli("--json", "retry", original).stdout)
+    board.cli("worker", "--agent", "ps-worker", "--once")
+
+    assert retried["retry_of"] == original and retried["signal_id"] != original
+    assert board.status(retried["signal_id"]) is SignalStatus.COMPLETED
+    assert board.cli("retry", retried["signal_id"]).returncode == 3  # a COMPLETED signal is not retried
