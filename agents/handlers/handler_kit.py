@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -246,6 +247,7 @@ def main(build: Callable[[Job], Report], default_agent: str) -> int:
     """Run one handler: stdin and env in, artifact written, JSON result out; 2 on bad input."""
     try:
         job = read_job(sys.stdin.read(), dict(os.environ), default_agent)
+        time.sleep(float(os.environ.get("BLACKBOARD_DEMO_PACE", "0") or 0))  # the demo's stand-in for thinking time
         report = build(job)
         path = write_artifact(job, report)
     except BadInput as exc:

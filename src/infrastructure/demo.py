@@ -1,16 +1,18 @@
-"""`make demo`: a PS posts work, agents claim it and run their handlers, a waiting reviewer unblocks.
+"""`make demo`: a PS posts work; one worker process per agent claims what it fits and runs it.
 
-Every step is a real `blackboard` process on the embedded SQLite default, as a PS skill or an
-agent would run it; the story ends with the event log, the board and a rebuild that matches.
+Every step is a real `blackboard` process on the embedded SQLite default. The story ends with
+the workers' logs, a timeline, the event log and a rebuild that matches the live read model.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 WORK = Path(".blackboard")
 DB = WORK / "demo.db"
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
+AGENTS = ("ps-researcher", "ps-analyst", "ps-reviewer", "ps-architect")
 ENV = {
     **os.environ,
     "BLACKBOARD_DB": f"sqlite:///{DB}",
     "BLACKBOARD_AGENTS_DIR": str(ROOT / "agents"),
     "BLACKBOARD_ARTIFACTS_DIR": str((WORK / "artifacts").resolve()),
     "BLACKBOARD_JSON": "",
+    "BLACKBOARD_DEMO_PACE": "1.5",  # each example handler takes 1.5 s, as real work would take a while
 }
 
 
@@ -46,45 +50,45 @@ def shown(text: str) -> str:
     return "\n".join("   | " + line for line in text.rstrip().splitlines())
 
 
-def run_agent(agent: str, signal_id: str) -> None:
-    """What an agent does with a signal it claimed: run its handler, then complete or fail."""
-    from infrastructure.agents.handler import run_handler
-    from infrastructure.agents.registry import FrontmatterAgentRegistry
-
-    definition = FrontmatterAgentRegistry(ROOT / "agents").definition(agent)
-    assert definition is not None, f"no agent file for {agent}"
-    document = data("show", signal_id)
-    upstream = {sid: data("show", sid) for sid in document["after"]}
-    if upstream:  # the downstream handler gets its upstreams' results
-        document["payload"]["context"]["upstream"] = upstream
-    started = time.monotonic()
-    outcome = run_handler(definition, document, {"BLACKBOARD_ARTIFACTS_DIR": ENV["BLACKBOARD_ARTIFACTS_DIR"]})
-    took = time.monotonic() - started
-    if not outcome.succeeded:
-        cli("fail", signal_id, "--agent", agent, "--error", outcome.error or "handler failed")
-        say(f"   {agent}'s handler failed after {took:.2f}s: {outcome.error}")
-        return
-    knowledge = [arg for item in outcome.knowledge_items for arg in ("--knowledge", item)]
-    artifact = ["--artifact", outcome.artifact_path] if outcome.artifact_path else []
-    cli("complete", signal_id, "--agent", agent, *artifact, *knowledge)
-    where = os.path.relpath(outcome.artifact_path) if outcome.artifact_path else "no artifact"
-    say(f"   {agent} ran `{definition.command}` in {took:.2f}s and completed {signal_id}: {where}")
+def start_workers() -> dict[str, subprocess.Popen[str]]:
+    """One `blackboard worker` process per example agent, each logging to its own file."""
+    logs = WORK / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    workers = {}
+    for agent in AGENTS:
+        log = (logs / f"{agent}.log").open("w")
+        # a head start of 0.5 s: ps-researcher (0.95) tries 25 ms after waking, ps-analyst (0.85) 75 ms
+        workers[agent] = subprocess.Popen([BLACKBOARD, "worker", "--agent", agent, "--head-start", "0.5"], env=ENV,
+                                          stdout=subprocess.DEVNULL, stderr=log, text=True)
+    deadline = time.monotonic() + 30
+    while not all("started" in (logs / f"{a}.log").read_text() for a in AGENTS):
+        if time.monotonic() > deadline:
+            raise SystemExit("demo: the workers did not start within 30 s")
+        time.sleep(0.1)
+    return workers
 
 
-def claim_race(signal_id: str, contenders: dict[str, float]) -> None:
-    """Every able agent tries to claim at once, each waiting a moment that grows as its score falls,
-    so the best fit gets there first; the others are told who won."""
-    racers = {
-        agent: subprocess.Popen(
-            ["sh", "-c", f'sleep {(1 - score) * 2:.2f}; exec "$0" "$@"', BLACKBOARD, "claim", signal_id, "--agent", agent],
-            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )
-        for agent, score in contenders.items()
-    }
-    for agent, process in racers.items():
-        out, err = process.communicate(timeout=60)
-        verdict = "won the claim" if process.returncode == 0 else f"lost (exit {process.returncode}): {err.strip()}"
-        say(f"   {agent} ({contenders[agent]:.2f}) {verdict}")
+def stop_workers(workers: dict[str, subprocess.Popen[str]]) -> None:
+    for process in workers.values():
+        process.send_signal(signal.SIGTERM)
+    for process in workers.values():
+        process.wait(timeout=60)
+
+
+def timeline(signals: list[dict[str, Any]], start: float) -> str:
+    """Who claimed what, when (seconds since the first post), how long it took, and the artifact."""
+    def at(stamp: str | None) -> float | None:
+        return datetime.fromisoformat(stamp).timestamp() - start if stamp else None
+
+    lines = [f"{'signal':<13} {'type':<9} {'posted':>7} {'claimed':>8} {'by':<14} {'took':>6}  artifact"]
+    for s in signals:
+        posted, claimed, ended = at(s["created_at"]), at(s["claimed_at"]), at(s["completed_at"])
+        took = f"{ended - claimed:5.2f}s" if claimed is not None and ended is not None else "    -"
+        artifact = (s.get("result") or {}).get("artifact_path") or "-"
+        claimed_text = f"{claimed:7.2f}s" if claimed is not None else "      -"
+        lines.append(f"{s['signal_id']:<13} {s['signal_type']:<9} {posted:6.2f}s {claimed_text} "
+                     f"{s['claimed_by'] or '-':<14} {took}  {os.path.relpath(artifact) if artifact != '-' else '-'}")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -95,49 +99,49 @@ def main() -> None:
     say(f"\n1. The agents, declared by Markdown files in {os.path.relpath(ROOT / 'agents')}/:")
     say(shown(cli("agents").stdout))
 
-    say("\n2. The PS skill posts three signals: RESEARCH, ANALYSIS, and a REVIEW that comes after the research.")
-    research = data("post", "--type", "RESEARCH", "--ps-id", "ps-demo", "--entry-id", "e-1",
-                    "--topic", "event sourcing for agent coordination", "--key", "ps-demo/e-1",
-                    "--prompt", "What must an append-only log guarantee? The log must keep every fact.")["signal_id"]
-    analysis = data("post", "--type", "ANALYSIS", "--ps-id", "ps-demo", "--entry-id", "e-2",
-                    "--topic", "cost of replaying a board", "--prompt", "Replay must stay fast. Why?")["signal_id"]
-    review = data("post", "--type", "REVIEW", "--ps-id", "ps-demo", "--entry-id", "e-3",
-                  "--topic", "review the research", "--after", research,
-                  "--context", json.dumps({"criteria": ["log", "facts"]}))["signal_id"]
-    say(shown(cli("signals", "--blackboard", "ps-demo").stdout))
-    again = data("post", "--type", "RESEARCH", "--ps-id", "ps-demo", "--entry-id", "e-1",
-                 "--topic", "event sourcing for agent coordination", "--key", "ps-demo/e-1")["signal_id"]
-    say(f"   (posting the research again with the same --key returns {again}: no twin)")
+    say("\n2. One worker process per agent starts and waits for work it fits (logs in .blackboard/logs/).")
+    workers = start_workers()
+    try:
+        say("\n3. The PS skill posts RESEARCH, ANALYSIS, and a REVIEW that comes after the research.")
+        start = time.time()
+        research = data("post", "--type", "RESEARCH", "--ps-id", "ps-demo", "--entry-id", "e-1",
+                        "--topic", "event sourcing for agent coordination", "--key", "ps-demo/e-1",
+                        "--prompt", "What must an append-only log guarantee? The log must keep every fact.")["signal_id"]
+        analysis = data("post", "--type", "ANALYSIS", "--ps-id", "ps-demo", "--entry-id", "e-2",
+                        "--topic", "cost of replaying a board", "--prompt", "Replay must stay fast. Why?")["signal_id"]
+        review = data("post", "--type", "REVIEW", "--ps-id", "ps-demo", "--entry-id", "e-3",
+                      "--topic", "review the research", "--after", research,
+                      "--context", json.dumps({"criteria": ["log", "facts"]}))["signal_id"]
+        say(f"   {research} RESEARCH, {analysis} ANALYSIS, {review} REVIEW (after {research})")
+        say(f"\n4. Who fits the research? blackboard match {research}")
+        say(shown(cli("match", research).stdout))
 
-    say(f"\n3. A reviewer process starts waiting for the research: blackboard wait {research}")
-    waiting = subprocess.Popen([BLACKBOARD, "wait", research, "--timeout", "60"], env=ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        say(f"\n5. The PS waits for the review: blackboard wait {review}")
+        waited = cli("wait", review, "--timeout", "60", check=False)
+        say(f"   ... and unblocks (exit {waited.returncode}):")
+        say(shown(waited.stdout))
+    finally:
+        stop_workers(workers)
 
-    say(f"\n4. Who fits the research best? blackboard match {research}")
-    say(shown(cli("match", research).stdout))
-    say("   Both able agents try to claim it:")
-    claim_race(research, {"ps-researcher": 0.95, "ps-analyst": 0.85})
+    say("\n6. The workers' own words (merged by time):")
+    logged = sorted(line for agent in AGENTS for line in (WORK / "logs" / f"{agent}.log").read_text().splitlines()
+                    if " claimed " in line or " completed " in line or " went to " in line or " failed " in line)
+    say(shown("\n".join(logged)))
 
-    say("\n5. Each claimer runs its handler (offline, no LLM) and completes its signal with the artifact.")
-    cli("claim", analysis, "--agent", "ps-analyst")
-    run_agent("ps-analyst", analysis)
-    run_agent("ps-researcher", research)
-
-    out, err = waiting.communicate(timeout=60)
-    say(f"\n6. The waiting reviewer unblocks (exit {waiting.returncode}) with the research it waited for:")
-    say(shown(out))
-    cli("claim", review, "--agent", "ps-reviewer")
-    run_agent("ps-reviewer", review)
-
-    say("\n7. The event log: every change is a fact, in order, with its global position.")
-    say(shown(cli("events").stdout))
-    say("\n8. The board's signals (the read model, folded in the same transactions as the events):")
+    say("\n7. The timeline, from the board (seconds since the first post):")
     before = data("signals")
-    say(shown(cli("signals").stdout))
+    say(shown(timeline(before, start)))
+    by_id = {s["signal_id"]: s for s in before}
+    released = datetime.fromisoformat(by_id[review]["claimed_at"]) - datetime.fromisoformat(by_id[research]["completed_at"])
+    say(f"   The review waited for the research and was claimed {released.total_seconds() * 1000:.0f} ms after it "
+        "completed, with the research's result in its input.")
+
+    say("\n8. The event log: every change is a fact, in order, with its global position.")
+    say(shown(cli("events").stdout))
     say(shown(cli("projection", "rebuild").stdout))
     same = data("signals") == before
     say(f"   The rebuilt read model is {'identical to' if same else 'DIFFERENT from'} the live one.")
-    if not same or waiting.returncode != 0:
+    if not same or waited.returncode != 0:
         raise SystemExit(1)
 
 

@@ -30,7 +30,7 @@ from application.commands import (
 from application.ports import EventStore, LogNotifier
 from application.queries import BlackboardQueries
 from application.service import BlackboardService
-from domain.errors import AgentNotFound, BlackboardError, RuleViolation
+from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, RuleViolation
 from domain.signals import AgentSignal
 from infrastructure.agents.handler import HandlerOutcome, run_handler
 from infrastructure.agents.parsing import AgentDefinition
@@ -47,6 +47,8 @@ class WorkerOptions:
     grace: float = 30.0  # seconds a stopping worker lets running handlers finish
     sweep_every: float = 5.0  # seconds between expiry sweeps
     renew_every: float = 100.0  # seconds between lease renewals while a handler runs
+    head_start: float = 0.1  # seconds: an agent scoring s waits (1 - s) x this before claiming,
+    # so when several agents fit one signal, the best fit usually gets it
 
 
 class Worker:
@@ -114,14 +116,21 @@ class Worker:
         if free <= 0:
             return False
         agent, claimed_any = self._definition(), False
-        for signal_ in self._candidates(agent):
+        candidates = self._candidates(agent)
+        if candidates and self._options.head_start:
+            time.sleep((1 - agent.profile.score(candidates[0])) * self._options.head_start)
+        for signal_ in candidates:
             if free <= 0 or self._stopping.is_set():
                 break
             claim = ClaimSignal(signal_id=signal_.signal_id, agent_id=agent.name, token=self.token)
             try:
                 mine = self._service.claim_signal(claim)
-            except RuleViolation as lost:  # another worker got there first: normal, and quiet
-                logger.debug("did not claim %s: %s", signal_.signal_id, lost)
+            except AlreadyClaimed as lost:  # normal: say so only when a different agent took it
+                level = logging.DEBUG if lost.claimed_by == agent.name else logging.INFO
+                logger.log(level, "%s went to %s", signal_.signal_id, lost.claimed_by)
+                continue
+            except RuleViolation as refused:  # it changed meanwhile (expired, dependencies): quiet
+                logger.debug("did not claim %s: %s", signal_.signal_id, refused)
                 continue
             score = agent.profile.score(mine)
             logger.info("claimed %s %s %r (score %.2f)", mine.signal_id, mine.signal_type, mine.payload.topic, score)

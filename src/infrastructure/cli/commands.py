@@ -95,8 +95,9 @@ def worker(
 
     if args.concurrency < 1:
         raise InvalidInput("--concurrency", f"must be 1 or more, got {args.concurrency}")
-    if args.grace < 0:
-        raise InvalidInput("--grace", f"must be 0 or more seconds, got {args.grace:g}")
+    for option, value in (("--grace", args.grace), ("--head-start", args.head_start)):
+        if value < 0:
+            raise InvalidInput(option, f"must be 0 or more seconds, got {value:g}")
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr,
         format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s", datefmt="%H:%M:%S",
@@ -104,6 +105,7 @@ def worker(
     timeouts = settings()
     options = WorkerOptions(
         agent=args.agent, once=args.once, concurrency=args.concurrency, blackboard_id=args.board, grace=args.grace,
+        head_start=args.head_start,
         sweep_every=min(10.0, max(0.5, min(timeouts.post_timeout, timeouts.claim_timeout).total_seconds() / 3)),
         renew_every=max(0.5, timeouts.claim_timeout.total_seconds() / 3),
     )
