@@ -21,9 +21,10 @@ from typing import Any, NamedTuple
 
 import pytest
 from jsonschema import Draft7Validator, FormatChecker
+from tests.paths import CONTRACTS as CONTRACTS_DIR
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
-CONTRACTS = Path(os.environ.get("BLACKBOARD_CONTRACTS", "/work/shared/contracts"))
+CONTRACTS = CONTRACTS_DIR
 SCHEMA = json.loads((CONTRACTS / "agent-signal.schema.json").read_text(encoding="utf-8"))
 EVENT_KEYS = {"position", "event_type", "stream_id", "version", "recorded_at", "data"}
 TIMEOUT = 60.0  # seconds one CLI call may take before the test fails (never reached when things work)

@@ -21,8 +21,9 @@ from domain.signals import (
     SignalType,
 )
 from tests.fakes import T0, agent
+from tests.paths import SIGNAL_SCHEMA
 
-SCHEMA_PATH = Path("/work/shared/contracts/agent-signal.schema.json")
+SCHEMA_PATH = SIGNAL_SCHEMA
 
 
 # ========================================================================= SignalId
