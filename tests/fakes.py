@@ -25,6 +25,7 @@ __all__ = [
     "InMemorySignalReadModel",
     "agent",
     "Board",
+    "CountingStore",
 ]
 
 
@@ -88,3 +89,18 @@ class Board:
 
     def event_types(self) -> list[str]:
         return [r.event.event_type for r in self.store.read_all()]
+
+
+class CountingStore:
+    """Wraps an event store and remembers the `after_version` of every load."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+        self.loads: list[int] = []
+
+    def load(self, blackboard_id, after_version=0):
+        self.loads.append(after_version)
+        return self._store.load(blackboard_id, after_version)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)

@@ -8,6 +8,7 @@ from application.commands import ClaimSignal, PostSignal
 from application.service import Settings
 from domain.blackboard import BlackboardAggregate
 from infrastructure.persistence.tables import SNAPSHOTS
+from tests.fakes import CountingStore
 from tests.integration.conftest import SqlBoard
 
 
@@ -18,21 +19,6 @@ def grow(board: SqlBoard, count: int) -> list[str]:
         ).signal_id
         for n in range(count)
     ]
-
-
-class CountingStore:
-    """Wraps a store and remembers the `after_version` of every load."""
-
-    def __init__(self, store) -> None:
-        self._store = store
-        self.loads: list[int] = []
-
-    def load(self, blackboard_id, after_version=0):
-        self.loads.append(after_version)
-        return self._store.load(blackboard_id, after_version)
-
-    def __getattr__(self, name):
-        return getattr(self._store, name)
 
 
 def test_a_snapshot_is_taken_once_the_events_since_the_last_reach_the_threshold(sql_engine):

@@ -6,7 +6,7 @@ from application.commands import ClaimSignal, PostSignal
 from application.service import BlackboardService
 from domain.blackboard import BlackboardAggregate
 from tests.contract.stories import RESEARCHER, every_event_type, post
-from tests.fakes import T0, Board, SequentialIds, agent
+from tests.fakes import T0, Board, CountingStore, SequentialIds, agent
 
 
 def test_discarding_pending_events_restores_the_board_exactly():
@@ -22,19 +22,6 @@ def test_discarding_pending_events_restores_the_board_exactly():
     assert board.find_by_key(new.dedupe_key) is None and not board.has_pending_events
     again = post(board, 0x40, after=("sig-00000001",))  # the same command decides the same again
     assert again == new
-
-
-class CountingStore:
-    def __init__(self, store) -> None:
-        self._store = store
-        self.loads: list[int] = []
-
-    def load(self, blackboard_id, after_version=0):
-        self.loads.append(after_version)
-        return self._store.load(blackboard_id, after_version)
-
-    def __getattr__(self, name):
-        return getattr(self._store, name)
 
 
 def test_a_conflict_reloads_only_the_events_the_loser_missed():
