@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 
 from infrastructure.persistence.engine import write_transaction
 
@@ -14,10 +15,12 @@ HEAD = "0002"  # the newest revision in migrations/versions; a test keeps the tw
 
 
 def current_revision(engine: Engine) -> str | None:
+    """The database's alembic revision; None before the first migration (one query, no reflection)."""
     with engine.connect() as conn:
-        if not inspect(conn).has_table("alembic_version"):
+        try:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        except DBAPIError:  # no such table yet
             return None
-        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
