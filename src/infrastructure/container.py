@@ -10,6 +10,7 @@ from dependency_injector import containers, providers
 from sqlalchemy import Engine
 
 from application.dispatcher import EventDispatcher
+from application.ports import LogNotifier
 from application.queries import BlackboardQueries
 from application.service import BlackboardService, Settings
 from application.watching import Watcher
@@ -30,6 +31,15 @@ def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgen
     from infrastructure.agents.registry import FrontmatterAgentRegistry
 
     return FrontmatterAgentRegistry(Path(agents_dir), default_threshold)
+
+
+def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float) -> LogNotifier:
+    """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications."""
+    if engine.dialect.name == "postgresql":
+        from infrastructure.persistence.notifier import PostgresNotifier
+
+        return PostgresNotifier(engine, store)
+    return PollingNotifier(store, interval)
 
 
 def open_database(settings: StoreSettings) -> Engine:
@@ -64,7 +74,7 @@ class Container(containers.DeclarativeContainer):
     dispatcher = providers.Singleton(EventDispatcher)
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(RandomSignalIds)
-    notifier = providers.Singleton(PollingNotifier, event_store, interval=config.poll_interval)
+    notifier = providers.Singleton(log_notifier, engine, event_store, config.poll_interval)
     settings = providers.Singleton(
         Settings,
         claim_threshold=config.claim_threshold,

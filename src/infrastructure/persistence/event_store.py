@@ -36,6 +36,7 @@ LOAD = (
 )
 LAST_POSITION = select(func.coalesce(func.max(EVENTS.c.position), 0))
 APPEND_LOCK = 0x626C6B62  # PostgreSQL advisory lock that makes positions follow commit order
+NOTIFY_CHANNEL = "blackboard_events"  # see persistence/notifier.py
 BOARD_LOCKS = 0x626C  # PostgreSQL advisory lock class for one board (two-key form: its own key space)
 
 
@@ -78,6 +79,9 @@ class SqlAlchemyEventStore(EventStore):
                     raise ConcurrencyConflict(blackboard_id, expected_version)
                 positions = conn.scalars(INSERT, rows).all()
                 recorded = [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
+                if self._serialise:  # delivered on commit: listeners wake as soon as the events are visible
+                    conn.execute(text("SELECT pg_notify(:channel, :position)"),
+                                 {"channel": NOTIFY_CHANNEL, "position": str(positions[-1])})
                 if self._project and (folded_to or 0) == last:  # the read model is live: keep it so
                     projection.fold(conn, recorded, after=last)
                 return recorded
