@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from application.commands import GetSignalById, WatchSignals
-from application.ports import EventStore, LogNotifier
+from application.ports import EventStore, LogNotifier, StoreUnavailable
 from application.queries import BlackboardQueries
 from domain.errors import BlackboardError
 from domain.signals import AgentSignal
@@ -55,7 +55,13 @@ class Watcher:
             self._wait_past(found.position, deadline, f"a {kinds} signal to complete", timeout)
 
     def _wait_past(self, position: int, deadline: float | None, what: str, timeout: float | None) -> None:
-        while self._store.last_position() <= position:
+        """Until the log moves past `position`; a database outage meanwhile is waited out."""
+        while True:
+            try:
+                if self._store.last_position() > position:
+                    return
+            except StoreUnavailable:
+                pass  # a restart or a network cut: keep waiting, the log is read again after it
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise WaitTimedOut(what, timeout or 0)

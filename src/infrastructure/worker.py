@@ -27,7 +27,7 @@ from application.commands import (
     GetSignalById,
     RenewClaim,
 )
-from application.ports import EventStore, LogNotifier
+from application.ports import EventStore, LogNotifier, StoreUnavailable
 from application.queries import BlackboardQueries
 from application.service import BlackboardService
 from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, RuleViolation
@@ -97,10 +97,18 @@ class Worker:
         """Work until stopped (or, with `once`, after at most one signal). Returns the exit code."""
         self._definition()  # an unknown agent fails now, not at the first signal
         logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
+        outage = 0
         while not self._stopping.is_set():
-            position = self._store.last_position()  # before looking, so nothing posted now is missed
-            self._sweep_if_due()
-            claimed = self._claim_what_fits()
+            try:
+                position = self._store.last_position()  # before looking, so nothing posted now is missed
+                self._sweep_if_due()
+                claimed = self._claim_what_fits()
+            except StoreUnavailable as down:  # a restart or a network cut: wait, then carry on
+                outage += 1
+                logger.warning("database unavailable (%s); retrying", down)
+                self._stopping.wait(min(5.0, 0.25 * 2**outage))
+                continue
+            outage = 0
             if self._options.once:  # at most one signal: the one just claimed, or none
                 break
             if not claimed:
@@ -180,10 +188,26 @@ class Worker:
         return document
 
     def _renew(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
-        self._service.renew_claim(RenewClaim(signal_id=claimed.signal_id, agent_id=agent.name, token=self.token))
+        """A lost claim stops the handler (the work is someone else's now); an outage does not."""
+        try:
+            self._service.renew_claim(RenewClaim(signal_id=claimed.signal_id, agent_id=agent.name, token=self.token))
+        except StoreUnavailable as down:
+            logger.warning("could not renew the claim on %s (%s); will try again", claimed.signal_id, down)
+            return
         logger.debug("renewed the claim on %s", claimed.signal_id)
 
     def _finish(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, took: float) -> None:
+        """Record the outcome, through database outages, until it is stored or refused."""
+        for attempt in range(1, 1000):
+            try:
+                self._record(agent, claimed, outcome, took)
+                return
+            except StoreUnavailable as down:
+                logger.warning("could not record the outcome of %s (%s); retrying", claimed.signal_id, down)
+                if self._cancel.wait(min(5.0, 0.25 * 2**attempt)):
+                    return
+
+    def _record(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, took: float) -> None:
         sid = claimed.signal_id
         try:
             if outcome.succeeded:

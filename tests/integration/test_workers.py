@@ -37,8 +37,8 @@ print(json.dumps({"artifact_path": "out/" + doc["signal_id"] + ".md", "knowledge
 
 
 class Board:
-    def __init__(self, tmp_path: Path, **env: str) -> None:
-        self.url = f"sqlite:///{tmp_path / 'b.db'}"
+    def __init__(self, tmp_path: Path, url: str | None = None, **env: str) -> None:
+        self.url = url or f"sqlite:///{tmp_path / 'b.db'}"
         self.agents = tmp_path / "agents"
         self.agents.mkdir()
         (self.agents / "handler.py").write_text(HANDLER)
@@ -232,3 +232,33 @@ def test_a_failed_signal_is_retried_and_a_worker_does_the_retry(board):
     assert retried["retry_of"] == original and retried["signal_id"] != original
     assert board.status(retried["signal_id"]) is SignalStatus.COMPLETED
     assert board.cli("retry", retried["signal_id"]).returncode == 3  # a COMPLETED signal is not retried
+
+
+def test_a_worker_on_postgresql_rides_out_a_server_restart_without_losing_or_repeating_work(
+    tmp_path, pg_engine, pg_database_url
+):
+    from sqlalchemy import text
+
+    board = Board(tmp_path, url=pg_database_url)
+    try:
+        board.agent("ps-worker", "RESEARCH")
+        first = board.post_many("RESEARCH", 1)[0]
+        board.worker("ps-worker", SLEEP="1.5")
+        board.until(lambda: len(board.handled()) == 1, 20, "the first handler to start")
+
+        def restart() -> int:  # what a server restart does to every client: its connections die
+            with pg_engine.connect() as conn:
+                return conn.execute(text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )).scalar()
+
+        assert restart() >= 1  # mid-handler: the completion must still be recorded
+        board.until(lambda: board.status(first) is SignalStatus.COMPLETED, 30, "the first completion")
+        assert restart() >= 1  # while idle and listening: the next post must still wake it
+        second = board.post_many("RESEARCH", 1)[0]
+        board.until(lambda: board.status(second) is SignalStatus.COMPLETED, 30, "the second completion")
+    finally:
+        board.stop_all()
+
+    assert [entry["signal_id"] for entry in board.handled()] == [first, second]  # each once

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
+from typing import ParamSpec, TypeVar
 
 from sqlalchemy import Engine, select
+from sqlalchemy.exc import DBAPIError
 
-from application.ports import Recorded, SignalFilter, SignalReadModel
+from application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
 from domain.signals import AgentSignal
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import signal_from_row
@@ -14,15 +17,34 @@ from infrastructure.persistence.engine import write_transaction
 from infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _translated(method: Callable[P, R]) -> Callable[P, R]:
+    """Driver errors leave as the port's StoreUnavailable, like the event store's."""
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except DBAPIError as exc:
+            raise StoreUnavailable(f"could not read the signals: {exc.orig}") from exc
+
+    return call
+
+
 class SqlSignalReadModel(SignalReadModel):
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
+    @_translated
     def get(self, signal_id: str) -> AgentSignal | None:
         with self._engine.connect() as conn:
             row = conn.execute(GET_SIGNAL, {"signal_id": signal_id}).one_or_none()
         return signal_from_row(row) if row else None
 
+    @_translated
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
         query = select(SIGNALS)
         if criteria.status is not None:
@@ -42,10 +64,12 @@ class SqlSignalReadModel(SignalReadModel):
         with self._engine.connect() as conn:
             return [signal_from_row(row) for row in conn.execute(query)]
 
+    @_translated
     def position(self) -> int:
         with self._engine.connect() as conn:
             return projection.checkpoint(conn)
 
+    @_translated
     def apply(self, records: Iterable[Recorded]) -> None:
         with write_transaction(self._engine) as conn:
             projection.fold(conn, list(records))
