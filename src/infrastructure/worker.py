@@ -241,8 +241,11 @@ class Worker:
         self._finished.clear()
         until = self._next_sweep
         while not (self._stopping.is_set() or self._finished.is_set()) and time.monotonic() < until:
-            if self._store.last_position() > position:
-                return
+            try:
+                if self._store.last_position() > position:
+                    return
+            except StoreUnavailable:
+                return  # the main loop waits the outage out
             self._notifier.wait(position, min(0.25, max(0.0, until - time.monotonic())))
 
     def _drain(self) -> None:
