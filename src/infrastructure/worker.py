@@ -130,7 +130,9 @@ class Worker:
         for signal_ in candidates:
             if free <= 0 or self._stopping.is_set():
                 break
-            claim = ClaimSignal(signal_id=signal_.signal_id, agent_id=agent.name, token=self.token)
+            claim = ClaimSignal(  # naming the board spares the service a read-model lookup
+                signal_id=signal_.signal_id, agent_id=agent.name, token=self.token, blackboard_id=signal_.blackboard_id
+            )
             try:
                 mine = self._service.claim_signal(claim)
             except AlreadyClaimed as lost:  # normal: say so only when a different agent took it
@@ -190,7 +192,9 @@ class Worker:
     def _renew(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
         """A lost claim stops the handler (the work is someone else's now); an outage does not."""
         try:
-            self._service.renew_claim(RenewClaim(signal_id=claimed.signal_id, agent_id=agent.name, token=self.token))
+            self._service.renew_claim(RenewClaim(
+                signal_id=claimed.signal_id, agent_id=agent.name, token=self.token, blackboard_id=claimed.blackboard_id
+            ))
         except StoreUnavailable as down:
             logger.warning("could not renew the claim on %s (%s); will try again", claimed.signal_id, down)
             return
@@ -212,12 +216,15 @@ class Worker:
         try:
             if outcome.succeeded:
                 self._service.complete_signal(CompleteSignal(
-                    signal_id=sid, agent_id=agent.name, token=self.token,
+                    signal_id=sid, agent_id=agent.name, token=self.token, blackboard_id=claimed.blackboard_id,
                     artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items,
                 ))
                 logger.info("completed %s in %.2fs: %s", sid, took, outcome.artifact_path or f"{len(outcome.knowledge_items)} knowledge item(s)")
             else:
-                self._service.fail_signal(FailSignal(signal_id=sid, agent_id=agent.name, token=self.token, error=outcome.error or "handler failed"))
+                self._service.fail_signal(FailSignal(
+                    signal_id=sid, agent_id=agent.name, token=self.token, blackboard_id=claimed.blackboard_id,
+                    error=outcome.error or "handler failed",
+                ))
                 logger.info("failed %s after %.2fs: %s", sid, took, outcome.error)
         except BlackboardError as refused:  # the claim is no longer ours (it expired meanwhile)
             logger.warning("could not record the outcome of %s: %s", sid, refused)
