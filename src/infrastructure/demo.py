@@ -57,7 +57,7 @@ def start_workers() -> dict[str, subprocess.Popen[str]]:
     workers = {}
     for agent in AGENTS:
         log = (logs / f"{agent}.log").open("w")
-        # a head start of 0.5 s: ps-researcher (0.95) tries 25 ms after waking, ps-analyst (0.85) 75 ms
+        # ps-analyst (0.85) gives ps-researcher (0.95) a head start of (0.95 - 0.85) x 0.5 s = 50 ms
         workers[agent] = subprocess.Popen([BLACKBOARD, "worker", "--agent", agent, "--head-start", "0.5"], env=ENV,
                                           stdout=subprocess.DEVNULL, stderr=log, text=True)
     deadline = time.monotonic() + 30

@@ -31,6 +31,7 @@ from application.ports import EventStore, LogNotifier, StoreUnavailable
 from application.queries import BlackboardQueries
 from application.service import BlackboardService
 from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, RuleViolation
+from domain.capabilities import AgentProfile
 from domain.signals import AgentSignal
 from infrastructure.agents.handler import HandlerOutcome, run_handler
 from infrastructure.agents.parsing import AgentDefinition
@@ -47,8 +48,8 @@ class WorkerOptions:
     grace: float = 30.0  # seconds a stopping worker lets running handlers finish
     sweep_every: float = 5.0  # seconds between expiry sweeps
     renew_every: float = 100.0  # seconds between lease renewals while a handler runs
-    head_start: float = 0.1  # seconds: an agent scoring s waits (1 - s) x this before claiming,
-    # so when several agents fit one signal, the best fit usually gets it
+    head_start: float = 0.1  # seconds per point of score: an agent waits (best other score - its own)
+    # x this before claiming, so when several agents fit one signal the best fit usually gets it
 
 
 class Worker:
@@ -58,6 +59,7 @@ class Worker:
         service: BlackboardService,
         queries: BlackboardQueries,
         agents: Callable[[str], AgentDefinition | None],
+        everyone: Callable[[], list[AgentProfile]],
         store: EventStore,
         notifier: LogNotifier,
         threshold: float,
@@ -66,6 +68,7 @@ class Worker:
         self._service = service
         self._queries = queries
         self._agents = agents
+        self._others = everyone  # every registered agent: who might fit a signal better
         self._store = store
         self._notifier = notifier
         self._threshold = threshold
@@ -126,7 +129,7 @@ class Worker:
         agent, claimed_any = self._definition(), False
         candidates = self._candidates(agent)
         if candidates and self._options.head_start:
-            time.sleep((1 - agent.profile.score(candidates[0])) * self._options.head_start)
+            time.sleep(self._yield_to_better_fits(agent, candidates[0]))
         for signal_ in candidates:
             if free <= 0 or self._stopping.is_set():
                 break
@@ -147,6 +150,12 @@ class Worker:
             self._start(agent, mine)
             free, claimed_any = free - 1, True
         return claimed_any
+
+    def _yield_to_better_fits(self, agent: AgentDefinition, signal_: AgentSignal) -> float:
+        """Seconds to wait so that an agent fitting the signal better gets there first (0 if none does)."""
+        mine = agent.profile.score(signal_)
+        best_other = max((a.score(signal_) for a in self._others() if a.agent_id != agent.name), default=0.0)
+        return max(0.0, best_other - mine) * self._options.head_start
 
     def _candidates(self, agent: AgentDefinition) -> list[AgentSignal]:
         """Claimable signals this agent may take: best score first, then oldest."""

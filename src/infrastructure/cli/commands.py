@@ -110,7 +110,9 @@ def worker(
         renew_every=max(0.5, timeouts.claim_timeout.total_seconds() / 3),
     )
     agents = registry()
-    running = Worker(options, service(), queries(), agents.definition, store(), notifier(), timeouts.claim_threshold)
+    running = Worker(
+        options, service(), queries(), agents.definition, agents.get_all, store(), notifier(), timeouts.claim_threshold
+    )
     running.install_signal_handlers()
     running.run()
     return Output({"agent": args.agent, "handled": running.handled}, f"worker {args.agent} handled {running.handled} signal(s)")

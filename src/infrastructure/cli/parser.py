@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
                         help="on SIGINT/SIGTERM, how long running handlers may finish before their signals fail (default 30)")
     worker.add_argument("--head-start", type=float, default=0.1, metavar="SECONDS",
-                        help="an agent scoring s waits (1 - s) x this before claiming, so the best fit usually wins (default 0.1)")
+                        help="seconds per point of score an agent waits when another fits the signal better, "
+                             "so the best fit usually wins (default 0.1)")
 
     show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
     show.add_argument("signal_id", metavar="SIG")
