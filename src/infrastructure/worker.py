@@ -30,7 +30,7 @@ from application.commands import (
 from application.ports import EventStore, LogNotifier, StoreUnavailable
 from application.queries import BlackboardQueries
 from application.service import BlackboardService
-from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, RuleViolation
+from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, InvalidInput, RuleViolation
 from domain.capabilities import AgentProfile
 from domain.signals import AgentSignal
 from infrastructure.agents.handler import HandlerOutcome, run_handler
@@ -98,7 +98,8 @@ class Worker:
 
     def run(self) -> int:
         """Work until stopped (or, with `once`, after at most one signal). Returns the exit code."""
-        self._definition()  # an unknown agent fails now, not at the first signal
+        if not self._definition().command:  # an unknown agent, or one with nothing to run, fails now
+            raise InvalidInput("command", f"agent {self._options.agent} has no command in its file; a worker runs it")
         logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
         outage = 0
         while not self._stopping.is_set():
