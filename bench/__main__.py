@@ -96,6 +96,15 @@ def main() -> None:
         if name in config.sections:
             section(name, run)
 
+    def run_g() -> None:  # (g) PostgreSQL: blackboard workers beside pgqueuer and procrastinate, wake-up
+        from bench import postgres
+
+        report["postgres"] = pg = profiled(config, "g", postgres.run, config)
+        targets.extend(postgres.print_report(pg))
+
+    if "g" in config.sections or "BENCH_SECTIONS" not in os.environ:  # by default too; skipped without a server
+        section("g", run_g)
+
     report["load_average_at_end"] = os.getloadavg()
     report["targets"] = targets
     report["duration_s"] = round(time.perf_counter() - started, 1)
