@@ -103,6 +103,7 @@ class Worker:
         logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
         outage = 0
         while not self._stopping.is_set():
+            self._finished.clear()  # before looking: a handler ending from here on wakes the sleep below
             try:
                 position = self._store.last_position()  # before looking, so nothing posted now is missed
                 self._sweep_if_due()
@@ -161,11 +162,13 @@ class Worker:
     def _candidates(self, agent: AgentDefinition) -> list[AgentSignal]:
         """Claimable signals this agent may take: best score first, then oldest."""
         profile = agent.profile
-        able = tuple(c.type for c in profile.capabilities if c.score > profile.threshold_or(self._threshold))
-        if not able:
-            return []
-        query = GetOpenSignals(capabilities=able, limit=100, blackboard_id=self._options.blackboard_id)
-        fitting = [s for s in self._queries.open_signals(query) if profile.may_claim(s, self._threshold)]
+        able = [c for c in profile.capabilities if c.score > profile.threshold_or(self._threshold)]
+        slots = 1 if self._options.once else self._options.concurrency
+        found: dict[str, AgentSignal] = {}
+        for capability in sorted(able, key=lambda c: -c.score):  # a few of the oldest per capability
+            query = GetOpenSignals(capabilities=(capability.type,), limit=8 * slots, blackboard_id=self._options.blackboard_id)
+            found.update((s.signal_id, s) for s in self._queries.open_signals(query))
+        fitting = [s for s in found.values() if profile.may_claim(s, self._threshold)]
         return sorted(fitting, key=lambda s: (-profile.score(s), s.created_at, s.signal_id))
 
     # ------------------------------------------------------------------------- doing the work
@@ -255,7 +258,6 @@ class Worker:
 
     def _sleep_until_something_happens(self, position: int) -> None:
         """Until the log moves, a handler finishes, a sweep is due, or the worker is told to stop."""
-        self._finished.clear()
         until = self._next_sweep
         while not (self._stopping.is_set() or self._finished.is_set()) and time.monotonic() < until:
             try:
@@ -263,7 +265,9 @@ class Worker:
                     return
             except StoreUnavailable:
                 return  # the main loop waits the outage out
-            self._notifier.wait(position, min(0.25, max(0.0, until - time.monotonic())))
+            # short slices while handlers run: the end of one frees a slot, and nothing else announces it
+            step = 0.02 if self._active else 0.25
+            self._notifier.wait(position, min(step, max(0.0, until - time.monotonic())))
 
     def _drain(self) -> None:
         """Let running handlers finish; once stopped and past the grace period, stop them too

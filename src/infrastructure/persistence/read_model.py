@@ -57,9 +57,11 @@ class SqlSignalReadModel(SignalReadModel):
             query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
         if criteria.signal_ids:
             query = query.where(SIGNALS.c.signal_id.in_(criteria.signal_ids))
-        if criteria.capabilities:
-            able = select(CAPABILITIES.c.signal_id).where(CAPABILITIES.c.capability.in_(criteria.capabilities))
-            query = query.where(SIGNALS.c.signal_id.in_(able))
+        if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
+            able = select(CAPABILITIES.c.signal_id).where(
+                CAPABILITIES.c.signal_id == SIGNALS.c.signal_id, CAPABILITIES.c.capability.in_(criteria.capabilities)
+            )
+            query = query.where(able.exists())
         query = query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
         with self._engine.connect() as conn:
             return [signal_from_row(row) for row in conn.execute(query)]
