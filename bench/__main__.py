@@ -1,6 +1,6 @@
 """`make bench` / `python -m bench`: run the persistence benchmarks, print tables, write JSON.
 
-Sections (BENCH_SECTIONS=a,b,c,d,e,f picks some): (a) command throughput, (b) the eventsourcing
+Sections (BENCH_SECTIONS=a,b,c,d,e,f,g,s picks some; s is the CLI start-up): (a) command throughput, (b) the eventsourcing
 baseline, (c) latency on a small vs a huge board, (d) rebuild speed, (e) concurrent writers,
 (f) `blackboard worker` processes: draining a backlog with 1, 2, 4 workers, and post -> claim wake-up.
 BENCH_SCALE=small runs everything at reduced sizes; see bench/common.py SIZES for each override.
@@ -104,6 +104,16 @@ def main() -> None:
 
     if "g" in config.sections or "BENCH_SECTIONS" not in os.environ:  # by default too; skipped without a server
         section("g", run_g)
+
+    def run_s() -> None:  # (s) CLI start-up: `blackboard show` against `python -c "import sqlalchemy"`
+        from bench import startup
+
+        report["startup"] = st = startup.run(int(os.environ.get("BENCH_STARTUP_RUNS", "15")))
+        targets.append({"name": "CLI start-up: show / import sqlalchemy", "measured": round(st["ratio"], 2),
+                        "target": f"<= {startup.TARGET}", "verdict": "PASS" if st["pass"] else "MISS"})
+
+    if "s" in config.sections or "BENCH_SECTIONS" not in os.environ:
+        section("s", run_s)
 
     report["load_average_at_end"] = os.getloadavg()
     report["targets"] = targets
