@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sqlite3
@@ -202,3 +203,35 @@ def say(text: str) -> None:
 
 def progress(text: str) -> None:
     print(f"   .. {text}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ worker processes of a run
+STOP_GRACE_S = 10.0  # after SIGTERM, before SIGKILL
+
+
+def die_with_parent() -> None:
+    """In the child before exec: the kernel sends SIGTERM if the benchmark process dies first."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def stop_processes(running: Sequence[Any]) -> None:
+    """SIGTERM each `.process`, SIGKILL what is left after STOP_GRACE_S, reap all; marks `.killed`."""
+    import signal
+    import subprocess
+
+    for item in running:
+        if item.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                item.process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for item in running:
+        try:
+            item.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            item.process.kill()
+            item.process.wait(timeout=10)
+            item.killed = True

@@ -43,7 +43,6 @@ so its top level imports nothing heavy: each import that the benchmark itself ne
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import random
 import signal
@@ -73,7 +72,6 @@ A no-op agent: exit 0 with empty output completes the signal with no knowledge i
 """
 BOARD = "ps-pg-bench"
 POST_TIMEOUT_S = 86_400  # nothing may expire during the run
-STOP_GRACE_S = 10.0  # after SIGTERM, before SIGKILL
 POLL_S = 0.02
 DSN_ENV = "BENCH_PG_JOBS_DSN"  # how the job-queue workers find their database (libpq URL)
 PGQ_ENTRYPOINT = "bench_noop"
@@ -211,12 +209,6 @@ class Databases:
 
 
 # ----------------------------------------------------------------------------------- processes
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel sends SIGTERM if the benchmark process dies first."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 @dataclass
 class Proc:
     process: subprocess.Popen[bytes]
@@ -240,10 +232,12 @@ class Fleet:
     results: list[dict[str, Any]] = field(default_factory=list)  # what each process left, once stopped
 
     def spawn(self, command: Sequence[str], i: int) -> None:
+        from bench.common import die_with_parent
+
         log_path = self.root / f"{self.label}-{i}.log"
         log = log_path.open("wb")
         process = subprocess.Popen(list(command), env=self.env, cwd=_REPO, stdin=subprocess.DEVNULL,
-                                   stdout=log, stderr=log, preexec_fn=_die_with_parent)
+                                   stdout=log, stderr=log, preexec_fn=die_with_parent)
         self.procs.append(Proc(process, log_path, log))
 
     def check_alive(self) -> None:
@@ -262,18 +256,9 @@ class Fleet:
         return total / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> list[dict[str, Any]]:
-        for p in self.procs:
-            if p.process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    p.process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        for p in self.procs:
-            try:
-                p.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.process.kill()
-                p.process.wait(timeout=10)
-                p.killed = True
+        from bench.common import stop_processes
+
+        stop_processes(self.procs)
         out = []
         for p in self.procs:
             text = p.text()

@@ -18,10 +18,8 @@ under cProfile and its stats land in bench-results/profile-worker-*.pstats.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import random
-import signal
 import statistics
 import subprocess
 import sys
@@ -39,7 +37,7 @@ from application.commands import PostSignal
 from application.dispatcher import EventDispatcher
 from application.ports import Recorded
 from application.service import BlackboardService
-from bench.common import Config, percentile, progress, sqlite_engine, temp_dir
+from bench.common import Config, die_with_parent, percentile, progress, sqlite_engine, stop_processes, temp_dir
 from domain.blackboard import BlackboardAggregate
 from domain.signals import SignalPayload, SignalType
 from infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -62,7 +60,6 @@ A no-op agent: exit 0 with empty output completes the signal with no knowledge i
 """
 BOARD = "ps-workers"
 POST_TIMEOUT_S = 86_400  # nothing may expire during the run
-STOP_GRACE_S = 10.0  # after SIGTERM, before SIGKILL
 META = {"actor": "bench-backlog", "command": "PostSignal", "causation_id": "bench-backlog",
         "correlation_id": "bench-backlog"}
 
@@ -91,12 +88,6 @@ def _counts(text: str) -> list[int]:
 
 
 # --------------------------------------------------------------------------------- processes
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel sends SIGTERM if the benchmark process dies first."""
-    with suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 @dataclass(frozen=True)
 class Extra:
     """What BENCH_WORKER_ARGS and BENCH_WORKER_ENV add to every worker (nothing by default)."""
@@ -143,7 +134,7 @@ class Fleet:
             log_path = self.root / f"worker-{self.label}-{i}.log"
             log = log_path.open("wb")
             process = subprocess.Popen(command, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                       preexec_fn=_die_with_parent)
+                                       preexec_fn=die_with_parent)
             self.workers.append(WorkerProcess(process, log_path, log, time.monotonic()))
 
     def wait_started(self, timeout: float = 60.0) -> list[float]:
@@ -170,18 +161,7 @@ class Fleet:
 
     def stop(self) -> list[dict[str, Any]]:
         """SIGTERM every worker, SIGKILL whatever is left after the grace period; what each logged."""
-        for w in self.workers:
-            if w.process.poll() is None:
-                with suppress(ProcessLookupError):
-                    w.process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        for w in self.workers:
-            try:
-                w.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                w.process.kill()
-                w.process.wait(timeout=10)
-                w.killed = True
+        stop_processes(self.workers)
         results = []
         for w in self.workers:
             text = w.text()

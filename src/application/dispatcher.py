@@ -29,9 +29,6 @@ class EventDispatcher(EventPublisher):
     def register(self, event_type: type[BlackboardEvent] | None, handler: Handler) -> None:
         self._handlers[event_type].append(handler)
 
-    def unregister(self, event_type: type[BlackboardEvent] | None, handler: Handler) -> None:
-        self._handlers[event_type].remove(handler)
-
     def publish(self, events: Sequence[BlackboardEvent]) -> None:
         """Call after commit. A failing handler is logged and never undoes the write."""
         queue: deque[BlackboardEvent] | None = getattr(self._local, "queue", None)

@@ -112,7 +112,6 @@ class SignalFilter:
     blackboard_id: str | None = None
     claimable_only: bool = False
     limit: int | None = None
-    signal_ids: tuple[str, ...] = field(default=())
 
 
 class SignalReadModel(abc.ABC):

@@ -56,5 +56,4 @@ def matches(signal: AgentSignal, criteria: SignalFilter) -> bool:
         and (not criteria.capabilities or bool(set(criteria.capabilities) & set(signal.target_capabilities)))
         and (criteria.blackboard_id is None or signal.blackboard_id == criteria.blackboard_id)
         and (not criteria.claimable_only or signal.is_claimable)
-        and (not criteria.signal_ids or signal.signal_id in criteria.signal_ids)
     )

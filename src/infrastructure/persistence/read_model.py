@@ -55,8 +55,6 @@ class SqlSignalReadModel(SignalReadModel):
             query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
         if criteria.claimable_only:
             query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
-        if criteria.signal_ids:
-            query = query.where(SIGNALS.c.signal_id.in_(criteria.signal_ids))
         if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
             able = select(CAPABILITIES.c.signal_id).where(
                 CAPABILITIES.c.signal_id == SIGNALS.c.signal_id, CAPABILITIES.c.capability.in_(criteria.capabilities)
