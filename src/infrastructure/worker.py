@@ -98,8 +98,10 @@ class Worker:
 
     def run(self) -> int:
         """Work until stopped (or, with `once`, after at most one signal). Returns the exit code."""
-        if not self._definition().command:  # an unknown agent, or one with nothing to run, fails now
-            raise InvalidInput("command", f"agent {self._options.agent} has no command in its file; a worker runs it")
+        if not self._definition().runnable:  # an unknown agent, or one with nothing to run, fails now
+            raise InvalidInput(
+                "command", f"agent {self._options.agent} has no command or entrypoint in its file; a worker runs one"
+            )
         logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
         outage = 0
         while not self._stopping.is_set():

@@ -33,6 +33,7 @@ class AgentDefinition:
     path: Path
     description: str | None = None
     command: str | None = None
+    entrypoint: str | None = None  # `package.module:function`, run in the worker's process
     timeout: float | None = None  # seconds
     instructions: str = ""  # the Markdown body: the agent's system prompt
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys we do not own, as written
@@ -40,6 +41,11 @@ class AgentDefinition:
     @property
     def name(self) -> str:
         return self.profile.agent_id
+
+    @property
+    def runnable(self) -> bool:
+        """Whether a worker has something to run for this agent: a command or an entrypoint."""
+        return bool(self.command or self.entrypoint)
 
 
 class AgentFileInvalid(Exception):
