@@ -78,6 +78,19 @@ def test_the_list_form_gives_a_profile_and_everything_a_worker_needs(folder):
     assert dict(definition.extra) == {}
 
 
+def test_an_entrypoint_names_a_python_function_to_run_instead_of_a_command(folder):
+    write(folder, "fast.md", agent("fast", more="entrypoint: handlers.noop:handle\ntimeout: 5\n"))
+    write(folder, "deep.md", agent("deep", more="entrypoint: _pkg.sub_2.mod:Run_it\n"))
+    registry = FrontmatterAgentRegistry(folder)
+
+    fast, deep = registry.definition("fast"), registry.definition("deep")
+
+    assert registry.problems() == []
+    assert (fast.entrypoint, fast.command, fast.timeout, fast.runnable) == ("handlers.noop:handle", None, 5, True)
+    assert deep.entrypoint == "_pkg.sub_2.mod:Run_it"
+    assert "entrypoint" not in fast.extra
+
+
 def test_the_shorthand_mapping_form_gives_the_same_capabilities_in_file_order(folder):
     write(folder, "a.md", agent("ps-analyst", "{ANALYSIS: 0.9, RESEARCH: 0.85}"))
 
@@ -174,6 +187,19 @@ BAD_FILES = {
     "timeout.md": (agent("timeout", more="timeout: 0\n"), "timeout: must be a positive number of seconds, got 0"),
     "command.md": (agent("command", more="command: [python3, x.py]\n"), "command: input should be a valid string"),
     "list-fm.md": ("---\n- a\n- b\n---\n", "frontmatter: must be a mapping of keys to values, got a list"),
+    "entry-path.md": (
+        agent("entry-path", more="entrypoint: handlers/noop.py\n"),
+        "entrypoint: must be module.path:function, Python names joined by dots, a colon, then the function's "
+        "name (e.g. handlers.research:handle), got 'handlers/noop.py'",
+    ),
+    "entry-no-function.md": (agent("entry-no-function", more="entrypoint: handlers.noop\n"), "entrypoint: must be module.path:function"),
+    "entry-digit.md": (agent("entry-digit", more="entrypoint: handlers.2nd:handle\n"), "entrypoint: must be module.path:function"),
+    "entry-two-colons.md": (agent("entry-two-colons", more="entrypoint: a:b:c\n"), "entrypoint: must be module.path:function"),
+    "entry-empty-part.md": (agent("entry-empty-part", more="entrypoint: handlers..noop:handle\n"), "entrypoint: must be module.path:function"),
+    "both-handlers.md": (
+        agent("both-handlers", more="command: python3 handlers/noop.py\nentrypoint: handlers.noop:handle\n"),
+        "command, entrypoint: name one handler (a shell command or a Python function), not both",
+    ),
 }
 
 

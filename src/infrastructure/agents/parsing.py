@@ -108,6 +108,7 @@ def read_agent_file(path: Path) -> AgentDefinition:
         path=path,
         description=spec.description,
         command=spec.command,
+        entrypoint=spec.entrypoint,
         timeout=spec.timeout,
         instructions=body,
         extra=MappingProxyType(dict(spec.model_extra or {})),

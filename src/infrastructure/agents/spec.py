@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Strict, Tag, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Strict, Tag, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+ENTRYPOINT_PATTERN = rf"^{_IDENTIFIER}(\.{_IDENTIFIER})*:{_IDENTIFIER}$"  # module.path:function
 
 # strict: YAML `yes` or `"0.9"` is a mistake to report, not a number to guess (ints are still fine)
 Number = Annotated[float, Strict()]
@@ -45,8 +48,15 @@ class AgentFileSpec(BaseModel):
     capabilities: Capabilities
     threshold: Score | None = None
     command: str | None = None
+    entrypoint: str | None = Field(default=None, pattern=ENTRYPOINT_PATTERN)
     timeout: Number | None = Field(default=None, gt=0)
     description: str | None = None
+
+    @model_validator(mode="after")
+    def _one_handler(self) -> AgentFileSpec:
+        if self.command is not None and self.entrypoint is not None:  # which would a worker run?
+            raise PydanticCustomError("one_handler", "name one handler, not both")
+        return self
 
     def capability_pairs(self) -> list[tuple[str, float]]:
         """(type, score) pairs whichever form the file used, in the file's order."""
@@ -85,6 +95,8 @@ def plain_message(error: Any) -> str:
     leaf = field.rsplit(".", 1)[-1]
     if error["loc"][-1:] == ("[key]",):
         return f"{field_path(error['loc'][:2])}: {value!r} is not a capability name (non-empty text)"
+    if kind == "one_handler":
+        return "command, entrypoint: name one handler (a shell command or a Python function), not both"
     if kind == "missing":
         return f"{field}: is required"
     is_score = leaf in ("score", "threshold") or field.startswith("capabilities")
@@ -94,6 +106,11 @@ def plain_message(error: Any) -> str:
         return f"{field}: must be a positive number of seconds, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "name":
         return f"{field}: must be lowercase letters, digits and hyphens, not starting with a hyphen, {_got(value)}"
+    if kind == "string_pattern_mismatch" and leaf == "entrypoint":
+        return (
+            f"{field}: must be module.path:function, Python names joined by dots, a colon, then the "
+            f"function's name (e.g. handlers.research:handle), {_got(value)}"
+        )
     if kind == "too_short" and field == "capabilities":
         return f"{field}: must declare at least one capability"
     if kind in ("float_parsing", "float_type", "float_parsing_strict"):
