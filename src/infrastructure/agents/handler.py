@@ -1,36 +1,35 @@
-"""Running an agent's handler `command` exactly as contracts/agent-file.md says.
+"""Running an agent's handler, a shell `command` or a Python `entrypoint`, as contracts/agent-file.md says.
 
-The command runs through the shell, in the agent file's folder, with the signal document on
-standard input and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0
-with a JSON object (artifact_path and/or knowledge_items) completes the signal with that result;
-exit 0 with plain text completes it with the text as its one knowledge item; any other exit, or
-running past `timeout`, fails it with the end of stderr.
+A command runs through the shell, in the agent file's folder, with the signal document on standard
+input and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0 with a JSON
+object (artifact_path and/or knowledge_items) completes the signal with that result; exit 0 with
+plain text completes it with the text as its one knowledge item; any other exit, or running past
+`timeout`, fails it with the end of stderr. An entrypoint is called in this process with a copy of
+the document, and its return value follows the same rules (`outcome.from_value`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from infrastructure.agents.entrypoints import EntrypointNotLoadable, load_entrypoint
+from infrastructure.agents.lanes import start_call
+from infrastructure.agents.outcome import HandlerOutcome, from_stdout, from_value
 from infrastructure.agents.parsing import AgentDefinition
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_TIMEOUT = 300.0  # seconds, for an agent file that names none
-STDERR_TAIL = 2000  # characters of stderr kept as the failure's error
-
-
-@dataclass(frozen=True, slots=True)
-class HandlerOutcome:
-    succeeded: bool
-    artifact_path: str | None = None
-    knowledge_items: tuple[str, ...] = field(default_factory=tuple)
-    error: str | None = None
+STDERR_TAIL = 2000  # characters of stderr (or of an exception's message) kept as the failure's error
+POLL = 0.05  # seconds between looks at cancel, the deadline and the tick while a handler runs
 
 
 def run_handler(
@@ -42,16 +41,21 @@ def run_handler(
     tick_every: float = 60.0,
     cancel: threading.Event | None = None,
 ) -> HandlerOutcome:
-    """Run the agent's command on one signal document and say how it ended.
+    """Run the agent's handler on one signal document and say how it ended.
 
     While it runs, `tick` is called every `tick_every` seconds (a worker renews its claim there;
-    if `tick` raises, the command is stopped and the outcome is a failure naming why). Setting
-    `cancel` stops the command too. The command runs in a session of its own, so a Ctrl-C meant
-    for the worker reaches the worker alone, which decides what happens to its handlers.
+    if `tick` raises, the handler is stopped and the outcome is a failure naming why). Setting
+    `cancel` stops the handler too. A command runs in a session of its own, so a Ctrl-C meant
+    for the worker reaches the worker alone, which decides what happens to its handlers; it is
+    killed when stopped. An entrypoint runs on a thread of its own (`lanes`) and cannot be killed:
+    when stopped, its call is abandoned and this returns the failure at once, while the call may
+    go on in the background until it returns. `extra_env` concerns commands only.
     """
-    if not agent.command:
-        return HandlerOutcome(False, error=f"agent {agent.name} has no command in {agent.path}")
     timeout = agent.timeout or DEFAULT_TIMEOUT
+    if agent.entrypoint:
+        return _call_entrypoint(agent, document, timeout, tick, tick_every, cancel)
+    if not agent.command:
+        return HandlerOutcome(False, error=f"agent {agent.name} has no command or entrypoint in {agent.path}")
     env = {
         **os.environ,
         **(extra_env or {}),
@@ -66,32 +70,65 @@ def run_handler(
     collected: dict[str, str] = {}
     talker = threading.Thread(target=lambda: collected.update(zip(("out", "err"), process.communicate(json.dumps(document)))))
     talker.start()
-    deadline, next_tick = time.monotonic() + timeout, time.monotonic() + tick_every
-    stopped: str | None = None
-    while talker.is_alive():
-        talker.join(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
-        now = time.monotonic()
-        if not talker.is_alive():
-            break
-        if cancel is not None and cancel.is_set():
-            stopped = "stopped: the worker is shutting down and its grace period is over"
-        elif now >= deadline:
-            stopped = f"timed out after {timeout:g}s"
-        elif tick is not None and now >= next_tick:
-            next_tick = now + tick_every
-            try:
-                tick()
-            except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
-                stopped = f"stopped: {exc}"
-        if stopped:
-            _kill(process)
-            talker.join()
+
+    def ended(seconds: float) -> bool:
+        talker.join(seconds)
+        return not talker.is_alive()
+
+    stopped = _watch(ended, timeout, tick, tick_every, cancel)
+    if stopped:
+        _kill(process)
+        talker.join()
     tail = _tail(collected.get("err"))
     if stopped:
         return HandlerOutcome(False, error=stopped + (f": {tail}" if tail else ""))
     if process.returncode != 0:
         return HandlerOutcome(False, error=f"exit {process.returncode}: {tail or '(no stderr)'}")
-    return _result(collected.get("out", ""))
+    return from_stdout(collected.get("out", ""))
+
+
+def _call_entrypoint(
+    agent: AgentDefinition, document: Mapping[str, Any], timeout: float,
+    tick: Callable[[], None] | None, tick_every: float, cancel: threading.Event | None,
+) -> HandlerOutcome:
+    try:
+        function = load_entrypoint(agent)
+    except EntrypointNotLoadable as exc:
+        return HandlerOutcome(False, error=str(exc))
+    # a JSON round trip: the function gets its own plain copy, exactly what a command reads on stdin
+    call = start_call(function, json.loads(json.dumps(document)))
+    stopped = _watch(call.wait, timeout, tick, tick_every, cancel)
+    if stopped:
+        return HandlerOutcome(False, error=f"{stopped} (the Python call was abandoned; it may still be running)")
+    if call.error is not None:
+        error = call.error
+        logger.warning("entrypoint %s of agent %s raised", agent.entrypoint, agent.name, exc_info=error)
+        said = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        return HandlerOutcome(False, error=said[:STDERR_TAIL])
+    return from_value(call.value)
+
+
+def _watch(
+    ended: Callable[[float], bool], timeout: float,
+    tick: Callable[[], None] | None, tick_every: float, cancel: threading.Event | None,
+) -> str | None:
+    """Wait for a handler to end (`ended(seconds)` waits up to that long): None when it ended by
+    itself, else the reason to stop it (cancel, timeout, or a tick that raised)."""
+    deadline = time.monotonic() + timeout
+    next_tick = time.monotonic() + tick_every
+    while not ended(min(POLL, max(0.0, deadline - time.monotonic()))):
+        now = time.monotonic()
+        if cancel is not None and cancel.is_set():
+            return "stopped: the worker is shutting down and its grace period is over"
+        if now >= deadline:
+            return f"timed out after {timeout:g}s"
+        if tick is not None and now >= next_tick:
+            next_tick = now + tick_every
+            try:
+                tick()
+            except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
+                return f"stopped: {exc}"
+    return None
 
 
 def _kill(process: subprocess.Popen[str]) -> None:
@@ -100,23 +137,6 @@ def _kill(process: subprocess.Popen[str]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-def _result(stdout: str) -> HandlerOutcome:
-    text = stdout.strip()
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = None
-    if isinstance(value, dict) and ("artifact_path" in value or "knowledge_items" in value):
-        items = value.get("knowledge_items") or []
-        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            return HandlerOutcome(False, error="handler output: knowledge_items must be a list of strings")
-        artifact = value.get("artifact_path")
-        if artifact is not None and not isinstance(artifact, str):
-            return HandlerOutcome(False, error="handler output: artifact_path must be a string")
-        return HandlerOutcome(True, artifact, tuple(items))
-    return HandlerOutcome(True, knowledge_items=(text,) if text else ())
 
 
 def _tail(stderr: str | bytes | None) -> str:

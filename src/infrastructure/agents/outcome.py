@@ -1,0 +1,54 @@
+"""How a handler's run ended, from a command's standard output or from an entrypoint's return value."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerOutcome:
+    """How one run of a handler ended: succeeded with a result, or failed with an error."""
+
+    succeeded: bool
+    artifact_path: str | None = None
+    knowledge_items: tuple[str, ...] = field(default_factory=tuple)
+    error: str | None = None
+
+
+def from_stdout(stdout: str) -> HandlerOutcome:
+    """A command's standard output: a JSON object with our keys as a result, anything else as text."""
+    text = stdout.strip()
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, dict) and ("artifact_path" in value or "knowledge_items" in value):
+        return _fields(value, "handler output")
+    return HandlerOutcome(True, knowledge_items=(text,) if text else ())
+
+
+def from_value(value: Any) -> HandlerOutcome:
+    """An entrypoint's return value: a dict as a command's JSON, a str as its text, None as nothing."""
+    if value is None:
+        return HandlerOutcome(True)
+    if isinstance(value, str):
+        text = value.strip()
+        return HandlerOutcome(True, knowledge_items=(text,) if text else ())
+    if isinstance(value, dict) and ("artifact_path" in value or "knowledge_items" in value):
+        return _fields(value, "handler result")
+    if isinstance(value, dict):
+        return HandlerOutcome(False, error=f"handler result: a dict must hold artifact_path and/or knowledge_items, "
+                                           f"got keys {sorted(map(str, value))}")
+    return HandlerOutcome(False, error=f"handler result: must be a dict, a str or None, got {type(value).__name__}")
+
+
+def _fields(value: dict[str, Any], source: str) -> HandlerOutcome:
+    items = value.get("knowledge_items") or []
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        return HandlerOutcome(False, error=f"{source}: knowledge_items must be a list of strings")
+    artifact = value.get("artifact_path")
+    if artifact is not None and not isinstance(artifact, str):
+        return HandlerOutcome(False, error=f"{source}: artifact_path must be a string")
+    return HandlerOutcome(True, artifact, tuple(items))
