@@ -50,7 +50,8 @@ def pg_database_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def pg_session_engine(pg_database_url) -> Iterator[Engine]:
-    engine = make_engine(StoreSettings(url=pg_database_url))
+    # tests terminate connections (a server restart, as clients see it): the pool must not hand out dead ones
+    engine = make_engine(StoreSettings(url=pg_database_url, pool_pre_ping=True))
     ensure_schema(engine)
     yield engine
     engine.dispose()

@@ -35,6 +35,7 @@ class Recorded:
     event: BlackboardEvent
     recorded_at: datetime
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    projected: bool = False  # the store folded it into the read model in the same transaction
 
 
 class EventStore(abc.ABC):
@@ -124,6 +125,14 @@ class SignalReadModel(abc.ABC):
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
         """Signals matching every given criterion, oldest first (created_at, then id)."""
 
+    def live_boards(self, blackboard_id: str | None = None) -> list[str]:
+        """The boards holding a POSTED or CLAIMED signal (what an expiry sweep must look at)."""
+        return list(dict.fromkeys(
+            s.blackboard_id
+            for status in (SignalStatus.POSTED, SignalStatus.CLAIMED)
+            for s in self.find(SignalFilter(status=status, blackboard_id=blackboard_id))
+        ))
+
     @abc.abstractmethod
     def position(self) -> int:
         """The global position of the last event folded in."""
@@ -148,11 +157,13 @@ class LogNotifier(abc.ABC):
     """Wakes a waiter when the event log may have grown (polling, or a database notification)."""
 
     @abc.abstractmethod
-    def wait(self, after: int, timeout: float) -> None:
+    def wait(self, after: int, timeout: float) -> bool:
         """Return once an event past position `after` may exist, or after `timeout` seconds.
 
-        Returning early by mistake is harmless (the caller reads the log and waits again);
-        sleeping through an append that is already there is not.
+        True when it knows the log has moved past `after` (the caller need not ask the store);
+        False when the time ran out or it cannot tell. Returning early by mistake is harmless
+        (the caller reads the log and waits again); sleeping through an append that is already
+        there is not.
         """
 
 

@@ -21,15 +21,26 @@ SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any], str]] = {
     "pool_size": ("BLACKBOARD_POOL_SIZE", 5, int, "a whole number above 0"),
     "max_overflow": ("BLACKBOARD_MAX_OVERFLOW", 10, int, "a whole number, 0 or more"),
     "pool_timeout": ("BLACKBOARD_POOL_TIMEOUT", 30.0, float, "seconds, above 0"),
+    "pool_pre_ping": ("BLACKBOARD_POOL_PRE_PING", False, lambda raw: _flag(raw), "1, true, yes, 0, false or no"),
     "poll_interval": ("BLACKBOARD_POLL_INTERVAL", 0.02, float, "seconds, above 0"),
 }
 CHECKS: dict[str, Callable[[Any], bool]] = {
     "claim_threshold": lambda v: 0 <= v <= 1,
     "sqlite_synchronous": lambda v: v in SYNCHRONOUS_MODES,
     "max_overflow": lambda v: v >= 0,
+    "pool_pre_ping": lambda v: True,
     "db": bool,
     "agents_dir": bool,
 }
+
+
+def _flag(raw: str) -> bool:
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes"):
+        return True
+    if text in ("0", "false", "no"):
+        return False
+    raise ValueError(raw)
 
 
 def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> dict[str, Any]:

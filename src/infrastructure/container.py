@@ -63,6 +63,7 @@ class Container(containers.DeclarativeContainer):
         pool_size=config.pool_size,
         max_overflow=config.max_overflow,
         pool_timeout=config.pool_timeout,
+        pool_pre_ping=config.pool_pre_ping,
     )
     engine = providers.Singleton(open_database, store_settings)
     event_store = providers.Singleton(SqlAlchemyEventStore, engine)

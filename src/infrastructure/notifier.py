@@ -12,10 +12,11 @@ class PollingNotifier(LogNotifier):
         self._store = store
         self._interval = interval
 
-    def wait(self, after: int, timeout: float) -> None:
+    def wait(self, after: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while self._store.last_position() <= after:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return
+                return False
             time.sleep(min(self._interval, remaining))
+        return True

@@ -47,7 +47,8 @@ class Board:
                     "WORK_LOG": str(self.log), "BLACKBOARD_JSON": "", "BLACKBOARD_POST_TIMEOUT": "600", **env}
         self.workers: list[subprocess.Popen[str]] = []
         self.stderr: dict[int, str] = {}  # worker pid -> what it logged, once stopped
-        engine = make_engine(StoreSettings(url=self.url))
+        # this process lives through the restart test too: check pooled connections before use
+        engine = make_engine(StoreSettings(url=self.url, pool_pre_ping=True))
         self.cli("db", "upgrade")
         self.read_model, self.store = SqlSignalReadModel(engine), SqlAlchemyEventStore(engine)
         self.service = BlackboardService(

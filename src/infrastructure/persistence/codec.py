@@ -66,6 +66,24 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
     }
 
 
+def changing_row(signal: AgentSignal) -> dict[str, Any]:
+    """The columns a signal's later events change, as projection.UPDATE_SIGNAL binds them."""
+    return {
+        "b_signal_id": signal.signal_id,
+        "b_status": signal.status.value,
+        "b_claimed_by": signal.claimed_by,
+        "b_claimed_at": signal.claimed_at,
+        "b_completed_at": signal.completed_at,
+        "b_result_json": signal.result.model_dump_json() if signal.result else None,
+        "b_version": signal.version,
+        "b_waiting_json": json.dumps(sorted(signal.waiting_for)),
+        "b_waiting": len(signal.waiting_for),
+        "b_claimable_since": signal.claimable_since,
+        "b_claim_token": signal.claim_token,
+        "b_renewed_at": signal.renewed_at,
+    }
+
+
 def signal_from_row(row: Any) -> AgentSignal:
     return AgentSignal(
         signal_id=row.signal_id,

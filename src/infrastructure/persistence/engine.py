@@ -30,6 +30,7 @@ class StoreSettings:
     pool_size: int = 5  # PostgreSQL
     max_overflow: int = 10  # PostgreSQL
     pool_timeout: float = 30.0  # PostgreSQL: seconds to wait for a pooled connection
+    pool_pre_ping: bool = False  # PostgreSQL: a round trip per checkout to weed out connections the server dropped
     echo: bool = False
 
 
@@ -42,7 +43,7 @@ def make_engine(settings: StoreSettings) -> Engine:
         pool_size=settings.pool_size,
         max_overflow=settings.max_overflow,
         pool_timeout=settings.pool_timeout,
-        pool_pre_ping=True,
+        pool_pre_ping=settings.pool_pre_ping,
         echo=settings.echo,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,6 +39,8 @@ LAST_POSITION = select(func.coalesce(func.max(EVENTS.c.position), 0))
 APPEND_LOCK = 0x626C6B62  # PostgreSQL advisory lock that makes positions follow commit order
 NOTIFY_CHANNEL = "blackboard_events"  # see persistence/notifier.py
 BOARD_LOCKS = 0x626C  # PostgreSQL advisory lock class for one board (two-key form: its own key space)
+# one round trip for both; PostgreSQL evaluates a target list left to right, so the order holds
+LOCK_BOARD_AND_LOG = text("SELECT pg_advisory_xact_lock(:kind, hashtext(:board)), pg_advisory_xact_lock(:key)")
 
 
 class SqlAlchemyEventStore(EventStore):
@@ -69,8 +72,7 @@ class SqlAlchemyEventStore(EventStore):
         try:
             with write_transaction(self._engine) as conn:
                 if self._serialise:  # this board's lock first, then the log's: one order everywhere
-                    self._lock_board(conn, blackboard_id)
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
+                    conn.execute(LOCK_BOARD_AND_LOG, {"kind": BOARD_LOCKS, "board": blackboard_id, "key": APPEND_LOCK})
                 current, last, folded_to = conn.execute(STATE, {"stream": blackboard_id}).one()
                 follows = [e.version for e in events] == list(range(expected_version + 1, expected_version + 1 + len(events)))
                 if current != expected_version or not follows:
@@ -84,6 +86,7 @@ class SqlAlchemyEventStore(EventStore):
                                  {"channel": NOTIFY_CHANNEL, "position": str(positions[-1])})
                 if self._project and (folded_to or 0) == last:  # the read model is live: keep it so
                     projection.fold(conn, recorded, after=last)
+                    recorded = [replace(r, projected=True) for r in recorded]
                 return recorded
         except IntegrityError as exc:  # a unique (stream, version) or event id taken by a racing writer
             raise ConcurrencyConflict(blackboard_id, expected_version) from exc

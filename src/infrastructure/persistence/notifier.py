@@ -1,9 +1,12 @@
 """Waking waiters with PostgreSQL LISTEN/NOTIFY: each append notifies in its own transaction.
 
-A waiter listens on a connection of its own. It checks the log only once LISTEN is in place, so
-an append that commits in between is seen either in the log or as a notification: no wake-up is
-lost. A lost connection is reopened on the next wait, and the caller reads the log from its own
-position, so whatever was appended meanwhile is caught up.
+A waiter listens on a connection of its own; each notification carries the position of the last
+event its append stored. When the connection is (re)opened the waiter checks the log once LISTEN
+is in place, so an append that committed in between is seen either in the log or as a
+notification: no wake-up is lost. From then on every commit arrives as a notification on that
+connection (queued there while nobody waits), so a wait costs no query at all. A lost connection
+is reopened on the next wait, and the caller reads the log from its own position, so whatever was
+appended meanwhile is caught up.
 """
 
 from __future__ import annotations
@@ -26,33 +29,45 @@ class PostgresNotifier(LogNotifier):
         self._conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         self._store = store
         self._connection: Any = None
+        self._seen = 0  # the highest position a notification (or the check on connecting) has shown
         self._lock = threading.Lock()  # one listening connection, one waiter on it at a time
 
-    def wait(self, after: int, timeout: float) -> None:
+    def wait(self, after: int, timeout: float) -> bool:
         with self._lock:
             deadline = time.monotonic() + timeout
             try:
-                connection = self._listening()
+                connection, fresh = self._listening()
+                if fresh:  # appends that committed before LISTEN took effect sent nothing we can hear
+                    self._seen = max(self._seen, self._store.last_position())
             except Exception as exc:  # noqa: BLE001 - the database is down: wait a little, let the caller retry
                 logger.warning("cannot listen for appends (%s); retrying", exc)
+                self.close()
                 time.sleep(min(timeout, 0.5))
-                return
-            if self._store.last_position() > after:  # appended before LISTEN took effect
-                return
+                return False
             try:
-                for _ in connection.notifies(timeout=max(0.0, deadline - time.monotonic()), stop_after=1):
-                    return
+                while self._seen <= after:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    for note in connection.notifies(timeout=remaining, stop_after=1):
+                        position = _position(note.payload)
+                        if position is None:  # not one of ours: say "something happened"
+                            return True
+                        self._seen = max(self._seen, position)
             except Exception as exc:  # noqa: BLE001 - a lost connection: reopen next time, caller re-reads
                 logger.warning("lost the LISTEN connection (%s); reconnecting", exc)
                 self.close()
+                return False
+            return True
 
-    def _listening(self) -> Any:
-        if self._connection is None or self._connection.closed:
-            import psycopg
+    def _listening(self) -> tuple[Any, bool]:
+        if self._connection is not None and not self._connection.closed:
+            return self._connection, False
+        import psycopg
 
-            self._connection = psycopg.connect(self._conninfo, autocommit=True)
-            self._connection.execute(f"LISTEN {NOTIFY_CHANNEL}")
-        return self._connection
+        self._connection = psycopg.connect(self._conninfo, autocommit=True)
+        self._connection.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        return self._connection, True
 
     def close(self) -> None:
         if self._connection is not None:
@@ -60,3 +75,10 @@ class PostgresNotifier(LogNotifier):
                 self._connection.close()
             finally:
                 self._connection = None
+
+
+def _position(payload: str) -> int | None:
+    try:
+        return int(payload)
+    except ValueError:
+        return None

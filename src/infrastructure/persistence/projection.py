@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from application.ports import Recorded
-from domain.events import AgentSignalPosted, BlackboardEvent
+from domain.events import AgentSignalCompleted, AgentSignalFailed, AgentSignalPosted, BlackboardEvent
 from domain.evolution import evolve
 from domain.signals import AgentSignal
-from infrastructure.persistence.codec import signal_from_row, signal_row
+from infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
 
 NAME = "blackboard_signals"
 CHANGING = ("status", "claimed_by", "claimed_at", "completed_at", "result_json", "version",
             "waiting_json", "waiting", "claimable_since", "claim_token", "renewed_at")
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
+GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
 GET_DEPENDANTS = select(DEPENDENCIES.c.signal_id).where(DEPENDENCIES.c.upstream_id == bindparam("upstream_id"))
+GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id).where(
+    DEPENDENCIES.c.upstream_id.in_(bindparam("upstream_ids", expanding=True))
+)
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
 SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
 UPDATE_SIGNAL = (
@@ -47,6 +51,27 @@ class Fold:
         self._new: dict[str, AgentSignal] = {}
         self._changed: dict[str, AgentSignal] = {}
         self._new_dependencies: list[dict[str, str]] = []
+        self._stored_dependants: dict[str, list[str]] = {}  # prefetched: upstream -> dependants in the tables
+
+    def prefetch(self, events: Sequence[BlackboardEvent]) -> None:
+        """Read in one query each the signals and the dependants these events will ask for, instead
+        of one query per event."""
+        posted = {e.signal_id for e in events if isinstance(e, AgentSignalPosted)}
+        wanted = {u for e in events if isinstance(e, AgentSignalPosted) for u in e.after}
+        wanted |= {e.signal_id for e in events if not isinstance(e, AgentSignalPosted)}
+        if not self._cache.complete:
+            ended = [e.signal_id for e in events if isinstance(e, (AgentSignalCompleted, AgentSignalFailed))]
+            ended = [sid for sid in ended if sid not in self._stored_dependants]
+            if ended:
+                for sid in ended:
+                    self._stored_dependants[sid] = []
+                for upstream, dependant in self._conn.execute(GET_ALL_DEPENDANTS, {"upstream_ids": ended}):
+                    self._stored_dependants[upstream].append(dependant)
+                wanted |= {d for sid in ended for d in self._stored_dependants[sid]}
+        missing = sorted(wanted - posted - self._cache.signals.keys())
+        if missing:
+            for row in self._conn.execute(GET_SIGNALS, {"signal_ids": missing}):
+                self._cache.signals[row.signal_id] = signal_from_row(row)
 
     def apply(self, event: BlackboardEvent) -> None:
         for signal in evolve(event, self._lookup, self._dependants):
@@ -72,8 +97,7 @@ class Fold:
         if self._new_dependencies:
             self._conn.execute(insert(DEPENDENCIES), self._new_dependencies)
         if self._changed:
-            rows = [signal_row(s) for s in self._changed.values()]
-            self._conn.execute(UPDATE_SIGNAL, [{f"b_{k}": row[k] for k in ("signal_id", *CHANGING)} for row in rows])
+            self._conn.execute(UPDATE_SIGNAL, [changing_row(s) for s in self._changed.values()])
 
     def _lookup(self, signal_id: str) -> AgentSignal:
         if (known := self._cache.signals.get(signal_id)) is not None:
@@ -87,7 +111,10 @@ class Fold:
     def _dependants(self, upstream_id: str) -> list[str]:
         if self._cache.complete:
             return self._cache.dependants.get(upstream_id, [])
-        stored = self._conn.scalars(GET_DEPENDANTS, {"upstream_id": upstream_id})
+        if upstream_id in self._stored_dependants:
+            stored: Iterable[str] = self._stored_dependants[upstream_id]
+        else:
+            stored = self._conn.scalars(GET_DEPENDANTS, {"upstream_id": upstream_id})
         pending = [d["signal_id"] for d in self._new_dependencies if d["upstream_id"] == upstream_id]
         return list(dict.fromkeys([*stored, *pending]))
 
@@ -112,6 +139,7 @@ def fold(
     if not fresh:
         return 0
     batch = Fold(conn, cache)
+    batch.prefetch([r.event for r in fresh])
     for record in fresh:
         batch.apply(record.event)
     batch.flush()

@@ -65,6 +65,14 @@ class SqlSignalReadModel(SignalReadModel):
             return [signal_from_row(row) for row in conn.execute(query)]
 
     @_translated
+    def live_boards(self, blackboard_id: str | None = None) -> list[str]:
+        query = select(SIGNALS.c.blackboard_id).where(SIGNALS.c.status.in_(("POSTED", "CLAIMED"))).distinct()
+        if blackboard_id is not None:
+            query = query.where(SIGNALS.c.blackboard_id == blackboard_id)
+        with self._engine.connect() as conn:
+            return list(conn.scalars(query))
+
+    @_translated
     def position(self) -> int:
         with self._engine.connect() as conn:
             return projection.checkpoint(conn)
