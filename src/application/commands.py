@@ -86,6 +86,26 @@ class FailSignal(Command):
     token: NonEmpty | None = None
 
 
+class ClaimSignals(Command):
+    """A worker's batch: claim up to `limit` of these signals of one board, in this order, skipping
+    any that is no longer claimable (taken meanwhile, expired, waiting). One append for all."""
+
+    blackboard_id: NonEmpty
+    signal_ids: tuple[SignalIdText, ...] = Field(min_length=1)
+    agent_id: NonEmpty
+    token: NonEmpty | None = None
+    limit: int = Field(default=1, ge=1)
+
+
+class RecordOutcomes(Command):
+    """A worker's batch: the completions and failures of signals it holds on one board, in one
+    append. An outcome that is refused (its claim expired meanwhile) does not stop the others."""
+
+    blackboard_id: NonEmpty
+    agent_id: NonEmpty
+    outcomes: tuple[CompleteSignal | FailSignal, ...] = Field(min_length=1)
+
+
 class ExpireSignals(Command):
     """Move every signal past its timeout to EXPIRED (on one board, or on all)."""
 

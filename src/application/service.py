@@ -5,18 +5,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
 from uuid import uuid4
 
 from application.commands import (
     ClaimSignal,
+    ClaimSignals,
     Command,
     CompleteSignal,
     ExpireSignals,
     FailSignal,
     PostSignal,
+    RecordOutcomes,
     RenewClaim,
     RetrySignal,
 )
@@ -50,6 +52,14 @@ class Settings:
     claim_timeout: timedelta = timedelta(seconds=300)
     max_attempts: int = 50  # reload-and-decide rounds before a conflict is given up
     snapshot_every: int = 500  # fewest events between two snapshots of a board
+
+
+@dataclass(slots=True)
+class Claims:
+    """What a batch claim took, and why each signal it passed over could not be taken."""
+
+    claimed: list[AgentSignal] = field(default_factory=list)
+    skipped: dict[str, BlackboardError] = field(default_factory=dict)
 
 
 class Contention(BlackboardError):
@@ -137,6 +147,52 @@ class BlackboardService:
             actor=cmd.agent_id,
         )
 
+    def claim_signals(self, cmd: ClaimSignals) -> Claims:
+        """Claim up to `cmd.limit` of the signals, in order, in one append. A signal that cannot be
+        claimed any more is skipped (and said why), so workers racing for the same oldest signals
+        each take the next free ones. The board is held while deciding: no lost races to retry."""
+        agent = self._agent(cmd.agent_id)
+
+        def decide(board: BlackboardAggregate) -> Claims:
+            now, claims = self._clock.now(), Claims()
+            for signal_id in cmd.signal_ids:
+                if len(claims.claimed) >= cmd.limit:
+                    break
+                try:
+                    claims.claimed.append(
+                        board.claim_signal(signal_id, agent, now, self.settings.claim_threshold, cmd.token)
+                    )
+                except BlackboardError as refused:  # taken or changed meanwhile: the next one
+                    claims.skipped[signal_id] = refused
+            return claims
+
+        return self._execute(cmd.blackboard_id, decide, cmd, actor=cmd.agent_id, hold=True)
+
+    def record_outcomes(self, cmd: RecordOutcomes) -> list[AgentSignal | BlackboardError]:
+        """Complete or fail each signal, in one append; per outcome, the signal as stored or the
+        reason it was refused (a claim that expired or went to someone else meanwhile)."""
+
+        def decide(board: BlackboardAggregate) -> list[AgentSignal | BlackboardError]:
+            now, results = self._clock.now(), []
+            for outcome in cmd.outcomes:
+                try:
+                    if isinstance(outcome, CompleteSignal):
+                        result = SignalResult(
+                            artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items
+                        )
+                        results.append(board.complete_signal(
+                            outcome.signal_id, outcome.agent_id, result, now, outcome.token
+                        ))
+                    else:
+                        results.append(board.fail_signal(
+                            outcome.signal_id, outcome.agent_id, outcome.error, now, outcome.token
+                        ))
+                except BlackboardError as refused:
+                    results.append(refused)
+            return results
+
+        return self._execute(cmd.blackboard_id, decide, cmd, actor=cmd.agent_id, hold=True)
+
     def renew_claim(self, cmd: RenewClaim) -> AgentSignal:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
@@ -160,13 +216,8 @@ class BlackboardService:
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
         """Expire what is past its timeout; returns every signal this call ended."""
         self._projector.catch_up()
-        live = [
-            s.blackboard_id
-            for status in (SignalStatus.POSTED, SignalStatus.CLAIMED)
-            for s in self._read_model.find(SignalFilter(status=status, blackboard_id=cmd.blackboard_id))
-        ]
         ended: list[AgentSignal] = []
-        for board_id in dict.fromkeys(live):
+        for board_id in self._read_model.live_boards(cmd.blackboard_id):
             ended += self._execute(
                 board_id,
                 lambda board: board.expire_overdue(
@@ -216,9 +267,15 @@ class BlackboardService:
         return f"no registered agent scores above its threshold for {wanted}{best}"
 
     def _execute(
-        self, blackboard_id: str, decide: Callable[[BlackboardAggregate], T], cmd: Command, actor: str
+        self,
+        blackboard_id: str,
+        decide: Callable[[BlackboardAggregate], T],
+        cmd: Command,
+        actor: str,
+        hold: bool = False,
     ) -> T:
-        """Load, decide, append once; on a conflict reload and decide again with fresh state."""
+        """Load, decide, append once; on a conflict reload and decide again with fresh state.
+        With `hold`, the board is held from the first attempt (for writers that expect to race)."""
         causation_id = str(uuid4())  # this command; every event it stores carries it
         metadata: dict[str, Any] = {
             "actor": actor,
@@ -230,7 +287,7 @@ class BlackboardService:
             # The first attempt is optimistic; once it lost a race, hold the board while deciding,
             # so a busy board cannot starve a writer that keeps losing.
             try:
-                with self._store.exclusive(blackboard_id) if attempt else nullcontext():
+                with self._store.exclusive(blackboard_id) if attempt or hold else nullcontext():
                     outcome, recorded = self._attempt(blackboard_id, decide, metadata)
             except ConcurrencyConflict:
                 logger.debug("conflict on %s; deciding again", blackboard_id)
@@ -255,5 +312,6 @@ class BlackboardService:
         return outcome, self._boards.save(board, metadata)
 
     def _after_commit(self, recorded: Sequence[Recorded]) -> None:
-        self._projector.catch_up(until=recorded[-1].position)
+        if not recorded[-1].projected:  # the store did not fold them itself (a rebuild is running)
+            self._projector.catch_up(until=recorded[-1].position)
         self._publisher.publish([r.event for r in recorded])

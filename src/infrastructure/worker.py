@@ -1,10 +1,13 @@
 """`blackboard worker`: an agent as a process that finds work it can do, claims it and does it.
 
 The loop: note the log position, sweep expired signals now and then, pick the claimable signals
-this agent may take (best score first, then oldest), claim one with this process's token (losing
-a race is normal and quiet), run the agent's handler in a thread while renewing the claim, then
-complete or fail. Between rounds it sleeps until the log moves past the noted position, so a
-signal posted or released meanwhile wakes it at once and none is missed.
+this agent may take (best score first, then oldest), and claim as many as it has free handler
+slots in one command with this process's token (signals other workers took meanwhile are skipped,
+quietly). Each claimed signal runs in a thread of a pool while its claim is renewed; the outcomes
+go to a recorder thread that stores every outcome ready at that moment in one command, so a busy
+worker writes one transaction per batch, not one per signal. Between rounds the loop sleeps until
+the log moves past the noted position, so a signal posted or released meanwhile wakes it at once
+and none is missed.
 """
 
 from __future__ import annotations
@@ -15,24 +18,29 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from application.commands import (
-    ClaimSignal,
+    ClaimSignals,
     CompleteSignal,
     ExpireSignals,
     FailSignal,
     GetOpenSignals,
     GetSignalById,
+    RecordOutcomes,
     RenewClaim,
 )
 from application.ports import EventStore, LogNotifier, StoreUnavailable
 from application.queries import BlackboardQueries
 from application.service import BlackboardService
-from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, InvalidInput, RuleViolation
+from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, InvalidInput
 from domain.capabilities import AgentProfile
 from domain.signals import AgentSignal
+from infrastructure.agents.entrypoints import load_entrypoint
 from infrastructure.agents.handler import HandlerOutcome, run_handler
 from infrastructure.agents.parsing import AgentDefinition
 
@@ -50,6 +58,15 @@ class WorkerOptions:
     renew_every: float = 100.0  # seconds between lease renewals while a handler runs
     head_start: float = 0.1  # seconds per point of score: an agent waits (best other score - its own)
     # x this before claiming, so when several agents fit one signal the best fit usually gets it
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """A handler's outcome, waiting for the recorder."""
+
+    claimed: AgentSignal
+    command: CompleteSignal | FailSignal
+    took: float
 
 
 class Worker:
@@ -73,10 +90,14 @@ class Worker:
         self._notifier = notifier
         self._threshold = threshold
         self.token = f"{options.agent}/{uuid.uuid4()}"  # this process's claims, and no one else's
+        self._slots = 1 if options.once else options.concurrency
         self._stopping = threading.Event()
         self._cancel = threading.Event()
-        self._finished = threading.Event()
-        self._active: dict[str, threading.Thread] = {}
+        self._finished = threading.Event()  # a slot was freed (or the worker was told to stop)
+        self._active: dict[str, AgentSignal] = {}  # claimed and not yet recorded
+        self._ready: list[_Done] = []  # outcomes the recorder has not stored yet
+        self._ready_changed = threading.Condition()
+        self._closing = False
         self._handled = 0
         self._next_sweep = 0.0
         self._stopped_at: float | None = None
@@ -91,6 +112,7 @@ class Worker:
             self._stopped_at = time.monotonic()
             logger.info("stopping: no new claims; %d handler(s) running, %gs to finish", len(self._active), self._options.grace)
         self._stopping.set()
+        self._finished.set()
 
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self.stop)
@@ -98,18 +120,40 @@ class Worker:
 
     def run(self) -> int:
         """Work until stopped (or, with `once`, after at most one signal). Returns the exit code."""
-        if not self._definition().runnable:  # an unknown agent, or one with nothing to run, fails now
+        definition = self._definition()
+        if not definition.runnable:  # an unknown agent, or one with nothing to run, fails now
             raise InvalidInput(
                 "command", f"agent {self._options.agent} has no command or entrypoint in its file; a worker runs one"
             )
+        if definition.entrypoint:
+            load_entrypoint(definition)  # an entrypoint that does not import fails now too (exit 2)
         logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
+        recorder = threading.Thread(target=self._record_outcomes, name="recorder", daemon=True)
+        recorder.start()
+        with ThreadPoolExecutor(max_workers=self._slots, thread_name_prefix="handler") as pool:
+            try:
+                self._loop(pool)
+            finally:
+                self._drain()
+                with self._ready_changed:
+                    self._closing = True
+                    self._ready_changed.notify_all()
+                recorder.join()
+        logger.info("worker %s stopped after %d signal(s)", self._options.agent, self._handled)
+        return 0
+
+    def _loop(self, pool: ThreadPoolExecutor) -> None:
         outage = 0
         while not self._stopping.is_set():
-            self._finished.clear()  # before looking: a handler ending from here on wakes the sleep below
+            self._finished.clear()  # before looking: a slot freed from here on wakes the waits below
+            if self._slots - len(self._active) <= 0:  # busy: nothing to claim until a slot frees
+                self._finished.wait(max(0.0, self._next_sweep - time.monotonic()))
+                if self._finished.is_set():
+                    continue
             try:
                 position = self._store.last_position()  # before looking, so nothing posted now is missed
                 self._sweep_if_due()
-                claimed = self._claim_what_fits()
+                claimed = self._claim_what_fits(pool)
             except StoreUnavailable as down:  # a restart or a network cut: wait, then carry on
                 outage += 1
                 logger.warning("database unavailable (%s); retrying", down)
@@ -120,39 +164,36 @@ class Worker:
                 break
             if not claimed:
                 self._sleep_until_something_happens(position)
-        self._drain()
-        logger.info("worker %s stopped after %d signal(s)", self._options.agent, self._handled)
-        return 0
 
     # ------------------------------------------------------------------ finding and claiming work
-    def _claim_what_fits(self) -> bool:
+    def _claim_what_fits(self, pool: ThreadPoolExecutor) -> bool:
         """Claim signals for the free handler slots; True if any was claimed."""
-        free = (1 if self._options.once else self._options.concurrency) - len(self._active)
+        free = self._slots - len(self._active)
         if free <= 0:
             return False
         agent, claimed_any = self._definition(), False
-        candidates = self._candidates(agent)
+        candidates = self._candidates(agent, free)
         if candidates and self._options.head_start:
             time.sleep(self._yield_to_better_fits(agent, candidates[0]))
+        by_board: dict[str, list[str]] = {}
         for signal_ in candidates:
+            by_board.setdefault(signal_.blackboard_id, []).append(signal_.signal_id)
+        for board_id, signal_ids in by_board.items():
             if free <= 0 or self._stopping.is_set():
                 break
-            claim = ClaimSignal(  # naming the board spares the service a read-model lookup
-                signal_id=signal_.signal_id, agent_id=agent.name, token=self.token, blackboard_id=signal_.blackboard_id
-            )
-            try:
-                mine = self._service.claim_signal(claim)
-            except AlreadyClaimed as lost:  # normal: say so only when a different agent took it
-                level = logging.DEBUG if lost.claimed_by == agent.name else logging.INFO
-                logger.log(level, "%s went to %s", signal_.signal_id, lost.claimed_by)
-                continue
-            except RuleViolation as refused:  # it changed meanwhile (expired, dependencies): quiet
-                logger.debug("did not claim %s: %s", signal_.signal_id, refused)
-                continue
-            score = agent.profile.score(mine)
-            logger.info("claimed %s %s %r (score %.2f)", mine.signal_id, mine.signal_type, mine.payload.topic, score)
-            self._start(agent, mine)
-            free, claimed_any = free - 1, True
+            claims = self._service.claim_signals(ClaimSignals(
+                blackboard_id=board_id, signal_ids=tuple(signal_ids), agent_id=agent.name, token=self.token, limit=free
+            ))
+            for signal_id, refused in claims.skipped.items():  # normal: say so only when another agent took it
+                other = isinstance(refused, AlreadyClaimed) and refused.claimed_by != agent.name
+                logger.log(logging.INFO if other else logging.DEBUG, "%s %s", signal_id,
+                           f"went to {refused.claimed_by}" if isinstance(refused, AlreadyClaimed) else f"skipped: {refused}")
+            for claimed in claims.claimed:
+                logger.info("claimed %s %s %r (score %.2f)", claimed.signal_id, claimed.signal_type,
+                            claimed.payload.topic, agent.profile.score(claimed))
+                self._active[claimed.signal_id] = claimed
+                pool.submit(self._work, agent, claimed)
+            free, claimed_any = free - len(claims.claimed), claimed_any or bool(claims.claimed)
         return claimed_any
 
     def _yield_to_better_fits(self, agent: AgentDefinition, signal_: AgentSignal) -> float:
@@ -161,38 +202,45 @@ class Worker:
         best_other = max((a.score(signal_) for a in self._others() if a.agent_id != agent.name), default=0.0)
         return max(0.0, best_other - mine) * self._options.head_start
 
-    def _candidates(self, agent: AgentDefinition) -> list[AgentSignal]:
-        """Claimable signals this agent may take: best score first, then oldest."""
+    def _candidates(self, agent: AgentDefinition, free: int) -> list[AgentSignal]:
+        """Claimable signals this agent may take: best score first, then oldest. More than the free
+        slots, so that when other workers take the first ones meanwhile the claim goes on to the next."""
         profile = agent.profile
         able = [c for c in profile.capabilities if c.score > profile.threshold_or(self._threshold)]
-        slots = 1 if self._options.once else self._options.concurrency
         found: dict[str, AgentSignal] = {}
         for capability in sorted(able, key=lambda c: -c.score):  # a few of the oldest per capability
-            query = GetOpenSignals(capabilities=(capability.type,), limit=8 * slots, blackboard_id=self._options.blackboard_id)
+            query = GetOpenSignals(capabilities=(capability.type,), limit=max(8, 4 * free), blackboard_id=self._options.blackboard_id)
             found.update((s.signal_id, s) for s in self._queries.open_signals(query))
         fitting = [s for s in found.values() if profile.may_claim(s, self._threshold)]
         return sorted(fitting, key=lambda s: (-profile.score(s), s.created_at, s.signal_id))
 
     # ------------------------------------------------------------------------- doing the work
-    def _start(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
-        thread = threading.Thread(target=self._work, args=(agent, claimed), name=claimed.signal_id, daemon=True)
-        self._active[claimed.signal_id] = thread
-        thread.start()
-
     def _work(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
+        """In a pool thread: run the handler, hand its outcome to the recorder. Never raises."""
         started = time.monotonic()
         try:
             outcome = run_handler(
                 agent, self._document(claimed), tick=lambda: self._renew(agent, claimed),
                 tick_every=self._options.renew_every, cancel=self._cancel,
             )
-            self._finish(agent, claimed, outcome, time.monotonic() - started)
-        except Exception:  # noqa: BLE001 - a worker thread must never die silently
+        except Exception as exc:  # noqa: BLE001 - the signal fails with the reason, the worker goes on
             logger.exception("handling %s went wrong", claimed.signal_id)
-        finally:
-            self._active.pop(claimed.signal_id, None)
-            self._handled += 1
-            self._finished.set()
+            outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {type(exc).__name__}: {exc}")
+        done = _Done(claimed, self._command(agent, claimed, outcome), time.monotonic() - started)
+        with self._ready_changed:
+            self._ready.append(done)
+            self._ready_changed.notify()
+
+    def _command(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome) -> CompleteSignal | FailSignal:
+        common = {"signal_id": claimed.signal_id, "agent_id": agent.name, "token": self.token,
+                  "blackboard_id": claimed.blackboard_id}
+        if outcome.succeeded:
+            try:
+                return CompleteSignal(**common, artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items)
+            except ValidationError as bad:  # e.g. an empty artifact_path: the handler's mistake, said as such
+                problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in bad.errors())
+                return FailSignal(**common, error=f"handler output refused: {problem}")
+        return FailSignal(**common, error=outcome.error or "handler failed")
 
     def _document(self, claimed: AgentSignal) -> dict[str, Any]:
         """The signal document, with the results of the signals it came after in context.upstream."""
@@ -215,34 +263,61 @@ class Worker:
             return
         logger.debug("renewed the claim on %s", claimed.signal_id)
 
-    def _finish(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, took: float) -> None:
-        """Record the outcome, through database outages, until it is stored or refused."""
+    # ------------------------------------------------------------------------ recording outcomes
+    def _record_outcomes(self) -> None:
+        """The recorder thread: store every outcome that is ready, one command per board, until closed.
+        While one batch is being stored the next one gathers, so the batches grow with the load."""
+        while True:
+            with self._ready_changed:
+                while not self._ready and not self._closing:
+                    self._ready_changed.wait()
+                if not self._ready:
+                    return
+                batch, self._ready = self._ready, []
+            try:
+                self._store_batch(batch)
+            except Exception:  # noqa: BLE001 - the recorder must not die: these claims will expire
+                logger.exception("could not record %d outcome(s)", len(batch))
+            for done in batch:
+                self._active.pop(done.claimed.signal_id, None)
+            self._handled += len(batch)
+            self._finished.set()
+
+    def _store_batch(self, batch: list[_Done]) -> None:
+        by_board: dict[str, list[_Done]] = {}
+        for done in batch:
+            by_board.setdefault(done.claimed.blackboard_id, []).append(done)
+        for board_id, items in by_board.items():
+            command = RecordOutcomes(
+                blackboard_id=board_id, agent_id=self._options.agent, outcomes=tuple(d.command for d in items)
+            )
+            results = self._through_outages(command)
+            if results is None:
+                continue
+            for done, result in zip(items, results, strict=True):
+                self._log_outcome(done, result)
+
+    def _through_outages(self, command: RecordOutcomes) -> list[AgentSignal | BlackboardError] | None:
+        """Record, through database outages, until stored or refused; None if the worker was cancelled."""
         for attempt in range(1, 1000):
             try:
-                self._record(agent, claimed, outcome, took)
-                return
+                return self._service.record_outcomes(command)
             except StoreUnavailable as down:
-                logger.warning("could not record the outcome of %s (%s); retrying", claimed.signal_id, down)
+                logger.warning("could not record %d outcome(s) (%s); retrying", len(command.outcomes), down)
                 if self._cancel.wait(min(5.0, 0.25 * 2**attempt)):
-                    return
+                    return None
+        return None
 
-    def _record(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, took: float) -> None:
-        sid = claimed.signal_id
-        try:
-            if outcome.succeeded:
-                self._service.complete_signal(CompleteSignal(
-                    signal_id=sid, agent_id=agent.name, token=self.token, blackboard_id=claimed.blackboard_id,
-                    artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items,
-                ))
-                logger.info("completed %s in %.2fs: %s", sid, took, outcome.artifact_path or f"{len(outcome.knowledge_items)} knowledge item(s)")
-            else:
-                self._service.fail_signal(FailSignal(
-                    signal_id=sid, agent_id=agent.name, token=self.token, blackboard_id=claimed.blackboard_id,
-                    error=outcome.error or "handler failed",
-                ))
-                logger.info("failed %s after %.2fs: %s", sid, took, outcome.error)
-        except BlackboardError as refused:  # the claim is no longer ours (it expired meanwhile)
-            logger.warning("could not record the outcome of %s: %s", sid, refused)
+    @staticmethod
+    def _log_outcome(done: _Done, result: AgentSignal | BlackboardError) -> None:
+        sid, command = done.claimed.signal_id, done.command
+        if isinstance(result, BlackboardError):  # the claim is no longer ours (it expired meanwhile)
+            logger.warning("could not record the outcome of %s: %s", sid, result)
+        elif isinstance(command, CompleteSignal):
+            logger.info("completed %s in %.2fs: %s", sid, done.took,
+                        command.artifact_path or f"{len(command.knowledge_items)} knowledge item(s)")
+        else:
+            logger.info("failed %s after %.2fs: %s", sid, done.took, command.error)
 
     # ---------------------------------------------------------------------------- housekeeping
     def _definition(self) -> AgentDefinition:
@@ -259,17 +334,13 @@ class Worker:
             logger.info("expired %s: %s", ended.signal_id, ended.result.error if ended.result else "")
 
     def _sleep_until_something_happens(self, position: int) -> None:
-        """Until the log moves, a handler finishes, a sweep is due, or the worker is told to stop."""
+        """Until the log moves past `position`, a slot frees, a sweep is due, or the worker is told to stop.
+        The notifier knows when the log moves (a notification, or its own look at the log)."""
         until = self._next_sweep
-        while not (self._stopping.is_set() or self._finished.is_set()) and time.monotonic() < until:
-            try:
-                if self._store.last_position() > position:
-                    return
-            except StoreUnavailable:
-                return  # the main loop waits the outage out
-            # short slices while handlers run: the end of one frees a slot, and nothing else announces it
-            step = 0.02 if self._active else 0.25
-            self._notifier.wait(position, min(step, max(0.0, until - time.monotonic())))
+        while not (self._stopping.is_set() or self._finished.is_set()):
+            remaining = until - time.monotonic()
+            if remaining <= 0 or self._notifier.wait(position, min(0.25, remaining)):
+                return
 
     def _drain(self) -> None:
         """Let running handlers finish; once stopped and past the grace period, stop them too
