@@ -84,6 +84,18 @@ def held_transaction(engine: Engine) -> Iterator[Connection]:
             _held.reset(token)
 
 
+@contextmanager
+def read_connection(engine: Engine) -> Iterator[Connection]:
+    """A connection for reads that need no transaction around them. On PostgreSQL each statement runs
+    in autocommit: no BEGIN and no ROLLBACK round trips, and psycopg keeps its prepared statements,
+    which it drops on every rollback (so behind the pool's rollback-on-return nothing was ever
+    prepared, and every statement was planned again)."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="AUTOCOMMIT")
+        yield conn
+
+
 def held_connection(engine: Engine) -> Connection | None:
     """The transaction this thread holds on `engine`, if any."""
     held = _held.get()

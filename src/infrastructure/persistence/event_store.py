@@ -15,7 +15,7 @@ from application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUn
 from domain.events import BlackboardEvent
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
-from infrastructure.persistence.engine import held_connection, held_transaction, write_transaction
+from infrastructure.persistence.engine import held_connection, held_transaction, read_connection, write_transaction
 from infrastructure.persistence.tables import EVENTS
 from infrastructure.persistence.writer_lock import WriterBusy
 
@@ -128,7 +128,7 @@ class SqlAlchemyEventStore(EventStore):
             yield held
             return
         try:
-            with self._engine.connect() as conn:
+            with read_connection(self._engine) as conn:
                 yield conn
         except DBAPIError as exc:
             raise StoreUnavailable(f"could not read the event store: {exc.orig}") from exc

@@ -13,7 +13,7 @@ from application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnav
 from domain.signals import AgentSignal
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import signal_from_row
-from infrastructure.persistence.engine import write_transaction
+from infrastructure.persistence.engine import read_connection, write_transaction
 from infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS
 
 
@@ -40,7 +40,7 @@ class SqlSignalReadModel(SignalReadModel):
 
     @_translated
     def get(self, signal_id: str) -> AgentSignal | None:
-        with self._engine.connect() as conn:
+        with read_connection(self._engine) as conn:
             row = conn.execute(GET_SIGNAL, {"signal_id": signal_id}).one_or_none()
         return signal_from_row(row) if row else None
 
@@ -61,7 +61,7 @@ class SqlSignalReadModel(SignalReadModel):
             )
             query = query.where(able.exists())
         query = query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
-        with self._engine.connect() as conn:
+        with read_connection(self._engine) as conn:
             return [signal_from_row(row) for row in conn.execute(query)]
 
     @_translated
@@ -69,12 +69,12 @@ class SqlSignalReadModel(SignalReadModel):
         query = select(SIGNALS.c.blackboard_id).where(SIGNALS.c.status.in_(("POSTED", "CLAIMED"))).distinct()
         if blackboard_id is not None:
             query = query.where(SIGNALS.c.blackboard_id == blackboard_id)
-        with self._engine.connect() as conn:
+        with read_connection(self._engine) as conn:
             return list(conn.scalars(query))
 
     @_translated
     def position(self) -> int:
-        with self._engine.connect() as conn:
+        with read_connection(self._engine) as conn:
             return projection.checkpoint(conn)
 
     @_translated

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, select
 
 from application.ports import SnapshotStore
 from domain.signals import AgentSignal
-from infrastructure.persistence.engine import write_transaction
+from infrastructure.persistence.engine import read_connection, write_transaction
 from infrastructure.persistence.tables import SNAPSHOTS
 
 # Changes whenever AgentSignal's fields do, so a snapshot of an older shape is ignored, not misread.
@@ -25,7 +25,7 @@ class SqlSnapshotStore(SnapshotStore):
         self._engine = engine
 
     def get(self, blackboard_id: str) -> tuple[int, list[AgentSignal]] | None:
-        with self._engine.connect() as conn:
+        with read_connection(self._engine) as conn:
             row = conn.execute(select(SNAPSHOTS).where(SNAPSHOTS.c.stream_id == blackboard_id)).one_or_none()
         if row is None or row.schema_version != SCHEMA:
             return None
