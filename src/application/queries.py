@@ -44,7 +44,8 @@ class BlackboardQueries:
 
     def open_signals(self, query: GetOpenSignals) -> list[AgentSignal]:
         """POSTED signals whose dependencies completed, targeting any of the capabilities."""
-        self._projector.catch_up()
+        if query.catch_up:
+            self._projector.catch_up()
         return self._read_model.find(
             SignalFilter(
                 status=SignalStatus.POSTED,
