@@ -6,8 +6,10 @@ that already holds the backlog, k worker processes are spawned on it, and the be
 
 - blackboard: the backlog is posted one signal at a time through BlackboardService on the SQL
   adapters (bench/common.py build_service), before any worker runs; the workers are real
-  `blackboard worker --agent bench-noop` processes, the agent file having `command: "true"`
-  and capabilities {RESEARCH: 0.9}. Done = the read model shows the signal COMPLETED.
+  `blackboard worker --agent bench-noop --concurrency 32` processes, the agent file having
+  capabilities {RESEARCH: 0.9} and, by default, `entrypoint:` a Python function that returns None
+  (BENCH_PG_HANDLER=command: `command: "true"`, a process per signal). Done = the read model shows
+  the signal COMPLETED.
 - pgqueuer (asyncpg driver, as its README sets it up): schema by `pgq install`; the jobs are
   enqueued in one batch (`Queries.enqueue` with lists); each worker process calls
   `pgqueuer.run("bench.postgres:pgqueuer_factory")`, the function `pgq run` wraps, with its defaults
@@ -20,8 +22,8 @@ that already holds the backlog, k worker processes are spawned on it, and the be
 
 Figures: total (spawn -> all done, start-up included), start-up (spawn -> the first completion the
 poll sees), and the steady rate from that first completion to the last, which is the one compared.
-A blackboard signal runs a handler subprocess (`sh -c true`) that the job queues do not: its cost,
-measured in this process with the worker's own `run_handler`, is reported beside the rates.
+The handler's own cost (the worker's `run_handler` on the bench agent, in this process) is reported
+beside the rates.
 
 wake-up: one idle `blackboard worker` (its defaults), signals posted one at a time through
 BlackboardService 100 to 200 ms apart; the claim event's occurred_at minus the post event's, from
@@ -61,15 +63,20 @@ if TYPE_CHECKING:
 
 BIN = Path(sys.executable).parent
 AGENT_NAME = "bench-noop"
-AGENT_FILE = f"""---
-name: {AGENT_NAME}
+AGENT_FILE = """---
+name: {name}
 description: Does nothing and succeeds at once (the PostgreSQL benchmark of `blackboard worker`).
 capabilities: {{RESEARCH: 0.9}}
-command: "true"
+{handler}
 timeout: 60
 ---
-A no-op agent: exit 0 with empty output completes the signal with no knowledge items.
+A no-op agent: its handler returns nothing, which completes the signal with no knowledge items.
 """
+HANDLERS = {  # BENCH_PG_HANDLER -> the agent file's handler line
+    "entrypoint": "entrypoint: bench_noop_handler:handle",  # a Python function in the worker, like the job queues' tasks
+    "command": 'command: "true"',  # a process per signal (`sh -c true`)
+}
+HANDLER_MODULE = "def handle(document):\n    return None\n"
 BOARD = "ps-pg-bench"
 POST_TIMEOUT_S = 86_400  # nothing may expire during the run
 POLL_S = 0.02
@@ -84,7 +91,9 @@ SYSTEMS = ("blackboard", "pgqueuer", "procrastinate")
 SIZES: dict[str, tuple[Any, Any]] = {
     "BENCH_PG_URL": ("postgresql+psycopg://postgres@127.0.0.1:5432/test",) * 2,  # where CREATE DATABASE runs
     "BENCH_PG_JOBS": (5000, 1000),  # drain: pgqueuer / procrastinate jobs in the backlog
-    "BENCH_PG_SIGNALS": (1000, 200),  # drain: blackboard signals in the backlog (5000: the section takes ~8 min)
+    "BENCH_PG_SIGNALS": (5000, 1000),  # drain: blackboard signals in the backlog
+    "BENCH_PG_HANDLER": ("entrypoint", "entrypoint"),  # drain: the no-op agent's handler, entrypoint or command
+    "BENCH_PG_CONCURRENCY": (32, 32),  # drain: each blackboard worker's --concurrency (pgqueuer: no cap, batches of 10)
     "BENCH_PG_WORKERS": ("1,4", "1,4"),  # drain: worker processes per run
     "BENCH_PG_SYSTEMS": (",".join(SYSTEMS),) * 2,  # drain: which systems
     "BENCH_PG_WAKEUPS": (100, 30),  # wake-up: signals posted one at a time (0: skip)
@@ -393,7 +402,8 @@ class BlackboardSystem(System):
         }
 
     def setup_note(self) -> str:
-        return (f"`blackboard worker --agent bench-noop` (command: \"true\"), its defaults (concurrency 1); "
+        handler = HANDLERS[os.environ.get("BENCH_PG_HANDLER", "entrypoint")]
+        return (f"`blackboard worker --agent bench-noop {' '.join(self.worker_args)}` ({handler}); "
                 f"the backlog posted through BlackboardService ({self.post_seconds:.1f} s)")
 
 
@@ -486,7 +496,11 @@ def _agents_dir(root: Path) -> Path:
     agents = root / "agents"
     if not agents.exists():
         agents.mkdir()
-        (agents / f"{AGENT_NAME}.md").write_text(AGENT_FILE)
+        kind = os.environ.get("BENCH_PG_HANDLER", "entrypoint")
+        if kind not in HANDLERS:
+            raise SystemExit(f"BENCH_PG_HANDLER must be one of {', '.join(HANDLERS)}, not {kind!r}")
+        (agents / f"{AGENT_NAME}.md").write_text(AGENT_FILE.format(name=AGENT_NAME, handler=HANDLERS[kind]))
+        (agents / "bench_noop_handler.py").write_text(HANDLER_MODULE)
     return agents
 
 
@@ -655,16 +669,16 @@ def _analyze(dbs: Databases, db: str) -> float:
 
 
 # ------------------------------------------------------------------------------------ claim path
-def claim_path(dbs: Databases, root: Path, template: str, reps: int) -> dict[str, Any]:
+def claim_path(dbs: Databases, root: Path, template: str, reps: int, batch: int) -> dict[str, Any]:
     """What one worker round costs, step by step, in this process on a copy of the backlog: the same
-    objects the worker's container builds (make_engine, so pool_pre_ping too), the same calls in the
-    same order; SQL statements and pool checkouts (each one a pre-ping round trip) counted per step."""
+    objects the worker's container builds (make_engine with its defaults), the same calls in the same
+    order, for a worker with `batch` free slots; SQL statements and pool checkouts counted per step."""
     from datetime import timedelta
 
     import psycopg
     from sqlalchemy import event
 
-    from application.commands import ClaimSignal, CompleteSignal, GetOpenSignals
+    from application.commands import ClaimSignals, CompleteSignal, GetOpenSignals, RecordOutcomes
     from application.dispatcher import EventDispatcher
     from application.queries import BlackboardQueries
     from application.service import BlackboardService, Settings
@@ -698,7 +712,7 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int) -> dict[str
                                 settings, SqlSnapshotStore(engine))
     queries = BlackboardQueries(store, read_model, registry, settings.claim_threshold)
     token = f"{AGENT_NAME}/{uuid.uuid4()}"
-    names = ("last_position", "open_signals", "claim", "handler", "complete")
+    names = ("last_position", "open_signals", "claim_signals", "handlers", "record_outcomes")
     times: dict[str, list[float]] = {k: [] for k in names}
     per_step: dict[str, list[tuple[int, int]]] = {k: [] for k in names}
 
@@ -716,14 +730,16 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int) -> dict[str
             keep = i >= 3
             timed("last_position", store.last_position, keep)
             found = timed("open_signals", lambda: queries.open_signals(
-                GetOpenSignals(capabilities=("RESEARCH",), limit=100)), keep)
-            sid = found[0].signal_id
-            board = found[0].blackboard_id  # the worker names the board, sparing the service a lookup
-            claimed = timed("claim", lambda: service.claim_signal(
-                ClaimSignal(signal_id=sid, agent_id=AGENT_NAME, token=token, blackboard_id=board)), keep)
-            timed("handler", lambda: run_handler(agent, claimed.to_document()), keep)
-            timed("complete", lambda: service.complete_signal(
-                CompleteSignal(signal_id=sid, agent_id=AGENT_NAME, token=token, blackboard_id=board)), keep)
+                GetOpenSignals(capabilities=("RESEARCH",), limit=max(8, 4 * batch))), keep)
+            board = found[0].blackboard_id
+            claims = timed("claim_signals", lambda: service.claim_signals(ClaimSignals(
+                blackboard_id=board, signal_ids=tuple(f.signal_id for f in found), agent_id=AGENT_NAME,
+                token=token, limit=batch)), keep)
+            timed("handlers", lambda: [run_handler(agent, c.to_document()) for c in claims.claimed], keep)
+            outcomes = tuple(CompleteSignal(signal_id=c.signal_id, agent_id=AGENT_NAME, token=token, blackboard_id=board)
+                             for c in claims.claimed)
+            timed("record_outcomes", lambda: service.record_outcomes(
+                RecordOutcomes(blackboard_id=board, agent_id=AGENT_NAME, outcomes=outcomes)), keep)
     finally:
         engine.dispose()
     trips = []
@@ -736,7 +752,7 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int) -> dict[str
     for name in names:
         steps[name] = {**_dist_ms(times[name]), "statements": statistics.median(x for x, _ in per_step[name]),
                        "checkouts": statistics.median(y for _, y in per_step[name])}
-    return {"reps": reps, "steps": steps, "select_1_round_trip": _dist_ms(trips)}
+    return {"reps": reps, "batch": batch, "steps": steps, "select_1_round_trip": _dist_ms(trips)}
 
 
 # --------------------------------------------------------------------------------------- wake-up
@@ -877,7 +893,9 @@ def _run(config: Config) -> dict[str, Any]:
     wakeups = int(s["BENCH_PG_WAKEUPS"])
     low, _, high = s["BENCH_PG_WAKEUP_GAP_MS"].partition("-")
     gap = (float(low) / 1000, float(high or low) / 1000)
-    systems: dict[str, System] = {"blackboard": BlackboardSystem(), "pgqueuer": PgQueuerSystem(),
+    os.environ["BENCH_PG_HANDLER"] = s["BENCH_PG_HANDLER"]  # _agents_dir reads it
+    concurrency = ["--concurrency", str(s["BENCH_PG_CONCURRENCY"])]
+    systems: dict[str, System] = {"blackboard": BlackboardSystem(concurrency), "pgqueuer": PgQueuerSystem(),
                                   "procrastinate": ProcrastinateSystem()}
     unknown = set(wanted) - set(systems)
     if unknown:
@@ -914,7 +932,8 @@ def _run(config: Config) -> dict[str, Any]:
                 result.setdefault("setup", {})[name] = system.setup_note()
                 if name == "blackboard" and int(s["BENCH_PG_STEP_REPS"]):
                     progress("(g) blackboard: one worker round, step by step, in this process")
-                    result["claim_path"] = claim_path(dbs, root, template, min(int(s["BENCH_PG_STEP_REPS"]), n - 3))
+                    batch = int(s["BENCH_PG_CONCURRENCY"])
+                    result["claim_path"] = claim_path(dbs, root, template, min(int(s["BENCH_PG_STEP_REPS"]), n // batch - 3), batch)
                 for k in counts:
                     progress(f"(g) {name}: draining {n:,} {system.unit} with {k} worker process(es)")
                     r = drain(system, dbs, root, template, k, n)
@@ -978,8 +997,8 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                   "    own, and their children's (blackboard's handlers), per item in the steady part.  xacts: the\n"
                   "    database's commits and rollbacks (pg_stat_database) per item, the benchmark's own polls taken off.\n"
                   + "".join(f"    {name}{' ' + v[name] if v.get(name) else ''}: {note}.\n" for name, note in pg.get("setup", {}).items())
-                  + f"    Each blackboard signal runs its handler, `sh -c true`, in a subprocess; the job queues run none.\n"
-                  f"    run_handler measured in this process: p50 {handler['p50_ms']} ms, mean "
+                  + f"    blackboard's handler: {HANDLERS[pg['sizes'].get('BENCH_PG_HANDLER', 'entrypoint')]}; "
+                  f"run_handler measured in this process: p50 {handler['p50_ms']} ms, mean "
                   f"{handler['mean_ms']} ms, p90 {handler['p90_ms']} ms (a bare subprocess.run(['true']): "
                   f"p50 {pg['handler_cost']['subprocess_true']['p50_ms']} ms).\n"
                   "    bb excl. handler: the steady rate with that mean taken off each signal's worker time; an estimate, "
@@ -1021,13 +1040,13 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
         cp = pg["claim_path"]
         rows = [[name, st["p50_ms"], st["mean_ms"], st["p90_ms"], st["statements"], st["checkouts"]]
                 for name, st in cp["steps"].items()]
-        say(table(f"(g) one worker round on the blackboard backlog, step by step in this process ({cp['reps']} rounds)",
+        say(table(f"(g) one worker round on the blackboard backlog, step by step in this process ({cp['reps']} rounds "
+                  f"of {cp.get('batch', 1)} signals)",
                   ["step", "p50 ms", "mean ms", "p90 ms", "SQL statements", "pool checkouts"], rows,
-                  "    the worker's calls in its order: last_position, open_signals (limit 100), claim_signal and\n"
-                  "    complete_signal naming the board, run_handler between them; the worker also reads last_position\n"
-                  "    again before it sleeps, and has no head start to pay (no other agent fits better).\n"
-                  "    Each checkout costs a pre-ping round trip (make_engine sets pool_pre_ping).  A bare SELECT 1 "
-                  f"round trip: p50 {cp['select_1_round_trip']['p50_ms']} ms."))
+                  "    the worker's calls in its order, for a worker with that many free slots: last_position,\n"
+                  "    open_signals (4 candidates per slot), claim_signals (one command, the board held), run_handler\n"
+                  "    for each, record_outcomes (one command); no head start to pay (no other agent fits better).\n"
+                  f"    A bare SELECT 1 round trip: p50 {cp['select_1_round_trip']['p50_ms']} ms."))
     rows = []
     for label, w in pg["wakeup"].items():
         lat = w["post_to_claim"]
