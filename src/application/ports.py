@@ -48,8 +48,13 @@ class EventStore(abc.ABC):
         expected_version: int,
         events: Sequence[BlackboardEvent],
         metadata: Mapping[str, Any] | None = None,
+        resulting: Mapping[str, AgentSignal] | None = None,
     ) -> list[Recorded]:
         """Store all of `events` or none of them.
+
+        `resulting`, when the caller knows it (its aggregate applied the events), holds every signal
+        the events change, as it stands after them; a store that keeps a read model in step may write
+        those rows as they are instead of reading and folding the old ones again.
 
         The board must be at `expected_version` and the events must carry the versions after it;
         otherwise raise ConcurrencyConflict and store nothing. Appending events whose ids are all

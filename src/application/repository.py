@@ -50,7 +50,9 @@ class BlackboardRepository:
         """Append the board's new events under the version it was loaded at; ConcurrencyConflict if moved."""
         events = board.pending_events
         try:
-            recorded = self._store.append(board.id, board.version - len(events), events, metadata)
+            recorded = self._store.append(
+                board.id, board.version - len(events), events, metadata, resulting=board.pending_changes()
+            )
         except BaseException:
             board.discard_pending()
             self.release(board)

@@ -103,6 +103,10 @@ class BlackboardAggregate:
         """Events recorded but not yet stored."""
         return list(self._pending)
 
+    def pending_changes(self) -> dict[str, AgentSignal]:
+        """The signals the pending events change (posted, moved, released), as they stand now."""
+        return {key: self._signals[key] for kind, key, _ in self._undo if kind == "signal"}
+
     def collect_events(self) -> list[BlackboardEvent]:
         """Hand over the events recorded since the last call; they count as stored from now on."""
         events, self._pending, self._undo = self._pending, [], []

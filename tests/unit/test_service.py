@@ -92,11 +92,11 @@ def test_a_claimer_that_lost_a_race_gets_already_claimed_not_a_conflict():
     original_append = board.store.append
     raced = []
 
-    def append_after_rival_claims(blackboard_id, expected_version, events, metadata=None):
+    def append_after_rival_claims(blackboard_id, expected_version, events, metadata=None, resulting=None):
         if not raced:  # the rival commits between our load and our append
             raced.append(True)
             rival.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-analyst"))
-        return original_append(blackboard_id, expected_version, events, metadata)
+        return original_append(blackboard_id, expected_version, events, metadata, resulting)
 
     board.store.append = append_after_rival_claims
 
@@ -131,7 +131,7 @@ def test_threads_racing_for_one_signal_leave_exactly_one_winner():
 
 def test_a_board_that_always_conflicts_gives_up_with_a_clear_error():
     class AlwaysConflicting(InMemoryEventStore):
-        def append(self, blackboard_id, expected_version, events, metadata=None):
+        def append(self, blackboard_id, expected_version, events, metadata=None, resulting=None):
             raise ConcurrencyConflict(blackboard_id, expected_version)
 
     board = Board(RESEARCHER, settings=Settings(max_attempts=3))

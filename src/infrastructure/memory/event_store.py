@@ -11,6 +11,7 @@ from typing import Any
 
 from application.ports import ConcurrencyConflict, EventStore, Recorded
 from domain.events import BlackboardEvent
+from domain.signals import AgentSignal
 
 
 class InMemoryEventStore(EventStore):
@@ -37,6 +38,7 @@ class InMemoryEventStore(EventStore):
         expected_version: int,
         events: Sequence[BlackboardEvent],
         metadata: Mapping[str, Any] | None = None,
+        resulting: Mapping[str, AgentSignal] | None = None,  # no read model here to keep in step
     ) -> list[Recorded]:
         if any(e.blackboard_id != blackboard_id for e in events):
             raise ValueError(f"every appended event must belong to {blackboard_id}")

@@ -13,6 +13,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUnavailable
 from domain.events import BlackboardEvent
+from domain.signals import AgentSignal
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
 from infrastructure.persistence.engine import held_connection, held_transaction, read_connection, write_transaction
@@ -62,6 +63,7 @@ class SqlAlchemyEventStore(EventStore):
         expected_version: int,
         events: Sequence[BlackboardEvent],
         metadata: Mapping[str, Any] | None = None,
+        resulting: Mapping[str, AgentSignal] | None = None,
     ) -> list[Recorded]:
         if not events:
             return []
@@ -85,7 +87,10 @@ class SqlAlchemyEventStore(EventStore):
                     conn.execute(text("SELECT pg_notify(:channel, :position)"),
                                  {"channel": NOTIFY_CHANNEL, "position": str(positions[-1])})
                 if self._project and (folded_to or 0) == last:  # the read model is live: keep it so
-                    projection.fold(conn, recorded, after=last)
+                    if resulting is not None:  # the caller's aggregate already folded them: write its rows
+                        projection.write_resulting(conn, recorded, resulting)
+                    else:
+                        projection.fold(conn, recorded, after=last)
                     recorded = [replace(r, projected=True) for r in recorded]
                 return recorded
         except IntegrityError as exc:  # a unique (stream, version) or event id taken by a racing writer

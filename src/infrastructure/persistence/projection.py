@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
@@ -87,6 +87,13 @@ class Fold:
                 self._cache.dependants[upstream].append(event.signal_id)
                 self._new_dependencies.append({"signal_id": event.signal_id, "upstream_id": upstream})
 
+    def add_new(self, signal: AgentSignal) -> None:
+        self._new[signal.signal_id] = signal
+        self._new_dependencies += [{"signal_id": signal.signal_id, "upstream_id": u} for u in signal.after]
+
+    def add_changed(self, signal: AgentSignal) -> None:
+        self._changed[signal.signal_id] = signal
+
     def flush(self) -> None:
         if self._new:
             self._conn.execute(insert(SIGNALS), [signal_row(s) for s in self._new.values()])
@@ -145,6 +152,23 @@ def fold(
     batch.flush()
     set_checkpoint(conn, fresh[-1].position)
     return len(fresh)
+
+
+def write_resulting(conn: Connection, records: Sequence[Recorded], resulting: Mapping[str, AgentSignal]) -> None:
+    """Write the signals as the appending aggregate left them, and move the checkpoint past `records`.
+
+    The aggregate applied these very events with the same `evolve` to the same prior states (its
+    version matched the stream's, and the read model is live), so its signals are what folding the
+    events would give: the rows are written without reading or folding the old ones again."""
+    posted = {r.event.signal_id for r in records if isinstance(r.event, AgentSignalPosted)}
+    batch = Fold(conn)
+    for signal_id, signal in resulting.items():
+        if signal_id in posted:
+            batch.add_new(signal)
+        else:
+            batch.add_changed(signal)
+    batch.flush()
+    set_checkpoint(conn, records[-1].position)
 
 
 def clear(conn: Connection) -> None:
