@@ -211,7 +211,7 @@ class Worker:
         for capability in sorted(able, key=lambda c: -c.score):  # a few of the oldest per capability
             # as the read model stands: appends fold into it as they commit, and a stale candidate costs
             # nothing (the claim decides on the board itself)
-            query = GetOpenSignals(capabilities=(capability.type,), limit=max(8, 4 * free),
+            query = GetOpenSignals(capabilities=(capability.type,), limit=max(8, 2 * free),
                                    blackboard_id=self._options.blackboard_id, catch_up=False)
             found.update((s.signal_id, s) for s in self._queries.open_signals(query))
         fitting = [s for s in found.values() if profile.may_claim(s, self._threshold)]
