@@ -9,13 +9,31 @@ import pytest
 
 from application.ports import Recorded, SignalFilter, SignalReadModel
 from domain.blackboard import BlackboardAggregate
-from domain.signals import SignalStatus
-from tests.contract.stories import every_event_type, posts
+from domain.signals import SignalResult, SignalStatus
+from tests.contract.stories import RESEARCHER, every_event_type, post, posts
+from tests.fakes import T0
 
 
 def recorded(events, first_position: int = 1) -> list[Recorded]:
     at = datetime(2026, 1, 4, tzinfo=UTC)
     return [Recorded(first_position + i, e, at) for i, e in enumerate(events)]
+
+
+def board_history(board_id: str, first: int, claimed: int = 0, completed: int = 0, failed: int = 0, posted: int = 0):
+    """A board's events: signals numbered from `first`, so many claimed, completed, failed or left POSTED."""
+    board, n = BlackboardAggregate(board_id), first
+    for count, end in ((claimed, None), (completed, "complete"), (failed, "fail"), (posted, "post")):
+        for _ in range(count):
+            signal_id = post(board, n).signal_id
+            n += 1
+            if end == "post":
+                continue
+            board.claim_signal(signal_id, RESEARCHER, T0)
+            if end == "complete":
+                board.complete_signal(signal_id, "ps-researcher", SignalResult(), T0)
+            elif end == "fail":
+                board.fail_signal(signal_id, "ps-researcher", "no sources", T0)
+    return board.collect_events()
 
 
 class ReadModelContract(abc.ABC):
@@ -68,3 +86,23 @@ class ReadModelContract(abc.ABC):
         assert read_model.position() == 0
         assert read_model.get("sig-00000001") is None
         assert read_model.find(SignalFilter()) == []
+
+    def test_live_boards_hold_a_posted_or_claimed_signal_and_boards_whose_signals_all_ended_are_not(self, read_model):
+        histories = [
+            every_event_type("bb-1"),  # one signal still POSTED among ended ones
+            board_history("bb-2", first=10, posted=2),
+            board_history("bb-3", first=20, completed=2, failed=1),  # every signal final
+            board_history("bb-4", first=30, claimed=1, completed=1),
+        ]
+        position = 1
+        for events in histories:
+            read_model.apply(recorded(events, first_position=position))
+            position += len(events)
+
+        live = read_model.live_boards()
+
+        assert sorted(live) == ["bb-1", "bb-2", "bb-4"] and len(live) == 3  # each board once
+        assert read_model.live_boards("bb-4") == ["bb-4"]
+        assert read_model.live_boards("bb-2") == ["bb-2"]
+        assert read_model.live_boards("bb-3") == []
+        assert read_model.live_boards("bb-nowhere") == []

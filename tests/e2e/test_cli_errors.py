@@ -43,7 +43,16 @@ BAD_VALUES = {
     "events-since": (("events", "--since", "-1"), "--since"),
     "watch-timeout": (("watch", "--type", "RESEARCH", "--timeout", "-1"), "--timeout"),
 }
-BAD_SETTINGS = {"BLACKBOARD_CLAIM_THRESHOLD": "abc", "BLACKBOARD_POST_TIMEOUT": "-1"}
+BAD_SETTINGS = {"BLACKBOARD_CLAIM_THRESHOLD": "abc", "BLACKBOARD_POST_TIMEOUT": "-1", "BLACKBOARD_POOL_PRE_PING": "maybe"}
+# A bad BLACKBOARD_POOL_PRE_PING stops every command before it opens the database.
+PRE_PING_CALLS = {
+    "post": post("pre-ping", "--type", "RESEARCH", "--entry-id", "e-1"),
+    "claim": ("claim", "sig-0000beef", "--agent", "ps-researcher"),
+    "expire": ("expire",),
+    "worker": ("worker", "--agent", "ps-researcher", "--once"),
+    "db-upgrade": ("db", "upgrade"),
+}
+PRE_PING_RULE = "BLACKBOARD_POOL_PRE_PING: must be 1, true, yes, 0, false or no, got 'maybe'"
 TOKEN_CALLS = {
     "complete": ("complete", "sig-0000beef", "--agent", "ps-researcher", "--token", "tok-1"),
     "fail": ("fail", "sig-0000beef", "--agent", "ps-researcher", "--token", "tok-1", "--error", "gave up"),
@@ -74,6 +83,7 @@ def attempts(make_cli, tmp_path_factory) -> Attempts:
         **{f"value-{case}": (args, None) for case, (args, _) in BAD_VALUES.items()},
         **{f"setting-{name}": (("signals",), {name: value}) for name, value in BAD_SETTINGS.items()},
         **{f"token-{name}": (args, None) for name, args in TOKEN_CALLS.items()},
+        **{f"pre-ping-{name}": (args, {"BLACKBOARD_POOL_PRE_PING": "maybe"}) for name, args in PRE_PING_CALLS.items()},
         "unreachable": (("signals",), {"BLACKBOARD_DB": UNREACHABLE}),
     }
     futures = cli.many(calls)
@@ -105,6 +115,13 @@ def test_invalid_option_value_is_bad_input_naming_it(attempts, case):
 def test_bad_configuration_is_bad_input_naming_the_variable(attempts, variable):
     result = attempts[f"setting-{variable}"].expect(2)
     assert variable in result.stderr and BAD_SETTINGS[variable] in result.stderr
+
+
+@pytest.mark.parametrize("command", PRE_PING_CALLS)
+def test_a_bad_pool_pre_ping_value_stops_any_command_naming_the_rule_and_writing_nothing(attempts, command):
+    result = attempts[f"pre-ping-{command}"].expect(2)
+    assert PRE_PING_RULE in result.stderr and result.stdout == ""
+    assert attempts.events_of("ps-pre-ping") == []
 
 
 @pytest.mark.parametrize("command", TOKEN_CALLS)

@@ -1,4 +1,6 @@
-"""PostgreSQL wakes waiters with LISTEN/NOTIFY, and a lost listening connection loses no wake-up."""
+"""PostgreSQL wakes waiters with LISTEN/NOTIFY, and a lost listening connection loses no wake-up; polling on SQLite.
+
+Both notifiers say whether the log moved past the waiter's position (True) or the time ran out (False)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from sqlalchemy import text
 
 from application.commands import ClaimSignal, CompleteSignal, PostSignal
 from application.watching import Watcher
-from infrastructure.persistence.notifier import PostgresNotifier
+from infrastructure.notifier import PollingNotifier
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from infrastructure.persistence.notifier import NOTIFY_CHANNEL, PostgresNotifier
 from tests.integration.conftest import SqlBoard
 
 
@@ -67,3 +71,97 @@ def test_a_wait_survives_its_listening_connection_being_killed(pg_engine):
     notifier.close()
     assert killed >= 1
     assert outcome and outcome[0].status.value == "COMPLETED"
+
+
+def timed(wait, *args) -> tuple[bool, float]:
+    started = time.monotonic()
+    moved = wait(*args)
+    return moved, time.monotonic() - started
+
+
+def notify_later(pg_engine, payload: str, delay: float) -> threading.Thread:
+    """A notification on the blackboard channel that no append sent (as a stale or foreign one would be)."""
+
+    def run() -> None:
+        time.sleep(delay)
+        with pg_engine.begin() as conn:
+            conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": NOTIFY_CHANNEL, "payload": payload})
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_a_fresh_listener_says_true_at_once_when_the_log_is_already_past_the_position(pg_engine):
+    board = SqlBoard(pg_engine)
+    research(board, 1)
+    notifier = PostgresNotifier(pg_engine, board.store)
+
+    moved, took = timed(notifier.wait, 0, 10)
+
+    notifier.close()
+    assert moved is True and took < 1.0
+
+
+def test_a_wait_nothing_answers_says_false_after_its_timeout(pg_engine):
+    board = SqlBoard(pg_engine)
+    research(board, 1)
+    notifier = PostgresNotifier(pg_engine, board.store)
+
+    moved, took = timed(notifier.wait, board.store.last_position(), 0.3)
+
+    notifier.close()
+    assert moved is False and took >= 0.3
+
+
+def test_an_append_past_the_position_makes_the_wait_say_true(pg_engine):
+    board = SqlBoard(pg_engine)
+    signal_id = research(board, 1)
+    notifier = PostgresNotifier(pg_engine, board.store)
+    assert notifier.wait(board.store.last_position(), 0.01) is False  # listening from here on
+    writer = finish_later(board, signal_id, 0.2)
+
+    moved, took = timed(notifier.wait, board.store.last_position(), 10)
+
+    writer.join()
+    notifier.close()
+    assert moved is True and took < 5.0
+
+
+def test_a_notification_for_a_position_at_or_before_the_waiters_does_not_end_its_wait(pg_engine):
+    board = SqlBoard(pg_engine)
+    research(board, 1)
+    research(board, 2)
+    notifier = PostgresNotifier(pg_engine, board.store)
+    last = board.store.last_position()
+    assert notifier.wait(last, 0.01) is False  # listening from here on
+    stale = [notify_later(pg_engine, str(last - 1), 0.1), notify_later(pg_engine, str(last), 0.2)]
+
+    moved, took = timed(notifier.wait, last, 1.0)
+
+    for thread in stale:
+        thread.join()
+    assert moved is False and took >= 1.0
+    notify_later(pg_engine, str(last + 1), 0.1).join()  # one past it does
+    moved, took = timed(notifier.wait, last, 10)
+    notifier.close()
+    assert moved is True and took < 5.0
+
+
+def test_the_polling_notifier_says_whether_the_log_moved_past_the_position(sqlite_engine):
+    store = SqlAlchemyEventStore(sqlite_engine)
+    board = SqlBoard(sqlite_engine)
+    notifier = PollingNotifier(store, interval=0.01)
+
+    assert timed(notifier.wait, 0, 0.2)[0] is False  # an empty log
+    research(board, 1)
+    moved, took = timed(notifier.wait, 0, 10)
+    assert moved is True and took < 1.0
+    last = store.last_position()
+    moved, took = timed(notifier.wait, last, 0.2)
+    assert moved is False and took >= 0.2
+    poster = threading.Thread(target=lambda: (time.sleep(0.1), research(board, 2)))
+    poster.start()
+    moved, took = timed(notifier.wait, last, 10)
+    poster.join()
+    assert moved is True and took < 5.0

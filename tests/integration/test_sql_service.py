@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from application.commands import (
     ClaimSignal,
+    ClaimSignals,
     CompleteSignal,
     ExpireSignals,
     FailSignal,
@@ -16,11 +17,12 @@ from application.commands import (
     GetSignalById,
     ListSignals,
     PostSignal,
+    RecordOutcomes,
     WatchSignals,
 )
 from application.ports import SignalFilter
 from domain.blackboard import BlackboardAggregate
-from domain.errors import AlreadyClaimed, DependenciesPending
+from domain.errors import AlreadyClaimed, DependenciesPending, StaleClaim
 from domain.signals import SignalStatus
 from infrastructure.persistence.tables import EVENTS
 
@@ -107,3 +109,40 @@ def test_a_new_process_sees_what_another_one_wrote(sql_board):
     assert claimed.claimed_by == "ps-researcher"
     with pytest.raises(AlreadyClaimed):  # the first service's cached board is stale: it must reload
         sql_board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-analyst"))
+
+
+def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql_board):
+    up1, up2, up3 = (post(sql_board, entry_id=f"e-{n}").signal_id for n in (1, 2, 3))
+    both = post(sql_board, "REVIEW", entry_id="e-4", after=(up1, up2)).signal_id
+    only = post(sql_board, "REVIEW", entry_id="e-5", after=(up1,)).signal_id
+    doomed = post(sql_board, "REVIEW", entry_id="e-6", after=(up3,)).signal_id
+    taken = post(sql_board, entry_id="e-7").signal_id
+    sql_board.service.claim_signal(ClaimSignal(signal_id=taken, agent_id="ps-analyst", token="ps-analyst/w-2"))
+    token = "ps-researcher/w-1"
+
+    claims = sql_board.service.claim_signals(ClaimSignals(
+        blackboard_id="ps-1", signal_ids=(taken, up1, up2, up3), agent_id="ps-researcher", token=token, limit=3,
+    ))
+    results = sql_board.service.record_outcomes(RecordOutcomes(blackboard_id="ps-1", agent_id="ps-researcher", outcomes=(
+        CompleteSignal(signal_id=up1, agent_id="ps-researcher", token=token, artifact_path="out/1.md"),
+        CompleteSignal(signal_id=taken, agent_id="ps-analyst", token="not-the-claim-token"),
+        CompleteSignal(signal_id=up2, agent_id="ps-researcher", token=token, knowledge_items=("two",)),
+        FailSignal(signal_id=up3, agent_id="ps-researcher", token=token, error="no sources"),
+    )))
+
+    assert [s.signal_id for s in claims.claimed] == [up1, up2, up3] and list(claims.skipped) == [taken]
+    assert isinstance(results[1], StaleClaim)
+    replayed = BlackboardAggregate.replay("ps-1", sql_board.store.load("ps-1")).signals
+    projected = {s.signal_id: s for s in sql_board.read_model.find(SignalFilter())}
+    assert projected == replayed
+    assert sql_board.read_model.position() == sql_board.store.last_position()
+    read = sql_board.read_model.get
+    assert [(read(s).status, read(s).claimed_by) for s in (up1, up2, up3, taken)] == [
+        (SignalStatus.COMPLETED, "ps-researcher"), (SignalStatus.COMPLETED, "ps-researcher"),
+        (SignalStatus.FAILED, "ps-researcher"), (SignalStatus.CLAIMED, "ps-analyst"),
+    ]
+    assert read(up1).result.artifact_path == "out/1.md" and read(up2).result.knowledge_items == ("two",)
+    assert read(both).waiting_for == frozenset() and read(only).waiting_for == frozenset()
+    assert read(doomed).status is SignalStatus.EXPIRED
+    open_reviews = sql_board.queries.open_signals(GetOpenSignals(capabilities=("REVIEW",)))
+    assert [s.signal_id for s in open_reviews] == [both, only]  # released: claimable now

@@ -1,4 +1,4 @@
-"""`blackboard worker` as real processes: exactly once, leases and expiry, graceful stop, dependencies."""
+"""`blackboard worker` as real processes: exactly once, leases, graceful stop, dependencies, batches, entrypoints."""
 
 from __future__ import annotations
 
@@ -36,6 +36,19 @@ print(json.dumps({"artifact_path": "out/" + doc["signal_id"] + ".md", "knowledge
 """
 
 
+# The same as an entrypoint (agents/pyhandlers/work.py): called in the worker's process; a topic naming "fail" fails.
+PY_HANDLER = r"""
+import json, os
+def handle(document):
+    topic = document["payload"]["topic"]
+    with open(os.environ["WORK_LOG"], "a") as f:
+        f.write(json.dumps({"signal_id": document["signal_id"], "pid": os.getpid(), "doc": document}) + "\n")
+    if "fail" in topic:
+        raise ValueError("no sources for " + topic)
+    return {"artifact_path": "py/" + document["signal_id"] + ".md", "knowledge_items": [topic]}
+"""
+
+
 class Board:
     def __init__(self, tmp_path: Path, url: str | None = None, **env: str) -> None:
         self.url = url or f"sqlite:///{tmp_path / 'b.db'}"
@@ -56,11 +69,11 @@ class Board:
             RandomSignalIds(),
         )
 
-    def post_many(self, kind: str, count: int) -> list[str]:
+    def post_many(self, kind: str, count: int, topics: list[str] | None = None) -> list[str]:
         """In this process: a CLI call per signal would take most of a minute for a hundred."""
         return [
             self.service.post_signal(
-                PostSignal(signal_type=kind, ps_id="ps-w", entry_id=f"e-{n}", topic=f"topic {n}")
+                PostSignal(signal_type=kind, ps_id="ps-w", entry_id=f"e-{n}", topic=topics[n] if topics else f"topic {n}")
             ).signal_id
             for n in range(count)
         ]
@@ -70,6 +83,17 @@ class Board:
             f"---\nname: {name}\ncapabilities: {{{capability}: {score}}}\n"
             f"command: {sys.executable} handler.py\ntimeout: {timeout}\n---\nTest agent.\n"
         )
+
+    def python_agent(self, name: str, capability: str, source: str = PY_HANDLER) -> None:
+        """An agent whose handler is a Python function in agents/pyhandlers/work.py (`entrypoint:`)."""
+        (self.agents / "pyhandlers").mkdir(exist_ok=True)
+        (self.agents / "pyhandlers" / "work.py").write_text(source)
+        (self.agents / f"{name}.md").write_text(
+            f"---\nname: {name}\ncapabilities: {{{capability}: 0.9}}\nentrypoint: pyhandlers.work:handle\n---\nTest agent.\n"
+        )
+
+    def records(self, event_type: str) -> list:
+        return [r for r in self.store.read_all() if r.event.event_type == event_type]
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([BLACKBOARD, *args], env=self.env, capture_output=True, text=True, timeout=60)
@@ -273,3 +297,69 @@ def test_a_worker_on_postgresql_rides_out_a_server_restart_without_losing_or_rep
         board.stop_all()
 
     assert [entry["signal_id"] for entry in board.handled()] == [first, second]  # each once
+
+
+@pytest.mark.parametrize("handler", ["command", "entrypoint"])
+def test_ten_signals_waiting_for_a_worker_with_ten_slots_are_claimed_in_one_command_and_each_done_once(board, handler):
+    if handler == "command":
+        board.agent("ps-worker", "RESEARCH")
+    else:
+        board.python_agent("ps-worker", "RESEARCH")
+    ids = board.post_many("RESEARCH", 10)
+    worker = board.worker("ps-worker", "--concurrency", "10")
+
+    board.until(lambda: all(board.status(s) is SignalStatus.COMPLETED for s in ids), 60, "10 completions")
+    board.stop_all()
+
+    claims = board.records("AgentSignalClaimed")
+    assert sorted(r.event.signal_id for r in claims) == sorted(ids)
+    assert len({r.metadata["causation_id"] for r in claims}) == 1  # one ClaimSignals command took all ten
+    assert {r.metadata["command"] for r in claims} == {"ClaimSignals"}
+    assert [r.event.version for r in claims] == list(range(claims[0].event.version, claims[0].event.version + 10))
+    completions = board.records("AgentSignalCompleted")
+    assert sorted(r.event.signal_id for r in completions) == sorted(ids)  # each completed once
+    assert {r.metadata["command"] for r in completions} == {"RecordOutcomes"}
+    assert sorted(entry["signal_id"] for entry in board.handled()) == sorted(ids)  # each handled once
+    prefix = "out" if handler == "command" else "py"
+    assert all(board.read_model.get(s).result.artifact_path == f"{prefix}/{s}.md" for s in ids)
+    in_process = {entry["pid"] == worker.pid for entry in board.handled()}
+    assert in_process == {handler == "entrypoint"}
+    assert worker.returncode == 0, board.stderr[worker.pid]
+
+
+def test_an_entrypoint_agent_s_worker_completes_and_fails_its_signals_with_the_function_s_results(board):
+    board.python_agent("ps-worker", "RESEARCH")
+    topics = ["graph stores", "fail on purpose", "event logs", "fail again"]
+    ids = board.post_many("RESEARCH", 4, topics=topics)
+    worker = board.worker("ps-worker", "--concurrency", "2")
+
+    board.until(lambda: all(board.status(s).is_final for s in ids), 60, "four outcomes")
+    board.stop_all()
+
+    ended = {s: board.read_model.get(s) for s in ids}
+    for signal_id, topic in zip(ids, topics, strict=True):
+        signal_ = ended[signal_id]
+        assert signal_.claimed_by == "ps-worker"
+        if "fail" in topic:
+            assert signal_.status is SignalStatus.FAILED
+            assert signal_.result.error == f"ValueError: no sources for {topic}"
+        else:
+            assert signal_.status is SignalStatus.COMPLETED
+            assert signal_.result.artifact_path == f"py/{signal_id}.md"
+            assert signal_.result.knowledge_items == (topic,)
+    assert worker.returncode == 0
+    assert "completed" in board.stderr[worker.pid] and "failed" in board.stderr[worker.pid]
+
+
+def test_a_worker_whose_entrypoint_cannot_be_imported_refuses_to_start(board):
+    board.python_agent("ps-broken", "RESEARCH", source="raise RuntimeError('needs API_KEY')\n")
+    signal_id = board.post("RESEARCH", 1)
+
+    worker = board.worker("ps-broken")  # not --once: it must not start its loop at all
+    out, err = worker.communicate(timeout=30)
+
+    assert worker.returncode == 2, err
+    assert "blackboard: entrypoint: cannot import module pyhandlers.work" in err and "needs API_KEY" in err
+    assert "Traceback" not in err
+    assert board.status(signal_id) is SignalStatus.POSTED  # nothing claimed, nothing failed
+    assert board.records("AgentSignalClaimed") == []

@@ -1,0 +1,216 @@
+"""A worker's batches: ClaimSignals and RecordOutcomes, each stored in one append, over in-memory adapters."""
+
+from __future__ import annotations
+
+import pytest
+
+from application.commands import (
+    ClaimSignal,
+    ClaimSignals,
+    CompleteSignal,
+    FailSignal,
+    GetSignalById,
+    PostSignal,
+    RecordOutcomes,
+)
+from domain.errors import AgentNotFound, AlreadyClaimed, DependenciesPending, InvalidTransition, StaleClaim
+from domain.signals import AgentSignal, SignalStatus
+from tests.fakes import Board, agent
+
+RESEARCHER = agent("ps-researcher", RESEARCH=0.9)
+ANALYST = agent("ps-analyst", RESEARCH=0.85, REVIEW=0.9)
+TOKEN = "ps-researcher/worker-1"
+
+
+def research(n: int, **overrides) -> PostSignal:
+    fields = dict(signal_type="RESEARCH", ps_id="ps-1", entry_id=f"e-{n}", topic=f"topic {n}")
+    return PostSignal(**{**fields, **overrides})
+
+
+def posted(board: Board, count: int) -> list[str]:
+    return [board.service.post_signal(research(n)).signal_id for n in range(1, count + 1)]
+
+
+def claim_batch(board: Board, signal_ids, limit: int, agent_id: str = "ps-researcher", token: str = TOKEN):
+    return board.service.claim_signals(ClaimSignals(
+        blackboard_id="ps-1", signal_ids=tuple(signal_ids), agent_id=agent_id, token=token, limit=limit,
+    ))
+
+
+def complete(signal_id: str, token: str | None = TOKEN, **result) -> CompleteSignal:
+    return CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", token=token, **result)
+
+
+def fail(signal_id: str, error: str, token: str | None = TOKEN) -> FailSignal:
+    return FailSignal(signal_id=signal_id, agent_id="ps-researcher", token=token, error=error)
+
+
+def record(board: Board, *outcomes):
+    return board.service.record_outcomes(
+        RecordOutcomes(blackboard_id="ps-1", agent_id="ps-researcher", outcomes=outcomes)
+    )
+
+
+def count_appends(board: Board) -> list[int]:
+    """Wrap the store's append: each call's number of events, in order."""
+    calls: list[int] = []
+    original = board.store.append
+
+    def append(blackboard_id, expected_version, events, metadata=None, resulting=None):
+        calls.append(len(events))
+        return original(blackboard_id, expected_version, events, metadata, resulting)
+
+    board.store.append = append
+    return calls
+
+
+def status(board: Board, signal_id: str) -> SignalStatus:
+    return board.queries.get_signal(GetSignalById(signal_id=signal_id)).status
+
+
+def new_records(board: Board, since: int):
+    return [r for r in board.store.read_all() if r.position > since]
+
+
+# -- ClaimSignals ------------------------------------------------------------------------------------------
+def test_a_batch_claim_takes_the_signals_in_the_given_order_up_to_the_limit():
+    board = Board(RESEARCHER)
+    s1, s2, s3, s4 = posted(board, 4)
+
+    claims = claim_batch(board, [s3, s1, s4, s2], limit=2)
+
+    assert [c.signal_id for c in claims.claimed] == [s3, s1]
+    assert claims.skipped == {}
+    assert all(c.claimed_by == "ps-researcher" and c.claim_token == TOKEN for c in claims.claimed)
+    assert [status(board, s) for s in (s1, s2, s3, s4)] == [
+        SignalStatus.CLAIMED, SignalStatus.POSTED, SignalStatus.CLAIMED, SignalStatus.POSTED,
+    ]
+
+
+def test_a_signal_taken_meanwhile_is_skipped_naming_its_claimer_and_the_next_one_is_claimed():
+    board = Board(RESEARCHER, ANALYST)
+    s1, s2, s3, s4 = posted(board, 4)
+    waiting = board.service.post_signal(research(5, after=(s4,))).signal_id
+    board.service.claim_signal(ClaimSignal(signal_id=s1, agent_id="ps-analyst"))  # between the worker's look and its claim
+
+    claims = claim_batch(board, [s1, waiting, s2, s3, s4], limit=2)
+
+    assert [c.signal_id for c in claims.claimed] == [s2, s3]
+    assert list(claims.skipped) == [s1, waiting]
+    assert isinstance(claims.skipped[s1], AlreadyClaimed) and claims.skipped[s1].claimed_by == "ps-analyst"
+    assert isinstance(claims.skipped[waiting], DependenciesPending)
+    assert status(board, s4) is SignalStatus.POSTED  # past the limit: left for another worker
+    assert board.queries.get_signal(GetSignalById(signal_id=s1)).claimed_by == "ps-analyst"
+
+
+def test_a_batch_claim_stores_all_its_claims_in_one_append_as_one_command():
+    board = Board(RESEARCHER, ANALYST)
+    s1, s2, s3 = posted(board, 3)
+    board.service.claim_signal(ClaimSignal(signal_id=s2, agent_id="ps-analyst"))
+    before = board.store.last_position()
+    appends = count_appends(board)
+
+    claim_batch(board, [s1, s2, s3], limit=3)
+
+    stored = new_records(board, before)
+    assert appends == [2]
+    assert [r.event.event_type for r in stored] == ["AgentSignalClaimed", "AgentSignalClaimed"]
+    assert [r.event.signal_id for r in stored] == [s1, s3]
+    assert [r.event.version for r in stored] == [stored[0].event.version, stored[0].event.version + 1]
+    assert len({r.metadata["causation_id"] for r in stored}) == 1
+    assert {r.metadata["command"] for r in stored} == {"ClaimSignals"}
+    assert {r.metadata["actor"] for r in stored} == {"ps-researcher"}
+
+
+def test_a_batch_claim_with_nothing_claimable_stores_nothing():
+    board = Board(RESEARCHER, ANALYST)
+    s1, s2 = posted(board, 2)
+    for signal_id in (s1, s2):
+        board.service.claim_signal(ClaimSignal(signal_id=signal_id, agent_id="ps-analyst"))
+    before = board.store.last_position()
+    appends = count_appends(board)
+
+    claims = claim_batch(board, [s1, s2], limit=2)
+
+    assert claims.claimed == [] and set(claims.skipped) == {s1, s2}
+    assert appends == [] and board.store.last_position() == before
+
+
+def test_a_batch_claim_by_an_unknown_agent_is_not_found_and_stores_nothing():
+    board = Board(RESEARCHER)
+    (s1,) = posted(board, 1)
+    before = board.store.last_position()
+
+    with pytest.raises(AgentNotFound):
+        claim_batch(board, [s1], limit=1, agent_id="ps-ghost")
+    assert board.store.last_position() == before
+
+
+# -- RecordOutcomes ----------------------------------------------------------------------------------------
+def test_completions_and_failures_of_one_batch_are_stored_in_one_append():
+    board = Board(RESEARCHER)
+    s1, s2, s3 = posted(board, 3)
+    claim_batch(board, [s1, s2, s3], limit=3)
+    before = board.store.last_position()
+    appends = count_appends(board)
+
+    results = record(board, complete(s1, artifact_path="out/1.md"), fail(s2, "no sources"),
+                     complete(s3, knowledge_items=("found",)))
+
+    assert [r.status for r in results] == [SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.COMPLETED]
+    assert results[0].result.artifact_path == "out/1.md" and results[2].result.knowledge_items == ("found",)
+    assert results[1].result.error == "no sources"
+    stored = new_records(board, before)
+    assert appends == [3]
+    assert [r.event.event_type for r in stored] == ["AgentSignalCompleted", "AgentSignalFailed", "AgentSignalCompleted"]
+    assert len({r.metadata["causation_id"] for r in stored}) == 1
+    assert {r.metadata["command"] for r in stored} == {"RecordOutcomes"}
+    assert [status(board, s) for s in (s1, s2, s3)] == [
+        SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.COMPLETED,
+    ]
+
+
+def test_a_refused_outcome_is_returned_as_its_error_and_does_not_stop_the_others():
+    board = Board(RESEARCHER)
+    s1, s2, s3, unclaimed = posted(board, 4)
+    claim_batch(board, [s1, s2, s3], limit=3)
+    before = board.store.last_position()
+
+    results = record(board, complete(s1, token="someone-elses-token"), fail(unclaimed, "gave up"),
+                     complete(s2, artifact_path="out/2.md"), fail(s3, "timeout"))
+
+    assert isinstance(results[0], StaleClaim) and results[0].signal_id == s1
+    assert isinstance(results[1], InvalidTransition) and results[1].signal_id == unclaimed
+    assert isinstance(results[2], AgentSignal) and results[2].status is SignalStatus.COMPLETED
+    assert isinstance(results[3], AgentSignal) and results[3].status is SignalStatus.FAILED
+    assert [r.event.signal_id for r in new_records(board, before)] == [s2, s3]
+    assert status(board, s1) is SignalStatus.CLAIMED and status(board, unclaimed) is SignalStatus.POSTED
+
+
+def test_a_batch_whose_every_outcome_is_refused_stores_nothing():
+    board = Board(RESEARCHER)
+    (s1,) = posted(board, 1)
+    claim_batch(board, [s1], limit=1)
+    before = board.store.last_position()
+
+    results = record(board, complete(s1, token="stale"), fail(s1, "x", token=None))
+
+    assert [type(r) for r in results] == [StaleClaim, StaleClaim]
+    assert board.store.last_position() == before
+
+
+def test_an_upstream_completed_in_a_batch_releases_its_dependant_and_one_failed_expires_its_own():
+    board = Board(RESEARCHER, ANALYST)
+    up1, up2, up3 = posted(board, 3)
+    both = board.service.post_signal(research(4, signal_type="REVIEW", after=(up1, up2))).signal_id
+    doomed = board.service.post_signal(research(5, signal_type="REVIEW", after=(up3,))).signal_id
+    claim_batch(board, [up1, up2, up3], limit=3)
+    assert board.queries.get_signal(GetSignalById(signal_id=both)).waiting_for == {up1, up2}
+
+    record(board, complete(up1), complete(up2), fail(up3, "no sources"))
+
+    released = board.queries.get_signal(GetSignalById(signal_id=both))
+    assert released.status is SignalStatus.POSTED and released.waiting_for == frozenset()
+    assert status(board, doomed) is SignalStatus.EXPIRED
+    claimed = board.service.claim_signal(ClaimSignal(signal_id=both, agent_id="ps-analyst"))
+    assert claimed.status is SignalStatus.CLAIMED
