@@ -24,6 +24,7 @@ from application.ports import SignalFilter
 from domain.blackboard import BlackboardAggregate
 from domain.errors import AlreadyClaimed, DependenciesPending, StaleClaim
 from domain.signals import SignalStatus
+from infrastructure.persistence.event_store import SqlAlchemyEventStore
 from infrastructure.persistence.tables import EVENTS
 
 
@@ -111,7 +112,11 @@ def test_a_new_process_sees_what_another_one_wrote(sql_board):
         sql_board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-analyst"))
 
 
-def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql_board):
+@pytest.mark.parametrize("projected_by", ["the append", "a catch-up"])
+def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql_board, projected_by):
+    if projected_by == "a catch-up":  # the service's projector folds each batch (Fold.prefetch), not the append
+        sql_board.store = SqlAlchemyEventStore(sql_board.engine, project=False)
+        sql_board.rewire()
     up1, up2, up3 = (post(sql_board, entry_id=f"e-{n}").signal_id for n in (1, 2, 3))
     both = post(sql_board, "REVIEW", entry_id="e-4", after=(up1, up2)).signal_id
     only = post(sql_board, "REVIEW", entry_id="e-5", after=(up1,)).signal_id
