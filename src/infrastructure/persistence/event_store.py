@@ -30,7 +30,15 @@ STATE = select(
     .where(projection.CHECKPOINTS.c.name == projection.NAME)
     .scalar_subquery(),
 )
-INSERT = insert(EVENTS).returning(EVENTS.c.position, sort_by_parameter_order=True)
+# A plain executemany (psycopg pipelines one prepared statement), then the positions in one query:
+# an INSERT ... RETURNING of many rows becomes one statement too long for psycopg to cache, parsed
+# again on every append (6 ms for 128 rows).
+INSERT = insert(EVENTS)
+POSITIONS = (
+    select(EVENTS.c.position)
+    .where(EVENTS.c.stream_id == bindparam("stream"), EVENTS.c.version.between(bindparam("first"), bindparam("last")))
+    .order_by(EVENTS.c.version)
+)
 LOAD = (
     select(EVENTS)
     .where(EVENTS.c.stream_id == bindparam("stream"), EVENTS.c.version > bindparam("after"))
@@ -81,7 +89,10 @@ class SqlAlchemyEventStore(EventStore):
                     if self._all_stored(conn, events):
                         return []
                     raise ConcurrencyConflict(blackboard_id, expected_version)
-                positions = conn.scalars(INSERT, rows).all()
+                conn.execute(INSERT, rows)
+                positions = conn.scalars(
+                    POSITIONS, {"stream": blackboard_id, "first": events[0].version, "last": events[-1].version}
+                ).all()
                 recorded = [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
                 if self._serialise:  # delivered on commit: listeners wake as soon as the events are visible
                     conn.execute(text("SELECT pg_notify(:channel, :position)"),
