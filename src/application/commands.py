@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from domain.signals import EntryId, NonEmpty, SignalIdText, SignalStatus, SignalType, Topic
 
@@ -104,6 +104,14 @@ class RecordOutcomes(Command):
     blackboard_id: NonEmpty
     agent_id: NonEmpty
     outcomes: tuple[CompleteSignal | FailSignal, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_agent(self) -> RecordOutcomes:
+        """One agent's batch: an outcome naming another agent is a mistake, not a delegation."""
+        others = sorted({o.agent_id for o in self.outcomes} - {self.agent_id})
+        if others:
+            raise ValueError(f"every outcome must be {self.agent_id}'s, not {', '.join(others)}'s")
+        return self
 
 
 class ExpireSignals(Command):

@@ -214,3 +214,13 @@ def test_an_upstream_completed_in_a_batch_releases_its_dependant_and_one_failed_
     assert status(board, doomed) is SignalStatus.EXPIRED
     claimed = board.service.claim_signal(ClaimSignal(signal_id=both, agent_id="ps-analyst"))
     assert claimed.status is SignalStatus.CLAIMED
+
+
+def test_a_batch_of_outcomes_is_one_agent_s_and_naming_another_is_refused_before_anything_runs():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="every outcome must be ps-researcher's, not ps-analyst's"):
+        RecordOutcomes(blackboard_id="ps-1", agent_id="ps-researcher", outcomes=(
+            CompleteSignal(signal_id="sig-0000000a", agent_id="ps-researcher"),
+            FailSignal(signal_id="sig-0000000b", agent_id="ps-analyst", error="not mine to fail"),
+        ))
