@@ -6,7 +6,7 @@ that already holds the backlog, k worker processes are spawned on it, and the be
 
 - blackboard: the backlog is posted one signal at a time through BlackboardService on the SQL
   adapters (bench/common.py build_service), before any worker runs; the workers are real
-  `blackboard worker --agent bench-noop --concurrency 32` processes, the agent file having
+  `blackboard worker --agent bench-noop --concurrency 128` processes, the agent file having
   capabilities {RESEARCH: 0.9} and, by default, `entrypoint:` a Python function that returns None
   (BENCH_PG_HANDLER=command: `command: "true"`, a process per signal). Done = the read model shows
   the signal COMPLETED.
@@ -93,7 +93,7 @@ SIZES: dict[str, tuple[Any, Any]] = {
     "BENCH_PG_JOBS": (5000, 1000),  # drain: pgqueuer / procrastinate jobs in the backlog
     "BENCH_PG_SIGNALS": (5000, 1000),  # drain: blackboard signals in the backlog
     "BENCH_PG_HANDLER": ("entrypoint", "entrypoint"),  # drain: the no-op agent's handler, entrypoint or command
-    "BENCH_PG_CONCURRENCY": (32, 32),  # drain: each blackboard worker's --concurrency (pgqueuer: no cap, batches of 10)
+    "BENCH_PG_CONCURRENCY": (128, 128),  # drain: each blackboard worker's --concurrency (pgqueuer: no cap, batches of 10)
     "BENCH_PG_WORKERS": ("1,4", "1,4"),  # drain: worker processes per run
     "BENCH_PG_SYSTEMS": (",".join(SYSTEMS),) * 2,  # drain: which systems
     "BENCH_PG_WAKEUPS": (100, 30),  # wake-up: signals posted one at a time (0: skip)
