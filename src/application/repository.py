@@ -9,6 +9,7 @@ from typing import Any
 
 from application.ports import EventStore, Recorded, SnapshotStore
 from domain.blackboard import BlackboardAggregate
+from domain.events import BlackboardEvent
 
 
 class BlackboardRepository:
@@ -36,15 +37,39 @@ class BlackboardRepository:
         self._capacity = capacity
         self._cache: OrderedDict[str, BlackboardAggregate] = OrderedDict()
         self._snapshot_versions: dict[str, int] = {}
+        self._ahead: dict[str, list[BlackboardEvent]] = {}  # events `refresh` read for a board's next get
         self._lock = threading.Lock()
 
     def get(self, blackboard_id: str) -> BlackboardAggregate:
         with self._lock:
             board = self._cache.pop(blackboard_id, None)
+            ahead = self._ahead.pop(blackboard_id, [])
         board = board or self._cold(blackboard_id)
+        for event in ahead:  # read by `refresh`; those the board already has are skipped
+            if event.version == board.version + 1:
+                board.apply(event)
         for event in self._store.load(blackboard_id, after_version=board.version):
             board.apply(event)
         return board
+
+    def refresh(self, blackboard_id: str) -> None:
+        """Read and decode the events appended to a cached board since it was cached, and keep them
+        for its next `get`: a command about to hold the board then applies them at once and reads
+        only what was appended in between, so others' events are decoded outside the hold. The
+        board itself stays where it is (cached, or out with another thread of this process)."""
+        with self._lock:
+            board = self._cache.get(blackboard_id)
+            ahead = self._ahead.get(blackboard_id)
+            if board is None:
+                return
+            after = max(board.version, ahead[-1].version if ahead else 0)
+        events = self._store.load(blackboard_id, after_version=after)
+        if not events:
+            return
+        with self._lock:
+            ahead = self._ahead.setdefault(blackboard_id, [])
+            last = ahead[-1].version if ahead else after
+            ahead.extend(e for e in events if e.version > last)
 
     def save(self, board: BlackboardAggregate, metadata: Mapping[str, Any] | None = None) -> list[Recorded]:
         """Append the board's new events under the version it was loaded at; ConcurrencyConflict if moved."""

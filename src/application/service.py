@@ -283,6 +283,8 @@ class BlackboardService:
             "causation_id": causation_id,
             "correlation_id": cmd.correlation_id or causation_id,
         }
+        if hold:
+            self._boards.refresh(blackboard_id)
         for attempt in range(self.settings.max_attempts):
             # The first attempt is optimistic; once it lost a race, hold the board while deciding,
             # so a busy board cannot starve a writer that keeps losing.

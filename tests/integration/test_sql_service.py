@@ -22,7 +22,7 @@ from application.commands import (
 )
 from application.ports import SignalFilter
 from domain.blackboard import BlackboardAggregate
-from domain.errors import AlreadyClaimed, DependenciesPending, StaleClaim
+from domain.errors import AlreadyClaimed, DependenciesPending, NotTheClaimer
 from domain.signals import SignalStatus
 from infrastructure.persistence.event_store import SqlAlchemyEventStore
 from infrastructure.persistence.tables import EVENTS
@@ -130,13 +130,13 @@ def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql
     ))
     results = sql_board.service.record_outcomes(RecordOutcomes(blackboard_id="ps-1", agent_id="ps-researcher", outcomes=(
         CompleteSignal(signal_id=up1, agent_id="ps-researcher", token=token, artifact_path="out/1.md"),
-        CompleteSignal(signal_id=taken, agent_id="ps-analyst", token="not-the-claim-token"),
+        CompleteSignal(signal_id=taken, agent_id="ps-researcher", token=token),  # ps-analyst's claim
         CompleteSignal(signal_id=up2, agent_id="ps-researcher", token=token, knowledge_items=("two",)),
         FailSignal(signal_id=up3, agent_id="ps-researcher", token=token, error="no sources"),
     )))
 
     assert [s.signal_id for s in claims.claimed] == [up1, up2, up3] and list(claims.skipped) == [taken]
-    assert isinstance(results[1], StaleClaim)
+    assert isinstance(results[1], NotTheClaimer)
     replayed = BlackboardAggregate.replay("ps-1", sql_board.store.load("ps-1")).signals
     projected = {s.signal_id: s for s in sql_board.read_model.find(SignalFilter())}
     assert projected == replayed

@@ -48,3 +48,39 @@ def test_a_conflict_reloads_only_the_events_the_loser_missed():
 
     assert counting.loads == [3, 4]  # never from 0: the cached board was kept and caught up
     assert [e.version for e in board.store.load("ps-1")] == [1, 2, 3, 4, 5, 6]
+
+
+def test_refresh_reads_another_writer_s_events_ahead_so_the_next_get_reads_only_newer_ones():
+    from application.repository import BlackboardRepository
+
+    board = Board(agent("ps-researcher", RESEARCH=0.9))
+    for n in (1, 2):
+        board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id=f"e-{n}", topic="t"))
+    counting = CountingStore(board.store)
+    boards = BlackboardRepository(counting)
+    boards.release(boards.get("ps-1"))  # cached at version 2
+    board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-3", topic="t"))  # 3
+    counting.loads.clear()
+
+    boards.refresh("ps-1")  # reads event 3 now, without taking the board out of the cache
+    board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-4", topic="t"))  # 4
+    got = boards.get("ps-1")
+
+    assert counting.loads == [2, 3]  # the refresh read after 2; the get only after 3
+    assert got.version == 4 and len(got.signals) == 4
+
+
+def test_refresh_leaves_a_board_it_does_not_hold_alone():
+    from application.repository import BlackboardRepository
+
+    board = Board(agent("ps-researcher", RESEARCH=0.9))
+    board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
+    counting = CountingStore(board.store)
+    boards = BlackboardRepository(counting)
+
+    boards.refresh("ps-1")  # not cached: no cold load here
+    out = boards.get("ps-1")
+    boards.refresh("ps-1")  # out with "another thread": left alone
+
+    assert counting.loads == [0]  # only the get loaded
+    boards.release(out)

@@ -12,7 +12,10 @@ from domain.events import BlackboardEvent, load_event
 from domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
 
 
-def event_row(event: BlackboardEvent, metadata: Mapping[str, Any], recorded_at: datetime) -> dict[str, Any]:
+def event_row(
+    event: BlackboardEvent, metadata: Mapping[str, Any], recorded_at: datetime, metadata_json: str | None = None
+) -> dict[str, Any]:
+    """`metadata_json`: the metadata already encoded, when many events of one append share it."""
     return {
         "event_id": event.event_id,
         "stream_id": event.blackboard_id,
@@ -20,7 +23,7 @@ def event_row(event: BlackboardEvent, metadata: Mapping[str, Any], recorded_at: 
         "event_type": event.event_type,
         "schema_version": type(event).schema_version,
         "data": json.dumps(event.data(), separators=(",", ":")),
-        "metadata": json.dumps(dict(metadata), separators=(",", ":")),
+        "metadata": metadata_json if metadata_json is not None else json.dumps(dict(metadata), separators=(",", ":")),
         "occurred_at": event.occurred_at,
         "recorded_at": recorded_at,
     }

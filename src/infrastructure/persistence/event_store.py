@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -78,7 +79,8 @@ class SqlAlchemyEventStore(EventStore):
         if any(e.blackboard_id != blackboard_id for e in events):
             raise ValueError(f"every appended event must belong to {blackboard_id}")
         now, meta = datetime.now(UTC), dict(metadata or {})
-        rows = [event_row(e, meta, now) for e in events]
+        meta_json = json.dumps(meta, separators=(",", ":"))
+        rows = [event_row(e, meta, now, meta_json) for e in events]
         try:
             with write_transaction(self._engine) as conn:
                 if self._serialise:  # this board's lock first, then the log's: one order everywhere
