@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from application.ports import Recorded
-from domain.events import AgentSignalCompleted, AgentSignalFailed, AgentSignalPosted, BlackboardEvent
+from domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
 from domain.evolution import evolve
 from domain.signals import AgentSignal
 from infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
@@ -60,7 +60,8 @@ class Fold:
         wanted = {u for e in events if isinstance(e, AgentSignalPosted) for u in e.after}
         wanted |= {e.signal_id for e in events if not isinstance(e, AgentSignalPosted)}
         if not self._cache.complete:
-            ended = [e.signal_id for e in events if isinstance(e, (AgentSignalCompleted, AgentSignalFailed))]
+            # only a completion changes its dependants (a failure expires them with events of their own)
+            ended = [e.signal_id for e in events if isinstance(e, AgentSignalCompleted)]
             ended = [sid for sid in ended if sid not in self._stored_dependants]
             if ended:
                 for sid in ended:
