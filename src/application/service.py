@@ -30,7 +30,6 @@ from application.ports import (
     EventStore,
     IdGenerator,
     Recorded,
-    SignalFilter,
     SignalReadModel,
     SnapshotStore,
 )
