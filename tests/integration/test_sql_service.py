@@ -114,7 +114,7 @@ def test_a_new_process_sees_what_another_one_wrote(sql_board):
 
 @pytest.mark.parametrize("projected_by", ["the append", "a catch-up"])
 def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql_board, projected_by):
-    if projected_by == "a catch-up":  # the service's projector folds each batch (Fold.prefetch), not the append
+    if projected_by == "a catch-up":  # the service's projector folds each batch (Fold.apply, its prefetch), not the append
         sql_board.store = SqlAlchemyEventStore(sql_board.engine, project=False)
         sql_board.rewire()
     up1, up2, up3 = (post(sql_board, entry_id=f"e-{n}").signal_id for n in (1, 2, 3))

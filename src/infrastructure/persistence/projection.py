@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
@@ -20,7 +20,6 @@ CHANGING = ("status", "claimed_by", "claimed_at", "completed_at", "result_json",
             "waiting_json", "waiting", "claimable_since", "claim_token", "renewed_at")
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
-GET_DEPENDANTS = select(DEPENDENCIES.c.signal_id).where(DEPENDENCIES.c.upstream_id == bindparam("upstream_id"))
 GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id).where(
     DEPENDENCIES.c.upstream_id.in_(bindparam("upstream_ids", expanding=True))
 )
@@ -53,9 +52,14 @@ class Fold:
         self._new_dependencies: list[dict[str, str]] = []
         self._stored_dependants: dict[str, list[str]] = {}  # prefetched: upstream -> dependants in the tables
 
-    def prefetch(self, events: Sequence[BlackboardEvent]) -> None:
-        """Read in one query each the signals and the dependants these events will ask for, instead
-        of one query per event."""
+    def apply(self, events: Sequence[BlackboardEvent]) -> None:
+        """Fold these events, having read in one query each the stored signals and dependants they
+        will ask for (instead of a query or two per event)."""
+        self._prefetch(events)
+        for event in events:
+            self._apply(event)
+
+    def _prefetch(self, events: Sequence[BlackboardEvent]) -> None:
         posted = {e.signal_id for e in events if isinstance(e, AgentSignalPosted)}
         wanted = {u for e in events if isinstance(e, AgentSignalPosted) for u in e.after}
         wanted |= {e.signal_id for e in events if not isinstance(e, AgentSignalPosted)}
@@ -74,7 +78,7 @@ class Fold:
             for row in self._conn.execute(GET_SIGNALS, {"signal_ids": missing}):
                 self._cache.signals[row.signal_id] = signal_from_row(row)
 
-    def apply(self, event: BlackboardEvent) -> None:
+    def _apply(self, event: BlackboardEvent) -> None:
         for signal in evolve(event, self._lookup, self._dependants):
             self._cache.signals[signal.signal_id] = signal
             if signal.signal_id in self._new or (
@@ -108,21 +112,15 @@ class Fold:
             self._conn.execute(UPDATE_SIGNAL, [changing_row(s) for s in self._changed.values()])
 
     def _lookup(self, signal_id: str) -> AgentSignal:
-        if (known := self._cache.signals.get(signal_id)) is not None:
-            return known
-        row = self._conn.execute(GET_SIGNAL, {"signal_id": signal_id}).one_or_none()
-        if row is None:
+        """The signal as it stands: `_prefetch` read every stored one these events touch."""
+        if (known := self._cache.signals.get(signal_id)) is None:
             raise LookupError(f"the read model has no signal {signal_id}; rebuild the projection")
-        signal = self._cache.signals[signal_id] = signal_from_row(row)
-        return signal
+        return known
 
     def _dependants(self, upstream_id: str) -> list[str]:
         if self._cache.complete:
             return self._cache.dependants.get(upstream_id, [])
-        if upstream_id in self._stored_dependants:
-            stored: Iterable[str] = self._stored_dependants[upstream_id]
-        else:
-            stored = self._conn.scalars(GET_DEPENDANTS, {"upstream_id": upstream_id})
+        stored = self._stored_dependants.get(upstream_id, [])  # `_prefetch` read those of every completion
         pending = [d["signal_id"] for d in self._new_dependencies if d["upstream_id"] == upstream_id]
         return list(dict.fromkeys([*stored, *pending]))
 
@@ -147,9 +145,7 @@ def fold(
     if not fresh:
         return 0
     batch = Fold(conn, cache)
-    batch.prefetch([r.event for r in fresh])
-    for record in fresh:
-        batch.apply(record.event)
+    batch.apply([r.event for r in fresh])
     batch.flush()
     set_checkpoint(conn, fresh[-1].position)
     return len(fresh)
