@@ -57,8 +57,8 @@ def start_workers() -> dict[str, subprocess.Popen[str]]:
     workers = {}
     for agent in AGENTS:
         log = (logs / f"{agent}.log").open("w")
-        # ps-analyst (0.85) gives ps-researcher (0.95) a head start of (0.95 - 0.85) x 1 s = 100 ms
-        workers[agent] = subprocess.Popen([BLACKBOARD, "worker", "--agent", agent, "--head-start", "1"], env=ENV,
+        # ps-analyst (0.85) gives ps-researcher (0.95) a head start of (0.95 - 0.85) x 0.5 s = 50 ms
+        workers[agent] = subprocess.Popen([BLACKBOARD, "worker", "--agent", agent, "--head-start", "0.5"], env=ENV,
                                           stdout=subprocess.DEVNULL, stderr=log, text=True)
     deadline = time.monotonic() + 30
     while not all("started" in (logs / f"{a}.log").read_text() for a in AGENTS):

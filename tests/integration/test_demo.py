@@ -1,5 +1,6 @@
-"""`make demo` on a fresh directory: real worker processes, a visible lost claim, a dependency released."""
+"""`make demo` on a fresh directory: real worker processes, the better fit winning, a dependency released."""
 
+import re
 import subprocess
 import sys
 
@@ -10,7 +11,10 @@ def test_the_demo_tells_its_story_and_its_rebuild_matches(tmp_path):
 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     assert "Traceback" not in done.stderr
-    assert " went to " in done.stdout  # a lost claim, visibly (the better fit wins unless the machine stalls)
+    # ps-analyst fits RESEARCH too, at 0.85: the head start gives it to ps-researcher (0.95). Whether the
+    # analyst's log also shows the race it lost ("went to") depends on whether it looked within the ~20 ms
+    # the claim took; tests/unit/test_worker_claims.py checks that line deterministically.
+    assert re.search(r"\| sig-\w+\s+RESEARCH\s+\S+\s+\S+ ps-researcher ", done.stdout), done.stdout
     assert "unblocks (exit 0)" in done.stdout
     assert "The review waited for the research" in done.stdout
     assert done.stdout.count("AgentSignalCompleted") == 3
