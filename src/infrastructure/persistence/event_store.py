@@ -15,7 +15,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUnavailable
 from domain.events import BlackboardEvent
 from domain.signals import AgentSignal
-from infrastructure.persistence import projection
+from infrastructure.persistence import bulk, projection
 from infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
 from infrastructure.persistence.engine import held_connection, held_transaction, read_connection, write_transaction
 from infrastructure.persistence.tables import EVENTS
@@ -31,9 +31,9 @@ STATE = select(
     .where(projection.CHECKPOINTS.c.name == projection.NAME)
     .scalar_subquery(),
 )
-# A few events: one INSERT ... RETURNING. More: a plain executemany (psycopg pipelines one prepared
-# statement), then the positions in one query, because an INSERT ... RETURNING of many rows becomes
-# one statement too long for psycopg to cache, parsed again on every append (6 ms for 128 rows).
+# PostgreSQL: any number of events in one INSERT of unnested arrays (bulk.py), one statement text
+# whatever the count. SQLite: a few events in one INSERT ... RETURNING; more as an executemany and
+# then the positions in one query (a long multi-row INSERT ... RETURNING is parsed anew every time).
 FEW = 4
 INSERT_RETURNING = insert(EVENTS).returning(EVENTS.c.position, sort_by_parameter_order=True)
 INSERT = insert(EVENTS)
@@ -93,7 +93,9 @@ class SqlAlchemyEventStore(EventStore):
                     if self._all_stored(conn, events):
                         return []
                     raise ConcurrencyConflict(blackboard_id, expected_version)
-                if len(rows) <= FEW:
+                if bulk.supported(conn):
+                    positions = bulk.insert(conn, EVENTS, rows, returning="position")
+                elif len(rows) <= FEW:
                     positions = conn.scalars(INSERT_RETURNING, rows).all()
                 else:
                     conn.execute(INSERT, rows)

@@ -12,6 +12,7 @@ from application.ports import Recorded
 from domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
 from domain.evolution import evolve
 from domain.signals import AgentSignal
+from infrastructure.persistence import bulk
 from infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
 
@@ -109,7 +110,11 @@ class Fold:
         if self._new_dependencies:
             self._conn.execute(insert(DEPENDENCIES), self._new_dependencies)
         if self._changed:
-            self._conn.execute(UPDATE_SIGNAL, [changing_row(s) for s in self._changed.values()])
+            rows = [changing_row(s) for s in self._changed.values()]
+            if len(rows) >= bulk.SMALLEST and bulk.supported(self._conn):
+                bulk.update(self._conn, SIGNALS, "signal_id", CHANGING, rows, prefix="b_")
+            else:
+                self._conn.execute(UPDATE_SIGNAL, rows)
 
     def _lookup(self, signal_id: str) -> AgentSignal:
         """The signal as it stands: `_prefetch` read every stored one these events touch."""
