@@ -11,7 +11,7 @@ from typing import Any
 
 from domain.capabilities import AgentProfile
 from domain.events import BlackboardEvent
-from domain.signals import AgentSignal, SignalStatus
+from domain.signals import AgentSignal, Candidate, SignalStatus
 
 
 class ConcurrencyConflict(Exception):
@@ -130,6 +130,14 @@ class SignalReadModel(abc.ABC):
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
         """Signals matching every given criterion, oldest first (created_at, then id)."""
 
+    def candidates(self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> list[Candidate]:
+        """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, oldest
+        first: what `find` gives with `claimable_only`, but only what choosing one needs (a worker
+        reads many per round and claims only some)."""
+        found = self.find(SignalFilter(status=SignalStatus.POSTED, capabilities=tuple(capabilities),
+                                       blackboard_id=blackboard_id, claimable_only=True, limit=limit))
+        return [Candidate(s.signal_id, s.blackboard_id, s.target_capabilities, s.created_at) for s in found]
+
     def live_boards(self, blackboard_id: str | None = None) -> list[str]:
         """The boards holding a POSTED or CLAIMED signal (what an expiry sweep must look at)."""
         return list(dict.fromkeys(
@@ -170,6 +178,12 @@ class LogNotifier(abc.ABC):
         (the caller reads the log and waits again); sleeping through an append that is already
         there is not.
         """
+
+    def seen(self) -> int | None:
+        """A position the log has reached, known without a query (from the last notification or
+        poll), or None. Never past the log's end, and anything appended after it wakes a later
+        `wait`: a waiter may note it instead of asking the store for the last position."""
+        return None
 
 
 class Clock(abc.ABC):

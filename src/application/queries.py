@@ -10,7 +10,7 @@ from application.projection import Projector
 from domain.capabilities import Volunteer, rank
 from domain.errors import SignalNotFound
 from domain.events import AgentSignalCompleted
-from domain.signals import AgentSignal, SignalStatus
+from domain.signals import AgentSignal, Candidate, SignalStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,12 @@ class BlackboardQueries:
                 limit=query.limit,
             )
         )
+
+    def open_candidates(self, query: GetOpenSignals) -> list[Candidate]:
+        """The signals `open_signals` gives, as candidates: enough to choose which to claim."""
+        if query.catch_up:
+            self._projector.catch_up()
+        return self._read_model.candidates(query.capabilities, query.limit, query.blackboard_id)
 
     def list_signals(self, query: ListSignals) -> list[AgentSignal]:
         self._projector.catch_up()

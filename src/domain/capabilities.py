@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.signals import AgentSignal
 
 DEFAULT_THRESHOLD = 0.8
+
+
+class Targeted(Protocol):
+    """Anything scored against capabilities: a signal, or a candidate for one."""
+
+    @property
+    def target_capabilities(self) -> tuple[str, ...]: ...
 
 
 class AgentCapability(BaseModel):
@@ -20,10 +28,10 @@ class AgentCapability(BaseModel):
     type: str = Field(min_length=1)
     score: float = Field(ge=0.0, le=1.0)
 
-    def matches(self, signal: AgentSignal) -> bool:
+    def matches(self, signal: Targeted) -> bool:
         return self.type in signal.target_capabilities
 
-    def score_for(self, signal: AgentSignal) -> float:
+    def score_for(self, signal: Targeted) -> float:
         return self.score if self.matches(signal) else 0.0
 
 
@@ -36,7 +44,7 @@ class AgentProfile(BaseModel):
     capabilities: tuple[AgentCapability, ...] = Field(min_length=1)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
 
-    def score(self, signal: AgentSignal) -> float:
+    def score(self, signal: Targeted) -> float:
         """The agent's best score among the capabilities the signal targets (0 when none)."""
         return max((c.score_for(signal) for c in self.capabilities), default=0.0)
 
@@ -46,7 +54,7 @@ class AgentProfile(BaseModel):
     def threshold_or(self, default: float) -> float:
         return default if self.threshold is None else self.threshold
 
-    def may_claim(self, signal: AgentSignal, default_threshold: float = DEFAULT_THRESHOLD) -> bool:
+    def may_claim(self, signal: Targeted, default_threshold: float = DEFAULT_THRESHOLD) -> bool:
         """Self-selection: the score must be strictly above the agent's threshold."""
         return self.score(signal) > self.threshold_or(default_threshold)
 

@@ -80,6 +80,17 @@ class SignalResult(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
+class Candidate:
+    """What an agent needs to pick a claimable signal: where it is, what it targets, how old it is.
+    A claim decides on the board itself, so a candidate may be stale; it is cheap to read in bulk."""
+
+    signal_id: str
+    blackboard_id: str
+    target_capabilities: tuple[str, ...]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSignal:
     """One signal as the blackboard knows it; transitions return changed copies."""
 

@@ -39,7 +39,7 @@ from application.queries import BlackboardQueries
 from application.service import BlackboardService
 from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, InvalidInput
 from domain.capabilities import AgentProfile
-from domain.signals import AgentSignal
+from domain.signals import AgentSignal, Candidate
 from infrastructure.agents.entrypoints import load_entrypoint
 from infrastructure.agents.handler import HandlerOutcome, run_handler
 from infrastructure.agents.parsing import AgentDefinition
@@ -151,7 +151,10 @@ class Worker:
                 if self._finished.is_set():
                     continue
             try:
-                position = self._store.last_position()  # before looking, so nothing posted now is missed
+                # before looking, so nothing posted from now on is missed; the notifier usually knows it
+                position = self._notifier.seen()
+                if position is None:
+                    position = self._store.last_position()
                 self._sweep_if_due()
                 claimed = self._claim_what_fits(pool)
             except StoreUnavailable as down:  # a restart or a network cut: wait, then carry on
@@ -196,24 +199,24 @@ class Worker:
             free, claimed_any = free - len(claims.claimed), claimed_any or bool(claims.claimed)
         return claimed_any
 
-    def _yield_to_better_fits(self, agent: AgentDefinition, signal_: AgentSignal) -> float:
+    def _yield_to_better_fits(self, agent: AgentDefinition, signal_: Candidate) -> float:
         """Seconds to wait so that an agent fitting the signal better gets there first (0 if none does)."""
         mine = agent.profile.score(signal_)
         best_other = max((a.score(signal_) for a in self._others() if a.agent_id != agent.name), default=0.0)
         return max(0.0, best_other - mine) * self._options.head_start
 
-    def _candidates(self, agent: AgentDefinition, free: int) -> list[AgentSignal]:
+    def _candidates(self, agent: AgentDefinition, free: int) -> list[Candidate]:
         """Claimable signals this agent may take: best score first, then oldest. More than the free
         slots, so that when other workers take the first ones meanwhile the claim goes on to the next."""
         profile = agent.profile
         able = [c for c in profile.capabilities if c.score > profile.threshold_or(self._threshold)]
-        found: dict[str, AgentSignal] = {}
+        found: dict[str, Candidate] = {}
         for capability in sorted(able, key=lambda c: -c.score):  # a few of the oldest per capability
             # as the read model stands: appends fold into it as they commit, and a stale candidate costs
             # nothing (the claim decides on the board itself)
             query = GetOpenSignals(capabilities=(capability.type,), limit=max(8, 2 * free),
                                    blackboard_id=self._options.blackboard_id, catch_up=False)
-            found.update((s.signal_id, s) for s in self._queries.open_signals(query))
+            found.update((s.signal_id, s) for s in self._queries.open_candidates(query))
         fitting = [s for s in found.values() if profile.may_claim(s, self._threshold)]
         return sorted(fitting, key=lambda s: (-profile.score(s), s.created_at, s.signal_id))
 

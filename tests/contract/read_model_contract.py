@@ -78,6 +78,27 @@ class ReadModelContract(abc.ABC):
         assert ids(status=SignalStatus.POSTED, claimable_only=True) == ["sig-00000009", "sig-00000002"]
         assert ids(limit=2) == ["sig-00000001", "sig-00000009"]  # oldest first, then by id
 
+    def test_candidates_are_the_claimable_signals_for_the_capabilities_oldest_first(self, read_model):
+        events = every_event_type()
+        read_model.apply(recorded(events))
+        read_model.apply(recorded(posts("bb-2", 3, first=9), first_position=len(events) + 1))
+
+        def open_ids(capabilities, limit=10, board=None):
+            return [s.signal_id for s in read_model.find(SignalFilter(
+                status=SignalStatus.POSTED, capabilities=capabilities, claimable_only=True, limit=limit,
+                blackboard_id=board))]
+
+        for capabilities, limit, board in ((("RESEARCH",), 10, None), (("ANALYSIS", "REVIEW"), 10, None),
+                                           (("RESEARCH", "REVIEW"), 2, None), (("RESEARCH",), 10, "bb-1")):
+            found = read_model.candidates(capabilities, limit, board)
+            assert [c.signal_id for c in found] == open_ids(capabilities, limit, board)
+            for candidate in found:  # each as the full signal has it
+                full = read_model.get(candidate.signal_id)
+                assert (candidate.blackboard_id, candidate.target_capabilities, candidate.created_at) == (
+                    full.blackboard_id, full.target_capabilities, full.created_at)
+        assert [c.signal_id for c in read_model.candidates(("RESEARCH", "REVIEW"), 2)] == ["sig-00000009", "sig-0000000a"]
+        assert read_model.candidates(("NOBODY",), 10) == []
+
     def test_reset_forgets_everything(self, read_model):
         read_model.apply(recorded(every_event_type()))
 

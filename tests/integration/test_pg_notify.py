@@ -165,3 +165,37 @@ def test_the_polling_notifier_says_whether_the_log_moved_past_the_position(sqlit
     moved, took = timed(notifier.wait, last, 10)
     poster.join()
     assert moved is True and took < 5.0
+
+
+def test_the_postgres_notifier_knows_the_position_a_notification_showed_while_its_connection_lives(pg_engine):
+    board = SqlBoard(pg_engine)
+    research(board, 1)
+    notifier = PostgresNotifier(pg_engine, board.store)
+    assert notifier.seen() is None  # not listening yet: it cannot know
+    notifier.wait(0, 0.01)  # connects, and checks the log once
+    assert notifier.seen() == board.store.last_position()
+    before = board.store.last_position()
+    research(board, 2)  # its append notifies
+
+    deadline = time.monotonic() + 10  # no wait: seen() reads what is queued on the connection
+    while notifier.seen() == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert notifier.seen() == board.store.last_position() > before
+    assert notifier.wait(before, 0.01) is True
+    with pg_engine.connect() as conn:  # the server drops the listener (a restart, a network cut)
+        conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": notifier._connection.info.backend_pid})
+    notifier.wait(board.store.last_position(), 0.5)  # finds its connection gone
+    assert notifier.seen() is None  # what it heard may be out of date: ask the store
+    notifier.close()
+
+
+def test_the_polling_notifier_knows_the_position_of_its_last_poll(sqlite_engine):
+    store = SqlAlchemyEventStore(sqlite_engine)
+    board = SqlBoard(sqlite_engine)
+    notifier = PollingNotifier(store, interval=0.01)
+    assert notifier.seen() is None
+    research(board, 1)
+
+    notifier.wait(0, 1)
+
+    assert notifier.seen() == store.last_position() > 0

@@ -32,6 +32,28 @@ class PostgresNotifier(LogNotifier):
         self._seen = 0  # the highest position a notification (or the check on connecting) has shown
         self._lock = threading.Lock()  # one listening connection, one waiter on it at a time
 
+    def seen(self) -> int | None:
+        """The last position the notifications have shown, counting those queued on the connection
+        (read without blocking, so a busy worker that seldom waits still knows where the log is).
+        None while not listening, or once the connection is lost: appends may have gone unheard
+        until the next wait reconnects and checks."""
+        if not self._lock.acquire(blocking=False):  # another thread is waiting on the connection
+            return None
+        try:
+            connection = self._connection
+            if connection is None or connection.closed:
+                return None
+            for note in connection.notifies(timeout=0):
+                position = _position(note.payload)
+                if position is None:  # not one of ours: it cannot tell the position
+                    return None
+                self._seen = max(self._seen, position)
+            return self._seen
+        except Exception:  # noqa: BLE001 - a lost connection: the next wait reopens it
+            return None
+        finally:
+            self._lock.release()
+
     def wait(self, after: int, timeout: float) -> bool:
         with self._lock:
             deadline = time.monotonic() + timeout

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
-from typing import ParamSpec, TypeVar
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, Select, select
 from sqlalchemy.exc import DBAPIError
 
 from application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
-from domain.signals import AgentSignal
+from domain.signals import AgentSignal, Candidate, SignalStatus
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import signal_from_row
 from infrastructure.persistence.engine import read_connection, write_transaction
@@ -46,23 +47,17 @@ class SqlSignalReadModel(SignalReadModel):
 
     @_translated
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
-        query = select(SIGNALS)
-        if criteria.status is not None:
-            query = query.where(SIGNALS.c.status == criteria.status.value)
-        if criteria.signal_type is not None:
-            query = query.where(SIGNALS.c.signal_type == str(criteria.signal_type))
-        if criteria.blackboard_id is not None:
-            query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
-        if criteria.claimable_only:
-            query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
-        if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
-            able = select(CAPABILITIES.c.signal_id).where(
-                CAPABILITIES.c.signal_id == SIGNALS.c.signal_id, CAPABILITIES.c.capability.in_(criteria.capabilities)
-            )
-            query = query.where(able.exists())
-        query = query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
         with read_connection(self._engine) as conn:
-            return [signal_from_row(row) for row in conn.execute(query)]
+            return [signal_from_row(row) for row in conn.execute(_matching(select(SIGNALS), criteria))]
+
+    @_translated
+    def candidates(self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> list[Candidate]:
+        criteria = SignalFilter(status=SignalStatus.POSTED, capabilities=tuple(capabilities),
+                                blackboard_id=blackboard_id, claimable_only=True, limit=limit)
+        columns = (SIGNALS.c.signal_id, SIGNALS.c.blackboard_id, SIGNALS.c.target_capabilities, SIGNALS.c.created_at)
+        with read_connection(self._engine) as conn:
+            return [Candidate(sid, board, tuple(json.loads(targets)), created)
+                    for sid, board, targets, created in conn.execute(_matching(select(*columns), criteria))]
 
     @_translated
     def live_boards(self, blackboard_id: str | None = None) -> list[str]:
@@ -85,3 +80,22 @@ class SqlSignalReadModel(SignalReadModel):
     def reset(self) -> None:
         with write_transaction(self._engine) as conn:
             projection.clear(conn)
+
+
+def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
+    """`query` narrowed to the signals matching every given criterion, oldest first (created_at, then
+    id: the order of ix_blackboard_signals_open, so a limit stops the index walk early)."""
+    if criteria.status is not None:
+        query = query.where(SIGNALS.c.status == criteria.status.value)
+    if criteria.signal_type is not None:
+        query = query.where(SIGNALS.c.signal_type == str(criteria.signal_type))
+    if criteria.blackboard_id is not None:
+        query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
+    if criteria.claimable_only:
+        query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
+    if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
+        able = select(CAPABILITIES.c.signal_id).where(
+            CAPABILITIES.c.signal_id == SIGNALS.c.signal_id, CAPABILITIES.c.capability.in_(criteria.capabilities)
+        )
+        query = query.where(able.exists())
+    return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
