@@ -29,7 +29,7 @@ wake-up: one idle `blackboard worker` (its defaults), signals posted one at a ti
 BlackboardService 100 to 200 ms apart; the claim event's occurred_at minus the post event's, from
 the event log.
 
-Where the time goes: the worker's candidate query (open_signals) is timed and EXPLAINed before and
+Where the time goes: the worker's candidate query (read model `candidates`) is timed and EXPLAINed before and
 after ANALYZE (the drains run after it: this server has autovacuum off, and without statistics the
 plan can go quadratic), and one worker round is replayed step by step in this process with the
 objects the worker's container builds, counting SQL statements and pool checkouts per step.
@@ -616,12 +616,10 @@ def handler_cost(root: Path, reps: int) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ the open-signals query
 def open_signals_probe(dbs: Databases, db: str, reps: int = 3) -> dict[str, Any]:
-    """The worker's candidate query (SqlSignalReadModel.find, as BlackboardQueries.open_signals asks it):
-    its time through the adapter, and PostgreSQL's plan for the very statement it sent."""
+    """The worker's candidate query (SqlSignalReadModel.candidates, as the worker asks it): its time
+    through the adapter, and PostgreSQL's plan for the very statement it sent."""
     from sqlalchemy import event
 
-    from application.ports import SignalFilter
-    from domain.signals import SignalStatus
     from infrastructure.persistence.engine import StoreSettings, make_engine
     from infrastructure.persistence.read_model import SqlSignalReadModel
 
@@ -633,15 +631,14 @@ def open_signals_probe(dbs: Databases, db: str, reps: int = 3) -> dict[str, Any]
 
     try:
         read_model = SqlSignalReadModel(engine)
-        criteria = SignalFilter(status=SignalStatus.POSTED, capabilities=("RESEARCH",), claimable_only=True, limit=100)
-        read_model.find(criteria)
+        read_model.candidates(("RESEARCH",), 100)
         times = []
         for _ in range(reps):
             started = time.perf_counter()
-            found = read_model.find(criteria)
+            found = read_model.candidates(("RESEARCH",), 100)
             times.append(time.perf_counter() - started)
         event.listen(engine, "before_cursor_execute", capture)
-        read_model.find(criteria)
+        read_model.candidates(("RESEARCH",), 100)
         event.remove(engine, "before_cursor_execute", capture)
         statement, parameters = sent[-1]
         with engine.connect() as conn:
@@ -712,7 +709,7 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int, batch: int)
                                 settings, SqlSnapshotStore(engine))
     queries = BlackboardQueries(store, read_model, registry, settings.claim_threshold)
     token = f"{AGENT_NAME}/{uuid.uuid4()}"
-    names = ("last_position", "open_signals", "claim_signals", "handlers", "record_outcomes")
+    names = ("last_position", "candidates", "claim_signals", "handlers", "record_outcomes")
     times: dict[str, list[float]] = {k: [] for k in names}
     per_step: dict[str, list[tuple[int, int]]] = {k: [] for k in names}
 
@@ -729,8 +726,8 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int, batch: int)
         for i in range(reps + 3):  # three rounds first, untimed: statement caches, the board's first load
             keep = i >= 3
             timed("last_position", store.last_position, keep)
-            found = timed("open_signals", lambda: queries.open_signals(
-                GetOpenSignals(capabilities=("RESEARCH",), limit=max(8, 4 * batch))), keep)
+            found = timed("candidates", lambda: queries.open_candidates(  # as the worker asks
+                GetOpenSignals(capabilities=("RESEARCH",), limit=max(8, 2 * batch), catch_up=False)), keep)
             board = found[0].blackboard_id
             claims = timed("claim_signals", lambda: service.claim_signals(ClaimSignals(
                 blackboard_id=board, signal_ids=tuple(f.signal_id for f in found), agent_id=AGENT_NAME,
@@ -1030,10 +1027,10 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                          if "Join" in line or "Nested Loop" in line), "-")
             rows.append([state.replace("_", " "), q["rows_returned"], q["find"]["p50_ms"], q["execution_ms"],
                          q["rows_removed_by_join_filter"], join])
-        say(table(f"(g) the worker's candidate query (open_signals, limit 100) on the {pg['sizes']['BENCH_PG_SIGNALS']}-signal "
+        say(table(f"(g) the worker's candidate query (candidates, limit 100) on the {pg['sizes']['BENCH_PG_SIGNALS']}-signal "
                   f"backlog, before and after ANALYZE (this server: autovacuum={pg['server_settings']['autovacuum']})",
                   ["statistics", "rows", "find p50 ms", "PG execution ms", "rows removed by join filter", "join"], rows,
-                  "    find: SqlSignalReadModel.find through the adapter (SQL, then decoding each row into an AgentSignal);\n"
+                  "    find: SqlSignalReadModel.candidates through the adapter (SQL, then a Candidate per row);\n"
                   "    PG execution: EXPLAIN ANALYZE of the statement it sent.  The drains run after ANALYZE unless "
                   "BENCH_PG_ANALYZE=0."))
     if "claim_path" in pg:
@@ -1044,7 +1041,7 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                   f"of {cp.get('batch', 1)} signals)",
                   ["step", "p50 ms", "mean ms", "p90 ms", "SQL statements", "pool checkouts"], rows,
                   "    the worker's calls in its order, for a worker with that many free slots: last_position,\n"
-                  "    open_signals (4 candidates per slot), claim_signals (one command, the board held), run_handler\n"
+                  "    candidates (2 per slot, as the worker reads them), claim_signals (one command, the board held), run_handler\n"
                   "    for each, record_outcomes (one command); no head start to pay (no other agent fits better).\n"
                   f"    A bare SELECT 1 round trip: p50 {cp['select_1_round_trip']['p50_ms']} ms."))
     rows = []
