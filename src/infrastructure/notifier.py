@@ -11,20 +11,12 @@ class PollingNotifier(LogNotifier):
     def __init__(self, store: EventStore, interval: float = 0.02) -> None:
         self._store = store
         self._interval = interval
-        self._seen: int | None = None
-
-    def seen(self) -> int | None:
-        return self._seen
 
     def wait(self, after: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        while self._poll() <= after:
+        while self._store.last_position() <= after:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
             time.sleep(min(self._interval, remaining))
         return True
-
-    def _poll(self) -> int:
-        self._seen = self._store.last_position()
-        return self._seen

@@ -187,15 +187,3 @@ def test_the_postgres_notifier_knows_the_position_a_notification_showed_while_it
     notifier.wait(board.store.last_position(), 0.5)  # finds its connection gone
     assert notifier.seen() is None  # what it heard may be out of date: ask the store
     notifier.close()
-
-
-def test_the_polling_notifier_knows_the_position_of_its_last_poll(sqlite_engine):
-    store = SqlAlchemyEventStore(sqlite_engine)
-    board = SqlBoard(sqlite_engine)
-    notifier = PollingNotifier(store, interval=0.01)
-    assert notifier.seen() is None
-    research(board, 1)
-
-    notifier.wait(0, 1)
-
-    assert notifier.seen() == store.last_position() > 0
