@@ -36,7 +36,7 @@ def event_rows() -> list[dict]:
 def test_insert_returns_positions_in_the_given_order_and_stores_the_rows_as_sent(pg_engine):
     rows = event_rows()
     with pg_engine.begin() as conn:
-        positions = bulk.insert(conn, EVENTS, rows, returning="position")
+        positions = bulk.insert(conn, EVENTS, rows, returning="position", key="event_id")
     with pg_engine.connect() as conn:
         stored = conn.execute(select(EVENTS).order_by(EVENTS.c.position)).mappings().all()
 
@@ -89,7 +89,7 @@ def test_a_naive_datetime_is_refused_before_anything_is_written(pg_engine):
     with pg_engine.begin() as conn:
         before = stored_signals(conn)
         with pytest.raises(ValueError, match="naive"):
-            bulk.insert(conn, EVENTS, rows, returning="position")
+            bulk.insert(conn, EVENTS, rows, returning="position", key="event_id")
         with pytest.raises(ValueError, match="naive"):
             bulk.update(conn, SIGNALS, "signal_id", ("claimed_by", "claimed_at"), [
                 {"b_signal_id": "sig-00000001", "b_claimed_by": "x", "b_claimed_at": T0},
@@ -120,3 +120,12 @@ def test_a_batch_append_on_postgresql_keeps_version_order_and_the_read_model_equ
         replayed = BlackboardAggregate.replay(stream, board.store.load(stream)).signals
         assert {s.signal_id: s for s in board.read_model.find(SignalFilter(blackboard_id=stream))} == replayed
     assert board.read_model.position() == board.store.last_position() == 60
+
+
+def test_returning_needs_a_key_column_to_match_the_rows_by(pg_engine):
+    rows = event_rows()
+    with pg_engine.begin() as conn:
+        for key in (None, "no_such_column"):
+            with pytest.raises(ValueError, match="key column"):
+                bulk.insert(conn, EVENTS, rows, returning="position", key=key)
+        assert conn.scalar(select(func.count()).select_from(EVENTS)) == 0

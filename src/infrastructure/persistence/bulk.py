@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Table
@@ -42,9 +42,9 @@ def _type(table: Table, column: str) -> str:
 
 def _moment(value: Any) -> str:
     if isinstance(value, datetime):
-        if value.tzinfo is None:
+        if value.utcoffset() is None:
             raise ValueError("naive datetimes are refused: every stored time must carry its zone")
-        return value.isoformat()
+        return value.astimezone(UTC).isoformat()  # as tables.Moment binds it
     raise TypeError(f"bulk: cannot send {type(value).__name__} as JSON")
 
 
@@ -56,10 +56,11 @@ def _record(table: Table, names: Sequence[str], prefix: str = "") -> str:
     return ", ".join(f"{prefix}{n} {_type(table, n)}" for n in names)
 
 
-def insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]], returning: str | None = None) -> list[Any]:
+def insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]], returning: str | None = None,
+           key: str | None = None) -> list[Any]:
     """Insert `rows` (dicts keyed by column name, all with the same keys) in one statement, in their
     order (so a sequence default, like events.position, follows it); with `returning`, that column
-    of each inserted row, in the order of `rows`."""
+    of each inserted row, in the order of `rows`, matched up by `key`, a column unique among them."""
     names = list(rows[0])
     listed = ", ".join(names)
     sql = (f"INSERT INTO {table.name} ({listed}) SELECT {listed} "
@@ -68,8 +69,12 @@ def insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]], re
     if returning is None:
         conn.exec_driver_sql(sql, {"rows": _document(rows)})
         return []
-    key = names[0]  # RETURNING promises no order: match the rows up by their first column (unique)
+    if key is None or key not in names or returning not in table.c:
+        raise ValueError(f"bulk: RETURNING {returning} needs a key column among {names}, got {key}")
+    # RETURNING promises no order: match the rows up by the key
     found = dict(conn.exec_driver_sql(f"{sql} RETURNING {key}, {returning}", {"rows": _document(rows)}).all())
+    if len(found) != len(rows):
+        raise ValueError(f"bulk: {key} is not unique among the {len(rows)} rows inserted")
     return [found[row[key]] for row in rows]
 
 

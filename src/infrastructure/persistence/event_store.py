@@ -31,7 +31,7 @@ STATE = select(
     .where(projection.CHECKPOINTS.c.name == projection.NAME)
     .scalar_subquery(),
 )
-# PostgreSQL: any number of events in one INSERT of unnested arrays (bulk.py), one statement text
+# PostgreSQL: any number of events in one INSERT from one JSON document (bulk.py), one statement text
 # whatever the count. SQLite: a few events in one INSERT ... RETURNING; more as an executemany and
 # then the positions in one query (a long multi-row INSERT ... RETURNING is parsed anew every time).
 FEW = 4
@@ -94,7 +94,7 @@ class SqlAlchemyEventStore(EventStore):
                         return []
                     raise ConcurrencyConflict(blackboard_id, expected_version)
                 if bulk.supported(conn):
-                    positions = bulk.insert(conn, EVENTS, rows, returning="position")
+                    positions = bulk.insert(conn, EVENTS, rows, returning="position", key="event_id")
                 elif len(rows) <= FEW:
                     positions = conn.scalars(INSERT_RETURNING, rows).all()
                 else:
