@@ -187,3 +187,20 @@ def test_the_postgres_notifier_knows_the_position_a_notification_showed_while_it
     notifier.wait(board.store.last_position(), 0.5)  # finds its connection gone
     assert notifier.seen() is None  # what it heard may be out of date: ask the store
     notifier.close()
+
+
+def test_a_reconnected_listener_takes_the_logs_end_not_what_its_old_connection_heard(pg_engine):
+    board = SqlBoard(pg_engine)
+    research(board, 1)
+    notifier = PostgresNotifier(pg_engine, board.store)
+    notifier.wait(0, 0.01)
+    notify_later(pg_engine, "1000000", 0.0).join()  # a stray notification on our channel
+    notifier.wait(board.store.last_position(), 1.0)
+    assert notifier.seen() == 1000000  # it cannot tell a stray number from a position
+    with pg_engine.connect() as conn:
+        conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": notifier._connection.info.backend_pid})
+    notifier.wait(2_000_000, 0.5)  # listens, and finds its connection gone
+    notifier.wait(0, 0.5)  # reconnects, and reads the log's end
+
+    assert notifier.seen() == board.store.last_position()
+    notifier.close()

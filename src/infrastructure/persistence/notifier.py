@@ -59,8 +59,9 @@ class PostgresNotifier(LogNotifier):
             deadline = time.monotonic() + timeout
             try:
                 connection, fresh = self._listening()
-                if fresh:  # appends that committed before LISTEN took effect sent nothing we can hear
-                    self._seen = max(self._seen, self._store.last_position())
+                if fresh:  # appends that committed before LISTEN took effect sent nothing we can hear;
+                    # and the log's end, read now, is what counts (not what an old connection heard)
+                    self._seen = self._store.last_position()
             except Exception as exc:  # noqa: BLE001 - the database is down: wait a little, let the caller retry
                 logger.warning("cannot listen for appends (%s); retrying", exc)
                 self.close()
