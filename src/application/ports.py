@@ -119,6 +119,12 @@ class SignalFilter:
     claimable_only: bool = False
     limit: int | None = None
 
+    @classmethod
+    def claimable(cls, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> SignalFilter:
+        """POSTED signals with nothing left to wait for, targeting any of `capabilities`."""
+        return cls(status=SignalStatus.POSTED, capabilities=tuple(capabilities), blackboard_id=blackboard_id,
+                   claimable_only=True, limit=limit)
+
 
 class SignalReadModel(abc.ABC):
     """The query side: signals folded from the event log, and the position folded up to."""
@@ -134,8 +140,7 @@ class SignalReadModel(abc.ABC):
         """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, oldest
         first: what `find` gives with `claimable_only`, but only what choosing one needs (a worker
         reads many per round and claims only some)."""
-        found = self.find(SignalFilter(status=SignalStatus.POSTED, capabilities=tuple(capabilities),
-                                       blackboard_id=blackboard_id, claimable_only=True, limit=limit))
+        found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id))
         return [Candidate(s.signal_id, s.blackboard_id, s.target_capabilities, s.created_at) for s in found]
 
     def live_boards(self, blackboard_id: str | None = None) -> list[str]:

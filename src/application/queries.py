@@ -10,7 +10,7 @@ from application.projection import Projector
 from domain.capabilities import Volunteer, rank
 from domain.errors import SignalNotFound
 from domain.events import AgentSignalCompleted
-from domain.signals import AgentSignal, Candidate, SignalStatus
+from domain.signals import AgentSignal, Candidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +46,7 @@ class BlackboardQueries:
         """POSTED signals whose dependencies completed, targeting any of the capabilities."""
         if query.catch_up:
             self._projector.catch_up()
-        return self._read_model.find(
-            SignalFilter(
-                status=SignalStatus.POSTED,
-                capabilities=query.capabilities,
-                blackboard_id=query.blackboard_id,
-                claimable_only=True,
-                limit=query.limit,
-            )
-        )
+        return self._read_model.find(SignalFilter.claimable(query.capabilities, query.limit, query.blackboard_id))
 
     def open_candidates(self, query: GetOpenSignals) -> list[Candidate]:
         """The signals `open_signals` gives, as candidates: enough to choose which to claim."""

@@ -10,7 +10,7 @@ psycopg prepares it once), and the server parses it in microseconds. SQLite keep
 has no round trips to save.
 
 The statements go straight to the driver (`exec_driver_sql`), so the values must already be what
-the columns hold: times aware (sent in ISO 8601 with their offset), JSON columns as text.
+the columns hold: times aware (sent in ISO 8601, in UTC), JSON columns as text.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, Select, select
 from sqlalchemy.exc import DBAPIError
 
 from application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
-from domain.signals import AgentSignal, Candidate, SignalStatus
+from domain.signals import AgentSignal, Candidate
 from infrastructure.persistence import projection
 from infrastructure.persistence.codec import signal_from_row
 from infrastructure.persistence.engine import read_connection, write_transaction
@@ -52,8 +52,7 @@ class SqlSignalReadModel(SignalReadModel):
 
     @_translated
     def candidates(self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> list[Candidate]:
-        criteria = SignalFilter(status=SignalStatus.POSTED, capabilities=tuple(capabilities),
-                                blackboard_id=blackboard_id, claimable_only=True, limit=limit)
+        criteria = SignalFilter.claimable(capabilities, limit, blackboard_id)
         columns = (SIGNALS.c.signal_id, SIGNALS.c.blackboard_id, SIGNALS.c.target_capabilities, SIGNALS.c.created_at)
         with read_connection(self._engine) as conn:
             return [Candidate(sid, board, tuple(json.loads(targets)), created)
