@@ -5,7 +5,9 @@ this agent may take (best score first, then oldest), and claim as many as it has
 slots in one command with this process's token (signals other workers took meanwhile are skipped,
 quietly). Each claimed signal runs in a thread of a pool while its claim is renewed; the outcomes
 go to a recorder thread that stores every outcome ready at that moment in one command, so a busy
-worker writes one transaction per batch, not one per signal. Between rounds the loop sleeps until
+worker writes one transaction per batch, not one per signal. A Python `entrypoint` runs on a lane
+(agents/lanes.py) that hands its outcome straight to the recorder, and one supervisor thread keeps
+the timeouts, renewals and the grace period of all of them: no thread per signal sits waiting. Between rounds the loop sleeps until
 the log moves past the noted position, so a signal posted or released meanwhile wakes it at once
 and none is missed.
 """
@@ -41,7 +43,16 @@ from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, Invali
 from domain.capabilities import AgentProfile
 from domain.signals import AgentSignal, Candidate
 from infrastructure.agents.entrypoints import load_entrypoint
-from infrastructure.agents.handler import HandlerOutcome, run_handler
+from infrastructure.agents.handler import (
+    ABANDONED,
+    CANCELLED,
+    POLL,
+    HandlerOutcome,
+    call_entrypoint_here,
+    run_handler,
+    timeout_of,
+)
+from infrastructure.agents.lanes import start_call
 from infrastructure.agents.parsing import AgentDefinition
 
 logger = logging.getLogger("blackboard.worker")
@@ -67,6 +78,19 @@ class _Done:
     claimed: AgentSignal
     command: CompleteSignal | FailSignal
     took: float
+
+
+@dataclass(slots=True)
+class _Flight:
+    """An entrypoint call on a lane. Whoever ends it first (the lane with the function's outcome,
+    or the supervisor with a reason to stop) hands the outcome to the recorder; the other is ignored."""
+
+    agent: AgentDefinition
+    claimed: AgentSignal
+    started: float
+    deadline: float
+    next_tick: float
+    ended: bool = False
 
 
 class Worker:
@@ -97,6 +121,8 @@ class Worker:
         self._active: dict[str, AgentSignal] = {}  # claimed and not yet recorded
         self._ready: list[_Done] = []  # outcomes the recorder has not stored yet
         self._ready_changed = threading.Condition()
+        self._flights: dict[str, _Flight] = {}  # entrypoint calls running on lanes, by signal
+        self._flights_lock = threading.Lock()
         self._closing = False
         self._handled = 0
         self._next_sweep = 0.0
@@ -130,11 +156,16 @@ class Worker:
         logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
         recorder = threading.Thread(target=self._record_outcomes, name="recorder", daemon=True)
         recorder.start()
+        drained = threading.Event()
+        supervisor = threading.Thread(target=self._supervise, args=(drained,), name="supervisor", daemon=True)
+        supervisor.start()
         with ThreadPoolExecutor(max_workers=self._slots, thread_name_prefix="handler") as pool:
             try:
                 self._loop(pool)
             finally:
                 self._drain()
+                drained.set()
+                supervisor.join()
                 with self._ready_changed:
                     self._closing = True
                     self._ready_changed.notify_all()
@@ -195,7 +226,10 @@ class Worker:
                 logger.info("claimed %s %s %r (score %.2f)", claimed.signal_id, claimed.signal_type,
                             claimed.payload.topic, agent.profile.score(claimed))
                 self._active[claimed.signal_id] = claimed
-                pool.submit(self._work, agent, claimed)
+                if agent.entrypoint:
+                    self._start_on_lane(agent, claimed)
+                else:
+                    pool.submit(self._work, agent, claimed)
             free, claimed_any = free - len(claims.claimed), claimed_any or bool(claims.claimed)
         return claimed_any
 
@@ -222,7 +256,7 @@ class Worker:
 
     # ------------------------------------------------------------------------- doing the work
     def _work(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
-        """In a pool thread: run the handler, hand its outcome to the recorder. Never raises."""
+        """In a pool thread: run a command handler, hand its outcome to the recorder. Never raises."""
         started = time.monotonic()
         try:
             outcome = run_handler(
@@ -232,6 +266,55 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - the signal fails with the reason, the worker goes on
             logger.exception("handling %s went wrong", claimed.signal_id)
             outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {type(exc).__name__}: {exc}")
+        self._hand_over(agent, claimed, outcome, started)
+
+    def _start_on_lane(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
+        now = time.monotonic()
+        flight = _Flight(agent, claimed, now, now + timeout_of(agent), now + self._options.renew_every)
+        with self._flights_lock:
+            self._flights[claimed.signal_id] = flight
+        start_call(self._call_on_lane, flight)
+
+    def _call_on_lane(self, flight: _Flight) -> None:
+        """On a lane: build the document, call the entrypoint, hand the outcome over. Never raises."""
+        try:
+            document = self._document(flight.claimed)
+        except Exception as exc:  # noqa: BLE001 - e.g. the upstream results could not be read
+            logger.exception("handling %s went wrong", flight.claimed.signal_id)
+            outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {type(exc).__name__}: {exc}")
+        else:
+            outcome = call_entrypoint_here(flight.agent, document)  # the document is fresh: no copy needed
+        self._land(flight, outcome)
+
+    def _land(self, flight: _Flight, outcome: HandlerOutcome) -> None:
+        """The first outcome of a flight goes to the recorder (the function's, or the reason it was stopped)."""
+        with self._flights_lock:
+            if flight.ended:
+                return
+            flight.ended = True
+            del self._flights[flight.claimed.signal_id]
+        self._hand_over(flight.agent, flight.claimed, outcome, flight.started)
+
+    def _supervise(self, drained: threading.Event) -> None:
+        """The supervisor thread: renew the claims of long entrypoint calls, and give up on those past
+        their timeout or, once the grace period is over, all of them. Until the worker has drained."""
+        while not drained.wait(POLL):
+            with self._flights_lock:
+                flights = list(self._flights.values())
+            now = time.monotonic()
+            for flight in flights:
+                if self._cancel.is_set():
+                    self._land(flight, HandlerOutcome(False, error=CANCELLED + ABANDONED))
+                elif now >= flight.deadline:
+                    self._land(flight, HandlerOutcome(False, error=f"timed out after {timeout_of(flight.agent):g}s" + ABANDONED))
+                elif now >= flight.next_tick:
+                    flight.next_tick = now + self._options.renew_every
+                    try:
+                        self._renew(flight.agent, flight.claimed)
+                    except Exception as exc:  # noqa: BLE001 - e.g. the claim is lost: the work is someone else's now
+                        self._land(flight, HandlerOutcome(False, error=f"stopped: {exc}" + ABANDONED))
+
+    def _hand_over(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, started: float) -> None:
         done = _Done(claimed, self._command(agent, claimed, outcome), time.monotonic() - started)
         with self._ready_changed:
             self._ready.append(done)

@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0  # seconds, for an agent file that names none
 STDERR_TAIL = 2000  # characters of stderr (or of an exception's message) kept as the failure's error
 POLL = 0.05  # seconds between looks at cancel, the deadline and the tick while a handler runs
+CANCELLED = "stopped: the worker is shutting down and its grace period is over"
+ABANDONED = " (the Python call was abandoned; it may still be running)"
 
 
 def run_handler(
@@ -51,7 +53,7 @@ def run_handler(
     when stopped, its call is abandoned and this returns the failure at once, while the call may
     go on in the background until it returns. `extra_env` concerns commands only.
     """
-    timeout = agent.timeout or DEFAULT_TIMEOUT
+    timeout = timeout_of(agent)
     if agent.entrypoint:
         return _call_entrypoint(agent, document, timeout, tick, tick_every, cancel)
     if not agent.command:
@@ -99,13 +101,38 @@ def _call_entrypoint(
     call = start_call(function, json.loads(json.dumps(document)))
     stopped = _watch(call.wait, timeout, tick, tick_every, cancel)
     if stopped:
-        return HandlerOutcome(False, error=f"{stopped} (the Python call was abandoned; it may still be running)")
-    if call.error is not None:
-        error = call.error
+        return HandlerOutcome(False, error=stopped + ABANDONED)
+    return entrypoint_outcome(agent, call.value, call.error)
+
+
+def call_entrypoint_here(agent: AgentDefinition, document: dict[str, Any]) -> HandlerOutcome:
+    """Call the agent's entrypoint in this thread and say how it ended; never raises.
+
+    For a caller that runs it on a thread it can give up on (a worker's lane) and watches the
+    timeout itself. `document` is handed over as it is: it must be the caller's own fresh copy,
+    with JSON values only (as AgentSignal.to_document builds it)."""
+    try:
+        function = load_entrypoint(agent)
+    except EntrypointNotLoadable as exc:
+        return HandlerOutcome(False, error=str(exc))
+    try:
+        value = function(document)
+    except BaseException as exc:  # noqa: BLE001 - even sys.exit() in a handler is the call's outcome
+        return entrypoint_outcome(agent, None, exc)
+    return entrypoint_outcome(agent, value, None)
+
+
+def entrypoint_outcome(agent: AgentDefinition, value: Any, error: BaseException | None) -> HandlerOutcome:
+    """What an entrypoint's return value, or the exception it raised, makes of the signal."""
+    if error is not None:
         logger.warning("entrypoint %s of agent %s raised", agent.entrypoint, agent.name, exc_info=error)
         said = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         return HandlerOutcome(False, error=said[:STDERR_TAIL])
-    return from_value(call.value)
+    return from_value(value)
+
+
+def timeout_of(agent: AgentDefinition) -> float:
+    return agent.timeout or DEFAULT_TIMEOUT
 
 
 def _watch(
@@ -119,7 +146,7 @@ def _watch(
     while not ended(min(POLL, max(0.0, deadline - time.monotonic()))):
         now = time.monotonic()
         if cancel is not None and cancel.is_set():
-            return "stopped: the worker is shutting down and its grace period is over"
+            return CANCELLED
         if now >= deadline:
             return f"timed out after {timeout:g}s"
         if tick is not None and now >= next_tick:

@@ -1,0 +1,118 @@
+"""A worker's Python entrypoints run on lanes, watched by one supervisor thread: timeouts, the grace
+period and lease renewals, on in-memory adapters with real threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from application.commands import PostSignal
+from domain.signals import SignalStatus
+from infrastructure.agents.handler import ABANDONED, CANCELLED
+from infrastructure.agents.parsing import AgentDefinition
+from infrastructure.notifier import PollingNotifier
+from infrastructure.worker import Worker, WorkerOptions
+from tests.fakes import Board, agent
+
+HANDLER = """
+import threading, time
+release = threading.Event()  # the test lets a hanging call go once it is over
+calls = []
+
+def handle(document):
+    calls.append(document["signal_id"])
+    topic = document["payload"]["topic"]
+    if topic == "hang":
+        release.wait(30)
+        return "late"
+    if topic.startswith("sleep "):
+        time.sleep(float(topic.split()[1]))
+    return {"artifact_path": "out/" + document["signal_id"] + ".md"}
+"""
+WORKER = agent("ps-py", RESEARCH=0.9)
+
+
+@pytest.fixture
+def module(tmp_path: Path):
+    """A handler module of its own (imported modules are cached per process by name)."""
+    name = f"lanes_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(HANDLER)
+    yield name
+    import sys
+
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        loaded.release.set()
+
+
+def run_worker(board: Board, definition: AgentDefinition, **options) -> tuple[Worker, threading.Thread]:
+    worker = Worker(
+        WorkerOptions(agent=definition.name, head_start=0, **options), board.service, board.queries,
+        lambda name: definition if name == definition.name else None, lambda: [WORKER],
+        board.store, PollingNotifier(board.store), board.settings.claim_threshold,
+    )
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    return worker, thread
+
+
+def post(board: Board, topic: str) -> str:
+    return board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic=topic)).signal_id
+
+
+def until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_an_entrypoint_past_its_timeout_fails_its_signal_while_the_others_complete(tmp_path, module):
+    board = Board(WORKER)
+    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.3)
+    hanging, quick = post(board, "hang"), post(board, "sleep 0.01")
+    worker, thread = run_worker(board, definition, concurrency=4)
+
+    until(lambda: board.read_model.get(hanging).status.is_final and board.read_model.get(quick).status.is_final)
+    worker.stop()
+    thread.join(10)
+
+    failed = board.read_model.get(hanging)
+    assert failed.status is SignalStatus.FAILED and failed.result.error == "timed out after 0.3s" + ABANDONED
+    assert board.read_model.get(quick).status is SignalStatus.COMPLETED
+    assert not thread.is_alive() and worker.handled == 2
+
+
+def test_a_stopped_worker_gives_up_on_a_running_entrypoint_once_the_grace_period_is_over(tmp_path, module):
+    board = Board(WORKER)
+    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    hanging = post(board, "hang")
+    worker, thread = run_worker(board, definition, grace=0.2)
+    until(lambda: board.read_model.get(hanging).status is SignalStatus.CLAIMED)
+
+    stopped = time.monotonic()
+    worker.stop()
+    thread.join(10)
+
+    failed = board.read_model.get(hanging)
+    assert failed.status is SignalStatus.FAILED and failed.result.error == CANCELLED + ABANDONED
+    assert not thread.is_alive() and 0.2 <= time.monotonic() - stopped < 5
+
+
+def test_a_long_entrypoint_call_has_its_claim_renewed_and_then_completes(tmp_path, module):
+    board = Board(WORKER)
+    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    slow = post(board, "sleep 0.5")
+    worker, thread = run_worker(board, definition, renew_every=0.1)
+
+    until(lambda: board.read_model.get(slow).status.is_final)
+    worker.stop()
+    thread.join(10)
+
+    assert board.read_model.get(slow).status is SignalStatus.COMPLETED
+    assert board.read_model.get(slow).result.artifact_path == f"out/{slow}.md"
+    assert board.event_types().count("AgentSignalClaimRenewed") >= 2
