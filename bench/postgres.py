@@ -517,7 +517,7 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
         spawned = time.monotonic()
         for i in range(k):
             running.spawn(system.command(), i)
-        first: tuple[float, int, float] | None = None  # (time, done, cpu) when the poll first saw work done
+        first: tuple[float, int, float, float | None] | None = None  # (time, done, cpu, server cpu) at the poll's first sight of work done
         deadline = spawned + 900
         while True:
             done, wrong = poll.execute(sql).fetchone()  # type: ignore[misc]
@@ -526,9 +526,9 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
             if wrong:
                 raise RuntimeError(f"{system.name}: {wrong} item(s) failed")
             if done and first is None:
-                first = (now, done, running.cpu_seconds())
+                first = (now, done, running.cpu_seconds(), server_cpu_seconds())
             if done >= n:
-                cpu_end = running.cpu_seconds()
+                cpu_end, server_end = running.cpu_seconds(), server_cpu_seconds()
                 break
             running.check_alive()
             if now > deadline:
@@ -551,6 +551,8 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
         "steady_per_s": round(steady_n / steady_s, 1) if steady_s > 0 else None,
         "cpu_s_workers": round(cpu_end, 2),
         "cpu_ms_per_item_steady": round((cpu_end - first[2]) * 1000 / steady_n, 3) if steady_n else None,
+        "server_cpu_ms_per_item_steady": (round((server_end - first[3]) * 1000 / steady_n, 3)
+                                          if steady_n and server_end is not None and first[3] is not None else None),
         "load_average_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
         "processes": running.results,
         "progress_every_second": _per_second(samples),
@@ -559,6 +561,25 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
     }
     result.update(system.analyse(dbs, db, n))
     return result
+
+
+def server_cpu_seconds() -> float | None:
+    """CPU used so far by the PostgreSQL server on this machine: every `postgres` process, and what the
+    postmaster's reaped children (backends that have ended) used. None when none is visible (a remote
+    server). It includes the benchmark's own polling backend, the same for every system."""
+    total, seen = 0, False
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            head, _, rest = (entry / "stat").read_text().rpartition(")")
+        except OSError:  # ended meanwhile
+            continue
+        if not head.endswith("(postgres"):
+            continue
+        seen = True
+        total += sum(int(x) for x in rest.split()[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK") if seen else None
 
 
 def _database_stats(dbs: Databases, db: str, polls: int) -> dict[str, Any]:
@@ -973,32 +994,35 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     v = pg["versions"]
     handler = pg["handler_cost"]["run_handler"]
-    handler_mean_s = handler["mean_ms"] / 1000
+    handler_mean_s = handler.get("mean_ms", 0.0) / 1000  # BENCH_PG_HANDLER_REPS=0: not measured
     rows = []
     for key, d in pg["drain"].items():
         system, k = d["system"], d["workers"]
         excluded = ""
-        if system == "blackboard" and d["steady_per_s"]:
+        if system == "blackboard" and d["steady_per_s"] and handler_mean_s:
             per_signal = k / d["steady_per_s"]  # seconds of one worker per signal
             excluded = round(k / max(per_signal - handler_mean_s, 1e-6), 1)
         spread = "/".join(str(c) for c in d.get("claims_per_worker", [])) or "-"
         rows.append([system, k, d["items"], d["total_s"], d["startup_s"], d["steady_per_s"], d["overall_per_s"],
-                     excluded or "-", d["cpu_ms_per_item_steady"], d.get("transactions_per_item", "-"), spread,
+                     excluded or "-", d["cpu_ms_per_item_steady"], d.get("server_cpu_ms_per_item_steady") or "-",
+                     d.get("transactions_per_item", "-"), spread,
                      d["load_average_1min"][1]])
     if rows:
         say(table(f"(g) drain on PostgreSQL {pg['postgresql']}: k worker processes, backlog in place before they start",
                   ["system", "workers", "items", "total s", "start-up s", "steady/s", "overall/s", "bb excl. handler/s",
-                   "cpu ms/item", "xacts/item", "claims per worker", "load"], rows,
+                   "cpu ms/item", "server cpu ms/item", "xacts/item", "claims per worker", "load"], rows,
                   "    total: spawning the workers until the poll (every 20 ms) sees everything done.  start-up: until it\n"
                   "    first sees one item done.  steady: items/s from then on; the compared figure.  cpu: the workers'\n"
-                  "    own, and their children's (blackboard's handlers), per item in the steady part.  xacts: the\n"
+                  "    own, and their children's (blackboard's handlers), per item in the steady part.  server cpu: the\n"
+                  "    PostgreSQL server's processes (on this machine), per item in the steady part.  xacts: the\n"
                   "    database's commits and rollbacks (pg_stat_database) per item, the benchmark's own polls taken off.\n"
                   + "".join(f"    {name}{' ' + v[name] if v.get(name) else ''}: {note}.\n" for name, note in pg.get("setup", {}).items())
                   + f"    blackboard's handler: {HANDLERS[pg['sizes'].get('BENCH_PG_HANDLER', 'entrypoint')]}; "
-                  f"run_handler measured in this process: p50 {handler['p50_ms']} ms, mean "
-                  f"{handler['mean_ms']} ms, p90 {handler['p90_ms']} ms (a bare subprocess.run(['true']): "
-                  f"p50 {pg['handler_cost']['subprocess_true']['p50_ms']} ms).\n"
-                  "    bb excl. handler: the steady rate with that mean taken off each signal's worker time; an estimate, "
+                  + (f"run_handler measured in this process: p50 {handler['p50_ms']} ms, mean "
+                     f"{handler['mean_ms']} ms, p90 {handler['p90_ms']} ms (a bare subprocess.run(['true']): "
+                     f"p50 {pg['handler_cost']['subprocess_true'].get('p50_ms')} ms).\n" if handler.get("n")
+                     else "run_handler not measured (BENCH_PG_HANDLER_REPS=0).\n")
+                  + "    bb excl. handler: the steady rate with that mean taken off each signal's worker time; an estimate, "
                   "not compared."))
     for key, d in pg["drain"].items():
         if d["system"] == "blackboard":
