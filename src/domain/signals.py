@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
@@ -120,7 +120,17 @@ class AgentSignal:
         return self.status is SignalStatus.POSTED and not self.waiting_for
 
     def _next(self, **changes: Any) -> AgentSignal:
-        return replace(self, version=self.version + 1, **changes)
+        return self._changed(version=self.version + 1, **changes)
+
+    def _changed(self, **changes: Any) -> AgentSignal:
+        """A copy with `changes`: dataclasses.replace without its generic per-field checks and keyword
+        __init__, at about half the cost. Every worker folds every event of its boards through here."""
+        if not changes.keys() <= _NAMES:
+            raise TypeError(f"AgentSignal has no field {sorted(changes.keys() - _NAMES)}")
+        new = _NEW(AgentSignal)
+        for name in _FIELDS:
+            _SET(new, name, changes[name] if name in changes else getattr(self, name))
+        return new
 
     @property
     def lease_started(self) -> datetime | None:
@@ -131,7 +141,7 @@ class AgentSignal:
         return self._next(status=SignalStatus.CLAIMED, claimed_by=agent_id, claimed_at=at, claim_token=token)
 
     def renewed(self, at: datetime) -> AgentSignal:
-        return replace(self, renewed_at=at)
+        return self._changed(renewed_at=at)
 
     def completed(self, result: SignalResult, at: datetime) -> AgentSignal:
         return self._next(status=SignalStatus.COMPLETED, result=result, completed_at=at)
@@ -156,8 +166,8 @@ class AgentSignal:
         if self.status.is_final:
             return self  # an ended signal keeps its times
         waiting = self.waiting_for - {upstream_id}
-        return replace(
-            self, waiting_for=waiting, claimable_since=self.claimable_since or (None if waiting else at)
+        return self._changed(
+            waiting_for=waiting, claimable_since=self.claimable_since or (None if waiting else at)
         )
 
     def to_document(self) -> dict[str, Any]:
@@ -183,6 +193,11 @@ class AgentSignal:
             "retry_of": self.retry_of,
             "lease_renewed_at": _iso(self.renewed_at),
         }
+
+
+_FIELDS = tuple(f.name for f in fields(AgentSignal))
+_NAMES = frozenset(_FIELDS)
+_NEW, _SET = object.__new__, object.__setattr__  # AgentSignal is frozen: its own __setattr__ refuses
 
 
 def _iso(value: datetime | None) -> str | None:

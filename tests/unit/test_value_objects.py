@@ -241,3 +241,23 @@ def test_the_contract_check_itself_catches_a_broken_document(field, value, valid
 
     with pytest.raises(jsonschema.ValidationError):
         validator.validate(document)
+
+
+# ===================================================================== transitions copy
+def test_a_transition_returns_a_changed_copy_equal_to_what_dataclasses_replace_makes():
+    from dataclasses import replace
+
+    posted = AgentSignal(
+        signal_id="sig-0000000a", blackboard_id="b", signal_type=SignalType.RESEARCH,
+        payload=SignalPayload(ps_id="ps-1", entry_id="e-1", topic="t"), target_capabilities=("RESEARCH",),
+        posted_by="ps", created_at=T0, after=("sig-0000000b",), waiting_for=frozenset({"sig-0000000b"}),
+    )
+    claimed = posted.claimed("ps-researcher", T0 + timedelta(seconds=1), token="tok")
+
+    assert claimed == replace(posted, version=2, status=SignalStatus.CLAIMED, claimed_by="ps-researcher",
+                              claimed_at=T0 + timedelta(seconds=1), claim_token="tok")
+    assert posted.status is SignalStatus.POSTED and posted.version == 1  # the original is untouched
+    with pytest.raises(AttributeError):
+        claimed.status = SignalStatus.POSTED  # still frozen
+    with pytest.raises(TypeError, match="no field"):
+        posted._changed(stauts=SignalStatus.CLAIMED)
