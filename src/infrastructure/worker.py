@@ -3,13 +3,13 @@
 The loop: note the log position, sweep expired signals now and then, pick the claimable signals
 this agent may take (best score first, then oldest), and claim as many as it has free handler
 slots in one command with this process's token (signals other workers took meanwhile are skipped,
-quietly). Each claimed signal runs in a thread of a pool while its claim is renewed; the outcomes
-go to a recorder thread that stores every outcome ready at that moment in one command, so a busy
-worker writes one transaction per batch, not one per signal. A Python `entrypoint` runs on a lane
-(agents/lanes.py) that hands its outcome straight to the recorder, and one supervisor thread keeps
-the timeouts, renewals and the grace period of all of them: no thread per signal sits waiting. Between rounds the loop sleeps until
-the log moves past the noted position, so a signal posted or released meanwhile wakes it at once
-and none is missed.
+quietly). A `command` handler runs in a thread of a pool, which watches it and renews its claim;
+a Python `entrypoint` runs on a lane (agents/lanes.py) that hands its outcome over itself, while
+one supervisor thread keeps the timeouts and the grace period of every call and has the pool renew
+their claims, so no thread per signal sits waiting. The outcomes go to a recorder thread that
+stores every outcome ready at that moment in one command, so a busy worker writes one transaction
+per batch, not one per signal. Between rounds the loop sleeps until the log moves past the noted
+position, so a signal posted or released meanwhile wakes it at once and none is missed.
 """
 
 from __future__ import annotations
@@ -91,6 +91,7 @@ class _Flight:
     deadline: float
     next_tick: float
     ended: bool = False
+    renewing: bool = False  # a renewal is under way in the pool
 
 
 class Worker:
@@ -123,6 +124,9 @@ class Worker:
         self._ready_changed = threading.Condition()
         self._flights: dict[str, _Flight] = {}  # entrypoint calls running on lanes, by signal
         self._flights_lock = threading.Lock()
+        self._supervisor: threading.Thread | None = None  # started with the first entrypoint call
+        self._drained = threading.Event()  # every claim recorded after a stop: the supervisor may end
+        self._pool: ThreadPoolExecutor | None = None
         self._closing = False
         self._handled = 0
         self._next_sweep = 0.0
@@ -156,16 +160,15 @@ class Worker:
         logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
         recorder = threading.Thread(target=self._record_outcomes, name="recorder", daemon=True)
         recorder.start()
-        drained = threading.Event()
-        supervisor = threading.Thread(target=self._supervise, args=(drained,), name="supervisor", daemon=True)
-        supervisor.start()
         with ThreadPoolExecutor(max_workers=self._slots, thread_name_prefix="handler") as pool:
+            self._pool = pool
             try:
                 self._loop(pool)
             finally:
                 self._drain()
-                drained.set()
-                supervisor.join()
+                self._drained.set()
+                if self._supervisor is not None:
+                    self._supervisor.join()
                 with self._ready_changed:
                     self._closing = True
                     self._ready_changed.notify_all()
@@ -265,7 +268,7 @@ class Worker:
             )
         except Exception as exc:  # noqa: BLE001 - the signal fails with the reason, the worker goes on
             logger.exception("handling %s went wrong", claimed.signal_id)
-            outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {type(exc).__name__}: {exc}")
+            outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {_said(exc)}")
         self._hand_over(agent, claimed, outcome, started)
 
     def _start_on_lane(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
@@ -273,17 +276,24 @@ class Worker:
         flight = _Flight(agent, claimed, now, now + timeout_of(agent), now + self._options.renew_every)
         with self._flights_lock:
             self._flights[claimed.signal_id] = flight
+        if self._supervisor is None:  # only the loop's thread starts calls
+            self._supervisor = threading.Thread(target=self._supervise, name="supervisor", daemon=True)
+            self._supervisor.start()
         start_call(self._call_on_lane, flight)
 
     def _call_on_lane(self, flight: _Flight) -> None:
-        """On a lane: build the document, call the entrypoint, hand the outcome over. Never raises."""
+        """On a lane: build the document, call the entrypoint, hand the outcome over. Never raises:
+        a flight that never landed would hold its slot until its timeout."""
         try:
-            document = self._document(flight.claimed)
-        except Exception as exc:  # noqa: BLE001 - e.g. the upstream results could not be read
-            logger.exception("handling %s went wrong", flight.claimed.signal_id)
-            outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {type(exc).__name__}: {exc}")
-        else:
-            outcome = call_entrypoint_here(flight.agent, document)  # the document is fresh: no copy needed
+            try:
+                document = self._document(flight.claimed)
+            except Exception as exc:  # noqa: BLE001 - e.g. the upstream results could not be read
+                logger.exception("handling %s went wrong", flight.claimed.signal_id)
+                outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {_said(exc)}")
+            else:
+                outcome = call_entrypoint_here(flight.agent, document)  # a fresh document: no copy needed
+        except BaseException as exc:  # noqa: BLE001 - e.g. an exception whose str() raises
+            outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {_said(exc)}")
         self._land(flight, outcome)
 
     def _land(self, flight: _Flight, outcome: HandlerOutcome) -> None:
@@ -295,24 +305,36 @@ class Worker:
             del self._flights[flight.claimed.signal_id]
         self._hand_over(flight.agent, flight.claimed, outcome, flight.started)
 
-    def _supervise(self, drained: threading.Event) -> None:
-        """The supervisor thread: renew the claims of long entrypoint calls, and give up on those past
-        their timeout or, once the grace period is over, all of them. Until the worker has drained."""
-        while not drained.wait(POLL):
+    def _supervise(self) -> None:
+        """The supervisor thread: give up on the entrypoint calls past their timeout or, once the grace
+        period is over, on all of them; have the pool renew the claims of long ones. Renewals run off
+        this thread, so a slow one delays no timeout. Until the worker has drained."""
+        while not self._drained.wait(POLL):
             with self._flights_lock:
-                flights = list(self._flights.values())
+                flights = [f for f in self._flights.values() if not f.ended]
             now = time.monotonic()
             for flight in flights:
-                if self._cancel.is_set():
-                    self._land(flight, HandlerOutcome(False, error=CANCELLED + ABANDONED))
-                elif now >= flight.deadline:
-                    self._land(flight, HandlerOutcome(False, error=f"timed out after {timeout_of(flight.agent):g}s" + ABANDONED))
-                elif now >= flight.next_tick:
-                    flight.next_tick = now + self._options.renew_every
-                    try:
-                        self._renew(flight.agent, flight.claimed)
-                    except Exception as exc:  # noqa: BLE001 - e.g. the claim is lost: the work is someone else's now
-                        self._land(flight, HandlerOutcome(False, error=f"stopped: {exc}" + ABANDONED))
+                try:
+                    if self._cancel.is_set():
+                        self._land(flight, HandlerOutcome(False, error=CANCELLED + ABANDONED))
+                    elif now >= flight.deadline:
+                        timed_out = f"timed out after {timeout_of(flight.agent):g}s"
+                        self._land(flight, HandlerOutcome(False, error=timed_out + ABANDONED))
+                    elif now >= flight.next_tick and not flight.renewing and self._pool is not None:
+                        flight.next_tick, flight.renewing = now + self._options.renew_every, True
+                        self._pool.submit(self._renew_flight, flight)
+                except Exception:  # noqa: BLE001 - the supervisor must not die: the others still need it
+                    logger.exception("could not supervise the call on %s", flight.claimed.signal_id)
+
+    def _renew_flight(self, flight: _Flight) -> None:
+        """In the pool: renew one call's claim; a lost claim stops the call (the work is someone else's)."""
+        try:
+            if not flight.ended:
+                self._renew(flight.agent, flight.claimed)
+        except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
+            self._land(flight, HandlerOutcome(False, error=f"stopped: {exc}" + ABANDONED))
+        finally:
+            flight.renewing = False
 
     def _hand_over(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, started: float) -> None:
         done = _Done(claimed, self._command(agent, claimed, outcome), time.monotonic() - started)
@@ -441,3 +463,11 @@ class Worker:
                 self._cancel.set()
             self._finished.wait(0.05)
             self._finished.clear()
+
+
+def _said(error: BaseException) -> str:
+    """`Type: message`, even for an exception whose str() itself raises."""
+    try:
+        return f"{type(error).__name__}: {error}"
+    except Exception:  # noqa: BLE001
+        return type(error).__name__

@@ -116,3 +116,64 @@ def test_a_long_entrypoint_call_has_its_claim_renewed_and_then_completes(tmp_pat
     assert board.read_model.get(slow).status is SignalStatus.COMPLETED
     assert board.read_model.get(slow).result.artifact_path == f"out/{slow}.md"
     assert board.event_types().count("AgentSignalClaimRenewed") >= 2
+
+
+def test_a_call_that_returns_after_its_timeout_is_recorded_once_as_timed_out(tmp_path, module):
+    import sys
+
+    board = Board(WORKER)
+    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.2)
+    hanging = post(board, "hang")
+    worker, thread = run_worker(board, definition)
+    until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
+
+    sys.modules[module].release.set()  # the abandoned call returns now, while the worker still runs
+    time.sleep(0.3)
+    worker.stop()
+    thread.join(10)
+
+    assert board.event_types().count("AgentSignalFailed") == 1 and "AgentSignalCompleted" not in board.event_types()
+    assert board.read_model.get(hanging).result.error.startswith("timed out after 0.2s")
+    assert worker.handled == 1
+
+
+def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module):
+    board = Board(WORKER)
+    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.5)
+    hanging = post(board, "hang")
+    worker, thread = run_worker(board, definition, renew_every=0.05)
+    worker._renew = lambda *_: time.sleep(3)  # a renewal stuck on a held board or a slow network
+    started = time.monotonic()
+
+    until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
+    took = time.monotonic() - started
+    worker.stop()
+    thread.join(10)
+
+    assert took < 2.0, f"the timeout came {took:.2f}s after the claim"
+    assert board.read_model.get(hanging).result.error.startswith("timed out after 0.5s")
+
+
+def test_a_document_that_cannot_be_built_fails_the_signal_with_the_reason(tmp_path, module):
+    board = Board(WORKER)
+    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    signal_id = post(board, "sleep 0")
+    worker = Worker(
+        WorkerOptions(agent=definition.name, head_start=0), board.service, board.queries,
+        lambda name: definition, lambda: [WORKER], board.store, PollingNotifier(board.store),
+        board.settings.claim_threshold,
+    )
+
+    def unreadable(_claimed):
+        raise RuntimeError("upstream results unreadable")
+
+    worker._document = unreadable
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    until(lambda: board.read_model.get(signal_id).status.is_final)
+    worker.stop()
+    thread.join(10)
+
+    failed = board.read_model.get(signal_id)
+    assert failed.status is SignalStatus.FAILED
+    assert failed.result.error == "the worker could not run the handler: RuntimeError: upstream results unreadable"
