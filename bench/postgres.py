@@ -22,7 +22,7 @@ that already holds the backlog, k worker processes are spawned on it, and the be
 
 Figures: total (spawn -> all done, start-up included), start-up (spawn -> the first completion the
 poll sees), and the steady rate from that first completion to the last, which is the one compared.
-The handler's own cost (the worker's `run_handler` on the bench agent, in this process) is reported
+The handler's own cost (a handler call as the worker makes it, on the bench agent, in this process) is reported
 beside the rates.
 
 wake-up: one idle `blackboard worker` (its defaults), signals posted one at a time through
@@ -98,7 +98,7 @@ SIZES: dict[str, tuple[Any, Any]] = {
     "BENCH_PG_SYSTEMS": (",".join(SYSTEMS),) * 2,  # drain: which systems
     "BENCH_PG_WAKEUPS": (100, 30),  # wake-up: signals posted one at a time (0: skip)
     "BENCH_PG_WAKEUP_GAP_MS": ("100-200", "100-200"),  # wake-up: pause between two posts (uniform)
-    "BENCH_PG_HANDLER_REPS": (200, 50),  # the handler's cost: `run_handler` calls timed in this process
+    "BENCH_PG_HANDLER_REPS": (200, 50),  # the handler's cost: handler calls timed in this process
     "BENCH_PG_STEP_REPS": (100, 30),  # claim path: worker rounds timed step by step in this process
     "BENCH_PG_ANALYZE": (1, 1),  # 1: ANALYZE each backlog before the workers start (what autovacuum would do); 0: not
 }
@@ -613,9 +613,25 @@ def _per_second(samples: Sequence[tuple[float, int]]) -> list[int]:
 
 
 # -------------------------------------------------------------------------------- handler cost
+def worker_handler_call(agent: Any, document: dict[str, Any]) -> Any:
+    """One handler call as a worker makes it: an entrypoint on a lane (the worker's supervisor watches
+    its time; nothing waits here but this caller), a command through run_handler. `document` is handed
+    over, as the worker hands over the one it builds."""
+    from infrastructure.agents.handler import call_entrypoint_here, run_handler
+    from infrastructure.agents.lanes import start_call
+
+    if not agent.entrypoint:
+        return run_handler(agent, document)
+    call = start_call(lambda d: call_entrypoint_here(agent, d), document)
+    if not call.wait(60):
+        raise RuntimeError("the no-op entrypoint did not return within 60 s")
+    return call.value
+
+
 def handler_cost(root: Path, reps: int) -> dict[str, Any]:
-    """The worker's own `run_handler` on the bench-noop agent, and a bare fork/exec of `true`."""
-    from infrastructure.agents.handler import run_handler
+    """A handler call as the worker makes it on the bench-noop agent, and a bare fork/exec of `true`."""
+    import copy
+
     from infrastructure.agents.parsing import read_agent_file
 
     agent = read_agent_file(_agents_dir(root) / f"{AGENT_NAME}.md")
@@ -624,15 +640,16 @@ def handler_cost(root: Path, reps: int) -> dict[str, Any]:
                             "context": {}}}
     handler, bare = [], []
     for _ in range(reps):
+        fresh = copy.deepcopy(document)
         t = time.perf_counter()
-        outcome = run_handler(agent, document)
+        outcome = worker_handler_call(agent, fresh)
         handler.append(time.perf_counter() - t)
         if not outcome.succeeded:
             raise RuntimeError(f"the no-op handler failed: {outcome.error}")
         t = time.perf_counter()
         subprocess.run(["true"], check=True)
         bare.append(time.perf_counter() - t)
-    return {"reps": reps, "run_handler": _dist_ms(handler), "subprocess_true": _dist_ms(bare)}
+    return {"reps": reps, "handler_call": _dist_ms(handler), "subprocess_true": _dist_ms(bare)}
 
 
 # ------------------------------------------------------------------------------ the open-signals query
@@ -700,7 +717,6 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int, batch: int)
     from application.dispatcher import EventDispatcher
     from application.queries import BlackboardQueries
     from application.service import BlackboardService, Settings
-    from infrastructure.agents.handler import run_handler
     from infrastructure.agents.parsing import read_agent_file
     from infrastructure.agents.registry import FrontmatterAgentRegistry
     from infrastructure.clock import RandomSignalIds, SystemClock
@@ -753,7 +769,7 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int, batch: int)
             claims = timed("claim_signals", lambda: service.claim_signals(ClaimSignals(
                 blackboard_id=board, signal_ids=tuple(f.signal_id for f in found), agent_id=AGENT_NAME,
                 token=token, limit=batch)), keep)
-            timed("handlers", lambda: [run_handler(agent, c.to_document()) for c in claims.claimed], keep)
+            timed("handlers", lambda: [worker_handler_call(agent, c.to_document()) for c in claims.claimed], keep)
             outcomes = tuple(CompleteSignal(signal_id=c.signal_id, agent_id=AGENT_NAME, token=token, blackboard_id=board)
                              for c in claims.claimed)
             timed("record_outcomes", lambda: service.record_outcomes(
@@ -993,7 +1009,7 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
         say(f"\n== (g) PostgreSQL: skipped ({pg['skipped']})")
         return []
     v = pg["versions"]
-    handler = pg["handler_cost"]["run_handler"]
+    handler = pg["handler_cost"].get("handler_call") or pg["handler_cost"].get("run_handler", {})
     handler_mean_s = handler.get("mean_ms", 0.0) / 1000  # BENCH_PG_HANDLER_REPS=0: not measured
     rows = []
     for key, d in pg["drain"].items():
@@ -1018,10 +1034,10 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                   "    database's commits and rollbacks (pg_stat_database) per item, the benchmark's own polls taken off.\n"
                   + "".join(f"    {name}{' ' + v[name] if v.get(name) else ''}: {note}.\n" for name, note in pg.get("setup", {}).items())
                   + f"    blackboard's handler: {HANDLERS[pg['sizes'].get('BENCH_PG_HANDLER', 'entrypoint')]}; "
-                  + (f"run_handler measured in this process: p50 {handler['p50_ms']} ms, mean "
+                  + (f"a handler call as the worker makes it, measured in this process: p50 {handler['p50_ms']} ms, mean "
                      f"{handler['mean_ms']} ms, p90 {handler['p90_ms']} ms (a bare subprocess.run(['true']): "
                      f"p50 {pg['handler_cost']['subprocess_true'].get('p50_ms')} ms).\n" if handler.get("n")
-                     else "run_handler not measured (BENCH_PG_HANDLER_REPS=0).\n")
+                     else "the handler call not measured (BENCH_PG_HANDLER_REPS=0).\n")
                   + "    bb excl. handler: the steady rate with that mean taken off each signal's worker time; an estimate, "
                   "not compared."))
     for key, d in pg["drain"].items():
@@ -1065,7 +1081,7 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                   f"of {cp.get('batch', 1)} signals)",
                   ["step", "p50 ms", "mean ms", "p90 ms", "SQL statements", "pool checkouts"], rows,
                   "    the worker's calls in its order, for a worker with that many free slots: last_position,\n"
-                  "    candidates (2 per slot, as the worker reads them), claim_signals (one command, the board held), run_handler\n"
+                  "    candidates (2 per slot, as the worker reads them), claim_signals (one command, the board held), a handler call\n"
                   "    for each, record_outcomes (one command); no head start to pay (no other agent fits better).\n"
                   f"    A bare SELECT 1 round trip: p50 {cp['select_1_round_trip']['p50_ms']} ms."))
     rows = []
