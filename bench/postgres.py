@@ -366,6 +366,7 @@ class BlackboardSystem(System):
 
     def analyse(self, dbs: Databases, db: str, n: int) -> dict[str, Any]:
         """From the event log: claims per worker, and where a worker's time goes between two signals."""
+        from bench.workers import step_times
         from infrastructure.persistence.engine import StoreSettings, make_engine
         from infrastructure.persistence.event_store import SqlAlchemyEventStore
 
@@ -378,20 +379,11 @@ class BlackboardSystem(System):
         per_token: dict[str, int] = {}
         for r in claims:
             per_token[r.event.token] = per_token.get(r.event.token, 0) + 1
-        claimed_at = {r.event.signal_id: r.event.occurred_at for r in claims}
-        token_of = {r.event.signal_id: r.event.token for r in claims}
-        handle, between = [], []
-        last_done: dict[str, Any] = {}
-        for r in records:
-            e = r.event
-            if e.event_type == "AgentSignalClaimed" and e.token in last_done:
-                between.append((e.occurred_at - last_done[e.token]).total_seconds())
-            elif e.event_type == "AgentSignalCompleted" and e.signal_id in claimed_at:
-                handle.append((e.occurred_at - claimed_at[e.signal_id]).total_seconds())
-                last_done[token_of[e.signal_id]] = e.occurred_at
+        claimed = {r.event.signal_id for r in claims}
+        handle, between = step_times(records)
         return {
             "claims": len(claims),
-            "claimed_twice": len(claims) - len(claimed_at),
+            "claimed_twice": len(claims) - len(claimed),
             "completed_to_next_claim_mean_ms": _ms(statistics.fmean(between)) if between else None,
             # a worker that has just completed, and then sat idle past the notifier's 0.25 s wait
             "completed_to_next_claim_over_200ms": sum(1 for x in between if x > 0.2),

@@ -312,8 +312,16 @@ def drain(root: Path, agents: Path, k: int, n: int, extra: Extra, profile_dir: P
 def _steps(records: Sequence[Recorded]) -> dict[str, Any]:
     """Where a worker's time goes, from the log: claim -> completion (the handler and the recording
     of its outcome) and completion -> its next claim (the loop: wake, query, claim), per worker."""
-    claimed_at = {r.event.signal_id: r.event.occurred_at for r in _by_type(records, "AgentSignalClaimed")}
-    token_of = {r.event.signal_id: r.event.token for r in _by_type(records, "AgentSignalClaimed")}
+    handle, between = step_times(records)
+    return {"claim_to_completed": _dist_ms(handle), "completed_to_next_claim": _dist_ms(between)}
+
+
+def step_times(records: Sequence[Recorded]) -> tuple[list[float], list[float]]:
+    """Seconds from each claim to its completion, and from each completion to the same worker's
+    (token's) next claim, in log order."""
+    claims = _by_type(records, "AgentSignalClaimed")
+    claimed_at = {r.event.signal_id: r.event.occurred_at for r in claims}
+    token_of = {r.event.signal_id: r.event.token for r in claims}
     handle, between = [], []
     last_done: dict[str, datetime] = {}
     for r in records:
@@ -323,7 +331,7 @@ def _steps(records: Sequence[Recorded]) -> dict[str, Any]:
         elif e.event_type == "AgentSignalCompleted" and e.signal_id in claimed_at:
             handle.append((e.occurred_at - claimed_at[e.signal_id]).total_seconds())
             last_done[token_of[e.signal_id]] = e.occurred_at
-    return {"claim_to_completed": _dist_ms(handle), "completed_to_next_claim": _dist_ms(between)}
+    return handle, between
 
 
 # ------------------------------------------------------------------------------------ wake-up
