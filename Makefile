@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# import-linter reads packages from disk; the script lints the `blackboard` package as installed
 lint: $(STAMP)
-	$(BIN)/lint-imports
+	$(BIN)/python scripts/lint_imports.py
 
 test: lint
 	$(BIN)/python -m pytest
@@ -31,7 +32,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench
 
 demo: $(STAMP)
-	$(BIN)/python -m infrastructure.demo
+	$(BIN)/python -m blackboard.infrastructure.demo
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .blackboard

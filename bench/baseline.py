@@ -18,7 +18,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate, event
 
 from bench.common import AGENT, temp_dir
-from domain.capabilities import DEFAULT_THRESHOLD
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD
 
 
 BOARD = "ps-bench"

@@ -18,17 +18,17 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from application.commands import PostSignal
-from application.dispatcher import EventDispatcher
-from application.service import BlackboardService
-from domain.capabilities import AgentCapability, AgentProfile
-from infrastructure.clock import RandomSignalIds, SystemClock
-from infrastructure.memory.agents import FixedAgentRegistry
-from infrastructure.persistence.engine import StoreSettings, make_engine
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.read_model import SqlSignalReadModel
-from infrastructure.persistence.schema import ensure_schema
-from infrastructure.persistence.snapshots import SqlSnapshotStore
+from blackboard.application.commands import PostSignal
+from blackboard.application.dispatcher import EventDispatcher
+from blackboard.application.service import BlackboardService
+from blackboard.domain.capabilities import AgentCapability, AgentProfile
+from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
+from blackboard.infrastructure.memory.agents import FixedAgentRegistry
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.infrastructure.persistence.schema import ensure_schema
+from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
 
 AGENT = AgentProfile(agent_id="bench-researcher", capabilities=(AgentCapability(type="RESEARCH", score=0.9),))
 

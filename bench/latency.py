@@ -8,13 +8,13 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from application.commands import ClaimSignal, CompleteSignal
+from blackboard.application.commands import ClaimSignal, CompleteSignal
 from bench.common import AGENT, Config, Timer, build_service, post_command, progress, sqlite_engine, summary_ms, temp_dir
 from bench.seeding import seed_posts
-from infrastructure.persistence.engine import StoreSettings, make_engine
-from infrastructure.persistence.event_store import EVENTS
-from infrastructure.persistence.schema import ensure_schema
-from infrastructure.persistence.snapshots import SNAPSHOTS, SqlSnapshotStore
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.event_store import EVENTS
+from blackboard.infrastructure.persistence.schema import ensure_schema
+from blackboard.infrastructure.persistence.snapshots import SNAPSHOTS, SqlSnapshotStore
 
 WARMUP_CYCLES = 5
 COLD_REPS = 3

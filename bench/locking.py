@@ -20,8 +20,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, func, insert, s
 from sqlalchemy.exc import DBAPIError
 
 from bench.common import Config, Timer, progress, sqlite_engine, temp_dir
-from infrastructure.persistence.engine import StoreSettings, make_engine, write_transaction
-from infrastructure.persistence.event_store import EVENTS
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine, write_transaction
+from blackboard.infrastructure.persistence.event_store import EVENTS
 
 BUSY_TIMEOUT_S = 30.0
 MODES = {

@@ -341,8 +341,8 @@ class BlackboardSystem(System):
 
     def prepare(self, dbs: Databases, root: Path, n: int) -> str:
         from bench.common import build_service
-        from infrastructure.persistence.engine import StoreSettings, make_engine
-        from infrastructure.persistence.schema import ensure_schema
+        from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+        from blackboard.infrastructure.persistence.schema import ensure_schema
 
         name = dbs.create(f"bb_template_{n}")
         engine = make_engine(StoreSettings(url=dbs.sqlalchemy_url(name)))
@@ -367,8 +367,8 @@ class BlackboardSystem(System):
     def analyse(self, dbs: Databases, db: str, n: int) -> dict[str, Any]:
         """From the event log: claims per worker, and where a worker's time goes between two signals."""
         from bench.workers import step_times
-        from infrastructure.persistence.engine import StoreSettings, make_engine
-        from infrastructure.persistence.event_store import SqlAlchemyEventStore
+        from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+        from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 
         engine = make_engine(StoreSettings(url=dbs.sqlalchemy_url(db)))
         try:
@@ -478,7 +478,7 @@ def _query(url: str, sql: str) -> list[tuple[Any, ...]]:
 
 
 def _post(i: int, what: str) -> Any:
-    from application.commands import PostSignal
+    from blackboard.application.commands import PostSignal
 
     return PostSignal(signal_type="RESEARCH", ps_id=BOARD, entry_id=f"e-{i}", topic=f"{what} {i}",
                       prompt="nothing to do")
@@ -609,8 +609,8 @@ def worker_handler_call(agent: Any, document: dict[str, Any]) -> Any:
     """One handler call as a worker makes it: an entrypoint on a lane (the worker's supervisor watches
     its time; nothing waits here but this caller), a command through run_handler. `document` is handed
     over, as the worker hands over the one it builds."""
-    from infrastructure.agents.handler import call_entrypoint_here, run_handler
-    from infrastructure.agents.lanes import start_call
+    from blackboard.infrastructure.agents.handler import call_entrypoint_here, run_handler
+    from blackboard.infrastructure.agents.lanes import start_call
 
     if not agent.entrypoint:
         return run_handler(agent, document)
@@ -624,7 +624,7 @@ def handler_cost(root: Path, reps: int) -> dict[str, Any]:
     """A handler call as the worker makes it on the bench-noop agent, and a bare fork/exec of `true`."""
     import copy
 
-    from infrastructure.agents.parsing import read_agent_file
+    from blackboard.infrastructure.agents.parsing import read_agent_file
 
     agent = read_agent_file(_agents_dir(root) / f"{AGENT_NAME}.md")
     document = {"signal_id": "sig-bench0001", "blackboard_id": BOARD, "signal_type": "RESEARCH",
@@ -650,8 +650,8 @@ def open_signals_probe(dbs: Databases, db: str, reps: int = 3) -> dict[str, Any]
     through the adapter, and PostgreSQL's plan for the very statement it sent."""
     from sqlalchemy import event
 
-    from infrastructure.persistence.engine import StoreSettings, make_engine
-    from infrastructure.persistence.read_model import SqlSignalReadModel
+    from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+    from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 
     engine = make_engine(StoreSettings(url=dbs.sqlalchemy_url(db)))
     sent: list[tuple[str, Any]] = []
@@ -705,17 +705,17 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int, batch: int)
     import psycopg
     from sqlalchemy import event
 
-    from application.commands import ClaimSignals, CompleteSignal, GetOpenSignals, RecordOutcomes
-    from application.dispatcher import EventDispatcher
-    from application.queries import BlackboardQueries
-    from application.service import BlackboardService, Settings
-    from infrastructure.agents.parsing import read_agent_file
-    from infrastructure.agents.registry import FrontmatterAgentRegistry
-    from infrastructure.clock import RandomSignalIds, SystemClock
-    from infrastructure.persistence.engine import StoreSettings, make_engine
-    from infrastructure.persistence.event_store import SqlAlchemyEventStore
-    from infrastructure.persistence.read_model import SqlSignalReadModel
-    from infrastructure.persistence.snapshots import SqlSnapshotStore
+    from blackboard.application.commands import ClaimSignals, CompleteSignal, GetOpenSignals, RecordOutcomes
+    from blackboard.application.dispatcher import EventDispatcher
+    from blackboard.application.queries import BlackboardQueries
+    from blackboard.application.service import BlackboardService, Settings
+    from blackboard.infrastructure.agents.parsing import read_agent_file
+    from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
+    from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+    from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+    from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+    from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
 
     db = dbs.create("bb_steps", template=template)
     engine = make_engine(StoreSettings(url=dbs.sqlalchemy_url(db)))
@@ -785,8 +785,8 @@ def claim_path(dbs: Databases, root: Path, template: str, reps: int, batch: int)
 def wakeup(dbs: Databases, root: Path, template: str, label: str, worker_args: Sequence[str], n: int,
            gap: tuple[float, float]) -> dict[str, Any]:
     from bench.common import build_service
-    from infrastructure.persistence.engine import StoreSettings, make_engine
-    from infrastructure.persistence.event_store import SqlAlchemyEventStore
+    from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+    from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 
     system = BlackboardSystem(worker_args)
     db = dbs.create(f"wake_{label}", template=template)
@@ -850,8 +850,8 @@ def wakeup(dbs: Databases, root: Path, template: str, label: str, worker_args: S
 
 
 def _empty_template(dbs: Databases) -> str:
-    from infrastructure.persistence.engine import StoreSettings, make_engine
-    from infrastructure.persistence.schema import ensure_schema
+    from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+    from blackboard.infrastructure.persistence.schema import ensure_schema
 
     name = dbs.create("bb_template_empty")
     engine = make_engine(StoreSettings(url=dbs.sqlalchemy_url(name)))

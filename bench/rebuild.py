@@ -8,8 +8,8 @@ from sqlalchemy import func, select
 
 from bench.common import Config, Timer, progress, sqlite_engine, temp_dir
 from bench.seeding import seed_mix
-from infrastructure.persistence.projection import SIGNALS
-from infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
+from blackboard.infrastructure.persistence.projection import SIGNALS
+from blackboard.infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
 
 
 def run(config: Config) -> dict[str, Any]:

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import Engine
 
 from bench.common import AGENT
-from domain.blackboard import BlackboardAggregate
-from domain.signals import SignalPayload, SignalResult, SignalType
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 META = {"actor": "bench-seed", "command": "Seed", "causation_id": "bench-seed", "correlation_id": "bench-seed"}

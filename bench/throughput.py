@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any, Protocol
 
-from application.commands import ClaimSignal, CompleteSignal
+from blackboard.application.commands import ClaimSignal, CompleteSignal
 from bench.common import AGENT, Config, build_service, post_command, progress, sqlite_engine, temp_dir
 
 KINDS = ("post", "claim", "complete")

@@ -33,19 +33,19 @@ from typing import IO, Any
 
 from sqlalchemy import Engine, func, select
 
-from application.commands import PostSignal
-from application.dispatcher import EventDispatcher
-from application.ports import Recorded
-from application.service import BlackboardService
+from blackboard.application.commands import PostSignal
+from blackboard.application.dispatcher import EventDispatcher
+from blackboard.application.ports import Recorded
+from blackboard.application.service import BlackboardService
 from bench.common import Config, die_with_parent, percentile, progress, sqlite_engine, stop_processes, temp_dir
-from domain.blackboard import BlackboardAggregate
-from domain.signals import SignalPayload, SignalType
-from infrastructure.agents.registry import FrontmatterAgentRegistry
-from infrastructure.clock import RandomSignalIds, SystemClock
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.read_model import SqlSignalReadModel
-from infrastructure.persistence.snapshots import SqlSnapshotStore
-from infrastructure.persistence.tables import SIGNALS
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.signals import SignalPayload, SignalType
+from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
+from blackboard.infrastructure.persistence.tables import SIGNALS
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 AGENT_NAME = "bench-noop"

@@ -7,8 +7,8 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
-from infrastructure.persistence.engine import DEFAULT_URL, StoreSettings, make_engine
-from infrastructure.persistence.tables import metadata
+from blackboard.infrastructure.persistence.engine import DEFAULT_URL, StoreSettings, make_engine
+from blackboard.infrastructure.persistence.tables import metadata
 
 config = context.config
 target_metadata = metadata

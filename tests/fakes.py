@@ -5,14 +5,14 @@ from __future__ import annotations
 import itertools
 from datetime import UTC, datetime, timedelta
 
-from application.dispatcher import EventDispatcher
-from application.ports import Clock, IdGenerator
-from application.queries import BlackboardQueries
-from application.service import BlackboardService, Settings
-from domain.capabilities import AgentCapability, AgentProfile
-from infrastructure.memory.agents import FixedAgentRegistry
-from infrastructure.memory.event_store import InMemoryEventStore
-from infrastructure.memory.read_model import InMemorySignalReadModel
+from blackboard.application.dispatcher import EventDispatcher
+from blackboard.application.ports import Clock, IdGenerator
+from blackboard.application.queries import BlackboardQueries
+from blackboard.application.service import BlackboardService, Settings
+from blackboard.domain.capabilities import AgentCapability, AgentProfile
+from blackboard.infrastructure.memory.agents import FixedAgentRegistry
+from blackboard.infrastructure.memory.event_store import InMemoryEventStore
+from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 
 T0 = datetime(2026, 1, 4, 9, 0, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from domain.signals import EntryId, NonEmpty, SignalIdText, SignalStatus, SignalType, Topic
+from blackboard.domain.signals import EntryId, NonEmpty, SignalIdText, SignalStatus, SignalType, Topic
 
 
 class Message(BaseModel):

@@ -7,8 +7,8 @@ import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 
-from application.ports import EventPublisher
-from domain.events import BlackboardEvent
+from blackboard.application.ports import EventPublisher
+from blackboard.domain.events import BlackboardEvent
 
 logger = logging.getLogger(__name__)
 

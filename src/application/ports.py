@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from domain.capabilities import AgentProfile
-from domain.events import BlackboardEvent
-from domain.signals import AgentSignal, Candidate, SignalStatus
+from blackboard.domain.capabilities import AgentProfile
+from blackboard.domain.events import BlackboardEvent
+from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
 
 class ConcurrencyConflict(Exception):

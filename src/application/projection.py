@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from application.ports import EventStore, SignalReadModel
+from blackboard.application.ports import EventStore, SignalReadModel
 
 
 class Projector:

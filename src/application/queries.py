@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
-from application.ports import AgentRegistry, EventStore, SignalFilter, SignalReadModel
-from application.projection import Projector
-from domain.capabilities import Volunteer, rank
-from domain.errors import SignalNotFound
-from domain.events import AgentSignalCompleted
-from domain.signals import AgentSignal, Candidate
+from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
+from blackboard.application.ports import AgentRegistry, EventStore, SignalFilter, SignalReadModel
+from blackboard.application.projection import Projector
+from blackboard.domain.capabilities import Volunteer, rank
+from blackboard.domain.errors import SignalNotFound
+from blackboard.domain.events import AgentSignalCompleted
+from blackboard.domain.signals import AgentSignal, Candidate
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,9 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from application.ports import EventStore, Recorded, SnapshotStore
-from domain.blackboard import BlackboardAggregate
-from domain.events import BlackboardEvent
+from blackboard.application.ports import EventStore, Recorded, SnapshotStore
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.events import BlackboardEvent
 
 
 class BlackboardRepository:

@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 from uuid import uuid4
 
-from application.commands import (
+from blackboard.application.commands import (
     ClaimSignal,
     ClaimSignals,
     Command,
@@ -22,7 +22,7 @@ from application.commands import (
     RenewClaim,
     RetrySignal,
 )
-from application.ports import (
+from blackboard.application.ports import (
     AgentRegistry,
     Clock,
     ConcurrencyConflict,
@@ -33,12 +33,12 @@ from application.ports import (
     SignalReadModel,
     SnapshotStore,
 )
-from application.projection import Projector
-from application.repository import BlackboardRepository
-from domain.blackboard import BlackboardAggregate
-from domain.capabilities import DEFAULT_THRESHOLD, AgentProfile, rank
-from domain.errors import AgentNotFound, BlackboardError, SignalNotFound
-from domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
+from blackboard.application.projection import Projector
+from blackboard.application.repository import BlackboardRepository
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile, rank
+from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
+from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

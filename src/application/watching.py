@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import time
 
-from application.commands import GetSignalById, WatchSignals
-from application.ports import EventStore, LogNotifier, StoreUnavailable
-from application.queries import BlackboardQueries
-from domain.errors import BlackboardError
-from domain.signals import AgentSignal
+from blackboard.application.commands import GetSignalById, WatchSignals
+from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
+from blackboard.application.queries import BlackboardQueries
+from blackboard.domain.errors import BlackboardError
+from blackboard.domain.signals import AgentSignal
 
 FINAL_EVENTS = frozenset({"AgentSignalCompleted", "AgentSignalFailed", "AgentSignalExpired", "AgentSignalUnclaimed"})
 

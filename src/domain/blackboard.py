@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from domain.capabilities import DEFAULT_THRESHOLD, AgentProfile
-from domain.errors import (
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile
+from blackboard.domain.errors import (
     AlreadyClaimed,
     BelowThreshold,
     DependenciesPending,
@@ -20,7 +20,7 @@ from domain.errors import (
     StaleClaim,
     UnknownDependency,
 )
-from domain.events import (
+from blackboard.domain.events import (
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
     AgentSignalCompleted,
@@ -30,8 +30,8 @@ from domain.events import (
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
-from domain.evolution import evolve
-from domain.signals import AgentSignal, SignalId, SignalPayload, SignalResult, SignalStatus, SignalType
+from blackboard.domain.evolution import evolve
+from blackboard.domain.signals import AgentSignal, SignalId, SignalPayload, SignalResult, SignalStatus, SignalType
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
 

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.signals import AgentSignal
+from blackboard.domain.signals import AgentSignal
 
 DEFAULT_THRESHOLD = 0.8
 

@@ -9,7 +9,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.signals import SignalPayload, SignalResult, SignalType
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
 
 ENVELOPE = frozenset({"event_id", "blackboard_id", "version", "occurred_at"})
 

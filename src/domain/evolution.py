@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import singledispatch
 
-from domain.events import (
+from blackboard.domain.events import (
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
     AgentSignalCompleted,
@@ -15,7 +15,7 @@ from domain.events import (
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
-from domain.signals import AgentSignal, SignalStatus
+from blackboard.domain.signals import AgentSignal, SignalStatus
 
 Lookup = Callable[[str], AgentSignal]
 Dependants = Callable[[str], Iterable[str]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, datetime
 
-from application.ports import Clock, IdGenerator
+from blackboard.application.ports import Clock, IdGenerator
 
 
 class SystemClock(Clock):

@@ -6,8 +6,8 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from domain.errors import InvalidInput
-from infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
 
 # name -> (environment variable, default, parser, rule shown when the value is refused)
 SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any], str]] = {

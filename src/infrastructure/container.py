@@ -9,26 +9,26 @@ from typing import TYPE_CHECKING
 from dependency_injector import containers, providers
 from sqlalchemy import Engine
 
-from application.dispatcher import EventDispatcher
-from application.ports import LogNotifier
-from application.queries import BlackboardQueries
-from application.service import BlackboardService, Settings
-from application.watching import Watcher
-from infrastructure.clock import RandomSignalIds, SystemClock
-from infrastructure.notifier import PollingNotifier
-from infrastructure.persistence.engine import StoreSettings, make_engine
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.read_model import SqlSignalReadModel
-from infrastructure.persistence.schema import ensure_schema
-from infrastructure.persistence.snapshots import SqlSnapshotStore
+from blackboard.application.dispatcher import EventDispatcher
+from blackboard.application.ports import LogNotifier
+from blackboard.application.queries import BlackboardQueries
+from blackboard.application.service import BlackboardService, Settings
+from blackboard.application.watching import Watcher
+from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
+from blackboard.infrastructure.notifier import PollingNotifier
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.infrastructure.persistence.schema import ensure_schema
+from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
 
 if TYPE_CHECKING:
-    from infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
 
 def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgentRegistry:
     """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms."""
-    from infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
     return FrontmatterAgentRegistry(Path(agents_dir), default_threshold)
 
@@ -36,7 +36,7 @@ def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgen
 def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float) -> LogNotifier:
     """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications."""
     if engine.dialect.name == "postgresql":
-        from infrastructure.persistence.notifier import PostgresNotifier
+        from blackboard.infrastructure.persistence.notifier import PostgresNotifier
 
         return PostgresNotifier(engine, store)
     return PollingNotifier(store, interval)
@@ -50,9 +50,9 @@ def open_database(settings: StoreSettings) -> Engine:
 
 
 class Container(containers.DeclarativeContainer):
-    """Configured from `infrastructure.config.load` (flags and environment); override providers in tests."""
+    """Configured from `blackboard.infrastructure.config.load` (flags and environment); override providers in tests."""
 
-    wiring_config = containers.WiringConfiguration(modules=["infrastructure.cli.commands"])
+    wiring_config = containers.WiringConfiguration(modules=["blackboard.infrastructure.cli.commands"])
     config = providers.Configuration(strict=True)
 
     store_settings = providers.Singleton(

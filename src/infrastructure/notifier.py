@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from application.ports import EventStore, LogNotifier
+from blackboard.application.ports import EventStore, LogNotifier
 
 
 class PollingNotifier(LogNotifier):

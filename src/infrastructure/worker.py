@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from application.commands import (
+from blackboard.application.commands import (
     ClaimSignals,
     CompleteSignal,
     ExpireSignals,
@@ -36,14 +36,14 @@ from application.commands import (
     RecordOutcomes,
     RenewClaim,
 )
-from application.ports import EventStore, LogNotifier, StoreUnavailable
-from application.queries import BlackboardQueries
-from application.service import BlackboardService
-from domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, InvalidInput
-from domain.capabilities import AgentProfile
-from domain.signals import AgentSignal, Candidate
-from infrastructure.agents.entrypoints import load_entrypoint
-from infrastructure.agents.handler import (
+from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
+from blackboard.application.queries import BlackboardQueries
+from blackboard.application.service import BlackboardService
+from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError, InvalidInput
+from blackboard.domain.capabilities import AgentProfile
+from blackboard.domain.signals import AgentSignal, Candidate
+from blackboard.infrastructure.agents.entrypoints import load_entrypoint
+from blackboard.infrastructure.agents.handler import (
     ABANDONED,
     CANCELLED,
     POLL,
@@ -52,8 +52,8 @@ from infrastructure.agents.handler import (
     run_handler,
     timeout_of,
 )
-from infrastructure.agents.lanes import start_call
-from infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.agents.lanes import start_call
+from blackboard.infrastructure.agents.parsing import AgentDefinition
 
 logger = logging.getLogger("blackboard.worker")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-import domain.errors
-from application.commands import (
+import blackboard.domain.errors
+from blackboard.application.commands import (
     ClaimSignal,
     CompleteSignal,
     ExpireSignals,
@@ -22,11 +22,11 @@ from application.commands import (
     PostSignal,
     WatchSignals,
 )
-from application.queries import WatchResult
-from domain.capabilities import AgentCapability, AgentProfile
-from domain.errors import BlackboardError
-from domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
-from domain.signals import AgentSignal, SignalStatus, SignalType
+from blackboard.application.queries import WatchResult
+from blackboard.domain.capabilities import AgentCapability, AgentProfile
+from blackboard.domain.errors import BlackboardError
+from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
+from blackboard.domain.signals import AgentSignal, SignalStatus, SignalType
 from tests.fakes import Board
 
 PS_ID = "PROJ-001"
@@ -290,7 +290,7 @@ def it_succeeds(outcome: object, action: str) -> None:
 
 @then(parsers.re(r"the (?P<action>claim|completion|failure|post) is refused with (?P<error>\w+)"))
 def it_is_refused(outcome: object, action: str, error: str) -> None:
-    expected = getattr(domain.errors, error)
+    expected = getattr(blackboard.domain.errors, error)
     assert isinstance(outcome, expected), f"expected the {action} to be refused with {error}, got {outcome!r}"
 
 
@@ -303,7 +303,7 @@ def refusal_says(outcome: object, text: str) -> None:
 @then(parsers.parse('the refusal names the "{signal_type}" signal as the one it waits for'))
 def refusal_names_upstream(board: Board, outcome: object, signal_type: str) -> None:
     upstream = _of_type(board, signal_type).signal_id
-    assert isinstance(outcome, domain.errors.DependenciesPending), f"got {outcome!r}"
+    assert isinstance(outcome, blackboard.domain.errors.DependenciesPending), f"got {outcome!r}"
     assert outcome.pending == (upstream,)
     assert f"waits for {upstream}" in str(outcome)
 

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from application.ports import ConcurrencyConflict, EventStore
-from domain.blackboard import BlackboardAggregate
+from blackboard.application.ports import ConcurrencyConflict, EventStore
+from blackboard.domain.blackboard import BlackboardAggregate
 from tests.contract.stories import every_event_type, post, posts
 
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from application.ports import Recorded, SignalFilter, SignalReadModel
-from domain.blackboard import BlackboardAggregate
-from domain.signals import SignalResult, SignalStatus
+from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.signals import SignalResult, SignalStatus
 from tests.contract.stories import RESEARCHER, every_event_type, post, posts
 from tests.fakes import T0
 

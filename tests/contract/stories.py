@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from domain.blackboard import BlackboardAggregate
-from domain.events import BlackboardEvent
-from domain.signals import SignalPayload, SignalResult, SignalType
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.events import BlackboardEvent
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
 from tests.fakes import T0, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9, REVIEW=0.85, ANALYSIS=0.95)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from tests.contract.event_store_contract import EventStoreContract
 from tests.contract.read_model_contract import ReadModelContract
 

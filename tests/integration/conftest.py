@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
-from application.service import Settings
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.read_model import SqlSignalReadModel
-from infrastructure.persistence.snapshots import SqlSnapshotStore
+from blackboard.application.service import Settings
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
 from tests.fakes import Board, agent
 
 AGENTS = (

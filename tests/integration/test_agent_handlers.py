@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from domain.signals import AgentSignal, SignalPayload, SignalType
-from infrastructure.agents import AgentDefinition, FrontmatterAgentRegistry
+from blackboard.domain.signals import AgentSignal, SignalPayload, SignalType
+from blackboard.infrastructure.agents import AgentDefinition, FrontmatterAgentRegistry
 
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
 REGISTRY = FrontmatterAgentRegistry(AGENTS_DIR)

@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from sqlalchemy import func, insert, select
 
-from application.commands import ClaimSignals, PostSignal
-from application.ports import SignalFilter
-from domain.blackboard import BlackboardAggregate
-from infrastructure.persistence import bulk
-from infrastructure.persistence.codec import changing_row, signal_row
-from infrastructure.persistence.tables import EVENTS, SIGNALS
+from blackboard.application.commands import ClaimSignals, PostSignal
+from blackboard.application.ports import SignalFilter
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.infrastructure.persistence import bulk
+from blackboard.infrastructure.persistence.codec import changing_row, signal_row
+from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
 from tests.contract.stories import RESEARCHER, posts
 from tests.fakes import T0
 from tests.integration.conftest import SqlBoard

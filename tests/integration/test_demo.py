@@ -6,7 +6,7 @@ import sys
 
 
 def test_the_demo_tells_its_story_and_its_rebuild_matches(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "infrastructure.demo"], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "blackboard.infrastructure.demo"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr

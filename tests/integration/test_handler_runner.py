@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from infrastructure.agents.handler import run_handler
-from infrastructure.agents.registry import FrontmatterAgentRegistry
+from blackboard.infrastructure.agents.handler import run_handler
+from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
 DOCUMENT = {"signal_id": "sig-0000abcd", "payload": {"topic": "t"}}
 

@@ -8,7 +8,7 @@ import time
 
 from sqlalchemy import event
 
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from tests.contract.stories import posts
 
 WRITERS, APPENDS = 4, 25

@@ -12,9 +12,9 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from infrastructure.persistence.engine import StoreSettings, make_engine
-from infrastructure.persistence.schema import HEAD, MIGRATIONS, current_revision, ensure_schema, upgrade
-from infrastructure.persistence.tables import metadata
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.schema import HEAD, current_revision, migrations_folder, ensure_schema, upgrade
+from blackboard.infrastructure.persistence.tables import metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -30,7 +30,7 @@ def test_the_models_and_the_migrations_agree(sql_engine):
 
 def test_head_names_the_newest_migration():
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("script_location", str(migrations_folder()))
 
     assert ScriptDirectory.from_config(config).get_current_head() == HEAD
 

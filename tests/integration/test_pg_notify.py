@@ -9,11 +9,11 @@ import time
 
 from sqlalchemy import text
 
-from application.commands import ClaimSignal, CompleteSignal, PostSignal
-from application.watching import Watcher
-from infrastructure.notifier import PollingNotifier
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.notifier import NOTIFY_CHANNEL, PostgresNotifier
+from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSignal
+from blackboard.application.watching import Watcher
+from blackboard.infrastructure.notifier import PollingNotifier
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.notifier import NOTIFY_CHANNEL, PostgresNotifier
 from tests.integration.conftest import SqlBoard
 
 

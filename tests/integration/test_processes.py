@@ -7,11 +7,11 @@ import traceback
 
 import pytest
 
-from application.commands import ClaimSignal, CompleteSignal, PostSignal
-from application.ports import SignalFilter
-from domain.blackboard import BlackboardAggregate
-from domain.errors import AlreadyClaimed
-from infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSignal
+from blackboard.application.ports import SignalFilter
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.errors import AlreadyClaimed
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
 from tests.integration.conftest import SqlBoard
 
 PROCESSES = 8

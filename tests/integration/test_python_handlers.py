@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from domain.capabilities import AgentCapability, AgentProfile
-from domain.errors import InvalidInput
-from infrastructure.agents.entrypoints import EntrypointNotLoadable, load_entrypoint
-from infrastructure.agents.handler import run_handler
-from infrastructure.agents.parsing import AgentDefinition
-from infrastructure.agents.registry import FrontmatterAgentRegistry
+from blackboard.domain.capabilities import AgentCapability, AgentProfile
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, load_entrypoint
+from blackboard.infrastructure.agents.handler import run_handler
+from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
 SHIPPED_AGENTS = Path(__file__).resolve().parents[2] / "agents"
 DOCUMENT = {"signal_id": "sig-0000abcd", "payload": {"topic": "t", "context": {}}}

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from application.commands import ClaimSignal, CompleteSignal, ExpireSignals, FailSignal, PostSignal
-from application.ports import SignalFilter
-from domain.errors import BlackboardError
-from infrastructure.persistence.engine import StoreSettings, make_engine
-from infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
-from infrastructure.persistence.schema import ensure_schema
+from blackboard.application.commands import ClaimSignal, CompleteSignal, ExpireSignals, FailSignal, PostSignal
+from blackboard.application.ports import SignalFilter
+from blackboard.domain.errors import BlackboardError
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
+from blackboard.infrastructure.persistence.schema import ensure_schema
 from tests.integration.conftest import SqlBoard
 
 KINDS = ("RESEARCH", "ANALYSIS", "REVIEW")

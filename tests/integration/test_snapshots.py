@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from application.commands import ClaimSignal, PostSignal
-from application.service import Settings
-from domain.blackboard import BlackboardAggregate
-from infrastructure.persistence.tables import SNAPSHOTS
+from blackboard.application.commands import ClaimSignal, PostSignal
+from blackboard.application.service import Settings
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.infrastructure.persistence.tables import SNAPSHOTS
 from tests.fakes import CountingStore
 from tests.integration.conftest import SqlBoard
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from sqlalchemy import select
 
-from application.commands import (
+from blackboard.application.commands import (
     ClaimSignal,
     ClaimSignals,
     CompleteSignal,
@@ -20,12 +20,12 @@ from application.commands import (
     RecordOutcomes,
     WatchSignals,
 )
-from application.ports import SignalFilter
-from domain.blackboard import BlackboardAggregate
-from domain.errors import AlreadyClaimed, DependenciesPending, NotTheClaimer
-from domain.signals import SignalStatus
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.tables import EVENTS
+from blackboard.application.ports import SignalFilter
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.errors import AlreadyClaimed, DependenciesPending, NotTheClaimer
+from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.tables import EVENTS
 
 
 def post(board, kind="RESEARCH", **fields):

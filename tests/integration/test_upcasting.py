@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 from sqlalchemy import insert
 
-from domain import events
-from domain.blackboard import BlackboardAggregate
-from domain.events import AgentSignalFailed
-from domain.signals import SignalResult
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.tables import EVENTS
+from blackboard.domain import events
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.events import AgentSignalFailed
+from blackboard.domain.signals import SignalResult
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.tables import EVENTS
 
 
 def test_a_row_of_an_older_schema_version_is_upcast_when_loaded(sql_engine, monkeypatch):

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from application.commands import PostSignal
-from application.dispatcher import EventDispatcher
-from application.service import BlackboardService
-from domain.signals import SignalStatus
-from infrastructure.agents.registry import FrontmatterAgentRegistry
-from infrastructure.clock import RandomSignalIds, SystemClock
-from infrastructure.persistence.engine import StoreSettings, make_engine
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.application.commands import PostSignal
+from blackboard.application.dispatcher import EventDispatcher
+from blackboard.application.service import BlackboardService
+from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 

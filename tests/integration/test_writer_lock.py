@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from application.ports import StoreUnavailable
-from infrastructure.persistence.engine import StoreSettings, make_engine, write_transaction
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.application.ports import StoreUnavailable
+from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine, write_transaction
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from tests.contract.stories import posts
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from domain.capabilities import AgentCapability, rank
-from domain.signals import AgentSignal, SignalPayload, SignalType
-from infrastructure.agents import AgentFileProblem, FrontmatterAgentRegistry
-from infrastructure.agents import registry as registry_module
+from blackboard.domain.capabilities import AgentCapability, rank
+from blackboard.domain.signals import AgentSignal, SignalPayload, SignalType
+from blackboard.infrastructure.agents import AgentFileProblem, FrontmatterAgentRegistry
+from blackboard.infrastructure.agents import registry as registry_module
 
 SHIPPED_AGENTS = Path(__file__).resolve().parents[2] / "agents"
 

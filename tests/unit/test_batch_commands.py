@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from application.commands import (
+from blackboard.application.commands import (
     ClaimSignal,
     ClaimSignals,
     CompleteSignal,
@@ -13,8 +13,8 @@ from application.commands import (
     PostSignal,
     RecordOutcomes,
 )
-from domain.errors import AgentNotFound, AlreadyClaimed, DependenciesPending, InvalidTransition, StaleClaim
-from domain.signals import AgentSignal, SignalStatus
+from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, DependenciesPending, InvalidTransition, StaleClaim
+from blackboard.domain.signals import AgentSignal, SignalStatus
 from tests.fakes import Board, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9)

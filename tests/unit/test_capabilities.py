@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from domain.capabilities import DEFAULT_THRESHOLD, AgentCapability, AgentProfile, Volunteer, rank, volunteers
-from domain.signals import AgentSignal, SignalPayload, SignalType
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentCapability, AgentProfile, Volunteer, rank, volunteers
+from blackboard.domain.signals import AgentSignal, SignalPayload, SignalType
 from tests.fakes import T0, agent
 
 

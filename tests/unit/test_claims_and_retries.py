@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from domain.blackboard import BlackboardAggregate
-from domain.errors import InvalidTransition, StaleClaim
-from domain.events import AgentSignalClaimRenewed, AgentSignalPosted
-from domain.signals import SignalResult, SignalStatus
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.errors import InvalidTransition, StaleClaim
+from blackboard.domain.events import AgentSignalClaimRenewed, AgentSignalPosted
+from blackboard.domain.signals import SignalResult, SignalStatus
 from tests.contract.stories import RESEARCHER, post
 from tests.fakes import T0
 

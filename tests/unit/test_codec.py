@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from domain.blackboard import BlackboardAggregate
-from domain.signals import SignalResult
-from infrastructure.persistence import projection
-from infrastructure.persistence.codec import changing_row, signal_row
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.signals import SignalResult
+from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence.codec import changing_row, signal_row
 from tests.contract.stories import RESEARCHER, post
 from tests.fakes import T0
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.errors import InvalidInput
-from infrastructure import config
-from infrastructure.container import Container
-from infrastructure.persistence.engine import make_engine
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure import config
+from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.persistence.engine import make_engine
 
 PG_URL = "postgresql+psycopg://nobody@127.0.0.1:1/x"  # never connected to: an engine connects on first use
 

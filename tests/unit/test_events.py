@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from pydantic import ValidationError
 
-from domain import events as domain_events
-from domain.events import (
+from blackboard.domain import events as domain_events
+from blackboard.domain.events import (
     ENVELOPE,
     EVENT_TYPES,
     AgentSignalClaimed,
@@ -24,7 +24,7 @@ from domain.events import (
     load_event,
     upcast,
 )
-from domain.signals import SignalPayload, SignalResult, SignalType
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
 from tests.fakes import T0
 
 ENV = {"blackboard_id": "bb-1", "occurred_at": T0 + timedelta(seconds=5), "signal_id": "sig-0000000a"}

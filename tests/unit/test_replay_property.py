@@ -7,10 +7,10 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from application.ports import Recorded, SignalFilter
-from domain.blackboard import BlackboardAggregate
-from domain.errors import BlackboardError
-from domain.events import (
+from blackboard.application.ports import Recorded, SignalFilter
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.errors import BlackboardError
+from blackboard.domain.events import (
     AgentSignalClaimed,
     AgentSignalCompleted,
     AgentSignalExpired,
@@ -19,8 +19,8 @@ from domain.events import (
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
-from domain.signals import SignalPayload, SignalResult, SignalStatus, SignalType
-from infrastructure.memory.read_model import InMemorySignalReadModel
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalStatus, SignalType
+from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 from tests.fakes import T0, agent
 
 BB = "bb-prop"

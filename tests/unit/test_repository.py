@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from application.commands import ClaimSignal, PostSignal
-from application.service import BlackboardService
-from domain.blackboard import BlackboardAggregate
+from blackboard.application.commands import ClaimSignal, PostSignal
+from blackboard.application.service import BlackboardService
+from blackboard.domain.blackboard import BlackboardAggregate
 from tests.contract.stories import RESEARCHER, every_event_type, post
 from tests.fakes import T0, Board, CountingStore, SequentialIds, agent
 
@@ -51,7 +51,7 @@ def test_a_conflict_reloads_only_the_events_the_loser_missed():
 
 
 def test_refresh_reads_another_writer_s_events_ahead_so_the_next_get_reads_only_newer_ones():
-    from application.repository import BlackboardRepository
+    from blackboard.application.repository import BlackboardRepository
 
     board = Board(agent("ps-researcher", RESEARCH=0.9))
     for n in (1, 2):
@@ -71,7 +71,7 @@ def test_refresh_reads_another_writer_s_events_ahead_so_the_next_get_reads_only_
 
 
 def test_refresh_leaves_a_board_it_does_not_hold_alone():
-    from application.repository import BlackboardRepository
+    from blackboard.application.repository import BlackboardRepository
 
     board = Board(agent("ps-researcher", RESEARCH=0.9))
     board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))

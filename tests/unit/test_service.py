@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from application.commands import (
+from blackboard.application.commands import (
     ClaimSignal,
     CompleteSignal,
     ExpireSignals,
@@ -16,11 +16,11 @@ from application.commands import (
     PostSignal,
     WatchSignals,
 )
-from application.ports import ConcurrencyConflict
-from application.service import BlackboardService, Contention, Settings
-from domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
-from domain.events import AgentSignalCompleted, AgentSignalPosted
-from domain.signals import SignalStatus
+from blackboard.application.ports import ConcurrencyConflict
+from blackboard.application.service import BlackboardService, Contention, Settings
+from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
+from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted
+from blackboard.domain.signals import SignalStatus
 from tests.fakes import Board, InMemoryEventStore, SequentialIds, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9, INVESTIGATION=0.7)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from domain.blackboard import BlackboardAggregate
-from domain.errors import (
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.errors import (
     AlreadyClaimed,
     BelowThreshold,
     BlackboardError,
@@ -24,7 +24,7 @@ from domain.errors import (
     SignalNotFound,
     UnknownDependency,
 )
-from domain.events import (
+from blackboard.domain.events import (
     AgentSignalClaimed,
     AgentSignalCompleted,
     AgentSignalExpired,
@@ -33,7 +33,7 @@ from domain.events import (
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
-from domain.signals import SignalPayload, SignalResult, SignalStatus, SignalType
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalStatus, SignalType
 from tests.fakes import T0, agent
 
 BB = "bb-1"

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from domain.blackboard import BlackboardAggregate
-from domain.signals import (
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.signals import (
     FINAL_STATUSES,
     AgentSignal,
     SignalId,

@@ -6,10 +6,10 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from application.commands import ClaimSignal, PostSignal
-from infrastructure.agents.parsing import AgentDefinition
-from infrastructure.notifier import PollingNotifier
-from infrastructure.worker import Worker, WorkerOptions
+from blackboard.application.commands import ClaimSignal, PostSignal
+from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.notifier import PollingNotifier
+from blackboard.infrastructure.worker import Worker, WorkerOptions
 from tests.fakes import Board, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.95)

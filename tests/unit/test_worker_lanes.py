@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from application.commands import PostSignal
-from domain.signals import SignalStatus
-from infrastructure.agents.handler import ABANDONED, CANCELLED
-from infrastructure.agents.parsing import AgentDefinition
-from infrastructure.notifier import PollingNotifier
-from infrastructure.worker import Worker, WorkerOptions
+from blackboard.application.commands import PostSignal
+from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure.agents.handler import ABANDONED, CANCELLED
+from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.notifier import PollingNotifier
+from blackboard.infrastructure.worker import Worker, WorkerOptions
 from tests.fakes import Board, agent
 
 HANDLER = """

@@ -1,7 +1,7 @@
 """Agents declared as Markdown files with YAML frontmatter (contracts/agent-file.md)."""
 
-from infrastructure.agents.parsing import AgentDefinition, AgentFileInvalid, AgentFileProblem, read_agent_file
-from infrastructure.agents.registry import FrontmatterAgentRegistry
+from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileInvalid, AgentFileProblem, read_agent_file
+from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
 __all__ = [
     "AgentDefinition",

@@ -17,8 +17,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from domain.errors import InvalidInput
-from infrastructure.agents.parsing import AgentDefinition
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.agents.parsing import AgentDefinition
 
 Entrypoint = Callable[[dict[str, Any]], Any]
 

@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from infrastructure.agents.entrypoints import EntrypointNotLoadable, load_entrypoint
-from infrastructure.agents.lanes import start_call
-from infrastructure.agents.outcome import HandlerOutcome, from_stdout, from_value
-from infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, load_entrypoint
+from blackboard.infrastructure.agents.lanes import start_call
+from blackboard.infrastructure.agents.outcome import HandlerOutcome, from_stdout, from_value
+from blackboard.infrastructure.agents.parsing import AgentDefinition
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from domain.capabilities import AgentCapability, AgentProfile
-from infrastructure.agents.spec import AgentFileSpec, plain_messages
+from blackboard.domain.capabilities import AgentCapability, AgentProfile
+from blackboard.infrastructure.agents.spec import AgentFileSpec, plain_messages
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from application.ports import AgentRegistry
-from domain.capabilities import DEFAULT_THRESHOLD, AgentProfile
-from infrastructure.agents.parsing import (
+from blackboard.application.ports import AgentRegistry
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile
+from blackboard.infrastructure.agents.parsing import (
     AgentDefinition,
     AgentFileInvalid,
     AgentFileProblem,

@@ -25,17 +25,17 @@ OPTIONS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from infrastructure.cli.parser import build_parser
+    from blackboard.infrastructure.cli.parser import build_parser
 
     args = build_parser().parse_args(argv)  # usage errors exit 2 here, before anything is opened
     as_json = False
     try:
-        from infrastructure import config
+        from blackboard.infrastructure import config
 
         as_json = config.json_output(getattr(args, "json", False))
         settings = config.load({"db": args.db, "agents_dir": args.agents_dir})
-        from infrastructure.cli import commands
-        from infrastructure.container import Container
+        from blackboard.infrastructure.cli import commands
+        from blackboard.infrastructure.container import Container
 
         container = Container()
         container.config.from_dict(settings)
@@ -72,8 +72,8 @@ def _quiet_broken_pipe() -> int:
 def _report(exc: Exception, as_json: bool) -> int:
     from pydantic import ValidationError
 
-    from application.watching import WaitTimedOut
-    from domain.errors import InvalidInput, NotFound, RuleViolation
+    from blackboard.application.watching import WaitTimedOut
+    from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
 
     if isinstance(exc, ValidationError):
         message, code = _invalid(exc), EXIT_INVALID

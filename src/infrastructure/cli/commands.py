@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from dependency_injector.wiring import Provide, inject
 
-from application.commands import (
+from blackboard.application.commands import (
     ClaimSignal,
     CompleteSignal,
     ExpireSignals,
@@ -21,14 +21,14 @@ from application.commands import (
     RetrySignal,
     WatchSignals,
 )
-from domain.errors import InvalidInput, RuleViolation
-from domain.signals import SignalStatus
-from infrastructure.cli import render
-from infrastructure.cli.render import Output
-from infrastructure.container import Container
+from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure.cli import render
+from blackboard.infrastructure.cli.render import Output
+from blackboard.infrastructure.container import Container
 
 if TYPE_CHECKING:
-    from infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
 
@@ -91,7 +91,7 @@ def worker(
 ) -> Output:
     import logging
 
-    from infrastructure.worker import Worker, WorkerOptions
+    from blackboard.infrastructure.worker import Worker, WorkerOptions
 
     if args.concurrency < 1:
         raise InvalidInput("--concurrency", f"must be 1 or more, got {args.concurrency}")
@@ -205,7 +205,7 @@ def events(args: argparse.Namespace, store: Lazy = Provide[Container.event_store
 
 @inject
 def db_upgrade(args: argparse.Namespace, engine: Lazy = Provide[Container.engine.provider]) -> Output:
-    from infrastructure.persistence.schema import current_revision
+    from blackboard.infrastructure.persistence.schema import current_revision
 
     revision = current_revision(engine())  # opening the engine upgraded it
     return Output({"revision": revision}, f"schema at revision {revision}")
@@ -213,7 +213,7 @@ def db_upgrade(args: argparse.Namespace, engine: Lazy = Provide[Container.engine
 
 @inject
 def projection_rebuild(args: argparse.Namespace, engine: Lazy = Provide[Container.engine.provider]) -> Output:
-    from infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
+    from blackboard.infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
 
     rebuilder = BlackboardProjectionRebuilder(engine())
     if sys.stderr.isatty():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from infrastructure.persistence import DEFAULT_URL
+from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
 STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")

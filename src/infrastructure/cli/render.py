@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from application.ports import Recorded
-from domain.capabilities import Volunteer
-from domain.signals import AgentSignal
+from blackboard.application.ports import Recorded
+from blackboard.domain.capabilities import Volunteer
+from blackboard.domain.signals import AgentSignal
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from application.ports import AgentRegistry
-from domain.capabilities import AgentProfile
+from blackboard.application.ports import AgentRegistry
+from blackboard.domain.capabilities import AgentProfile
 
 
 class FixedAgentRegistry(AgentRegistry):

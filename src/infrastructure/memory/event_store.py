@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from application.ports import ConcurrencyConflict, EventStore, Recorded
-from domain.events import BlackboardEvent
-from domain.signals import AgentSignal
+from blackboard.application.ports import ConcurrencyConflict, EventStore, Recorded
+from blackboard.domain.events import BlackboardEvent
+from blackboard.domain.signals import AgentSignal
 
 
 class InMemoryEventStore(EventStore):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from application.ports import Recorded, SignalFilter, SignalReadModel
-from domain.blackboard import BlackboardAggregate
-from domain.signals import AgentSignal
+from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.signals import AgentSignal
 
 
 class InMemorySignalReadModel(SignalReadModel):

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from application.ports import Recorded
-from domain.events import BlackboardEvent, load_event
-from domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
+from blackboard.application.ports import Recorded
+from blackboard.domain.events import BlackboardEvent, load_event
+from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
 
 
 def event_row(

@@ -15,8 +15,8 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
-from infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
-from infrastructure.persistence.writer_lock import WriterLock
+from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
+from blackboard.infrastructure.persistence.writer_lock import WriterLock
 
 
 

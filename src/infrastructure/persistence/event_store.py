@@ -12,14 +12,14 @@ from typing import Any
 from sqlalchemy import Connection, Engine, bindparam, func, insert, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUnavailable
-from domain.events import BlackboardEvent
-from domain.signals import AgentSignal
-from infrastructure.persistence import bulk, projection
-from infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
-from infrastructure.persistence.engine import held_connection, held_transaction, read_connection, write_transaction
-from infrastructure.persistence.tables import EVENTS
-from infrastructure.persistence.writer_lock import WriterBusy
+from blackboard.application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUnavailable
+from blackboard.domain.events import BlackboardEvent
+from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.persistence import bulk, projection
+from blackboard.infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
+from blackboard.infrastructure.persistence.engine import held_connection, held_transaction, read_connection, write_transaction
+from blackboard.infrastructure.persistence.tables import EVENTS
+from blackboard.infrastructure.persistence.writer_lock import WriterBusy
 
 # One round trip before an append: the board's version, the log's last position, the read model's.
 STATE = select(

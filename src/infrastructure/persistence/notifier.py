@@ -18,8 +18,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from application.ports import EventStore, LogNotifier
-from infrastructure.persistence.event_store import NOTIFY_CHANNEL
+from blackboard.application.ports import EventStore, LogNotifier
+from blackboard.infrastructure.persistence.event_store import NOTIFY_CHANNEL
 
 logger = logging.getLogger(__name__)
 

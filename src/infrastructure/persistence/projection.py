@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
-from application.ports import Recorded
-from domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
-from domain.evolution import evolve
-from domain.signals import AgentSignal
-from infrastructure.persistence import bulk
-from infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
-from infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
+from blackboard.application.ports import Recorded
+from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
+from blackboard.domain.evolution import evolve
+from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.persistence import bulk
+from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
+from blackboard.infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
 
 NAME = "blackboard_signals"
 CHANGING = ("status", "claimed_by", "claimed_at", "completed_at", "result_json", "version",

@@ -10,12 +10,12 @@ from typing import Any, ParamSpec, TypeVar
 from sqlalchemy import Engine, Select, select
 from sqlalchemy.exc import DBAPIError
 
-from application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
-from domain.signals import AgentSignal, Candidate
-from infrastructure.persistence import projection
-from infrastructure.persistence.codec import signal_from_row
-from infrastructure.persistence.engine import read_connection, write_transaction
-from infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS
+from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
+from blackboard.domain.signals import AgentSignal, Candidate
+from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence.codec import signal_from_row
+from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
+from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS
 
 
 P = ParamSpec("P")

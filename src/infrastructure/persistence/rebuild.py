@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 from sqlalchemy import Engine
 
-from infrastructure.persistence import projection
-from infrastructure.persistence.engine import write_transaction
-from infrastructure.persistence.event_store import SqlAlchemyEventStore
-from infrastructure.persistence.projection import FoldCache
+from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence.engine import write_transaction
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.projection import FoldCache
 
 Progress = Callable[[int, int], None]  # (position reached, last position)
 

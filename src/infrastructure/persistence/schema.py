@@ -7,11 +7,17 @@ from pathlib import Path
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
-from infrastructure.persistence.engine import write_transaction
+from blackboard.infrastructure.persistence.engine import write_transaction
 
-MIGRATIONS = Path(__file__).resolve().parents[3] / "migrations"
 MIGRATION_LOCK = 0x626C6D67
 HEAD = "0003"  # the newest revision in migrations/versions; a test keeps the two in step
+
+
+def migrations_folder() -> Path:
+    """Where the alembic scripts are: inside the installed package (`blackboard.migrations`)."""
+    import blackboard.migrations
+
+    return Path(blackboard.migrations.__file__).parent
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -29,7 +35,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("script_location", str(migrations_folder()))
     with write_transaction(engine) as conn:  # one migrator at a time; the others find it done
         if engine.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})

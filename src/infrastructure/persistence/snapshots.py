@@ -11,10 +11,10 @@ from functools import cache
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import Engine, select
 
-from application.ports import SnapshotStore
-from domain.signals import AgentSignal
-from infrastructure.persistence.engine import read_connection, write_transaction
-from infrastructure.persistence.tables import SNAPSHOTS
+from blackboard.application.ports import SnapshotStore
+from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
+from blackboard.infrastructure.persistence.tables import SNAPSHOTS
 
 # Changes whenever AgentSignal's fields do, so a snapshot of an older shape is ignored, not misread.
 SCHEMA = zlib.crc32(",".join(f.name for f in dataclasses.fields(AgentSignal)).encode()) & 0x7FFFFFFF

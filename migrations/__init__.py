@@ -1,0 +1,1 @@
+"""Alembic migrations, shipped inside the package so an installed blackboard can migrate."""

@@ -1,0 +1,65 @@
+"""The distribution as a user installs it: non-editable, beside the user's own packages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A fresh venv holding the built wheel (dependencies lent from this venv, so nothing is fetched
+    but the build backend)."""
+    work = tmp_path_factory.mktemp("install")
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "dist"), str(ROOT)])
+    wheel = next((work / "dist").glob("agent_blackboard-*.whl"))
+    venv = work / "venv"
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    python = venv / "bin" / "python"
+    purelib = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip()
+    Path(purelib, "lent-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(wheel)])
+    return venv
+
+
+def run(argv: list[str], cwd: Path | None = None) -> str:
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{argv} exited {done.returncode}: {done.stderr[-2000:]}"
+    return done.stdout
+
+
+def test_the_wheel_installs_only_the_blackboard_package(installed):
+    purelib = Path(run([str(installed / "bin" / "python"), "-c",
+                        "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
+    top_level = {p.name for p in purelib.iterdir() if not p.name.endswith((".dist-info", ".pth"))}
+
+    assert top_level == {"blackboard"}
+    assert (purelib / "blackboard" / "migrations" / "versions").is_dir()
+
+
+def test_an_installed_blackboard_migrates_and_posts_beside_the_users_own_domain_package(installed, tmp_path):
+    for name in ("domain", "application"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("OWNER = 'the user'\n")
+    blackboard = str(installed / "bin" / "blackboard")
+    db = f"sqlite:///{tmp_path / 'board.db'}"
+
+    run([blackboard, "--db", db, "db", "upgrade"], cwd=tmp_path)
+    posted = run([blackboard, "--db", db, "--json", "post", "--type", "RESEARCH", "--ps-id", "ps-1",
+                  "--entry-id", "e-1", "--topic", "installed"], cwd=tmp_path)
+    shown = run([blackboard, "--db", db, "--json", "show", json.loads(posted)["signal_id"]], cwd=tmp_path)
+    users = run([str(installed / "bin" / "python"), "-c", textwrap.dedent("""
+        import domain, application, blackboard.domain.signals
+        print(domain.OWNER, application.OWNER, blackboard.__version__)
+    """)], cwd=tmp_path)
+
+    assert json.loads(shown)["payload"]["topic"] == "installed"
+    assert users.split()[:4] == ["the", "user", "the", "user"]

@@ -1,0 +1,26 @@
+"""pyproject maps every source folder into the `blackboard` namespace, and nothing else."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_folder_with_python_modules_is_a_listed_package_under_blackboard():
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    mapping: dict[str, str] = setuptools["package-dir"]
+    on_disk = set()
+    for package, folder in mapping.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            relative = init.parent.relative_to(ROOT / folder)
+            on_disk.add(".".join([package, *relative.parts]))
+    folders_without_init = [
+        str(d.relative_to(ROOT)) for folder in mapping.values() for d in (ROOT / folder).rglob("*")
+        if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py")) and not (d / "__init__.py").exists()
+    ]
+
+    assert set(setuptools["packages"]) == on_disk
+    assert all(name == "blackboard" or name.startswith("blackboard.") for name in on_disk)
+    assert folders_without_init == []
