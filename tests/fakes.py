@@ -7,12 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 from blackboard.application.dispatcher import EventDispatcher
 from blackboard.application.ports import Clock, IdGenerator
+from blackboard.application.projection import Projector
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
+from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 
 T0 = datetime(2026, 1, 4, 9, 0, tzinfo=UTC)
 
@@ -68,24 +70,23 @@ class Board:
         self.dispatcher = EventDispatcher()
         self.clock = TickingClock()
         self.settings = settings or Settings()
-        self.snapshots = None
         self.ids = SequentialIds()
         self.rewire()
 
     def rewire(self) -> None:
         """Build the service and queries over the current adapters (after swapping one)."""
-        self.service = BlackboardService(
-            self.store, self.read_model, self.registry, self.dispatcher, self.clock, self.ids, self.settings,
-            self.snapshots,
-        )
+        self.service = self.fresh_service()
         self.queries = BlackboardQueries(self.store, self.read_model, self.registry, self.settings.claim_threshold)
 
     def fresh_service(self) -> BlackboardService:
-        """Another service on the same adapters, with an empty cache: a new process would be like this."""
+        """Another service on the same adapters: a new process would be like this."""
         return BlackboardService(
-            self.store, self.read_model, self.registry, self.dispatcher, self.clock, self.ids, self.settings,
-            self.snapshots,
+            self.unit_of_work(), self.read_model, self.registry, self.dispatcher,
+            self.clock, self.ids, self.settings, Projector(self.store, self.read_model),
         )
+
+    def unit_of_work(self):
+        return InMemoryUnitOfWork(self.store, self.read_model)
 
     def event_types(self) -> list[str]:
         return [r.event.event_type for r in self.store.read_all()]

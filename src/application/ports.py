@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from blackboard.application.loading import load_scope
+from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import AgentProfile
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
@@ -35,11 +37,11 @@ class Recorded:
     event: BlackboardEvent
     recorded_at: datetime
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    projected: bool = False  # the store folded it into the read model in the same transaction
 
 
 class EventStore(abc.ABC):
-    """Append-only log of blackboard events, one stream per blackboard."""
+    """Append-only log of blackboard events, one stream per blackboard. Commands write through a
+    `UnitOfWork`; `append` on its own is for tools that bring events of their own (imports, tests)."""
 
     @abc.abstractmethod
     def append(
@@ -48,13 +50,8 @@ class EventStore(abc.ABC):
         expected_version: int,
         events: Sequence[BlackboardEvent],
         metadata: Mapping[str, Any] | None = None,
-        resulting: Mapping[str, AgentSignal] | None = None,
     ) -> list[Recorded]:
         """Store all of `events` or none of them.
-
-        `resulting`, when the caller knows it (its aggregate applied the events), holds every signal
-        the events change, as it stands after them; a store that keeps a read model in step may write
-        those rows as they are instead of reading and folding the old ones again.
 
         The board must be at `expected_version` and the events must carry the versions after it;
         otherwise raise ConcurrencyConflict and store nothing. Appending events whose ids are all
@@ -75,23 +72,103 @@ class EventStore(abc.ABC):
     def last_position(self) -> int:
         """The highest stored position (0 when empty)."""
 
-    @contextmanager
-    def exclusive(self, blackboard_id: str) -> Iterator[None]:
-        """While open, no other writer appends to this board, so a `load` then `append` made inside
-        cannot conflict. Used after an optimistic attempt lost a race. The default holds nothing."""
-        yield
+
+@dataclass(frozen=True, slots=True)
+class Overdue:
+    """Which signals are past their timeouts at `at`."""
+
+    at: datetime
+    post_timeout: timedelta
+    claim_timeout: timedelta
 
 
-class SnapshotStore(abc.ABC):
-    """Saved board states; disposable (a missing or unreadable one means: replay the events)."""
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a decision reads of a board: the signals it names (`ends`: and every signal that waits
+    on them, since ending one ends or releases those), a new signal's upstreams, a dedupe key, the
+    signals past their timeouts, and (`retries`) the latest retries of the named signals' upstreams."""
+
+    signals: tuple[str, ...] = ()
+    ends: bool = False
+    upstreams: tuple[str, ...] = ()
+    key: str | None = None
+    overdue: Overdue | None = None
+    retries: bool = False
+
+
+class BoardRows(abc.ABC):
+    """One held board's read-model rows, as the last commit on it left them."""
+
+    version: int  # the board's stream version
 
     @abc.abstractmethod
-    def get(self, blackboard_id: str) -> tuple[int, list[AgentSignal]] | None:
-        """The latest snapshot's version and signals, or None."""
+    def signals(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+        """This board's signals among `signal_ids` (others, and unknown ids, are left out)."""
 
     @abc.abstractmethod
-    def save(self, blackboard_id: str, version: int, signals: Sequence[AgentSignal]) -> None:
-        """Keep this state unless a snapshot of a later version is already kept."""
+    def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+        """Every signal of this board posted after (waiting on) any of `signal_ids`."""
+
+    @abc.abstractmethod
+    def with_key(self, dedupe_key: str) -> AgentSignal | None:
+        """The board's signal posted with this dedupe key, if any."""
+
+    @abc.abstractmethod
+    def retries(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+        """The board's signals that retry any of `signal_ids`."""
+
+    @abc.abstractmethod
+    def overdue(self, overdue: Overdue) -> list[AgentSignal]:
+        """The board's POSTED and CLAIMED signals past their timeouts."""
+
+
+class BoardTransaction(abc.ABC):
+    """One write transaction holding one board: no other writer appends to it until it ends.
+
+    `load` reads what a decision needs (`Scope`) under the hold and gives it as an aggregate;
+    `commit` appends the aggregate's new events and writes the read-model rows they leave, in this
+    transaction; leaving the `UnitOfWork.board` block commits it (or rolls it back on an error).
+    """
+
+    def __init__(self, blackboard_id: str) -> None:
+        self.blackboard_id = blackboard_id
+        self.loaded: dict[str, AgentSignal] = {}  # the signals as `load` found them, before any decision
+        self.loaded_dependants: dict[str, list[str]] = {}
+
+    def load(self, scope: Scope) -> BlackboardAggregate:
+        rows = self.rows()
+        if rows is None:  # the read model is being rebuilt: decide on the board's whole history
+            board = BlackboardAggregate.replay(self.blackboard_id, self.history())
+        else:
+            board = load_scope(self.blackboard_id, rows, scope)
+        self.loaded = dict(board.signals)
+        self.loaded_dependants = {sid: board.dependants_of(sid) for sid in self.loaded}
+        return board
+
+    @abc.abstractmethod
+    def rows(self) -> BoardRows | None:
+        """The board's rows, or None while the read model is behind the log (a rebuild runs)."""
+
+    @abc.abstractmethod
+    def history(self) -> list[BlackboardEvent]:
+        """Every event of the board, in version order."""
+
+    @abc.abstractmethod
+    def taken(self, signal_id: str) -> bool:
+        """Whether any board holds a signal with this id (ids are unique across boards)."""
+
+    @abc.abstractmethod
+    def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
+        """Append the board's pending events at the version it was loaded at, and write the rows they
+        leave (while the read model is live); returns them as stored ([] when there were none)."""
+
+
+class UnitOfWork(abc.ABC):
+    """Opens board transactions: the only way a command writes."""
+
+    @abc.abstractmethod
+    def board(self, blackboard_id: str) -> AbstractContextManager[BoardTransaction]:
+        """Hold the board until the block ends; commit on a normal exit, roll back on an error."""
 
 
 class AgentRegistry(abc.ABC):

@@ -2,29 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from blackboard.application.ports import EventStore, SignalReadModel
+
+Progress = Callable[[int, int], None]  # (position reached, last position)
 
 
 class Projector:
-    """Folds the events after the read model's position into it, page by page."""
+    """Folds the events after the read model's position into it, page by page.
+
+    Commands write their rows in their own transaction while the read model is live (its position
+    is the log's end), so catching up has work only after `rebuild` cleared it, or when events came
+    in some other way (an import).
+    """
 
     def __init__(self, store: EventStore, read_model: SignalReadModel, page_size: int = 1000) -> None:
         self._store = store
         self._read_model = read_model
         self._page_size = page_size
 
-    def catch_up(self, until: int | None = None) -> int:
-        """Fold every event not yet folded; return how many were. With `until`, a read model that
-        has already reached that position (the store folded it) costs one query."""
-        if until is not None and self._read_model.position() >= until:
-            return 0
-        folded = 0
+    def catch_up(self, progress: Progress | None = None) -> int:
+        """Fold every event not yet folded; return how many were."""
+        folded, last = 0, None
         while page := self._store.read_all(after=self._read_model.position(), limit=self._page_size):
             self._read_model.apply(page)
             folded += len(page)
+            if progress is not None:
+                last = max(last or self._store.last_position(), page[-1].position)
+                progress(page[-1].position, last)
         return folded
 
-    def rebuild(self) -> int:
-        """Forget the read model and replay the whole log into it."""
-        self._read_model.reset()
-        return self.catch_up()
+    def rebuild(self, resume: bool = False, progress: Progress | None = None) -> int:
+        """Fold the whole log into the read model again; with `resume`, carry on from where an
+        interrupted rebuild stopped (each page moves the position with the rows it wrote).
+        Commands go on meanwhile: they decide on the event log until the rebuild reaches its end."""
+        if not resume:
+            self._read_model.reset()
+        return self.catch_up(progress)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -24,17 +23,16 @@ from blackboard.application.commands import (
 )
 from blackboard.application.ports import (
     AgentRegistry,
+    BoardTransaction,
     Clock,
-    ConcurrencyConflict,
     EventPublisher,
-    EventStore,
     IdGenerator,
-    Recorded,
+    Overdue,
+    Scope,
     SignalReadModel,
-    SnapshotStore,
+    UnitOfWork,
 )
 from blackboard.application.projection import Projector
-from blackboard.application.repository import BlackboardRepository
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
@@ -49,8 +47,6 @@ class Settings:
     claim_threshold: float = DEFAULT_THRESHOLD
     post_timeout: timedelta = timedelta(seconds=30)
     claim_timeout: timedelta = timedelta(seconds=300)
-    max_attempts: int = 50  # reload-and-decide rounds before a conflict is given up
-    snapshot_every: int = 500  # fewest events between two snapshots of a board
 
 
 @dataclass(slots=True)
@@ -61,29 +57,24 @@ class Claims:
     skipped: dict[str, BlackboardError] = field(default_factory=dict)
 
 
-class Contention(BlackboardError):
-    def __init__(self, blackboard_id: str, attempts: int) -> None:
-        super().__init__(f"blackboard {blackboard_id} kept changing under {attempts} attempts; try again")
-
-
 class BlackboardService:
-    """Write side: each command loads a board, decides, appends once, then lets side effects follow."""
+    """Write side: each command holds its board in one unit of work, loads what it decides on,
+    decides, commits once, then lets side effects follow."""
 
     def __init__(
         self,
-        store: EventStore,
+        uow: UnitOfWork,
         read_model: SignalReadModel,
         registry: AgentRegistry,
         publisher: EventPublisher,
         clock: Clock,
         ids: IdGenerator,
         settings: Settings | None = None,
-        snapshots: SnapshotStore | None = None,
+        projector: Projector | None = None,
     ) -> None:
         self.settings = settings or Settings()
-        self._store = store
-        self._boards = BlackboardRepository(store, snapshots, self.settings.snapshot_every)
-        self._projector = Projector(store, read_model)
+        self._uow = uow
+        self._projector = projector
         self._read_model = read_model
         self._registry = registry
         self._publisher = publisher
@@ -97,10 +88,10 @@ class BlackboardService:
             ps_id=cmd.ps_id, entry_id=cmd.entry_id, topic=cmd.topic, prompt=cmd.prompt, context=cmd.context
         )
 
-        def decide(board: BlackboardAggregate) -> AgentSignal:
+        def decide(board: BlackboardAggregate, tx: BoardTransaction) -> AgentSignal:
             now = self._clock.now()
             signal = board.post_signal(
-                signal_id=self._unused_signal_id(),
+                signal_id=self._unused_signal_id(tx),
                 signal_type=cmd.signal_type,
                 payload=payload,
                 posted_by=cmd.posted_by,
@@ -114,14 +105,16 @@ class BlackboardService:
                     signal = board.mark_unclaimed(signal.signal_id, reason, now)
             return signal
 
-        return self._execute(cmd.board, decide, cmd, actor=cmd.posted_by)
+        scope = Scope(upstreams=cmd.after, key=cmd.dedupe_key)
+        return self._execute(cmd.board, scope, decide, cmd, actor=cmd.posted_by)
 
     # UC-002
     def claim_signal(self, cmd: ClaimSignal) -> AgentSignal:
         agent = self._agent(cmd.agent_id)
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
-            lambda board: board.claim_signal(
+            Scope(signals=(cmd.signal_id,)),
+            lambda board, _: board.claim_signal(
                 cmd.signal_id, agent, self._clock.now(), self.settings.claim_threshold, cmd.token
             ),
             cmd,
@@ -133,7 +126,8 @@ class BlackboardService:
         result = SignalResult(artifact_path=cmd.artifact_path, knowledge_items=cmd.knowledge_items)
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
-            lambda board: board.complete_signal(cmd.signal_id, cmd.agent_id, result, self._clock.now(), cmd.token),
+            Scope(signals=(cmd.signal_id,), ends=True),
+            lambda board, _: board.complete_signal(cmd.signal_id, cmd.agent_id, result, self._clock.now(), cmd.token),
             cmd,
             actor=cmd.agent_id,
         )
@@ -141,7 +135,8 @@ class BlackboardService:
     def fail_signal(self, cmd: FailSignal) -> AgentSignal:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
-            lambda board: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, self._clock.now(), cmd.token),
+            Scope(signals=(cmd.signal_id,), ends=True),
+            lambda board, _: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, self._clock.now(), cmd.token),
             cmd,
             actor=cmd.agent_id,
         )
@@ -149,10 +144,10 @@ class BlackboardService:
     def claim_signals(self, cmd: ClaimSignals) -> Claims:
         """Claim up to `cmd.limit` of the signals, in order, in one append. A signal that cannot be
         claimed any more is skipped (and said why), so workers racing for the same oldest signals
-        each take the next free ones. The board is held while deciding: no lost races to retry."""
+        each take the next free ones."""
         agent = self._agent(cmd.agent_id)
 
-        def decide(board: BlackboardAggregate) -> Claims:
+        def decide(board: BlackboardAggregate, _: BoardTransaction) -> Claims:
             now, claims = self._clock.now(), Claims()
             for signal_id in cmd.signal_ids:
                 if len(claims.claimed) >= cmd.limit:
@@ -165,13 +160,13 @@ class BlackboardService:
                     claims.skipped[signal_id] = refused
             return claims
 
-        return self._execute(cmd.blackboard_id, decide, cmd, actor=cmd.agent_id, hold=True)
+        return self._execute(cmd.blackboard_id, Scope(signals=cmd.signal_ids), decide, cmd, actor=cmd.agent_id)
 
     def record_outcomes(self, cmd: RecordOutcomes) -> list[AgentSignal | BlackboardError]:
         """Complete or fail each signal, in one append; per outcome, the signal as stored or the
         reason it was refused (a claim that expired or went to someone else meanwhile)."""
 
-        def decide(board: BlackboardAggregate) -> list[AgentSignal | BlackboardError]:
+        def decide(board: BlackboardAggregate, _: BoardTransaction) -> list[AgentSignal | BlackboardError]:
             now, results = self._clock.now(), []
             for outcome in cmd.outcomes:
                 try:
@@ -190,12 +185,14 @@ class BlackboardService:
                     results.append(refused)
             return results
 
-        return self._execute(cmd.blackboard_id, decide, cmd, actor=cmd.agent_id, hold=True)
+        scope = Scope(signals=tuple(o.signal_id for o in cmd.outcomes), ends=True)
+        return self._execute(cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id)
 
     def renew_claim(self, cmd: RenewClaim) -> AgentSignal:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
-            lambda board: board.renew_claim(cmd.signal_id, cmd.agent_id, self._clock.now(), cmd.token),
+            Scope(signals=(cmd.signal_id,)),
+            lambda board, _: board.renew_claim(cmd.signal_id, cmd.agent_id, self._clock.now(), cmd.token),
             cmd,
             actor=cmd.agent_id,
         )
@@ -203,36 +200,37 @@ class BlackboardService:
     def retry_signal(self, cmd: RetrySignal) -> AgentSignal:
         """A new signal for the work of a FAILED or EXPIRED one; UNCLAIMED at once if nobody can take it."""
 
-        def decide(board: BlackboardAggregate) -> AgentSignal:
+        def decide(board: BlackboardAggregate, tx: BoardTransaction) -> AgentSignal:
             now = self._clock.now()
-            signal = board.retry_signal(cmd.signal_id, self._unused_signal_id(), cmd.posted_by, now)
+            signal = board.retry_signal(cmd.signal_id, self._unused_signal_id(tx), cmd.posted_by, now)
             if signal.status is SignalStatus.POSTED and (reason := self._nobody_can_take(signal)):
                 signal = board.mark_unclaimed(signal.signal_id, reason, now)
             return signal
 
-        return self._execute(self._locate(cmd.signal_id, cmd.blackboard_id), decide, cmd, actor=cmd.posted_by)
+        board_id = self._locate(cmd.signal_id, cmd.blackboard_id)
+        return self._execute(board_id, Scope(signals=(cmd.signal_id,), retries=True), decide, cmd,
+                             actor=cmd.posted_by)
 
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
         """Expire what is past its timeout; returns every signal this call ended."""
-        self._projector.catch_up()
         ended: list[AgentSignal] = []
         for board_id in self._read_model.live_boards(cmd.blackboard_id):
+            overdue = Overdue(self._clock.now(), self.settings.post_timeout, self.settings.claim_timeout)
             ended += self._execute(
                 board_id,
-                lambda board: board.expire_overdue(
-                    self._clock.now(), self.settings.post_timeout, self.settings.claim_timeout
-                ),
+                Scope(overdue=overdue, ends=True),
+                lambda board, _: board.expire_overdue(overdue.at, overdue.post_timeout, overdue.claim_timeout),
                 cmd,
                 actor="expiry-sweeper",
             )
         return ended
 
     # ----------------------------------------------------------------- helpers
-    def _unused_signal_id(self) -> str:
+    def _unused_signal_id(self, tx: BoardTransaction) -> str:
         """Ids have 32 random bits, so collisions happen on large boards: draw again until unused."""
         while True:
             signal_id = self._ids.new_signal_id()
-            if self._read_model.get(signal_id) is None:
+            if not tx.taken(signal_id):
                 return signal_id
 
     def _agent(self, agent_id: str) -> AgentProfile:
@@ -247,8 +245,8 @@ class BlackboardService:
         if (known := self._boards_of.get(signal_id)) is not None:
             return known
         signal = self._read_model.get(signal_id)
-        if signal is None:
-            self._projector.catch_up()  # another writer may have posted it a moment ago
+        if signal is None and self._projector is not None:
+            self._projector.catch_up()  # a rebuild is running: the signal's row may not be back yet
             signal = self._read_model.get(signal_id)
         if signal is None:
             raise SignalNotFound(signal_id)
@@ -268,13 +266,13 @@ class BlackboardService:
     def _execute(
         self,
         blackboard_id: str,
-        decide: Callable[[BlackboardAggregate], T],
+        scope: Scope,
+        decide: Callable[[BlackboardAggregate, BoardTransaction], T],
         cmd: Command,
         actor: str,
-        hold: bool = False,
     ) -> T:
-        """Load, decide, append once; on a conflict reload and decide again with fresh state.
-        With `hold`, the board is held from the first attempt (for writers that expect to race)."""
+        """Hold the board, load what `scope` names, decide, commit once; then tell subscribers.
+        A refusal raises before anything is written (the transaction rolls back)."""
         causation_id = str(uuid4())  # this command; every event it stores carries it
         metadata: dict[str, Any] = {
             "actor": actor,
@@ -282,37 +280,10 @@ class BlackboardService:
             "causation_id": causation_id,
             "correlation_id": cmd.correlation_id or causation_id,
         }
-        if hold:
-            self._boards.refresh(blackboard_id)
-        for attempt in range(self.settings.max_attempts):
-            # The first attempt is optimistic; once it lost a race, hold the board while deciding,
-            # so a busy board cannot starve a writer that keeps losing.
-            try:
-                with self._store.exclusive(blackboard_id) if attempt or hold else nullcontext():
-                    outcome, recorded = self._attempt(blackboard_id, decide, metadata)
-            except ConcurrencyConflict:
-                logger.debug("conflict on %s; deciding again", blackboard_id)
-                continue
-            if recorded:
-                self._after_commit(recorded)
-            return outcome
-        raise Contention(blackboard_id, self.settings.max_attempts)
-
-    def _attempt(
-        self, blackboard_id: str, decide: Callable[[BlackboardAggregate], T], metadata: dict[str, Any]
-    ) -> tuple[T, list[Recorded]]:
-        board = self._boards.get(blackboard_id)
-        try:
-            outcome = decide(board)
-        except BlackboardError:
-            self._boards.release(board)
-            raise
-        if not board.has_pending_events:
-            self._boards.release(board)
-            return outcome, []
-        return outcome, self._boards.save(board, metadata)
-
-    def _after_commit(self, recorded: Sequence[Recorded]) -> None:
-        if not recorded[-1].projected:  # the store did not fold them itself (a rebuild is running)
-            self._projector.catch_up(until=recorded[-1].position)
-        self._publisher.publish([r.event for r in recorded])
+        with self._uow.board(blackboard_id) as tx:
+            board = tx.load(scope)
+            outcome = decide(board, tx)
+            recorded = tx.commit(board, metadata)
+        if recorded:
+            self._publisher.publish([r.event for r in recorded])
+        return outcome

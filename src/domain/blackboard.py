@@ -37,7 +37,13 @@ POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
 
 
 class BlackboardAggregate:
-    """Commands check a rule and record an event; only `_apply` changes state."""
+    """Commands check a rule and record an event; only `_apply` changes state.
+
+    An aggregate may hold the whole board (`replay`) or only the part of it a command decides on
+    (`restore`, from the rows a unit of work loaded under the board's lock): the signals the command
+    names, their upstreams, every signal that waits on them, and what a dedupe key or a retry chain
+    points at. The rules below read nothing else, so both give the same decisions.
+    """
 
     def __init__(self, blackboard_id: str) -> None:
         self.id = blackboard_id
@@ -47,7 +53,6 @@ class BlackboardAggregate:
         self._dependants: dict[str, list[str]] = {}
         self._retried_by: dict[str, str] = {}  # a signal -> its latest retry
         self._pending: list[BlackboardEvent] = []
-        self._undo: list[tuple[str, str, Any]] = []  # how to take the pending events back
 
     @classmethod
     def replay(cls, blackboard_id: str, history: Iterable[BlackboardEvent]) -> BlackboardAggregate:
@@ -58,7 +63,9 @@ class BlackboardAggregate:
 
     @classmethod
     def restore(cls, blackboard_id: str, version: int, signals: Iterable[AgentSignal]) -> BlackboardAggregate:
-        """Rebuild a board from a snapshot: its version and its signals in the order they were posted."""
+        """A board at `version` holding these signals, given in the order they were posted. A signal's
+        dependants are those among `signals` that come after it, so whoever restores a part of a board
+        passes every dependant of each signal a command may end."""
         board = cls(blackboard_id)
         board.version = version
         for signal in signals:
@@ -70,10 +77,6 @@ class BlackboardAggregate:
             if signal.retry_of is not None:
                 board._retried_by[signal.retry_of] = signal.signal_id
         return board
-
-    def snapshot(self) -> tuple[int, list[AgentSignal]]:
-        """The board's version and its signals in posting order: what `restore` takes back."""
-        return self.version, list(self._signals.values())
 
     # ----------------------------------------------------------------- reading
     @property
@@ -103,35 +106,14 @@ class BlackboardAggregate:
         """Events recorded but not yet stored."""
         return list(self._pending)
 
-    def pending_changes(self) -> dict[str, AgentSignal]:
-        """The signals the pending events change (posted, moved, released), as they stand now."""
-        return {key: self._signals[key] for kind, key, _ in self._undo if kind == "signal"}
+    def dependants_of(self, signal_id: str) -> list[str]:
+        """The signals of this board that wait for `signal_id`, as far as this aggregate holds them."""
+        return list(self._dependants.get(signal_id, ()))
 
     def collect_events(self) -> list[BlackboardEvent]:
         """Hand over the events recorded since the last call; they count as stored from now on."""
-        events, self._pending, self._undo = self._pending, [], []
+        events, self._pending = self._pending, []
         return events
-
-    def discard_pending(self) -> None:
-        """Take back every event recorded since the last collect (their append lost a race)."""
-        for kind, key, before in reversed(self._undo):
-            if kind == "signal":
-                if before is None:
-                    del self._signals[key]
-                else:
-                    self._signals[key] = before
-            elif kind == "dependant":
-                self._dependants[key].pop()
-            elif kind == "dedupe_key":
-                del self._by_key[key]
-            elif kind == "retry":
-                if before is None:
-                    del self._retried_by[key]
-                else:
-                    self._retried_by[key] = before
-        if self._pending:
-            self.version = self._pending[0].version - 1
-        self._pending, self._undo = [], []
 
     # ---------------------------------------------------------------- commands
     def post_signal(
@@ -262,9 +244,9 @@ class BlackboardAggregate:
         self, at: datetime, post_timeout: timedelta, claim_timeout: timedelta
     ) -> list[AgentSignal]:
         """Expire every signal past its timeout (and what waits for it); return the signals ended."""
-        overdue = [s for s in self._signals.values() if _overdue(s, at, post_timeout, claim_timeout)]
+        late = [s for s in self._signals.values() if overdue(s, at, post_timeout, claim_timeout)]
         before = {sid for sid, s in self._signals.items() if s.status.is_final}
-        for signal in overdue:
+        for signal in late:
             if not self._signals[signal.signal_id].status.is_final:
                 self._expire_with_dependants(signal.signal_id, _timeout_reason(signal, post_timeout, claim_timeout), at)
         return [s for sid, s in self._signals.items() if s.status.is_final and sid not in before]
@@ -293,7 +275,7 @@ class BlackboardAggregate:
     def _record(self, event_class: type[BlackboardEvent], at: datetime, **data: Any) -> None:
         event = event_class(blackboard_id=self.id, version=self.version + 1, occurred_at=at, **data)
         self._check_follows(event)
-        self._apply(event, self._undo)
+        self._apply(event)
         self.version = event.version
         self._pending.append(event)
 
@@ -312,23 +294,15 @@ class BlackboardAggregate:
                 f"event {event.blackboard_id}@{event.version} does not follow {self.id}@{self.version}"
             )
 
-    def _apply(self, event: BlackboardEvent, undo: list[tuple[str, str, Any]] | None = None) -> None:
+    def _apply(self, event: BlackboardEvent) -> None:
         for signal in evolve(event, self._signals.__getitem__, self._dependants_of):
-            if undo is not None:
-                undo.append(("signal", signal.signal_id, self._signals.get(signal.signal_id)))
             self._signals[signal.signal_id] = signal
         if isinstance(event, AgentSignalPosted):
             for upstream in event.after:
                 self._dependants.setdefault(upstream, []).append(event.signal_id)
-                if undo is not None:
-                    undo.append(("dependant", upstream, None))
             if event.dedupe_key is not None:
                 self._by_key[event.dedupe_key] = event.signal_id
-                if undo is not None:
-                    undo.append(("dedupe_key", event.dedupe_key, None))
             if event.retry_of is not None:
-                if undo is not None:
-                    undo.append(("retry", event.retry_of, self._retried_by.get(event.retry_of)))
                 self._retried_by[event.retry_of] = event.signal_id
 
     def _dependants_of(self, signal_id: str) -> list[str]:
@@ -346,7 +320,8 @@ def _check_post(signal_id: str, posted_by: str, target_capabilities: Sequence[st
         raise InvalidInput("target_capabilities", "every capability must be a non-empty name")
 
 
-def _overdue(signal: AgentSignal, at: datetime, post_timeout: timedelta, claim_timeout: timedelta) -> bool:
+def overdue(signal: AgentSignal, at: datetime, post_timeout: timedelta, claim_timeout: timedelta) -> bool:
+    """Whether the signal is past its timeout at `at`: unclaimed too long, or its claim not renewed."""
     if signal.status is POSTED and signal.claimable_since is not None:
         return at - signal.claimable_since >= post_timeout
     if signal.status is CLAIMED and signal.lease_started is not None:

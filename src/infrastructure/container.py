@@ -11,16 +11,17 @@ from sqlalchemy import Engine
 
 from blackboard.application.dispatcher import EventDispatcher
 from blackboard.application.ports import LogNotifier
+from blackboard.application.projection import Projector
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService, Settings
 from blackboard.application.watching import Watcher
 from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
-from blackboard.infrastructure.notifier import PollingNotifier
+from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.schema import ensure_schema
-from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
+from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -35,11 +36,7 @@ def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgen
 
 def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float) -> LogNotifier:
     """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications."""
-    if engine.dialect.name == "postgresql":
-        from blackboard.infrastructure.persistence.notifier import PostgresNotifier
-
-        return PostgresNotifier(engine, store)
-    return PollingNotifier(store, interval)
+    return dialect_of(engine).notifier(engine, store, interval)
 
 
 def open_database(settings: StoreSettings) -> Engine:
@@ -68,7 +65,8 @@ class Container(containers.DeclarativeContainer):
     engine = providers.Singleton(open_database, store_settings)
     event_store = providers.Singleton(SqlAlchemyEventStore, engine)
     read_model = providers.Singleton(SqlSignalReadModel, engine)
-    snapshots = providers.Singleton(SqlSnapshotStore, engine)
+    unit_of_work = providers.Singleton(SqlUnitOfWork, engine)
+    projector = providers.Singleton(Projector, event_store, read_model, page_size=5000)
     agent_registry = providers.Singleton(
         agent_registry, agents_dir=config.agents_dir, default_threshold=config.claim_threshold
     )
@@ -83,7 +81,7 @@ class Container(containers.DeclarativeContainer):
         claim_timeout=providers.Factory(timedelta, seconds=config.claim_timeout),
     )
     service = providers.Singleton(
-        BlackboardService, event_store, read_model, agent_registry, dispatcher, clock, ids, settings, snapshots
+        BlackboardService, unit_of_work, read_model, agent_registry, dispatcher, clock, ids, settings, projector
     )
     queries = providers.Singleton(
         BlackboardQueries, event_store, read_model, agent_registry, config.claim_threshold

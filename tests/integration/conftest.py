@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 from blackboard.application.service import Settings
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
-from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
+from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 from tests.fakes import Board, agent
 
 AGENTS = (
@@ -19,15 +19,17 @@ AGENTS = (
 
 
 class SqlBoard(Board):
-    """tests.fakes.Board with the SQL event store, read model and snapshots in place of the fakes."""
+    """tests.fakes.Board with the SQL event store, read model and unit of work in place of the fakes."""
 
     def __init__(self, engine: Engine, settings: Settings | None = None) -> None:
-        super().__init__(*AGENTS, settings=settings)
         self.engine = engine
+        super().__init__(*AGENTS, settings=settings)
         self.store = SqlAlchemyEventStore(engine)
         self.read_model = SqlSignalReadModel(engine)
-        self.snapshots = SqlSnapshotStore(engine)
         self.rewire()
+
+    def unit_of_work(self) -> SqlUnitOfWork:
+        return SqlUnitOfWork(self.engine)
 
 
 @pytest.fixture

@@ -7,10 +7,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, ExpireSignals, FailSignal, PostSignal
+from blackboard.application.commands import GetSignalById
 from blackboard.application.ports import SignalFilter
+from blackboard.application.projection import Projector
 from blackboard.domain.errors import BlackboardError
+from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
-from blackboard.infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from tests.integration.conftest import SqlBoard
 
@@ -65,7 +67,7 @@ def test_a_rebuilt_read_model_equals_the_live_one(tmp_path_factory, commands):
     run(board, commands)
     live = everything(board)
 
-    BlackboardProjectionRebuilder(engine, page_size=7).rebuild()
+    Projector(board.store, board.read_model, page_size=7).rebuild()
 
     assert everything(board) == live
     assert board.read_model.position() == board.store.last_position()
@@ -89,7 +91,7 @@ def test_an_interrupted_rebuild_resumes_from_its_checkpoint(sql_engine):
     def stop_after_first_page(reached: int, last: int) -> None:
         raise Stop
 
-    rebuilder = BlackboardProjectionRebuilder(sql_engine, page_size=5)
+    rebuilder = Projector(board.store, board.read_model, page_size=5)
     with pytest.raises(Stop):
         rebuilder.rebuild(progress=stop_after_first_page)
     assert board.read_model.position() == 5
@@ -110,13 +112,19 @@ def test_folding_events_again_changes_nothing(sql_engine):
     assert everything(board) == live
 
 
-def test_commands_during_an_unfinished_rebuild_are_folded_by_it(sql_engine):
+def test_commands_during_an_unfinished_rebuild_decide_on_the_log_and_the_rebuild_folds_them(sql_engine):
     board = SqlBoard(sql_engine)
     story(board)
-    board.read_model.reset()  # a rebuild has begun and folded nothing yet
+    waiting = board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-98", topic="w"))
+    board.read_model.reset()  # a rebuild has begun and folded nothing yet: no rows to decide on
 
+    claimed = board.service.claim_signal(ClaimSignal(signal_id=waiting.signal_id, agent_id="ps-researcher",
+                                                     blackboard_id="ps-1"))
     late = board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-99", topic="late"))
 
-    assert board.read_model.get(late.signal_id) is not None  # the service's catch-up folded the log
-    BlackboardProjectionRebuilder(sql_engine).rebuild(resume=True)
+    assert claimed.status is SignalStatus.CLAIMED
+    assert board.read_model.position() == 0  # the commands left the rows to the rebuild
+    Projector(board.store, board.read_model).rebuild(resume=True)
     assert board.read_model.position() == board.store.last_position()
+    assert board.read_model.get(waiting.signal_id).claimed_by == "ps-researcher"
+    assert board.queries.get_signal(GetSignalById(signal_id=late.signal_id)).payload.topic == "late"

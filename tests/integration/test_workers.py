@@ -21,6 +21,7 @@ from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 
@@ -65,8 +66,8 @@ class Board:
         self.cli("db", "upgrade")
         self.read_model, self.store = SqlSignalReadModel(engine), SqlAlchemyEventStore(engine)
         self.service = BlackboardService(
-            self.store, self.read_model, FrontmatterAgentRegistry(self.agents), EventDispatcher(), SystemClock(),
-            RandomSignalIds(),
+            SqlUnitOfWork(engine), self.read_model, FrontmatterAgentRegistry(self.agents), EventDispatcher(),
+            SystemClock(), RandomSignalIds(),
         )
 
     def post_many(self, kind: str, count: int, topics: list[str] | None = None) -> list[str]:

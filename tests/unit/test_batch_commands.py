@@ -56,9 +56,9 @@ def count_appends(board: Board) -> list[int]:
     calls: list[int] = []
     original = board.store.append
 
-    def append(blackboard_id, expected_version, events, metadata=None, resulting=None):
+    def append(blackboard_id, expected_version, events, metadata=None):
         calls.append(len(events))
-        return original(blackboard_id, expected_version, events, metadata, resulting)
+        return original(blackboard_id, expected_version, events, metadata)
 
     board.store.append = append
     return calls

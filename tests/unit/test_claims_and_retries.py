@@ -118,22 +118,11 @@ def test_a_retried_dependant_waits_for_the_retry_of_its_upstream():
     assert review.status is SignalStatus.POSTED
 
 
-def test_discarding_a_retry_forgets_the_link():
-    board = claimed(None)
-    board.fail_signal("sig-00000001", "ps-researcher", "flaky", T0)
-    board.collect_events()
-    board.retry_signal("sig-00000001", "sig-000000aa", "ps-skill", T0)
-
-    board.discard_pending()
-
-    assert board.latest_retry("sig-00000001") == "sig-00000001"
-
-
 def test_a_restored_board_remembers_its_retries():
     board = claimed(None)
     board.fail_signal("sig-00000001", "ps-researcher", "flaky", T0)
     board.retry_signal("sig-00000001", "sig-000000aa", "ps-skill", T0)
 
-    restored = BlackboardAggregate.restore("bb-1", *board.snapshot())
+    restored = BlackboardAggregate.restore("bb-1", board.version, board.signals.values())
 
     assert restored.latest_retry("sig-00000001") == "sig-000000aa"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -16,8 +17,7 @@ from blackboard.application.commands import (
     PostSignal,
     WatchSignals,
 )
-from blackboard.application.ports import ConcurrencyConflict
-from blackboard.application.service import BlackboardService, Contention, Settings
+from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted
 from blackboard.domain.signals import SignalStatus
@@ -83,28 +83,6 @@ def test_an_unknown_agent_or_signal_is_not_found():
     assert board.event_types() == ["AgentSignalPosted"]
 
 
-def test_a_claimer_that_lost_a_race_gets_already_claimed_not_a_conflict():
-    board = Board(RESEARCHER, ANALYST)
-    signal = board.service.post_signal(research())
-    rival = BlackboardService(
-        board.store, board.read_model, board.registry, board.dispatcher, board.clock, SequentialIds()
-    )
-    original_append = board.store.append
-    raced = []
-
-    def append_after_rival_claims(blackboard_id, expected_version, events, metadata=None, resulting=None):
-        if not raced:  # the rival commits between our load and our append
-            raced.append(True)
-            rival.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-analyst"))
-        return original_append(blackboard_id, expected_version, events, metadata, resulting)
-
-    board.store.append = append_after_rival_claims
-
-    with pytest.raises(AlreadyClaimed, match="by ps-analyst"):
-        board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
-    assert board.event_types() == ["AgentSignalPosted", "AgentSignalClaimed"]
-
-
 def test_threads_racing_for_one_signal_leave_exactly_one_winner():
     contenders = [agent(f"agent-{i}", RESEARCH=0.9) for i in range(8)]
     board = Board(*contenders)
@@ -129,19 +107,44 @@ def test_threads_racing_for_one_signal_leave_exactly_one_winner():
     assert board.event_types().count("AgentSignalClaimed") == 1
 
 
-def test_a_board_that_always_conflicts_gives_up_with_a_clear_error():
-    class AlwaysConflicting(InMemoryEventStore):
-        def append(self, blackboard_id, expected_version, events, metadata=None, resulting=None):
-            raise ConcurrencyConflict(blackboard_id, expected_version)
+def test_a_claim_decides_on_the_one_signal_it_names_not_the_whole_board():
+    board = Board(RESEARCHER)
+    posted = [board.service.post_signal(research(topic=f"topic {i}")) for i in range(30)]
+    loaded = spy_on_loads(board)
 
-    board = Board(RESEARCHER, settings=Settings(max_attempts=3))
-    service = BlackboardService(
-        AlwaysConflicting(), board.read_model, board.registry, board.dispatcher, board.clock, SequentialIds(),
-        board.settings,
-    )
+    board.service.claim_signal(ClaimSignal(signal_id=posted[7].signal_id, agent_id="ps-researcher"))
 
-    with pytest.raises(Contention, match="3 attempts"):
-        service.post_signal(research())
+    assert loaded == [{posted[7].signal_id}]
+
+
+def test_completing_a_signal_loads_what_waits_on_it_down_the_chain_while_open():
+    board = Board(RESEARCHER)
+    first = board.service.post_signal(research())
+    second = board.service.post_signal(research(after=(first.signal_id,)))
+    third = board.service.post_signal(research(after=(second.signal_id,)))
+    board.service.post_signal(research(topic="unrelated"))
+    board.service.claim_signal(ClaimSignal(signal_id=first.signal_id, agent_id="ps-researcher"))
+    loaded = spy_on_loads(board)
+
+    board.service.fail_signal(FailSignal(signal_id=first.signal_id, agent_id="ps-researcher", error="no sources"))
+
+    assert loaded == [{first.signal_id, second.signal_id, third.signal_id}]
+    assert board.queries.get_signal(GetSignalById(signal_id=third.signal_id)).status is SignalStatus.EXPIRED
+
+
+def spy_on_loads(board: Board) -> list[set[str]]:
+    """Which signals each command's transaction loaded, as the service goes on."""
+    loaded: list[set[str]] = []
+    original = board.service._uow.board
+
+    @contextlib.contextmanager
+    def spying(blackboard_id):
+        with original(blackboard_id) as tx:
+            yield tx
+            loaded.append(set(tx.loaded))
+
+    board.service._uow.board = spying
+    return loaded
 
 
 def test_subscribers_hear_of_an_event_only_once_it_is_stored():

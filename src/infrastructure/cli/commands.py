@@ -212,10 +212,8 @@ def db_upgrade(args: argparse.Namespace, engine: Lazy = Provide[Container.engine
 
 
 @inject
-def projection_rebuild(args: argparse.Namespace, engine: Lazy = Provide[Container.engine.provider]) -> Output:
-    from blackboard.infrastructure.persistence.rebuild import BlackboardProjectionRebuilder
-
-    rebuilder = BlackboardProjectionRebuilder(engine())
+def projection_rebuild(args: argparse.Namespace, projector: Lazy = Provide[Container.projector.provider]) -> Output:
+    rebuilder = projector()
     if sys.stderr.isatty():
         from rich.progress import Progress
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from blackboard.application.ports import ConcurrencyConflict, EventStore, Recorded
 from blackboard.domain.events import BlackboardEvent
-from blackboard.domain.signals import AgentSignal
 
 
 class InMemoryEventStore(EventStore):
@@ -24,7 +23,8 @@ class InMemoryEventStore(EventStore):
         self._now = now
 
     @contextmanager
-    def exclusive(self, blackboard_id: str) -> Iterator[None]:
+    def hold(self, blackboard_id: str) -> Iterator[None]:
+        """No other writer appends to this board while the block runs."""
         with self._board_lock(blackboard_id):
             yield
 
@@ -38,7 +38,6 @@ class InMemoryEventStore(EventStore):
         expected_version: int,
         events: Sequence[BlackboardEvent],
         metadata: Mapping[str, Any] | None = None,
-        resulting: Mapping[str, AgentSignal] | None = None,  # no read model here to keep in step
     ) -> list[Recorded]:
         if any(e.blackboard_id != blackboard_id for e in events):
             raise ValueError(f"every appended event must belong to {blackboard_id}")

@@ -29,6 +29,12 @@ class InMemorySignalReadModel(SignalReadModel):
         signals.sort(key=lambda s: (s.created_at, s.signal_id))
         return signals[: criteria.limit] if criteria.limit else signals
 
+    def board_signals(self, blackboard_id: str) -> list[AgentSignal]:
+        """Every signal of one board, in posting order."""
+        with self._lock:
+            board = self._boards.get(blackboard_id)
+            return list(board.signals.values()) if board else []
+
     def position(self) -> int:
         return self._position
 

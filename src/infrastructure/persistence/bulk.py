@@ -27,10 +27,6 @@ _TYPES = {"String": "varchar", "Text": "text", "Integer": "integer", "BigInteger
 SMALLEST = 2  # fewer rows than this: a plain statement is as cheap
 
 
-def supported(conn: Connection) -> bool:
-    return conn.dialect.name == "postgresql"
-
-
 def _type(table: Table, column: str) -> str:
     kind = table.c[column].type
     kind = getattr(kind, "impl", kind)  # a TypeDecorator (Moment) is sent as what it stores

@@ -70,7 +70,7 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
 
 
 def changing_row(signal: AgentSignal) -> dict[str, Any]:
-    """The columns a signal's later events change, as projection.UPDATE_SIGNAL binds them."""
+    """The columns a signal's later events change (projection.CHANGING), keyed as the fold's update binds them."""
     return {
         "b_signal_id": signal.signal_id,
         "b_status": signal.status.value,

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from blackboard.application.ports import EventStore, LogNotifier
-from blackboard.infrastructure.persistence.event_store import NOTIFY_CHANNEL
+from blackboard.infrastructure.persistence.postgres import NOTIFY_CHANNEL
 
 logger = logging.getLogger(__name__)
 

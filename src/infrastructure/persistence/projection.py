@@ -1,4 +1,9 @@
-"""Folds events into the signal tables with the domain's own evolution, many events per write."""
+"""The one fold: events into the signal tables with the domain's own evolution, many events per write.
+
+It serves a command's commit (seeded with the rows the command loaded, so it reads nothing), a
+catch-up and a rebuild (reading, in one query each, the rows and dependants a page touches, or
+keeping every signal in memory when the rebuild starts from empty).
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,8 @@ from blackboard.application.ports import Recorded
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.persistence import bulk
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
+from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
 
 NAME = "blackboard_signals"
@@ -26,11 +31,6 @@ GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id
 )
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
 SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
-UPDATE_SIGNAL = (
-    update(SIGNALS)
-    .where(SIGNALS.c.signal_id == bindparam("b_signal_id"))
-    .values({column: bindparam(f"b_{column}") for column in CHANGING})
-)
 
 
 @dataclass
@@ -40,18 +40,22 @@ class FoldCache:
     signals: dict[str, AgentSignal] = field(default_factory=dict)
     dependants: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     complete: bool = False
+    position: int = 0  # the checkpoint the cache matches, for a rebuild going page by page
 
 
 class Fold:
     """One transaction's worth of folding: reads what it needs, writes each changed signal once."""
 
-    def __init__(self, conn: Connection, cache: FoldCache | None = None) -> None:
+    def __init__(
+        self, conn: Connection, cache: FoldCache | None = None, dependants: Mapping[str, list[str]] | None = None
+    ) -> None:
         self._conn = conn
         self._cache = cache or FoldCache()
         self._new: dict[str, AgentSignal] = {}
         self._changed: dict[str, AgentSignal] = {}
         self._new_dependencies: list[dict[str, str]] = []
-        self._stored_dependants: dict[str, list[str]] = {}  # prefetched: upstream -> dependants in the tables
+        # upstream -> its dependants in the tables: given (a command loaded them) or prefetched
+        self._stored_dependants: dict[str, list[str]] = dict(dependants or {})
 
     def apply(self, events: Sequence[BlackboardEvent]) -> None:
         """Fold these events, having read in one query each the stored signals and dependants they
@@ -93,13 +97,6 @@ class Fold:
                 self._cache.dependants[upstream].append(event.signal_id)
                 self._new_dependencies.append({"signal_id": event.signal_id, "upstream_id": upstream})
 
-    def add_new(self, signal: AgentSignal) -> None:
-        self._new[signal.signal_id] = signal
-        self._new_dependencies += [{"signal_id": signal.signal_id, "upstream_id": u} for u in signal.after]
-
-    def add_changed(self, signal: AgentSignal) -> None:
-        self._changed[signal.signal_id] = signal
-
     def flush(self) -> None:
         if self._new:
             self._conn.execute(insert(SIGNALS), [signal_row(s) for s in self._new.values()])
@@ -111,10 +108,7 @@ class Fold:
             self._conn.execute(insert(DEPENDENCIES), self._new_dependencies)
         if self._changed:
             rows = [changing_row(s) for s in self._changed.values()]
-            if len(rows) >= bulk.SMALLEST and bulk.supported(self._conn):
-                bulk.update(self._conn, SIGNALS, "signal_id", CHANGING, rows, prefix="b_")
-            else:
-                self._conn.execute(UPDATE_SIGNAL, rows)
+            dialect_of(self._conn.engine).update_many(self._conn, SIGNALS, "signal_id", CHANGING, rows, prefix="b_")
 
     def _lookup(self, signal_id: str) -> AgentSignal:
         """The signal as it stands: `_prefetch` read every stored one these events touch."""
@@ -141,36 +135,24 @@ def set_checkpoint(conn: Connection, position: int) -> None:
 
 
 def fold(
-    conn: Connection, records: Sequence[Recorded], cache: FoldCache | None = None, after: int | None = None
+    conn: Connection,
+    records: Sequence[Recorded],
+    cache: FoldCache | None = None,
+    after: int | None = None,
+    dependants: Mapping[str, list[str]] | None = None,
 ) -> int:
     """Fold the records after the checkpoint (`after`, if the caller just read it) and move it, in
-    the caller's transaction; returns how many were folded."""
+    the caller's transaction; returns how many were folded. `cache` holds signal states known to
+    match the tables and `dependants` the stored dependants of some of them, so neither is read."""
     after = checkpoint(conn) if after is None else after
     fresh = [r for r in records if r.position > after]
     if not fresh:
         return 0
-    batch = Fold(conn, cache)
+    batch = Fold(conn, cache, dependants)
     batch.apply([r.event for r in fresh])
     batch.flush()
     set_checkpoint(conn, fresh[-1].position)
     return len(fresh)
-
-
-def write_resulting(conn: Connection, records: Sequence[Recorded], resulting: Mapping[str, AgentSignal]) -> None:
-    """Write the signals as the appending aggregate left them, and move the checkpoint past `records`.
-
-    The aggregate applied these very events with the same `evolve` to the same prior states (its
-    version matched the stream's, and the read model is live), so its signals are what folding the
-    events would give: the rows are written without reading or folding the old ones again."""
-    posted = {r.event.signal_id for r in records if isinstance(r.event, AgentSignalPosted)}
-    batch = Fold(conn)
-    for signal_id, signal in resulting.items():
-        if signal_id in posted:
-            batch.add_new(signal)
-        else:
-            batch.add_changed(signal)
-    batch.flush()
-    set_checkpoint(conn, records[-1].position)
 
 
 def clear(conn: Connection) -> None:

@@ -14,8 +14,9 @@ from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
 from blackboard.domain.signals import AgentSignal, Candidate
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
+from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
-from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS
+from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
 
 
 P = ParamSpec("P")
@@ -36,8 +37,12 @@ def _translated(method: Callable[P, R]) -> Callable[P, R]:
 
 
 class SqlSignalReadModel(SignalReadModel):
+    """Commands write these rows in their own transactions (unit_of_work.py); `apply` and `reset` are
+    for catching up and rebuilding, and hold the projection against commands while they write."""
+
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self._cache = FoldCache()  # signal states a rebuild from empty keeps across its pages
 
     @_translated
     def get(self, signal_id: str) -> AgentSignal | None:
@@ -73,12 +78,21 @@ class SqlSignalReadModel(SignalReadModel):
 
     @_translated
     def apply(self, records: Iterable[Recorded]) -> None:
+        records = list(records)
         with write_transaction(self._engine) as conn:
-            projection.fold(conn, list(records))
+            dialect_of(self._engine).hold_projection(conn)
+            reached = projection.checkpoint(conn)
+            if not self._cache.complete or reached != self._cache.position:
+                self._cache = FoldCache(complete=reached == 0)  # from empty, every signal passes through it
+            projection.fold(conn, records, self._cache, after=reached)
+            self._cache.position = max(reached, records[-1].position if records else 0)
 
+    @_translated
     def reset(self) -> None:
         with write_transaction(self._engine) as conn:
+            dialect_of(self._engine).hold_projection(conn)
             projection.clear(conn)
+        self._cache = FoldCache(complete=True)
 
 
 def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:

@@ -7,10 +7,10 @@ from pathlib import Path
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
+from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
 
-MIGRATION_LOCK = 0x626C6D67
-HEAD = "0003"  # the newest revision in migrations/versions; a test keeps the two in step
+HEAD = "0004"  # the newest revision in migrations/versions; a test keeps the two in step
 
 
 def migrations_folder() -> Path:
@@ -37,8 +37,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     config = Config()
     config.set_main_option("script_location", str(migrations_folder()))
     with write_transaction(engine) as conn:  # one migrator at a time; the others find it done
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        dialect_of(engine).hold_migrations(conn)
         config.attributes["connection"] = conn
         command.upgrade(config, revision)
 

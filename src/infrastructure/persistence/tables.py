@@ -1,4 +1,4 @@
-"""The tables: the event log, snapshots, the signal read model and its checkpoints.
+"""The tables: the event log, the signal read model and its checkpoints.
 
 Core `Table`s rather than ORM classes: every statement here is Core, and importing
 `sqlalchemy.orm` would cost each CLI call about a tenth of a second for nothing.
@@ -48,7 +48,7 @@ class Moment(TypeDecorator[datetime]):
             return None
         if value.tzinfo is None:
             raise ValueError("naive datetimes are refused: every stored time must carry its zone")
-        return value.astimezone(UTC) if dialect.name != "sqlite" else value.astimezone(UTC).replace(tzinfo=None)
+        return value.astimezone(UTC)  # SQLite's DATETIME keeps the wall time and drops the zone
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
@@ -71,17 +71,6 @@ EVENTS = Table(
     Column("occurred_at", Moment, nullable=False),
     Column("recorded_at", Moment, nullable=False),
     UniqueConstraint("stream_id", "version"),
-)
-
-# The latest saved state of one board, so a cold load reads only the events after it.
-SNAPSHOTS = Table(
-    "snapshots",
-    metadata,
-    Column("stream_id", String(200), primary_key=True),
-    Column("version", Integer, nullable=False),
-    Column("schema_version", Integer, nullable=False),
-    Column("state", Text, nullable=False),
-    Column("taken_at", Moment, nullable=False),
 )
 
 # The read model of one signal (design §11.1, plus board, dependencies and result).
@@ -112,6 +101,8 @@ SIGNALS = Table(
     Index("ix_blackboard_signals_open", "status", "waiting", "created_at", "signal_id"),  # the candidates' order
     Index("ix_blackboard_signals_board", "blackboard_id", "created_at"),
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
+    Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check
+    Index("ix_blackboard_signals_retry_of", "retry_of"),  # a retry's chain
 )
 
 # One target capability of a signal: the index behind "open signals for these capabilities".

@@ -1,0 +1,76 @@
+"""The UnitOfWork port in memory: the reference behaviour for the core's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
+from blackboard.domain.blackboard import BlackboardAggregate, overdue
+from blackboard.domain.events import AgentSignalPosted, BlackboardEvent
+from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.memory.event_store import InMemoryEventStore
+from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
+
+
+class InMemoryUnitOfWork(UnitOfWork):
+    def __init__(self, store: InMemoryEventStore, read_model: InMemorySignalReadModel) -> None:
+        self._store = store
+        self._read_model = read_model
+
+    @contextmanager
+    def board(self, blackboard_id: str) -> Iterator[BoardTransaction]:
+        with self._store.hold(blackboard_id):
+            yield _Transaction(blackboard_id, self._store, self._read_model)
+
+
+class _Transaction(BoardTransaction):
+    def __init__(self, blackboard_id: str, store: InMemoryEventStore, read_model: InMemorySignalReadModel) -> None:
+        super().__init__(blackboard_id)
+        self._store = store
+        self._read_model = read_model
+
+    def rows(self) -> BoardRows | None:
+        if self._read_model.position() != self._store.last_position():
+            return None
+        return _Rows(len(self.history()), self._read_model.board_signals(self.blackboard_id))
+
+    def history(self) -> list[BlackboardEvent]:
+        return self._store.load(self.blackboard_id)
+
+    def taken(self, signal_id: str) -> bool:
+        return self._read_model.get(signal_id) is not None or any(
+            isinstance(r.event, AgentSignalPosted) and r.event.signal_id == signal_id for r in self._store.read_all()
+        )
+
+    def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
+        events = board.collect_events()
+        if not events:
+            return []
+        live = self._read_model.position() == self._store.last_position()
+        recorded = self._store.append(board.id, events[0].version - 1, events, metadata)
+        if live:  # as the SQL store does: the rows follow the events while nothing is being rebuilt
+            self._read_model.apply(recorded)
+        return recorded
+
+
+class _Rows(BoardRows):
+    def __init__(self, version: int, signals: list[AgentSignal]) -> None:
+        self.version = version
+        self._signals = signals
+
+    def signals(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+        return [s for s in self._signals if s.signal_id in signal_ids]
+
+    def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+        return [s for s in self._signals if set(s.after) & set(signal_ids)]
+
+    def with_key(self, dedupe_key: str) -> AgentSignal | None:
+        return next((s for s in self._signals if s.dedupe_key == dedupe_key), None)
+
+    def retries(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+        return [s for s in self._signals if s.retry_of in signal_ids]
+
+    def overdue(self, overdue_: Overdue) -> list[AgentSignal]:
+        return [s for s in self._signals if overdue(s, overdue_.at, overdue_.post_timeout, overdue_.claim_timeout)]

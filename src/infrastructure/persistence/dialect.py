@@ -1,0 +1,102 @@
+"""What differs between SQLite and PostgreSQL, behind one interface chosen once per engine.
+
+Each technology has its own module (`sqlite.py`, `postgres.py`) implementing `Dialect`; nothing
+else in the project asks which database it is on. `dialect_of(engine)` picks the implementation
+from the engine's URL the first time it is asked and remembers it.
+"""
+
+from __future__ import annotations
+
+import abc
+import weakref
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, Engine, Table
+
+if TYPE_CHECKING:
+    from blackboard.application.ports import EventStore, LogNotifier
+    from blackboard.infrastructure.persistence.engine import StoreSettings
+
+
+class Dialect(abc.ABC):
+    """How one database technology opens, locks, notifies and writes many rows."""
+
+    @abc.abstractmethod
+    def create_engine(self, settings: StoreSettings) -> Engine:
+        """An engine tuned for this technology (pragmas, pools)."""
+
+    def writer_turn(self) -> AbstractContextManager[Any] | None:
+        """A lock every write transaction of this process queues on before it begins (None: none)."""
+        return None
+
+    def read_only(self, conn: Connection) -> None:
+        """Prepare a connection that only reads, statement by statement."""
+
+    def hold_board(self, conn: Connection, blackboard_id: str) -> None:
+        """In a write transaction: no other writer of this board gets past here until it ends."""
+
+    def hold_log(self, conn: Connection) -> None:
+        """In a write transaction, right before it appends: positions are handed out in commit order."""
+
+    def hold_projection(self, conn: Connection) -> None:
+        """In a transaction that folds or clears the read model outside a command: no command is
+        deciding on its rows meanwhile."""
+
+    def hold_migrations(self, conn: Connection) -> None:
+        """One migrator at a time."""
+
+    def notify(self, conn: Connection, position: int) -> None:
+        """Tell listeners, on commit, that the log reached `position`."""
+
+    def insert_many(self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
+                    returning: str | None = None, key: str | None = None) -> list[Any]:
+        """Insert `rows` in their order; with `returning`, that column of each, in the same order
+        (matched by `key`, a column unique among them)."""
+        if returning is None:
+            conn.execute(table.insert(), list(rows))
+            return []
+        statement = table.insert().returning(table.c[returning], sort_by_parameter_order=True)
+        return list(conn.scalars(statement, list(rows)))
+
+    def update_many(self, conn: Connection, table: Table, key: str, columns: Sequence[str],
+                    rows: Sequence[Mapping[str, Any]], prefix: str = "") -> None:
+        """Set `columns` of the row whose `key` matches, for each row (dict keys: `prefix` + column)."""
+        from sqlalchemy import bindparam
+
+        statement = (table.update().where(table.c[key] == bindparam(f"{prefix}{key}"))
+                     .values({c: bindparam(f"{prefix}{c}") for c in columns}))
+        conn.execute(statement, list(rows))
+
+    @abc.abstractmethod
+    def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
+        """What wakes a waiter when the log grows."""
+
+
+_chosen: weakref.WeakKeyDictionary[Engine, Dialect] = weakref.WeakKeyDictionary()
+
+
+def dialect_for_url(backend: str) -> Dialect:
+    """The implementation for a URL's backend name (`sqlite`, `postgresql`)."""
+    if backend == "sqlite":
+        from blackboard.infrastructure.persistence.sqlite import SqliteDialect
+
+        return SqliteDialect()
+    if backend == "postgresql":
+        from blackboard.infrastructure.persistence.postgres import PostgresDialect
+
+        return PostgresDialect()
+    raise ValueError(f"{backend} is not supported: use a sqlite:/// or postgresql+psycopg:// URL")
+
+
+def remember(engine: Engine, dialect: Dialect) -> Engine:
+    _chosen[engine] = dialect
+    return engine
+
+
+def dialect_of(engine: Engine) -> Dialect:
+    """The dialect `make_engine` chose for this engine (or, for an engine made elsewhere, by its URL)."""
+    if (known := _chosen.get(engine)) is None:
+        known = _chosen[engine] = dialect_for_url(engine.url.get_backend_name())
+    return known

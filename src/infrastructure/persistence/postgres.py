@@ -1,0 +1,86 @@
+"""PostgreSQL: advisory locks for boards, the log and the read model; LISTEN/NOTIFY; rows in bulk.
+
+Locks are transaction-level advisory locks, so they end with the transaction whatever happens:
+- a board: `pg_advisory_xact_lock(BOARD_LOCKS, hashtext(board))`, held by a command from its first
+  read to its commit, so the rows it decides on are the board's state until it writes;
+- the projection: every command also holds `PROJECTION_LOCK` shared, and folding or clearing the
+  read model outside a command (a rebuild) holds it exclusive, so no command decides on rows that
+  are being cleared or refolded;
+- the log: `LOG_LOCK`, taken right before an append and held to its commit, so positions are handed
+  out in commit order and a reader following the log never skips a late commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, Engine, Table, create_engine, text
+
+from blackboard.infrastructure.persistence import bulk
+from blackboard.infrastructure.persistence.dialect import Dialect
+
+if TYPE_CHECKING:
+    from blackboard.application.ports import EventStore, LogNotifier
+    from blackboard.infrastructure.persistence.engine import StoreSettings
+
+NOTIFY_CHANNEL = "blackboard_events"  # each append's last position, on commit
+BOARD_LOCKS = 0x626C  # advisory lock class of the boards (the two-key form: a key space of its own)
+LOG_LOCK = 0x626C6B62
+PROJECTION_LOCK = 0x626C7072
+MIGRATION_LOCK = 0x626C6D67
+HOLD_BOARD = text("SELECT pg_advisory_xact_lock_shared(:projection), pg_advisory_xact_lock(:kind, hashtext(:board))")
+HOLD = text("SELECT pg_advisory_xact_lock(:key)")
+NOTIFY = text("SELECT pg_notify(:channel, :position)")
+
+
+class PostgresDialect(Dialect):
+    def create_engine(self, settings: StoreSettings) -> Engine:
+        return create_engine(
+            settings.url,
+            pool_size=settings.pool_size,
+            max_overflow=settings.max_overflow,
+            pool_timeout=settings.pool_timeout,
+            pool_pre_ping=settings.pool_pre_ping,
+            echo=settings.echo,
+        )
+
+    def read_only(self, conn: Connection) -> None:
+        # Each statement in autocommit: no BEGIN and ROLLBACK round trips, and psycopg keeps its
+        # prepared statements, which it drops on every rollback (so behind the pool's
+        # rollback-on-return nothing would ever be prepared, and every statement planned again).
+        conn.execution_options(isolation_level="AUTOCOMMIT")
+
+    def hold_board(self, conn: Connection, blackboard_id: str) -> None:
+        conn.execute(HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": BOARD_LOCKS, "board": blackboard_id})
+
+    def hold_log(self, conn: Connection) -> None:
+        conn.execute(HOLD, {"key": LOG_LOCK})
+
+    def hold_projection(self, conn: Connection) -> None:
+        conn.execute(HOLD, {"key": PROJECTION_LOCK})
+
+    def hold_migrations(self, conn: Connection) -> None:
+        conn.execute(HOLD, {"key": MIGRATION_LOCK})
+
+    def notify(self, conn: Connection, position: int) -> None:
+        # delivered on commit: listeners wake as soon as the events are visible
+        conn.execute(NOTIFY, {"channel": NOTIFY_CHANNEL, "position": str(position)})
+
+    def insert_many(self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
+                    returning: str | None = None, key: str | None = None) -> list[Any]:
+        if len(rows) < bulk.SMALLEST:
+            return super().insert_many(conn, table, rows, returning, key)
+        return bulk.insert(conn, table, rows, returning=returning, key=key)
+
+    def update_many(self, conn: Connection, table: Table, key: str, columns: Sequence[str],
+                    rows: Sequence[Mapping[str, Any]], prefix: str = "") -> None:
+        if len(rows) < bulk.SMALLEST:
+            super().update_many(conn, table, key, columns, rows, prefix)
+        else:
+            bulk.update(conn, table, key, columns, rows, prefix)
+
+    def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
+        from blackboard.infrastructure.persistence.notifier import PostgresNotifier
+
+        return PostgresNotifier(engine, store)

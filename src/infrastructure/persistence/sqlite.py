@@ -1,0 +1,92 @@
+"""SQLite: WAL, a busy timeout, write transactions that take the lock up front, writers queued on a lock file.
+
+SQLite has one writer at a time for the whole file, so holding a board, the log or the read model is
+what every write transaction already does; there is nothing to notify (waiters poll the log, one
+index lookup per poll).
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from collections.abc import Mapping, Sequence
+
+from sqlalchemy import Connection, Engine, Table, create_engine, event, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import StaticPool
+
+from blackboard.infrastructure.persistence import SYNCHRONOUS_MODES
+from blackboard.infrastructure.persistence.dialect import Dialect
+from blackboard.infrastructure.persistence.writer_lock import WriterLock
+
+FEW = 4  # up to this many rows, one INSERT ... RETURNING
+
+if TYPE_CHECKING:
+    from blackboard.application.ports import EventStore, LogNotifier
+    from blackboard.infrastructure.persistence.engine import StoreSettings
+
+
+class SqliteDialect(Dialect):
+    def __init__(self) -> None:
+        self._turn: AbstractContextManager[Any] | None = None
+
+    def writer_turn(self) -> AbstractContextManager[Any] | None:
+        return self._turn
+
+    def insert_many(self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
+                    returning: str | None = None, key: str | None = None) -> list[Any]:
+        if returning is None or len(rows) <= FEW:
+            return super().insert_many(conn, table, rows, returning, key)
+        # a long multi-row INSERT ... RETURNING is parsed anew every time: an executemany, then one query
+        if key is None:
+            raise ValueError(f"insert_many: RETURNING {returning} needs a key column")
+        conn.execute(table.insert(), list(rows))
+        keys = [row[key] for row in rows]
+        found = dict(conn.execute(select(table.c[key], table.c[returning]).where(table.c[key].in_(keys))).all())
+        return [found[k] for k in keys]
+
+    def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
+        from blackboard.infrastructure.notifier import PollingNotifier
+
+        return PollingNotifier(store, poll_interval)
+
+    def create_engine(self, settings: StoreSettings) -> Engine:
+        """SQLite's default deferred BEGIN takes the write lock only at the first write, so two writers
+        that both read first deadlock on the upgrade and one fails at once with "database is locked",
+        whatever the busy timeout: write transactions here say BEGIN IMMEDIATE instead, and queue on a
+        lock file first (writer_lock.py) rather than in SQLite's sleeping busy handler."""
+        synchronous = settings.synchronous.upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous: {settings.synchronous!r} is not one of {', '.join(SYNCHRONOUS_MODES)}")
+        url = make_url(settings.url)
+        database = url.database or ""
+        in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
+        options: dict[str, Any] = {"connect_args": {"timeout": settings.busy_timeout, "check_same_thread": False}}
+        if in_memory:
+            options["poolclass"] = StaticPool  # one shared connection, or every checkout sees an empty db
+        else:
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, echo=settings.echo, **options)
+        # one writer at a time: a lock file for a database file; the one shared connection for :memory:
+        self._turn = threading.Lock() if in_memory else WriterLock(f"{database}.lock", settings.busy_timeout)
+        busy_ms = int(settings.busy_timeout * 1000)
+
+        @event.listens_for(engine, "connect")
+        def configure(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # the driver's own BEGIN handling is off: we emit ours
+            cursor = dbapi_connection.cursor()
+            cursor.execute(f"PRAGMA busy_timeout={busy_ms}")  # first, so the WAL switch below can wait too
+            if not in_memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA synchronous={synchronous}")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def begin(conn: Connection) -> None:
+            immediate = conn.get_execution_options().get("blackboard_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+        return engine
