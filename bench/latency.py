@@ -9,11 +9,10 @@ from typing import Any
 from sqlalchemy import func, select
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal
-from bench.common import AGENT, Config, Timer, build_service, post_command, progress, sqlite_engine, summary_ms, temp_dir
+from bench.common import AGENT, Config, Timer, bench_container, post_command, progress, summary_ms, temp_dir
 from bench.seeding import seed_posts
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
 from blackboard.infrastructure.persistence.event_store import EVENTS
-from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.snapshots import SNAPSHOTS, SqlSnapshotStore
 
 WARMUP_CYCLES = 5
@@ -34,14 +33,15 @@ def run(config: Config) -> dict[str, Any]:
     results: dict[str, Any] = {"reps": reps, "boards": {}}
     with temp_dir("latency") as d:
         path = d / "blackboard.db"
-        engine = sqlite_engine(path, "FULL")
+        container = bench_container(f"sqlite:///{path}")
+        engine = container.engine()
         for prefix, (label, n) in enumerate(sizes.items(), start=1):
             progress(f"(c) seeding the {label} board with {n:,} posted signals")
             with Timer() as t:
                 seed_posts(engine, f"ps-{label}", prefix, n, on_batch=lambda k: progress(f"     {k:,} posted"))
             results["boards"][label] = {"signals_seeded": n, "seed_s": round(t.seconds, 2)}
 
-        service = build_service(engine)  # the long-lived service of this section
+        service = container.service()  # the long-lived service of this section
         for label in sizes:
             board, info = f"ps-{label}", results["boards"][label]
             progress(f"(c) warming up on the {label} board")
@@ -87,15 +87,14 @@ def run(config: Config) -> dict[str, Any]:
             for _ in range(COLD_REPS):
                 sid = service.post_signal(post_command(board, 0)).signal_id  # posted by the warm service
                 with Timer() as t_build:
-                    fresh_engine = make_engine(StoreSettings(url=f"sqlite:///{path}", synchronous="FULL"))
-                    ensure_schema(fresh_engine)
-                    fresh = build_service(fresh_engine)
+                    fresh_container = bench_container(f"sqlite:///{path}")
+                    fresh = fresh_container.service()
                 with Timer() as t_claim:
                     _claim(fresh, sid)
                 construct.append(t_build.seconds)
                 cold.append(t_claim.seconds)
                 _complete(service, sid)
-                fresh_engine.dispose()
+                fresh_container.engine().dispose()
             with engine.connect() as conn:
                 snap_version = conn.scalar(select(SNAPSHOTS.c.version).where(SNAPSHOTS.c.stream_id == board))
                 board_version = conn.scalar(select(func.max(EVENTS.c.version)).where(EVENTS.c.stream_id == board))
