@@ -208,14 +208,31 @@ def print_latency(lat: dict[str, Any]) -> list[dict[str, Any]]:
               ["board", "signals", "warm med", "warm p95", "claim med", "compl med", "first cmd",
                "cold claim", "snap load", "events after snap"], rows,
               "    warm: one long-lived service.  first cmd: the service's first command (a post) on the board (no snapshot yet:\n"
-              "    replays every event, then writes the first snapshot).  cold claim: a fresh engine and service\n"
-              "    (empty cache, like a new CLI process) claiming one signal; median of 3.  snap load: reading and\n"
+              "    replays every event, then writes the first snapshot).  cold claim: the claim of the cold command\n"
+              f"    below (a new process); median of {lat['cold_reps']}.  snap load: reading and\n"
               "    decoding the board's snapshot alone.  events after snap: replayed on top of it by the cold claim."))
     ok = lat["warm_ratio_median"] <= TARGET_WARM_RATIO
     say(f"    warm ratio large/small: median {lat['warm_ratio_median']}x, p95 {lat['warm_ratio_p95']}x "
         f"(target <= {TARGET_WARM_RATIO}x on the median): {verdict(ok)}")
-    return [_target("(c) warm latency ratio large/small (median)", lat["warm_ratio_median"],
-                    f"<= {TARGET_WARM_RATIO}", ok)]
+    targets = [_target("(c) warm latency ratio large/small (median)", lat["warm_ratio_median"],
+                       f"<= {TARGET_WARM_RATIO}", ok)]
+    from bench.latency import TARGET_COLD_RATIO
+
+    ratio = lat["cold_ratio"]
+    rows = [[label, b["signals_seeded"], b["cold"]["command_ms_median"], b["cold"]["service_construction_ms_median"],
+             b["cold"]["claim_ms_median"], b["cold"]["process_wall_ms_median"]] for label, b in lat["boards"].items()]
+    rows.append(["ratio large/small", "", ratio["command"], "", ratio["claim"], ratio["process_wall"]])
+    ok = ratio["command"] <= TARGET_COLD_RATIO
+    say(table(f"(c) cold command: a fresh process (engine, service, one claim) on each board, taking turns; "
+              f"median ms of {lat['cold_reps']}",
+              ["board", "signals", "command", "engine+service", "claim", "process wall"], rows,
+              "    `python -m bench.cold`: after its imports, the container builds the engine (schema check) and the\n"
+              "    service, which claims one signal posted just before; process wall: the whole process, Python's\n"
+              "    start-up and imports included, as the benchmark sees it."))
+    say(f"    cold command large/small: {ratio['command']}x (target <= {TARGET_COLD_RATIO:g}x): {verdict(ok)}")
+    targets.append(_target("(c) cold command large/small (engine, service, one claim)", ratio["command"],
+                           f"<= {TARGET_COLD_RATIO:g}", ok))
+    return targets
 
 
 def print_rebuild(reb: dict[str, Any]) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_SMALL_BOARD": (10, 10),  # (c): signals on the small board
     "BENCH_LARGE_BOARD": (100_000, 10_000),  # (c): signals on the large board
     "BENCH_REPS": (200, 50),  # (c): claim+complete repetitions per board
+    "BENCH_COLD_REPS": (5, 3),  # (c): fresh processes per board for the cold command
     "BENCH_REBUILD_EVENTS": (200_000, 20_000),  # (d): events replayed by the rebuild
     "BENCH_LOCK_PROCS": (4, 4),  # (e): concurrent writer processes
     "BENCH_LOCK_APPENDS": (200, 50),  # (e): appends per process
