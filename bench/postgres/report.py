@@ -10,6 +10,7 @@ from bench.fleet import HANDLERS
 from bench.postgres.section import (
     TARGET_VS_PGQUEUER,
     TARGET_VS_PROCRASTINATE,
+    TARGET_WAKEUP_P50_MS,
     TARGET_WAKEUP_P99_MS,
 )
 
@@ -100,19 +101,21 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
     for label, w in pg["wakeup"].items():
         lat = w["post_to_claim"]
         judged = label == "defaults"
-        ok = lat["p99_ms"] <= TARGET_WAKEUP_P99_MS
+        ok50, ok99 = lat["p50_ms"] <= TARGET_WAKEUP_P50_MS, lat["p99_ms"] <= TARGET_WAKEUP_P99_MS
         rows.append([label, w["signals"], lat["p50_ms"], lat["p90_ms"], lat["p99_ms"], lat["max_ms"],
                      w["post_decided_to_append_start"]["p50_ms"], w["post_signal_call"]["p50_ms"],
-                     w["post_append_start_to_claim"]["p50_ms"], verdict(ok) if judged else "(info)"])
+                     w["post_append_start_to_claim"]["p50_ms"],
+                     f"{verdict(ok50)} / {verdict(ok99)}" if judged else "(info)"])
         if judged:
-            targets.append({"name": "(g) PostgreSQL wake-up post -> claim p99 ms, 1 idle worker",
-                            "measured": lat["p99_ms"], "target": f"<= {TARGET_WAKEUP_P99_MS:g}", "verdict": verdict(ok)})
+            for q, goal, ok in (("p50", TARGET_WAKEUP_P50_MS, ok50), ("p99", TARGET_WAKEUP_P99_MS, ok99)):
+                targets.append({"name": f"(g) PostgreSQL wake-up post -> claim {q} ms, 1 idle worker",
+                                "measured": lat[f"{q}_ms"], "target": f"<= {goal:g}", "verdict": verdict(ok)})
     if rows:
         say(table(f"(g) wake-up on PostgreSQL: one idle worker, signals posted one at a time "
                   f"({pg['sizes']['BENCH_PG_WAKEUP_GAP_MS']} ms apart) through BlackboardService; ms from the post "
                   "event's occurred_at to the claim event's",
                   ["worker", "signals", "p50", "p90", "p99", "max", "post>append", "post call", "append>claim",
-                   f"p99<={TARGET_WAKEUP_P99_MS:g}"], rows,
+                   f"p50<={TARGET_WAKEUP_P50_MS:g} / p99<={TARGET_WAKEUP_P99_MS:g}"], rows,
                   "    defaults: `blackboard worker --agent bench-noop`, the only agent, so no head start to wait.\n"
                   "    post>append: the poster's decide-to-append step;\n"
                   "    post call: the poster's whole post_signal (decide, append, commit, catch up); append>claim: from the\n"

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
     from bench.common import Config
 
 SYSTEMS = ("blackboard", "pgqueuer", "procrastinate")
-TARGET_VS_PGQUEUER = 1.0
+TARGET_VS_PGQUEUER = 0.75
 TARGET_VS_PROCRASTINATE = 3.0
-TARGET_WAKEUP_P99_MS = 5.0
+TARGET_WAKEUP_P50_MS = 3.0
+TARGET_WAKEUP_P99_MS = 10.0
 
 # name -> (full, small); each can be overridden by its own environment variable.
 SIZES: dict[str, tuple[Any, Any]] = {
