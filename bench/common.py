@@ -1,12 +1,10 @@
-"""Shared pieces of the benchmarks: sizes, the wiring of a service on SQLite, timing and tables."""
+"""Shared pieces of the benchmarks: sizes, the application built through its container, timing and tables."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
@@ -14,23 +12,22 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
+from bench.stats import percentile, summary_ms
 from blackboard.application.commands import PostSignal
-from blackboard.application.dispatcher import EventDispatcher
-from blackboard.application.service import BlackboardService
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
-from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
-from blackboard.infrastructure.memory.agents import FixedAgentRegistry
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
-from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
-from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
-from blackboard.infrastructure.persistence.schema import ensure_schema
-from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
+
+if TYPE_CHECKING:
+    from blackboard.infrastructure.container import Container
+
+__all__ = ["percentile", "summary_ms"]  # re-exported: sections import them from here
 
 AGENT = AgentProfile(agent_id="bench-researcher", capabilities=(AgentCapability(type="RESEARCH", score=0.9),))
+
+SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "s")  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
 SIZES: dict[str, tuple[int, int]] = {
@@ -39,6 +36,7 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_SMALL_BOARD": (10, 10),  # (c): signals on the small board
     "BENCH_LARGE_BOARD": (100_000, 10_000),  # (c): signals on the large board
     "BENCH_REPS": (200, 50),  # (c): claim+complete repetitions per board
+    "BENCH_COLD_REPS": (5, 3),  # (c): fresh processes per board for the cold command
     "BENCH_REBUILD_EVENTS": (200_000, 20_000),  # (d): events replayed by the rebuild
     "BENCH_LOCK_PROCS": (4, 4),  # (e): concurrent writer processes
     "BENCH_LOCK_APPENDS": (200, 50),  # (e): appends per process
@@ -61,9 +59,23 @@ def load_config() -> Config:
     if scale not in ("full", "small"):
         raise SystemExit(f"BENCH_SCALE must be 'full' or 'small', not {scale!r}")
     sizes = {name: int(os.environ.get(name, pair[0] if scale == "full" else pair[1])) for name, pair in SIZES.items()}
-    sections = tuple(s.strip() for s in os.environ.get("BENCH_SECTIONS", "a,b,c,d,e").split(",") if s.strip())
+    sections = tuple(s.strip() for s in os.environ.get("BENCH_SECTIONS", ",".join(SECTIONS)).split(",") if s.strip())
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"BENCH_SECTIONS: unknown {', '.join(sorted(unknown))}; pick from {','.join(SECTIONS)}")
     out = Path(os.environ.get("BENCH_OUT", "bench-results/persistence.json"))
     return Config(scale, sizes, sections, out)
+
+
+def counts(text: str) -> list[int]:
+    """A knob like "1,2,4" -> [1, 2, 4]."""
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def gap_s(text: str) -> tuple[float, float]:
+    """A knob like "100-200" (ms) -> (0.1, 0.2) seconds; "150" -> (0.15, 0.15)."""
+    low, _, high = text.partition("-")
+    return float(low) / 1000, float(high or low) / 1000
 
 
 def machine() -> dict[str, Any]:
@@ -106,23 +118,43 @@ def temp_dir(label: str) -> Iterator[Path]:
         yield Path(d)
 
 
+def bench_container(url: str, *, synchronous: str = "FULL", agents_dir: Path | None = None,
+                    **flags: Any) -> Container:
+    """The application as the CLI and the worker build it: `Container` configured from the settings
+    that `config.load` validates (`flags` by their names there, e.g. post_timeout=86400). The caller's
+    BLACKBOARD_* environment is not read. Without `agents_dir` the agent registry is AGENT alone, in
+    memory (a folder is scanned on every lookup, which the command timings should not include)."""
+    from dependency_injector import providers
+
+    from blackboard.infrastructure.config import load
+    from blackboard.infrastructure.container import Container
+
+    given = {"db": url, "sqlite_synchronous": synchronous, **flags}
+    if agents_dir is not None:
+        given["agents_dir"] = str(agents_dir)
+    container = Container()
+    container.config.from_dict(load(given, env={}))
+    if agents_dir is None:
+        from blackboard.infrastructure.memory.agents import FixedAgentRegistry
+
+        container.agent_registry.override(providers.Object(FixedAgentRegistry([AGENT])))
+    return container
+
+
+@contextmanager
+def wired(url: str, **kwargs: Any) -> Iterator[Container]:
+    """bench_container, its engine disposed on exit."""
+    container = bench_container(url, **kwargs)
+    try:
+        yield container
+    finally:
+        container.engine().dispose()
+
+
 def sqlite_engine(path: Path, synchronous: str = "FULL") -> Engine:
-    engine = make_engine(StoreSettings(url=f"sqlite:///{path}", synchronous=synchronous))
-    ensure_schema(engine)
+    """The engine the container opens on a SQLite file (schema created), for sections that need no service."""
+    engine: Engine = bench_container(f"sqlite:///{path}", synchronous=synchronous).engine()
     return engine
-
-
-def build_service(engine: Engine) -> BlackboardService:
-    """Wired like tests/fakes.Board, but on the SQLAlchemy adapters, real time and random ids."""
-    return BlackboardService(
-        SqlAlchemyEventStore(engine),
-        SqlSignalReadModel(engine),
-        FixedAgentRegistry([AGENT]),
-        EventDispatcher(),
-        SystemClock(),
-        RandomSignalIds(),
-        snapshots=SqlSnapshotStore(engine),
-    )
 
 
 def post_command(board: str, i: int) -> PostSignal:
@@ -146,23 +178,6 @@ class Timer:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self._start
-
-
-def percentile(samples: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100)."""
-    ordered = sorted(samples)
-    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
-def summary_ms(samples: Sequence[float]) -> dict[str, float]:
-    return {
-        "median_ms": round(statistics.median(samples) * 1000, 3),
-        "p95_ms": round(percentile(samples, 95) * 1000, 3),
-        "min_ms": round(min(samples) * 1000, 3),
-        "max_ms": round(max(samples) * 1000, 3),
-        "n": len(samples),
-    }
 
 
 def verdict(ok: bool) -> str:
@@ -203,35 +218,3 @@ def say(text: str) -> None:
 
 def progress(text: str) -> None:
     print(f"   .. {text}", file=sys.stderr, flush=True)
-
-
-# ------------------------------------------------------------------ worker processes of a run
-STOP_GRACE_S = 10.0  # after SIGTERM, before SIGKILL
-
-
-def die_with_parent() -> None:
-    """In the child before exec: the kernel sends SIGTERM if the benchmark process dies first."""
-    import ctypes
-    import signal
-
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def stop_processes(running: Sequence[Any]) -> None:
-    """SIGTERM each `.process`, SIGKILL what is left after STOP_GRACE_S, reap all; marks `.killed`."""
-    import signal
-    import subprocess
-
-    for item in running:
-        if item.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                item.process.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + STOP_GRACE_S
-    for item in running:
-        try:
-            item.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            item.process.kill()
-            item.process.wait(timeout=10)
-            item.killed = True

@@ -1,7 +1,12 @@
-"""Fast seeding: events decided by BlackboardAggregate itself, appended straight into the store in batches."""
+"""Fast seeding: events decided by BlackboardAggregate itself, appended straight into the store in batches.
+
+This reaches below the application's service on purpose (the domain aggregate and the SQL event
+store's `append`): posting 100,000 signals one command at a time would take minutes.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -28,7 +33,8 @@ def _payload(board: str, i: int) -> SignalPayload:
 class Seeder:
     """Decides events on an in-memory aggregate and appends them every `batch` events."""
 
-    def __init__(self, engine: Engine, board: str, prefix: int, project: bool = True, batch: int = 1000) -> None:
+    def __init__(self, engine: Engine, board: str, prefix: int, project: bool = True, batch: int = 1000,
+                 start: datetime = T0, step: timedelta = timedelta(milliseconds=1)) -> None:
         self.store = SqlAlchemyEventStore(engine, project=project)
         self.board = BlackboardAggregate(board)
         self.prefix = prefix
@@ -36,10 +42,11 @@ class Seeder:
         self.posted = 0
         self.events = 0
         self._stored = 0  # the board's version in the store
-        self._at = T0
+        self._at = start
+        self._step = step  # between two events
 
     def _now(self) -> datetime:
-        self._at += timedelta(milliseconds=1)
+        self._at += self._step
         return self._at
 
     def post(self) -> str:
@@ -81,6 +88,16 @@ def seed_posts(engine: Engine, board: str, prefix: int, n: int, on_batch: Callab
             on_batch(i + 1)
     seeder.flush()
     return seeder.events
+
+
+def backlog(engine: Engine, board: str, n: int, prefix: int = 1) -> tuple[datetime, float]:
+    """n POSTED signals in ONE append, all posted now at the same instant, folded into the read model in
+    the same transaction, so that every worker sees all of them at once; the commit's wall and monotonic time."""
+    seeder = Seeder(engine, board, prefix, batch=n + 1, start=datetime.now(UTC), step=timedelta(0))
+    for _ in range(n):
+        seeder.post()
+    seeder.flush()
+    return datetime.now(UTC), time.monotonic()
 
 
 def seed_mix(engine: Engine, total: int, boards: int = 4, project: bool = False) -> dict[str, int]:

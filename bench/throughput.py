@@ -13,7 +13,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Protocol
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal
-from bench.common import AGENT, Config, build_service, post_command, progress, sqlite_engine, temp_dir
+from bench.common import AGENT, Config, post_command, progress, temp_dir, wired
 
 KINDS = ("post", "claim", "complete")
 CHUNK = 50  # commands per turn when two stores are driven side by side
@@ -48,12 +48,10 @@ class OurService:
 
 @contextmanager
 def ours(synchronous: str) -> Iterator[OurService]:
-    with temp_dir(f"throughput-{synchronous.lower()}") as d:
-        engine = sqlite_engine(d / "blackboard.db", synchronous)
-        try:
-            yield OurService(build_service(engine))
-        finally:
-            engine.dispose()
+    """The service as the container builds it, on a fresh SQLite file (WAL) at `synchronous`."""
+    with temp_dir(f"throughput-{synchronous.lower()}") as d, \
+            wired(f"sqlite:///{d / 'blackboard.db'}", synchronous=synchronous) as container:
+        yield OurService(container.service())
 
 
 def drive(n: int, drivers: dict[str, Driver]) -> dict[str, dict[str, Any]]:
