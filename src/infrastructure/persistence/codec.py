@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from blackboard.application.ports import Recorded
-from blackboard.domain.events import BlackboardEvent, load_event
+from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, load_event
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
 
 
@@ -30,6 +30,14 @@ def event_row(
 
 
 def event_from_row(row: Any) -> BlackboardEvent:
+    cls = EVENT_TYPES.get(row.event_type)
+    if cls is not None and row.schema_version == cls.schema_version:
+        # the stored JSON is current: pydantic parses it with the envelope in one pass (half the time
+        # of json.loads and then validating a dict; every replay, catch-up and `events` goes through here)
+        envelope = (f'{{"event_id":{json.dumps(row.event_id)},"blackboard_id":{json.dumps(row.stream_id)},'
+                    f'"version":{int(row.version)},"occurred_at":"{row.occurred_at.isoformat()}"')
+        fields = row.data.strip()[1:]  # the stored object without its opening brace
+        return cls.model_validate_json(envelope + ("," + fields if fields.strip() != "}" else "}"))
     envelope = {
         "event_id": row.event_id,
         "blackboard_id": row.stream_id,
