@@ -9,22 +9,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable  # noqa: F401 - the errors of these ports
 from blackboard.domain.capabilities import AgentProfile
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
-
-
-class ConcurrencyConflict(Exception):
-    """Another writer appended to the board first; reload and decide again."""
-
-    def __init__(self, blackboard_id: str, expected_version: int) -> None:
-        super().__init__(f"blackboard {blackboard_id} moved past version {expected_version}")
-        self.blackboard_id = blackboard_id
-        self.expected_version = expected_version
-
-
-class StoreUnavailable(Exception):
-    """The store could not be reached or answered with an error that is not a conflict."""
 
 
 @dataclass(frozen=True, slots=True)

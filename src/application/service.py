@@ -22,6 +22,7 @@ from blackboard.application.commands import (
     RenewClaim,
     RetrySignal,
 )
+from blackboard.application.errors import Contention
 from blackboard.application.ports import (
     AgentRegistry,
     Clock,
@@ -59,11 +60,6 @@ class Claims:
 
     claimed: list[AgentSignal] = field(default_factory=list)
     skipped: dict[str, BlackboardError] = field(default_factory=dict)
-
-
-class Contention(BlackboardError):
-    def __init__(self, blackboard_id: str, attempts: int) -> None:
-        super().__init__(f"blackboard {blackboard_id} kept changing under {attempts} attempts; try again")
 
 
 class BlackboardService:

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.dispatcher import EventDispatcher
+from blackboard.application.errors import StoreUnavailable
 from blackboard.application.ports import LogNotifier
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService, Settings
@@ -43,9 +45,18 @@ def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float) -
 
 
 def open_database(settings: StoreSettings) -> Engine:
-    """The engine, with the schema created or upgraded when it is not current (one query when it is)."""
-    engine = make_engine(settings)
-    ensure_schema(engine)
+    """The engine, with the schema created or upgraded when it is not current (one query when it is).
+
+    A database that cannot be reached (or a lock file that cannot be opened) is StoreUnavailable, as
+    the adapters say it; ensure_schema, in persistence/schema.py, would be the place to translate it."""
+    engine = None
+    try:
+        engine = make_engine(settings)  # SQLite: creates the database's folder
+        ensure_schema(engine)
+    except (DBAPIError, OSError) as exc:
+        if engine is not None:
+            engine.dispose()
+        raise StoreUnavailable(f"could not open the database: {getattr(exc, 'orig', exc)}") from exc
     return engine
 
 

@@ -16,8 +16,8 @@ from blackboard.application.commands import (
     PostSignal,
     WatchSignals,
 )
-from blackboard.application.ports import ConcurrencyConflict
-from blackboard.application.service import BlackboardService, Contention, Settings
+from blackboard.application.errors import ConcurrencyConflict, Contention
+from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted
 from blackboard.domain.signals import SignalStatus

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from blackboard.infrastructure.cli import exits
 from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
 STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
-
-EXIT_CODES = """exit codes:
-  0  done
-  1  unexpected error (one line on stderr)
-  2  bad input: usage, or a value that fails validation; nothing is written
-  3  refused by the state machine (already claimed, not the claimer, wrong state,
-     dependencies pending); for wait: the signal ended FAILED, EXPIRED or UNCLAIMED
-  4  not found: no such signal, agent or blackboard
-  5  timed out waiting (watch, wait)"""
 
 
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
@@ -33,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="blackboard",
         description="Event-sourced coordination for AI agents: post signals, let agents claim and finish them.",
-        epilog=EXIT_CODES,
+        epilog=exits.help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--db", metavar="URL", help=f"event store URL (env BLACKBOARD_DB; default {DEFAULT_URL})")

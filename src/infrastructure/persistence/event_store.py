@@ -117,7 +117,7 @@ class SqlAlchemyEventStore(EventStore):
             raise ConcurrencyConflict(blackboard_id, expected_version) from exc
         except DBAPIError as exc:
             raise StoreUnavailable(f"could not append to {blackboard_id}: {exc.orig}") from exc
-        except WriterBusy as exc:
+        except OSError as exc:  # the writer lock file: WriterBusy, or a file that cannot be opened
             raise StoreUnavailable(f"could not append to {blackboard_id}: {exc}") from exc
 
     @contextmanager
@@ -131,7 +131,7 @@ class SqlAlchemyEventStore(EventStore):
                 yield
         except DBAPIError as exc:
             raise StoreUnavailable(f"could not lock {blackboard_id}: {exc.orig}") from exc
-        except WriterBusy as exc:
+        except OSError as exc:  # the writer lock file: WriterBusy, or a file that cannot be opened
             raise StoreUnavailable(f"could not lock {blackboard_id}: {exc}") from exc
 
     def load(self, blackboard_id: str, after_version: int = 0) -> list[BlackboardEvent]:
