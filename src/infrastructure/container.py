@@ -23,6 +23,7 @@ from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventSto
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.snapshots import SqlSnapshotStore
+from blackboard.infrastructure.settings import BlackboardSettings
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -60,14 +61,8 @@ def open_database(settings: StoreSettings) -> Engine:
     return engine
 
 
-class Container(containers.DeclarativeContainer):
-    """Configured from `blackboard.infrastructure.config.load` (flags and environment); override providers in tests."""
-
-    wiring_config = containers.WiringConfiguration(modules=["blackboard.infrastructure.cli.commands"])
-    config = providers.Configuration(strict=True)
-
-    store_settings = providers.Singleton(
-        StoreSettings,
+def store_settings(config: BlackboardSettings) -> StoreSettings:
+    return StoreSettings(
         url=config.db,
         synchronous=config.sqlite_synchronous,
         busy_timeout=config.sqlite_busy_timeout,
@@ -75,28 +70,44 @@ class Container(containers.DeclarativeContainer):
         max_overflow=config.max_overflow,
         pool_timeout=config.pool_timeout,
         pool_pre_ping=config.pool_pre_ping,
+        echo=config.echo,
     )
+
+
+def service_settings(config: BlackboardSettings) -> Settings:
+    return Settings(
+        claim_threshold=config.claim_threshold,
+        post_timeout=timedelta(seconds=config.post_timeout),
+        claim_timeout=timedelta(seconds=config.claim_timeout),
+        max_attempts=config.max_attempts,
+        snapshot_every=config.snapshot_every,
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    """Built from one BlackboardSettings (`Container(config=settings.load(...))`; the defaults without
+    one); override providers in tests."""
+
+    wiring_config = containers.WiringConfiguration(modules=["blackboard.infrastructure.cli.commands"])
+    config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
+
+    store_settings = providers.Singleton(store_settings, config)
     engine = providers.Singleton(open_database, store_settings)
     event_store = providers.Singleton(SqlAlchemyEventStore, engine)
     read_model = providers.Singleton(SqlSignalReadModel, engine)
     snapshots = providers.Singleton(SqlSnapshotStore, engine)
     agent_registry = providers.Singleton(
-        agent_registry, agents_dir=config.agents_dir, default_threshold=config.claim_threshold
+        agent_registry, agents_dir=config.provided.agents_dir, default_threshold=config.provided.claim_threshold
     )
     dispatcher = providers.Singleton(EventDispatcher)
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(RandomSignalIds)
-    notifier = providers.Singleton(log_notifier, engine, event_store, config.poll_interval)
-    settings = providers.Singleton(
-        Settings,
-        claim_threshold=config.claim_threshold,
-        post_timeout=providers.Factory(timedelta, seconds=config.post_timeout),
-        claim_timeout=providers.Factory(timedelta, seconds=config.claim_timeout),
-    )
+    notifier = providers.Singleton(log_notifier, engine, event_store, config.provided.poll_interval)
+    settings = providers.Singleton(service_settings, config)
     service = providers.Singleton(
         BlackboardService, event_store, read_model, agent_registry, dispatcher, clock, ids, settings, snapshots
     )
     queries = providers.Singleton(
-        BlackboardQueries, event_store, read_model, agent_registry, config.claim_threshold
+        BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)

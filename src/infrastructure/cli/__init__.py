@@ -31,15 +31,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)  # usage errors exit 2 here, before anything is opened
     as_json = False
     try:
-        from blackboard.infrastructure import config
+        from blackboard.infrastructure import settings
 
-        as_json = config.json_output(getattr(args, "json", False))
-        settings = config.load({"db": args.db, "agents_dir": args.agents_dir})
+        config = settings.load(_flags(args))  # a bad flag or variable stops here, before anything is opened
+        as_json = config.json
         from blackboard.infrastructure.cli import commands
         from blackboard.infrastructure.container import Container
 
-        container = Container()
-        container.config.from_dict(settings)
+        container = Container(config=config)
         container.wire(modules=[commands])
         try:
             output = getattr(commands, args.run)(args)
@@ -61,6 +60,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _quiet_broken_pipe()
     return OK
+
+
+def _flags(args: Any) -> dict[str, Any]:
+    """The settings given as options (None: not given). `--json` is given only when set."""
+    return {
+        "db": args.db, "agents_dir": args.agents_dir, "json": True if getattr(args, "json", False) else None,
+        **{name: getattr(args, name, None) for name in ("concurrency", "grace", "head_start")},  # worker's
+    }
 
 
 def _quiet_broken_pipe() -> int:

@@ -1,4 +1,7 @@
-"""The command line's grammar: every command, its options, and one example each (argparse only)."""
+"""The command line's grammar: every command, its options, and one example each (argparse only).
+
+Options that are settings have no argparse default: `settings.load` gives the default when one is
+not given (the help texts name it; a test holds them to `settings.BlackboardSettings`)."""
 
 from __future__ import annotations
 
@@ -86,11 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
                       "complete or fail them", "blackboard worker --agent ps-researcher --concurrency 2", "worker")
     worker.add_argument("--agent", required=True, help="the agent's name in the agents folder")
     worker.add_argument("--once", action="store_true", help="handle at most one signal, then exit")
-    worker.add_argument("--concurrency", type=int, default=1, metavar="N", help="handlers run at once (default 1)")
+    worker.add_argument("--concurrency", type=int, metavar="N", help="handlers run at once (default 1)")
     worker.add_argument("--board", metavar="ID", help="only signals of this board")
-    worker.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
+    worker.add_argument("--grace", type=float, metavar="SECONDS",
                         help="on SIGINT/SIGTERM, how long running handlers may finish before their signals fail (default 30)")
-    worker.add_argument("--head-start", type=float, default=0.1, metavar="SECONDS",
+    worker.add_argument("--head-start", type=float, metavar="SECONDS",
                         help="seconds per point of score an agent waits when another fits the signal better, "
                              "so the best fit usually wins (default 0.1)")
 
