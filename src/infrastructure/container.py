@@ -36,13 +36,16 @@ def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgen
     return FrontmatterAgentRegistry(Path(agents_dir), default_threshold)
 
 
-def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float) -> LogNotifier:
-    """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications."""
+def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float, dispatcher: EventDispatcher) -> LogNotifier:
+    """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications, woken at
+    once by what this process stores (a worker's own outcomes, a command of an embedding program)."""
     if engine.dialect.name == "postgresql":
         from blackboard.infrastructure.persistence.notifier import PostgresNotifier
 
         return PostgresNotifier(engine, store)
-    return PollingNotifier(store, interval)
+    notifier = PollingNotifier(store, interval)
+    dispatcher.register(None, notifier.appended)
+    return notifier
 
 
 def open_database(settings: StoreSettings) -> Engine:
@@ -102,7 +105,7 @@ class Container(containers.DeclarativeContainer):
     dispatcher = providers.Singleton(EventDispatcher)
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(RandomSignalIds)
-    notifier = providers.Singleton(log_notifier, engine, event_store, config.provided.poll_interval)
+    notifier = providers.Singleton(log_notifier, engine, event_store, config.provided.poll_interval, dispatcher)
     settings = providers.Singleton(service_settings, config)
     service = providers.Singleton(
         BlackboardService, event_store, read_model, agent_registry, dispatcher, clock, ids, settings, snapshots
