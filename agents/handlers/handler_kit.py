@@ -27,7 +27,6 @@ STOPWORDS = frozenset(
     "with would you your not no if than so such any all each about over under between after before "
     "must shall need use used using also more most other some very already".split()
 )
-EXCERPT_CHARS = 1200
 
 
 class BadInput(Exception):

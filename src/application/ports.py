@@ -9,24 +9,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable  # noqa: F401 - the errors of these ports
 from blackboard.application.loading import load_scope
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import AgentProfile
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
-
-
-class ConcurrencyConflict(Exception):
-    """Another writer appended to the board first; reload and decide again."""
-
-    def __init__(self, blackboard_id: str, expected_version: int) -> None:
-        super().__init__(f"blackboard {blackboard_id} moved past version {expected_version}")
-        self.blackboard_id = blackboard_id
-        self.expected_version = expected_version
-
-
-class StoreUnavailable(Exception):
-    """The store could not be reached or answered with an error that is not a conflict."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +248,10 @@ class LogNotifier(abc.ABC):
         (the caller reads the log and waits again); sleeping through an append that is already
         there is not.
         """
+
+    def appended(self, event: BlackboardEvent | None = None) -> None:
+        """This process stored `event`: a notifier that would only see it at its next look may wake
+        its waiters now. The default does nothing (notifications reach it anyway)."""
 
     def seen(self) -> int | None:
         """A position the log has reached, known without a query (from the last notification or

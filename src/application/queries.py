@@ -42,14 +42,9 @@ class BlackboardQueries:
             raise SignalNotFound(query.signal_id)
         return signal
 
-    def open_signals(self, query: GetOpenSignals) -> list[AgentSignal]:
-        """POSTED signals whose dependencies completed, targeting any of the capabilities."""
-        if query.catch_up:
-            self._projector.catch_up()
-        return self._read_model.find(SignalFilter.claimable(query.capabilities, query.limit, query.blackboard_id))
-
     def open_candidates(self, query: GetOpenSignals) -> list[Candidate]:
-        """The signals `open_signals` gives, as candidates: enough to choose which to claim."""
+        """POSTED signals whose dependencies completed, targeting any of the capabilities, oldest
+        first, as candidates: enough to choose which to claim."""
         if query.catch_up:
             self._projector.catch_up()
         return self._read_model.candidates(query.capabilities, query.limit, query.blackboard_id)

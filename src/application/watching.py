@@ -9,18 +9,12 @@ from __future__ import annotations
 import time
 
 from blackboard.application.commands import GetSignalById, WatchSignals
-from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
+from blackboard.application.errors import StoreUnavailable, WaitTimedOut
+from blackboard.application.ports import EventStore, LogNotifier
 from blackboard.application.queries import BlackboardQueries
-from blackboard.domain.errors import BlackboardError
 from blackboard.domain.signals import AgentSignal
 
 FINAL_EVENTS = frozenset({"AgentSignalCompleted", "AgentSignalFailed", "AgentSignalExpired", "AgentSignalUnclaimed"})
-
-
-class WaitTimedOut(BlackboardError):
-    def __init__(self, what: str, seconds: float) -> None:
-        super().__init__(f"timed out after {seconds:g}s waiting for {what}")
-        self.seconds = seconds
 
 
 class Watcher:

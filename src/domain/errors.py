@@ -1,7 +1,8 @@
 """Domain errors: one class per broken rule, each message naming the rule.
 
-Three families let an interface map errors to outcomes without knowing every class:
-`RuleViolation` (the state machine refused), `NotFound`, and `InvalidInput`.
+Families let an interface map errors to outcomes without knowing every class. The domain's three:
+`RuleViolation` (the state machine refused), `NotFound`, and `InvalidInput`; the application adds
+`TimedOut` and `Unavailable` (application/errors.py).
 """
 
 from __future__ import annotations

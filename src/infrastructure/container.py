@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.dispatcher import EventDispatcher
+from blackboard.application.errors import StoreUnavailable
 from blackboard.application.ports import LogNotifier
 from blackboard.application.projection import Projector
 from blackboard.application.queries import BlackboardQueries
@@ -22,6 +24,7 @@ from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventSto
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
+from blackboard.infrastructure.settings import BlackboardSettings
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -34,26 +37,33 @@ def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgen
     return FrontmatterAgentRegistry(Path(agents_dir), default_threshold)
 
 
-def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float) -> LogNotifier:
-    """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications."""
-    return dialect_of(engine).notifier(engine, store, interval)
+def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float, dispatcher: EventDispatcher) -> LogNotifier:
+    """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications. Either is
+    told of what this process stores (a worker's own outcomes, a command of an embedding program),
+    so its waiters need not wait for the next poll or notification."""
+    notifier = dialect_of(engine).notifier(engine, store, interval)
+    dispatcher.register(None, notifier.appended)
+    return notifier
 
 
 def open_database(settings: StoreSettings) -> Engine:
-    """The engine, with the schema created or upgraded when it is not current (one query when it is)."""
-    engine = make_engine(settings)
-    ensure_schema(engine)
+    """The engine, with the schema created or upgraded when it is not current (one query when it is).
+
+    A database that cannot be reached (or a lock file that cannot be opened) is StoreUnavailable, as
+    the adapters say it; ensure_schema, in persistence/schema.py, would be the place to translate it."""
+    engine = None
+    try:
+        engine = make_engine(settings)  # SQLite: creates the database's folder
+        ensure_schema(engine)
+    except (DBAPIError, OSError) as exc:
+        if engine is not None:
+            engine.dispose()
+        raise StoreUnavailable(f"could not open the database: {getattr(exc, 'orig', exc)}") from exc
     return engine
 
 
-class Container(containers.DeclarativeContainer):
-    """Configured from `blackboard.infrastructure.config.load` (flags and environment); override providers in tests."""
-
-    wiring_config = containers.WiringConfiguration(modules=["blackboard.infrastructure.cli.commands"])
-    config = providers.Configuration(strict=True)
-
-    store_settings = providers.Singleton(
-        StoreSettings,
+def store_settings(config: BlackboardSettings) -> StoreSettings:
+    return StoreSettings(
         url=config.db,
         synchronous=config.sqlite_synchronous,
         busy_timeout=config.sqlite_busy_timeout,
@@ -61,29 +71,43 @@ class Container(containers.DeclarativeContainer):
         max_overflow=config.max_overflow,
         pool_timeout=config.pool_timeout,
         pool_pre_ping=config.pool_pre_ping,
+        echo=config.echo,
     )
+
+
+def service_settings(config: BlackboardSettings) -> Settings:
+    return Settings(
+        claim_threshold=config.claim_threshold,
+        post_timeout=timedelta(seconds=config.post_timeout),
+        claim_timeout=timedelta(seconds=config.claim_timeout),
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    """Built from one BlackboardSettings (`Container(config=settings.load(...))`; the defaults without
+    one); override providers in tests."""
+
+    wiring_config = containers.WiringConfiguration(modules=["blackboard.infrastructure.cli.commands"])
+    config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
+
+    store_settings = providers.Singleton(store_settings, config)
     engine = providers.Singleton(open_database, store_settings)
     event_store = providers.Singleton(SqlAlchemyEventStore, engine)
     read_model = providers.Singleton(SqlSignalReadModel, engine)
     unit_of_work = providers.Singleton(SqlUnitOfWork, engine)
     projector = providers.Singleton(Projector, event_store, read_model, page_size=5000)
     agent_registry = providers.Singleton(
-        agent_registry, agents_dir=config.agents_dir, default_threshold=config.claim_threshold
+        agent_registry, agents_dir=config.provided.agents_dir, default_threshold=config.provided.claim_threshold
     )
     dispatcher = providers.Singleton(EventDispatcher)
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(RandomSignalIds)
-    notifier = providers.Singleton(log_notifier, engine, event_store, config.poll_interval)
-    settings = providers.Singleton(
-        Settings,
-        claim_threshold=config.claim_threshold,
-        post_timeout=providers.Factory(timedelta, seconds=config.post_timeout),
-        claim_timeout=providers.Factory(timedelta, seconds=config.claim_timeout),
-    )
+    notifier = providers.Singleton(log_notifier, engine, event_store, config.provided.poll_interval, dispatcher)
+    settings = providers.Singleton(service_settings, config)
     service = providers.Singleton(
         BlackboardService, unit_of_work, read_model, agent_registry, dispatcher, clock, ids, settings, projector
     )
     queries = providers.Singleton(
-        BlackboardQueries, event_store, read_model, agent_registry, config.claim_threshold
+        BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)

@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from blackboard.application.ports import ConcurrencyConflict, EventStore
+from blackboard.application.errors import ConcurrencyConflict
+from blackboard.application.ports import EventStore
 from blackboard.domain.blackboard import BlackboardAggregate
 from tests.contract.stories import every_event_type, post, posts
 

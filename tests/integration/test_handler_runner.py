@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
-from blackboard.infrastructure.agents.handler import run_handler
+from blackboard.infrastructure.agents.handler import CANCELLED, run_handler
 from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
 DOCUMENT = {"signal_id": "sig-0000abcd", "payload": {"topic": "t"}}
@@ -55,3 +57,36 @@ def test_malformed_json_results_are_refused(tmp_path):
     outcome = run_handler(agent(tmp_path, """echo '{"knowledge_items": "not a list"}'"""), DOCUMENT)
 
     assert not outcome.succeeded and "knowledge_items must be a list" in outcome.error
+
+
+def test_cancel_stops_a_running_command_at_once(tmp_path):
+    cancel = threading.Event()
+    threading.Timer(0.1, cancel.set).start()
+    started = time.monotonic()
+
+    outcome = run_handler(agent(tmp_path, "sleep 5"), DOCUMENT, cancel=cancel)
+
+    assert not outcome.succeeded and outcome.error.startswith(CANCELLED)
+    assert time.monotonic() - started < 2.0
+
+
+def test_tick_is_called_while_the_command_runs(tmp_path):
+    ticks: list[float] = []
+
+    outcome = run_handler(agent(tmp_path, "sleep 0.45; echo done"), DOCUMENT,
+                          tick=lambda: ticks.append(time.monotonic()), tick_every=0.1)
+
+    assert outcome.succeeded and outcome.knowledge_items == ("done",)
+    assert 3 <= len(ticks) <= 6
+
+
+def test_a_tick_that_raises_stops_the_command_and_fails_naming_why(tmp_path):
+    def lost() -> None:
+        raise RuntimeError("the claim on sig-0000abcd is someone else's")
+
+    started = time.monotonic()
+    outcome = run_handler(agent(tmp_path, "sleep 5"), DOCUMENT, tick=lost, tick_every=0.1)
+
+    assert not outcome.succeeded
+    assert outcome.error.startswith("stopped: the claim on sig-0000abcd is someone else's")
+    assert time.monotonic() - started < 2.0

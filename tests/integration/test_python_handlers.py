@@ -1,19 +1,24 @@
-"""run_handler with an `entrypoint`: a Python function of the agent's folder, called in the worker's process."""
+"""An `entrypoint`: a Python function of the agent's folder, called as a worker calls it (on a lane, in its process).
+
+Timeouts, the grace period and claim renewals of these calls are the worker's supervisor's: tests/unit/test_worker_lanes.py.
+"""
 
 from __future__ import annotations
 
+import copy
 import sys
 import textwrap
-import threading
-import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, load_entrypoint
-from blackboard.infrastructure.agents.handler import run_handler
+from blackboard.infrastructure.agents.handler import call_entrypoint_here
+from blackboard.infrastructure.agents.lanes import start_call
+from blackboard.infrastructure.agents.outcome import HandlerOutcome
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
@@ -46,18 +51,11 @@ def agent(folder: Path, source: str, entrypoint: str = "handlers.h:handle", time
     return registry.definition("a")
 
 
-BLOCKING = """\
-    import threading, time
-    release = threading.Event()
-    def handle(document):
-        release.wait(10)
-        return "finished"
-"""
-
-
-def release(definition: AgentDefinition) -> None:
-    """Let an abandoned blocking call end, so no lane stays busy after its test."""
-    load_entrypoint(definition).__globals__["release"].set()
+def run(definition: AgentDefinition, document: dict[str, Any] = DOCUMENT) -> HandlerOutcome:
+    """One call as the worker makes it: call_entrypoint_here on a lane, handed a document of its own."""
+    call = start_call(lambda d: call_entrypoint_here(definition, d), copy.deepcopy(document))
+    assert call.wait(10), "the entrypoint did not return"
+    return call.value
 
 
 # -- results --------------------------------------------------------------------------------------------
@@ -67,24 +65,9 @@ def test_a_dict_result_completes_with_its_artifact_and_knowledge(tmp_path):
             return {"artifact_path": "/out/" + document["signal_id"], "knowledge_items": [document["payload"]["topic"]]}
     """)
 
-    outcome = run_handler(a, DOCUMENT)
+    outcome = run(a)
 
     assert (outcome.succeeded, outcome.artifact_path, outcome.knowledge_items) == (True, "/out/sig-0000abcd", ("t",))
-
-
-def test_the_function_gets_its_own_plain_copy_of_the_document(tmp_path):
-    a = agent(tmp_path, """\
-        def handle(document):
-            seen = type(document).__name__ + " " + type(document["payload"]).__name__
-            document["payload"]["topic"] = "changed"
-            return seen
-    """)
-    document = {"signal_id": "sig-0000abcd", "payload": {"topic": "t", "tags": ("x",)}}
-
-    outcome = run_handler(a, document)
-
-    assert outcome.knowledge_items == ("dict dict",)
-    assert document["payload"]["topic"] == "t"
 
 
 def test_a_str_result_is_the_one_knowledge_item_and_a_blank_one_is_none(tmp_path):
@@ -93,15 +76,15 @@ def test_a_str_result_is_the_one_knowledge_item_and_a_blank_one_is_none(tmp_path
             return document["payload"]["topic"]
     """)
 
-    assert run_handler(a, {"signal_id": "s", "payload": {"topic": "  found it\n"}}).knowledge_items == ("found it",)
-    blank = run_handler(a, {"signal_id": "s", "payload": {"topic": " \n "}})
+    assert run(a, {"signal_id": "s", "payload": {"topic": "  found it\n"}}).knowledge_items == ("found it",)
+    blank = run(a, {"signal_id": "s", "payload": {"topic": " \n "}})
     assert (blank.succeeded, blank.knowledge_items) == (True, ())
 
 
 def test_none_completes_with_nothing(tmp_path):
     a = agent(tmp_path, "def handle(document):\n    pass\n")
 
-    outcome = run_handler(a, DOCUMENT)
+    outcome = run(a)
 
     assert (outcome.succeeded, outcome.artifact_path, outcome.knowledge_items, outcome.error) == (True, None, (), None)
 
@@ -112,7 +95,7 @@ def test_an_exception_fails_with_its_type_and_message(tmp_path):
             raise ValueError("no sources for " + document["payload"]["topic"])
     """)
 
-    outcome = run_handler(a, DOCUMENT)
+    outcome = run(a)
 
     assert (outcome.succeeded, outcome.error) == (False, "ValueError: no sources for t")
 
@@ -126,8 +109,8 @@ def test_sys_exit_in_a_handler_fails_the_signal_and_the_next_call_still_runs(tmp
             raise KeyError
     """)
 
-    assert run_handler(a, {"signal_id": "s", "payload": {"topic": "exit"}}).error == "SystemExit: 3"
-    assert run_handler(a, DOCUMENT).error == "KeyError"  # no message: the type alone
+    assert run(a, {"signal_id": "s", "payload": {"topic": "exit"}}).error == "SystemExit: 3"
+    assert run(a).error == "KeyError"  # no message: the type alone
 
 
 @pytest.mark.parametrize(("returned", "expected"), [
@@ -141,63 +124,9 @@ def test_sys_exit_in_a_handler_fails_the_signal_and_the_next_call_still_runs(tmp
 def test_a_result_that_breaks_the_rules_fails_naming_the_rule(tmp_path, returned, expected):
     a = agent(tmp_path, f"def handle(document):\n    return {returned}\n")
 
-    outcome = run_handler(a, DOCUMENT)
+    outcome = run(a)
 
     assert (outcome.succeeded, outcome.error) == (False, expected)
-
-
-# -- timeout, cancel, tick --------------------------------------------------------------------------------
-def test_a_call_past_its_timeout_fails_at_once_and_is_abandoned(tmp_path):
-    a = agent(tmp_path, BLOCKING, timeout=0.2)
-    started = time.monotonic()
-
-    outcome = run_handler(a, DOCUMENT)
-
-    took = time.monotonic() - started
-    release(a)
-    assert not outcome.succeeded
-    assert outcome.error.startswith("timed out after 0.2s") and "abandoned" in outcome.error
-    assert 0.2 <= took < 1.0
-
-
-def test_cancel_stops_waiting_for_the_call(tmp_path):
-    a = agent(tmp_path, BLOCKING)
-    cancel = threading.Event()
-    threading.Timer(0.1, cancel.set).start()
-    started = time.monotonic()
-
-    outcome = run_handler(a, DOCUMENT, cancel=cancel)
-
-    took = time.monotonic() - started
-    release(a)
-    assert not outcome.succeeded and outcome.error.startswith("stopped: the worker is shutting down")
-    assert took < 1.0
-
-
-def test_tick_is_called_while_the_call_runs(tmp_path):
-    a = agent(tmp_path, "import time\ndef handle(document):\n    time.sleep(0.45)\n    return 'done'\n")
-    ticks: list[float] = []
-
-    outcome = run_handler(a, DOCUMENT, tick=lambda: ticks.append(time.monotonic()), tick_every=0.1)
-
-    assert outcome.succeeded and outcome.knowledge_items == ("done",)
-    assert 3 <= len(ticks) <= 5
-
-
-def test_a_tick_that_raises_stops_waiting_and_fails_naming_why(tmp_path):
-    a = agent(tmp_path, BLOCKING)
-
-    def lost() -> None:
-        raise RuntimeError("the claim on sig-0000abcd is someone else's")
-
-    started = time.monotonic()
-    outcome = run_handler(a, DOCUMENT, tick=lost, tick_every=0.1)
-
-    took = time.monotonic() - started
-    release(a)
-    assert not outcome.succeeded
-    assert outcome.error.startswith("stopped: the claim on sig-0000abcd is someone else's")
-    assert took < 1.0
 
 
 # -- importing --------------------------------------------------------------------------------------------
@@ -212,7 +141,7 @@ def test_the_module_is_imported_once_and_its_state_lasts_between_calls(tmp_path)
             return str(calls)
     """)
 
-    results = [run_handler(a, DOCUMENT).knowledge_items for _ in range(3)]
+    results = [run(a).knowledge_items for _ in range(3)]
 
     assert results == [("1",), ("2",), ("3",)]
     assert (tmp_path / "handlers" / "imports.log").read_text() == "imported\n"
@@ -229,7 +158,7 @@ def test_the_agent_folder_is_on_the_import_path_also_for_imports_made_later(tmp_
             return PREFIX + "+" + late.SUFFIX
     """)
 
-    outcome = run_handler(a, DOCUMENT)
+    outcome = run(a)
 
     assert outcome.knowledge_items == ("kit+late",)
     assert sys.path.index(str(tmp_path)) == len(sys.path) - 1  # last: it shadows none of the worker's modules
@@ -244,7 +173,7 @@ def test_calls_one_after_another_reuse_one_thread(tmp_path):
             return str(len(threads))
     """)
 
-    outcomes = [run_handler(a, DOCUMENT) for _ in range(50)]
+    outcomes = [run(a) for _ in range(50)]
 
     assert outcomes[-1].knowledge_items == ("1",)
 
@@ -252,7 +181,7 @@ def test_calls_one_after_another_reuse_one_thread(tmp_path):
 def test_the_shipped_noop_entrypoint_completes_with_nothing():
     noop = AgentDefinition(profile=PROFILE, path=SHIPPED_AGENTS / "noop.md", entrypoint="handlers.noop:handle")
 
-    outcome = run_handler(noop, DOCUMENT)
+    outcome = run(noop)
 
     assert (outcome.succeeded, outcome.knowledge_items, outcome.error) == (True, (), None)
 
@@ -278,7 +207,7 @@ def test_an_entrypoint_that_cannot_be_loaded_is_refused_naming_the_module_and_wh
     assert isinstance(refused.value, InvalidInput) and refused.value.field == "entrypoint"
     assert str(refused.value).startswith(f"entrypoint: {expected}")
     assert str(refused.value).endswith(f"(agent a, {tmp_path / 'a.md'})")
-    outcome = run_handler(a, DOCUMENT)  # a worker that runs it anyway fails the signal with the same reason
+    outcome = run(a)  # a worker that runs it anyway fails the signal with the same reason
     assert (outcome.succeeded, outcome.error) == (False, str(refused.value))
 
 
@@ -296,4 +225,4 @@ def test_a_failed_import_is_tried_again_once_the_module_is_fixed(tmp_path):
 
     (tmp_path / "handlers" / "h.py").write_text("def handle(document):\n    return 'fixed'\n")
 
-    assert run_handler(a, DOCUMENT).knowledge_items == ("fixed",)
+    assert run(a).knowledge_items == ("fixed",)

@@ -62,17 +62,17 @@ def test_a_whole_story_leaves_the_read_model_equal_to_the_replayed_board(sql_boa
 
 def test_queries_answer_from_the_tables(sql_board):
     first = post(sql_board, entry_id="e-1")
-    post(sql_board, "REVIEW", entry_id="e-2", after=(first.signal_id,))
+    review = post(sql_board, "REVIEW", entry_id="e-2", after=(first.signal_id,))
     post(sql_board, "ANALYSIS", entry_id="e-3", blackboard_id="other")
     mark = sql_board.store.last_position()
     sql_board.service.claim_signal(ClaimSignal(signal_id=first.signal_id, agent_id="ps-researcher"))
     sql_board.service.complete_signal(CompleteSignal(signal_id=first.signal_id, agent_id="ps-researcher"))
 
-    open_reviews = sql_board.queries.open_signals(GetOpenSignals(capabilities=("REVIEW",)))
+    open_reviews = sql_board.queries.open_candidates(GetOpenSignals(capabilities=("REVIEW",)))
     on_other = sql_board.queries.list_signals(ListSignals(blackboard_id="other"))
     watched = sql_board.queries.watch(WatchSignals(signal_types=("RESEARCH",), since=mark))
 
-    assert [s.signal_type for s in open_reviews] == ["REVIEW"]
+    assert [s.signal_id for s in open_reviews] == [review.signal_id]
     assert [s.signal_type for s in on_other] == ["ANALYSIS"]
     assert [s.signal_id for s in watched.signals] == [first.signal_id]
     assert sql_board.queries.get_signal(GetSignalById(signal_id=first.signal_id)).status is SignalStatus.COMPLETED
@@ -157,5 +157,5 @@ def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql
     assert read(up1).result.artifact_path == "out/1.md" and read(up2).result.knowledge_items == ("two",)
     assert read(both).waiting_for == frozenset() and read(only).waiting_for == frozenset()
     assert read(doomed).status is SignalStatus.EXPIRED
-    open_reviews = sql_board.queries.open_signals(GetOpenSignals(capabilities=("REVIEW",)))
+    open_reviews = sql_board.queries.open_candidates(GetOpenSignals(capabilities=("REVIEW",)))
     assert [s.signal_id for s in open_reviews] == [both, only]  # released: claimable now

@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from blackboard.application.ports import StoreUnavailable
+from blackboard.application.errors import StoreUnavailable
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine, write_transaction
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 from tests.contract.stories import posts
 
 
@@ -53,3 +54,18 @@ def test_a_writer_kept_waiting_past_the_busy_timeout_is_told_so(sqlite_url, sqli
         release.set()
         holder.join()
     assert impatient.load("bb-1") == []
+
+
+def test_a_lock_file_that_cannot_be_opened_is_an_unavailable_store_and_nothing_is_written(tmp_path, sqlite_url, sqlite_engine):
+    lock = tmp_path / "blackboard.db.lock"
+    lock.unlink()
+    lock.mkdir()  # a folder where the lock file should be: opening it fails with an OSError
+    engine = make_engine(StoreSettings(url=sqlite_url))
+    store = SqlAlchemyEventStore(engine)
+
+    with pytest.raises(StoreUnavailable, match="blackboard.db.lock"):
+        store.append("bb-1", 0, posts("bb-1", 1))
+    with pytest.raises(StoreUnavailable, match="could not write to bb-1.*blackboard.db.lock"):
+        with SqlUnitOfWork(engine).board("bb-1"):
+            pass
+    assert store.load("bb-1") == []

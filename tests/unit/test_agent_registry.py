@@ -106,9 +106,8 @@ def test_an_agent_may_override_the_default_threshold(folder):
     registry = FrontmatterAgentRegistry(folder, default_threshold=0.7)
 
     assert registry.get("low").threshold == 0.5
-    assert registry.threshold_for("low") == 0.5
-    assert registry.threshold_for("plain") == 0.7
-    assert registry.threshold_for("nobody") is None
+    assert registry.get("low").threshold_or(registry.default_threshold) == 0.5
+    assert registry.get("plain").threshold_or(registry.default_threshold) == 0.7
 
 
 def test_a_claude_code_agent_file_joins_by_adding_capabilities_and_keeps_its_own_keys(folder):

@@ -189,14 +189,14 @@ def test_complete_unblocks_a_watcher_of_that_type_and_only_that_type():
     assert reviews_done.signals == [] and nothing_new.signals == []
 
 
-def test_open_signals_are_claimable_ones_matching_the_capabilities_oldest_first():
+def test_open_candidates_are_claimable_signals_matching_the_capabilities_oldest_first():
     board = Board(RESEARCHER, ANALYST, REVIEWER)
     first = board.service.post_signal(research(entry_id="e-1"))
     second = board.service.post_signal(research(entry_id="e-2"))
     board.service.post_signal(research(signal_type="REVIEW", entry_id="e-3", after=(first.signal_id,)))
     board.service.post_signal(research(signal_type="ANALYSIS", entry_id="e-4"))
 
-    open_research = board.queries.open_signals(GetOpenSignals(capabilities=("RESEARCH", "REVIEW")))
+    open_research = board.queries.open_candidates(GetOpenSignals(capabilities=("RESEARCH", "REVIEW")))
 
     assert [s.signal_id for s in open_research] == [first.signal_id, second.signal_id]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from blackboard.application.commands import PostSignal
+from blackboard.domain.errors import StaleClaim
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.agents.handler import ABANDONED, CANCELLED
 from blackboard.infrastructure.agents.parsing import AgentDefinition
@@ -31,6 +32,9 @@ def handle(document):
         return "late"
     if topic.startswith("sleep "):
         time.sleep(float(topic.split()[1]))
+    if topic == "mutate":  # a handler that changes its document must change nothing else
+        document["payload"]["topic"] = "changed"
+        return type(document["payload"]).__name__ + " " + type(document["target_capabilities"]).__name__
     return {"artifact_path": "out/" + document["signal_id"] + ".md"}
 """
 WORKER = agent("ps-py", RESEARCH=0.9)
@@ -177,3 +181,37 @@ def test_a_document_that_cannot_be_built_fails_the_signal_with_the_reason(tmp_pa
     failed = board.read_model.get(signal_id)
     assert failed.status is SignalStatus.FAILED
     assert failed.result.error == "the worker could not run the handler: RuntimeError: upstream results unreadable"
+
+
+def test_a_renewal_that_finds_the_claim_lost_stops_the_call_naming_why(tmp_path, module):
+    board = Board(WORKER)
+    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    hanging = post(board, "hang")
+    worker, thread = run_worker(board, definition, renew_every=0.05)
+
+    def lost(*_) -> None:
+        raise StaleClaim(hanging, "ps-other", "renewed")
+
+    worker._renew = lost
+    until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
+    worker.stop()
+    thread.join(10)
+
+    error = board.read_model.get(hanging).result.error
+    assert error.startswith(f"stopped: {hanging} is CLAIMED by ps-other") and error.endswith(ABANDONED)
+
+
+def test_each_call_gets_a_document_of_its_own_made_of_json_values(tmp_path, module):
+    board = Board(WORKER)
+    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    first, second = post(board, "mutate"), post(board, "mutate")
+    worker, thread = run_worker(board, definition)
+
+    until(lambda: all(board.read_model.get(s).status.is_final for s in (first, second)))
+    worker.stop()
+    thread.join(10)
+
+    for signal_id in (first, second):
+        done = board.read_model.get(signal_id)
+        assert done.status is SignalStatus.COMPLETED and done.result.knowledge_items == ("dict list",)
+        assert done.payload.topic == "mutate"

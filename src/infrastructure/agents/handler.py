@@ -4,8 +4,9 @@ A command runs through the shell, in the agent file's folder, with the signal do
 input and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0 with a JSON
 object (artifact_path and/or knowledge_items) completes the signal with that result; exit 0 with
 plain text completes it with the text as its one knowledge item; any other exit, or running past
-`timeout`, fails it with the end of stderr. An entrypoint is called in this process with a copy of
-the document, and its return value follows the same rules (`outcome.from_value`).
+`timeout`, fails it with the end of stderr. An entrypoint is called in this process
+(`call_entrypoint_here`, on a lane the worker's supervisor watches), and its return value follows the
+same rules (`outcome.from_value`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, load_entrypoint
-from blackboard.infrastructure.agents.lanes import start_call
 from blackboard.infrastructure.agents.outcome import HandlerOutcome, from_stdout, from_value
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 
@@ -43,21 +43,17 @@ def run_handler(
     tick_every: float = 60.0,
     cancel: threading.Event | None = None,
 ) -> HandlerOutcome:
-    """Run the agent's handler on one signal document and say how it ended.
+    """Run the agent's `command` on one signal document and say how it ended.
 
     While it runs, `tick` is called every `tick_every` seconds (a worker renews its claim there;
-    if `tick` raises, the handler is stopped and the outcome is a failure naming why). Setting
-    `cancel` stops the handler too. A command runs in a session of its own, so a Ctrl-C meant
-    for the worker reaches the worker alone, which decides what happens to its handlers; it is
-    killed when stopped. An entrypoint runs on a thread of its own (`lanes`) and cannot be killed:
-    when stopped, its call is abandoned and this returns the failure at once, while the call may
-    go on in the background until it returns. `extra_env` concerns commands only.
+    if `tick` raises, the command is stopped and the outcome is a failure naming why). Setting
+    `cancel` stops it too. The command runs in a session of its own, so a Ctrl-C meant for the
+    worker reaches the worker alone, which decides what happens to its handlers; it is killed
+    when stopped. (An `entrypoint` goes through `call_entrypoint_here`.)
     """
     timeout = timeout_of(agent)
-    if agent.entrypoint:
-        return _call_entrypoint(agent, document, timeout, tick, tick_every, cancel)
     if not agent.command:
-        return HandlerOutcome(False, error=f"agent {agent.name} has no command or entrypoint in {agent.path}")
+        return HandlerOutcome(False, error=f"agent {agent.name} has no command in {agent.path}")
     env = {
         **os.environ,
         **(extra_env or {}),
@@ -87,22 +83,6 @@ def run_handler(
     if process.returncode != 0:
         return HandlerOutcome(False, error=f"exit {process.returncode}: {tail or '(no stderr)'}")
     return from_stdout(collected.get("out", ""))
-
-
-def _call_entrypoint(
-    agent: AgentDefinition, document: Mapping[str, Any], timeout: float,
-    tick: Callable[[], None] | None, tick_every: float, cancel: threading.Event | None,
-) -> HandlerOutcome:
-    try:
-        function = load_entrypoint(agent)
-    except EntrypointNotLoadable as exc:
-        return HandlerOutcome(False, error=str(exc))
-    # a JSON round trip: the function gets its own plain copy, exactly what a command reads on stdin
-    call = start_call(function, json.loads(json.dumps(document)))
-    stopped = _watch(call.wait, timeout, tick, tick_every, cancel)
-    if stopped:
-        return HandlerOutcome(False, error=stopped + ABANDONED)
-    return entrypoint_outcome(agent, call.value, call.error)
 
 
 def call_entrypoint_here(agent: AgentDefinition, document: dict[str, Any]) -> HandlerOutcome:

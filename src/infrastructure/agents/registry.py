@@ -68,11 +68,6 @@ class FrontmatterAgentRegistry(AgentRegistry):
         """Every rule broken by a file of the folder, in file-name order."""
         return list(self._refresh().problems)
 
-    def threshold_for(self, agent_id: str) -> float | None:
-        """The agent's own threshold, else the registry's default; None for an unknown agent."""
-        profile = self.get(agent_id)
-        return profile.threshold_or(self.default_threshold) if profile else None
-
     # -- reading the folder -------------------------------------------------------------------
     def _refresh(self) -> _Snapshot:
         with self._lock:

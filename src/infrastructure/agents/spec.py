@@ -65,9 +65,6 @@ class AgentFileSpec(BaseModel):
         return [(c.type, c.score) for c in self.capabilities]
 
 
-OUR_KEYS = frozenset(AgentFileSpec.model_fields)
-
-
 def field_path(loc: tuple[int | str, ...]) -> str:
     """`("capabilities", "list", 1, "score")` -> `capabilities[1].score`; a shorthand key reads
     `capabilities.RESEARCH`. The form tags the discriminator adds are dropped."""

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_REFUSED, EXIT_NOT_FOUND, EXIT_TIMEOUT = 0, 1, 2, 3, 4, 5
+from blackboard.domain.errors import BlackboardError, InvalidInput
+from blackboard.infrastructure.cli.exits import OK, UNEXPECTED, exit_code
 
 # Model fields, as the options a user typed.
 OPTIONS = {
@@ -30,22 +31,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)  # usage errors exit 2 here, before anything is opened
     as_json = False
     try:
-        from blackboard.infrastructure import config
+        from blackboard.infrastructure import settings
 
-        as_json = config.json_output(getattr(args, "json", False))
-        settings = config.load({"db": args.db, "agents_dir": args.agents_dir})
+        config = settings.load(_flags(args))  # a bad flag or variable stops here, before anything is opened
+        as_json = config.json
         from blackboard.infrastructure.cli import commands
         from blackboard.infrastructure.container import Container
 
-        container = Container()
-        container.config.from_dict(settings)
+        container = Container(config=config)
         container.wire(modules=[commands])
         try:
             output = getattr(commands, args.run)(args)
         finally:
             container.unwire()
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as interrupted:
+        return exit_code(interrupted)
     except BrokenPipeError:  # the reader went away (`blackboard events | head`): nothing left to say
         return _quiet_broken_pipe()
     except Exception as exc:  # noqa: BLE001 - every error becomes one line and an exit code
@@ -53,59 +53,58 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(exc, as_json)
         except Exception:  # noqa: BLE001 - even a broken install must not show a traceback
             print(f"blackboard: unexpected error: {exc}", file=sys.stderr)
-            return EXIT_ERROR
+            return UNEXPECTED
     try:
         _print(output.data if as_json else output.text, as_json)
         sys.stdout.flush()
     except BrokenPipeError:
         return _quiet_broken_pipe()
-    return EXIT_OK
+    return OK
+
+
+def _flags(args: Any) -> dict[str, Any]:
+    """The settings given as options (None: not given). `--json` is given only when set."""
+    return {
+        "db": args.db, "agents_dir": args.agents_dir, "json": True if getattr(args, "json", False) else None,
+        **{name: getattr(args, name, None) for name in ("concurrency", "grace", "head_start")},  # worker's
+    }
 
 
 def _quiet_broken_pipe() -> int:
     import os
 
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush does not complain
-    return EXIT_ERROR
+    return UNEXPECTED
 
 
 def _report(exc: Exception, as_json: bool) -> int:
+    """One line on stderr and the code of the error's family (exits.FAMILIES)."""
     from pydantic import ValidationError
 
-    from blackboard.application.watching import WaitTimedOut
-    from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
-
-    if isinstance(exc, ValidationError):
-        message, code = _invalid(exc), EXIT_INVALID
-    elif isinstance(exc, InvalidInput):
-        message, code = str(exc), EXIT_INVALID
-    elif isinstance(exc, WaitTimedOut):
-        message, code = str(exc), EXIT_TIMEOUT
-    elif isinstance(exc, RuleViolation):
-        message, code = str(exc), EXIT_REFUSED
-        if (ended := getattr(exc, "output", None)) is not None:  # `wait` prints the signal that ended badly
-            _print(ended.data if as_json else ended.text, as_json)
-    elif isinstance(exc, NotFound):
-        message, code = str(exc), EXIT_NOT_FOUND
-    else:
-        message, code = _first_line(exc), EXIT_ERROR
+    error = _invalid(exc) if isinstance(exc, ValidationError) else exc  # a command model refused a value
+    code = exit_code(error)
+    if isinstance(error, BlackboardError) and (ended := getattr(error, "output", None)) is not None:  # `wait` prints the signal that ended badly
+        _print(ended.data if as_json else ended.text, as_json)
+    # our own errors are one line already; another (a bug, a driver's error) is cut to its first line
+    message = str(error) if isinstance(error, BlackboardError) and code != UNEXPECTED else _first_line(error)
     print(f"blackboard: {message}", file=sys.stderr)
     return code
 
 
 def _first_line(exc: Exception) -> str:
-    """An unexpected error in one line: a driver's own message, without its links and detail."""
-    cause = getattr(exc, "orig", None) or exc  # SQLAlchemy wraps the driver's error
-    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
-    return lines[0] if lines else type(cause).__name__
+    """An error in one line: its message's first line, without the detail and links below it."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
-def _invalid(exc: Any) -> str:
+def _invalid(exc: Any) -> InvalidInput:
+    """A command model's ValidationError as bad input naming each option the user typed, and its rule."""
     problems = []
     for error in exc.errors():
         field = OPTIONS.get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "input"
-        problems.append(f"{field}: {error['msg']} (got {error.get('input')!r})")
-    return "; ".join(problems)
+        problems.append((field, f"{error['msg']} (got {error.get('input')!r})"))
+    (field, rule), more = problems[0], [f"{f}: {r}" for f, r in problems[1:]]
+    return InvalidInput(field, "; ".join([rule, *more]))
 
 
 def _print(data: Any, as_json: bool) -> None:

@@ -26,6 +26,7 @@ from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -87,31 +88,20 @@ def worker(
     registry: Lazy = Provide[Container.agent_registry.provider],
     store: Lazy = Provide[Container.event_store.provider],
     notifier: Lazy = Provide[Container.notifier.provider],
-    settings: Lazy = Provide[Container.settings.provider],
+    config: BlackboardSettings = Provide[Container.config],
 ) -> Output:
     import logging
 
-    from blackboard.infrastructure.worker import Worker, WorkerOptions
+    from blackboard.infrastructure.worker import Worker
 
-    if args.concurrency < 1:
-        raise InvalidInput("--concurrency", f"must be 1 or more, got {args.concurrency}")
-    for option, value in (("--grace", args.grace), ("--head-start", args.head_start)):
-        if value < 0:
-            raise InvalidInput(option, f"must be 0 or more seconds, got {value:g}")
+    options = worker_options(config, args.agent, args.once, args.board)
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr,
         format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s", datefmt="%H:%M:%S",
     )
-    timeouts = settings()
-    options = WorkerOptions(
-        agent=args.agent, once=args.once, concurrency=args.concurrency, blackboard_id=args.board, grace=args.grace,
-        head_start=args.head_start,
-        sweep_every=min(10.0, max(0.5, min(timeouts.post_timeout, timeouts.claim_timeout).total_seconds() / 3)),
-        renew_every=max(0.5, timeouts.claim_timeout.total_seconds() / 3),
-    )
     agents = registry()
     running = Worker(
-        options, service(), queries(), agents.definition, agents.get_all, store(), notifier(), timeouts.claim_threshold
+        options, service(), queries(), agents.definition, agents.get_all, store(), notifier(), config.claim_threshold
     )
     running.install_signal_handlers()
     running.run()

@@ -1,22 +1,17 @@
-"""The command line's grammar: every command, its options, and one example each (argparse only)."""
+"""The command line's grammar: every command, its options, and one example each (argparse only).
+
+Options that are settings have no argparse default: `settings.load` gives the default when one is
+not given (the help texts name it; a test holds them to `settings.BlackboardSettings`)."""
 
 from __future__ import annotations
 
 import argparse
 
+from blackboard.infrastructure.cli import exits
 from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
 STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
-
-EXIT_CODES = """exit codes:
-  0  done
-  1  unexpected error (one line on stderr)
-  2  bad input: usage, or a value that fails validation; nothing is written
-  3  refused by the state machine (already claimed, not the claimer, wrong state,
-     dependencies pending); for wait: the signal ended FAILED, EXPIRED or UNCLAIMED
-  4  not found: no such signal, agent or blackboard
-  5  timed out waiting (watch, wait)"""
 
 
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
@@ -33,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="blackboard",
         description="Event-sourced coordination for AI agents: post signals, let agents claim and finish them.",
-        epilog=EXIT_CODES,
+        epilog=exits.help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--db", metavar="URL", help=f"event store URL (env BLACKBOARD_DB; default {DEFAULT_URL})")
@@ -94,11 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
                       "complete or fail them", "blackboard worker --agent ps-researcher --concurrency 2", "worker")
     worker.add_argument("--agent", required=True, help="the agent's name in the agents folder")
     worker.add_argument("--once", action="store_true", help="handle at most one signal, then exit")
-    worker.add_argument("--concurrency", type=int, default=1, metavar="N", help="handlers run at once (default 1)")
+    worker.add_argument("--concurrency", type=int, metavar="N", help="handlers run at once (default 1)")
     worker.add_argument("--board", metavar="ID", help="only signals of this board")
-    worker.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
+    worker.add_argument("--grace", type=float, metavar="SECONDS",
                         help="on SIGINT/SIGTERM, how long running handlers may finish before their signals fail (default 30)")
-    worker.add_argument("--head-start", type=float, default=0.1, metavar="SECONDS",
+    worker.add_argument("--head-start", type=float, metavar="SECONDS",
                         help="seconds per point of score an agent waits when another fits the signal better, "
                              "so the best fit usually wins (default 0.1)")
 

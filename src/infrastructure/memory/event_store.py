@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from blackboard.application.ports import ConcurrencyConflict, EventStore, Recorded
+from blackboard.application.errors import ConcurrencyConflict
+from blackboard.application.ports import EventStore, Recorded
 from blackboard.domain.events import BlackboardEvent
 
 

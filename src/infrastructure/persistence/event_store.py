@@ -18,7 +18,6 @@ from blackboard.infrastructure.persistence.codec import event_from_row, event_ro
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.tables import EVENTS
-from blackboard.infrastructure.persistence.writer_lock import WriterBusy
 
 VERSION = select(func.coalesce(func.max(EVENTS.c.version), 0)).where(EVENTS.c.stream_id == bindparam("stream"))
 LAST_POSITION = select(func.coalesce(func.max(EVENTS.c.position), 0))
@@ -122,7 +121,7 @@ def translated(doing: str, blackboard_id: str | None = None, expected_version: i
         raise ConcurrencyConflict(blackboard_id, expected_version) from exc
     except DBAPIError as exc:
         raise StoreUnavailable(f"{doing}: {exc.orig}") from exc
-    except WriterBusy as exc:
+    except OSError as exc:  # the writer lock file: WriterBusy, or a file that cannot be opened
         raise StoreUnavailable(f"{doing}: {exc}") from exc
 
 

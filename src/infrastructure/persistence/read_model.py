@@ -30,8 +30,8 @@ def _translated(method: Callable[P, R]) -> Callable[P, R]:
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(*args, **kwargs)
-        except DBAPIError as exc:
-            raise StoreUnavailable(f"could not read the signals: {exc.orig}") from exc
+        except (DBAPIError, OSError) as exc:  # OSError: the writer lock file of `apply`
+            raise StoreUnavailable(f"could not reach the signals: {getattr(exc, 'orig', exc)}") from exc
 
     return call
 

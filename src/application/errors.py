@@ -1,0 +1,40 @@
+"""Application errors: every error a use case raises on purpose, each under one family of `BlackboardError`.
+
+The domain's families say what was wrong with the command (`InvalidInput`, `RuleViolation`,
+`NotFound`); the application adds the two that say why a well-formed command did not go through:
+`TimedOut` (nothing happened within the time asked for) and `Unavailable` (the store or the board
+could not serve it just now). An interface maps families to outcomes, never single classes.
+Adapters translate their drivers' errors into these, so nothing above them sees a driver's error.
+"""
+
+from __future__ import annotations
+
+from blackboard.domain.errors import BlackboardError
+
+
+class TimedOut(BlackboardError):
+    """Nothing the caller waited for happened within its timeout; nothing was changed."""
+
+
+class Unavailable(BlackboardError):
+    """The command could not be carried out just now (the store unreachable or locked, the board
+    changing too fast); nothing was written, and the same command may succeed when tried again."""
+
+
+class WaitTimedOut(TimedOut):
+    def __init__(self, what: str, seconds: float) -> None:
+        super().__init__(f"timed out after {seconds:g}s waiting for {what}")
+        self.seconds = seconds
+
+
+class StoreUnavailable(Unavailable):
+    """The store could not be reached or answered with an error that is not a conflict."""
+
+
+class ConcurrencyConflict(Unavailable):
+    """Another writer appended to the board first; reload and decide again."""
+
+    def __init__(self, blackboard_id: str, expected_version: int) -> None:
+        super().__init__(f"blackboard {blackboard_id} moved past version {expected_version}")
+        self.blackboard_id = blackboard_id
+        self.expected_version = expected_version

@@ -1,0 +1,145 @@
+"""Every knob of the blackboard, defined once: its flag or environment variable, default, rule and parser.
+
+`load` takes each value from its flag if given, else from its environment variable, else the
+default, and refuses a bad one naming the flag or the variable and the rule (InvalidInput, exit 2)
+before anything is opened. The container builds the application's and the store's settings from
+the result, the CLI reads it, and `worker_options` derives a worker's timings from it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
+
+if TYPE_CHECKING:
+    from blackboard.infrastructure.worker import WorkerOptions
+
+YES, NO = ("1", "true", "yes"), ("0", "false", "no")
+
+
+def _yes_or_no(raw: Any) -> bool:
+    text = str(raw).strip().lower()
+    if text in YES or raw is True:
+        return True
+    if text in NO or raw is False:
+        return False
+    raise ValueError(raw)
+
+
+def _on_if_yes(raw: Any) -> bool:
+    """Lenient: anything but a yes word is off (as BLACKBOARD_JSON always was)."""
+    return raw is True or str(raw).strip().lower() in YES
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """How one setting is given and checked; the rule is what a refusal says the value must be."""
+
+    rule: str
+    check: Callable[[Any], bool]
+    parse: Callable[[Any], Any]
+    env: str | None = None  # None: not read from the environment
+    flag: str | None = None  # None: no command-line option
+
+    @property
+    def source(self) -> str:
+        return " or ".join(s for s in (self.flag, self.env) if s)
+
+
+def _knob(default: Any, rule: str, check: Callable[[Any], bool], parse: Callable[[Any], Any],
+          env: str | None = None, flag: str | None = None) -> Any:
+    return field(default=default, metadata={"knob": Knob(rule, check, parse, env, flag)})
+
+
+def _above_0(value: float) -> bool:
+    return value > 0
+
+
+def _0_or_more(value: float) -> bool:
+    return value >= 0
+
+
+def _any(value: Any) -> bool:
+    return True
+
+
+SECONDS = "seconds, above 0"
+
+
+@dataclass(frozen=True, slots=True)
+class BlackboardSettings:
+    """Every setting, valid by construction: a value that breaks its knob's rule is refused."""
+
+    db: str = _knob(DEFAULT_URL, "an SQLAlchemy URL", bool, str, "BLACKBOARD_DB", "--db")
+    agents_dir: str = _knob("./agents", "a folder", bool, str, "BLACKBOARD_AGENTS_DIR", "--agents-dir")
+    json: bool = _knob(False, "1, true or yes to turn it on", _any, _on_if_yes, "BLACKBOARD_JSON", "--json")
+    claim_threshold: float = _knob(DEFAULT_THRESHOLD, "a number from 0 to 1", lambda v: 0 <= v <= 1, float,
+                                   "BLACKBOARD_CLAIM_THRESHOLD")
+    post_timeout: float = _knob(30.0, SECONDS, _above_0, float, "BLACKBOARD_POST_TIMEOUT")
+    claim_timeout: float = _knob(300.0, SECONDS, _above_0, float, "BLACKBOARD_CLAIM_TIMEOUT")
+    sqlite_synchronous: str = _knob("FULL", " or ".join(SYNCHRONOUS_MODES), lambda v: v in SYNCHRONOUS_MODES,
+                                    lambda raw: str(raw).upper(), "BLACKBOARD_SQLITE_SYNCHRONOUS")
+    sqlite_busy_timeout: float = _knob(30.0, SECONDS, _above_0, float, "BLACKBOARD_SQLITE_BUSY_TIMEOUT")
+    pool_size: int = _knob(5, "a whole number above 0", _above_0, int, "BLACKBOARD_POOL_SIZE")
+    max_overflow: int = _knob(10, "a whole number, 0 or more", _0_or_more, int, "BLACKBOARD_MAX_OVERFLOW")
+    pool_timeout: float = _knob(30.0, SECONDS, _above_0, float, "BLACKBOARD_POOL_TIMEOUT")
+    pool_pre_ping: bool = _knob(False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_POOL_PRE_PING")
+    poll_interval: float = _knob(0.02, SECONDS, _above_0, float, "BLACKBOARD_POLL_INTERVAL")
+    # set in code only (tests, embedding)
+    echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
+    # a worker's options (`blackboard worker`)
+    concurrency: int = _knob(1, "1 or more", _above_0, int, flag="--concurrency")
+    grace: float = _knob(30.0, "0 or more seconds", _0_or_more, float, flag="--grace")
+    head_start: float = _knob(0.1, "0 or more seconds", _0_or_more, float, flag="--head-start")
+
+    def __post_init__(self) -> None:
+        for name, knob in KNOBS.items():
+            value = getattr(self, name)
+            if not knob.check(value):
+                raise InvalidInput(knob.source or name, f"must be {knob.rule}, got {_shown(value)}")
+
+
+KNOBS: dict[str, Knob] = {f.name: f.metadata["knob"] for f in fields(BlackboardSettings)}
+
+
+def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> BlackboardSettings:
+    """Each setting from its flag if given (not None), else its environment variable, else its default."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for name, knob in KNOBS.items():
+        flag = flags.get(name) if knob.flag else None
+        raw, source = (flag, knob.flag) if flag is not None else (env.get(knob.env) if knob.env else None, knob.env)
+        if raw is None or raw == "":
+            continue
+        try:
+            value = knob.parse(raw)
+        except ValueError:
+            raise InvalidInput(str(source), f"must be {knob.rule}, got {_shown(raw)}") from None
+        if not knob.check(value):
+            raise InvalidInput(str(source), f"must be {knob.rule}, got {_shown(raw)}")
+        values[name] = value
+    return BlackboardSettings(**values)
+
+
+def worker_options(settings: BlackboardSettings, agent: str, once: bool, blackboard_id: str | None) -> WorkerOptions:
+    """A worker's options: its flags, and the timings derived from the board's timeouts."""
+    from blackboard.infrastructure.worker import WorkerOptions  # the worker's imports cost a command that runs none
+
+    return WorkerOptions(
+        agent=agent, once=once, concurrency=settings.concurrency, blackboard_id=blackboard_id,
+        grace=settings.grace, head_start=settings.head_start,
+        # expire what is overdue a few times per the shorter timeout, every 0.5 s to 10 s
+        sweep_every=min(10.0, max(0.5, min(settings.post_timeout, settings.claim_timeout) / 3)),
+        # a running handler's claim is renewed every third of the claim timeout (README: "Leases")
+        renew_every=max(0.5, settings.claim_timeout / 3),
+    )
+
+
+def _shown(raw: Any) -> str:
+    return repr(raw) if isinstance(raw, str) else format(raw, "g")
