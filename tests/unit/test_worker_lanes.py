@@ -49,10 +49,38 @@ def module(tmp_path: Path):
         loaded.release.set()
 
 
-def run_worker(board: Board, definition: AgentDefinition, **options) -> tuple[Worker, threading.Thread]:
+class SlowRenewals:
+    """The service, with every lease renewal stuck on a held board or a slow network."""
+
+    def __init__(self, service) -> None:
+        self._service = service
+
+    def renew_claim(self, command) -> None:
+        time.sleep(3)
+
+    def __getattr__(self, name: str):
+        return getattr(self._service, name)
+
+
+class UnreadableUpstreams:
+    """The queries, unable to read the signal a downstream signal's document needs."""
+
+    def __init__(self, queries) -> None:
+        self._queries = queries
+
+    def get_signal(self, query):
+        raise RuntimeError("upstream results unreadable")
+
+    def __getattr__(self, name: str):
+        return getattr(self._queries, name)
+
+
+def run_worker(
+    board: Board, definition: AgentDefinition, service=None, queries=None, **options
+) -> tuple[Worker, threading.Thread]:
     worker = Worker(
-        WorkerOptions(agent=definition.name, head_start=0, **options), board.service, board.queries,
-        lambda name: definition if name == definition.name else None, lambda: [WORKER],
+        WorkerOptions(agent=definition.name, head_start=0, **options), service or board.service,
+        queries or board.queries, lambda name: definition if name == definition.name else None, lambda: [WORKER],
         board.store, PollingNotifier(board.store), board.settings.claim_threshold,
     )
     thread = threading.Thread(target=worker.run, daemon=True)
@@ -60,8 +88,9 @@ def run_worker(board: Board, definition: AgentDefinition, **options) -> tuple[Wo
     return worker, thread
 
 
-def post(board: Board, topic: str) -> str:
-    return board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic=topic)).signal_id
+def post(board: Board, topic: str, after: tuple[str, ...] = ()) -> str:
+    command = PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic=topic, after=after)
+    return board.service.post_signal(command).signal_id
 
 
 def until(condition, timeout: float = 10.0) -> None:
@@ -141,8 +170,7 @@ def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module
     board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.5)
     hanging = post(board, "hang")
-    worker, thread = run_worker(board, definition, renew_every=0.05)
-    worker._renew = lambda *_: time.sleep(3)  # a renewal stuck on a held board or a slow network
+    worker, thread = run_worker(board, definition, service=SlowRenewals(board.service), renew_every=0.05)
     started = time.monotonic()
 
     until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
@@ -154,26 +182,18 @@ def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module
     assert board.read_model.get(hanging).result.error.startswith("timed out after 0.5s")
 
 
-def test_a_document_that_cannot_be_built_fails_the_signal_with_the_reason(tmp_path, module):
+def test_a_document_whose_upstream_results_cannot_be_read_fails_the_signal_with_the_reason(tmp_path, module):
     board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
-    signal_id = post(board, "sleep 0")
-    worker = Worker(
-        WorkerOptions(agent=definition.name, head_start=0), board.service, board.queries,
-        lambda name: definition, lambda: [WORKER], board.store, PollingNotifier(board.store),
-        board.settings.claim_threshold,
-    )
+    upstream = post(board, "sleep 0")
+    downstream = post(board, "sleep 0", after=(upstream,))
+    worker, thread = run_worker(board, definition, queries=UnreadableUpstreams(board.queries))
 
-    def unreadable(_claimed):
-        raise RuntimeError("upstream results unreadable")
-
-    worker._document = unreadable
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    until(lambda: board.read_model.get(signal_id).status.is_final)
+    until(lambda: board.read_model.get(downstream).status.is_final)
     worker.stop()
     thread.join(10)
 
-    failed = board.read_model.get(signal_id)
+    assert board.read_model.get(upstream).status is SignalStatus.COMPLETED
+    failed = board.read_model.get(downstream)
     assert failed.status is SignalStatus.FAILED
     assert failed.result.error == "the worker could not run the handler: RuntimeError: upstream results unreadable"
