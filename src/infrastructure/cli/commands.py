@@ -82,16 +82,12 @@ def retry(args: argparse.Namespace, service: Lazy = Provide[Container.service.pr
 @inject
 def worker(
     args: argparse.Namespace,
-    service: Lazy = Provide[Container.service.provider],
-    queries: Lazy = Provide[Container.queries.provider],
-    registry: Lazy = Provide[Container.agent_registry.provider],
-    store: Lazy = Provide[Container.event_store.provider],
-    notifier: Lazy = Provide[Container.notifier.provider],
     settings: Lazy = Provide[Container.settings.provider],
+    new_worker: Lazy = Provide[Container.worker.provider],
 ) -> Output:
     import logging
 
-    from blackboard.infrastructure.worker import Worker, WorkerOptions
+    from blackboard.infrastructure.worker import WorkerOptions
 
     if args.concurrency < 1:
         raise InvalidInput("--concurrency", f"must be 1 or more, got {args.concurrency}")
@@ -109,10 +105,7 @@ def worker(
         sweep_every=min(10.0, max(0.5, min(timeouts.post_timeout, timeouts.claim_timeout).total_seconds() / 3)),
         renew_every=max(0.5, timeouts.claim_timeout.total_seconds() / 3),
     )
-    agents = registry()
-    running = Worker(
-        options, service(), queries(), agents.definition, agents.get_all, store(), notifier(), timeouts.claim_threshold
-    )
+    running = new_worker(options=options)
     running.install_signal_handlers()
     running.run()
     return Output({"agent": args.agent, "handled": running.handled}, f"worker {args.agent} handled {running.handled} signal(s)")
