@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from blackboard.application.commands import ClaimSignal, PostSignal
-from blackboard.application.service import BlackboardService
 from blackboard.domain.blackboard import BlackboardAggregate
 from tests.contract.stories import RESEARCHER, every_event_type, post
-from tests.fakes import T0, Board, CountingStore, SequentialIds, agent
+from tests.fakes import T0, Board, CountingStore, agent
 
 
 def test_discarding_pending_events_restores_the_board_exactly():
@@ -28,9 +27,7 @@ def test_a_conflict_reloads_only_the_events_the_loser_missed():
     board = Board(agent("ps-researcher", RESEARCH=0.9), agent("ps-analyst", RESEARCH=0.85))
     first = board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
     board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-2", topic="t"))
-    rival = BlackboardService(
-        board.store, board.read_model, board.registry, board.dispatcher, board.clock, SequentialIds()
-    )
+    rival = board.fresh_service()  # another process: it has its own cache of the board
     board.store = counting = CountingStore(board.store)
     board.rewire()
     board.service.claim_signal(ClaimSignal(signal_id=first.signal_id, agent_id="ps-researcher"))  # warm: at 3

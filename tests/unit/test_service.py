@@ -17,11 +17,11 @@ from blackboard.application.commands import (
     WatchSignals,
 )
 from blackboard.application.ports import ConcurrencyConflict
-from blackboard.application.service import BlackboardService, Contention, Settings
+from blackboard.application.service import Contention, Settings
 from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted
 from blackboard.domain.signals import SignalStatus
-from tests.fakes import Board, InMemoryEventStore, SequentialIds, agent
+from tests.fakes import Board, InMemoryEventStore, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9, INVESTIGATION=0.7)
 ANALYST = agent("ps-analyst", ANALYSIS=0.9, RESEARCH=0.85)
@@ -86,9 +86,7 @@ def test_an_unknown_agent_or_signal_is_not_found():
 def test_a_claimer_that_lost_a_race_gets_already_claimed_not_a_conflict():
     board = Board(RESEARCHER, ANALYST)
     signal = board.service.post_signal(research())
-    rival = BlackboardService(
-        board.store, board.read_model, board.registry, board.dispatcher, board.clock, SequentialIds()
-    )
+    rival = board.fresh_service()
     original_append = board.store.append
     raced = []
 
@@ -135,13 +133,11 @@ def test_a_board_that_always_conflicts_gives_up_with_a_clear_error():
             raise ConcurrencyConflict(blackboard_id, expected_version)
 
     board = Board(RESEARCHER, settings=Settings(max_attempts=3))
-    service = BlackboardService(
-        AlwaysConflicting(), board.read_model, board.registry, board.dispatcher, board.clock, SequentialIds(),
-        board.settings,
-    )
+    board.store = AlwaysConflicting()
+    board.rewire()
 
     with pytest.raises(Contention, match="3 attempts"):
-        service.post_signal(research())
+        board.service.post_signal(research())
 
 
 def test_subscribers_hear_of_an_event_only_once_it_is_stored():

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from dependency_injector import providers
+
 from blackboard.application.commands import ClaimSignal, GetOpenSignals, PostSignal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.notifier import PollingNotifier
 from blackboard.infrastructure.worker import Worker, WorkerOptions
-from tests.fakes import Board, agent
+from tests.fakes import Board, FixedAgentDefinitions, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.95)
 ANALYST = agent("ps-analyst", RESEARCH=0.85, ANALYSIS=0.9)
@@ -31,19 +32,25 @@ class TakenOnceSeen:
         return getattr(self._board.queries, name)
 
 
-def analyst_worker(board: Board, queries=None) -> Worker:
-    definition = AgentDefinition(profile=ANALYST, path=Path("ps-analyst.md"), command="echo done")
-    return Worker(
-        WorkerOptions(agent="ps-analyst", once=True, head_start=0.1), board.service, queries or board.queries,
-        lambda name: definition if name == "ps-analyst" else None, lambda: [RESEARCHER, ANALYST],
-        board.store, PollingNotifier(board.store), board.settings.claim_threshold,
-    )
+def analysts_board() -> Board:
+    board = Board()
+    board.registry = FixedAgentDefinitions([
+        AgentDefinition(profile=RESEARCHER, path=Path("ps-researcher.md")),
+        AgentDefinition(profile=ANALYST, path=Path("ps-analyst.md"), command="echo done"),
+    ])
+    board.rewire()
+    return board
+
+
+def analyst_worker(board: Board) -> Worker:
+    return board.container.worker(options=WorkerOptions(agent="ps-analyst", once=True, head_start=0.1))
 
 
 def test_a_signal_the_better_fit_takes_between_the_look_and_the_claim_is_logged_as_gone_to_it(caplog):
-    board = Board(RESEARCHER, ANALYST)
+    board = analysts_board()
     research = board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
-    worker = analyst_worker(board, TakenOnceSeen(board))
+    board.container.queries.override(providers.Object(TakenOnceSeen(board)))
+    worker = analyst_worker(board)
 
     with caplog.at_level(logging.INFO, logger="blackboard.worker"):
         worker.run()
@@ -53,7 +60,7 @@ def test_a_signal_the_better_fit_takes_between_the_look_and_the_claim_is_logged_
 
 
 def test_the_analyst_takes_what_only_it_fits_without_a_lost_race_line(caplog):
-    board = Board(RESEARCHER, ANALYST)
+    board = analysts_board()
     analysis = board.service.post_signal(PostSignal(signal_type="ANALYSIS", ps_id="ps-1", entry_id="e-1", topic="t"))
     worker = analyst_worker(board)
 

@@ -9,14 +9,14 @@ import uuid
 from pathlib import Path
 
 import pytest
+from dependency_injector import providers
 
 from blackboard.application.commands import PostSignal
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.agents.handler import ABANDONED, CANCELLED
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.notifier import PollingNotifier
 from blackboard.infrastructure.worker import Worker, WorkerOptions
-from tests.fakes import Board, agent
+from tests.fakes import Board, FixedAgentDefinitions, agent
 
 HANDLER = """
 import threading, time
@@ -75,14 +75,15 @@ class UnreadableUpstreams:
         return getattr(self._queries, name)
 
 
-def run_worker(
-    board: Board, definition: AgentDefinition, service=None, queries=None, **options
-) -> tuple[Worker, threading.Thread]:
-    worker = Worker(
-        WorkerOptions(agent=definition.name, head_start=0, **options), service or board.service,
-        queries or board.queries, lambda name: definition if name == definition.name else None, lambda: [WORKER],
-        board.store, PollingNotifier(board.store), board.settings.claim_threshold,
-    )
+def board_running(definition: AgentDefinition) -> Board:
+    board = Board()
+    board.registry = FixedAgentDefinitions([definition])
+    board.rewire()
+    return board
+
+
+def run_worker(board: Board, **options) -> tuple[Worker, threading.Thread]:
+    worker = board.container.worker(options=WorkerOptions(agent=WORKER.agent_id, head_start=0, **options))
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     return worker, thread
@@ -101,10 +102,10 @@ def until(condition, timeout: float = 10.0) -> None:
 
 
 def test_an_entrypoint_past_its_timeout_fails_its_signal_while_the_others_complete(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.3)
+    board = board_running(definition)
     hanging, quick = post(board, "hang"), post(board, "sleep 0.01")
-    worker, thread = run_worker(board, definition, concurrency=4)
+    worker, thread = run_worker(board, concurrency=4)
 
     until(lambda: board.read_model.get(hanging).status.is_final and board.read_model.get(quick).status.is_final)
     worker.stop()
@@ -117,10 +118,10 @@ def test_an_entrypoint_past_its_timeout_fails_its_signal_while_the_others_comple
 
 
 def test_a_stopped_worker_gives_up_on_a_running_entrypoint_once_the_grace_period_is_over(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    board = board_running(definition)
     hanging = post(board, "hang")
-    worker, thread = run_worker(board, definition, grace=0.2)
+    worker, thread = run_worker(board, grace=0.2)
     until(lambda: board.read_model.get(hanging).status is SignalStatus.CLAIMED)
 
     stopped = time.monotonic()
@@ -133,10 +134,10 @@ def test_a_stopped_worker_gives_up_on_a_running_entrypoint_once_the_grace_period
 
 
 def test_a_long_entrypoint_call_has_its_claim_renewed_and_then_completes(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    board = board_running(definition)
     slow = post(board, "sleep 0.5")
-    worker, thread = run_worker(board, definition, renew_every=0.1)
+    worker, thread = run_worker(board, renew_every=0.1)
 
     until(lambda: board.read_model.get(slow).status.is_final)
     worker.stop()
@@ -150,10 +151,10 @@ def test_a_long_entrypoint_call_has_its_claim_renewed_and_then_completes(tmp_pat
 def test_a_call_that_returns_after_its_timeout_is_recorded_once_as_timed_out(tmp_path, module):
     import sys
 
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.2)
+    board = board_running(definition)
     hanging = post(board, "hang")
-    worker, thread = run_worker(board, definition)
+    worker, thread = run_worker(board)
     until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
 
     sys.modules[module].release.set()  # the abandoned call returns now, while the worker still runs
@@ -167,10 +168,11 @@ def test_a_call_that_returns_after_its_timeout_is_recorded_once_as_timed_out(tmp
 
 
 def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.5)
+    board = board_running(definition)
     hanging = post(board, "hang")
-    worker, thread = run_worker(board, definition, service=SlowRenewals(board.service), renew_every=0.05)
+    board.container.service.override(providers.Object(SlowRenewals(board.service)))
+    worker, thread = run_worker(board, renew_every=0.05)
     started = time.monotonic()
 
     until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
@@ -183,11 +185,12 @@ def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module
 
 
 def test_a_document_whose_upstream_results_cannot_be_read_fails_the_signal_with_the_reason(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    board = board_running(definition)
     upstream = post(board, "sleep 0")
     downstream = post(board, "sleep 0", after=(upstream,))
-    worker, thread = run_worker(board, definition, queries=UnreadableUpstreams(board.queries))
+    board.container.queries.override(providers.Object(UnreadableUpstreams(board.queries)))
+    worker, thread = run_worker(board)
 
     until(lambda: board.read_model.get(downstream).status.is_final)
     worker.stop()
