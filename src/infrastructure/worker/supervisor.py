@@ -9,7 +9,14 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.agents.handler import ABANDONED, CANCELLED, POLL, HandlerOutcome, call_entrypoint_here, timeout_of
+from blackboard.infrastructure.agents.handler import (
+    ABANDONED,
+    CANCELLED,
+    POLL,
+    HandlerOutcome,
+    call_entrypoint_here,
+    timeout_of,
+)
 from blackboard.infrastructure.agents.lanes import start_call
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.worker.handling import Handling, said
