@@ -1,20 +1,25 @@
-"""Test doubles: a clock that ticks one second per call, ids in sequence, and the in-memory adapters."""
+"""Test doubles (a ticking clock, ids in sequence, the in-memory adapters) and a Board the container builds on them."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
+from dependency_injector import containers, providers
+
 from blackboard.application.dispatcher import EventDispatcher
-from blackboard.application.ports import Clock, IdGenerator
-from blackboard.application.projection import Projector
-from blackboard.application.queries import BlackboardQueries
+from blackboard.application.ports import Clock, IdGenerator, UnitOfWork
 from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
+from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.settings import BlackboardSettings
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
+from blackboard.infrastructure.notifier import PollingNotifier
 
 T0 = datetime(2026, 1, 4, 9, 0, tzinfo=UTC)
 
@@ -23,11 +28,13 @@ __all__ = [
     "TickingClock",
     "SequentialIds",
     "FixedAgentRegistry",
+    "FixedAgentDefinitions",
     "InMemoryEventStore",
     "InMemorySignalReadModel",
     "agent",
     "Board",
     "CountingStore",
+    "UnwiredContainer",
 ]
 
 
@@ -60,8 +67,25 @@ def agent(name: str, threshold: float | None = None, **scores: float) -> AgentPr
     return AgentProfile(agent_id=name, capabilities=caps, threshold=threshold)
 
 
+class FixedAgentDefinitions(FixedAgentRegistry):
+    """Fixed agents with what a worker runs for each, as their files would say (`definition`)."""
+
+    def __init__(self, definitions: Iterable[AgentDefinition]) -> None:
+        self._definitions = {d.name: d for d in definitions}
+        super().__init__(d.profile for d in self._definitions.values())
+
+    def definition(self, agent_id: str) -> AgentDefinition | None:
+        return self._definitions.get(agent_id)
+
+
+class UnwiredContainer(Container):
+    """The composition root, not wired into the CLI's module: a test takes what it needs from the providers."""
+
+    wiring_config = containers.WiringConfiguration(auto_wire=False)
+
+
 class Board:
-    """A service and its queries wired to fresh in-memory adapters."""
+    """A service and its queries, built by the container over fresh in-memory adapters."""
 
     def __init__(self, *agents: AgentProfile, settings: Settings | None = None) -> None:
         self.store = InMemoryEventStore()
@@ -73,19 +97,32 @@ class Board:
         self.ids = SequentialIds()
         self.rewire()
 
+    def compose(self) -> Container:
+        """A container over the current adapters, as a process of its own would build it."""
+        container = UnwiredContainer(config=BlackboardSettings(claim_threshold=self.settings.claim_threshold))
+        container.event_store.override(providers.Object(self.store))
+        container.read_model.override(providers.Object(self.read_model))
+        container.unit_of_work.override(providers.Object(self.unit_of_work()))
+        container.agent_registry.override(providers.Object(self.registry))
+        container.dispatcher.override(providers.Object(self.dispatcher))
+        container.clock.override(providers.Object(self.clock))
+        container.ids.override(providers.Object(self.ids))
+        container.settings.override(providers.Object(self.settings))
+        container.notifier.override(providers.Singleton(PollingNotifier, container.event_store))
+        return container
+
     def rewire(self) -> None:
         """Build the service and queries over the current adapters (after swapping one)."""
-        self.service = self.fresh_service()
-        self.queries = BlackboardQueries(self.store, self.read_model, self.registry, self.settings.claim_threshold)
+        self.container = self.compose()
+        self.service = self.container.service()
+        self.queries = self.container.queries()
 
     def fresh_service(self) -> BlackboardService:
         """Another service on the same adapters: a new process would be like this."""
-        return BlackboardService(
-            self.unit_of_work(), self.read_model, self.registry, self.dispatcher,
-            self.clock, self.ids, self.settings, Projector(self.store, self.read_model),
-        )
+        return self.compose().service()
 
-    def unit_of_work(self):
+    def unit_of_work(self) -> UnitOfWork:
+        """What the service writes through: in memory here, over the store and read model above."""
         return InMemoryUnitOfWork(self.store, self.read_model)
 
     def event_types(self) -> list[str]:

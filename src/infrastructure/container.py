@@ -12,7 +12,7 @@ from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.dispatcher import EventDispatcher
 from blackboard.application.errors import StoreUnavailable
-from blackboard.application.ports import LogNotifier
+from blackboard.application.ports import EventStore, LogNotifier
 from blackboard.application.projection import Projector
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService, Settings
@@ -28,6 +28,7 @@ from blackboard.infrastructure.settings import BlackboardSettings
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 
 def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgentRegistry:
@@ -35,6 +36,23 @@ def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgen
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
     return FrontmatterAgentRegistry(Path(agents_dir), default_threshold)
+
+
+def build_worker(
+    options: WorkerOptions,
+    service: BlackboardService,
+    queries: BlackboardQueries,
+    agents: FrontmatterAgentRegistry,
+    store: EventStore,
+    notifier: LogNotifier,
+    settings: Settings,
+) -> Worker:
+    """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command."""
+    from blackboard.infrastructure.worker import Worker
+
+    return Worker(
+        options, service, queries, agents.definition, agents.get_all, store, notifier, settings.claim_threshold
+    )
 
 
 def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float, dispatcher: EventDispatcher) -> LogNotifier:
@@ -111,3 +129,10 @@ class Container(containers.DeclarativeContainer):
         BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)
+    # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
+    # not instance_of=WorkerOptions, which would import the worker with every command
+    worker_options = providers.Dependency()
+    worker = providers.Factory(
+        build_worker, options=worker_options, service=service, queries=queries, agents=agent_registry,
+        store=event_store, notifier=notifier, settings=settings,
+    )

@@ -13,15 +13,9 @@ from pathlib import Path
 import pytest
 
 from blackboard.application.commands import PostSignal
-from blackboard.application.dispatcher import EventDispatcher
-from blackboard.application.service import BlackboardService
 from blackboard.domain.signals import SignalStatus
-from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
-from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
-from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
-from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
-from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
+from blackboard.infrastructure import settings
+from tests.fakes import UnwiredContainer
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 
@@ -61,14 +55,12 @@ class Board:
                     "WORK_LOG": str(self.log), "BLACKBOARD_JSON": "", "BLACKBOARD_POST_TIMEOUT": "600", **env}
         self.workers: list[subprocess.Popen[str]] = []
         self.stderr: dict[int, str] = {}  # worker pid -> what it logged, once stopped
-        # this process lives through the restart test too: check pooled connections before use
-        engine = make_engine(StoreSettings(url=self.url, pool_pre_ping=True))
         self.cli("db", "upgrade")
-        self.read_model, self.store = SqlSignalReadModel(engine), SqlAlchemyEventStore(engine)
-        self.service = BlackboardService(
-            SqlUnitOfWork(engine), self.read_model, FrontmatterAgentRegistry(self.agents), EventDispatcher(),
-            SystemClock(), RandomSignalIds(),
-        )
+        # configured as the workers are; this process lives through the restart test too: check pooled
+        # connections before use
+        self.container = UnwiredContainer(config=settings.load({}, env={**self.env, "BLACKBOARD_POOL_PRE_PING": "1"}))
+        self.read_model, self.store = self.container.read_model(), self.container.event_store()
+        self.service = self.container.service()
 
     def post_many(self, kind: str, count: int, topics: list[str] | None = None) -> list[str]:
         """In this process: a CLI call per signal would take most of a minute for a hundred."""

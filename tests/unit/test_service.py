@@ -21,7 +21,7 @@ from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted
 from blackboard.domain.signals import SignalStatus
-from tests.fakes import Board, InMemoryEventStore, SequentialIds, agent
+from tests.fakes import Board, InMemoryEventStore, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9, INVESTIGATION=0.7)
 ANALYST = agent("ps-analyst", ANALYSIS=0.9, RESEARCH=0.85)

@@ -9,15 +9,15 @@ import uuid
 from pathlib import Path
 
 import pytest
+from dependency_injector import providers
 
 from blackboard.application.commands import PostSignal
 from blackboard.domain.errors import StaleClaim
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.agents.handler import ABANDONED, CANCELLED
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.notifier import PollingNotifier
 from blackboard.infrastructure.worker import Worker, WorkerOptions
-from tests.fakes import Board, agent
+from tests.fakes import Board, FixedAgentDefinitions, agent
 
 HANDLER = """
 import threading, time
@@ -53,19 +53,63 @@ def module(tmp_path: Path):
         loaded.release.set()
 
 
-def run_worker(board: Board, definition: AgentDefinition, **options) -> tuple[Worker, threading.Thread]:
-    worker = Worker(
-        WorkerOptions(agent=definition.name, head_start=0, **options), board.service, board.queries,
-        lambda name: definition if name == definition.name else None, lambda: [WORKER],
-        board.store, PollingNotifier(board.store), board.settings.claim_threshold,
-    )
+class SlowRenewals:
+    """The service, with every lease renewal stuck on a held board or a slow network."""
+
+    def __init__(self, service) -> None:
+        self._service = service
+
+    def renew_claim(self, command) -> None:
+        time.sleep(3)
+
+    def __getattr__(self, name: str):
+        return getattr(self._service, name)
+
+
+class LostClaims:
+    """The service, finding every claim it is asked to renew taken over by another agent."""
+
+    def __init__(self, service, signal_id: str) -> None:
+        self._service = service
+        self._signal_id = signal_id
+
+    def renew_claim(self, command) -> None:
+        raise StaleClaim(self._signal_id, "ps-other", "renewed")
+
+    def __getattr__(self, name: str):
+        return getattr(self._service, name)
+
+
+class UnreadableUpstreams:
+    """The queries, unable to read the signal a downstream signal's document needs."""
+
+    def __init__(self, queries) -> None:
+        self._queries = queries
+
+    def get_signal(self, query):
+        raise RuntimeError("upstream results unreadable")
+
+    def __getattr__(self, name: str):
+        return getattr(self._queries, name)
+
+
+def board_running(definition: AgentDefinition) -> Board:
+    board = Board()
+    board.registry = FixedAgentDefinitions([definition])
+    board.rewire()
+    return board
+
+
+def run_worker(board: Board, **options) -> tuple[Worker, threading.Thread]:
+    worker = board.container.worker(options=WorkerOptions(agent=WORKER.agent_id, head_start=0, **options))
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     return worker, thread
 
 
-def post(board: Board, topic: str) -> str:
-    return board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic=topic)).signal_id
+def post(board: Board, topic: str, after: tuple[str, ...] = ()) -> str:
+    command = PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic=topic, after=after)
+    return board.service.post_signal(command).signal_id
 
 
 def until(condition, timeout: float = 10.0) -> None:
@@ -76,10 +120,10 @@ def until(condition, timeout: float = 10.0) -> None:
 
 
 def test_an_entrypoint_past_its_timeout_fails_its_signal_while_the_others_complete(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.3)
+    board = board_running(definition)
     hanging, quick = post(board, "hang"), post(board, "sleep 0.01")
-    worker, thread = run_worker(board, definition, concurrency=4)
+    worker, thread = run_worker(board, concurrency=4)
 
     until(lambda: board.read_model.get(hanging).status.is_final and board.read_model.get(quick).status.is_final)
     worker.stop()
@@ -92,10 +136,10 @@ def test_an_entrypoint_past_its_timeout_fails_its_signal_while_the_others_comple
 
 
 def test_a_stopped_worker_gives_up_on_a_running_entrypoint_once_the_grace_period_is_over(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    board = board_running(definition)
     hanging = post(board, "hang")
-    worker, thread = run_worker(board, definition, grace=0.2)
+    worker, thread = run_worker(board, grace=0.2)
     until(lambda: board.read_model.get(hanging).status is SignalStatus.CLAIMED)
 
     stopped = time.monotonic()
@@ -108,10 +152,10 @@ def test_a_stopped_worker_gives_up_on_a_running_entrypoint_once_the_grace_period
 
 
 def test_a_long_entrypoint_call_has_its_claim_renewed_and_then_completes(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    board = board_running(definition)
     slow = post(board, "sleep 0.5")
-    worker, thread = run_worker(board, definition, renew_every=0.1)
+    worker, thread = run_worker(board, renew_every=0.1)
 
     until(lambda: board.read_model.get(slow).status.is_final)
     worker.stop()
@@ -125,10 +169,10 @@ def test_a_long_entrypoint_call_has_its_claim_renewed_and_then_completes(tmp_pat
 def test_a_call_that_returns_after_its_timeout_is_recorded_once_as_timed_out(tmp_path, module):
     import sys
 
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.2)
+    board = board_running(definition)
     hanging = post(board, "hang")
-    worker, thread = run_worker(board, definition)
+    worker, thread = run_worker(board)
     until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
 
     sys.modules[module].release.set()  # the abandoned call returns now, while the worker still runs
@@ -142,11 +186,11 @@ def test_a_call_that_returns_after_its_timeout_is_recorded_once_as_timed_out(tmp
 
 
 def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.5)
+    board = board_running(definition)
     hanging = post(board, "hang")
-    worker, thread = run_worker(board, definition, renew_every=0.05)
-    worker._renew = lambda *_: time.sleep(3)  # a renewal stuck on a held board or a slow network
+    board.container.service.override(providers.Object(SlowRenewals(board.service)))
+    worker, thread = run_worker(board, renew_every=0.05)
     started = time.monotonic()
 
     until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
@@ -158,41 +202,31 @@ def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module
     assert board.read_model.get(hanging).result.error.startswith("timed out after 0.5s")
 
 
-def test_a_document_that_cannot_be_built_fails_the_signal_with_the_reason(tmp_path, module):
-    board = Board(WORKER)
+def test_a_document_whose_upstream_results_cannot_be_read_fails_the_signal_with_the_reason(tmp_path, module):
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
-    signal_id = post(board, "sleep 0")
-    worker = Worker(
-        WorkerOptions(agent=definition.name, head_start=0), board.service, board.queries,
-        lambda name: definition, lambda: [WORKER], board.store, PollingNotifier(board.store),
-        board.settings.claim_threshold,
-    )
+    board = board_running(definition)
+    upstream = post(board, "sleep 0")
+    downstream = post(board, "sleep 0", after=(upstream,))
+    board.container.queries.override(providers.Object(UnreadableUpstreams(board.queries)))
+    worker, thread = run_worker(board)
 
-    def unreadable(_claimed):
-        raise RuntimeError("upstream results unreadable")
-
-    worker._document = unreadable
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    until(lambda: board.read_model.get(signal_id).status.is_final)
+    until(lambda: board.read_model.get(downstream).status.is_final)
     worker.stop()
     thread.join(10)
 
-    failed = board.read_model.get(signal_id)
+    assert board.read_model.get(upstream).status is SignalStatus.COMPLETED
+    failed = board.read_model.get(downstream)
     assert failed.status is SignalStatus.FAILED
     assert failed.result.error == "the worker could not run the handler: RuntimeError: upstream results unreadable"
 
 
 def test_a_renewal_that_finds_the_claim_lost_stops_the_call_naming_why(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    board = board_running(definition)
     hanging = post(board, "hang")
-    worker, thread = run_worker(board, definition, renew_every=0.05)
+    board.container.service.override(providers.Object(LostClaims(board.service, hanging)))
+    worker, thread = run_worker(board, renew_every=0.05)
 
-    def lost(*_) -> None:
-        raise StaleClaim(hanging, "ps-other", "renewed")
-
-    worker._renew = lost
     until(lambda: board.read_model.get(hanging).status is SignalStatus.FAILED)
     worker.stop()
     thread.join(10)
@@ -202,10 +236,10 @@ def test_a_renewal_that_finds_the_claim_lost_stops_the_call_naming_why(tmp_path,
 
 
 def test_each_call_gets_a_document_of_its_own_made_of_json_values(tmp_path, module):
-    board = Board(WORKER)
     definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    board = board_running(definition)
     first, second = post(board, "mutate"), post(board, "mutate")
-    worker, thread = run_worker(board, definition)
+    worker, thread = run_worker(board)
 
     until(lambda: all(board.read_model.get(s).status.is_final for s in (first, second)))
     worker.stop()

@@ -83,26 +83,17 @@ def retry(args: argparse.Namespace, service: Lazy = Provide[Container.service.pr
 @inject
 def worker(
     args: argparse.Namespace,
-    service: Lazy = Provide[Container.service.provider],
-    queries: Lazy = Provide[Container.queries.provider],
-    registry: Lazy = Provide[Container.agent_registry.provider],
-    store: Lazy = Provide[Container.event_store.provider],
-    notifier: Lazy = Provide[Container.notifier.provider],
     config: BlackboardSettings = Provide[Container.config],
+    new_worker: Lazy = Provide[Container.worker.provider],
 ) -> Output:
     import logging
-
-    from blackboard.infrastructure.worker import Worker
 
     options = worker_options(config, args.agent, args.once, args.board)
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr,
         format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s", datefmt="%H:%M:%S",
     )
-    agents = registry()
-    running = Worker(
-        options, service(), queries(), agents.definition, agents.get_all, store(), notifier(), config.claim_threshold
-    )
+    running = new_worker(options=options)
     running.install_signal_handlers()
     running.run()
     return Output({"agent": args.agent, "handled": running.handled}, f"worker {args.agent} handled {running.handled} signal(s)")

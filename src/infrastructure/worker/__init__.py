@@ -1,0 +1,20 @@
+"""`blackboard worker`: an agent as a process that finds work it can do, claims it and does it.
+
+One kind of thread per module. The claim loop (`loop`) notes the log position, sweeps expired
+signals now and then, asks the claim policy (`blackboard.application.claiming`) which claimable
+signals to take (best score first, then oldest) and claims as many as there are free handler slots,
+in one command per board with this process's token (signals other workers took meanwhile are
+skipped, quietly). A `command` handler runs in a thread of the pool (`handling`), which watches it
+and renews its claim; a Python `entrypoint` runs on a lane (agents/lanes.py) that hands its outcome
+over itself, while one supervisor thread (`supervisor`) keeps the timeouts and the grace period of
+every call and has the pool renew their claims, so no thread per signal sits waiting. The outcomes
+go to the recorder thread (`recorder`), which stores every outcome ready at that moment in one
+command, so a busy worker writes one transaction per batch, not one per signal. Between rounds the
+loop sleeps until the log moves past the noted position, so a signal posted or released meanwhile
+wakes it at once and none is missed. `process` starts and stops them together.
+"""
+
+from blackboard.infrastructure.worker.options import WorkerOptions
+from blackboard.infrastructure.worker.process import Worker
+
+__all__ = ["Worker", "WorkerOptions"]

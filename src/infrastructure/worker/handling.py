@@ -1,0 +1,98 @@
+"""Handling one claimed signal: its document, its lease renewals, a command handler in a pool thread, its outcome."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from pydantic import ValidationError
+
+from blackboard.application.commands import CompleteSignal, FailSignal, GetSignalById, RenewClaim
+from blackboard.application.ports import StoreUnavailable
+from blackboard.application.queries import BlackboardQueries
+from blackboard.application.service import BlackboardService
+from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
+from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.worker.recorder import Done, Recorder
+
+logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
+
+
+class Handling:
+    """What every handler needs, a command's in the pool as much as an entrypoint's on a lane."""
+
+    def __init__(
+        self,
+        service: BlackboardService,
+        queries: BlackboardQueries,
+        token: str,
+        renew_every: float,
+        cancel: threading.Event,
+        recorder: Recorder,
+    ) -> None:
+        self._service = service
+        self._queries = queries
+        self._token = token
+        self._renew_every = renew_every
+        self._cancel = cancel
+        self._recorder = recorder
+
+    def run_command(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
+        """In a pool thread: run a command handler, hand its outcome to the recorder. Never raises."""
+        started = time.monotonic()
+        try:
+            outcome = run_handler(
+                agent, self.document(claimed), tick=lambda: self.renew(agent, claimed),
+                tick_every=self._renew_every, cancel=self._cancel,
+            )
+        except Exception as exc:  # noqa: BLE001 - the signal fails with the reason, the worker goes on
+            logger.exception("handling %s went wrong", claimed.signal_id)
+            outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
+        self.hand_over(agent, claimed, outcome, started)
+
+    def document(self, claimed: AgentSignal) -> dict[str, Any]:
+        """The signal document, with the results of the signals it came after in context.upstream."""
+        document = claimed.to_document()
+        if claimed.after:
+            document["payload"]["context"]["upstream"] = {
+                upstream: self._queries.get_signal(GetSignalById(signal_id=upstream)).to_document()
+                for upstream in claimed.after
+            }
+        return document
+
+    def renew(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
+        """A lost claim stops the handler (the work is someone else's now); an outage does not."""
+        try:
+            self._service.renew_claim(RenewClaim(
+                signal_id=claimed.signal_id, agent_id=agent.name, token=self._token, blackboard_id=claimed.blackboard_id
+            ))
+        except StoreUnavailable as down:
+            logger.warning("could not renew the claim on %s (%s); will try again", claimed.signal_id, down)
+            return
+        logger.debug("renewed the claim on %s", claimed.signal_id)
+
+    def hand_over(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, started: float) -> None:
+        command = self._command(agent, claimed, outcome)
+        self._recorder.hand_over(Done(claimed, command, time.monotonic() - started))
+
+    def _command(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome) -> CompleteSignal | FailSignal:
+        common = {"signal_id": claimed.signal_id, "agent_id": agent.name, "token": self._token,
+                  "blackboard_id": claimed.blackboard_id}
+        if outcome.succeeded:
+            try:
+                return CompleteSignal(**common, artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items)
+            except ValidationError as bad:  # e.g. an empty artifact_path: the handler's mistake, said as such
+                problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in bad.errors())
+                return FailSignal(**common, error=f"handler output refused: {problem}")
+        return FailSignal(**common, error=outcome.error or "handler failed")
+
+
+def said(error: BaseException) -> str:
+    """`Type: message`, even for an exception whose str() itself raises."""
+    try:
+        return f"{type(error).__name__}: {error}"
+    except Exception:  # noqa: BLE001
+        return type(error).__name__

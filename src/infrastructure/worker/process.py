@@ -1,0 +1,117 @@
+"""The worker as a whole: its claim loop, handler pool, supervisor and recorder started and stopped together."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from blackboard.application.ports import EventStore, LogNotifier
+from blackboard.application.queries import BlackboardQueries
+from blackboard.application.service import BlackboardService
+from blackboard.domain.capabilities import AgentProfile
+from blackboard.domain.errors import InvalidInput
+from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.agents.entrypoints import load_entrypoint
+from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.worker.handling import Handling
+from blackboard.infrastructure.worker.loop import ClaimLoop
+from blackboard.infrastructure.worker.options import WorkerOptions
+from blackboard.infrastructure.worker.recorder import Done, Recorder
+from blackboard.infrastructure.worker.supervisor import Supervisor
+
+logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
+
+
+class Worker:
+    """An agent as a process: claims what it may take and runs the agent's handler on each, a `command`
+    in a thread of the pool, an `entrypoint` on a lane under the supervisor; the recorder stores the outcomes."""
+
+    def __init__(
+        self,
+        options: WorkerOptions,
+        service: BlackboardService,
+        queries: BlackboardQueries,
+        agents: Callable[[str], AgentDefinition | None],
+        everyone: Callable[[], list[AgentProfile]],
+        store: EventStore,
+        notifier: LogNotifier,
+        threshold: float,
+    ) -> None:
+        self._options = options
+        self.token = f"{options.agent}/{uuid.uuid4()}"  # this process's claims, and no one else's
+        self._cancel = threading.Event()  # the grace period is over: stop the handlers still running
+        self._handled = 0
+        self._stopped_at: float | None = None
+        slots = 1 if options.once else options.concurrency
+        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="handler")  # threads come with work
+        self._recorder = Recorder(service, options.agent, self._cancel, self._recorded)
+        self._handling = Handling(service, queries, self.token, options.renew_every, self._cancel, self._recorder)
+        self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
+        self._loop = ClaimLoop(
+            options, service, queries, store, notifier, agents, everyone, threshold, self.token, self._start
+        )
+
+    @property
+    def handled(self) -> int:
+        return self._handled
+
+    def stop(self, *_: Any) -> None:
+        """Stop claiming; running handlers may finish within the grace period."""
+        if not self._loop.stopping.is_set():
+            self._stopped_at = time.monotonic()
+            logger.info("stopping: no new claims; %d handler(s) running, %gs to finish", self._loop.running, self._options.grace)
+        self._loop.stop()
+
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+
+    def run(self) -> int:
+        """Work until stopped (or, with `once`, after at most one signal). Returns the exit code."""
+        definition = self._loop.definition()
+        if not definition.runnable:  # an unknown agent, or one with nothing to run, fails now
+            raise InvalidInput(
+                "command", f"agent {self._options.agent} has no command or entrypoint in its file; a worker runs one"
+            )
+        if definition.entrypoint:
+            load_entrypoint(definition)  # an entrypoint that does not import fails now too (exit 2)
+        logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
+        self._recorder.start()
+        try:
+            self._loop.run()
+        finally:
+            self._drain()
+            self._lanes.close()
+            self._recorder.close()
+            self._pool.shutdown()
+        logger.info("worker %s stopped after %d signal(s)", self._options.agent, self._handled)
+        return 0
+
+    def _start(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
+        """From the claim loop: a claimed signal goes to its handler."""
+        if agent.entrypoint:
+            self._lanes.start(agent, claimed)
+        else:
+            self._pool.submit(self._handling.run_command, agent, claimed)
+
+    def _recorded(self, batch: list[Done]) -> None:
+        """From the recorder's thread: these claims are settled, their slots free."""
+        self._handled += len(batch)
+        self._loop.release(done.claimed.signal_id for done in batch)
+
+    def _drain(self) -> None:
+        """Let running handlers finish; once stopped and past the grace period, stop them too
+        (their signals fail with the reason), so no claim is left without an owner."""
+        while self._loop.running:
+            if self._stopped_at is not None and time.monotonic() >= self._stopped_at + self._options.grace:
+                if not self._cancel.is_set():
+                    logger.info("grace period over: stopping %d handler(s)", self._loop.running)
+                self._cancel.set()
+            self._loop.freed.wait(0.05)
+            self._loop.freed.clear()

@@ -1,0 +1,113 @@
+"""The recorder thread: stores the handlers' outcomes as they become ready, one command per board and batch."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from blackboard.application.commands import CompleteSignal, FailSignal, RecordOutcomes
+from blackboard.application.ports import StoreUnavailable
+from blackboard.application.service import BlackboardService
+from blackboard.domain.errors import BlackboardError
+from blackboard.domain.signals import AgentSignal
+
+logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A handler's outcome, as the command that stores it, waiting for the recorder."""
+
+    claimed: AgentSignal
+    command: CompleteSignal | FailSignal
+    took: float
+
+
+class Recorder:
+    """Stores every outcome that is ready at that moment in one command per board, so a busy worker
+    writes one transaction per batch, not one per signal. While one batch is being stored the next one
+    gathers, so the batches grow with the load. `recorded` hears of every batch once it is stored
+    (or given up on), from the recorder's thread."""
+
+    def __init__(
+        self,
+        service: BlackboardService,
+        agent_id: str,
+        cancel: threading.Event,
+        recorded: Callable[[list[Done]], None],
+    ) -> None:
+        self._service = service
+        self._agent_id = agent_id
+        self._cancel = cancel  # set: stop retrying through an outage (the claims will expire)
+        self._recorded = recorded
+        self._ready: list[Done] = []
+        self._ready_changed = threading.Condition()
+        self._closing = False
+        self._thread = threading.Thread(target=self._record_outcomes, name="recorder", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def hand_over(self, done: Done) -> None:
+        with self._ready_changed:
+            self._ready.append(done)
+            self._ready_changed.notify()
+
+    def close(self) -> None:
+        """Store what is still ready, then end the thread."""
+        with self._ready_changed:
+            self._closing = True
+            self._ready_changed.notify_all()
+        self._thread.join()
+
+    def _record_outcomes(self) -> None:
+        while True:
+            with self._ready_changed:
+                while not self._ready and not self._closing:
+                    self._ready_changed.wait()
+                if not self._ready:
+                    return
+                batch, self._ready = self._ready, []
+            try:
+                self._store_batch(batch)
+            except Exception:  # noqa: BLE001 - the recorder must not die: these claims will expire
+                logger.exception("could not record %d outcome(s)", len(batch))
+            self._recorded(batch)
+
+    def _store_batch(self, batch: list[Done]) -> None:
+        by_board: dict[str, list[Done]] = {}
+        for done in batch:
+            by_board.setdefault(done.claimed.blackboard_id, []).append(done)
+        for board_id, items in by_board.items():
+            command = RecordOutcomes(
+                blackboard_id=board_id, agent_id=self._agent_id, outcomes=tuple(d.command for d in items)
+            )
+            results = self._through_outages(command)
+            if results is None:
+                continue
+            for done, result in zip(items, results, strict=True):
+                _log_outcome(done, result)
+
+    def _through_outages(self, command: RecordOutcomes) -> list[AgentSignal | BlackboardError] | None:
+        """Record, through database outages, until stored or refused; None if the worker was cancelled."""
+        for attempt in range(1, 1000):
+            try:
+                return self._service.record_outcomes(command)
+            except StoreUnavailable as down:
+                logger.warning("could not record %d outcome(s) (%s); retrying", len(command.outcomes), down)
+                if self._cancel.wait(min(5.0, 0.25 * 2**attempt)):
+                    return None
+        return None
+
+
+def _log_outcome(done: Done, result: AgentSignal | BlackboardError) -> None:
+    sid, command = done.claimed.signal_id, done.command
+    if isinstance(result, BlackboardError):  # the claim is no longer ours (it expired meanwhile)
+        logger.warning("could not record the outcome of %s: %s", sid, result)
+    elif isinstance(command, CompleteSignal):
+        logger.info("completed %s in %.2fs: %s", sid, done.took,
+                    command.artifact_path or f"{len(command.knowledge_items)} knowledge item(s)")
+    else:
+        logger.info("failed %s after %.2fs: %s", sid, done.took, command.error)
