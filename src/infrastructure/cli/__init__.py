@@ -38,8 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from blackboard.infrastructure.cli import commands
         from blackboard.infrastructure.container import Container
 
-        container = Container(config=config)
-        container.wire(modules=[commands])
+        container = Container(config=config)  # wires `commands` as it is built (Container.wiring_config)
         try:
             output = getattr(commands, args.run)(args)
         finally:
