@@ -7,8 +7,10 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
-from blackboard.infrastructure.persistence.engine import DEFAULT_URL, StoreSettings, make_engine
+from blackboard.infrastructure.persistence import DEFAULT_URL
+from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.tables import metadata
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 config = context.config
 target_metadata = metadata
@@ -31,7 +33,7 @@ def main() -> None:
         run(connection)
         return
     url = config.get_main_option("sqlalchemy.url") or os.environ.get("BLACKBOARD_DB", DEFAULT_URL)
-    engine = make_engine(StoreSettings(url=url))
+    engine = make_engine(store_settings(BlackboardSettings(db=url)))
     with engine.connect() as conn:
         run(conn)
     engine.dispose()

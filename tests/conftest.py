@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.engine import make_engine
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
 
@@ -25,7 +26,7 @@ def sqlite_url(tmp_path) -> str:
 
 @pytest.fixture
 def sqlite_engine(sqlite_url) -> Iterator[Engine]:
-    engine = make_engine(StoreSettings(url=sqlite_url))
+    engine = make_engine(store_settings(BlackboardSettings(db=sqlite_url)))
     ensure_schema(engine)
     yield engine
     engine.dispose()
@@ -51,7 +52,7 @@ def pg_database_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def pg_session_engine(pg_database_url) -> Iterator[Engine]:
     # tests terminate connections (a server restart, as clients see it): the pool must not hand out dead ones
-    engine = make_engine(StoreSettings(url=pg_database_url, pool_pre_ping=True))
+    engine = make_engine(store_settings(BlackboardSettings(db=pg_database_url, pool_pre_ping=True)))
     ensure_schema(engine)
     yield engine
     engine.dispose()

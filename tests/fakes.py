@@ -14,7 +14,7 @@ from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.settings import BlackboardSettings, service_settings
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
@@ -93,7 +93,7 @@ class Board:
         self.registry = FixedAgentRegistry(agents)
         self.dispatcher = EventDispatcher()
         self.clock = TickingClock()
-        self.settings = settings or Settings()
+        self.settings = settings or service_settings(BlackboardSettings())
         self.ids = SequentialIds()
         self.rewire()
 

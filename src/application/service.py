@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -34,7 +34,7 @@ from blackboard.application.ports import (
 )
 from blackboard.application.projection import Projector
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile, rank
+from blackboard.domain.capabilities import AgentProfile, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
 
@@ -44,9 +44,12 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    claim_threshold: float = DEFAULT_THRESHOLD
-    post_timeout: timedelta = timedelta(seconds=30)
-    claim_timeout: timedelta = timedelta(seconds=300)
+    """The policy values a service decides with; the defaults live in the one settings model
+    (`blackboard.infrastructure.settings`), which builds these."""
+
+    claim_threshold: float
+    post_timeout: timedelta
+    claim_timeout: timedelta
 
 
 @dataclass(slots=True)
@@ -69,10 +72,10 @@ class BlackboardService:
         publisher: EventPublisher,
         clock: Clock,
         ids: IdGenerator,
-        settings: Settings | None = None,
+        settings: Settings,
         projector: Projector | None = None,
     ) -> None:
-        self.settings = settings or Settings()
+        self.settings = settings
         self._uow = uow
         self._projector = projector
         self._read_model = read_model

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +23,7 @@ from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventSto
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.settings import BlackboardSettings, service_settings, store_settings
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -78,27 +77,6 @@ def open_database(settings: StoreSettings) -> Engine:
             engine.dispose()
         raise StoreUnavailable(f"could not open the database: {getattr(exc, 'orig', exc)}") from exc
     return engine
-
-
-def store_settings(config: BlackboardSettings) -> StoreSettings:
-    return StoreSettings(
-        url=config.db,
-        synchronous=config.sqlite_synchronous,
-        busy_timeout=config.sqlite_busy_timeout,
-        pool_size=config.pool_size,
-        max_overflow=config.max_overflow,
-        pool_timeout=config.pool_timeout,
-        pool_pre_ping=config.pool_pre_ping,
-        echo=config.echo,
-    )
-
-
-def service_settings(config: BlackboardSettings) -> Settings:
-    return Settings(
-        claim_threshold=config.claim_threshold,
-        post_timeout=timedelta(seconds=config.post_timeout),
-        claim_timeout=timedelta(seconds=config.claim_timeout),
-    )
 
 
 class Container(containers.DeclarativeContainer):

@@ -9,6 +9,7 @@ the result, the CLI reads it, and `worker_options` derives a worker's timings fr
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,8 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
 
 if TYPE_CHECKING:
+    from blackboard.application.service import Settings
+    from blackboard.infrastructure.persistence.engine import StoreSettings
     from blackboard.infrastructure.worker import WorkerOptions
 
 YES, NO = ("1", "true", "yes"), ("0", "false", "no")
@@ -125,6 +128,33 @@ def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Blac
             raise InvalidInput(str(source), f"must be {knob.rule}, got {_shown(raw)}")
         values[name] = value
     return BlackboardSettings(**values)
+
+
+def store_settings(settings: BlackboardSettings) -> StoreSettings:
+    """How the persistence adapters reach and tune the database."""
+    from blackboard.infrastructure.persistence.engine import StoreSettings
+
+    return StoreSettings(
+        url=settings.db,
+        synchronous=settings.sqlite_synchronous,
+        busy_timeout=settings.sqlite_busy_timeout,
+        pool_size=settings.pool_size,
+        max_overflow=settings.max_overflow,
+        pool_timeout=settings.pool_timeout,
+        pool_pre_ping=settings.pool_pre_ping,
+        echo=settings.echo,
+    )
+
+
+def service_settings(settings: BlackboardSettings) -> Settings:
+    """The application's policy values: the claim threshold and the two timeouts."""
+    from blackboard.application.service import Settings
+
+    return Settings(
+        claim_threshold=settings.claim_threshold,
+        post_timeout=timedelta(seconds=settings.post_timeout),
+        claim_timeout=timedelta(seconds=settings.claim_timeout),
+    )
 
 
 def worker_options(settings: BlackboardSettings, agent: str, once: bool, blackboard_id: str | None) -> WorkerOptions:

@@ -12,7 +12,8 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.engine import make_engine
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.schema import HEAD, current_revision, migrations_folder, ensure_schema, upgrade
 from blackboard.infrastructure.persistence.tables import metadata
 
@@ -36,7 +37,7 @@ def test_head_names_the_newest_migration():
 
 
 def test_the_embedded_database_creates_and_migrates_itself_on_first_use(tmp_path):
-    engine = make_engine(StoreSettings(url=f"sqlite:///{tmp_path / 'deep' / 'dir' / 'b.db'}"))
+    engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{tmp_path / 'deep' / 'dir' / 'b.db'}")))
 
     ensure_schema(engine)
     ensure_schema(engine)  # a second time is a no-op
@@ -53,7 +54,7 @@ def test_alembic_upgrade_head_and_blackboard_db_upgrade_both_migrate(tmp_path):
         done = subprocess.run(argv, cwd=ROOT, env={**os.environ, "BLACKBOARD_DB": url},
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-        assert current_revision(make_engine(StoreSettings(url=url))) == HEAD
+        assert current_revision(make_engine(store_settings(BlackboardSettings(db=url)))) == HEAD
 
 
 def test_blackboard_db_upgrade_works_on_postgresql(pg_database_url):
@@ -65,7 +66,7 @@ def test_blackboard_db_upgrade_works_on_postgresql(pg_database_url):
 
 
 def test_upgrading_from_the_first_revision_keeps_the_signals(tmp_path):
-    engine = make_engine(StoreSettings(url=f"sqlite:///{tmp_path / 'old.db'}"))
+    engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{tmp_path / 'old.db'}")))
     upgrade(engine, "0001")
     with engine.begin() as conn:
         conn.exec_driver_sql(

@@ -11,7 +11,8 @@ from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSig
 from blackboard.application.ports import SignalFilter
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.errors import AlreadyClaimed
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.engine import make_engine
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.integration.conftest import SqlBoard
 
 PROCESSES = 8
@@ -19,7 +20,7 @@ SIGNALS_EACH = 15
 
 
 def _board(url: str) -> SqlBoard:
-    return SqlBoard(make_engine(StoreSettings(url=url, synchronous="NORMAL")))
+    return SqlBoard(make_engine(store_settings(BlackboardSettings(db=url, sqlite_synchronous="NORMAL"))))
 
 
 def _post_claim_complete(url: str, worker: int, start, results) -> None:

@@ -12,7 +12,8 @@ from blackboard.application.ports import SignalFilter
 from blackboard.application.projection import Projector
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.signals import SignalStatus
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
+from blackboard.infrastructure.persistence.engine import make_engine
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from tests.integration.conftest import SqlBoard
 
@@ -61,7 +62,7 @@ def everything(board: SqlBoard):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(commands=st.lists(command, min_size=1, max_size=40))
 def test_a_rebuilt_read_model_equals_the_live_one(tmp_path_factory, commands):
-    engine = make_engine(StoreSettings(url=f"sqlite:///{tmp_path_factory.mktemp('rb') / 'b.db'}"))
+    engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{tmp_path_factory.mktemp('rb') / 'b.db'}")))
     ensure_schema(engine)
     board = SqlBoard(engine)
     run(board, commands)

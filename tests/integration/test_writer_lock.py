@@ -8,14 +8,15 @@ import time
 import pytest
 
 from blackboard.application.errors import StoreUnavailable
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine, write_transaction
+from blackboard.infrastructure.persistence.engine import make_engine, write_transaction
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 from tests.contract.stories import posts
 
 
 def test_write_transactions_of_two_engines_never_overlap(sqlite_url, sqlite_engine):
-    other = make_engine(StoreSettings(url=sqlite_url))
+    other = make_engine(store_settings(BlackboardSettings(db=sqlite_url)))
     inside, overlaps = [0], []
 
     def write(engine) -> None:
@@ -36,7 +37,7 @@ def test_write_transactions_of_two_engines_never_overlap(sqlite_url, sqlite_engi
 
 
 def test_a_writer_kept_waiting_past_the_busy_timeout_is_told_so(sqlite_url, sqlite_engine):
-    impatient = SqlAlchemyEventStore(make_engine(StoreSettings(url=sqlite_url, busy_timeout=0.2)))
+    impatient = SqlAlchemyEventStore(make_engine(store_settings(BlackboardSettings(db=sqlite_url, sqlite_busy_timeout=0.2))))
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -60,7 +61,7 @@ def test_a_lock_file_that_cannot_be_opened_is_an_unavailable_store_and_nothing_i
     lock = tmp_path / "blackboard.db.lock"
     lock.unlink()
     lock.mkdir()  # a folder where the lock file should be: opening it fails with an OSError
-    engine = make_engine(StoreSettings(url=sqlite_url))
+    engine = make_engine(store_settings(BlackboardSettings(db=sqlite_url)))
     store = SqlAlchemyEventStore(engine)
 
     with pytest.raises(StoreUnavailable, match="blackboard.db.lock"):

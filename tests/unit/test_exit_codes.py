@@ -17,7 +17,7 @@ from blackboard.infrastructure.cli import _report
 from blackboard.infrastructure.cli.exits import FAMILIES, INTERRUPTED, MEANINGS, OK, UNEXPECTED, exit_code
 from blackboard.infrastructure.cli.parser import build_parser
 from blackboard.infrastructure.container import open_database
-from blackboard.infrastructure.persistence.engine import StoreSettings
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -101,7 +101,7 @@ def test_an_unavailable_store_is_exit_1_in_one_line(capsys):
 
 def test_a_database_that_cannot_be_reached_is_an_unavailable_store_not_a_driver_error():
     with pytest.raises(StoreUnavailable, match="could not open the database: connection failed") as down:
-        open_database(StoreSettings(url="postgresql+psycopg://nobody@127.0.0.1:1/x"))
+        open_database(store_settings(BlackboardSettings(db="postgresql+psycopg://nobody@127.0.0.1:1/x")))
 
     assert exit_code(down.value) == 1
 

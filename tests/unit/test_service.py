@@ -17,11 +17,10 @@ from blackboard.application.commands import (
     PostSignal,
     WatchSignals,
 )
-from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted
 from blackboard.domain.signals import SignalStatus
-from tests.fakes import Board, InMemoryEventStore, agent
+from tests.fakes import Board, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9, INVESTIGATION=0.7)
 ANALYST = agent("ps-analyst", ANALYSIS=0.9, RESEARCH=0.85)

@@ -9,7 +9,8 @@ from dependency_injector import providers
 
 from blackboard.application.commands import ClaimSignal, GetOpenSignals, PostSignal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.worker import Worker, WorkerOptions
+from blackboard.infrastructure.settings import BlackboardSettings, worker_options
+from blackboard.infrastructure.worker import Worker
 from tests.fakes import Board, FixedAgentDefinitions, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.95)
@@ -43,7 +44,8 @@ def analysts_board() -> Board:
 
 
 def analyst_worker(board: Board) -> Worker:
-    return board.container.worker(options=WorkerOptions(agent="ps-analyst", once=True, head_start=0.1))
+    options = worker_options(BlackboardSettings(head_start=0.1), "ps-analyst", once=True, blackboard_id=None)
+    return board.container.worker(options=options)
 
 
 def test_a_signal_the_better_fit_takes_between_the_look_and_the_claim_is_logged_as_gone_to_it(caplog):

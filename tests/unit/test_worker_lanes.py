@@ -3,6 +3,7 @@ period and lease renewals, on in-memory adapters with real threads."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -16,7 +17,8 @@ from blackboard.domain.errors import StaleClaim
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.agents.handler import ABANDONED, CANCELLED
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.worker import Worker, WorkerOptions
+from blackboard.infrastructure.settings import BlackboardSettings, worker_options
+from blackboard.infrastructure.worker import Worker
 from tests.fakes import Board, FixedAgentDefinitions, agent
 
 HANDLER = """
@@ -101,7 +103,8 @@ def board_running(definition: AgentDefinition) -> Board:
 
 
 def run_worker(board: Board, **options) -> tuple[Worker, threading.Thread]:
-    worker = board.container.worker(options=WorkerOptions(agent=WORKER.agent_id, head_start=0, **options))
+    defaults = worker_options(BlackboardSettings(head_start=0), WORKER.agent_id, once=False, blackboard_id=None)
+    worker = board.container.worker(options=dataclasses.replace(defaults, **options))
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     return worker, thread

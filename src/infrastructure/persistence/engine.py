@@ -9,22 +9,22 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
 
-from blackboard.infrastructure.persistence import DEFAULT_URL
 from blackboard.infrastructure.persistence.dialect import dialect_for_url, dialect_of, remember
 
 
 @dataclass(frozen=True, slots=True)
 class StoreSettings:
-    """How to reach and tune the database; see docs/persistence.md for each default."""
+    """How to reach and tune the database. Built from the one settings model
+    (`blackboard.infrastructure.settings.store_settings`), which holds every default."""
 
-    url: str = DEFAULT_URL
-    synchronous: str = "FULL"  # SQLite: FULL survives power loss; NORMAL is faster and survives crashes
-    busy_timeout: float = 30.0  # SQLite: seconds a writer waits for the lock before giving up
-    pool_size: int = 5  # PostgreSQL
-    max_overflow: int = 10  # PostgreSQL
-    pool_timeout: float = 30.0  # PostgreSQL: seconds to wait for a pooled connection
-    pool_pre_ping: bool = False  # PostgreSQL: a round trip per checkout to weed out connections the server dropped
-    echo: bool = False
+    url: str
+    synchronous: str  # SQLite: FULL survives power loss; NORMAL is faster and survives crashes
+    busy_timeout: float  # SQLite: seconds a writer waits for the lock before giving up
+    pool_size: int  # PostgreSQL
+    max_overflow: int  # PostgreSQL
+    pool_timeout: float  # PostgreSQL: seconds to wait for a pooled connection
+    pool_pre_ping: bool  # PostgreSQL: a round trip per checkout to weed out connections the server dropped
+    echo: bool
 
 
 def make_engine(settings: StoreSettings) -> Engine:

@@ -22,7 +22,6 @@ from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, R
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
