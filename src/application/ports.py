@@ -208,6 +208,11 @@ class SignalReadModel(abc.ABC):
         found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id))
         return [Candidate(s.signal_id, s.blackboard_id, s.target_capabilities, s.created_at) for s in found]
 
+    def board_of(self, signal_id: str) -> str | None:
+        """The board the signal is on (None if unknown): all a command needs to find it."""
+        signal = self.get(signal_id)
+        return signal.blackboard_id if signal else None
+
     def live_boards(self, blackboard_id: str | None = None) -> list[str]:
         """The boards holding a POSTED or CLAIMED signal (what an expiry sweep must look at)."""
         return list(dict.fromkeys(

@@ -109,7 +109,9 @@ class BlackboardService:
             return signal
 
         scope = Scope(upstreams=cmd.after, key=cmd.dedupe_key)
-        return self._execute(cmd.board, scope, decide, cmd, actor=cmd.posted_by)
+        posted = self._execute(cmd.board, scope, decide, cmd, actor=cmd.posted_by)
+        self._remember(posted.signal_id, posted.blackboard_id)  # its claim need not look it up
+        return posted
 
     # UC-002
     def claim_signal(self, cmd: ClaimSignal) -> AgentSignal:
@@ -247,16 +249,19 @@ class BlackboardService:
             return blackboard_id
         if (known := self._boards_of.get(signal_id)) is not None:
             return known
-        signal = self._read_model.get(signal_id)
-        if signal is None and self._projector is not None:
+        board_id = self._read_model.board_of(signal_id)
+        if board_id is None and self._projector is not None:
             self._projector.catch_up()  # a rebuild is running: the signal's row may not be back yet
-            signal = self._read_model.get(signal_id)
-        if signal is None:
+            board_id = self._read_model.board_of(signal_id)
+        if board_id is None:
             raise SignalNotFound(signal_id)
+        self._remember(signal_id, board_id)
+        return board_id
+
+    def _remember(self, signal_id: str, board_id: str) -> None:
         if len(self._boards_of) > 100_000:
             self._boards_of.clear()
-        self._boards_of[signal_id] = signal.blackboard_id
-        return signal.blackboard_id
+        self._boards_of[signal_id] = board_id
 
     def _nobody_can_take(self, signal: AgentSignal) -> str | None:
         ranking = rank(signal, self._registry.get_all(), self.settings.claim_threshold)

@@ -8,12 +8,13 @@ from the engine's URL the first time it is asked and remembers it.
 from __future__ import annotations
 
 import abc
+import functools
 import weakref
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, Table
+from sqlalchemy import Connection, Engine, Insert, Table, Update, bindparam
 
 if TYPE_CHECKING:
     from blackboard.application.ports import EventStore, LogNotifier
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 
 class Dialect(abc.ABC):
     """How one database technology opens, locks, notifies and writes many rows."""
+
+    # True when a write transaction holds the whole database from its first statement: then what it
+    # read stays true until it commits, and an append need not read the log's state again
+    one_writer = False
 
     @abc.abstractmethod
     def create_engine(self, settings: StoreSettings) -> Engine:
@@ -55,23 +60,35 @@ class Dialect(abc.ABC):
         """Insert `rows` in their order; with `returning`, that column of each, in the same order
         (matched by `key`, a column unique among them)."""
         if returning is None:
-            conn.execute(table.insert(), list(rows))
+            conn.execute(_insert(table), list(rows))
             return []
-        statement = table.insert().returning(table.c[returning], sort_by_parameter_order=True)
-        return list(conn.scalars(statement, list(rows)))
+        return list(conn.scalars(_insert_returning(table, returning), list(rows)))
 
     def update_many(self, conn: Connection, table: Table, key: str, columns: Sequence[str],
                     rows: Sequence[Mapping[str, Any]], prefix: str = "") -> None:
         """Set `columns` of the row whose `key` matches, for each row (dict keys: `prefix` + column)."""
-        from sqlalchemy import bindparam
-
-        statement = (table.update().where(table.c[key] == bindparam(f"{prefix}{key}"))
-                     .values({c: bindparam(f"{prefix}{c}") for c in columns}))
-        conn.execute(statement, list(rows))
+        conn.execute(_update(table, key, tuple(columns), prefix), list(rows))
 
     @abc.abstractmethod
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
         """What wakes a waiter when the log grows."""
+
+
+# Statements built once: building one costs SQLAlchemy more than running it from its cache.
+@functools.cache
+def _insert(table: Table) -> Insert:
+    return table.insert()
+
+
+@functools.cache
+def _insert_returning(table: Table, column: str) -> Insert:
+    return table.insert().returning(table.c[column], sort_by_parameter_order=True)
+
+
+@functools.cache
+def _update(table: Table, key: str, columns: tuple[str, ...], prefix: str) -> Update:
+    return (table.update().where(table.c[key] == bindparam(f"{prefix}{key}"))
+            .values({c: bindparam(f"{prefix}{c}") for c in columns}))
 
 
 _chosen: weakref.WeakKeyDictionary[Engine, Dialect] = weakref.WeakKeyDictionary()

@@ -44,16 +44,21 @@ def append_in(
     metadata: Mapping[str, Any],
     loaded: Mapping[str, Any] | None = None,
     dependants: Mapping[str, list[str]] | None = None,
+    state: tuple[int, int, int | None] | None = None,
 ) -> list[Recorded]:
     """Append in `conn`'s write transaction, which holds the board; the log is held from here to the
     commit. With `loaded` (the signals the deciding command started from, and their `dependants`),
     the read model is folded in the same transaction while it is live; without, it is left to a
-    catch-up. Raises ConcurrencyConflict, storing nothing, if the board is not at `expected_version`."""
+    catch-up. Raises ConcurrencyConflict, storing nothing, if the board is not at `expected_version`.
+    `state` (the board's version, the log's end, the checkpoint), when this transaction read it and the
+    dialect has one writer at a time, is still true and is not read again."""
     if any(e.blackboard_id != blackboard_id for e in events):
         raise ValueError(f"every appended event must belong to {blackboard_id}")
     dialect = dialect_of(conn.engine)
-    dialect.hold_log(conn)
-    current, last, folded_to = conn.execute(STATE, {"stream": blackboard_id}).one()
+    if state is None or not dialect.one_writer:
+        dialect.hold_log(conn)
+        state = conn.execute(STATE, {"stream": blackboard_id}).one()
+    current, last, folded_to = state
     follows = [e.version for e in events] == list(range(expected_version + 1, expected_version + 1 + len(events)))
     if current != expected_version or not follows:
         if _all_stored(conn, events):

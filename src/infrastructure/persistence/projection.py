@@ -30,6 +30,7 @@ GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id
     DEPENDENCIES.c.upstream_id.in_(bindparam("upstream_ids", expanding=True))
 )
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
+INSERT_SIGNALS, INSERT_CAPABILITIES, INSERT_DEPENDENCIES = insert(SIGNALS), insert(CAPABILITIES), insert(DEPENDENCIES)
 SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
 
 
@@ -99,13 +100,13 @@ class Fold:
 
     def flush(self) -> None:
         if self._new:
-            self._conn.execute(insert(SIGNALS), [signal_row(s) for s in self._new.values()])
+            self._conn.execute(INSERT_SIGNALS, [signal_row(s) for s in self._new.values()])
             self._conn.execute(
-                insert(CAPABILITIES),
+                INSERT_CAPABILITIES,
                 [{"signal_id": s.signal_id, "capability": c} for s in self._new.values() for c in s.target_capabilities],
             )
         if self._new_dependencies:
-            self._conn.execute(insert(DEPENDENCIES), self._new_dependencies)
+            self._conn.execute(INSERT_DEPENDENCIES, self._new_dependencies)
         if self._changed:
             rows = [changing_row(s) for s in self._changed.values()]
             dialect_of(self._conn.engine).update_many(self._conn, SIGNALS, "signal_id", CHANGING, rows, prefix="b_")

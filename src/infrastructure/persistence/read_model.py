@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, select
+from sqlalchemy import Engine, Select, bindparam, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
@@ -19,6 +19,7 @@ from blackboard.infrastructure.persistence.engine import read_connection, write_
 from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
 
 
+BOARD_OF = select(SIGNALS.c.blackboard_id).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -62,6 +63,11 @@ class SqlSignalReadModel(SignalReadModel):
         with read_connection(self._engine) as conn:
             return [Candidate(sid, board, tuple(json.loads(targets)), created)
                     for sid, board, targets, created in conn.execute(_matching(select(*columns), criteria))]
+
+    @_translated
+    def board_of(self, signal_id: str) -> str | None:
+        with read_connection(self._engine) as conn:
+            return conn.scalar(BOARD_OF, {"signal_id": signal_id})
 
     @_translated
     def live_boards(self, blackboard_id: str | None = None) -> list[str]:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 
 class SqliteDialect(Dialect):
+    one_writer = True  # BEGIN IMMEDIATE: the write lock is held from the first statement to the commit
+
     def __init__(self) -> None:
         self._turn: AbstractContextManager[Any] | None = None
 

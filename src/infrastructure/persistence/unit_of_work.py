@@ -28,6 +28,7 @@ from blackboard.infrastructure.persistence.engine import write_transaction
 from blackboard.infrastructure.persistence.event_store import STATE, append_in, load_in, translated
 from blackboard.infrastructure.persistence.tables import DEPENDENCIES, SIGNALS, Moment
 
+BY_ID = select(SIGNALS).where(SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id"))
 BY_IDS = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id.in_(bindparam("ids", expanding=True))
 )
@@ -66,9 +67,10 @@ class _SqlTransaction(BoardTransaction):
     def __init__(self, blackboard_id: str, conn: Connection) -> None:
         super().__init__(blackboard_id)
         self._conn = conn
+        self._state: tuple[int, int, int | None] | None = None  # version, log's end, checkpoint
 
     def rows(self) -> BoardRows | None:
-        version, last, folded_to = self._conn.execute(STATE, {"stream": self.blackboard_id}).one()
+        self._state = version, last, folded_to = tuple(self._conn.execute(STATE, {"stream": self.blackboard_id}).one())
         if (folded_to or 0) != last:
             return None
         return _SqlRows(self._conn, self.blackboard_id, version)
@@ -85,16 +87,19 @@ class _SqlTransaction(BoardTransaction):
         if not events:
             return []
         return append_in(self._conn, board.id, events[0].version - 1, events, metadata,
-                         loaded=self.loaded, dependants=self.loaded_dependants)
+                         loaded=self.loaded, dependants=self.loaded_dependants, state=self._state)
 
 
 class _SqlRows(BoardRows):
     def __init__(self, conn: Connection, blackboard_id: str, version: int) -> None:
         self._conn = conn
+        self._state: tuple[int, int, int | None] | None = None  # version, log's end, checkpoint
         self._board = blackboard_id
         self.version = version
 
     def signals(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+        if len(signal_ids) == 1:  # most commands name one: a statement that needs no list rendered
+            return self._many(BY_ID, id=next(iter(signal_ids)))
         return self._many(BY_IDS, ids=sorted(signal_ids)) if signal_ids else []
 
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
