@@ -168,8 +168,8 @@ class TheirDriver:
         self.app.complete_signal(self._boards[signal_id], signal_id, AGENT.agent_id)
 
 
-# Like our BlackboardRepository: 64 boards kept in process, handed out without a copy (ours takes a board
-# out of its cache for the duration of a command instead; eventsourcing deep-copies it by default).
+# The strictest setting: 64 boards kept in process, handed out without a copy (eventsourcing deep-copies
+# by default). Ours keeps no board in process: each command reads the rows its decision touches.
 TUNED = {"AGGREGATE_CACHE_MAXSIZE": "64", "DEEPCOPY_FROM_AGGREGATE_CACHE": "n"}
 
 

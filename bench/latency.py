@@ -1,9 +1,12 @@
 """(c) Command latency on a small and a very large board: warm (long-lived service) and cold (a new process).
 
-Both boards are seeded through the fast path (bench/seeding.py) in one SQLite file. Warm: one
-long-lived service claims and completes fresh signals, the boards taking turns. Cold: a fresh
-process (`python -m bench.cold`: engine, service, one claim) on each board, the boards taking
-turns; the ratio large/small of that cold command is the target (<= 3x).
+Both boards are seeded through the fast path (bench/seeding.py) in one SQLite file, then folded
+into the read model by one catch-up (the seeding time includes it): commands decide on the rows only
+once the read model has caught up with the log. Warm: one long-lived service claims and completes
+fresh signals, the boards taking turns. Cold: a fresh process (`python -m bench.cold`: engine,
+service, one claim) on each board, the boards taking turns; the ratio large/small of that cold
+command is the target (<= 3x). Beside it, what the cold claim read: its SQL statements, the signals
+its decision loaded, the events it replayed (none while the read model is live).
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ import sys
 import time
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
 from bench.common import AGENT, Config, Timer, post_command, progress, summary_ms, temp_dir, wired
 from bench.fleet import REPO, base_env
 from bench.seeding import seed_posts
 from blackboard.application.commands import ClaimSignal, CompleteSignal
+from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
 
 WARMUP_CYCLES = 5
 TARGET_COLD_RATIO = 3.0
@@ -34,7 +38,7 @@ def _complete(service: Any, signal_id: str) -> None:
     service.complete_signal(CompleteSignal(signal_id=signal_id, agent_id=AGENT.agent_id, artifact_path="out/x.md"))
 
 
-def cold_command(url: str, signal_id: str) -> dict[str, float]:
+def cold_command(url: str, signal_id: str) -> dict[str, Any]:
     """bench/cold.py in a fresh process: its own timings, and the whole process's wall time."""
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "bench.cold", url, signal_id], cwd=REPO, env=base_env(),
@@ -54,16 +58,20 @@ def run(config: Config) -> dict[str, Any]:
         with wired(url) as container:
             engine = container.engine()
             for prefix, (label, n) in enumerate(sizes.items(), start=1):
-                progress(f"(c) seeding the {label} board with {n:,} posted signals")
-                with Timer() as t:
-                    seed_posts(engine, f"ps-{label}", prefix, n, on_batch=lambda k: progress(f"     {k:,} posted"))
-                results["boards"][label] = {"signals_seeded": n, "seed_s": round(t.seconds, 2)}
+                progress(f"(c) seeding the {label} board with {n:,} posted signals, then one catch-up")
+                seeded = seed_posts(engine, f"ps-{label}", prefix, n, on_batch=lambda k: progress(f"     {k:,} posted"))
+                results["boards"][label] = {"signals_seeded": n, "seed_s": seeded["seed_s"],
+                                            "seed_append_s": seeded["append_s"], "seed_fold_s": seeded["fold_s"]}
+            live = _read_model_live(container)
+            results["read_model_live_after_seeding"] = live
+            if not live:
+                raise RuntimeError("(c) the read model is behind the log after seeding: commands would replay")
 
             service = container.service()  # the long-lived service of this section
             for label in sizes:
                 board, info = f"ps-{label}", results["boards"][label]
                 progress(f"(c) warming up on the {label} board")
-                with Timer() as t:  # the first load of this board: no snapshot yet, every event is replayed
+                with Timer() as t:  # this service's first command on the board
                     first = service.post_signal(post_command(board, 0)).signal_id
                 info["first_command_s"] = round(t.seconds, 3)
                 _claim(service, first)
@@ -99,7 +107,7 @@ def run(config: Config) -> dict[str, Any]:
 
             # -------------------------------------------------- cold: a new process's view, side by side
             progress(f"(c) cold command: {cold_reps} fresh processes per board, taking turns")
-            cold: dict[str, list[dict[str, float]]] = {label: [] for label in sizes}
+            cold: dict[str, list[dict[str, Any]]] = {label: [] for label in sizes}
             for i in range(cold_reps):
                 for label in _turn(list(sizes), i):
                     sid = service.post_signal(post_command(f"ps-{label}", 0)).signal_id  # posted by the warm service
@@ -108,10 +116,10 @@ def run(config: Config) -> dict[str, Any]:
             for label, runs in cold.items():
                 board, info = f"ps-{label}", results["boards"][label]
 
-                def ms_all(key: str, runs: list[dict[str, float]] = runs) -> list[float]:
+                def ms_all(key: str, runs: list[dict[str, Any]] = runs) -> list[float]:
                     return [round(r[key] * 1000, 1) for r in runs]
 
-                def ms_median(key: str, runs: list[dict[str, float]] = runs) -> float:
+                def ms_median(key: str, runs: list[dict[str, Any]] = runs) -> float:
                     return round(statistics.median(r[key] for r in runs) * 1000, 1)
 
                 info["cold"] = {
@@ -122,8 +130,10 @@ def run(config: Config) -> dict[str, Any]:
                     "service_construction_ms_median": ms_median("build_s"),
                     "process_wall_ms_median": ms_median("wall_s"),
                     "process_wall_ms_all": ms_all("wall_s"),
-                    **_snapshot_figures(engine, url, board),
+                    **_what_the_claim_read(runs),
+                    **_board_figures(engine, board),
                 }
+            results["read_model_live_at_end"] = _read_model_live(container)
 
     boards = results["boards"]
     small, large = (boards[k]["warm"]["claim_plus_complete"] for k in ("small", "large"))
@@ -141,29 +151,25 @@ def _turn(labels: list[str], i: int) -> list[str]:
     return labels if i % 2 == 0 else list(reversed(labels))
 
 
-def _snapshot_figures(engine: Engine, url: str, board: str) -> dict[str, Any]:
-    """The board's snapshot: its version beside the board's, its signals, the time to load and decode it.
-
-    Below the application: the SQL snapshot store and the log's and snapshots' tables. None for each
-    when those modules are gone (the write path is being rewritten): the cold command does not need them.
-    """
-    try:
-        from sqlalchemy import func, select
-
-        from blackboard.infrastructure.persistence.event_store import EVENTS
-        from blackboard.infrastructure.persistence.snapshots import SNAPSHOTS, SqlSnapshotStore
-    except ImportError:
-        return {"snapshot_version": None, "board_version": None, "snapshot_signals": None, "snapshot_load_ms": None}
-    with engine.connect() as conn:
-        snap_version = conn.scalar(select(SNAPSHOTS.c.version).where(SNAPSHOTS.c.stream_id == board))
-        board_version = conn.scalar(select(func.max(EVENTS.c.version)).where(EVENTS.c.stream_id == board))
-    with wired(url) as probe:
-        snapshots = SqlSnapshotStore(probe.engine())
-        with Timer() as t_snap:
-            snapshot = snapshots.get(board)
+def _what_the_claim_read(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the cold claims read, from bench/cold.py: the same in every run unless something is off."""
     return {
-        "snapshot_version": snap_version,
-        "board_version": board_version,
-        "snapshot_signals": len(snapshot[1]) if snapshot else 0,
-        "snapshot_load_ms": round(t_snap.seconds * 1000, 1),
+        "claim_statements": max(r["statements"] for r in runs),
+        "claim_statements_all": [r["statements"] for r in runs],
+        "claim_sql": runs[-1]["sql"],
+        "signals_loaded": max(r["signals_loaded"] for r in runs),
+        "events_replayed": max(r["events_replayed"] for r in runs),
     }
+
+
+def _board_figures(engine: Engine, board: str) -> dict[str, Any]:
+    """The board as it stands: its events (its version) and its rows in the read model."""
+    with engine.connect() as conn:
+        version = conn.scalar(select(func.max(EVENTS.c.version)).where(EVENTS.c.stream_id == board))
+        rows = conn.scalar(select(func.count()).select_from(SIGNALS).where(SIGNALS.c.blackboard_id == board))
+    return {"board_version": version, "board_signal_rows": rows}
+
+
+def _read_model_live(container: Any) -> bool:
+    """Whether the read model has folded the whole log (else commands decide on the event log)."""
+    return bool(container.read_model().position() == container.event_store().last_position())

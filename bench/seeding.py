@@ -1,7 +1,11 @@
 """Fast seeding: events decided by BlackboardAggregate itself, appended straight into the store in batches.
 
 This reaches below the application's service on purpose (the domain aggregate and the SQL event
-store's `append`): posting 100,000 signals one command at a time would take minutes.
+store's `append`): posting 100,000 signals one command at a time would take minutes. The store's
+`append` only appends: the rows of those events follow at one `Projector.catch_up()` (`fold`), and
+until then commands decide on the event log (slow), so a seeded board is folded before anything is
+measured on it. The backlog of (f) goes through the unit of work instead: one transaction holding
+its events and their rows, so that every worker sees all of it at once.
 """
 
 from __future__ import annotations
@@ -12,13 +16,17 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine
 
-from bench.common import AGENT
+from bench.common import AGENT, Timer
+from blackboard.application.ports import Scope, UnitOfWork
+from blackboard.application.projection import Projector
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 META = {"actor": "bench-seed", "command": "Seed", "causation_id": "bench-seed", "correlation_id": "bench-seed"}
+PAGE = 5000  # events per transaction when folding, as the container's Projector
 
 
 def signal_id(prefix: int, i: int) -> str:
@@ -31,11 +39,11 @@ def _payload(board: str, i: int) -> SignalPayload:
 
 
 class Seeder:
-    """Decides events on an in-memory aggregate and appends them every `batch` events."""
+    """Decides events on an in-memory aggregate and appends them every `batch` events (no rows: see `fold`)."""
 
-    def __init__(self, engine: Engine, board: str, prefix: int, project: bool = True, batch: int = 1000,
+    def __init__(self, engine: Engine, board: str, prefix: int, batch: int = 1000,
                  start: datetime = T0, step: timedelta = timedelta(milliseconds=1)) -> None:
-        self.store = SqlAlchemyEventStore(engine, project=project)
+        self.store = SqlAlchemyEventStore(engine)
         self.board = BlackboardAggregate(board)
         self.prefix = prefix
         self.batch = batch
@@ -79,36 +87,60 @@ class Seeder:
             self._stored = self.board.version
 
 
-def seed_posts(engine: Engine, board: str, prefix: int, n: int, on_batch: Callable[[int], None] | None = None) -> int:
-    """A board of n POSTED signals, 1000 posts per append, folded into the read model as they go."""
+def projector(engine: Engine) -> Projector:
+    """The read model's projector on `engine`, as the container builds it (pages of PAGE events)."""
+    return Projector(SqlAlchemyEventStore(engine), SqlSignalReadModel(engine), page_size=PAGE)
+
+
+def fold(engine: Engine) -> int:
+    """One catch-up: the rows of every event appended without them; returns how many were folded."""
+    return projector(engine).catch_up()
+
+
+def seed_posts(engine: Engine, board: str, prefix: int, n: int,
+               on_batch: Callable[[int], None] | None = None) -> dict[str, float]:
+    """A board of n POSTED signals, 1000 posts per append, then folded into the read model by one
+    catch-up. Returns the events, and the seconds appending and folding took."""
     seeder = Seeder(engine, board, prefix)
-    for i in range(n):
-        seeder.post()
-        if on_batch and (i + 1) % 20_000 == 0:
-            on_batch(i + 1)
-    seeder.flush()
-    return seeder.events
+    with Timer() as t_append:
+        for i in range(n):
+            seeder.post()
+            if on_batch and (i + 1) % 20_000 == 0:
+                on_batch(i + 1)
+        seeder.flush()
+    with Timer() as t_fold:
+        folded = fold(engine)
+    return {"events": seeder.events, "folded": folded, "append_s": round(t_append.seconds, 2),
+            "fold_s": round(t_fold.seconds, 2), "seed_s": round(t_append.seconds + t_fold.seconds, 2)}
 
 
-def backlog(engine: Engine, board: str, n: int, prefix: int = 1) -> tuple[datetime, float]:
-    """n POSTED signals in ONE append, all posted now at the same instant, folded into the read model in
-    the same transaction, so that every worker sees all of them at once; the commit's wall and monotonic time."""
-    seeder = Seeder(engine, board, prefix, batch=n + 1, start=datetime.now(UTC), step=timedelta(0))
-    for _ in range(n):
-        seeder.post()
-    seeder.flush()
+def backlog(unit_of_work: UnitOfWork, board: str, n: int, prefix: int = 1) -> tuple[datetime, float]:
+    """n POSTED signals on a new board in ONE command-like transaction of the unit of work (hold the
+    board, load, decide the n posts on the aggregate, commit: the events and their rows together), all
+    posted now at the same instant, so that every worker sees all of them at once; the commit's wall
+    and monotonic time."""
+    at = datetime.now(UTC)
+    with unit_of_work.board(board) as tx:
+        aggregate = tx.load(Scope())
+        if aggregate.version:
+            raise RuntimeError(f"the backlog wants a new board; {board} is at version {aggregate.version}")
+        for i in range(n):
+            aggregate.post_signal(signal_id=signal_id(prefix, i), signal_type=SignalType.RESEARCH,
+                                  payload=_payload(board, i), posted_by="ps-skill", at=at)
+        tx.commit(aggregate, META)
     return datetime.now(UTC), time.monotonic()
 
 
-def seed_mix(engine: Engine, total: int, boards: int = 4, project: bool = False) -> dict[str, int]:
-    """About `total` events over `boards` boards: every signal posted, 80% claimed, 70% completed.
+def seed_mix(engine: Engine, total: int, boards: int = 4) -> dict[str, int]:
+    """About `total` events over `boards` boards: every signal posted, 80% claimed, 70% completed,
+    appended without their rows (section (d) folds them with a rebuild; anything else: `fold`).
 
     Work advances in rounds of 100 signals per board (posts, then claims and completions of them),
     so the log interleaves the kinds like a busy board does. Returns the count per event kind.
     """
     per_signal = 1 + 0.8 + 0.7
     signals_per_board = max(1, round(total / per_signal / boards))
-    seeders = [Seeder(engine, f"ps-mix-{b}", prefix=8 + b, project=project) for b in range(boards)]
+    seeders = [Seeder(engine, f"ps-mix-{b}", prefix=8 + b) for b in range(boards)]
     counts = {"AgentSignalPosted": 0, "AgentSignalClaimed": 0, "AgentSignalCompleted": 0}
     round_size = 100
     for start in range(0, signals_per_board, round_size):

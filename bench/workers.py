@@ -2,9 +2,9 @@
 
 drain: k workers (1, 2, 4) of the bench agent (`command: "true"`, concurrency 1 by default) are
 started on a fresh database and left to go idle (each has logged "started"); then the backlog of
-BENCH_WORKER_SIGNALS POSTED signals appears in ONE append (bench/seeding.py `backlog`: events decided
-by BlackboardAggregate, folded into the read model in the same transaction, so every worker sees all
-of them at once). The drain time runs from that commit until the read model shows every signal
+BENCH_WORKER_SIGNALS POSTED signals appears in ONE transaction of the unit of work (bench/seeding.py
+`backlog`: events decided by BlackboardAggregate, appended and folded into the read model together,
+so every worker sees all of them at once). The drain time runs from that commit until the read model shows every signal
 COMPLETED. Start-up (process start to "started") is reported beside it, not inside it.
 
 wake-up: with k idle workers (1, then 4), bench/wakeup.py posts signals one at a time, 100 to 200 ms
@@ -72,7 +72,7 @@ def drain(root: Path, k: int, n: int, args: list[str], env: dict[str, str], prof
             startup = running.wait_started()
             time.sleep(SETTLE_S)  # idle, waiting for the log to move
             cpu0 = running.cpu_seconds()
-            committed_wall, committed = backlog(engine, BOARD, n)
+            committed_wall, committed = backlog(container.unit_of_work(), BOARD, n)
             timeline = watch(running, blackboard_progress(engine), n, committed, label=f"drain with {k} worker(s)",
                              meters={"cpu": running.cpu_seconds})
         records = container.event_store().read_all()
