@@ -120,20 +120,19 @@ def temp_dir(label: str) -> Iterator[Path]:
 
 def bench_container(url: str, *, synchronous: str = "FULL", agents_dir: Path | None = None,
                     **flags: Any) -> Container:
-    """The application as the CLI and the worker build it: `Container` configured from the settings
-    that `config.load` validates (`flags` by their names there, e.g. post_timeout=86400). The caller's
-    BLACKBOARD_* environment is not read. Without `agents_dir` the agent registry is AGENT alone, in
+    """The application as the CLI and the worker build it: `Container` configured from one
+    `BlackboardSettings` (`flags` by its field names, e.g. post_timeout=86400; validated as it is
+    built). The caller's BLACKBOARD_* environment is not read. Without `agents_dir` the agent registry is AGENT alone, in
     memory (a folder is scanned on every lookup, which the command timings should not include)."""
     from dependency_injector import providers
 
-    from blackboard.infrastructure.config import load
     from blackboard.infrastructure.container import Container
+    from blackboard.infrastructure.settings import BlackboardSettings
 
     given = {"db": url, "sqlite_synchronous": synchronous, **flags}
     if agents_dir is not None:
         given["agents_dir"] = str(agents_dir)
-    container = Container()
-    container.config.from_dict(load(given, env={}))
+    container = Container(config=BlackboardSettings(**given))
     if agents_dir is None:
         from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 

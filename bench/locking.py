@@ -20,13 +20,14 @@ from sqlalchemy import Connection, Engine, create_engine, event, func, insert, s
 from sqlalchemy.exc import DBAPIError
 
 from bench.common import Config, Timer, progress, sqlite_engine, temp_dir
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine, write_transaction
+from blackboard.infrastructure.persistence.engine import make_engine, write_transaction
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.event_store import EVENTS
 
 BUSY_TIMEOUT_S = 30.0
 MODES = {
     "deferred": "plain SQLAlchemy engine, BEGIN (deferred) emitted on begin, engine.begin()",
-    "immediate": "make_engine(StoreSettings) and write_transaction (BEGIN IMMEDIATE)",
+    "immediate": "make_engine(store_settings(...)) and write_transaction (BEGIN IMMEDIATE)",
 }
 
 
@@ -55,7 +56,7 @@ def _worker(mode: str, path: str, proc: int, appends: int, barrier: Any, results
         def transaction() -> AbstractContextManager[Connection]:
             return engine.begin()
     else:
-        engine = make_engine(StoreSettings(url=f"sqlite:///{path}", synchronous="FULL", busy_timeout=BUSY_TIMEOUT_S))
+        engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{path}", sqlite_synchronous="FULL", sqlite_busy_timeout=BUSY_TIMEOUT_S)))
 
         def transaction() -> AbstractContextManager[Connection]:
             return write_transaction(engine)
@@ -111,7 +112,7 @@ def run_mode(mode: str, procs: int, appends: int) -> dict[str, Any]:
             outcomes = [results.get(timeout=600) for _ in workers]
             for w in workers:
                 w.join()
-        engine = make_engine(StoreSettings(url=f"sqlite:///{path}"))
+        engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{path}")))
         with engine.connect() as conn:
             stored = conn.scalar(select(func.count()).select_from(EVENTS))
         engine.dispose()
