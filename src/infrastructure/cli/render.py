@@ -76,7 +76,8 @@ def events(records: Sequence[Recorded]) -> Output:
 
 def _summary(record: Recorded) -> str:
     data = record.event.data()
-    keep = ("signal_id", "signal_type", "after", "claimed_by", "completed_by", "failed_by", "error", "reason")
+    keep = ("signal_id", "signal_type", "after", "claimed_by", "completed_by", "failed_by", "error", "reason",
+            "key", "author", "holder", "picked")  # the last four: entry events
     return " ".join(f"{k}={data[k]}" for k in keep if data.get(k))
 
 
