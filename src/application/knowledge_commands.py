@@ -10,20 +10,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from blackboard.application.commands import Command, Message
+from blackboard.application.commands import Command, Message, printable
 from blackboard.domain.entries import KEY_PATTERN, MAX_VALUE_BYTES
 from blackboard.domain.signals import NonEmpty, SignalIdText
 
 MAX_META_BYTES = 16 * 1024  # `meta` is small free metadata; content goes in the value
 
 
-def _printable(text: str) -> str:
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise ValueError("must not contain control characters")
-    return text
-
-
-Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_printable)]
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(printable)]
 Key = Annotated[str, Field(pattern=f"^{KEY_PATTERN.pattern}$")]  # topic names follow the same rule
 EntryType = Literal["query", "finding", "plan", "analysis", "recommendation", "decision", "artifact", "final", "note"]
 Position = Annotated[int, Field(ge=0)]
