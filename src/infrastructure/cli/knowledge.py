@@ -1,20 +1,26 @@
-"""The knowledge commands (write, read, entries, resolve, summary): argv in, a use case called, an Output back."""
+"""The knowledge commands (write, read, entries, resolve, summary): argv in, a use case called, an Output back.
+
+The knowledge side is imported inside each command, so wiring this module costs a signal command nothing."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from dependency_injector.wiring import Provide, inject
 
-from blackboard.application.knowledge_commands import ListEntries, ReadEntry, ResolveEntry, SummarizeBoard, WriteEntry
-from blackboard.domain.entries import MAX_VALUE_BYTES, Entry, KeyInConflict
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.cli.commands import Lazy
+
+if TYPE_CHECKING:
+    from blackboard.domain.entries import Entry, KeyInConflict
+
+
+Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
 
 
 class KeptAsCandidate(RuleViolation):
@@ -27,6 +33,9 @@ class KeptAsCandidate(RuleViolation):
 
 @inject
 def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledge.provider]) -> Output:
+    from blackboard.application.knowledge_commands import WriteEntry
+    from blackboard.domain.entries import KeyInConflict
+
     command = WriteEntry(
         blackboard_id=args.blackboard, key=args.key, value=_value(args), author=args.author,
         entry_type=args.entry_type, section=args.section, role=args.role, label=args.label,
@@ -42,6 +51,8 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
 
 @inject
 def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
+    from blackboard.application.knowledge_commands import ReadEntry
+
     query = ReadEntry(blackboard_id=args.blackboard, key=args.key, history=args.history, at=args.at)
     if query.history:
         versions = queries().history(query)
@@ -51,6 +62,8 @@ def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_q
 
 @inject
 def entries(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
+    from blackboard.application.knowledge_commands import ListEntries
+
     query = ListEntries(
         blackboard_id=args.blackboard, section=args.section, role=args.role, author=args.author, label=args.label,
         entry_type=args.entry_type, topic=args.topic, prefix=args.prefix, conflicts=args.conflicts, at=args.at,
@@ -62,6 +75,8 @@ def entries(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledg
 
 @inject
 def resolve(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledge.provider]) -> Output:
+    from blackboard.application.knowledge_commands import ResolveEntry
+
     merged = {"value": _json(args.value, "--value")} if args.value is not None else {}
     command = ResolveEntry(blackboard_id=args.blackboard, key=args.key, author=args.author, pick=args.pick,
                            rationale=args.rationale, correlation_id=args.correlation_id, **merged)
@@ -70,6 +85,8 @@ def resolve(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowle
 
 @inject
 def summary(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
+    from blackboard.application.knowledge_commands import SummarizeBoard
+
     found = queries().summary(SummarizeBoard(blackboard_id=args.blackboard))
     latest = found["latest_entry"]
     lines = [
@@ -122,6 +139,8 @@ def _value(args: argparse.Namespace) -> Any:
         return _json(args.value, "--value")
     if args.text is not None:
         return args.text
+    from blackboard.domain.entries import MAX_VALUE_BYTES
+
     try:
         if os.path.getsize(args.file) > MAX_VALUE_BYTES:
             raise InvalidInput("--file", f"must be at most {MAX_VALUE_BYTES} bytes (1 MiB)")

@@ -10,17 +10,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from blackboard.application.ports import Recorded
-from blackboard.domain.entries import Entry
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent, EntryEvent
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
-from blackboard.infrastructure.persistence.entry_projection import clear_entries, fold_entries
 from blackboard.infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
 
 NAME = "blackboard_signals"
@@ -43,7 +42,7 @@ class FoldCache:
     dependants: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     complete: bool = False
     position: int = 0  # the checkpoint the cache matches, for a rebuild going page by page
-    entries: dict[tuple[str, str], Entry | None] = field(default_factory=dict)  # (board, key): entry_projection
+    entries: dict[tuple[str, str], Any] = field(default_factory=dict)  # (board, key) -> Entry | None: entry_projection
 
 
 class Fold:
@@ -158,6 +157,8 @@ def fold(
         batch.apply(signal_events)
         batch.flush()
     if len(signal_events) < len(fresh):  # entries live in tables of their own: their order to signals is moot
+        from blackboard.infrastructure.persistence.entry_projection import fold_entries  # not for signals alone
+
         fold_entries(conn, [r for r in fresh if isinstance(r.event, EntryEvent)], cache.entries, cache.complete)
     set_checkpoint(conn, fresh[-1].position)
     return len(fresh)
@@ -166,5 +167,7 @@ def fold(
 def clear(conn: Connection) -> None:
     for table in (CAPABILITIES, DEPENDENCIES, SIGNALS):
         conn.execute(delete(table))
+    from blackboard.infrastructure.persistence.entry_projection import clear_entries
+
     clear_entries(conn)
     set_checkpoint(conn, 0)

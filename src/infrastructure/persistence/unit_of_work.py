@@ -12,26 +12,25 @@ the rows to the rebuild.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, bindparam, func, or_, select
 
-from blackboard.application.knowledge_ports import EntryTransaction
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
-from blackboard.domain import entry_rules
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.entries import Entry
-from blackboard.domain.events import BlackboardEvent, EntryEvent, entry_stream_id
+from blackboard.domain.events import BlackboardEvent, entry_stream_id
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
-from blackboard.infrastructure.persistence.entry_read_model import get_in, records_in
 from blackboard.infrastructure.persistence.event_store import STATE, append_in, load_in, translated
 from blackboard.infrastructure.persistence.tables import DEPENDENCIES, SIGNALS, Moment
+
+if TYPE_CHECKING:
+    from blackboard.application.knowledge_ports import EntryTransaction
 
 BY_IDS = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id.in_(bindparam("ids", expanding=True))
@@ -70,34 +69,12 @@ class SqlUnitOfWork(UnitOfWork):
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
         """The key's own stream is held (PostgreSQL: its advisory lock, never the board's), so
         writers of different keys, and of the board's signals, do not wait on each other."""
+        from blackboard.infrastructure.persistence.entry_transaction import SqlEntryTransaction  # not for signals
+
         stream = entry_stream_id(blackboard_id, key)
         with translated(f"could not write {key} on {blackboard_id}", stream), write_transaction(self._engine) as conn:
             dialect_of(self._engine).hold_entry(conn, stream)
-            yield _SqlEntryTransaction(blackboard_id, key, conn)
-
-
-class _SqlEntryTransaction(EntryTransaction):
-    def __init__(self, blackboard_id: str, key: str, conn: Connection) -> None:
-        super().__init__(blackboard_id, key)
-        self._conn = conn
-        self._loaded: Entry | None = None
-
-    def load(self) -> Entry | None:
-        stream = entry_stream_id(self.blackboard_id, self.key)
-        _, last, folded_to = self._conn.execute(STATE, {"stream": stream}).one()
-        if (folded_to or 0) == last:  # live: the key's row is its state, every commit wrote it
-            self._loaded = get_in(self._conn, self.blackboard_id, self.key)
-        else:  # a rebuild is running: the key's own events, never the board's
-            pairs = [(r.event, r.position) for r in records_in(self._conn, self.blackboard_id, self.key)]
-            self._loaded = entry_rules.replay((e, p) for e, p in pairs if isinstance(e, EntryEvent))
-        return self._loaded
-
-    def commit(self, events: Sequence[EntryEvent], metadata: Mapping[str, Any]) -> list[Recorded]:
-        if not events:
-            return []
-        stream = entry_stream_id(self.blackboard_id, self.key)
-        return append_in(self._conn, stream, events[0].version - 1, events, metadata, loaded={},
-                         entries={(self.blackboard_id, self.key): self._loaded})
+            yield SqlEntryTransaction(blackboard_id, key, conn)
 
 
 class _SqlTransaction(BoardTransaction):
