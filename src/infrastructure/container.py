@@ -76,6 +76,8 @@ def landing_dispatcher(uow: UnitOfWork, clock: Clock) -> EventDispatcher:
     landing: list[KnowledgeService] = []
 
     def land(event: BlackboardEvent) -> None:
+        if not (isinstance(event, AgentSignalCompleted) and event.result.knowledge_items):
+            return
         if not landing:  # built at the first completion: other commands import none of the knowledge side
             landing.append(knowledge_service(uow, dispatcher, clock))
         landing[0].land_results(event)
