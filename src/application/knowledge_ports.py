@@ -61,6 +61,16 @@ class EntryFilter:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class EntryCounts:
+    """What `summary` tells of a board's entries."""
+
+    by_type: dict[str, int]
+    by_author: dict[str, int]
+    in_conflict: list[str]  # keys, in key order
+    latest: Entry | None  # the entry whose current version was written last
+
+
 class EntryReadModel(abc.ABC):
     """The entries' read side: current entries from their rows, history from the event log."""
 
@@ -76,3 +86,16 @@ class EntryReadModel(abc.ABC):
     def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
         """The entry events of the board (of one key, with `key`) at or below position `upto`, in
         position order: what time travel and `--history` replay."""
+
+    def counts(self, blackboard_id: str) -> EntryCounts:
+        """Counts of the board's current entries by type and author, its keys in conflict, its latest
+        entry. This default reads every entry; a store counts where the rows are."""
+        from collections import Counter
+
+        found = self.find(EntryFilter(blackboard_id=blackboard_id))
+        return EntryCounts(
+            by_type=dict(Counter(e.current.entry_type for e in found)),
+            by_author=dict(Counter(e.current.author for e in found)),
+            in_conflict=[e.key for e in found if e.in_conflict],
+            latest=max(found, key=lambda e: e.current.position, default=None),
+        )

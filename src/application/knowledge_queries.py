@@ -3,12 +3,12 @@ keys' own events from the log (never a board's signals)."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Any
 
 from blackboard.application.knowledge_commands import ListEntries, ReadEntry, SummarizeBoard
 from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel
-from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
+from blackboard.application.ports import Recorded, SignalReadModel
 from blackboard.application.projection import Projector
 from blackboard.domain import entry_rules
 from blackboard.domain.entries import Entry, EntryNotFound
@@ -66,19 +66,18 @@ class KnowledgeQueries:
 
     def summary(self, query: SummarizeBoard) -> dict[str, Any]:
         self._catch_up()
-        entries = self._entries.find(EntryFilter(blackboard_id=query.blackboard_id))
-        signals = self._signals.find(SignalFilter(blackboard_id=query.blackboard_id))
-        if not entries and not signals:
+        counts = self._entries.counts(query.blackboard_id)
+        signals = self._signals.count_by_status(query.blackboard_id)
+        if counts.latest is None and not signals:
             raise BoardNotFound(query.blackboard_id)
-        latest = max(entries, key=lambda e: e.current.position, default=None)
         return {
             "blackboard_id": query.blackboard_id,
-            "entries": len(entries),
-            "entries_by_type": dict(sorted(Counter(e.current.entry_type for e in entries).items())),
-            "entries_by_author": dict(sorted(Counter(e.current.author for e in entries).items())),
-            "signals_by_status": dict(sorted(Counter(str(s.status) for s in signals).items())),
-            "open_conflicts": sorted(e.key for e in entries if e.in_conflict),
-            "latest_entry": latest.to_document() if latest else None,
+            "entries": sum(counts.by_type.values()),
+            "entries_by_type": dict(sorted(counts.by_type.items())),
+            "entries_by_author": dict(sorted(counts.by_author.items())),
+            "signals_by_status": dict(sorted(signals.items())),
+            "open_conflicts": counts.in_conflict,
+            "latest_entry": counts.latest.to_document() if counts.latest else None,
         }
 
     def _catch_up(self) -> None:

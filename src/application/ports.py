@@ -224,6 +224,13 @@ class SignalReadModel(abc.ABC):
             for s in self.find(SignalFilter(status=status, blackboard_id=blackboard_id))
         ))
 
+    def count_by_status(self, blackboard_id: str) -> dict[str, int]:
+        """How many of the board's signals are in each status (statuses with none left out)."""
+        counts: dict[str, int] = {}
+        for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
+            counts[str(signal.status)] = counts.get(str(signal.status), 0) + 1
+        return counts
+
     @abc.abstractmethod
     def position(self) -> int:
         """The global position of the last event folded in."""

@@ -131,3 +131,15 @@ class EntryContract(abc.ABC):
         parts.projector.catch_up()
 
         assert after.in_conflict and parts.entries.get("bb-1", "plan") == after
+
+    def test_counts_tell_types_authors_conflicts_and_the_latest_entry_of_one_board(self, parts):
+        parts.write("a", "ps-a", 1, entry_type="finding")
+        parts.write("b", "ps-a", 2)
+        parts.write("b", "ps-b", 3)  # conflict: b stays ps-a's
+        parts.write("c", "ps-c", 4, board="bb-2")
+
+        counts = parts.entries.counts("bb-1")
+
+        assert (counts.by_type, counts.by_author) == ({"finding": 1, "note": 1}, {"ps-a": 2})
+        assert counts.in_conflict == ["b"] and counts.latest.key == "b"
+        assert parts.entries.counts("bb-3").latest is None

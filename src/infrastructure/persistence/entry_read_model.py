@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, select
+from sqlalchemy import Connection, Engine, bindparam, func, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.errors import StoreUnavailable
-from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel
+from blackboard.application.knowledge_ports import EntryCounts, EntryFilter, EntryReadModel
 from blackboard.application.ports import Recorded
 from blackboard.domain.entries import Entry
 from blackboard.domain.events import STREAM_SEPARATOR, entry_stream_id
@@ -62,6 +62,16 @@ class SqlEntryReadModel(EntryReadModel):
         query = query.order_by(ENTRIES.c.key).limit(criteria.limit)
         with _translated(), read_connection(self._engine) as conn:
             return [entry_from_row(row) for row in conn.execute(query)]
+
+    def counts(self, blackboard_id: str) -> EntryCounts:
+        """Counted where the rows are: a summary reads no value, however large the board."""
+        board = ENTRIES.c.blackboard_id == blackboard_id
+        with _translated(), read_connection(self._engine) as conn:
+            by_type = dict(conn.execute(select(ENTRIES.c.entry_type, func.count()).where(board).group_by(ENTRIES.c.entry_type)).all())
+            by_author = dict(conn.execute(select(ENTRIES.c.author, func.count()).where(board).group_by(ENTRIES.c.author)).all())
+            in_conflict = list(conn.scalars(select(ENTRIES.c.key).where(board, ENTRIES.c.candidates > 0).order_by(ENTRIES.c.key)))
+            latest = conn.execute(select(ENTRIES).where(board).order_by(ENTRIES.c.position.desc()).limit(1)).one_or_none()
+        return EntryCounts(by_type, by_author, in_conflict, entry_from_row(latest) if latest else None)
 
     def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
         with _translated(), read_connection(self._engine) as conn:
