@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from blackboard.domain.signals import EntryId, NonEmpty, SignalIdText, SignalStatus, SignalType, Topic
+
+
+def printable(text: str) -> str:
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ValueError("must not contain control characters")
+    return text
+
+
+# A board id holds no control character, so an entry key's stream id (`<board>\x1f<key>`) is never a board's.
+BoardName = Annotated[str, Field(min_length=1), AfterValidator(printable)]
 
 
 class Message(BaseModel):
@@ -23,14 +33,14 @@ class PostSignal(Command):
     """UC-001: put a unit of work on a board. The board defaults to the PS id."""
 
     signal_type: SignalType
-    ps_id: NonEmpty
+    ps_id: BoardName  # the board, unless blackboard_id is given
     entry_id: EntryId
     topic: Topic
     prompt: str = ""
     context: dict[str, Any] = Field(default_factory=dict)
     target_capabilities: tuple[NonEmpty, ...] = ()
     posted_by: NonEmpty = "ps-skill"
-    blackboard_id: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
     after: tuple[SignalIdText, ...] = ()
     dedupe_key: NonEmpty | None = None
 

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable  # noqa: F401 - the errors of these ports
 from blackboard.application.loading import load_scope
@@ -15,6 +15,9 @@ from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import AgentProfile
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
+
+if TYPE_CHECKING:
+    from blackboard.application.knowledge_ports import EntryTransaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,11 @@ class UnitOfWork(abc.ABC):
     def board(self, blackboard_id: str) -> AbstractContextManager[BoardTransaction]:
         """Hold the board until the block ends; commit on a normal exit, roll back on an error."""
 
+    def entry(self, blackboard_id: str, key: str) -> AbstractContextManager[EntryTransaction]:
+        """Hold one entry key (not its board) until the block ends; commit on a normal exit, roll
+        back on an error. A unit of work without entries refuses."""
+        raise NotImplementedError(f"{type(self).__name__} holds no entries")
+
 
 class AgentRegistry(abc.ABC):
     """The agents that may claim signals."""
@@ -220,6 +228,13 @@ class SignalReadModel(abc.ABC):
             for status in (SignalStatus.POSTED, SignalStatus.CLAIMED)
             for s in self.find(SignalFilter(status=status, blackboard_id=blackboard_id))
         ))
+
+    def count_by_status(self, blackboard_id: str) -> dict[str, int]:
+        """How many of the board's signals are in each status (statuses with none left out)."""
+        counts: dict[str, int] = {}
+        for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
+            counts[str(signal.status)] = counts.get(str(signal.status), 0) + 1
+        return counts
 
     @abc.abstractmethod
     def position(self) -> int:

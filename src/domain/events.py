@@ -31,6 +31,11 @@ class BlackboardEvent(BaseModel):
     def event_type(self) -> str:
         return type(self).__name__
 
+    @property
+    def stream_id(self) -> str:
+        """The stream it belongs to: a signal's event, its board's."""
+        return self.blackboard_id
+
     def data(self) -> dict[str, Any]:
         """The event's own fields as JSON-ready values, without the envelope."""
         return self.model_dump(mode="json", exclude=set(ENVELOPE))
@@ -80,6 +85,58 @@ class AgentSignalUnclaimed(BlackboardEvent):
     reason: str
 
 
+STREAM_SEPARATOR = "\x1f"  # never in a board id nor a key (both refuse control characters)
+
+
+def entry_stream_id(blackboard_id: str, key: str) -> str:
+    """An entry key's own stream: `<board>\x1f<key>`, never a board's id (a board id has no control
+    character), and the board is what comes before the separator."""
+    return f"{blackboard_id}{STREAM_SEPARATOR}{key}"
+
+
+def board_of_stream(stream_id: str) -> str:
+    return stream_id.split(STREAM_SEPARATOR, 1)[0]
+
+
+class EntryEvent(BlackboardEvent):
+    """A write to one entry key; `version` is its place in the key's own stream, and every
+    field but `key` is the written version's content and provenance."""
+
+    signal_id: str | None = None  # the signal whose work produced it, if any
+    key: str
+    value: Any = None  # any JSON
+    entry_type: str = "note"
+    author: str = Field(min_length=1)
+    section: str = "default"
+    role: str = "assistant"
+    label: str = "unlabelled"
+    confidence: float | None = None
+    depends_on: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def stream_id(self) -> str:
+        return entry_stream_id(self.blackboard_id, self.key)
+
+
+class EntryWritten(EntryEvent):
+    """An accepted version: the key's new current value."""
+
+
+class EntryCandidateKept(EntryEvent):
+    """A write that disagreed with the key's holder: kept as a candidate, the key is (or stays) in conflict."""
+
+    holder: str  # who held the key when this candidate came
+
+
+class EntryConflictResolved(EntryEvent):
+    """A conflict ended: this content (a picked candidate's, or a merged value) is the new version."""
+
+    picked: int | None = None  # the candidate version chosen; None for a merged value
+    rationale: str = Field(min_length=1)
+
+
 # Stored event_type -> class. Rename a class only together with an upcaster.
 EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
     cls.__name__: cls
@@ -91,6 +148,9 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalFailed,
         AgentSignalExpired,
         AgentSignalUnclaimed,
+        EntryWritten,
+        EntryCandidateKept,
+        EntryConflictResolved,
     )
 }
 

@@ -11,13 +11,14 @@ from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.dispatcher import EventDispatcher
 from blackboard.application.errors import StoreUnavailable
-from blackboard.application.ports import EventStore, LogNotifier
+from blackboard.application.ports import Clock, EventStore, LogNotifier, UnitOfWork
 from blackboard.application.projection import Projector
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService, Settings
 from blackboard.application.watching import Watcher
 from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
 from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
@@ -26,6 +27,9 @@ from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 from blackboard.infrastructure.settings import BlackboardSettings, service_settings, store_settings
 
 if TYPE_CHECKING:
+    from blackboard.application.knowledge import KnowledgeService
+    from blackboard.application.knowledge_queries import KnowledgeQueries
+    from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
@@ -63,6 +67,43 @@ def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float, d
     return notifier
 
 
+def landing_dispatcher(uow: UnitOfWork, clock: Clock) -> EventDispatcher:
+    """The dispatcher, with a completion's knowledge items landing on the board as entries right
+    after the completion commits (docs/architecture.md, "Results land on the board"), whichever
+    process completes it: the CLI, a worker, an embedding program."""
+    dispatcher = EventDispatcher()
+    landing: list[KnowledgeService] = []
+
+    def land(event: BlackboardEvent) -> None:
+        if not (isinstance(event, AgentSignalCompleted) and event.result.knowledge_items):
+            return
+        if not landing:  # built at the first completion: other commands import none of the knowledge side
+            landing.append(knowledge_service(uow, dispatcher, clock))
+        landing[0].land_results(event)
+
+    dispatcher.register(AgentSignalCompleted, land)
+    return dispatcher
+
+
+def knowledge_service(uow: UnitOfWork, publisher: EventDispatcher, clock: Clock) -> KnowledgeService:
+    """Imported on first use, like the registry: a command on signals needs none of the knowledge side."""
+    from blackboard.application.knowledge import KnowledgeService
+
+    return KnowledgeService(uow, publisher, clock)
+
+
+def knowledge_queries(entries: SqlEntryReadModel, signals: SqlSignalReadModel, projector: Projector) -> KnowledgeQueries:
+    from blackboard.application.knowledge_queries import KnowledgeQueries
+
+    return KnowledgeQueries(entries, signals, projector)
+
+
+def entry_read_model(engine: Engine) -> SqlEntryReadModel:
+    from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
+
+    return SqlEntryReadModel(engine)
+
+
 def open_database(settings: StoreSettings) -> Engine:
     """The engine, with the schema created or upgraded when it is not current (one query when it is).
 
@@ -83,7 +124,9 @@ class Container(containers.DeclarativeContainer):
     """Built from one BlackboardSettings (`Container(config=settings.load(...))`; the defaults without
     one); override providers in tests."""
 
-    wiring_config = containers.WiringConfiguration(modules=["blackboard.infrastructure.cli.commands"])
+    wiring_config = containers.WiringConfiguration(
+        modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge"]
+    )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 
     store_settings = providers.Singleton(store_settings, config)
@@ -95,8 +138,8 @@ class Container(containers.DeclarativeContainer):
     agent_registry = providers.Singleton(
         agent_registry, agents_dir=config.provided.agents_dir, default_threshold=config.provided.claim_threshold
     )
-    dispatcher = providers.Singleton(EventDispatcher)
     clock = providers.Singleton(SystemClock)
+    dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
     ids = providers.Singleton(RandomSignalIds)
     notifier = providers.Singleton(log_notifier, engine, event_store, config.provided.poll_interval, dispatcher)
     settings = providers.Singleton(service_settings, config)
@@ -107,6 +150,9 @@ class Container(containers.DeclarativeContainer):
         BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)
+    entry_read_model = providers.Singleton(entry_read_model, engine)
+    knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock)
+    knowledge_queries = providers.Singleton(knowledge_queries, entry_read_model, read_model, projector)
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command
     worker_options = providers.Dependency()

@@ -62,6 +62,13 @@ class ReadModelContract(abc.ABC):
         expected = BlackboardAggregate.replay("bb-1", [r.event for r in history]).signals
         assert {sid: read_model.get(sid) for sid in expected} == expected
 
+    def test_count_by_status_counts_one_boards_signals(self, read_model):
+        read_model.apply(recorded(board_history("bb-1", 1, claimed=1, completed=2, posted=1)))
+        read_model.apply(recorded(board_history("bb-2", 9, posted=3), first_position=100))
+
+        assert read_model.count_by_status("bb-1") == {"CLAIMED": 1, "COMPLETED": 2, "POSTED": 1}
+        assert read_model.count_by_status("bb-3") == {}
+
     def test_find_filters_by_status_type_capability_and_board(self, read_model):
         events = every_event_type()
         read_model.apply(recorded(events))

@@ -2,6 +2,10 @@
 
 import pytest
 
+from blackboard.application.projection import Projector
+from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
+from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
+from tests.contract.entry_contract import EntryContract, Parts
 from tests.contract.event_store_contract import EventStoreContract
 from tests.contract.read_model_contract import ReadModelContract
 from tests.fakes import InMemoryEventStore, InMemorySignalReadModel
@@ -17,3 +21,11 @@ class TestInMemoryReadModel(ReadModelContract):
     @pytest.fixture
     def read_model(self):
         return InMemorySignalReadModel()
+
+
+class TestInMemoryEntries(EntryContract):
+    @pytest.fixture
+    def parts(self):
+        store, read_model = InMemoryEventStore(), InMemorySignalReadModel()
+        return Parts(InMemoryUnitOfWork(store, read_model), InMemoryEntryReadModel(store, read_model),
+                     Projector(store, read_model), read_model)

@@ -342,10 +342,11 @@ def test_expire_leaves_signals_within_their_timeouts(result):
 
 # ---------------------------------------------------------------- events
 def test_events_lists_the_log_in_order_with_positions(board):
+    """The completion's knowledge item lands on the board as an entry right after it (EntryWritten)."""
     assert board.positions == sorted(set(board.positions))
     assert [e["event_type"] for e in board.events] == [
         "AgentSignalPosted", "AgentSignalPosted", "AgentSignalClaimed", "AgentSignalPosted", "AgentSignalClaimed",
-        "AgentSignalCompleted", "AgentSignalPosted", "AgentSignalPosted", "AgentSignalPosted", "AgentSignalClaimed",
+        "AgentSignalCompleted", "EntryWritten", "AgentSignalPosted", "AgentSignalPosted", "AgentSignalPosted", "AgentSignalClaimed",
         "AgentSignalFailed",
     ]
     for stream in ("ps-alpha", "ps-beta"):

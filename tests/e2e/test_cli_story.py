@@ -132,7 +132,11 @@ def test_signals_lists_the_board(story, story_cli):
 
 
 def test_events_are_the_story_in_order(story, story_cli):
-    events = assert_events(story_cli.ok("events", "--blackboard", story["board"]))
+    every = assert_events(story_cli.ok("events", "--blackboard", story["board"]))
+    # the completion's two knowledge items landed right after it, each in an entry key's own stream
+    assert [(e["event_type"], e["data"]["key"]) for e in every[3:]] == [
+        ("EntryWritten", f"{story['id']}/knowledge/1"), ("EntryWritten", f"{story['id']}/knowledge/2")]
+    events = [e for e in every if e["stream_id"] == story["board"]]
     assert [e["event_type"] for e in events] == ["AgentSignalPosted", "AgentSignalClaimed", "AgentSignalCompleted"]
     assert [e["version"] for e in events] == [1, 2, 3]
     assert {e["stream_id"] for e in events} == {story["board"]}
@@ -141,7 +145,7 @@ def test_events_are_the_story_in_order(story, story_cli):
     assert positions == sorted(positions) and len(set(positions)) == 3
     assert events[0]["metadata"]["correlation_id"] == "run-77"  # --correlation-id reaches the log
     since = story_cli.ok("events", "--blackboard", story["board"], "--since", str(positions[0]))
-    assert [e["position"] for e in since] == positions[1:]
+    assert [e["position"] for e in since] == [e["position"] for e in every[1:]]
 
 
 def test_projection_rebuild_keeps_the_signals(story, story_cli):

@@ -19,6 +19,9 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     AgentSignalUnclaimed,
     BlackboardEvent,
+    EntryCandidateKept,
+    EntryConflictResolved,
+    EntryWritten,
     UnknownEventType,
     event_class,
     load_event,
@@ -49,6 +52,13 @@ SAMPLES: list[BlackboardEvent] = [
     AgentSignalFailed(**ENV, version=3, failed_by="ps-researcher", error="source offline"),
     AgentSignalExpired(**ENV, version=3, reason="not claimed within 30s"),
     AgentSignalUnclaimed(**ENV, version=2, reason="no capable agent"),
+]
+ENTRY = {"blackboard_id": "bb-1", "occurred_at": T0, "key": "plan/outline", "signal_id": "sig-0000000a"}
+SAMPLES += [
+    EntryWritten(**ENTRY, version=1, value={"steps": [1, 2.5, None, True]}, author="ps-a", entry_type="plan",
+                 confidence=0.7, depends_on=("findings",), topics=("plans",), meta={"n": 1}),
+    EntryCandidateKept(**ENTRY, version=2, value="other", author="ps-b", holder="ps-a"),
+    EntryConflictResolved(**ENTRY, version=3, value="merged", author="ps-lead", picked=None, rationale="both"),
 ]
 # Lease renewal is being added alongside these tests; cover it once it is registered.
 if (renewed := EVENT_TYPES.get("AgentSignalClaimRenewed")) is not None:

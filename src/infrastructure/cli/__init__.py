@@ -22,6 +22,11 @@ OPTIONS = {
     "correlation_id": "--correlation-id", "signal_id": "SIG", "agent_id": "--agent",
     "artifact_path": "--artifact", "knowledge_items": "--knowledge", "error": "--error", "limit": "--limit",
     "capability": "--capability", "status": "--status", "signal_types": "--type", "since": "--since",
+    # the knowledge commands'
+    "key": "KEY", "value": "--value", "author": "--author", "entry_type": "--type", "section": "--section",
+    "role": "--role", "label": "--label", "confidence": "--confidence", "depends_on": "--depends-on",
+    "topics": "--topic", "meta": "--meta", "replaces": "--replaces", "pick": "--pick", "rationale": "--rationale",
+    "at": "--at", "prefix": "--prefix", "token": "--token",
 }
 
 

@@ -235,3 +235,6 @@ def _check_watch(args: argparse.Namespace) -> None:
     if args.since is not None and args.since < 0:
         raise InvalidInput("--since", f"must be a log position, 0 or more, got {args.since}")
 
+
+# The knowledge commands live in their own module; `main` runs every command by name from this one.
+from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, write  # noqa: E402,F401

@@ -137,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     events.add_argument("--since", type=int, default=0, metavar="POSITION", help="only events after this position")
     events.add_argument("--limit", type=int, metavar="N", help="at most N events")
 
+    from blackboard.infrastructure.cli.knowledge_parser import add_knowledge_commands
+
+    add_knowledge_commands(commands, _command)
+
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
         dest="projection_command", required=True, metavar="ACTION"
     )

@@ -8,6 +8,7 @@ from typing import Any
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import Volunteer
+from blackboard.domain.events import STREAM_SEPARATOR
 from blackboard.domain.signals import AgentSignal
 
 
@@ -55,7 +56,7 @@ def events(records: Sequence[Recorded]) -> Output:
         {
             "position": r.position,
             "event_type": r.event.event_type,
-            "stream_id": r.event.blackboard_id,
+            "stream_id": r.event.stream_id,  # a board's, or an entry key's (`<board>\x1f<key>`)
             "version": r.event.version,
             "event_id": r.event.event_id,
             "schema_version": type(r.event).schema_version,
@@ -67,7 +68,7 @@ def events(records: Sequence[Recorded]) -> Output:
         for r in records
     ]
     lines = [
-        f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.blackboard_id}@{r.event.version:<4} "
+        f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
         f"{r.event.event_type:<22} {_summary(r)}"
         for r in records
     ]
@@ -76,7 +77,8 @@ def events(records: Sequence[Recorded]) -> Output:
 
 def _summary(record: Recorded) -> str:
     data = record.event.data()
-    keep = ("signal_id", "signal_type", "after", "claimed_by", "completed_by", "failed_by", "error", "reason")
+    keep = ("signal_id", "signal_type", "after", "claimed_by", "completed_by", "failed_by", "error", "reason",
+            "key", "author", "holder", "picked")  # the last four: entry events
     return " ".join(f"{k}={data[k]}" for k in keep if data.get(k))
 
 

@@ -40,8 +40,8 @@ class InMemoryEventStore(EventStore):
         events: Sequence[BlackboardEvent],
         metadata: Mapping[str, Any] | None = None,
     ) -> list[Recorded]:
-        if any(e.blackboard_id != blackboard_id for e in events):
-            raise ValueError(f"every appended event must belong to {blackboard_id}")
+        if any(e.stream_id != blackboard_id for e in events):  # a board's stream, or an entry key's
+            raise ValueError(f"every appended event must belong to stream {blackboard_id!r}")
         with self._board_lock(blackboard_id), self._lock:
             if all(e.event_id in self._ids for e in events):
                 return []  # already stored (or nothing to store): appending again is a no-op

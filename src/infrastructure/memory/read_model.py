@@ -6,7 +6,10 @@ import threading
 from collections.abc import Iterable
 
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
+from blackboard.domain import entry_rules
 from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.entries import Entry
+from blackboard.domain.events import EntryEvent
 from blackboard.domain.signals import AgentSignal
 
 
@@ -15,6 +18,7 @@ class InMemorySignalReadModel(SignalReadModel):
         self._boards: dict[str, BlackboardAggregate] = {}
         self._position = 0
         self._lock = threading.Lock()
+        self._entries: dict[tuple[str, str], Entry] = {}  # (board, key): folded here too, as the SQL fold does
 
     def get(self, signal_id: str) -> AgentSignal | None:
         with self._lock:
@@ -44,13 +48,28 @@ class InMemorySignalReadModel(SignalReadModel):
                 if record.position <= self._position:
                     continue
                 event = record.event
+                self._position = record.position
+                if isinstance(event, EntryEvent):
+                    where = (event.blackboard_id, event.key)
+                    self._entries[where] = entry_rules.evolve(self._entries.get(where), event, record.position)
+                    continue
                 board = self._boards.setdefault(event.blackboard_id, BlackboardAggregate(event.blackboard_id))
                 board.apply(event)
                 self._position = record.position
 
+    def entry(self, blackboard_id: str, key: str) -> Entry | None:
+        with self._lock:
+            return self._entries.get((blackboard_id, key))
+
+    def board_entries(self, blackboard_id: str) -> list[Entry]:
+        """Every entry of one board, in key order."""
+        with self._lock:
+            return sorted((e for (b, _), e in self._entries.items() if b == blackboard_id), key=lambda e: e.key)
+
     def reset(self) -> None:
         with self._lock:
             self._boards.clear()
+            self._entries.clear()
             self._position = 0
 
 

@@ -6,9 +6,11 @@ from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from blackboard.application.knowledge_ports import EntryTransaction
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
-from blackboard.domain.events import AgentSignalPosted, BlackboardEvent
+from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, entry_stream_id
+from blackboard.infrastructure.memory.entries import InMemoryEntryTransaction
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
@@ -23,6 +25,11 @@ class InMemoryUnitOfWork(UnitOfWork):
     def board(self, blackboard_id: str) -> Iterator[BoardTransaction]:
         with self._store.hold(blackboard_id):
             yield _Transaction(blackboard_id, self._store, self._read_model)
+
+    @contextmanager
+    def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
+        with self._store.hold(entry_stream_id(blackboard_id, key)):  # the key's own stream, not the board
+            yield InMemoryEntryTransaction(blackboard_id, key, self._store, self._read_model)
 
 
 class _Transaction(BoardTransaction):

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from blackboard.application.ports import Recorded
-from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, load_event
+from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, board_of_stream, load_event
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
 
 
@@ -18,7 +18,7 @@ def event_row(
     """`metadata_json`: the metadata already encoded, when many events of one append share it."""
     return {
         "event_id": event.event_id,
-        "stream_id": event.blackboard_id,
+        "stream_id": event.stream_id,
         "version": event.version,
         "event_type": event.event_type,
         "schema_version": type(event).schema_version,
@@ -34,13 +34,13 @@ def event_from_row(row: Any) -> BlackboardEvent:
     if cls is not None and row.schema_version == cls.schema_version:
         # the stored JSON is current: pydantic parses it with the envelope in one pass (half the time
         # of json.loads and then validating a dict; every replay, catch-up and `events` goes through here)
-        envelope = (f'{{"event_id":{json.dumps(row.event_id)},"blackboard_id":{json.dumps(row.stream_id)},'
+        envelope = (f'{{"event_id":{json.dumps(row.event_id)},"blackboard_id":{json.dumps(board_of_stream(row.stream_id))},'
                     f'"version":{int(row.version)},"occurred_at":"{row.occurred_at.isoformat()}"')
         fields = row.data.strip()[1:]  # the stored object without its opening brace
         return cls.model_validate_json(envelope + ("," + fields if fields.strip() != "}" else "}"))
     envelope = {
         "event_id": row.event_id,
-        "blackboard_id": row.stream_id,
+        "blackboard_id": board_of_stream(row.stream_id),  # an entry key's stream is its board's and more
         "version": row.version,
         "occurred_at": row.occurred_at,
     }

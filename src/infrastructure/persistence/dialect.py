@@ -42,6 +42,10 @@ class Dialect(abc.ABC):
     def hold_board(self, conn: Connection, blackboard_id: str) -> None:
         """In a write transaction: no other writer of this board gets past here until it ends."""
 
+    def hold_entry(self, conn: Connection, stream_id: str) -> None:
+        """In a write transaction: no other writer of this entry key (stream) gets past here until it
+        ends; writers of other keys and of boards are not held up."""
+
     def hold_log(self, conn: Connection) -> None:
         """In a write transaction, right before it appends: positions are handed out in commit order."""
 

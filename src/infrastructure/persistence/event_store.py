@@ -45,15 +45,17 @@ def append_in(
     loaded: Mapping[str, Any] | None = None,
     dependants: Mapping[str, list[str]] | None = None,
     state: tuple[int, int, int | None] | None = None,
+    entries: Mapping[tuple[str, str], Any] | None = None,
 ) -> list[Recorded]:
     """Append in `conn`'s write transaction, which holds the board; the log is held from here to the
     commit. With `loaded` (the signals the deciding command started from, and their `dependants`),
     the read model is folded in the same transaction while it is live; without, it is left to a
-    catch-up. Raises ConcurrencyConflict, storing nothing, if the board is not at `expected_version`.
-    `state` (the board's version, the log's end, the checkpoint), when this transaction read it and the
-    dialect has one writer at a time, is still true and is not read again."""
-    if any(e.blackboard_id != blackboard_id for e in events):
-        raise ValueError(f"every appended event must belong to {blackboard_id}")
+    catch-up; `entries` seeds the entry keys' states the same way. Raises ConcurrencyConflict, storing
+    nothing, if the board is not at `expected_version`. `state` (the board's version, the log's end, the
+    checkpoint), when this transaction read it and the dialect has one writer at a time, is still true
+    and is not read again."""
+    if any(e.stream_id != blackboard_id for e in events):  # a board's stream, or an entry key's
+        raise ValueError(f"every appended event must belong to stream {blackboard_id!r}")
     dialect = dialect_of(conn.engine)
     if state is None or not dialect.one_writer:
         dialect.hold_log(conn)
@@ -71,7 +73,7 @@ def append_in(
     recorded = [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
     dialect.notify(conn, positions[-1])
     if loaded is not None and (folded_to or 0) == last:  # the read model is live: it stays so
-        projection.fold(conn, recorded, projection.FoldCache(dict(loaded)), after=last, dependants=dependants)
+        projection.fold(conn, recorded, projection.FoldCache(dict(loaded), entries=dict(entries or {})), after=last, dependants=dependants)
     return recorded
 
 

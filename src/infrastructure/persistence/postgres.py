@@ -3,6 +3,8 @@
 Locks are transaction-level advisory locks, so they end with the transaction whatever happens:
 - a board: `pg_advisory_xact_lock(BOARD_LOCKS, hashtext(board))`, held by a command from its first
   read to its commit, so the rows it decides on are the board's state until it writes;
+- an entry key: `pg_advisory_xact_lock(ENTRY_LOCKS, hashtext(stream))`, the key's own stream, held
+  like a board's (a write of one key never waits on another key's, nor on a board's);
 - the projection: every command also holds `PROJECTION_LOCK` shared, and folding or clearing the
   read model outside a command (a rebuild) holds it exclusive, so no command decides on rows that
   are being cleared or refolded;
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 NOTIFY_CHANNEL = "blackboard_events"  # each append's last position, on commit
 BOARD_LOCKS = 0x626C  # advisory lock class of the boards (the two-key form: a key space of its own)
+ENTRY_LOCKS = 0x656E  # advisory lock class of the entry keys, apart from the boards'
 LOG_LOCK = 0x626C6B62
 PROJECTION_LOCK = 0x626C7072
 MIGRATION_LOCK = 0x626C6D67
@@ -53,6 +56,9 @@ class PostgresDialect(Dialect):
 
     def hold_board(self, conn: Connection, blackboard_id: str) -> None:
         conn.execute(HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": BOARD_LOCKS, "board": blackboard_id})
+
+    def hold_entry(self, conn: Connection, stream_id: str) -> None:
+        conn.execute(HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": ENTRY_LOCKS, "board": stream_id})
 
     def hold_log(self, conn: Connection) -> None:
         conn.execute(HOLD, {"key": LOG_LOCK})

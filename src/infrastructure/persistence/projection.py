@@ -1,4 +1,4 @@
-"""The one fold: events into the signal tables with the domain's own evolution, many events per write.
+"""The one fold: events into the signal tables (and entry events into the entry tables) with the domain's own evolution, many events per write.
 
 It serves a command's commit (seeded with the rows the command loaded, so it reads nothing), a
 catch-up and a rebuild (reading, in one query each, the rows and dependants a page touches, or
@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from blackboard.application.ports import Recorded
-from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
+from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent, EntryEvent
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
@@ -42,6 +43,7 @@ class FoldCache:
     dependants: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     complete: bool = False
     position: int = 0  # the checkpoint the cache matches, for a rebuild going page by page
+    entries: dict[tuple[str, str], Any] = field(default_factory=dict)  # (board, key) -> Entry | None: entry_projection
 
 
 class Fold:
@@ -149,9 +151,16 @@ def fold(
     fresh = [r for r in records if r.position > after]
     if not fresh:
         return 0
-    batch = Fold(conn, cache, dependants)
-    batch.apply([r.event for r in fresh])
-    batch.flush()
+    cache = cache if cache is not None else FoldCache()
+    signal_events = [r.event for r in fresh if not isinstance(r.event, EntryEvent)]
+    if signal_events:
+        batch = Fold(conn, cache, dependants)
+        batch.apply(signal_events)
+        batch.flush()
+    if len(signal_events) < len(fresh):  # entries live in tables of their own: their order to signals is moot
+        from blackboard.infrastructure.persistence.entry_projection import fold_entries  # not for signals alone
+
+        fold_entries(conn, [r for r in fresh if isinstance(r.event, EntryEvent)], cache.entries, cache.complete)
     set_checkpoint(conn, fresh[-1].position)
     return len(fresh)
 
@@ -159,4 +168,7 @@ def fold(
 def clear(conn: Connection) -> None:
     for table in (CAPABILITIES, DEPENDENCIES, SIGNALS):
         conn.execute(delete(table))
+    from blackboard.infrastructure.persistence.entry_projection import clear_entries
+
+    clear_entries(conn)
     set_checkpoint(conn, 0)

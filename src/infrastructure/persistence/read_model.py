@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, select
+from sqlalchemy import Engine, Select, bindparam, func, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
@@ -76,6 +76,13 @@ class SqlSignalReadModel(SignalReadModel):
             query = query.where(SIGNALS.c.blackboard_id == blackboard_id)
         with read_connection(self._engine) as conn:
             return list(conn.scalars(query))
+
+    @_translated
+    def count_by_status(self, blackboard_id: str) -> dict[str, int]:
+        query = (select(SIGNALS.c.status, func.count()).where(SIGNALS.c.blackboard_id == blackboard_id)
+                 .group_by(SIGNALS.c.status))
+        with read_connection(self._engine) as conn:
+            return dict(conn.execute(query).all())
 
     @_translated
     def position(self) -> int:

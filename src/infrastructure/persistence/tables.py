@@ -1,4 +1,4 @@
-"""The tables: the event log, the signal read model and its checkpoints.
+"""The tables: the event log, the signal and entry read models and their checkpoints.
 
 Core `Table`s rather than ORM classes: every statement here is Core, and importing
 `sqlalchemy.orm` would cost each CLI call about a tenth of a second for nothing.
@@ -62,7 +62,7 @@ EVENTS = Table(
     metadata,
     Column("position", Position, primary_key=True, autoincrement=True),
     Column("event_id", String(36), nullable=False, unique=True),
-    Column("stream_id", String(200), nullable=False),
+    Column("stream_id", String(401), nullable=False),  # a board (200), or a board, \x1f and an entry key (200)
     Column("version", Integer, nullable=False),
     Column("event_type", String(100), nullable=False),
     Column("schema_version", Integer, nullable=False),
@@ -129,4 +129,39 @@ CHECKPOINTS = Table(
     metadata,
     Column("name", String(100), primary_key=True),
     Column("position", Position, nullable=False),
+)
+
+# Entry keys sort and match byte by byte on PostgreSQL too (`entries` is in key order, `--prefix` a LIKE),
+# as in SQLite and in a replay, whatever the database's own collation.
+KeyText = String(200).with_variant(String(200, collation="C"), "postgresql")
+
+# The read model of one entry key: its current version's columns (what `entries` filters on) and
+# its whole state (current version and open conflict candidates) as JSON.
+ENTRIES = Table(
+    "blackboard_entries",
+    metadata,
+    Column("blackboard_id", String(200), primary_key=True),
+    Column("key", KeyText, primary_key=True),
+    Column("version", Integer, nullable=False),  # the key's stream version: the last recorded write
+    Column("current_version", Integer, nullable=False),
+    Column("author", String(200), nullable=False),
+    Column("entry_type", String(20), nullable=False),
+    Column("section", String(200), nullable=False),
+    Column("role", String(200), nullable=False),
+    Column("label", String(200), nullable=False),
+    Column("signal_id", String(12)),
+    Column("position", Position, nullable=False),  # of the current version's event
+    Column("candidates", Integer, nullable=False),  # open conflict candidates; 0 when not in conflict
+    Column("state_json", Text, nullable=False),
+    Index("ix_blackboard_entries_author", "blackboard_id", "author", "key"),  # entries --author
+)
+
+# One topic an entry's current version was published to: the index behind `entries --topic`.
+ENTRY_TOPICS = Table(
+    "entry_topics",
+    metadata,
+    Column("blackboard_id", String(200), primary_key=True),
+    Column("topic", String(200), primary_key=True),
+    Column("key", KeyText, primary_key=True),
+    Index("ix_entry_topics_key", "blackboard_id", "key"),  # rewriting a key's topics
 )

@@ -14,19 +14,22 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, bindparam, func, or_, select
 
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.events import BlackboardEvent
+from blackboard.domain.events import BlackboardEvent, entry_stream_id
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
 from blackboard.infrastructure.persistence.event_store import STATE, append_in, load_in, translated
 from blackboard.infrastructure.persistence.tables import DEPENDENCIES, SIGNALS, Moment
+
+if TYPE_CHECKING:
+    from blackboard.application.knowledge_ports import EntryTransaction
 
 BY_ID = select(SIGNALS).where(SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id"))
 BY_IDS = select(SIGNALS).where(
@@ -61,6 +64,17 @@ class SqlUnitOfWork(UnitOfWork):
         with translated(f"could not write to {blackboard_id}", blackboard_id), write_transaction(self._engine) as conn:
             dialect_of(self._engine).hold_board(conn, blackboard_id)
             yield _SqlTransaction(blackboard_id, conn)
+
+    @contextmanager
+    def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
+        """The key's own stream is held (PostgreSQL: its advisory lock, never the board's), so
+        writers of different keys, and of the board's signals, do not wait on each other."""
+        from blackboard.infrastructure.persistence.entry_transaction import SqlEntryTransaction  # not for signals
+
+        stream = entry_stream_id(blackboard_id, key)
+        with translated(f"could not write {key} on {blackboard_id}", stream), write_transaction(self._engine) as conn:
+            dialect_of(self._engine).hold_entry(conn, stream)
+            yield SqlEntryTransaction(blackboard_id, key, conn)
 
 
 class _SqlTransaction(BoardTransaction):

@@ -1,0 +1,88 @@
+"""KnowledgeService: writing and resolving entries, each key held on its own, and a completion's
+knowledge landing on the board as entries."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from uuid import uuid4
+
+from blackboard.application.commands import Command
+from blackboard.application.knowledge_commands import ResolveEntry, WriteEntry
+from blackboard.application.ports import Clock, EventPublisher, UnitOfWork
+from blackboard.domain import entry_rules
+from blackboard.domain.entries import Entry, EntryNotFound, KeyInConflict, StaleVersion
+from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent, EntryCandidateKept
+
+logger = logging.getLogger(__name__)
+
+
+def result_key(signal_id: str, n: int) -> str:
+    """Where a completion's n-th knowledge item (from 1) lands: `<signal_id>/knowledge/<n>`."""
+    return f"{signal_id}/knowledge/{n}"
+
+
+class KnowledgeService:
+    """Write side of entries: each command holds one key (its own stream), loads the key's state,
+    decides with the domain's rules, commits once, then tells subscribers."""
+
+    def __init__(self, uow: UnitOfWork, publisher: EventPublisher, clock: Clock) -> None:
+        self._uow = uow
+        self._publisher = publisher
+        self._clock = clock
+
+    def write(self, cmd: WriteEntry) -> Entry:
+        """The key after the write. A write kept as a candidate is recorded, then raises KeyInConflict
+        (a refusal of the value, not of the record); a stale `replaces` records nothing."""
+        extra = {"signal_id": cmd.signal_id, "token_given": cmd.token is not None} if cmd.signal_id else {}
+        metadata = command_metadata(cmd, cmd.author, **extra)
+        with self._uow.entry(cmd.blackboard_id, cmd.key) as tx:
+            entry = tx.load()
+            event = entry_rules.write(entry, cmd.blackboard_id, cmd.key, cmd.content(), self._clock.now(), cmd.replaces)
+            recorded = tx.commit([event], metadata)
+        after = entry_rules.evolve(entry, event, recorded[0].position)
+        self._publisher.publish([event])
+        if isinstance(event, EntryCandidateKept):
+            raise KeyInConflict(after, event.version)
+        return after
+
+    def resolve(self, cmd: ResolveEntry) -> Entry:
+        metadata = command_metadata(cmd, cmd.author)
+        with self._uow.entry(cmd.blackboard_id, cmd.key) as tx:
+            entry = tx.load()
+            if entry is None:
+                raise EntryNotFound(cmd.blackboard_id, cmd.key)
+            event = entry_rules.resolve(entry, cmd.author, cmd.rationale, self._clock.now(), cmd.pick, cmd.value)
+            recorded = tx.commit([event], metadata)
+        self._publisher.publish([event])
+        return entry_rules.evolve(entry, event, recorded[0].position)
+
+    def land_results(self, event: BlackboardEvent) -> None:
+        """Subscriber of AgentSignalCompleted: each knowledge item becomes a `finding` entry linked to
+        the signal and authored by its claimer. Each key is written only if it was never written
+        (compare-and-set at 0), so delivering one completion twice lands its items once."""
+        if not isinstance(event, AgentSignalCompleted):
+            return
+        for n, item in enumerate(event.result.knowledge_items, start=1):
+            cmd = WriteEntry(
+                blackboard_id=event.blackboard_id, key=result_key(event.signal_id, n), value=item,
+                author=event.completed_by, entry_type="finding", signal_id=event.signal_id, replaces=0,
+                correlation_id=event.event_id,
+            )
+            try:
+                self.write(cmd)
+            except StaleVersion:
+                logger.info("%s already holds %s's item %d", cmd.key, event.signal_id, n)
+
+
+def command_metadata(cmd: Command, actor: str, **extra: Any) -> dict[str, Any]:
+    """As BlackboardService stores with every event: who, which command, and its causation and
+    correlation ids."""
+    causation_id = str(uuid4())
+    return {
+        "actor": actor,
+        "command": type(cmd).__name__,
+        "causation_id": causation_id,
+        "correlation_id": cmd.correlation_id or causation_id,
+        **extra,
+    }

@@ -1,0 +1,113 @@
+"""Requests of the knowledge side (write, resolve, read, list, summarise), validated at the boundary.
+
+Every field names its rule, so a refusal says which option broke which rule and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from blackboard.application.commands import Command, Message, printable
+from blackboard.domain.entries import KEY_PATTERN, MAX_VALUE_BYTES
+from blackboard.domain.signals import NonEmpty, SignalIdText
+
+MAX_META_BYTES = 16 * 1024  # `meta` is small free metadata; content goes in the value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(printable)]
+Key = Annotated[str, Field(pattern=f"^{KEY_PATTERN.pattern}$")]  # topic names follow the same rule
+EntryType = Literal["query", "finding", "plan", "analysis", "recommendation", "decision", "artifact", "final", "note"]
+Position = Annotated[int, Field(ge=0)]
+
+
+def json_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+class WriteEntry(Command):
+    """Write a new version of a key (or a candidate, if it disagrees with the key's holder)."""
+
+    blackboard_id: Name
+    key: Key
+    value: Any
+    author: Name
+    entry_type: EntryType = "note"
+    section: Name = "default"
+    role: Name = "assistant"
+    label: Name = "unlabelled"
+    confidence: Annotated[float, Field(ge=0, le=1)] | None = None
+    depends_on: tuple[Key, ...] = ()
+    topics: tuple[Key, ...] = ()
+    meta: dict[str, Any] = Field(default_factory=dict)
+    replaces: Position | None = None  # compare-and-set: 0 writes only if the key was never written
+    signal_id: SignalIdText | None = None  # the signal whose work produced it
+    token: NonEmpty | None = None  # the claim's token: recorded with the write (not checked here)
+
+    @field_validator("value")
+    @classmethod
+    def _fits(cls, value: Any) -> Any:
+        if (size := json_size(value)) > MAX_VALUE_BYTES:
+            raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes of JSON (1 MiB), got {size}")
+        return value
+
+    @field_validator("meta")
+    @classmethod
+    def _small(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        if (size := json_size(meta)) > MAX_META_BYTES:
+            raise ValueError(f"must be at most {MAX_META_BYTES} bytes of JSON, got {size}")
+        return meta
+
+    def content(self) -> dict[str, Any]:
+        """What the written version holds (domain.entries.CONTENT)."""
+        return self.model_dump(include={"value", "entry_type", "author", "section", "role", "label", "confidence",
+                                        "depends_on", "topics", "meta", "signal_id"})
+
+
+class ResolveEntry(Command):
+    """End a key's conflict with one candidate (`pick`) or a merged `value`, saying why."""
+
+    blackboard_id: Name
+    key: Key
+    author: Name
+    rationale: NonEmpty
+    pick: Annotated[int, Field(ge=1)] | None = None
+    value: Any = None
+
+    @field_validator("value")
+    @classmethod
+    def _fits(cls, value: Any) -> Any:
+        return WriteEntry._fits(value)
+
+    @model_validator(mode="after")
+    def _one_choice(self) -> ResolveEntry:
+        if (self.pick is None) == ("value" not in self.model_fields_set):
+            raise ValueError("give exactly one of --pick VERSION and --value JSON")
+        return self
+
+
+class ReadEntry(Message):
+    blackboard_id: Name
+    key: Key
+    history: bool = False
+    at: Position | None = None  # as the key was right after this log position
+
+
+class ListEntries(Message):
+    blackboard_id: Name
+    section: Name | None = None
+    role: Name | None = None
+    author: Name | None = None
+    label: Name | None = None
+    entry_type: EntryType | None = None
+    topic: Key | None = None
+    prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/-]{1,200}$")] | None = None
+    conflicts: bool = False
+    at: Position | None = None
+    limit: Annotated[int, Field(ge=1)] | None = None
+
+
+class SummarizeBoard(Message):
+    blackboard_id: Name

@@ -1,0 +1,101 @@
+"""Ports of the knowledge side: an entry key held in one transaction, and the entries' read side."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from blackboard.application.ports import Recorded
+from blackboard.domain.entries import Entry
+from blackboard.domain.events import EntryEvent
+
+
+class EntryTransaction(abc.ABC):
+    """One write transaction holding one entry key (its own stream): writers of other keys, and of
+    signals, never wait on it. `load` reads the key's state under the hold; `commit` appends its
+    events at the version loaded and writes the key's row, in this transaction."""
+
+    def __init__(self, blackboard_id: str, key: str) -> None:
+        self.blackboard_id = blackboard_id
+        self.key = key
+
+    @abc.abstractmethod
+    def load(self) -> Entry | None:
+        """The key as the last commit left it (None: never written). From its read-model row, or
+        while the read model is behind the log (a rebuild), from the key's events."""
+
+    @abc.abstractmethod
+    def commit(self, events: Sequence[EntryEvent], metadata: Mapping[str, Any]) -> list[Recorded]:
+        """Append the events after the version `load` found (ConcurrencyConflict if it moved) and
+        write the row they leave while the read model is live; returns them as stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntryFilter:
+    """Current entries of one board matching every criterion that is set, in key order."""
+
+    blackboard_id: str
+    section: str | None = None
+    role: str | None = None
+    author: str | None = None
+    label: str | None = None
+    entry_type: str | None = None
+    topic: str | None = None
+    prefix: str | None = None
+    conflicts_only: bool = False
+    limit: int | None = None
+
+    def matches(self, entry: Entry) -> bool:
+        """The same test in memory (time travel folds entries, then filters them here)."""
+        v = entry.current
+        wanted = {"section": self.section, "role": self.role, "author": self.author, "label": self.label,
+                  "entry_type": self.entry_type}
+        return (
+            entry.blackboard_id == self.blackboard_id
+            and all(want is None or getattr(v, name) == want for name, want in wanted.items())
+            and (self.topic is None or self.topic in v.topics)
+            and (self.prefix is None or entry.key.startswith(self.prefix))
+            and (not self.conflicts_only or entry.in_conflict)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EntryCounts:
+    """What `summary` tells of a board's entries."""
+
+    by_type: dict[str, int]
+    by_author: dict[str, int]
+    in_conflict: list[str]  # keys, in key order
+    latest: Entry | None  # the entry whose current version was written last
+
+
+class EntryReadModel(abc.ABC):
+    """The entries' read side: current entries from their rows, history from the event log."""
+
+    @abc.abstractmethod
+    def get(self, blackboard_id: str, key: str) -> Entry | None:
+        """The key's current state (with its candidates while in conflict), None if never written."""
+
+    @abc.abstractmethod
+    def find(self, criteria: EntryFilter) -> list[Entry]:
+        """Current entries matching `criteria`, in key order."""
+
+    @abc.abstractmethod
+    def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
+        """The entry events of the board (of one key, with `key`) at or below position `upto`, in
+        position order: what time travel and `--history` replay."""
+
+    def counts(self, blackboard_id: str) -> EntryCounts:
+        """Counts of the board's current entries by type and author, its keys in conflict, its latest
+        entry. This default reads every entry; a store counts where the rows are."""
+        from collections import Counter
+
+        found = self.find(EntryFilter(blackboard_id=blackboard_id))
+        return EntryCounts(
+            by_type=dict(Counter(e.current.entry_type for e in found)),
+            by_author=dict(Counter(e.current.author for e in found)),
+            in_conflict=[e.key for e in found if e.in_conflict],
+            latest=max(found, key=lambda e: e.current.position, default=None),
+        )

@@ -1,0 +1,101 @@
+"""Read side of entries: current entries from their rows; history and time travel by replaying the
+keys' own events from the log (never a board's signals)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from blackboard.application.knowledge_commands import ListEntries, ReadEntry, SummarizeBoard
+from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel
+from blackboard.application.ports import Recorded, SignalReadModel
+from blackboard.application.projection import Projector
+from blackboard.domain import entry_rules
+from blackboard.domain.entries import Entry, EntryNotFound
+from blackboard.domain.errors import NotFound
+from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent
+
+
+class BoardNotFound(NotFound):
+    def __init__(self, blackboard_id: str) -> None:
+        super().__init__(f"no blackboard {blackboard_id}: it holds no signal and no entry")
+
+
+class KnowledgeQueries:
+    def __init__(self, entries: EntryReadModel, signals: SignalReadModel, projector: Projector | None = None) -> None:
+        self._entries = entries
+        self._signals = signals
+        self._projector = projector
+
+    def read(self, query: ReadEntry) -> Entry:
+        """The key now, or (`at`) as it was right after that log position."""
+        if query.at is None:
+            self._catch_up()
+            entry = self._entries.get(query.blackboard_id, query.key)
+        else:
+            entry = entry_rules.replay(_pairs(self._entries.records(query.blackboard_id, query.key, query.at)))
+        if entry is None:
+            raise EntryNotFound(query.blackboard_id, query.key, query.at)
+        return entry
+
+    def history(self, query: ReadEntry) -> list[dict[str, Any]]:
+        """Every recorded version of the key (accepted, candidate, resolution), oldest first."""
+        records = self._entries.records(query.blackboard_id, query.key, query.at)
+        if not records:
+            raise EntryNotFound(query.blackboard_id, query.key, query.at)
+        return [history_document(r) for r in records]
+
+    def entries(self, query: ListEntries) -> list[Entry]:
+        criteria = EntryFilter(
+            blackboard_id=query.blackboard_id, section=query.section, role=query.role, author=query.author,
+            label=query.label, entry_type=query.entry_type, topic=query.topic, prefix=query.prefix,
+            conflicts_only=query.conflicts, limit=query.limit,
+        )
+        if query.at is None:
+            self._catch_up()
+            return self._entries.find(criteria)
+        return [e for e in self.board_at(query.blackboard_id, query.at) if criteria.matches(e)][: query.limit]
+
+    def board_at(self, blackboard_id: str, position: int) -> list[Entry]:
+        """Every entry of the board as it was right after `position`, in key order."""
+        streams: dict[str, list[Recorded]] = defaultdict(list)
+        for record in self._entries.records(blackboard_id, upto=position):
+            streams[record.event.key].append(record)  # type: ignore[attr-defined] - entry events only
+        entries = (entry_rules.replay(_pairs(records)) for _, records in sorted(streams.items()))
+        return [e for e in entries if e is not None]
+
+    def summary(self, query: SummarizeBoard) -> dict[str, Any]:
+        self._catch_up()
+        counts = self._entries.counts(query.blackboard_id)
+        signals = self._signals.count_by_status(query.blackboard_id)
+        if counts.latest is None and not signals:
+            raise BoardNotFound(query.blackboard_id)
+        return {
+            "blackboard_id": query.blackboard_id,
+            "entries": sum(counts.by_type.values()),
+            "entries_by_type": dict(sorted(counts.by_type.items())),
+            "entries_by_author": dict(sorted(counts.by_author.items())),
+            "signals_by_status": dict(sorted(signals.items())),
+            "open_conflicts": counts.in_conflict,
+            "latest_entry": counts.latest.to_document() if counts.latest else None,
+        }
+
+    def _catch_up(self) -> None:
+        if self._projector is not None:
+            self._projector.catch_up()  # rows of events that came in without them (a rebuild, an import)
+
+
+def _pairs(records: list[Recorded]) -> list[tuple[EntryEvent, int]]:
+    return [(r.event, r.position) for r in records if isinstance(r.event, EntryEvent)]
+
+
+def history_document(record: Recorded) -> dict[str, Any]:
+    """A recorded version as an entry document, saying what became of it (`status`)."""
+    event = record.event
+    assert isinstance(event, EntryEvent)
+    document = {**entry_rules.version_of(event, record.position).to_document(), "conflict": None}
+    if isinstance(event, EntryCandidateKept):
+        return {**document, "status": "candidate", "holder": event.holder}
+    if isinstance(event, EntryConflictResolved):
+        return {**document, "status": "resolution", "picked": event.picked, "rationale": event.rationale}
+    return {**document, "status": "accepted"}

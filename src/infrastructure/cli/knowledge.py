@@ -1,0 +1,163 @@
+"""The knowledge commands (write, read, entries, resolve, summary): argv in, a use case called, an Output back.
+
+The knowledge side is imported inside each command, so wiring this module costs a signal command nothing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from dependency_injector.wiring import Provide, inject
+
+from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.infrastructure.cli.render import Output
+from blackboard.infrastructure.container import Container
+
+if TYPE_CHECKING:
+    from blackboard.domain.entries import Entry, KeyInConflict
+
+
+Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
+
+
+class KeptAsCandidate(RuleViolation):
+    """A write kept as a conflict candidate: exit 3, with the key (and its candidates) printed."""
+
+    def __init__(self, conflict: KeyInConflict) -> None:
+        super().__init__(str(conflict))
+        self.output = entry_output(conflict.entry)
+
+
+@inject
+def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledge.provider]) -> Output:
+    from blackboard.application.knowledge_commands import WriteEntry
+    from blackboard.domain.entries import KeyInConflict
+
+    command = WriteEntry(
+        blackboard_id=args.blackboard, key=args.key, value=_value(args), author=args.author,
+        entry_type=args.entry_type, section=args.section, role=args.role, label=args.label,
+        confidence=args.confidence, depends_on=tuple(args.depends_on), topics=tuple(args.topics),
+        meta=_json(args.meta, "--meta", object_only=True) if args.meta is not None else {},
+        replaces=args.replaces, signal_id=args.signal, token=args.token, correlation_id=args.correlation_id,
+    )
+    try:
+        return entry_output(knowledge().write(command))
+    except KeyInConflict as conflict:
+        raise KeptAsCandidate(conflict) from None
+
+
+@inject
+def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
+    from blackboard.application.knowledge_commands import ReadEntry
+
+    query = ReadEntry(blackboard_id=args.blackboard, key=args.key, history=args.history, at=args.at)
+    if query.history:
+        versions = queries().history(query)
+        return Output(versions, "\n".join(_history_line(v) for v in versions))
+    return entry_output(queries().read(query))
+
+
+@inject
+def entries(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
+    from blackboard.application.knowledge_commands import ListEntries
+
+    query = ListEntries(
+        blackboard_id=args.blackboard, section=args.section, role=args.role, author=args.author, label=args.label,
+        entry_type=args.entry_type, topic=args.topic, prefix=args.prefix, conflicts=args.conflicts, at=args.at,
+        limit=args.limit,
+    )
+    found = queries().entries(query)
+    return Output([e.to_document() for e in found], "\n".join(_line(e) for e in found) or "no entries")
+
+
+@inject
+def resolve(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledge.provider]) -> Output:
+    from blackboard.application.knowledge_commands import ResolveEntry
+
+    merged = {"value": _json(args.value, "--value")} if args.value is not None else {}
+    command = ResolveEntry(blackboard_id=args.blackboard, key=args.key, author=args.author, pick=args.pick,
+                           rationale=args.rationale, correlation_id=args.correlation_id, **merged)
+    return entry_output(knowledge().resolve(command))
+
+
+@inject
+def summary(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
+    from blackboard.application.knowledge_commands import SummarizeBoard
+
+    found = queries().summary(SummarizeBoard(blackboard_id=args.blackboard))
+    latest = found["latest_entry"]
+    lines = [
+        f"blackboard {found['blackboard_id']}: {found['entries']} entries",
+        "  by type: " + _counts(found["entries_by_type"]),
+        "  by author: " + _counts(found["entries_by_author"]),
+        "  signals: " + _counts(found["signals_by_status"]),
+        "  open conflicts: " + (", ".join(found["open_conflicts"]) or "none"),
+        f"  latest: {latest['key']} v{latest['version']} by {latest['author']}" if latest else "  latest: none",
+    ]
+    return Output(found, "\n".join(lines))
+
+
+def entry_output(entry: Entry) -> Output:
+    lines = [_line(entry), f"  value: {_short(entry.current.value, 2000)}"]
+    v = entry.current
+    details = [f"section {v.section}", f"role {v.role}", f"label {v.label}"]
+    details += [f"confidence {v.confidence:g}"] if v.confidence is not None else []
+    details += [f"depends on {', '.join(v.depends_on)}"] if v.depends_on else []
+    details += [f"topics {', '.join(v.topics)}"] if v.topics else []
+    details += [f"signal {v.signal_id}"] if v.signal_id else []
+    lines.append("  " + "; ".join(details) + f"; written {v.written_at:%Y-%m-%d %H:%M:%S} at position {v.position}")
+    lines += [f"  candidate v{c.version} by {c.author}: {_short(c.value)}" for c in entry.candidates]
+    return Output(entry.to_document(), "\n".join(lines))
+
+
+def _line(entry: Entry) -> str:
+    v = entry.current
+    conflict = f"  IN CONFLICT ({len(entry.candidates)} candidates)" if entry.in_conflict else ""
+    return f"{entry.key}  v{v.version} {v.entry_type:<14} by {v.author}  [{entry.blackboard_id}] {_short(v.value)}{conflict}"
+
+
+def _history_line(document: dict[str, Any]) -> str:
+    why = f" ({document['rationale']})" if document.get("rationale") else ""
+    return (f"v{document['version']:<4} {document['status']:<10} by {document['author']}  at position "
+            f"{document['position']}: {_short(document['value'])}{why}")
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items()) or "none"
+
+
+def _value(args: argparse.Namespace) -> Any:
+    if args.value is not None:
+        return _json(args.value, "--value")
+    if args.text is not None:
+        return args.text
+    from blackboard.domain.entries import MAX_VALUE_BYTES
+
+    try:
+        if os.path.getsize(args.file) > MAX_VALUE_BYTES:
+            raise InvalidInput("--file", f"must be at most {MAX_VALUE_BYTES} bytes (1 MiB)")
+        with open(args.file, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput("--file", f"must be a readable UTF-8 file: {exc}") from None
+
+
+def _json(raw: str, option: str, object_only: bool = False) -> Any:
+    def refuse(constant: str) -> None:
+        raise InvalidInput(option, f"must be JSON: {constant} is not JSON")
+
+    try:
+        value = json.loads(raw, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(option, f"must be JSON: {exc.msg} at character {exc.pos}") from None
+    if object_only and not isinstance(value, dict):
+        raise InvalidInput(option, f"must be a JSON object, got {type(value).__name__}")
+    return value

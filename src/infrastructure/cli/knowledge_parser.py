@@ -1,0 +1,73 @@
+"""The grammar of the knowledge commands (contracts/knowledge.md), added to the parser's commands."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+
+def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.ArgumentParser]) -> None:
+    """write, read, entries, resolve, summary: the shared knowledge on a board (contracts/knowledge.md)."""
+    write = _command(commands, "write", "write a new version of an entry key; exit 3 if it is kept as a conflict candidate",
+                     'blackboard write findings/sources --blackboard ps-42 --author ps-researcher --type finding '
+                     '--value \'["paper A", "paper B"]\'', "write")
+    write.add_argument("key", metavar="KEY", help="1..200 characters of A-Z a-z 0-9 _ . : / -")
+    given = write.add_mutually_exclusive_group(required=True)
+    given.add_argument("--value", metavar="JSON", help="the value, any JSON (at most 1 MiB)")
+    given.add_argument("--text", metavar="TEXT", help="the value, as a JSON string")
+    given.add_argument("--file", metavar="PATH", help="the value: this UTF-8 file's text, as a JSON string")
+    write.add_argument("--blackboard", required=True, metavar="ID", help="the board")
+    write.add_argument("--author", required=True, help="who writes (provenance)")
+    write.add_argument("--type", dest="entry_type", default="note", metavar="T",
+                       help="query, finding, plan, analysis, recommendation, decision, artifact, final or note (default)")
+    for option, default, meaning in (("--section", "default", "namespace"), ("--role", "assistant", "the writer's role"),
+                                     ("--label", "unlabelled", "plan-step label")):
+        write.add_argument(option, default=default, help=f"{meaning} (default {default})")
+    write.add_argument("--confidence", type=float, metavar="C", help="how sure the author is, 0..1")
+    write.add_argument("--depends-on", action="append", default=[], metavar="KEY", help="an entry this builds on (repeatable)")
+    write.add_argument("--topic", action="append", default=[], metavar="T", dest="topics", help="publish to a topic (repeatable)")
+    write.add_argument("--meta", metavar="JSON", help="a small JSON object of free metadata")
+    write.add_argument("--replaces", type=int, metavar="VERSION",
+                       help="compare-and-set: write only if VERSION is the key's version (0: never written)")
+    write.add_argument("--signal", metavar="SIG", help="the signal whose work this is")
+    write.add_argument("--token", help="the signal's claim token (recorded)")
+    write.add_argument("--correlation-id", help="ties the event to the caller's own run")
+
+    read = _command(commands, "read", "print an entry key's current version (and its conflict candidates)",
+                    "blackboard read findings/sources --blackboard ps-42 --history", "read")
+    read.add_argument("key", metavar="KEY")
+    read.add_argument("--blackboard", required=True, metavar="ID", help="the board")
+    read.add_argument("--history", action="store_true", help="every recorded version, oldest first")
+    read.add_argument("--at", type=int, metavar="POSITION", help="as it was right after this log position")
+    read.add_argument("--signal", metavar="SIG", help="accepted for the contract; not checked")
+    read.add_argument("--token", help="accepted for the contract; not checked")
+    read.add_argument("--author", help="accepted for the contract; not checked")
+
+    entries = _command(commands, "entries", "list a board's current entries, filtered, in key order",
+                       "blackboard entries --blackboard ps-42 --type finding --conflicts", "entries")
+    entries.add_argument("--blackboard", required=True, metavar="ID", help="the board")
+    for option in ("--section", "--role", "--author", "--label"):
+        entries.add_argument(option, metavar=option[2:].upper()[0])
+    entries.add_argument("--type", dest="entry_type", metavar="T", help="an entry type")
+    entries.add_argument("--topic", metavar="T", help="entries published to this topic")
+    entries.add_argument("--prefix", metavar="P", help="keys starting with P")
+    entries.add_argument("--conflicts", action="store_true", help="only keys in conflict")
+    entries.add_argument("--at", type=int, metavar="POSITION", help="as the board was right after this log position")
+    entries.add_argument("--limit", type=int, metavar="N", help="at most N entries")
+
+    resolve = _command(commands, "resolve", "end a key's conflict with one candidate or a merged value",
+                       'blackboard resolve plan/outline --blackboard ps-42 --author ps-lead --pick 3 '
+                       '--rationale "B cites its sources"', "resolve")
+    resolve.add_argument("key", metavar="KEY")
+    resolve.add_argument("--blackboard", required=True, metavar="ID", help="the board")
+    resolve.add_argument("--author", required=True, help="who resolves")
+    choice = resolve.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--pick", type=int, metavar="VERSION", help="the candidate version that wins")
+    choice.add_argument("--value", metavar="JSON", help="a merged value, any JSON")
+    resolve.add_argument("--rationale", required=True, metavar="TEXT", help="why")
+    resolve.add_argument("--correlation-id", help="ties the event to the caller's own run")
+
+    summary = _command(commands, "summary", "count a board's entries by type and author, its signals by status, "
+                       "its open conflicts, and show its latest entry", "blackboard summary --blackboard ps-42", "summary")
+    summary.add_argument("--blackboard", required=True, metavar="ID", help="the board")

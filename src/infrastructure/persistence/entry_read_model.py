@@ -1,0 +1,94 @@
+"""The EntryReadModel port on SQL: current entries from `blackboard_entries`, history from the log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, Engine, bindparam, func, select
+from sqlalchemy.exc import DBAPIError
+
+from blackboard.application.errors import StoreUnavailable
+from blackboard.application.knowledge_ports import EntryCounts, EntryFilter, EntryReadModel
+from blackboard.application.ports import Recorded
+from blackboard.domain.entries import Entry
+from blackboard.domain.events import STREAM_SEPARATOR, entry_stream_id
+from blackboard.infrastructure.persistence.codec import recorded_from_row
+from blackboard.infrastructure.persistence.engine import read_connection
+from blackboard.infrastructure.persistence.entry_codec import entry_from_row
+from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS, EVENTS
+
+GET = select(ENTRIES).where(ENTRIES.c.blackboard_id == bindparam("board"), ENTRIES.c.key == bindparam("key"))
+
+
+def get_in(conn: Connection, blackboard_id: str, key: str) -> Entry | None:
+    row = conn.execute(GET, {"board": blackboard_id, "key": key}).one_or_none()
+    return entry_from_row(row) if row is not None else None
+
+
+def records_in(conn: Connection, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
+    """One key's events (its stream: indexed), or every entry stream of the board (`<board>\\x1f...`)."""
+    if key is not None:
+        query = select(EVENTS).where(EVENTS.c.stream_id == entry_stream_id(blackboard_id, key))
+    else:
+        query = select(EVENTS).where(EVENTS.c.stream_id.like(_escaped(blackboard_id) + STREAM_SEPARATOR + "%", escape="\\"))
+    if upto is not None:
+        query = query.where(EVENTS.c.position <= upto)
+    return [recorded_from_row(row) for row in conn.execute(query.order_by(EVENTS.c.position))]
+
+
+class SqlEntryReadModel(EntryReadModel):
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def get(self, blackboard_id: str, key: str) -> Entry | None:
+        with _translated(), read_connection(self._engine) as conn:
+            return get_in(conn, blackboard_id, key)
+
+    def find(self, criteria: EntryFilter) -> list[Entry]:
+        query = select(ENTRIES).where(ENTRIES.c.blackboard_id == criteria.blackboard_id)
+        for column in ("section", "role", "author", "label", "entry_type"):
+            if (wanted := getattr(criteria, column)) is not None:
+                query = query.where(ENTRIES.c[column] == wanted)
+        if criteria.topic is not None:  # EXISTS over the topics' primary key (board, topic, key)
+            published = select(ENTRY_TOPICS.c.key).where(
+                ENTRY_TOPICS.c.blackboard_id == ENTRIES.c.blackboard_id, ENTRY_TOPICS.c.topic == criteria.topic,
+                ENTRY_TOPICS.c.key == ENTRIES.c.key,
+            )
+            query = query.where(published.exists())
+        if criteria.prefix is not None:
+            query = query.where(ENTRIES.c.key.like(_escaped(criteria.prefix) + "%", escape="\\"))
+        if criteria.conflicts_only:
+            query = query.where(ENTRIES.c.candidates > 0)
+        query = query.order_by(ENTRIES.c.key).limit(criteria.limit)
+        with _translated(), read_connection(self._engine) as conn:
+            return [entry_from_row(row) for row in conn.execute(query)]
+
+    def counts(self, blackboard_id: str) -> EntryCounts:
+        """Counted where the rows are: a summary reads no value, however large the board."""
+        board = ENTRIES.c.blackboard_id == blackboard_id
+        with _translated(), read_connection(self._engine) as conn:
+            by_type = dict(conn.execute(select(ENTRIES.c.entry_type, func.count()).where(board).group_by(ENTRIES.c.entry_type)).all())
+            by_author = dict(conn.execute(select(ENTRIES.c.author, func.count()).where(board).group_by(ENTRIES.c.author)).all())
+            in_conflict = list(conn.scalars(select(ENTRIES.c.key).where(board, ENTRIES.c.candidates > 0).order_by(ENTRIES.c.key)))
+            latest = conn.execute(select(ENTRIES).where(board).order_by(ENTRIES.c.position.desc()).limit(1)).one_or_none()
+        return EntryCounts(by_type, by_author, in_conflict, entry_from_row(latest) if latest else None)
+
+    def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
+        with _translated(), read_connection(self._engine) as conn:
+            return records_in(conn, blackboard_id, key, upto)
+
+
+def _escaped(text: str) -> str:
+    """`text` matched literally by LIKE (keys hold `_`, a board id may hold anything)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class _translated:
+    """Driver errors leave as the port's StoreUnavailable, like the signal read model's."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if isinstance(exc, DBAPIError | OSError):
+            raise StoreUnavailable(f"could not reach the entries: {getattr(exc, 'orig', exc)}") from exc

@@ -1,0 +1,41 @@
+"""One entry key held in a SQL write transaction: its state from its row (or its events while a
+rebuild runs), and its events and row committed together (see unit_of_work.py, which opens it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Connection
+
+from blackboard.application.knowledge_ports import EntryTransaction
+from blackboard.application.ports import Recorded
+from blackboard.domain import entry_rules
+from blackboard.domain.entries import Entry
+from blackboard.domain.events import EntryEvent, entry_stream_id
+from blackboard.infrastructure.persistence.entry_read_model import get_in, records_in
+from blackboard.infrastructure.persistence.event_store import STATE, append_in
+
+
+class SqlEntryTransaction(EntryTransaction):
+    def __init__(self, blackboard_id: str, key: str, conn: Connection) -> None:
+        super().__init__(blackboard_id, key)
+        self._conn = conn
+        self._loaded: Entry | None = None
+
+    def load(self) -> Entry | None:
+        stream = entry_stream_id(self.blackboard_id, self.key)
+        _, last, folded_to = self._conn.execute(STATE, {"stream": stream}).one()
+        if (folded_to or 0) == last:  # live: the key's row is its state, every commit wrote it
+            self._loaded = get_in(self._conn, self.blackboard_id, self.key)
+        else:  # a rebuild is running: the key's own events, never the board's
+            pairs = [(r.event, r.position) for r in records_in(self._conn, self.blackboard_id, self.key)]
+            self._loaded = entry_rules.replay((e, p) for e, p in pairs if isinstance(e, EntryEvent))
+        return self._loaded
+
+    def commit(self, events: Sequence[EntryEvent], metadata: Mapping[str, Any]) -> list[Recorded]:
+        if not events:
+            return []
+        stream = entry_stream_id(self.blackboard_id, self.key)
+        return append_in(self._conn, stream, events[0].version - 1, events, metadata, loaded={},
+                         entries={(self.blackboard_id, self.key): self._loaded})
