@@ -2,7 +2,7 @@
 
 Sections, all run by default (BENCH_SECTIONS=a,b,... picks some): (a) command throughput, (b) the
 eventsourcing baseline, (c) latency on a small vs a huge board, warm and cold, (d) rebuild speed,
-(e) concurrent writers, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
+(e) concurrent writers, (k) knowledge entries on a small and a huge board, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
 PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (s) CLI start-up.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
@@ -103,10 +103,30 @@ def main() -> None:
         targets.append(_target("(s) CLI start-up: blackboard show / import sqlalchemy", round(st["ratio"], 2),
                                f"<= {startup.TARGET}", st["pass"]))
 
+    def run_k() -> None:  # (k) knowledge entries on a small and a huge board
+        from bench import knowledge
+
+        report["knowledge"] = k = profiled(config, "k", knowledge.run, config)
+        rows = [[name, c["seed_s"], c["write_ms"], c["read_ms"], c["post_claim_complete_ms"], c["entries_topic_ms"],
+                 c["entries_author_ms"]] for name, c in k["cases"].items()]
+        say(table(f"(k) knowledge entries, SQLite, medians of {k['reps']} (ms)",
+                  ["board", "seed s", "write", "read", "post+claim+complete", "entries --topic", "entries --author"], rows))
+        big = k["cases"]["large entries and signals"]
+        targets.extend([
+            _target("(k) entry write, 100k entries+signals / 10", k["write_ratio"], "<= 1.5", k["write_ratio"] <= 1.5),
+            _target("(k) entry read, 100k entries+signals / 10", k["read_ratio"], "<= 1.5", k["read_ratio"] <= 1.5),
+            _target("(k) signal command, board with 100k entries / without", k["signal_command_ratio"], "<= 1.1",
+                    k["signal_command_ratio"] <= 1.1),
+            _target("(k) entries --topic on 100k entries, ms", big["entries_topic_ms"], "<= 5", big["entries_topic_ms"] <= 5),
+            _target("(k) entries --author on 100k entries, ms", big["entries_author_ms"], "<= 5",
+                    big["entries_author_ms"] <= 5),
+        ])
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
-    for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("s", run_s)):
+    for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("k", run_k),
+                      ("s", run_s)):
         if name in config.sections:
             section(name, run)
 
