@@ -141,6 +141,7 @@ class GetOpenSignals(Message):
 
 class GetSignalById(Message):
     signal_id: SignalIdText
+    at: int | None = Field(default=None, ge=0)  # as the signal was right after this log position
 
 
 class ListSignals(Message):
@@ -149,6 +150,7 @@ class ListSignals(Message):
     capability: NonEmpty | None = None
     blackboard_id: NonEmpty | None = None
     limit: int | None = Field(default=None, ge=1)
+    at: int | None = Field(default=None, ge=0)  # as the boards were right after this log position
 
 
 class WatchSignals(Message):

@@ -192,6 +192,16 @@ class SignalFilter:
     claimable_only: bool = False
     limit: int | None = None
 
+    def matches(self, signal: AgentSignal) -> bool:
+        """Whether a signal meets every criterion that is set (what `SignalReadModel.find` selects)."""
+        return (
+            (self.status is None or signal.status is self.status)
+            and (self.signal_type is None or signal.signal_type == self.signal_type)
+            and (not self.capabilities or bool(set(self.capabilities) & set(signal.target_capabilities)))
+            and (self.blackboard_id is None or signal.blackboard_id == self.blackboard_id)
+            and (not self.claimable_only or signal.is_claimable)
+        )
+
     @classmethod
     def claimable(cls, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> SignalFilter:
         """POSTED signals with nothing left to wait for, targeting any of `capabilities`."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
 from blackboard.application.ports import AgentRegistry, EventStore, SignalFilter, SignalReadModel
 from blackboard.application.projection import Projector
+from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import Volunteer, rank
 from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted
@@ -38,6 +40,8 @@ class BlackboardQueries:
     def get_signal(self, query: GetSignalById) -> AgentSignal:
         self._projector.catch_up()
         signal = self._read_model.get(query.signal_id)
+        if signal is not None and query.at is not None:  # a signal never changes board: replay that one
+            signal = self._boards_at(query.at, signal.blackboard_id)[signal.blackboard_id].signals.get(query.signal_id)
         if signal is None:
             raise SignalNotFound(query.signal_id)
         return signal
@@ -51,15 +55,37 @@ class BlackboardQueries:
 
     def list_signals(self, query: ListSignals) -> list[AgentSignal]:
         self._projector.catch_up()
-        return self._read_model.find(
-            SignalFilter(
-                status=query.status,
-                signal_type=query.signal_type,
-                capabilities=(query.capability,) if query.capability else (),
-                blackboard_id=query.blackboard_id,
-                limit=query.limit,
-            )
+        criteria = SignalFilter(
+            status=query.status,
+            signal_type=query.signal_type,
+            capabilities=(query.capability,) if query.capability else (),
+            blackboard_id=query.blackboard_id,
+            limit=query.limit,
         )
+        if query.at is None:
+            return self._read_model.find(criteria)
+        found = [s for board in self._boards_at(query.at, query.blackboard_id).values()
+                 for s in board.signals.values() if criteria.matches(s)]
+        found.sort(key=lambda s: (s.created_at, s.signal_id))  # the read model's order
+        return found[: query.limit] if query.limit else found
+
+    def _boards_at(self, position: int, blackboard_id: str | None = None) -> defaultdict[str, BlackboardAggregate]:
+        """Time travel: the boards (or one) as they were right after `position`, replayed from the log
+        (its signal events: an entry key's events are in streams of their own). It reads the log up to
+        there, so it costs in proportion to the log, not to what the answer holds."""
+        boards: defaultdict[str, BlackboardAggregate] = defaultdict(lambda: BlackboardAggregate(""))
+        after = 0
+        while after < position and (page := self._store.read_all(after=after, limit=1000)):
+            for record in page:
+                event = record.event
+                if record.position > position:
+                    return boards
+                if event.stream_id == event.blackboard_id and blackboard_id in (None, event.blackboard_id):
+                    if event.blackboard_id not in boards:
+                        boards[event.blackboard_id] = BlackboardAggregate(event.blackboard_id)
+                    boards[event.blackboard_id].apply(event)
+            after = page[-1].position
+        return boards
 
     def watch(self, query: WatchSignals) -> WatchResult:
         """Signals of the given types that completed after position `since`, in completion order."""

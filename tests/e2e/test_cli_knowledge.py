@@ -200,3 +200,20 @@ def test_every_write_is_an_event_with_the_commands_metadata_and_a_rebuild_restor
     assert [e["event_type"] for e in events] == ["EntryWritten", "EntryCandidateKept"]
     assert events[0]["metadata"]["actor"] == "ps-a" and events[0]["metadata"]["command"] == "WriteEntry"
     assert events[0]["metadata"]["correlation_id"] == "run-7" and events[0]["metadata"]["causation_id"]
+
+
+def test_show_and_signals_at_a_position_answer_as_the_board_was_then(kcli, board):
+    signal = kcli.post("--capability", "RESEARCH", ps=board)["signal_id"]
+    posted_at = max(e["position"] for e in kcli.ok("events", "--blackboard", board))
+    kcli.ok("claim", signal, "--agent", "ps-researcher")
+
+    now, then = kcli.ok("show", signal), kcli.ok("show", signal, "--at", str(posted_at))
+    listed_then = kcli.ok("signals", "--blackboard", board, "--status", "POSTED", "--at", str(posted_at))
+    before = kcli("show", signal, "--at", str(posted_at - 1))
+    negative = kcli("show", signal, "--at", "-1")
+
+    assert (now["status"], then["status"]) == ("CLAIMED", "POSTED")
+    assert [s["signal_id"] for s in listed_then] == [signal]
+    assert kcli.ok("signals", "--blackboard", board, "--status", "POSTED") == []
+    assert before.expect(4) and signal in before.stderr
+    assert negative.expect(2) and "--at" in negative.stderr

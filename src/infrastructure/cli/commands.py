@@ -101,7 +101,7 @@ def worker(
 
 @inject
 def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
-    query = GetSignalById(signal_id=args.signal_id)
+    query = GetSignalById(signal_id=args.signal_id, at=args.at)
     return render.signal(queries().get_signal(query))
 
 
@@ -109,7 +109,7 @@ def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.pro
 def signals(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     query = ListSignals(
         status=args.status, signal_type=args.signal_type, capability=args.capability,
-        blackboard_id=args.blackboard, limit=args.limit,
+        blackboard_id=args.blackboard, limit=args.limit, at=args.at,
     )
     return render.signals(queries().list_signals(query))
 

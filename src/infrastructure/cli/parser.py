@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
     show.add_argument("signal_id", metavar="SIG")
+    show.add_argument("--at", type=int, metavar="POSITION", help="as the signal was right after this log position")
 
     signals = _command(commands, "signals", "list signals from the read model, oldest first",
                        "blackboard signals --status POSTED --capability RESEARCH", "signals")
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     signals.add_argument("--capability", metavar="C", help="signals targeting this capability")
     signals.add_argument("--blackboard", metavar="ID", help="signals of this board")
     signals.add_argument("--limit", type=int, metavar="N", help="at most N signals")
+    signals.add_argument("--at", type=int, metavar="POSITION", help="as the boards were right after this log position")
 
     match = _command(commands, "match", "rank the registry's agents for a signal",
                      "blackboard match sig-1a2b3c4d", "match")

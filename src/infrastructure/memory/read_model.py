@@ -29,7 +29,7 @@ class InMemorySignalReadModel(SignalReadModel):
 
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
         with self._lock:
-            signals = [s for b in self._boards.values() for s in b.signals.values() if matches(s, criteria)]
+            signals = [s for b in self._boards.values() for s in b.signals.values() if criteria.matches(s)]
         signals.sort(key=lambda s: (s.created_at, s.signal_id))
         return signals[: criteria.limit] if criteria.limit else signals
 
@@ -71,14 +71,3 @@ class InMemorySignalReadModel(SignalReadModel):
             self._boards.clear()
             self._entries.clear()
             self._position = 0
-
-
-def matches(signal: AgentSignal, criteria: SignalFilter) -> bool:
-    """Whether a signal meets every criterion that is set."""
-    return (
-        (criteria.status is None or signal.status is criteria.status)
-        and (criteria.signal_type is None or signal.signal_type == criteria.signal_type)
-        and (not criteria.capabilities or bool(set(criteria.capabilities) & set(signal.target_capabilities)))
-        and (criteria.blackboard_id is None or signal.blackboard_id == criteria.blackboard_id)
-        and (not criteria.claimable_only or signal.is_claimable)
-    )
