@@ -9,7 +9,7 @@ Adapters translate their drivers' errors into these, so nothing above them sees 
 
 from __future__ import annotations
 
-from blackboard.domain.errors import BlackboardError
+from blackboard.domain.errors import BlackboardError, NotFound, RuleViolation
 
 
 class TimedOut(BlackboardError):
@@ -38,3 +38,18 @@ class ConcurrencyConflict(Unavailable):
         super().__init__(f"blackboard {blackboard_id} moved past version {expected_version}")
         self.blackboard_id = blackboard_id
         self.expected_version = expected_version
+
+
+class BoardExists(RuleViolation):
+    """An import of a board into a store that holds some of it already: refused, nothing written
+    (an import recreates a board; it never merges into one)."""
+
+    def __init__(self, blackboard_id: str, why: str) -> None:
+        super().__init__(f"board {blackboard_id} cannot be imported: {why}; nothing was written")
+        self.blackboard_id = blackboard_id
+
+
+class BoardNotFound(NotFound):
+    def __init__(self, blackboard_id: str) -> None:
+        super().__init__(f"no blackboard {blackboard_id} in this store: it holds no event of it")
+        self.blackboard_id = blackboard_id

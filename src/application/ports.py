@@ -30,6 +30,24 @@ class Recorded:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An event exactly as the log keeps it: its data in the schema version it was written in (not
+    upcast), its metadata and both times. What an export carries and an import puts back, so a
+    round trip loses nothing."""
+
+    position: int
+    event_id: str
+    stream_id: str  # the board's, or an entry key's (`<board>\x1f<key>`)
+    version: int
+    event_type: str
+    schema_version: int
+    data: Mapping[str, Any]
+    metadata: Mapping[str, Any]
+    occurred_at: datetime
+    recorded_at: datetime
+
+
 class EventStore(abc.ABC):
     """Append-only log of blackboard events, one stream per blackboard. Commands write through a
     `UnitOfWork`; `append` on its own is for tools that bring events of their own (imports, tests)."""
@@ -62,6 +80,20 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     def last_position(self) -> int:
         """The highest stored position (0 when empty)."""
+
+    def board_events(self, blackboard_id: str) -> list[StoredEvent]:
+        """Every event of the board's stream and of its entry streams, as stored, in position order
+        ([] when the store does not hold the board). What `export` writes."""
+        raise NotImplementedError(f"{type(self).__name__} does not export")
+
+    def import_events(self, blackboard_id: str, events: Sequence[StoredEvent]) -> list[int]:
+        """Store events recorded elsewhere (an export of the board), all or none, in the order given
+        (their position order), keeping their ids, versions, data, metadata and both times; only
+        appends, leaving the read model to a catch-up. Their positions are kept when all come after
+        the log's end (always so in an empty store), else new ones are handed out in their order.
+        Returns the positions. Raises BoardExists (writing nothing) if the store holds any event of
+        the board's streams, or any of these event ids; StoreUnavailable when it cannot be reached."""
+        raise NotImplementedError(f"{type(self).__name__} does not import")
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from blackboard.infrastructure.settings import BlackboardSettings, service_setti
 if TYPE_CHECKING:
     from blackboard.application.knowledge import KnowledgeService
     from blackboard.application.knowledge_queries import KnowledgeQueries
+    from blackboard.application.transfer import BoardTransfer
     from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.worker import Worker, WorkerOptions
@@ -98,6 +99,13 @@ def knowledge_queries(entries: SqlEntryReadModel, signals: SqlSignalReadModel, p
     return KnowledgeQueries(entries, signals, projector)
 
 
+def board_transfer(store: EventStore, projector: Projector) -> BoardTransfer:
+    """Imported on first use: only export and import need it."""
+    from blackboard.application.transfer import BoardTransfer
+
+    return BoardTransfer(store, projector)
+
+
 def entry_read_model(engine: Engine) -> SqlEntryReadModel:
     from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
 
@@ -125,7 +133,8 @@ class Container(containers.DeclarativeContainer):
     one); override providers in tests."""
 
     wiring_config = containers.WiringConfiguration(
-        modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge"]
+        modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge",
+                 "blackboard.infrastructure.cli.transfer"]
     )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 
@@ -153,6 +162,7 @@ class Container(containers.DeclarativeContainer):
     entry_read_model = providers.Singleton(entry_read_model, engine)
     knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock)
     knowledge_queries = providers.Singleton(knowledge_queries, entry_read_model, read_model, projector)
+    transfer = providers.Singleton(board_transfer, event_store, projector)
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command
     worker_options = providers.Dependency()

@@ -1,7 +1,9 @@
 """`make demo`: a PS posts work; one worker process per agent claims what it fits and runs it.
 
-Every step is a real `blackboard` process on the embedded SQLite default. The story ends with
-the workers' logs, a timeline, the event log and a rebuild that matches the live read model.
+Every step is a real `blackboard` process on the embedded SQLite default. The story goes on with
+the workers' logs and a timeline, then the knowledge half (findings landed as entries, read by key,
+a conflict on one key and its resolution), and ends with the event log, a rebuild that matches the
+live read model, and the board exported to a file.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 WORK = Path(".blackboard")
 DB = WORK / "demo.db"
+EXPORT = WORK / "ps-demo.json"
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 AGENTS = ("ps-researcher", "ps-analyst", "ps-reviewer", "ps-architect")
 ENV = {
@@ -92,7 +95,7 @@ def timeline(signals: list[dict[str, Any]], start: float) -> str:
 
 
 def main() -> None:
-    for leftover in [*WORK.glob(DB.name + "*"), *(WORK / "artifacts").glob("*.md")]:
+    for leftover in [*WORK.glob(DB.name + "*"), *WORK.glob(EXPORT.name), *(WORK / "artifacts").glob("*.md")]:
         leftover.unlink()
     say(f"A blackboard on the embedded default: the SQLite file {DB}, created and migrated on first use.")
     say(shown(cli("db", "upgrade").stdout))
@@ -136,13 +139,49 @@ def main() -> None:
     say(f"   The review waited for the research and was claimed {released.total_seconds() * 1000:.0f} ms after it "
         "completed, with the research's result in its input.")
 
-    say("\n8. The event log: every change is a fact, in order, with its global position.")
+    say("\n8. What the agents found landed on the board as entries, one key per knowledge item:")
+    entries = data("entries", "--blackboard", "ps-demo")
+    say(shown(cli("entries", "--blackboard", "ps-demo").stdout))
+    finding = next(e["key"] for e in entries if e["signal_id"] == research)
+    say(f"   The reviewer reads the research's first finding by its key: blackboard read {finding}")
+    say(shown(cli("read", finding, "--blackboard", "ps-demo").stdout))
+
+    resolved = disagree()
+
+    say("\n10. The event log: every change is a fact, in order, with its global position.")
     say(shown(cli("events").stdout))
+    entries_before = data("entries", "--blackboard", "ps-demo")
     say(shown(cli("projection", "rebuild").stdout))
-    same = data("signals") == before
-    say(f"   The rebuilt read model is {'identical to' if same else 'DIFFERENT from'} the live one.")
-    if not same or waited.returncode != 0:
+    same = data("signals") == before and data("entries", "--blackboard", "ps-demo") == entries_before
+    say(f"   The rebuilt read model (signals and entries) is {'identical to' if same else 'DIFFERENT from'} the live one.")
+
+    say(f"\n11. The whole board, signals and entries, to one file: blackboard export ps-demo --output {EXPORT}")
+    exported = cli("export", "ps-demo", "--output", str(EXPORT))
+    say(shown(exported.stdout))
+    say(f"   `blackboard --db sqlite:///other.db import {EXPORT}` recreates it in another store.")
+    if not same or waited.returncode != 0 or not resolved:
         raise SystemExit(1)
+
+
+def disagree() -> bool:
+    """Two agents write one key with different values: the second is kept as a candidate (exit 3)
+    until someone resolves the conflict."""
+    key = "review/verdict"
+    say(f"\n9. Two agents disagree on one key, {key}:")
+    first = cli("write", key, "--blackboard", "ps-demo", "--author", "ps-reviewer", "--type", "decision",
+                "--value", '"accept: the log keeps every fact"')
+    say(f"   ps-reviewer writes it (exit {first.returncode}); ps-analyst writes another value:")
+    second = cli("write", key, "--blackboard", "ps-demo", "--author", "ps-analyst", "--type", "decision",
+                 "--value", '"revise: replay cost is unmeasured"', check=False)
+    say(f"   ... exit {second.returncode}: {second.stderr.strip().removeprefix('blackboard: ')}")
+    say(shown(second.stdout))
+    say(f"   ps-architect resolves it: blackboard resolve {key} --pick 2 --rationale ...")
+    done = cli("resolve", key, "--blackboard", "ps-demo", "--author", "ps-architect", "--pick", "2",
+               "--rationale", "measure replay before accepting")
+    say(shown(done.stdout))
+    say("   Its history keeps both values, and the resolution:")
+    say(shown(cli("read", key, "--blackboard", "ps-demo", "--history").stdout))
+    return second.returncode == 3 and data("read", key, "--blackboard", "ps-demo")["conflict"] is None
 
 
 if __name__ == "__main__":

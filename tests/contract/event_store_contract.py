@@ -7,9 +7,13 @@ import threading
 
 import pytest
 
-from blackboard.application.errors import ConcurrencyConflict
-from blackboard.application.ports import EventStore
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from blackboard.application.errors import BoardExists, ConcurrencyConflict
+from blackboard.application.ports import EventStore, StoredEvent
 from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.events import EntryWritten
 from tests.contract.stories import every_event_type, post, posts
 
 
@@ -123,6 +127,86 @@ class EventStoreContract(abc.ABC):
         versions = [e.version for e in store.load("bb-1")]
         assert versions == list(range(1, writers * per_writer + 1))
         assert len({r.position for r in store.read_all()}) == writers * per_writer
+
+    def test_board_events_are_the_boards_and_its_entries_as_stored_in_position_order(self, store):
+        store.append("bb-1", 0, posts("bb-1", 1), {"actor": "ps-skill"})
+        store.append("bb-1_x", 0, posts("bb-1_x", 1, first=50))  # `_` is no wildcard: not bb-1's
+        store.append("bb-1\x1fplan", 0, [_entry("bb-1", "plan")])
+        store.append("bb-2\x1fplan", 0, [_entry("bb-2", "plan")])
+
+        exported = store.board_events("bb-1")
+
+        assert [(e.stream_id, e.version, e.event_type) for e in exported] == [
+            ("bb-1", 1, "AgentSignalPosted"), ("bb-1\x1fplan", 1, "EntryWritten")]
+        assert exported[0].metadata == {"actor": "ps-skill"} and exported[1].data["value"] == {"v": 1}
+        assert [e.position for e in exported] == [r.position for r in store.read_all() if r.event.blackboard_id == "bb-1"]
+        assert store.board_events("bb-9") == []
+
+    def test_an_import_into_an_empty_store_keeps_positions_times_and_metadata(self, store, empty_store):
+        exported = _exported(store)
+        fresh = empty_store
+
+        positions = fresh.import_events("bb-1", exported)
+
+        assert positions == [e.position for e in exported] and fresh.board_events("bb-1") == exported
+        assert [r.recorded_at for r in fresh.read_all()] == [e.recorded_at for e in exported]
+
+    def test_an_append_after_an_import_that_kept_positions_comes_after_them(self, store, empty_store):
+        exported = _exported(store)
+        fresh = empty_store
+        fresh.import_events("bb-1", [replace(e, position=e.position + 10) for e in exported])
+
+        later = fresh.append("bb-2", 0, posts("bb-2", 1, first=90))
+
+        assert later[0].position == exported[-1].position + 11 == fresh.last_position()
+
+    def test_an_import_after_other_boards_gets_new_positions_in_the_same_order(self, store, empty_store):
+        exported = _exported(store)
+        fresh = empty_store
+        fresh.append("bb-0", 0, posts("bb-0", 3, first=70))
+
+        positions = fresh.import_events("bb-1", exported)
+
+        again = fresh.board_events("bb-1")
+        assert positions == [4, 5, 6] and [e.position for e in again] == positions
+        assert [replace(e, position=0) for e in again] == [replace(e, position=0) for e in exported]
+
+    def test_an_import_of_a_board_the_store_holds_is_refused_and_writes_nothing(self, store):
+        exported = _exported(store)
+        before = store.read_all()
+
+        with pytest.raises(BoardExists, match="holds 2 of its streams"):
+            store.import_events("bb-1", exported)
+
+        assert store.read_all() == before
+
+    def test_an_import_whose_entry_stream_alone_is_held_is_refused(self, store, empty_store):
+        exported = _exported(store)
+        fresh = empty_store
+        fresh.append("bb-1\x1fplan", 0, [_entry("bb-1", "plan")])
+
+        with pytest.raises(BoardExists):
+            fresh.import_events("bb-1", exported)
+
+        assert fresh.last_position() == 1
+
+    @abc.abstractmethod
+    @pytest.fixture
+    def empty_store(self) -> EventStore:
+        """Another store of the same kind, empty: where an export goes."""
+
+
+def _entry(board: str, key: str, version: int = 1) -> EntryWritten:
+    return EntryWritten(blackboard_id=board, version=version, occurred_at=datetime(2026, 1, 1, tzinfo=UTC), key=key,
+                        value={"v": version}, author="ps-a")
+
+
+def _exported(store: EventStore) -> list[StoredEvent]:
+    """bb-1 with two signals and an entry, appended with metadata, exported."""
+    store.append("bb-1", 0, posts("bb-1", 1), {"actor": "ps-skill", "n": 1})
+    store.append("bb-1\x1fplan", 0, [_entry("bb-1", "plan")], {"actor": "ps-a"})
+    store.append("bb-1", 1, _next("bb-1", store, 2), {"actor": "ps-skill", "n": 2})
+    return store.board_events("bb-1")
 
 
 def _next(board_id: str, store: EventStore, n: int):

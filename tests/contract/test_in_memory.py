@@ -16,6 +16,10 @@ class TestInMemoryEventStore(EventStoreContract):
     def store(self):
         return InMemoryEventStore()
 
+    @pytest.fixture
+    def empty_store(self):
+        return InMemoryEventStore()
+
 
 class TestInMemoryReadModel(ReadModelContract):
     @pytest.fixture

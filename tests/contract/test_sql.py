@@ -1,6 +1,13 @@
 """The contract suites against the SQLAlchemy adapters, on a SQLite file and on PostgreSQL."""
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from blackboard.infrastructure.persistence.engine import make_engine
+from blackboard.infrastructure.persistence.schema import ensure_schema
+from blackboard.infrastructure.persistence.tables import metadata
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 from blackboard.domain import entry_rules
 from tests.fakes import TickingClock
@@ -19,6 +26,41 @@ class TestSqlAlchemyEventStore(EventStoreContract):
     @pytest.fixture
     def store(self, sql_engine):
         return SqlAlchemyEventStore(sql_engine)
+
+    @pytest.fixture
+    def empty_store(self, request, sql_engine, tmp_path):
+        """A second database of the same kind: a SQLite file, or the run's second PostgreSQL database."""
+        if request.node.callspec.params["sql_engine"] == "sqlite":
+            engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{tmp_path / 'other.db'}")))
+            ensure_schema(engine)
+            request.addfinalizer(engine.dispose)
+            return SqlAlchemyEventStore(engine)
+        engine = request.getfixturevalue("pg_other_engine")
+        return SqlAlchemyEventStore(engine)
+
+
+@pytest.fixture(scope="session")
+def pg_other_session_engine(pg_database_url):
+    """Another PostgreSQL database next to the run's, for what moves between stores (an import)."""
+    url = make_url(pg_database_url)
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    name = f"{url.database}_other"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    engine = make_engine(store_settings(BlackboardSettings(db=url.set(database=name).render_as_string(hide_password=False))))
+    ensure_schema(engine)
+    yield engine
+    engine.dispose()
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture
+def pg_other_engine(pg_other_session_engine):
+    with pg_other_session_engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {', '.join(t.name for t in metadata.sorted_tables)} RESTART IDENTITY"))
+    return pg_other_session_engine
 
 
 class TestSqlSignalReadModel(ReadModelContract):

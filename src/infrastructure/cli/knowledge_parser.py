@@ -71,3 +71,16 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     summary = _command(commands, "summary", "count a board's entries by type and author, its signals by status, "
                        "its open conflicts, and show its latest entry", "blackboard summary --blackboard ps-42", "summary")
     summary.add_argument("--blackboard", required=True, metavar="ID", help="the board")
+    _add_transfer_commands(commands, _command)
+
+
+def _add_transfer_commands(commands: Any, _command: Callable[..., argparse.ArgumentParser]) -> None:
+    """export and import: a whole board as one JSON document, and back."""
+    export = _command(commands, "export", "write a whole board (its signals' and entries' events) as one JSON document",
+                      "blackboard export ps-42 --output ps-42.json", "export")
+    export.add_argument("board", metavar="BOARD", help="the board")
+    export.add_argument("--output", metavar="FILE", help="write the document to FILE (default: print it)")
+
+    imported = _command(commands, "import", "recreate an exported board in a store that does not hold it; exit 3 if it does",
+                        "blackboard --db sqlite:///other.db import ps-42.json", "import_board")
+    imported.add_argument("file", metavar="FILE", help="an export document (- reads standard input)")

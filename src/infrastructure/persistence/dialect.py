@@ -59,6 +59,10 @@ class Dialect(abc.ABC):
     def notify(self, conn: Connection, position: int) -> None:
         """Tell listeners, on commit, that the log reached `position`."""
 
+    def positions_given(self, conn: Connection) -> None:
+        """Events were inserted with positions of their own (an import keeping an export's): the
+        next append must be handed a position after them. SQLite's rowid follows the largest already."""
+
     def insert_many(self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
                     returning: str | None = None, key: str | None = None) -> list[Any]:
         """Insert `rows` in their order; with `returning`, that column of each, in the same order

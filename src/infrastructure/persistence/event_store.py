@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, bindparam, func, select
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from blackboard.application.ports import ConcurrencyConflict, EventStore, Recorded, StoreUnavailable
+from blackboard.application.ports import ConcurrencyConflict, EventStore, Recorded, StoredEvent, StoreUnavailable
 from blackboard.domain.events import BlackboardEvent
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
@@ -110,6 +110,18 @@ class SqlAlchemyEventStore(EventStore):
     def last_position(self) -> int:
         with translated("could not read the event store"), read_connection(self._engine) as conn:
             return conn.scalar(LAST_POSITION) or 0
+
+    def board_events(self, blackboard_id: str) -> list[StoredEvent]:
+        from blackboard.infrastructure.persistence import transfer  # only export and import need it
+
+        with translated("could not read the event store"):
+            return transfer.board_events(self._engine, blackboard_id)
+
+    def import_events(self, blackboard_id: str, events: Sequence[StoredEvent]) -> list[int]:
+        from blackboard.infrastructure.persistence import transfer
+
+        with translated(f"could not import {blackboard_id}"):  # no board given: an IntegrityError is no conflict
+            return transfer.import_events(self._engine, blackboard_id, events)
 
 
 def load_in(conn: Connection, blackboard_id: str, after_version: int = 0) -> list[BlackboardEvent]:

@@ -34,6 +34,7 @@ PROJECTION_LOCK = 0x626C7072
 MIGRATION_LOCK = 0x626C6D67
 HOLD_BOARD = text("SELECT pg_advisory_xact_lock_shared(:projection), pg_advisory_xact_lock(:kind, hashtext(:board))")
 HOLD = text("SELECT pg_advisory_xact_lock(:key)")
+SET_SEQUENCE = text("SELECT setval(pg_get_serial_sequence('events', 'position'), (SELECT max(position) FROM events))")
 NOTIFY = text("SELECT pg_notify(:channel, :position)")
 
 
@@ -68,6 +69,10 @@ class PostgresDialect(Dialect):
 
     def hold_migrations(self, conn: Connection) -> None:
         conn.execute(HOLD, {"key": MIGRATION_LOCK})
+
+    def positions_given(self, conn: Connection) -> None:
+        # the sequence knows nothing of positions given explicitly; under the log's lock no append races this
+        conn.execute(SET_SEQUENCE)
 
     def notify(self, conn: Connection, position: int) -> None:
         # delivered on commit: listeners wake as soon as the events are visible
