@@ -27,6 +27,7 @@ OPTIONS = {
     "role": "--role", "label": "--label", "confidence": "--confidence", "depends_on": "--depends-on",
     "topics": "--topic", "meta": "--meta", "replaces": "--replaces", "pick": "--pick", "rationale": "--rationale",
     "at": "--at", "prefix": "--prefix", "token": "--token",
+    "read_keys": "--read-key", "write_keys": "--write-key", "reader": "--author",  # key permissions
 }
 
 

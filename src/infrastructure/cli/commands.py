@@ -49,6 +49,7 @@ def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
         prompt=args.prompt, context=_json_object(args.context, "--context"),
         target_capabilities=tuple(args.capabilities), posted_by=args.posted_by, blackboard_id=args.blackboard,
         after=tuple(args.after), dedupe_key=args.key, correlation_id=args.correlation_id,
+        read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
     )
     return render.signal(service().post_signal(command))
 

@@ -36,6 +36,8 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
     from blackboard.application.knowledge_commands import WriteEntry
     from blackboard.domain.entries import KeyInConflict
 
+    if args.token is not None and args.signal is None:
+        raise InvalidInput("--token", "needs --signal SIG: it is that signal's claim token")
     command = WriteEntry(
         blackboard_id=args.blackboard, key=args.key, value=_value(args), author=args.author,
         entry_type=args.entry_type, section=args.section, role=args.role, label=args.label,
@@ -53,7 +55,12 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
 def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
     from blackboard.application.knowledge_commands import ReadEntry
 
-    query = ReadEntry(blackboard_id=args.blackboard, key=args.key, history=args.history, at=args.at)
+    if args.signal is None and (args.token is not None or args.author is not None):
+        raise InvalidInput("--token" if args.token is not None else "--author", "needs --signal SIG: it says who reads under that signal")
+    if args.signal is not None and args.author is None:
+        raise InvalidInput("--author", "is required with --signal: the reader, who must be the signal's claimer")
+    query = ReadEntry(blackboard_id=args.blackboard, key=args.key, history=args.history, at=args.at,
+                      signal_id=args.signal, token=args.token, reader=args.author)
     if query.history:
         versions = queries().history(query)
         return Output(versions, "\n".join(_history_line(v) for v in versions))

@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="claimable only once this signal completed (repeatable)")
     post.add_argument("--key", help="dedupe key: posting again with it on the same board returns the first signal")
     post.add_argument("--correlation-id", help="ties the events to the caller's own run")
+    post.add_argument("--read-key", action="append", default=[], metavar="K", dest="read_keys",
+                      help="an entry key its claimer may read while it holds the claim; a trailing * matches a prefix (repeatable)")
+    post.add_argument("--write-key", action="append", default=[], metavar="K", dest="write_keys",
+                      help="an entry key its claimer may write while it holds the claim; a trailing * matches a prefix (repeatable)")
 
     claim = _command(commands, "claim", "claim a signal for an agent of the registry",
                      "blackboard claim sig-1a2b3c4d --agent ps-researcher", "claim")
