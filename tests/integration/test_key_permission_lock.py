@@ -1,5 +1,5 @@
-"""A write naming a signal holds that signal against its board's writers until it commits (key permissions):
-on PostgreSQL through the board's advisory lock taken shared, on SQLite through the one writer."""
+"""Key permissions in the SQL store: a write naming a signal holds that signal against its board's writers until it commits
+(PostgreSQL: the board's advisory lock taken shared; SQLite: the one writer), and a rebuild keeps the key lists."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import threading
 import time
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSignal
+from blackboard.application.projection import Projector
 from blackboard.domain.signals import SignalStatus
 
 
@@ -41,3 +42,13 @@ def test_a_completion_waits_for_an_entry_transaction_that_read_its_signal(sql_bo
 
     assert seen[0].status is SignalStatus.CLAIMED and seen[0].write_keys == ("draft/*",)
     assert held and completed_at and completed_at[0] >= released_at
+
+
+def test_a_rebuilt_read_model_keeps_a_signals_key_lists(sql_board):
+    posted = sql_board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="b-rebuilt", entry_id="e-1",
+                                                      topic="t", read_keys=("brief", "notes/*"), write_keys=("draft/*",)))
+
+    Projector(sql_board.store, sql_board.read_model, page_size=7).rebuild()
+
+    rebuilt = sql_board.read_model.get(posted.signal_id)
+    assert (rebuilt.read_keys, rebuilt.write_keys) == (("brief", "notes/*"), ("draft/*",))
