@@ -10,9 +10,9 @@ from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel, 
 from blackboard.application.ports import Recorded
 from blackboard.domain import entry_rules
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.signals import AgentSignal
 from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent, entry_stream_id
+from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 

@@ -13,11 +13,11 @@ from blackboard.application.ports import Recorded
 from blackboard.domain import entry_rules
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.entries import Entry
-from blackboard.domain.signals import AgentSignal
 from blackboard.domain.events import EntryEvent, entry_stream_id
-from blackboard.infrastructure.persistence.entry_read_model import get_in, records_in
+from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.infrastructure.persistence.entry_read_model import get_in, records_in
 from blackboard.infrastructure.persistence.event_store import STATE, append_in, load_in
 from blackboard.infrastructure.persistence.unit_of_work import BY_ID
 
