@@ -19,6 +19,10 @@ def printable(text: str) -> str:
 BoardName = Annotated[str, Field(min_length=1), AfterValidator(printable)]
 
 
+# An entry key, or a key prefix ending in `*` (`*` alone: every key).
+KeyPattern = Annotated[str, Field(pattern=r"^([A-Za-z0-9_.:/-]{1,200}\*?|\*)$")]
+
+
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
@@ -43,6 +47,9 @@ class PostSignal(Command):
     blackboard_id: BoardName | None = None
     after: tuple[SignalIdText, ...] = ()
     dedupe_key: NonEmpty | None = None
+    # entry keys its claimer may read and write while it holds the claim (domain/key_permissions.py)
+    read_keys: tuple[KeyPattern, ...] = ()
+    write_keys: tuple[KeyPattern, ...] = ()
 
     @property
     def board(self) -> str:

@@ -4,14 +4,16 @@ knowledge landing on the board as entries."""
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 from uuid import uuid4
 
 from blackboard.application.commands import Command
 from blackboard.application.knowledge_commands import ResolveEntry, WriteEntry
 from blackboard.application.ports import Clock, EventPublisher, UnitOfWork
-from blackboard.domain import entry_rules
+from blackboard.domain import entry_rules, key_permissions
 from blackboard.domain.entries import Entry, EntryNotFound, KeyInConflict, StaleVersion
+from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent, EntryCandidateKept
 
 logger = logging.getLogger(__name__)
@@ -26,17 +28,31 @@ class KnowledgeService:
     """Write side of entries: each command holds one key (its own stream), loads the key's state,
     decides with the domain's rules, commits once, then tells subscribers."""
 
-    def __init__(self, uow: UnitOfWork, publisher: EventPublisher, clock: Clock) -> None:
+    def __init__(self, uow: UnitOfWork, publisher: EventPublisher, clock: Clock,
+                 claim_timeout: timedelta | None = None) -> None:
         self._uow = uow
         self._publisher = publisher
         self._clock = clock
+        self._claim_timeout = claim_timeout  # a claim older than this is lost (None: leases are not checked)
 
     def write(self, cmd: WriteEntry) -> Entry:
         """The key after the write. A write kept as a candidate is recorded, then raises KeyInConflict
-        (a refusal of the value, not of the record); a stale `replaces` records nothing."""
+        (a refusal of the value, not of the record); a stale `replaces` records nothing. A write naming
+        a signal with key permissions is checked against them in the write's own transaction
+        (KeyPermissionDenied, nothing recorded)."""
+        return self._write(cmd, checked=True)
+
+    def _write(self, cmd: WriteEntry, checked: bool) -> Entry:
         extra = {"signal_id": cmd.signal_id, "token_given": cmd.token is not None} if cmd.signal_id else {}
         metadata = command_metadata(cmd, cmd.author, **extra)
         with self._uow.entry(cmd.blackboard_id, cmd.key) as tx:
+            if checked and cmd.signal_id is not None:
+                # under the board's hold until the commit: the claim checked is the claim the write lands under
+                signal = tx.signal(cmd.signal_id)
+                if signal is None:
+                    raise SignalNotFound(cmd.signal_id, cmd.blackboard_id)
+                key_permissions.check(signal, "write", cmd.key, cmd.author, cmd.token, self._clock.now(),
+                                      self._claim_timeout or timedelta.max)
             entry = tx.load()
             event = entry_rules.write(entry, cmd.blackboard_id, cmd.key, cmd.content(), self._clock.now(), cmd.replaces)
             recorded = tx.commit([event], metadata)
@@ -70,7 +86,8 @@ class KnowledgeService:
                 correlation_id=event.event_id,
             )
             try:
-                self.write(cmd)
+                # the claim has just ended: the completion itself is the claimer's permission
+                self._write(cmd, checked=False)
             except StaleVersion:
                 logger.info("%s already holds %s's item %d", cmd.key, event.signal_id, n)
 

@@ -44,7 +44,13 @@ class WriteEntry(Command):
     meta: dict[str, Any] = Field(default_factory=dict)
     replaces: Position | None = None  # compare-and-set: 0 writes only if the key was never written
     signal_id: SignalIdText | None = None  # the signal whose work produced it
-    token: NonEmpty | None = None  # the claim's token: recorded with the write (not checked here)
+    token: NonEmpty | None = None  # the claim's token, when the signal's key permissions need it
+
+    @model_validator(mode="after")
+    def _token_with_signal(self) -> WriteEntry:
+        if self.token is not None and self.signal_id is None:
+            raise ValueError("--token needs --signal SIG: it is that signal's claim token")
+        return self
 
     @field_validator("value")
     @classmethod
@@ -93,6 +99,17 @@ class ReadEntry(Message):
     key: Key
     history: bool = False
     at: Position | None = None  # as the key was right after this log position
+    signal_id: SignalIdText | None = None  # read under this signal's key permissions
+    token: NonEmpty | None = None  # its claim's token
+    reader: Name | None = None  # who reads: the claimer, when the signal has key permissions
+
+    @model_validator(mode="after")
+    def _reader_with_signal(self) -> ReadEntry:
+        if self.signal_id is None and (self.token is not None or self.reader is not None):
+            raise ValueError("--token and --author need --signal SIG: they say who reads under that signal")
+        if self.signal_id is not None and self.reader is None:
+            raise ValueError("--signal needs --author NAME: the reader, who must be the signal's claimer")
+        return self
 
 
 class ListEntries(Message):

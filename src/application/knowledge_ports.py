@@ -10,6 +10,7 @@ from typing import Any
 from blackboard.application.ports import Recorded
 from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent
+from blackboard.domain.signals import AgentSignal
 
 
 class EntryTransaction(abc.ABC):
@@ -30,6 +31,12 @@ class EntryTransaction(abc.ABC):
     def commit(self, events: Sequence[EntryEvent], metadata: Mapping[str, Any]) -> list[Recorded]:
         """Append the events after the version `load` found (ConcurrencyConflict if it moved) and
         write the row they leave while the read model is live; returns them as stored."""
+
+    @abc.abstractmethod
+    def signal(self, signal_id: str) -> AgentSignal | None:
+        """The signal of this board as its last commit left it (None: the board has no such signal),
+        held until this transaction ends against the board's writers, so no completion, failure or
+        expiry of it commits between this check and the entry's commit (key permissions)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,15 +4,16 @@ keys' own events from the log (never a board's signals)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from blackboard.application.knowledge_commands import ListEntries, ReadEntry, SummarizeBoard
 from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel
-from blackboard.application.ports import Recorded, SignalReadModel
+from blackboard.application.ports import Clock, Recorded, SignalReadModel
 from blackboard.application.projection import Projector
-from blackboard.domain import entry_rules
+from blackboard.domain import entry_rules, key_permissions
 from blackboard.domain.entries import Entry, EntryNotFound
-from blackboard.domain.errors import NotFound
+from blackboard.domain.errors import NotFound, SignalNotFound
 from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent
 
 
@@ -22,13 +23,20 @@ class BoardNotFound(NotFound):
 
 
 class KnowledgeQueries:
-    def __init__(self, entries: EntryReadModel, signals: SignalReadModel, projector: Projector | None = None) -> None:
+    def __init__(self, entries: EntryReadModel, signals: SignalReadModel, projector: Projector | None = None,
+                 clock: Clock | None = None, claim_timeout: timedelta | None = None) -> None:
         self._entries = entries
         self._signals = signals
         self._projector = projector
+        self._clock = clock
+        self._claim_timeout = claim_timeout  # a claim older than this is lost (None: leases are not checked)
 
     def read(self, query: ReadEntry) -> Entry:
-        """The key now, or (`at`) as it was right after that log position."""
+        """The key now, or (`at`) as it was right after that log position. A read naming a signal with
+        key permissions is checked against them first (KeyPermissionDenied); it writes nothing, so
+        the signal's current row is enough."""
+        if query.signal_id is not None:
+            self._check(query)
         if query.at is None:
             self._catch_up()
             entry = self._entries.get(query.blackboard_id, query.key)
@@ -40,10 +48,21 @@ class KnowledgeQueries:
 
     def history(self, query: ReadEntry) -> list[dict[str, Any]]:
         """Every recorded version of the key (accepted, candidate, resolution), oldest first."""
+        if query.signal_id is not None:
+            self._check(query)
         records = self._entries.records(query.blackboard_id, query.key, query.at)
         if not records:
             raise EntryNotFound(query.blackboard_id, query.key, query.at)
         return [history_document(r) for r in records]
+
+    def _check(self, query: ReadEntry) -> None:
+        self._catch_up()  # the signal's row as its last commit left it
+        signal = self._signals.get(query.signal_id) if query.signal_id else None
+        if signal is None or signal.blackboard_id != query.blackboard_id:
+            raise SignalNotFound(str(query.signal_id), query.blackboard_id)
+        now = self._clock.now() if self._clock else datetime.now(UTC)
+        key_permissions.check(signal, "read", query.key, query.reader or "", query.token, now,
+                              self._claim_timeout or timedelta.max)
 
     def entries(self, query: ListEntries) -> list[Entry]:
         criteria = EntryFilter(

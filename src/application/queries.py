@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
 from blackboard.application.ports import AgentRegistry, EventStore, SignalFilter, SignalReadModel
@@ -21,6 +21,8 @@ class WatchResult:
 
     signals: list[AgentSignal]
     position: int
+    # the log position of each signal's completion: `since` that sees the signals after this one
+    completed_at: list[int] = field(default_factory=list)
 
 
 class BlackboardQueries:
@@ -90,7 +92,7 @@ class BlackboardQueries:
     def watch(self, query: WatchSignals) -> WatchResult:
         """Signals of the given types that completed after position `since`, in completion order."""
         self._projector.catch_up()
-        position, found = query.since, []
+        position, found, at = query.since, [], []
         while page := self._store.read_all(after=position, limit=1000):
             for record in page:
                 if isinstance(record.event, AgentSignalCompleted):
@@ -99,8 +101,9 @@ class BlackboardQueries:
                         query.blackboard_id in (None, signal.blackboard_id)
                     ):
                         found.append(signal)
+                        at.append(record.position)
             position = page[-1].position
-        return WatchResult(found, position)
+        return WatchResult(found, position, at)
 
     def match(self, query: GetSignalById) -> list[Volunteer]:
         """Every registered agent ranked by its score for the signal; `passes` marks who may claim."""

@@ -102,6 +102,8 @@ class BlackboardService:
                 target_capabilities=cmd.target_capabilities,
                 after=cmd.after,
                 dedupe_key=cmd.dedupe_key,
+                read_keys=cmd.read_keys,
+                write_keys=cmd.write_keys,
             )
             if board.has_pending_events and signal.status is SignalStatus.POSTED:
                 if reason := self._nobody_can_take(signal):

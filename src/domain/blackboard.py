@@ -128,6 +128,8 @@ class BlackboardAggregate:
         after: Sequence[str] = (),
         dedupe_key: str | None = None,
         retry_of: str | None = None,
+        read_keys: Sequence[str] = (),
+        write_keys: Sequence[str] = (),
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
@@ -149,6 +151,8 @@ class BlackboardAggregate:
             after=upstream,
             dedupe_key=dedupe_key,
             retry_of=retry_of,
+            read_keys=tuple(dict.fromkeys(read_keys)),
+            write_keys=tuple(dict.fromkeys(write_keys)),
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -232,6 +236,8 @@ class BlackboardAggregate:
             target_capabilities=old.target_capabilities,
             after=[self.latest_retry(dep) for dep in old.after],
             retry_of=signal_id,
+            read_keys=old.read_keys,  # the same work needs the same keys
+            write_keys=old.write_keys,
         )
 
     def latest_retry(self, signal_id: str) -> str:

@@ -42,7 +42,7 @@ class BlackboardEvent(BaseModel):
 
 
 class AgentSignalPosted(BlackboardEvent):
-    schema_version: ClassVar[int] = 2  # 2 added retry_of
+    schema_version: ClassVar[int] = 3  # 2 added retry_of, 3 read_keys and write_keys
 
     signal_type: SignalType
     payload: SignalPayload
@@ -51,6 +51,9 @@ class AgentSignalPosted(BlackboardEvent):
     after: tuple[str, ...] = ()
     dedupe_key: str | None = None
     retry_of: str | None = None  # the FAILED or EXPIRED signal this one retries
+    # key patterns (a trailing `*` matches a prefix) its claimer may read and write while it holds the claim
+    read_keys: tuple[str, ...] = ()
+    write_keys: tuple[str, ...] = ()
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -159,6 +162,7 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 # (event_type, stored schema version) -> function turning that shape into the next version's.
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 1): lambda data: {**data, "retry_of": None},
+    ("AgentSignalPosted", 2): lambda data: {**data, "read_keys": [], "write_keys": []},  # no key permissions
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
 }
 

@@ -44,6 +44,8 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             claimable_since=None if waiting else event.occurred_at,
             dedupe_key=event.dedupe_key,
             retry_of=event.retry_of,
+            read_keys=event.read_keys,
+            write_keys=event.write_keys,
         )
     ]
 

@@ -113,6 +113,8 @@ class AgentSignal:
     retry_of: str | None = None
     claim_token: str | None = None  # never shown in the document: it is the claimer's proof
     renewed_at: datetime | None = None  # the claim's last renewal; the claim timeout counts from it
+    read_keys: tuple[str, ...] = ()  # key permissions of its claimer (domain/key_permissions.py)
+    write_keys: tuple[str, ...] = ()
     version: int = 1
 
     @property
@@ -192,6 +194,8 @@ class AgentSignal:
             "dedupe_key": self.dedupe_key,
             "retry_of": self.retry_of,
             "lease_renewed_at": _iso(self.renewed_at),
+            "read_keys": list(self.read_keys),
+            "write_keys": list(self.write_keys),
         }
 
 

@@ -86,17 +86,20 @@ def landing_dispatcher(uow: UnitOfWork, clock: Clock) -> EventDispatcher:
     return dispatcher
 
 
-def knowledge_service(uow: UnitOfWork, publisher: EventDispatcher, clock: Clock) -> KnowledgeService:
-    """Imported on first use, like the registry: a command on signals needs none of the knowledge side."""
+def knowledge_service(uow: UnitOfWork, publisher: EventDispatcher, clock: Clock,
+                      settings: Settings | None = None) -> KnowledgeService:
+    """Imported on first use, like the registry: a command on signals needs none of the knowledge side.
+    `settings` give the claim timeout that key permissions check leases against."""
     from blackboard.application.knowledge import KnowledgeService
 
-    return KnowledgeService(uow, publisher, clock)
+    return KnowledgeService(uow, publisher, clock, settings.claim_timeout if settings else None)
 
 
-def knowledge_queries(entries: SqlEntryReadModel, signals: SqlSignalReadModel, projector: Projector) -> KnowledgeQueries:
+def knowledge_queries(entries: SqlEntryReadModel, signals: SqlSignalReadModel, projector: Projector,
+                      clock: Clock | None = None, settings: Settings | None = None) -> KnowledgeQueries:
     from blackboard.application.knowledge_queries import KnowledgeQueries
 
-    return KnowledgeQueries(entries, signals, projector)
+    return KnowledgeQueries(entries, signals, projector, clock, settings.claim_timeout if settings else None)
 
 
 def board_transfer(store: EventStore, projector: Projector) -> BoardTransfer:
@@ -160,8 +163,8 @@ class Container(containers.DeclarativeContainer):
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)
     entry_read_model = providers.Singleton(entry_read_model, engine)
-    knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock)
-    knowledge_queries = providers.Singleton(knowledge_queries, entry_read_model, read_model, projector)
+    knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings)
+    knowledge_queries = providers.Singleton(knowledge_queries, entry_read_model, read_model, projector, clock, settings)
     transfer = providers.Singleton(board_transfer, event_store, projector)
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import insert
 
-from blackboard.domain import events
+from blackboard.domain import events, key_permissions
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import AgentSignalFailed
 from blackboard.domain.signals import SignalResult
@@ -60,3 +60,26 @@ def test_posted_and_claimed_events_of_schema_1_load_without_retry_link_or_token(
     board = BlackboardAggregate.replay("bb-v1", [posted, claimed])
     assert board.signal("sig-0000000b").claimed_by == "ps-researcher"
     board.complete_signal("sig-0000000b", "ps-researcher", SignalResult(), at)  # an old claim needs no token
+
+
+def test_a_posted_event_of_schema_2_loads_with_no_key_permissions_and_restricts_nothing(sql_engine):
+    """Schema 3 added AgentSignalPosted.read_keys and write_keys; a signal posted before has neither list."""
+    at = datetime(2026, 1, 4, tzinfo=UTC)
+    posted_v2 = {
+        "signal_id": "sig-0000000c", "signal_type": "RESEARCH",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t", "prompt": "", "context": {}},
+        "target_capabilities": ["RESEARCH"], "posted_by": "ps-skill", "after": [], "dedupe_key": None,
+        "retry_of": None,
+    }
+    with sql_engine.begin() as conn:
+        conn.execute(insert(EVENTS).values(
+            event_id="6f1c1d7e-0000-4000-8000-000000000021", stream_id="bb-v2", version=1,
+            event_type="AgentSignalPosted", schema_version=2, data=json.dumps(posted_v2), metadata="{}",
+            occurred_at=at, recorded_at=at,
+        ))
+
+    (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v2")
+
+    assert (posted.read_keys, posted.write_keys) == ((), ())
+    signal = BlackboardAggregate.replay("bb-v2", [posted]).signal("sig-0000000c")
+    assert not key_permissions.restricts(signal)

@@ -27,6 +27,7 @@ OPTIONS = {
     "role": "--role", "label": "--label", "confidence": "--confidence", "depends_on": "--depends-on",
     "topics": "--topic", "meta": "--meta", "replaces": "--replaces", "pick": "--pick", "rationale": "--rationale",
     "at": "--at", "prefix": "--prefix", "token": "--token",
+    "read_keys": "--read-key", "write_keys": "--write-key", "reader": "--author",  # key permissions
 }
 
 
@@ -59,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"blackboard: unexpected error: {exc}", file=sys.stderr)
             return UNEXPECTED
     try:
-        _print(output.data if as_json else output.text, as_json)
+        if output is not None:  # None: the command printed as it went (`watch --follow`)
+            _print(output.data if as_json else output.text, as_json)
         sys.stdout.flush()
     except BrokenPipeError:
         return _quiet_broken_pipe()

@@ -49,6 +49,7 @@ def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
         prompt=args.prompt, context=_json_object(args.context, "--context"),
         target_capabilities=tuple(args.capabilities), posted_by=args.posted_by, blackboard_id=args.blackboard,
         after=tuple(args.after), dedupe_key=args.key, correlation_id=args.correlation_id,
+        read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
     )
     return render.signal(service().post_signal(command))
 
@@ -153,10 +154,20 @@ def watch(
     store: Lazy = Provide[Container.event_store.provider],
 ) -> Output:
     _check_watch(args)
+    if args.topic is not None:
+        return watch_topic(args)  # entries: the knowledge side, imported only for it
+    if not args.signal_types:
+        raise InvalidInput("--type", "is required: give --type T to watch signals, or --topic T to watch entries")
+    if args.follow:
+        raise InvalidInput("--follow", "goes with --topic: a signal watch prints one signal and its position")
     query = WatchSignals(signal_types=tuple(args.signal_types), blackboard_id=args.blackboard, since=0)
     since = args.since if args.since is not None else store().last_position()  # from now, before waiting
-    found, _ = watcher().watch(query.model_copy(update={"since": since}), args.timeout)
-    return render.signal(found)
+    found, position = watcher().watch(query.model_copy(update={"since": since}), args.timeout)
+    # the completion's position: a caller looping with --since it misses nothing, not even a completion
+    # that landed while it was printing
+    output = render.signal(found)
+    print(f"position {position}", file=sys.stderr)
+    return Output({**output.data, "position": position}, output.text)
 
 
 @inject
@@ -237,5 +248,5 @@ def _check_watch(args: argparse.Namespace) -> None:
 
 
 # The knowledge commands live in their own module; `main` runs every command by name from this one.
-from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, write  # noqa: E402,F401
+from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, watch_topic, write  # noqa: E402,F401
 from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,8 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
     from blackboard.application.knowledge_commands import WriteEntry
     from blackboard.domain.entries import KeyInConflict
 
+    if args.token is not None and args.signal is None:
+        raise InvalidInput("--token", "needs --signal SIG: it is that signal's claim token")
     command = WriteEntry(
         blackboard_id=args.blackboard, key=args.key, value=_value(args), author=args.author,
         entry_type=args.entry_type, section=args.section, role=args.role, label=args.label,
@@ -53,7 +57,12 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
 def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
     from blackboard.application.knowledge_commands import ReadEntry
 
-    query = ReadEntry(blackboard_id=args.blackboard, key=args.key, history=args.history, at=args.at)
+    if args.signal is None and (args.token is not None or args.author is not None):
+        raise InvalidInput("--token" if args.token is not None else "--author", "needs --signal SIG: it says who reads under that signal")
+    if args.signal is not None and args.author is None:
+        raise InvalidInput("--author", "is required with --signal: the reader, who must be the signal's claimer")
+    query = ReadEntry(blackboard_id=args.blackboard, key=args.key, history=args.history, at=args.at,
+                      signal_id=args.signal, token=args.token, reader=args.author)
     if query.history:
         versions = queries().history(query)
         return Output(versions, "\n".join(_history_line(v) for v in versions))
@@ -98,6 +107,56 @@ def summary(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledg
         f"  latest: {latest['key']} v{latest['version']} by {latest['author']}" if latest else "  latest: none",
     ]
     return Output(found, "\n".join(lines))
+
+
+@inject
+def watch_topic(
+    args: argparse.Namespace,
+    watcher: Lazy = Provide[Container.watcher.provider],
+    store: Lazy = Provide[Container.event_store.provider],
+) -> Output | None:
+    """`watch --topic`: the first entry version published to the topic after the watch began (or
+    `--since`); with `--follow`, every one, a JSON line each, flushed as it comes, until interrupted
+    or `--timeout`. The log position to resume from goes to stderr as it ends."""
+    from blackboard.application.errors import WaitTimedOut
+    from blackboard.domain.entries import KEY_PATTERN
+
+    if args.blackboard is None:
+        raise InvalidInput("--blackboard", "is required with --topic: topics belong to one board")
+    if not KEY_PATTERN.fullmatch(args.topic):
+        raise InvalidInput("--topic", "must be 1..200 characters of A-Z a-z 0-9 _ . : / - (as a key)")
+    if args.signal_types:
+        raise InvalidInput("--topic", "watches entries; --type watches signals: give one of them")
+    position = args.since if args.since is not None else store().last_position()  # from now, taken before reading
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+    try:
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            found = watcher().watch_topic(args.blackboard, args.topic, position, left)
+            if not args.follow:
+                first = _published(found[0])
+                print(f"position {found[0].position}", file=sys.stderr)
+                return entry_output(first)
+            for record in found:
+                print(json.dumps(_published(record).to_document(), ensure_ascii=False), flush=True)
+                position = record.position
+    except WaitTimedOut:
+        if not args.follow:  # said with the timeout given, not the little left of it at the last wait
+            raise WaitTimedOut(f"an entry on topic {args.topic}", args.timeout) from None
+        print(f"position {position}", file=sys.stderr)  # --follow: the timeout is how long to follow
+        return None
+    except KeyboardInterrupt:
+        print(f"position {position}", file=sys.stderr)
+        raise
+
+
+def _published(record: Any) -> Entry:
+    """The entry as that version left it (its conflict, if any, is not the subscriber's concern)."""
+    from blackboard.domain import entry_rules
+    from blackboard.domain.entries import Entry
+
+    return Entry(record.event.blackboard_id, record.event.key, record.event.version,
+                 entry_rules.version_of(record.event, record.position))
 
 
 def entry_output(entry: Entry) -> Output:

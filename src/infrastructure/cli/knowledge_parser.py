@@ -30,8 +30,9 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     write.add_argument("--meta", metavar="JSON", help="a small JSON object of free metadata")
     write.add_argument("--replaces", type=int, metavar="VERSION",
                        help="compare-and-set: write only if VERSION is the key's version (0: never written)")
-    write.add_argument("--signal", metavar="SIG", help="the signal whose work this is")
-    write.add_argument("--token", help="the signal's claim token (recorded)")
+    write.add_argument("--signal", metavar="SIG", help="the signal whose work this is; if it has key permissions, "
+                       "only its claimer may write, and only its write keys")
+    write.add_argument("--token", help="the signal's claim token, when the claim has one")
     write.add_argument("--correlation-id", help="ties the event to the caller's own run")
 
     read = _command(commands, "read", "print an entry key's current version (and its conflict candidates)",
@@ -40,9 +41,10 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     read.add_argument("--blackboard", required=True, metavar="ID", help="the board")
     read.add_argument("--history", action="store_true", help="every recorded version, oldest first")
     read.add_argument("--at", type=int, metavar="POSITION", help="as it was right after this log position")
-    read.add_argument("--signal", metavar="SIG", help="accepted for the contract; not checked")
-    read.add_argument("--token", help="accepted for the contract; not checked")
-    read.add_argument("--author", help="accepted for the contract; not checked")
+    read.add_argument("--signal", metavar="SIG", help="read under this signal: if it has key permissions, only its "
+                      "claimer may read, and only its read or write keys (needs --author)")
+    read.add_argument("--token", help="the signal's claim token, when the claim has one")
+    read.add_argument("--author", metavar="NAME", help="who reads (with --signal)")
 
     entries = _command(commands, "entries", "list a board's current entries, filtered, in key order",
                        "blackboard entries --blackboard ps-42 --type finding --conflicts", "entries")

@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="claimable only once this signal completed (repeatable)")
     post.add_argument("--key", help="dedupe key: posting again with it on the same board returns the first signal")
     post.add_argument("--correlation-id", help="ties the events to the caller's own run")
+    post.add_argument("--read-key", action="append", default=[], metavar="K", dest="read_keys",
+                      help="an entry key its claimer may read while it holds the claim; a trailing * matches a prefix (repeatable)")
+    post.add_argument("--write-key", action="append", default=[], metavar="K", dest="write_keys",
+                      help="an entry key its claimer may write while it holds the claim; a trailing * matches a prefix (repeatable)")
 
     claim = _command(commands, "claim", "claim a signal for an agent of the registry",
                      "blackboard claim sig-1a2b3c4d --agent ps-researcher", "claim")
@@ -117,14 +121,19 @@ def build_parser() -> argparse.ArgumentParser:
     _command(commands, "agents", "list the agents of the registry and their capabilities",
              "blackboard --agents-dir ./agents agents", "agents")
 
-    watch = _command(commands, "watch", "block until a signal of these types completes, then print it",
+    watch = _command(commands, "watch", "block until a signal of these types completes (--type), or an entry is "
+                     "published to a topic (--topic), then print it and the log position to pass as --since next",
                      "blackboard watch --type RESEARCH --blackboard ps-42 --timeout 600", "watch")
-    watch.add_argument("--type", action="append", required=True, choices=SIGNAL_TYPES, dest="signal_types",
-                       metavar="T", help="a signal type (repeatable)")
-    watch.add_argument("--blackboard", metavar="ID", help="only completions on this board")
-    watch.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after this long (exit 5)")
+    watch.add_argument("--type", action="append", choices=SIGNAL_TYPES, dest="signal_types",
+                       metavar="T", help="a signal type (repeatable); give --type or --topic")
+    watch.add_argument("--topic", metavar="T", help="entries published to this topic (needs --blackboard)")
+    watch.add_argument("--follow", action="store_true",
+                       help="with --topic: keep printing entries, one JSON object a line, until interrupted or --timeout")
+    watch.add_argument("--blackboard", metavar="ID", help="only completions (entries) on this board")
+    watch.add_argument("--timeout", type=float, metavar="SECONDS",
+                       help="give up after this long (exit 5); with --follow, stop then (exit 0)")
     watch.add_argument("--since", type=int, metavar="POSITION",
-                       help="count completions after this log position (default: from now)")
+                       help="count what happens after this log position (default: from now)")
 
     wait = _command(commands, "wait", "block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED",
                     "blackboard wait sig-1a2b3c4d --timeout 300", "wait")

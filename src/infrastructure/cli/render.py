@@ -39,6 +39,8 @@ def signal_text(s: AgentSignal) -> str:
     if s.after:
         waiting = f" (waiting for {', '.join(sorted(s.waiting_for))})" if s.waiting_for else ""
         lines.append(f"  after {', '.join(s.after)}{waiting}")
+    if s.read_keys or s.write_keys:
+        lines.append(f"  keys: read {', '.join(s.read_keys) or 'none'}; write {', '.join(s.write_keys) or 'none'}")
     if s.claimed_at:
         lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}")
     if s.completed_at:

@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel, EntryTransaction
 from blackboard.application.ports import Recorded
 from blackboard.domain import entry_rules
+from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent, entry_stream_id
+from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 
 
 class InMemoryEntryTransaction(EntryTransaction):
-    def __init__(self, blackboard_id: str, key: str, store: InMemoryEventStore, read_model: InMemorySignalReadModel) -> None:
+    def __init__(self, blackboard_id: str, key: str, store: InMemoryEventStore, read_model: InMemorySignalReadModel,
+                 holds: ExitStack | None = None) -> None:
         super().__init__(blackboard_id, key)
         self._store = store
         self._read_model = read_model
+        self._holds = holds or ExitStack()  # what this transaction holds besides its key, until it ends
+
+    def signal(self, signal_id: str) -> AgentSignal | None:
+        self._holds.enter_context(self._store.hold(self.blackboard_id))  # the board's writers wait for this write
+        if self._read_model.position() == self._store.last_position():
+            found = self._read_model.get(signal_id)
+            return found if found is not None and found.blackboard_id == self.blackboard_id else None
+        board = BlackboardAggregate.replay(self.blackboard_id, self._store.load(self.blackboard_id))
+        return board.signals.get(signal_id)
 
     def load(self) -> Entry | None:
         if self._read_model.position() == self._store.last_position():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from blackboard.application.knowledge_ports import EntryTransaction
@@ -28,8 +28,8 @@ class InMemoryUnitOfWork(UnitOfWork):
 
     @contextmanager
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
-        with self._store.hold(entry_stream_id(blackboard_id, key)):  # the key's own stream, not the board
-            yield InMemoryEntryTransaction(blackboard_id, key, self._store, self._read_model)
+        with self._store.hold(entry_stream_id(blackboard_id, key)), ExitStack() as holds:  # the key's own stream
+            yield InMemoryEntryTransaction(blackboard_id, key, self._store, self._read_model, holds)
 
 
 class _Transaction(BoardTransaction):

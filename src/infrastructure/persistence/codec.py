@@ -74,6 +74,8 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "retry_of": signal.retry_of,
         "claim_token": signal.claim_token,
         "renewed_at": signal.renewed_at,
+        "keys_json": json.dumps({"read": list(signal.read_keys), "write": list(signal.write_keys)})
+        if signal.read_keys or signal.write_keys else None,
     }
 
 
@@ -117,4 +119,12 @@ def signal_from_row(row: Any) -> AgentSignal:
         claim_token=row.claim_token,
         renewed_at=row.renewed_at,
         version=row.version,
+        **_keys(row.keys_json),
     )
+
+
+def _keys(keys_json: str | None) -> dict[str, tuple[str, ...]]:
+    if keys_json is None:
+        return {}
+    keys = json.loads(keys_json)
+    return {"read_keys": tuple(keys["read"]), "write_keys": tuple(keys["write"])}

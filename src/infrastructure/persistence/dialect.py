@@ -46,6 +46,11 @@ class Dialect(abc.ABC):
         """In a write transaction: no other writer of this entry key (stream) gets past here until it
         ends; writers of other keys and of boards are not held up."""
 
+    def share_board(self, conn: Connection, blackboard_id: str) -> None:
+        """In a write transaction holding an entry key: the board's writers (a completion, an expiry)
+        wait until it ends, writers of other keys sharing the board do not. Nothing to do where one
+        write transaction holds the whole database (SQLite)."""
+
     def hold_log(self, conn: Connection) -> None:
         """In a write transaction, right before it appends: positions are handed out in commit order."""
 

@@ -11,10 +11,15 @@ from sqlalchemy import Connection
 from blackboard.application.knowledge_ports import EntryTransaction
 from blackboard.application.ports import Recorded
 from blackboard.domain import entry_rules
+from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent, entry_stream_id
+from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.persistence.codec import signal_from_row
+from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.entry_read_model import get_in, records_in
-from blackboard.infrastructure.persistence.event_store import STATE, append_in
+from blackboard.infrastructure.persistence.event_store import STATE, append_in, load_in
+from blackboard.infrastructure.persistence.unit_of_work import BY_ID
 
 
 class SqlEntryTransaction(EntryTransaction):
@@ -32,6 +37,15 @@ class SqlEntryTransaction(EntryTransaction):
             pairs = [(r.event, r.position) for r in records_in(self._conn, self.blackboard_id, self.key)]
             self._loaded = entry_rules.replay((e, p) for e, p in pairs if isinstance(e, EntryEvent))
         return self._loaded
+
+    def signal(self, signal_id: str) -> AgentSignal | None:
+        dialect_of(self._conn.engine).share_board(self._conn, self.blackboard_id)
+        _, last, folded_to = self._conn.execute(STATE, {"stream": self.blackboard_id}).one()
+        if (folded_to or 0) == last:  # live: the signal's row is its state, every commit on the board wrote it
+            row = self._conn.execute(BY_ID, {"board": self.blackboard_id, "id": signal_id}).first()
+            return signal_from_row(row) if row is not None else None
+        board = BlackboardAggregate.replay(self.blackboard_id, load_in(self._conn, self.blackboard_id))
+        return board.signals.get(signal_id)
 
     def commit(self, events: Sequence[EntryEvent], metadata: Mapping[str, Any]) -> list[Recorded]:
         if not events:

@@ -5,6 +5,9 @@ Locks are transaction-level advisory locks, so they end with the transaction wha
   read to its commit, so the rows it decides on are the board's state until it writes;
 - an entry key: `pg_advisory_xact_lock(ENTRY_LOCKS, hashtext(stream))`, the key's own stream, held
   like a board's (a write of one key never waits on another key's, nor on a board's);
+- a write naming a signal with key permissions also takes its board's lock shared (`share_board`),
+  after its key's, so the signal's claim cannot end between the check and the write's commit, and
+  such writes on one board still run side by side;
 - the projection: every command also holds `PROJECTION_LOCK` shared, and folding or clearing the
   read model outside a command (a rebuild) holds it exclusive, so no command decides on rows that
   are being cleared or refolded;
@@ -35,6 +38,7 @@ MIGRATION_LOCK = 0x626C6D67
 HOLD_BOARD = text("SELECT pg_advisory_xact_lock_shared(:projection), pg_advisory_xact_lock(:kind, hashtext(:board))")
 HOLD = text("SELECT pg_advisory_xact_lock(:key)")
 SET_SEQUENCE = text("SELECT setval(pg_get_serial_sequence('events', 'position'), (SELECT max(position) FROM events))")
+SHARE_BOARD = text("SELECT pg_advisory_xact_lock_shared(:kind, hashtext(:board))")
 NOTIFY = text("SELECT pg_notify(:channel, :position)")
 
 
@@ -60,6 +64,10 @@ class PostgresDialect(Dialect):
 
     def hold_entry(self, conn: Connection, stream_id: str) -> None:
         conn.execute(HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": ENTRY_LOCKS, "board": stream_id})
+
+    def share_board(self, conn: Connection, blackboard_id: str) -> None:
+        # taken after the key's lock; a board's writer never takes a key's, so the two cannot deadlock
+        conn.execute(SHARE_BOARD, {"kind": BOARD_LOCKS, "board": blackboard_id})
 
     def hold_log(self, conn: Connection) -> None:
         conn.execute(HOLD, {"key": LOG_LOCK})

@@ -98,6 +98,7 @@ SIGNALS = Table(
     Column("retry_of", String(12)),
     Column("claim_token", String(100)),
     Column("renewed_at", Moment),
+    Column("keys_json", Text),  # {"read": [...], "write": [...]}: key permissions; NULL when it has none
     Index("ix_blackboard_signals_open", "status", "waiting", "created_at", "signal_id"),  # the candidates' order
     Index("ix_blackboard_signals_board", "blackboard_id", "created_at"),
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
