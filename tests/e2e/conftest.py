@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 
 import pytest
 from jsonschema import Draft7Validator, FormatChecker
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 from tests.paths import CONTRACTS as CONTRACTS_DIR
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
@@ -264,3 +266,25 @@ def cli(make_cli, tmp_path) -> Iterator[Cli]:
     made = make_cli(f"sqlite:///{tmp_path / 'blackboard.db'}", tmp_path)
     yield made
     made.close()
+
+
+def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, label: str) -> str:
+    """For a fixture parametrised with "sqlite" and "postgresql": a SQLite file of its own, or the run's
+    PostgreSQL database emptied (fails, never skips, without PostgreSQL)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp(label) / 'blackboard.db'}"
+    url = request.getfixturevalue("pg_database_url")
+    empty_database(url)
+    return url
+
+
+def empty_database(url: str) -> None:
+    """Other tests of the run may have left rows (even a read model out of step with its events)."""
+    engine = create_engine(url, poolclass=NullPool)
+    with engine.begin() as conn:
+        tables = conn.execute(text(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'alembic_version'"
+        )).scalars().all()
+        if tables:
+            conn.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY"))
+    engine.dispose()

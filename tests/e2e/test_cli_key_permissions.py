@@ -10,17 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.conftest import Cli
-from tests.e2e.test_cli_story import _empty
+from tests.e2e.conftest import Cli, database_url
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def pcli(request, make_cli, tmp_path_factory) -> Iterator[Cli]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('perms') / 'blackboard.db'}"
-    else:
-        url = request.getfixturevalue("pg_database_url")  # fails, never skips, without PostgreSQL
-        _empty(url)
+    url = database_url(request, tmp_path_factory, "perms")
     made = make_cli(url, tmp_path_factory.mktemp("cwd"))
     yield made
     made.close()

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.conftest import Cli
-from tests.e2e.test_cli_story import _empty
+from tests.e2e.conftest import Cli, database_url
 
 CONTRACT_FIELDS = {"blackboard_id", "key", "version", "value", "entry_type", "author", "section", "role", "label",
                    "confidence", "depends_on", "topics", "meta", "signal_id", "written_at", "position", "conflict"}
@@ -19,11 +18,7 @@ CONTRACT_FIELDS = {"blackboard_id", "key", "version", "value", "entry_type", "au
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def kcli(request, make_cli, tmp_path_factory) -> Iterator[Cli]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('knowledge') / 'blackboard.db'}"
-    else:
-        url = request.getfixturevalue("pg_database_url")  # fails, never skips, without PostgreSQL
-        _empty(url)
+    url = database_url(request, tmp_path_factory, "knowledge")
     made = make_cli(url, tmp_path_factory.mktemp("cwd"))
     yield made
     made.close()

@@ -9,31 +9,13 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.pool import NullPool
 
-from tests.e2e.conftest import Cli, assert_events, assert_signal, assert_signals
+from tests.e2e.conftest import Cli, assert_events, assert_signal, assert_signals, database_url
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def db_url(request, tmp_path_factory) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path_factory.mktemp('story') / 'blackboard.db'}"
-    url = request.getfixturevalue("pg_database_url")  # fails, never skips, without PostgreSQL
-    _empty(url)
-    return url
-
-
-def _empty(url: str) -> None:
-    """Other tests of the run may have left rows (even a read model out of step with its events)."""
-    engine = create_engine(url, poolclass=NullPool)
-    with engine.begin() as conn:
-        tables = conn.execute(text(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'alembic_version'"
-        )).scalars().all()
-        if tables:
-            conn.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY"))
-    engine.dispose()
+    return database_url(request, tmp_path_factory, "story")
 
 
 @pytest.fixture(scope="module")

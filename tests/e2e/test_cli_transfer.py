@@ -15,8 +15,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from tests.e2e.conftest import Cli
-from tests.e2e.test_cli_story import _empty
+from tests.e2e.conftest import Cli, empty_database
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +41,7 @@ def stores(request, make_cli, tmp_path_factory) -> tuple[Cli, Cli]:
         source, target = f"sqlite:///{cwd / 'source.db'}", f"sqlite:///{cwd / 'target.db'}"
     else:
         source, target = request.getfixturevalue("pg_database_url"), request.getfixturevalue("pg_second_url")
-        _empty(source)
+        empty_database(source)
     made = make_cli(source, cwd), make_cli(target, cwd)
     made[1]("db", "upgrade").expect(0)
     return made
@@ -53,7 +52,7 @@ def target(stores) -> Cli:
     """The import store, emptied for each test."""
     cli = stores[1]
     if cli.db_url.startswith("postgresql"):
-        _empty(cli.db_url)
+        empty_database(cli.db_url)
     else:
         cli.ok("db", "upgrade")
         _truncate_sqlite(cli.db_url)
