@@ -15,9 +15,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# import-linter reads packages from disk; the script lints the `blackboard` package as installed
 lint: $(STAMP)
-	$(BIN)/python scripts/lint_imports.py
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest
