@@ -60,7 +60,7 @@ class BlackboardQueries:
         criteria = SignalFilter(
             status=query.status,
             signal_type=query.signal_type,
-            capabilities=(query.capability,) if query.capability else (),
+            capabilities=((query.capability,) if query.capability else ()) + query.capabilities,
             blackboard_id=query.blackboard_id,
             limit=query.limit,
         )

@@ -16,7 +16,6 @@ from blackboard.application.commands import (
     ExpireSignals,
     FailSignal,
     GetSignalById,
-    ListSignals,
     PostSignal,
     RetrySignal,
     WatchSignals,
@@ -43,7 +42,7 @@ class SignalEndedBadly(RuleViolation):
 
 
 @inject
-def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output | None:
     command = PostSignal(
         signal_type=args.signal_type, ps_id=args.ps_id, entry_id=args.entry_id, topic=args.topic,
         prompt=args.prompt, context=_json_object(args.context, "--context"),
@@ -51,7 +50,11 @@ def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
         after=tuple(args.after), dedupe_key=args.key, correlation_id=args.correlation_id,
         read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
     )
-    return render.signal(service().post_signal(command))
+    posted = service().post_signal(command)
+    if args.quiet:  # `SIG=$(blackboard post -q ...)`: the id alone, whatever the output format
+        print(posted.signal_id)
+        return None
+    return render.signal(posted)
 
 
 @inject
@@ -104,15 +107,6 @@ def worker(
 def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     query = GetSignalById(signal_id=args.signal_id, at=args.at)
     return render.signal(queries().get_signal(query))
-
-
-@inject
-def signals(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
-    query = ListSignals(
-        status=args.status, signal_type=args.signal_type, capability=args.capability,
-        blackboard_id=args.blackboard, limit=args.limit, at=args.at,
-    )
-    return render.signals(queries().list_signals(query))
 
 
 @inject
@@ -185,17 +179,6 @@ def expire(args: argparse.Namespace, service: Lazy = Provide[Container.service.p
 
 
 @inject
-def events(args: argparse.Namespace, store: Lazy = Provide[Container.event_store.provider]) -> Output:
-    if args.since < 0 or (args.limit is not None and args.limit < 1):
-        raise InvalidInput("--since" if args.since < 0 else "--limit", "must be 0 or more (--since), 1 or more (--limit)")
-    found, position, log = [], args.since, store()
-    while (args.limit is None or len(found) < args.limit) and (page := log.read_all(after=position, limit=1000)):
-        found += [r for r in page if args.blackboard in (None, r.event.blackboard_id)]
-        position = page[-1].position
-    return render.events(found[: args.limit])
-
-
-@inject
 def db_upgrade(args: argparse.Namespace, engine: Lazy = Provide[Container.engine.provider]) -> Output:
     from blackboard.infrastructure.persistence.schema import current_revision
 
@@ -250,3 +233,5 @@ def _check_watch(args: argparse.Namespace) -> None:
 # The knowledge commands live in their own module; `main` runs every command by name from this one.
 from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, watch_topic, write  # noqa: E402,F401
 from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
+from blackboard.infrastructure.cli.paging import events, signals  # noqa: E402,F401
+from blackboard.infrastructure.cli.habits import completion, schema, status  # noqa: E402,F401

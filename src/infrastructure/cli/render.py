@@ -54,27 +54,27 @@ def signal_text(s: AgentSignal) -> str:
 
 
 def events(records: Sequence[Recorded]) -> Output:
-    data = [
-        {
-            "position": r.position,
-            "event_type": r.event.event_type,
-            "stream_id": r.event.stream_id,  # a board's, or an entry key's (`<board>\x1f<key>`)
-            "version": r.event.version,
-            "event_id": r.event.event_id,
-            "schema_version": type(r.event).schema_version,
-            "occurred_at": r.event.occurred_at.isoformat(),
-            "recorded_at": r.recorded_at.isoformat(),
-            "data": r.event.data(),
-            "metadata": dict(r.metadata),
-        }
-        for r in records
-    ]
-    lines = [
-        f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
-        f"{r.event.event_type:<22} {_summary(r)}"
-        for r in records
-    ]
-    return Output(data, "\n".join(lines) or "no events")
+    return Output([event_document(r) for r in records], "\n".join(event_line(r) for r in records) or "no events")
+
+
+def event_document(r: Recorded) -> dict[str, Any]:
+    return {
+        "position": r.position,
+        "event_type": r.event.event_type,
+        "stream_id": r.event.stream_id,  # a board's, or an entry key's (`<board>\x1f<key>`)
+        "version": r.event.version,
+        "event_id": r.event.event_id,
+        "schema_version": type(r.event).schema_version,
+        "occurred_at": r.event.occurred_at.isoformat(),
+        "recorded_at": r.recorded_at.isoformat(),
+        "data": r.event.data(),
+        "metadata": dict(r.metadata),
+    }
+
+
+def event_line(r: Recorded) -> str:
+    return (f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
+            f"{r.event.event_type:<22} {_summary(r)}")
 
 
 def _summary(record: Recorded) -> str:
