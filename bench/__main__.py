@@ -2,7 +2,7 @@
 
 Sections, all run by default (BENCH_SECTIONS=a,b,... picks some): (a) command throughput, (b) the
 eventsourcing baseline, (c) latency on a small vs a huge board, warm and cold, (d) rebuild speed,
-(e) concurrent writers, (k) knowledge entries on a small and a huge board, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
+(e) concurrent writers, (k) knowledge entries on a small and a huge board, (l) `events` and `status` on a long log, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
 PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (s) CLI start-up.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
@@ -122,11 +122,31 @@ def main() -> None:
                     big["entries_author_ms"] <= 5),
         ])
 
+    def run_l() -> None:  # (l) events and status on a long log, from fresh processes
+        from bench import log_reading
+
+        report["log_reading"] = lg = profiled(config, "l", log_reading.run, config)
+        rows = [[name, c["peak_mb"], c["wall_s"], c["cpu_s"]] for name, c in lg["cases"].items()]
+        rows.append([f"--json status (median of {len(lg['status_wall_s'])})", lg["status_peak_mb"], lg["status_median_s"],
+                     lg["status_cpu_median_s"]])
+        rows.append(["--version (start-up alone)", "", lg["version_wall_s"], ""])
+        say(table(f"(l) a log of {lg['events']:,} events on SQLite: each command in a fresh process",
+                  ["command", "peak MB", "wall s", "cpu s"], rows,
+                  f"    the former events held every event (and its JSON) at once: {lg['former_over_jsonl_peak']}x the\n"
+                  "    streamed --jsonl's peak; status counts with GROUP BYs over the read models, not a replay."))
+        jsonl = lg["cases"]["events --all --jsonl"]["peak_mb"]
+        targets.extend([
+            _target("(l) events --all --jsonl peak MB, 200k events", jsonl, f"<= {log_reading.TARGET_PEAK_MB}",
+                    lg["pass_peak"]),
+            _target("(l) status wall s, 200k events", lg["status_median_s"], f"<= {log_reading.TARGET_STATUS_S:g}",
+                    lg["pass_status"]),
+        ])
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
     for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("k", run_k),
-                      ("s", run_s)):
+                      ("l", run_l), ("s", run_s)):
         if name in config.sections:
             section(name, run)
 

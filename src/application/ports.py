@@ -288,7 +288,7 @@ class SignalReadModel(abc.ABC):
             counts[str(signal.status)] = counts.get(str(signal.status), 0) + 1
         return counts
 
-    def board_signals(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
+    def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
         """Each board's (or one board's) signal counts, in board order. This default reads every
         signal; a store counts where the rows are."""
         boards: dict[str, list[AgentSignal]] = {}

@@ -49,7 +49,7 @@ class StatusQueries:
         """Every board the store holds (or the one named: BoardNotFound if it holds none), in board order."""
         self._projector.catch_up()
         now = self._clock.now()
-        signals = {b.blackboard_id: b for b in self._signals.board_signals(now - self._claim_timeout, blackboard_id)}
+        signals = {b.blackboard_id: b for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id)}
         entries = self._entries.board_counts(blackboard_id)
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)

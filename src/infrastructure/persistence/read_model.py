@@ -86,7 +86,7 @@ class SqlSignalReadModel(SignalReadModel):
             return dict(conn.execute(query).all())
 
     @_translated
-    def board_signals(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
+    def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
         """Three GROUP BYs over the rows (the board index), whatever the length of the log."""
         board, status = SIGNALS.c.blackboard_id, SIGNALS.c.status
         mine = (board == blackboard_id,) if blackboard_id is not None else ()
