@@ -59,4 +59,4 @@ def status(
         status_view.Watch(lambda: queries().overview(args.blackboard), store(), notifier(), position,
                           args.interval).run(boards, config.json)
         return None
-    return Output([b.to_document() for b in boards], status_view.text(boards))
+    return Output([b.to_document() for b in boards], "" if config.json else status_view.text(boards))  # rich: text only

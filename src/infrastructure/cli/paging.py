@@ -17,11 +17,11 @@ from blackboard.application.commands import ListSignals
 from blackboard.application.ports import EventStore, Recorded
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli import render
+from blackboard.infrastructure.cli.parser import PAGE
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings
 
-PAGE = 100  # what a list prints without --limit or --all
 READ = 1000  # events read from the log per query
 
 Lazy = Callable[[], Any]

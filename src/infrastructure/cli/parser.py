@@ -13,6 +13,7 @@ from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
 STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
+PAGE = 100  # what `signals` and `events` print without --limit or --all
 
 
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
@@ -171,8 +172,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_paging(parser: argparse.ArgumentParser, what: str) -> None:
     """A list that prints a page by default and says on stderr when more remain."""
-    from blackboard.infrastructure.cli.paging import PAGE
-
     page = parser.add_mutually_exclusive_group()
     page.add_argument("--limit", type=int, metavar="N", help=f"at most N {what} (default {PAGE})")
     page.add_argument("--all", action="store_true", help=f"every {what[:-1]}, however many")
