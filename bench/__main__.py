@@ -133,7 +133,8 @@ def main() -> None:
         say(table(f"(l) a log of {lg['events']:,} events on SQLite: each command in a fresh process",
                   ["command", "peak MB", "wall s", "cpu s"], rows,
                   f"    the former events held every event (and its JSON) at once: {lg['former_over_jsonl_peak']}x the\n"
-                  "    streamed --jsonl's peak; status counts with GROUP BYs over the read models, not a replay."))
+                  "    streamed --jsonl's peak; status counts with GROUP BYs over the read models, not a replay.\n"
+                  "    --version is start-up alone: read the wall times against it on a loaded machine."))
         jsonl = lg["cases"]["events --all --jsonl"]["peak_mb"]
         targets.extend([
             _target("(l) events --all --jsonl peak MB, 200k events", jsonl, f"<= {log_reading.TARGET_PEAK_MB}",
