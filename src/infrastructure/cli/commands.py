@@ -123,28 +123,16 @@ def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.pr
 
 @inject
 def agents(
-    args: argparse.Namespace, registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry]
+    args: argparse.Namespace,
+    registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry],
+    config: BlackboardSettings = Provide[Container.config],
 ) -> Output:
-    definitions = registry.definitions()
-    for problem in registry.problems():
-        print(f"blackboard: warning: {problem.path}: {problem.message}", file=sys.stderr)
-    data = [
-        {
-            "name": d.profile.agent_id,
-            "description": d.description,
-            "capabilities": [c.model_dump() for c in d.profile.capabilities],
-            "threshold": d.profile.threshold_or(registry.default_threshold),
-            "command": d.command,
-            "timeout": d.timeout,
-            "file": str(d.path),
-        }
-        for d in definitions
-    ]
-    lines = [
-        f"{a['name']:<20} {_capabilities(a['capabilities'])}  (threshold {a['threshold']:g})  {a['file']}"
-        for a in data
-    ]
-    return Output(data, "\n".join(lines) or f"no agents in {registry.agents_dir}")
+    from blackboard.infrastructure.cli.agents_report import report
+
+    if config.json:  # the text lists them; a script reading JSON from stdout hears of them here too
+        for problem in registry.problems():
+            print(f"blackboard: warning: {problem}", file=sys.stderr)
+    return report(registry)
 
 
 @inject
@@ -215,10 +203,6 @@ def projection_rebuild(args: argparse.Namespace, projector: Lazy = Provide[Conta
     else:
         folded = rebuilder.rebuild(args.resume)
     return Output({"events": folded}, f"read model rebuilt: {folded} events replayed")
-
-
-def _capabilities(capabilities: list[dict[str, Any]]) -> str:
-    return " ".join(f"{c['type']}={c['score']:g}" for c in capabilities)
 
 
 def _json_object(raw: str | None, option: str) -> dict[str, Any]:

@@ -32,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--db", metavar="URL", help=f"event store URL (env BLACKBOARD_DB; default {DEFAULT_URL})")
-    parser.add_argument("--agents-dir", metavar="DIR", help="folder of agent .md files (env BLACKBOARD_AGENTS_DIR; default ./agents)")
+    parser.add_argument("--agents-dir", metavar="DIR", action="append",
+                        help="folder of agent .md files, read recursively; repeatable; ./.claude/agents when ./agents "
+                             "does not exist (env BLACKBOARD_AGENTS_DIR, folders separated by os.pathsep; default ./agents)")
     parser.add_argument("--json", action="store_true", help="print JSON (env BLACKBOARD_JSON=1)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
