@@ -326,8 +326,15 @@ def test_the_shipped_agents_load_without_problems():
     registry = FrontmatterAgentRegistry(SHIPPED_AGENTS)
 
     assert registry.problems() == []
-    assert [a.agent_id for a in registry.get_all()] == ["ps-analyst", "ps-architect", "ps-researcher", "ps-reviewer"]
+    assert [a.agent_id for a in registry.get_all()] == [
+        "ps-analyst", "ps-architect", "ps-researcher", "ps-reviewer", "ps-writer",
+    ]
     for definition in registry.definitions():
+        assert definition.runnable and not definition.warnings
+        if definition.name == "ps-writer":  # the one that calls a model: a Python function
+            assert definition.entrypoint == "handlers.writer:handle" and definition.model
+            assert (SHIPPED_AGENTS / "handlers" / "writer.py").is_file()
+            continue
         assert definition.command and definition.command.startswith("python3 handlers/")
         assert (SHIPPED_AGENTS / definition.command.split()[1]).is_file()
         assert definition.timeout and definition.timeout > 0

@@ -60,7 +60,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         self.agents_dirs = tuple(Path(folder) for folder in given)
         self.default_threshold = default_threshold
         self._parsed: dict[str, tuple[FileKey, AgentDefinition | AgentFileInvalid]] = {}
-        self._snapshot = _Snapshot(Scan((), ()), {}, (), ())
+        self._snapshot = _Snapshot(Scan((), (), ()), {}, (), ())
         self._lock = threading.Lock()  # a worker may read the registry from several threads
 
     @property
@@ -89,8 +89,8 @@ class FrontmatterAgentRegistry(AgentRegistry):
         return list(self._refresh().problems)
 
     def files(self) -> list[FileReport]:
-        """Every file looked at, loaded or left out, in walk order (folders that could not be read are in
-        `problems()`)."""
+        """Every file looked at, loaded or left out: those read in walk order, then those that could not
+        be (a link loop ...). Folders that could not be walked are in `problems()` only."""
         return list(self._refresh().reports)
 
     # -- reading the folders ------------------------------------------------------------------
@@ -119,6 +119,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
             else:
                 agents[outcome.name] = outcome
                 reports.append(FileReport(outcome.path, outcome))
+        reports += [FileReport(p.path, None, (p,)) for p in found.bad_files]
         problems = (*found.problems, *(p for r in reports for p in r.problems))
         for problem in problems:  # info, not warning: callers report problems() in their own words
             logger.info("agent file left out: %s", problem)

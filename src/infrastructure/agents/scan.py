@@ -25,7 +25,8 @@ DEFAULT_FOLDER, CLAUDE_FOLDER = Path("agents"), Path(".claude") / "agents"
 @dataclass(frozen=True, slots=True)
 class Scan:
     files: tuple[tuple[str, FileKey], ...]  # in walk order
-    problems: tuple[AgentFileProblem, ...]
+    bad_files: tuple[AgentFileProblem, ...]  # files found but not readable as files (a link loop ...)
+    problems: tuple[AgentFileProblem, ...]  # folders that could not be walked
 
 
 def folders_from(setting: str) -> list[Path]:
@@ -39,14 +40,16 @@ def folders_from(setting: str) -> list[Path]:
 
 def scan(folders: Sequence[Path]) -> Scan:
     files: list[tuple[str, FileKey]] = []
+    bad_files: list[AgentFileProblem] = []
     problems: list[AgentFileProblem] = []
     seen: dict[tuple[int, int], Path] = {}  # folders walked, by (device, inode): a link back is a loop
     for folder in folders:
-        _walk(folder, files, problems, seen, top=True)
-    return Scan(tuple(files), tuple(problems))
+        _walk(folder, files, (bad_files, problems), seen, top=True)
+    return Scan(tuple(files), tuple(bad_files), tuple(problems))
 
 
-def _walk(folder: Path, files: list, problems: list, seen: dict, top: bool = False) -> None:
+def _walk(folder: Path, files: list, said: tuple[list, list], seen: dict, top: bool = False) -> None:
+    bad_files, problems = said
     try:
         st = folder.stat()
         if (st.st_dev, st.st_ino) in seen:
@@ -76,9 +79,9 @@ def _walk(folder: Path, files: list, problems: list, seen: dict, top: bool = Fal
         except OSError:
             is_dir = False
         if is_dir:
-            _walk(path, files, problems, seen)
+            _walk(path, files, said, seen)
         elif entry.name.endswith(".md") and entry.name.lower() not in SKIPPED_NAMES:
-            _file(entry, path, files, problems)
+            _file(entry, path, files, bad_files)
 
 
 def _file(entry: os.DirEntry, path: Path, files: list, problems: list) -> None:

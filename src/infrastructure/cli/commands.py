@@ -25,6 +25,7 @@ from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
+from blackboard.infrastructure.cli.runnable import unrunnable_warning
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 
@@ -43,7 +44,11 @@ class SignalEndedBadly(RuleViolation):
 
 
 @inject
-def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+def post(
+    args: argparse.Namespace,
+    service: Lazy = Provide[Container.service.provider],
+    registry: Lazy = Provide[Container.agent_registry.provider],
+) -> Output:
     command = PostSignal(
         signal_type=args.signal_type, ps_id=args.ps_id, entry_id=args.entry_id, topic=args.topic,
         prompt=args.prompt, context=_json_object(args.context, "--context"),
@@ -51,7 +56,16 @@ def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
         after=tuple(args.after), dedupe_key=args.key, correlation_id=args.correlation_id,
         read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
     )
-    return render.signal(service().post_signal(command))
+    posted = service().post_signal(command)
+    return _warned(render.signal(posted), unrunnable_warning(posted, registry()))
+
+
+def _warned(output: Output, warning: str | None) -> Output:
+    """The warning on stderr, and in the JSON document's `warnings` (AgentSignal allows extra properties)."""
+    if warning is None:
+        return output
+    print(f"blackboard: warning: {warning}", file=sys.stderr)
+    return Output({**output.data, "warnings": [warning]}, output.text)
 
 
 @inject
