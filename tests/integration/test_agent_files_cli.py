@@ -162,5 +162,5 @@ def test_a_worker_refuses_to_start_for_an_agent_with_nothing_to_run(tmp_path, co
     done = cli(tmp_path, "worker", "--agent", "code-reviewer", "--once", folders=[collection])
 
     assert done.returncode == 2
-    assert "agent code-reviewer is not runnable" in done.stderr and "names no command or entrypoint" in done.stderr
+    assert "agent code-reviewer is not runnable" in done.stderr and "has no command or entrypoint in its file" in done.stderr
     assert str(collection / "engineering" / "code-reviewer.md") in done.stderr

@@ -35,7 +35,7 @@ def read_frontmatter(head: str) -> Frontmatter:
     import yaml
 
     try:
-        data = yaml.safe_load(head)
+        data = yaml.load(head, Loader=_loader())
     except yaml.YAMLError as strict:
         blocks = _blocks(head)
         if not blocks:
@@ -62,7 +62,7 @@ def _leniently(blocks: list[tuple[str, int, list[str]]]) -> Frontmatter:
     read = Frontmatter({})
     for key, line, lines in blocks:
         try:
-            value = yaml.safe_load("\n".join(lines))
+            value = yaml.load("\n".join(lines), Loader=_loader())
         except yaml.YAMLError as exc:
             reason = f"{_problem(exc)}, line {line + _line_in(exc)} of the file"
             if key in OWNED:
@@ -85,6 +85,13 @@ def _as_text(key: str, lines: list[str]) -> str:
     rest = [line.strip() for line in lines[1:]]
     text = "\n".join([first, *rest]).strip()
     return text.replace("\\n", "\n") if "\n" not in text else text
+
+
+def _loader() -> Any:
+    """libyaml's safe loader when PyYAML was built with it (three times faster), as python-frontmatter picks."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _problem(exc: Any) -> str:

@@ -2,7 +2,7 @@
 
 Collections keep agents in subfolders (`engineering/backend.md`), so folders are walked recursively,
 in name order, symbolic links followed. Skipped without a word: names starting with a dot (`.git`,
-editors' swap files) and `README.md`, which documents a collection. Reported, each with its path and
+editors' swap files), `README.md`, which documents a collection, and `__pycache__` or `node_modules` folders. Reported, each with its path and
 the rule, while the walk goes on: a folder that cannot be read, a symbolic link that loops or leads
 nowhere, a path that is not a regular file.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from blackboard.infrastructure.agents.parsing import AgentFileProblem
 
 FileKey = tuple[int, int, int]  # (mtime_ns, size, inode): a file whose key is unchanged is not re-read
 SKIPPED_NAMES = frozenset({"readme.md"})  # compared in lower case
+SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules"})  # handlers' folders: never agent files
 DEFAULT_FOLDER, CLAUDE_FOLDER = Path("agents"), Path(".claude") / "agents"
 
 
@@ -42,58 +44,61 @@ def scan(folders: Sequence[Path]) -> Scan:
     files: list[tuple[str, FileKey]] = []
     bad_files: list[AgentFileProblem] = []
     problems: list[AgentFileProblem] = []
-    seen: dict[tuple[int, int], Path] = {}  # folders walked, by (device, inode): a link back is a loop
+    seen: dict[tuple[int, int], str] = {}  # folders walked, by (device, inode): a link back is a loop
     for folder in folders:
-        _walk(folder, files, (bad_files, problems), seen, top=True)
+        _walk(str(folder), files, (bad_files, problems), seen, top=True)
     return Scan(tuple(files), tuple(bad_files), tuple(problems))
 
 
-def _walk(folder: Path, files: list, said: tuple[list, list], seen: dict, top: bool = False) -> None:
+def _walk(folder: str, files: list, said: tuple[list, list], seen: dict, top: bool = False) -> None:
+    """Paths are plain strings here: a worker looks at its folders every round, and Path costs."""
     bad_files, problems = said
     try:
-        st = folder.stat()
+        st = os.stat(folder)
         if (st.st_dev, st.st_ino) in seen:
             first = seen[(st.st_dev, st.st_ino)]
-            problems.append(AgentFileProblem(folder, f"folder: leads back to {first}, already read (a symbolic link loop "
-                                                     "or a folder named twice); skipped", "remove the link"))
+            problems.append(AgentFileProblem(Path(folder), f"folder: leads back to {first}, already read (a symbolic "
+                                                           "link loop or a folder named twice); skipped", "remove the link"))
             return
         seen[(st.st_dev, st.st_ino)] = folder
         with os.scandir(folder) as found:
             entries = sorted(found, key=lambda e: e.name)
     except FileNotFoundError:
         if not top:  # a missing top folder is an empty one (it may appear later)
-            problems.append(AgentFileProblem(folder, "folder: is a broken symbolic link", "remove the link"))
+            problems.append(AgentFileProblem(Path(folder), "folder: is a broken symbolic link", "remove the link"))
         return
     except NotADirectoryError:
-        problems.append(AgentFileProblem(folder, "folder: is not a folder", "name a folder of agent files"))
+        problems.append(AgentFileProblem(Path(folder), "folder: is not a folder", "name a folder of agent files"))
         return
     except OSError as exc:
-        problems.append(AgentFileProblem(folder, f"folder: {_why(exc)}", _fix(exc)))
+        problems.append(AgentFileProblem(Path(folder), f"folder: {_why(exc)}", _fix(exc)))
         return
     for entry in entries:
-        if entry.name.startswith("."):
+        name = entry.name
+        if name.startswith(".") or name in SKIPPED_FOLDERS:
             continue
-        path = folder / entry.name
+        if name.endswith(".md"):
+            if name.lower() not in SKIPPED_NAMES:
+                _file(entry, files, bad_files)
+            continue
         try:
-            is_dir = entry.is_dir()
+            is_dir = entry.is_dir()  # follows a symbolic link
         except OSError:
             is_dir = False
         if is_dir:
-            _walk(path, files, said, seen)
-        elif entry.name.endswith(".md") and entry.name.lower() not in SKIPPED_NAMES:
-            _file(entry, path, files, bad_files)
+            _walk(entry.path, files, said, seen)
 
 
-def _file(entry: os.DirEntry, path: Path, files: list, problems: list) -> None:
+def _file(entry: os.DirEntry, files: list, bad_files: list) -> None:
     try:
         st = entry.stat()  # follows a symbolic link
     except OSError as exc:
-        problems.append(AgentFileProblem(path, f"file: {_why(exc)}", _fix(exc)))
+        bad_files.append(AgentFileProblem(Path(entry.path), f"file: {_why(exc)}", _fix(exc)))
         return
-    if not entry.is_file():
-        problems.append(AgentFileProblem(path, "file: is not a regular file", "move it out of the agents folder"))
+    if not stat.S_ISREG(st.st_mode):
+        bad_files.append(AgentFileProblem(Path(entry.path), "file: is not a regular file", "move it out of the agents folder"))
         return
-    files.append((str(path), (st.st_mtime_ns, st.st_size, st.st_ino)))
+    files.append((entry.path, (st.st_mtime_ns, st.st_size, st.st_ino)))
 
 
 def _why(exc: OSError) -> str:

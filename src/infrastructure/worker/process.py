@@ -77,8 +77,8 @@ class Worker:
         definition = self._loop.definition()
         if not definition.runnable:  # an unknown agent, or one with nothing to run, fails now
             raise InvalidInput("command", (
-                f"agent {self._options.agent} is not runnable: its file ({definition.path}) names no command or "
-                "entrypoint, so a worker has nothing to run for it (add command: or entrypoint: to the file)"
+                f"agent {self._options.agent} is not runnable: it has no command or entrypoint in its file "
+                f"({definition.path}), so a worker has nothing to run for it (add command: or entrypoint: to the file)"
             ))
         if definition.entrypoint:
             load_entrypoint(definition)  # an entrypoint that does not import fails now too (exit 2)
