@@ -31,6 +31,16 @@ def test_a_bad_port_or_token_is_refused_naming_it(cli: Cli, args, message):
     assert refused.stderr.startswith(f"blackboard: {message}"), refused.stderr
 
 
+def test_a_port_in_use_is_one_line_and_exit_1(cli: Cli):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        failed = cli("ui", "--port", str(taken.getsockname()[1])).expect(1)
+
+    assert failed.stderr.splitlines()[-1].startswith("blackboard: could not listen on 127.0.0.1:"), failed.stderr
+    assert "address already in use" in failed.stderr
+
+
 def test_off_loopback_every_request_must_present_the_token(cli: Cli):
     cli.post("--blackboard", "ps-t")
     server = UiServer(cli, "--host", "0.0.0.0", env={"BLACKBOARD_UI_TOKEN": TOKEN}).wait_ready()

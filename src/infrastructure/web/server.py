@@ -17,7 +17,17 @@ def serve(view: BoardView, notifier: LogNotifier, host: str, port: int, token: s
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=1,
                             server_header=False, limit_concurrency=200, h11_max_incomplete_event_size=64 * 1024,
                             log_config=LOG_CONFIG)
-    uvicorn.Server(config).run()
+    server = uvicorn.Server(config)
+    try:
+        server.run()
+    except SystemExit:  # uvicorn exits 3 when it cannot bind: here that is exit 1 (README: exit codes)
+        if server.started:
+            raise
+        raise CannotServe(f"could not listen on {host}:{port} (the line above says why)") from None
+
+
+class CannotServe(RuntimeError):
+    """The address could not be bound (in use, not this machine's): exit 1, in one line."""
 
 
 class OneLine(logging.Formatter):

@@ -33,6 +33,7 @@ async function getJSON(url) {
 
 const short = (value, n = 80) => { const t = typeof value === "string" ? value : JSON.stringify(value); return t.length > n ? t.slice(0, n - 1) + "…" : t; };
 const time = (iso) => iso ? iso.slice(11, 23) : "";
+const span = (from, to) => from && to ? `${((Date.parse(to) - Date.parse(from)) / 1000).toFixed(3)} s` : "—";
 
 // --- state --------------------------------------------------------------------------------------
 
@@ -177,6 +178,7 @@ function renderDetail(view) {
   $("detail").replaceChildren(
     el("h3", {}, `${s.signal_id} · ${s.signal_type} · ${s.status}`),
     el("dl", {}, ...[["posted by", s.posted_by], ["claimer", s.claimed_by || "—"], ["after", s.after.join(", ") || "—"],
+      ["waited", span(s.claimable_since || s.created_at, s.claimed_at)], ["took", span(s.claimed_at, s.completed_at)],
       ["capabilities", s.target_capabilities.join(", ")]].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
     el("h4", {}, "payload"), el("pre", {}, JSON.stringify(s.payload, null, 2)),
     el("h4", {}, "result"), el("pre", {}, s.result ? JSON.stringify(s.result, null, 2) : "—"),
