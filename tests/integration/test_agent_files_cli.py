@@ -116,8 +116,12 @@ def test_bad_files_are_named_with_path_and_rule_and_every_other_agent_still_load
 
 
 def test_several_folders_from_the_environment_and_claude_agents_by_default(tmp_path, collection):
-    both = cli(tmp_path, "--json", "agents", folders=[collection, Path(__file__).resolve().parents[2] / "agents"])
+    shipped = Path(__file__).resolve().parents[2] / "agents"
+    both = cli(tmp_path, "--json", "agents", folders=[collection, shipped])
     assert {"code-reviewer", "ps-researcher"} <= {a["name"] for a in json.loads(both.stdout)["agents"]}
+    flags = cli(tmp_path, "--agents-dir", str(shipped), "--agents-dir", str(collection), "--json", "agents")
+    assert [f["folder"] for f in json.loads(flags.stdout)["folders"]] == [str(shipped), str(collection)]
+    assert json.loads(flags.stdout)["loaded"] == json.loads(both.stdout)["loaded"] == 13
 
     project = tmp_path / "project"
     shutil.copytree(collection, project / ".claude" / "agents")
