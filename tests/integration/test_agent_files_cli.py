@@ -17,7 +17,7 @@ import pytest
 from tests.paths import SIGNAL_SCHEMA
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
-COLLECTION = Path(__file__).resolve().parents[1] / "fixtures" / "claude-agents"
+COLLECTION = Path(__file__).resolve().parents[1] / "fixtures" / "agent-collection"
 COLLECTION_AGENTS = ["backend-architect", "code-reviewer", "debugger", "docs-writer", "pr-reviewer",
                      "security-auditor", "test-writer", "ui-designer"]
 

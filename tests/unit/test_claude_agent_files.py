@@ -11,7 +11,7 @@ from blackboard.infrastructure.agents import AgentFileInvalid, FrontmatterAgentR
 from blackboard.infrastructure.agents import parsing
 from blackboard.infrastructure.agents.lenient import read_frontmatter
 
-COLLECTION = Path(__file__).resolve().parents[1] / "fixtures" / "claude-agents"
+COLLECTION = Path(__file__).resolve().parents[1] / "fixtures" / "agent-collection"
 
 
 def read(tmp_path: Path, text: str, name: str = "a.md"):
