@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "blackboard match sig-1a2b3c4d", "match")
     match.add_argument("signal_id", metavar="SIG")
 
-    _command(commands, "agents", "list the agents of the registry and their capabilities",
+    _command(commands, "agents", "every agent file: the agents loaded, the files left out and why, N of M loaded",
              "blackboard --agents-dir ./agents agents", "agents")
 
     watch = _command(commands, "watch", "block until a signal of these types completes (--type), or an entry is "
