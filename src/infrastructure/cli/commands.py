@@ -23,6 +23,7 @@ from blackboard.application.commands import (
 )
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
@@ -125,21 +126,9 @@ def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.pr
 def agents(
     args: argparse.Namespace, registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry]
 ) -> Output:
-    definitions = registry.definitions()
+    data = documents.agents(registry)
     for problem in registry.problems():
         print(f"blackboard: warning: {problem.path}: {problem.message}", file=sys.stderr)
-    data = [
-        {
-            "name": d.profile.agent_id,
-            "description": d.description,
-            "capabilities": [c.model_dump() for c in d.profile.capabilities],
-            "threshold": d.profile.threshold_or(registry.default_threshold),
-            "command": d.command,
-            "timeout": d.timeout,
-            "file": str(d.path),
-        }
-        for d in definitions
-    ]
     lines = [
         f"{a['name']:<20} {_capabilities(a['capabilities'])}  (threshold {a['threshold']:g})  {a['file']}"
         for a in data
@@ -165,9 +154,8 @@ def watch(
     found, position = watcher().watch(query.model_copy(update={"since": since}), args.timeout)
     # the completion's position: a caller looping with --since it misses nothing, not even a completion
     # that landed while it was printing
-    output = render.signal(found)
     print(f"position {position}", file=sys.stderr)
-    return Output({**output.data, "position": position}, output.text)
+    return Output(documents.watched(found, position), render.signal_text(found))
 
 
 @inject
@@ -185,14 +173,10 @@ def expire(args: argparse.Namespace, service: Lazy = Provide[Container.service.p
 
 
 @inject
-def events(args: argparse.Namespace, store: Lazy = Provide[Container.event_store.provider]) -> Output:
+def events(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     if args.since < 0 or (args.limit is not None and args.limit < 1):
         raise InvalidInput("--since" if args.since < 0 else "--limit", "must be 0 or more (--since), 1 or more (--limit)")
-    found, position, log = [], args.since, store()
-    while (args.limit is None or len(found) < args.limit) and (page := log.read_all(after=position, limit=1000)):
-        found += [r for r in page if args.blackboard in (None, r.event.blackboard_id)]
-        position = page[-1].position
-    return render.events(found[: args.limit])
+    return render.events(queries().events(args.since, args.limit, args.blackboard))
 
 
 @inject
