@@ -5,6 +5,8 @@ calls run through `Blackboard` in this process and through the real `blackboard`
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -13,7 +15,7 @@ import pytest
 
 from blackboard import Blackboard, BlackboardError, Conflict, InvalidInput, NotFound, Refused, TimedOut
 from blackboard.infrastructure.cli.exits import exit_code
-from tests.e2e.conftest import Cli, assert_signal, assert_signals, database_url
+from tests.e2e.conftest import BLACKBOARD, Cli, assert_signal, assert_signals, database_url
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -146,3 +148,18 @@ def test_bad_input_names_the_argument_and_the_clis_rule_and_writes_nothing(store
     with pytest.raises(InvalidInput, match="^agent: "):
         api.claim("sig-00000001", agent="")
     assert len(api.events()) == before
+
+
+def test_blackboard_without_arguments_opens_the_clis_default_store(tmp_path, monkeypatch):
+    for name in ("BLACKBOARD_DB", "BLACKBOARD_AGENTS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with Blackboard() as api:
+        posted = api.post("RESEARCH", "ps-1", "e-1", "the default store")
+
+    assert (tmp_path / ".blackboard" / "blackboard.db").exists()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
+    shown = subprocess.run([BLACKBOARD, "--json", "show", posted.signal_id], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    same(posted, json.loads(shown.stdout))
