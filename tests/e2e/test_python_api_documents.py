@@ -147,7 +147,19 @@ def test_bad_input_names_the_argument_and_the_clis_rule_and_writes_nothing(store
         api.write("k", 1, blackboard_id=board, author="a", confidence=2)
     with pytest.raises(InvalidInput, match="^agent: "):
         api.claim("sig-00000001", agent="")
+    with pytest.raises(InvalidInput, match="^value: must be JSON: Out of range float values"):
+        api.write("k", {"x": float("nan")}, blackboard_id=board, author="a")
+    with pytest.raises(InvalidInput, match="^context: must be JSON: Object of type set"):
+        api.post("RESEARCH", board, "e-1", "t", context={"s": {1, 2}})
     assert len(api.events()) == before
+
+
+def test_a_value_is_returned_as_the_store_holds_it(store, board):
+    api, cli = store
+    written = api.write("json/keys", {1: ("a", "b")}, blackboard_id=board, author="ps-writer", meta={"n": (1,)})
+
+    assert (written.value, written.meta) == ({"1": ["a", "b"]}, {"n": [1]})
+    same(written, cli.ok("read", "json/keys", "--blackboard", board))
 
 
 def test_blackboard_without_arguments_opens_the_clis_default_store(tmp_path, monkeypatch):

@@ -3,6 +3,7 @@ request model's refusal turned into InvalidInput naming the argument, and closin
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -103,6 +104,16 @@ def request(model: type[M], as_given: dict[str, Any] | None = None, **given: Any
         return model(**{name: value for name, value in given.items() if value is not None}, **(as_given or {}))
     except ValidationError as exc:
         raise invalid_input(exc, ARGUMENTS) from None
+
+
+def as_json(value: Any, field: str) -> Any:
+    """`value` as the store will hold it (JSON: a tuple becomes a list, a dict's int keys strings), so the
+    document a call returns is the one a later read gives; what JSON cannot hold (NaN, a set) is refused
+    as the CLI refuses it."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False, ensure_ascii=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(field, f"must be JSON: {exc}") from None
 
 
 def check_wait(timeout: float | None, since: int | None = None) -> None:

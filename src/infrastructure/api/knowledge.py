@@ -10,7 +10,7 @@ from blackboard.application.knowledge_commands import ListEntries, ReadEntry, Re
 from blackboard.domain.entries import KEY_PATTERN
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.api.base import Base, check_wait, request
+from blackboard.infrastructure.api.base import Base, as_json, check_wait, request
 from blackboard.infrastructure.api.models import Entries, Entry, History, Summary
 from blackboard.infrastructure.api.signals import _strings
 
@@ -26,10 +26,10 @@ class KnowledgeCalls(Base):
         """`blackboard write`: a new version of the key. A different author's different value is kept
         as a candidate and raises Conflict (a Refused); a stale `replaces` raises Refused."""
         command = request(
-            WriteEntry, {"value": value}, blackboard_id=blackboard_id, key=key, author=author, entry_type=entry_type,
-            section=section, role=role, label=label, confidence=confidence, depends_on=_strings(depends_on),
-            topics=_strings(topics), meta=meta, replaces=replaces, signal_id=signal_id, token=token,
-            correlation_id=correlation_id,
+            WriteEntry, {"value": as_json(value, "value")}, blackboard_id=blackboard_id, key=key, author=author,
+            entry_type=entry_type, section=section, role=role, label=label, confidence=confidence,
+            depends_on=_strings(depends_on), topics=_strings(topics), meta=None if meta is None else as_json(meta, "meta"),
+            replaces=replaces, signal_id=signal_id, token=token, correlation_id=correlation_id,
         )
         return _entry(self._parts.knowledge.write(command))
 
@@ -58,7 +58,7 @@ class KnowledgeCalls(Base):
     def resolve(self, key: str, *, blackboard_id: str, author: str, rationale: str, pick: int | None = None,
                 value: Any = UNSET, correlation_id: str | None = None) -> Entry:
         """`blackboard resolve`: end the key's conflict with candidate `pick` or a merged `value`."""
-        merged = {} if value is UNSET else {"value": value}
+        merged = {} if value is UNSET else {"value": as_json(value, "value")}
         command = request(ResolveEntry, merged, blackboard_id=blackboard_id, key=key, author=author,
                           rationale=rationale, pick=pick, correlation_id=correlation_id)
         return _entry(self._parts.knowledge.resolve(command))

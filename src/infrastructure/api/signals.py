@@ -19,7 +19,7 @@ from blackboard.application.commands import (
 )
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.api.base import Base, check_wait, request
+from blackboard.infrastructure.api.base import Base, as_json, check_wait, request
 from blackboard.infrastructure.api.models import Agents, Events, Ranking, Signal, Signals, WatchedSignal
 
 logger = logging.getLogger(__name__)
@@ -33,9 +33,9 @@ class SignalCalls(Base):
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id)."""
         command = request(
             PostSignal, signal_type=signal_type, ps_id=ps_id, entry_id=entry_id, topic=topic, prompt=prompt,
-            context=context, target_capabilities=_strings(capabilities), posted_by=posted_by,
-            blackboard_id=blackboard_id, after=_strings(after), dedupe_key=dedupe_key, read_keys=_strings(read_keys),
-            write_keys=_strings(write_keys), correlation_id=correlation_id,
+            context=None if context is None else as_json(context, "context"), target_capabilities=_strings(capabilities),
+            posted_by=posted_by, blackboard_id=blackboard_id, after=_strings(after), dedupe_key=dedupe_key,
+            read_keys=_strings(read_keys), write_keys=_strings(write_keys), correlation_id=correlation_id,
         )
         return _signal(self._parts.service.post_signal(command))
 
