@@ -23,6 +23,10 @@ def __getattr__(name: str) -> Any:
             return version("agent-blackboard")
         except PackageNotFoundError:  # a source tree that was never installed
             return "0.0.0"
+    if name == "models":
+        from blackboard import models
+
+        return models
     if name in API:
         from blackboard.infrastructure import api
 

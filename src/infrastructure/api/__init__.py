@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-from blackboard.infrastructure.api import models
 from blackboard.infrastructure.api.errors import (
     BlackboardError,
     Closed,
@@ -29,4 +28,4 @@ class Blackboard(SignalCalls, KnowledgeCalls):
 
 
 __all__ = ["Blackboard", "BlackboardError", "Closed", "Conflict", "InvalidInput", "NotFound", "Refused",
-           "TimedOut", "Unavailable", "models"]
+           "TimedOut", "Unavailable"]
