@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +20,8 @@ import pytest
 from blackboard import Blackboard, BlackboardError, Conflict, InvalidInput, NotFound, Refused, TimedOut
 from blackboard.infrastructure.cli.exits import exit_code
 from tests.e2e.conftest import BLACKBOARD, Cli, assert_signal, assert_signals, database_url
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -175,3 +181,17 @@ def test_blackboard_without_arguments_opens_the_clis_default_store(tmp_path, mon
                            capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     same(posted, json.loads(shown.stdout))
+
+
+def test_the_readme_example_runs_as_written(tmp_path):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", readme[readme.index("## Python API"):], re.S)
+    assert example is not None
+    shutil.copytree(ROOT / "agents", tmp_path / "agents")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
+    ran = subprocess.run([sys.executable, "-c", example.group(1)], env=env, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+
+    assert ran.returncode == 0, ran.stderr
+    summary = json.loads(ran.stdout)
+    assert (summary["open_conflicts"], summary["signals_by_status"]) == ([], {"COMPLETED": 1})
