@@ -155,6 +155,8 @@ def test_bad_input_names_the_argument_and_the_clis_rule_and_writes_nothing(store
         api.claim("sig-00000001", agent="")
     with pytest.raises(InvalidInput, match="^value: must be JSON: Out of range float values"):
         api.write("k", {"x": float("nan")}, blackboard_id=board, author="a")
+    with pytest.raises(InvalidInput, match="^after: must be a list of strings, got int"):
+        api.post("RESEARCH", board, "e-1", "t", after=5)
     with pytest.raises(InvalidInput, match="^context: must be JSON: Object of type set"):
         api.post("RESEARCH", board, "e-1", "t", context={"s": {1, 2}})
     assert len(api.events()) == before

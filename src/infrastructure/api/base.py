@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -114,6 +115,19 @@ def as_json(value: Any, field: str) -> Any:
         return json.loads(json.dumps(value, allow_nan=False, ensure_ascii=False))
     except (TypeError, ValueError) as exc:
         raise InvalidInput(field, f"must be JSON: {exc}") from None
+
+
+def names(items: Iterable[str] | str | None, field: str) -> tuple[str, ...]:
+    """A list or tuple of names (a lone string is one name, not its letters; None, none); each name's
+    own rules are the request model's."""
+    if items is None:
+        return ()
+    if isinstance(items, str):
+        return (items,)
+    try:
+        return tuple(items)
+    except TypeError:
+        raise InvalidInput(field, f"must be a list of strings, got {type(items).__name__}") from None
 
 
 def check_wait(timeout: float | None, since: int | None = None) -> None:

@@ -10,9 +10,8 @@ from blackboard.application.knowledge_commands import ListEntries, ReadEntry, Re
 from blackboard.domain.entries import KEY_PATTERN
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.api.base import Base, as_json, check_wait, request
+from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
 from blackboard.infrastructure.api.models import Entries, Entry, History, Summary
-from blackboard.infrastructure.api.signals import _strings
 
 UNSET: Any = object()  # `resolve` without a merged value (None is a value: JSON null)
 
@@ -28,8 +27,9 @@ class KnowledgeCalls(Base):
         command = request(
             WriteEntry, {"value": as_json(value, "value")}, blackboard_id=blackboard_id, key=key, author=author,
             entry_type=entry_type, section=section, role=role, label=label, confidence=confidence,
-            depends_on=_strings(depends_on), topics=_strings(topics), meta=None if meta is None else as_json(meta, "meta"),
-            replaces=replaces, signal_id=signal_id, token=token, correlation_id=correlation_id,
+            depends_on=names(depends_on, "depends_on"), topics=names(topics, "topics"),
+            meta=None if meta is None else as_json(meta, "meta"), replaces=replaces, signal_id=signal_id, token=token,
+            correlation_id=correlation_id,
         )
         return _entry(self._parts.knowledge.write(command))
 
@@ -65,7 +65,8 @@ class KnowledgeCalls(Base):
 
     def summary(self, *, blackboard_id: str) -> Summary:
         """`blackboard summary`: entries by type and author, signals by status, open conflicts, the latest entry."""
-        return Summary.model_validate(self._parts.knowledge_queries.summary(request(SummarizeBoard, blackboard_id=blackboard_id)))
+        query = request(SummarizeBoard, blackboard_id=blackboard_id)
+        return Summary.model_validate(self._parts.knowledge_queries.summary(query))
 
     def watch_topic(self, topic: str, *, blackboard_id: str, since: int | None = None,
                     timeout: float | None = None) -> Entry:

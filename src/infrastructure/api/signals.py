@@ -19,7 +19,7 @@ from blackboard.application.commands import (
 )
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.api.base import Base, as_json, check_wait, request
+from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
 from blackboard.infrastructure.api.models import Agents, Events, Ranking, Signal, Signals, WatchedSignal
 
 logger = logging.getLogger(__name__)
@@ -33,9 +33,10 @@ class SignalCalls(Base):
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id)."""
         command = request(
             PostSignal, signal_type=signal_type, ps_id=ps_id, entry_id=entry_id, topic=topic, prompt=prompt,
-            context=None if context is None else as_json(context, "context"), target_capabilities=_strings(capabilities),
-            posted_by=posted_by, blackboard_id=blackboard_id, after=_strings(after), dedupe_key=dedupe_key,
-            read_keys=_strings(read_keys), write_keys=_strings(write_keys), correlation_id=correlation_id,
+            context=None if context is None else as_json(context, "context"),
+            target_capabilities=names(capabilities, "capabilities"), posted_by=posted_by, blackboard_id=blackboard_id,
+            after=names(after, "after"), dedupe_key=dedupe_key, read_keys=names(read_keys, "read_keys"),
+            write_keys=names(write_keys, "write_keys"), correlation_id=correlation_id,
         )
         return _signal(self._parts.service.post_signal(command))
 
@@ -48,7 +49,7 @@ class SignalCalls(Base):
                  knowledge_items: Iterable[str] = (), token: str | None = None) -> Signal:
         """`blackboard complete`: the claimer hands back its result (its knowledge items land as entries)."""
         command = request(CompleteSignal, signal_id=signal_id, agent_id=agent, artifact_path=artifact_path,
-                          knowledge_items=_strings(knowledge_items), token=token)
+                          knowledge_items=names(knowledge_items, "knowledge_items"), token=token)
         return _signal(self._parts.service.complete_signal(command))
 
     def fail(self, signal_id: str, *, agent: str, error: str, token: str | None = None) -> Signal:
@@ -58,11 +59,13 @@ class SignalCalls(Base):
 
     def retry(self, signal_id: str, *, posted_by: str | None = None) -> Signal:
         """`blackboard retry`: a FAILED or EXPIRED signal's work posted again, `retry_of` naming it."""
-        return _signal(self._parts.service.retry_signal(request(RetrySignal, signal_id=signal_id, posted_by=posted_by)))
+        command = request(RetrySignal, signal_id=signal_id, posted_by=posted_by)
+        return _signal(self._parts.service.retry_signal(command))
 
     def expire(self) -> Signals:
         """`blackboard expire`: signals past their timeouts moved to EXPIRED."""
-        return Signals.model_validate([documents.signal(s) for s in self._parts.service.expire_signals(ExpireSignals())])
+        expired = self._parts.service.expire_signals(ExpireSignals())
+        return Signals.model_validate([documents.signal(s) for s in expired])
 
     def show(self, signal_id: str, *, at: int | None = None) -> Signal:
         """`blackboard show`: one signal, now or right after log position `at`."""
@@ -77,7 +80,8 @@ class SignalCalls(Base):
 
     def match(self, signal_id: str) -> Ranking:
         """`blackboard match`: the registry's agents ranked for the signal, best first."""
-        return Ranking.model_validate(documents.ranking(self._parts.queries.match(request(GetSignalById, signal_id=signal_id))))
+        ranked = self._parts.queries.match(request(GetSignalById, signal_id=signal_id))
+        return Ranking.model_validate(documents.ranking(ranked))
 
     def agents(self) -> Agents:
         """`blackboard agents`: the registry; a bad agent file is logged as a warning, as the CLI prints it."""
@@ -92,14 +96,15 @@ class SignalCalls(Base):
         `status`: unlike the CLI's exit 3, an ending other than COMPLETED is returned, not raised);
         TimedOut after `timeout` seconds."""
         check_wait(timeout)
-        return _signal(self._parts.watcher.wait_for_signal(request(GetSignalById, signal_id=signal_id).signal_id, timeout))
+        query = request(GetSignalById, signal_id=signal_id)
+        return _signal(self._parts.watcher.wait_for_signal(query.signal_id, timeout))
 
     def watch(self, signal_types: Iterable[str], *, blackboard_id: str | None = None, since: int | None = None,
               timeout: float | None = None) -> WatchedSignal:
         """`blackboard watch --type`: the first signal of those types to complete after `since` (default:
         now), with the `position` to pass as `since` next time; TimedOut after `timeout` seconds."""
         check_wait(timeout, since)
-        query = request(WatchSignals, signal_types=_strings(signal_types), blackboard_id=blackboard_id)
+        query = request(WatchSignals, signal_types=names(signal_types, "signal_types"), blackboard_id=blackboard_id)
         start = since if since is not None else self._parts.store.last_position()
         found, position = self._parts.watcher.watch(query.model_copy(update={"since": start}), timeout)
         return WatchedSignal.model_validate(documents.watched(found, position))
@@ -118,7 +123,3 @@ class SignalCalls(Base):
 def _signal(item: Any) -> Signal:
     return Signal.model_validate(documents.signal(item))
 
-
-def _strings(items: Iterable[str]) -> tuple[str, ...]:
-    """A list or tuple of names (a lone string is one name, not its letters)."""
-    return (items,) if isinstance(items, str) else tuple(items)
