@@ -1,5 +1,6 @@
 """One `Blackboard` shared by real threads, on a SQLite file and on PostgreSQL: posts, claim races and
-completions from eight threads lose nothing and give one winner per claim; waits and topic polls
+completions from eight threads lose nothing and give one winner per claim; eight writers of one key
+leave one holder and seven candidates; waits and topic polls
 from many threads wake for what another thread does, and each honours its own timeout."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from blackboard import Blackboard, Closed, Refused, TimedOut
+from blackboard import Blackboard, Closed, Conflict, Refused, TimedOut
 from tests.e2e.conftest import database_url
 
 THREADS = 8
@@ -76,6 +77,23 @@ def test_eight_threads_post_race_for_every_claim_and_complete_what_they_won_losi
     kinds = Counter(e.event_type for e in api.events(blackboard_id=board))
     assert (kinds["AgentSignalPosted"], kinds["AgentSignalClaimed"], kinds["AgentSignalCompleted"]) == (len(signal_ids),) * 3
     assert len(api.entries(blackboard_id=board)) == len(signal_ids)  # each completion's knowledge landed
+
+
+def test_eight_threads_writing_one_key_leave_one_holder_and_every_other_value_as_a_candidate(api, board):
+    def write(n: int) -> str:
+        try:
+            api.write("verdict", {"pick": n}, blackboard_id=board, author=f"agent-{n}")
+        except Conflict:
+            return "candidate"
+        return "accepted"
+
+    outcomes = Counter(together(THREADS, write))
+
+    history = api.history("verdict", blackboard_id=board)
+    assert outcomes == {"accepted": 1, "candidate": THREADS - 1}
+    assert [v.version for v in history] == list(range(1, THREADS + 1))
+    assert sorted(v.value["pick"] for v in history) == list(range(THREADS))
+    assert len(api.read("verdict", blackboard_id=board).conflict.candidates) == THREADS
 
 
 def test_waiters_on_many_threads_wake_for_completions_while_a_short_wait_times_out_on_time(api, board):
