@@ -27,7 +27,7 @@ __all__ = ["percentile", "summary_ms"]  # re-exported: sections import them from
 
 AGENT = AgentProfile(agent_id="bench-researcher", capabilities=(AgentCapability(type="RESEARCH", score=0.9),))
 
-SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "l", "s")  # all of them run by default; BENCH_SECTIONS picks some
+SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "l", "m", "s")  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
 SIZES: dict[str, tuple[int, int]] = {
@@ -42,6 +42,8 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_LOCK_APPENDS": (200, 50),  # (e): appends per process
     "BENCH_LOG_EVENTS": (200_000, 20_000),  # (l): events in the log that `events` and `status` read
     "BENCH_STATUS_REPS": (3, 3),  # (l): fresh `status` processes
+    "BENCH_API_POSTS": (300, 100),  # (m): posts through the Python API
+    "BENCH_API_CLI_POSTS": (15, 5),  # (m): `blackboard post` processes, taking turns with the API's posts
 }
 
 

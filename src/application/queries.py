@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
-from blackboard.application.ports import AgentRegistry, EventStore, SignalFilter, SignalReadModel
+from blackboard.application.ports import AgentRegistry, EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.projection import Projector
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import Volunteer, rank
@@ -104,6 +106,18 @@ class BlackboardQueries:
                         at.append(record.position)
             position = page[-1].position
         return WatchResult(found, position, at)
+
+    def events(self, since: int = 0, limit: int | None = None, blackboard_id: str | None = None) -> list[Recorded]:
+        """The log after position `since`, in order (only one board's, with `blackboard_id`), at most `limit`."""
+        return list(itertools.islice(self.logged(since, blackboard_id), limit))
+
+    def logged(self, since: int = 0, blackboard_id: str | None = None) -> Iterator[Recorded]:
+        """The same, read 1000 events at a time as the caller goes: only one page is ever held, however
+        long the log (`events --all` streams it)."""
+        position = since
+        while page := self._store.read_all(after=position, limit=1000):
+            yield from (r for r in page if blackboard_id in (None, r.event.blackboard_id))
+            position = page[-1].position
 
     def match(self, query: GetSignalById) -> list[Volunteer]:
         """Every registered agent ranked by its score for the signal; `passes` marks who may claim."""

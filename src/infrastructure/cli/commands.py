@@ -22,9 +22,9 @@ from blackboard.application.commands import (
 )
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.cli.runnable import unrunnable_warning
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 
@@ -56,19 +56,13 @@ def post(
         read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
     )
     posted = service().post_signal(command)
-    output = _warned(render.signal(posted), unrunnable_warning(posted, registry()))
+    data = documents.posted(posted, registry())
+    for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
+        print(f"blackboard: warning: {warning}", file=sys.stderr)
     if args.quiet:  # `SIG=$(blackboard post -q ...)`: the id alone, whatever the output format
         print(posted.signal_id)
         return None
-    return output
-
-
-def _warned(output: Output, warning: str | None) -> Output:
-    """The warning on stderr, and in the JSON document's `warnings` (AgentSignal allows extra properties)."""
-    if warning is None:
-        return output
-    print(f"blackboard: warning: {warning}", file=sys.stderr)
-    return Output({**output.data, "warnings": [warning]}, output.text)
+    return Output(data, render.signal(posted).text)
 
 
 @inject
@@ -161,9 +155,8 @@ def watch(
     found, position = watcher().watch(query.model_copy(update={"since": since}), args.timeout)
     # the completion's position: a caller looping with --since it misses nothing, not even a completion
     # that landed while it was printing
-    output = render.signal(found)
     print(f"position {position}", file=sys.stderr)
-    return Output({**output.data, "position": position}, output.text)
+    return Output(documents.watched(found, position), render.signal_text(found))
 
 
 @inject

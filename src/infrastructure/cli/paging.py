@@ -8,21 +8,21 @@ import argparse
 import itertools
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from dependency_injector.wiring import Provide, inject
 
 from blackboard.application.commands import ListSignals
-from blackboard.application.ports import EventStore, Recorded
+from blackboard.application.ports import Recorded
 from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.parser import PAGE
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings
 
-READ = 1000  # events read from the log per query
 
 Lazy = Callable[[], Any]
 
@@ -50,7 +50,7 @@ def signals(
 @inject
 def events(
     args: argparse.Namespace,
-    store: Lazy = Provide[Container.event_store.provider],
+    queries: Lazy = Provide[Container.queries.provider],
     status: Lazy = Provide[Container.status.provider],
     config: BlackboardSettings = Provide[Container.config],
 ) -> None:
@@ -62,7 +62,7 @@ def events(
         raise InvalidInput("--blackboard", "must not be empty")
     status().require_board(args.blackboard)
     limit = None if args.all else args.limit or PAGE
-    found = logged(store(), args.since, args.blackboard)
+    found = queries().logged(args.since, args.blackboard)  # read a page at a time, as it is printed
     write = _jsonl if args.jsonl else _json_array if config.json else _text
     shown, last = write(itertools.islice(found, limit))
     if args.limit is None and shown == limit and next(found, None) is not None:
@@ -70,23 +70,14 @@ def events(
               "--limit N or --all more")
 
 
-def logged(store: EventStore, since: int, blackboard_id: str | None = None) -> Iterator[Recorded]:
-    """The log's events after `since` (of one board and its entry keys, with `blackboard_id`), in
-    position order, read `READ` at a time: only one page is ever held."""
-    position = since
-    while page := store.read_all(after=position, limit=READ):
-        yield from (r for r in page if blackboard_id in (None, r.event.blackboard_id))
-        position = page[-1].position
-
-
 def _jsonl(records: Iterable[Recorded]) -> tuple[int, int]:
-    return _each(records, lambda r, _: json.dumps(render.event_document(r)) + "\n")
+    return _each(records, lambda r, _: json.dumps(documents.event(r)) + "\n")
 
 
 def _json_array(records: Iterable[Recorded]) -> tuple[int, int]:
     """What `json.dumps(documents, indent=2)` prints, one element at a time."""
     def item(record: Recorded, first: bool) -> str:
-        text = json.dumps(render.event_document(record), indent=2).replace("\n", "\n  ")
+        text = json.dumps(documents.event(record), indent=2).replace("\n", "\n  ")
         return ("[\n  " if first else ",\n  ") + text
 
     shown, last = _each(records, item)

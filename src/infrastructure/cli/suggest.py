@@ -55,7 +55,11 @@ class LazyVersion(argparse.Action):
                          help="print the version and exit", **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
-        import blackboard
+        from importlib.metadata import PackageNotFoundError, version
 
-        print(f"{parser.prog} {blackboard.__version__}")  # on stdout, as argparse's own version action
+        try:  # what `blackboard.__version__` says (the top package imports the Python API, which the CLI may not)
+            installed = version("agent-blackboard")
+        except PackageNotFoundError:  # a source tree that was never installed
+            installed = "0.0.0"
+        print(f"{parser.prog} {installed}")  # on stdout, as argparse's own version action
         parser.exit()
