@@ -11,6 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from blackboard.domain.signals import AgentSignal
 
 DEFAULT_THRESHOLD = 0.8
+AUTO = "auto"  # a target meaning: whoever's text fits the signal's topic and prompt (docs/matching.md)
+
+
+def targets_auto(signal: Targeted) -> bool:
+    """Whether the signal asks for the agents whose text fits it best (`post --capability auto`)."""
+    return any(t.casefold() == AUTO for t in signal.target_capabilities)
 
 
 class Targeted(Protocol):
@@ -50,6 +56,13 @@ class AgentProfile(BaseModel):
 
     def score_for_capability(self, capability: str) -> float:
         return max((c.score for c in self.capabilities if c.type == capability), default=0.0)
+
+    def with_text_score(self, score: float) -> AgentProfile:
+        """The agent as it scores for one signal targeting `auto`: its text score for that signal is its
+        capability `auto` (one it declared itself is replaced: the word is reserved for this)."""
+        kept = tuple(c for c in self.capabilities if c.type.casefold() != AUTO)
+        auto = AgentCapability.model_construct(type=AUTO, score=min(1.0, max(0.0, score)))
+        return self.model_copy(update={"capabilities": (*kept, auto)})
 
     def threshold_or(self, default: float) -> float:
         return default if self.threshold is None else self.threshold

@@ -16,6 +16,7 @@ from blackboard.infrastructure.agents.parsing import (
     AgentFileProblem,
     read_agent_file,
 )
+from blackboard.infrastructure.agents.text_index import TextIndex, agent_text
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         self.default_threshold = default_threshold
         self._parsed: dict[str, tuple[FileKey, AgentDefinition | AgentFileInvalid]] = {}
         self._snapshot = _Snapshot((), {}, ())
+        self._index: tuple[_Snapshot, TextIndex] | None = None  # built on the first text score, per load
         self._lock = threading.Lock()  # a worker may read the registry from several threads
 
     # -- the AgentRegistry port ---------------------------------------------------------------
@@ -55,6 +57,22 @@ class FrontmatterAgentRegistry(AgentRegistry):
     def get(self, agent_id: str) -> AgentProfile | None:
         found = self._refresh().agents.get(agent_id)
         return found.profile if found else None
+
+    def text_scores(self, text: str) -> dict[str, float]:
+        """BM25 relevance of each agent's name, description and capabilities to `text`, in 0..1
+        (docs/matching.md). The index is built once per load of the folder: a changed file rebuilds it."""
+        snapshot = self._refresh()
+        with self._lock:
+            if self._index is None or self._index[0] is not snapshot:
+                agents = sorted(snapshot.agents.values(), key=lambda d: d.name)
+                texts = [agent_text(d.name, d.description, [c.type for c in d.profile.capabilities]) for d in agents]
+                self._index = (snapshot, TextIndex([d.name for d in agents], texts))
+            index = self._index[1]
+        return index.scores(text)
+
+    def can_run(self, agent_id: str) -> bool:
+        found = self.definition(agent_id)
+        return found is not None and found.runnable
 
     # -- what the CLI and the worker need besides profiles ------------------------------------
     def definitions(self) -> list[AgentDefinition]:
