@@ -15,14 +15,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from blackboard.domain.capabilities import AUTO, AgentProfile
+from blackboard.domain.capabilities import AUTO, AgentProfile, Claimant
 from blackboard.domain.signals import AgentSignal, Candidate
 
 # an agent as it scores for one candidate (its text score as capability `auto`): application/scoring.py
-Rescore = Callable[[AgentProfile, Candidate], AgentProfile]
+Rescore = Callable[[AgentProfile, Candidate], Claimant]
 
 
-def _as_declared(profile: AgentProfile, _: Candidate) -> AgentProfile:
+def _as_declared(profile: AgentProfile, _: Candidate) -> Claimant:
     return profile
 
 
@@ -42,7 +42,7 @@ class Fit:
         return self.score > self.threshold
 
 
-def fit(candidate: Candidate | AgentSignal, profile: AgentProfile, default_threshold: float) -> Fit:
+def fit(candidate: Candidate | AgentSignal, profile: Claimant, default_threshold: float) -> Fit:
     return Fit(candidate.signal_id, candidate.blackboard_id, candidate.created_at, profile.agent_id,
                profile.score(candidate), profile.threshold_or(default_threshold))
 

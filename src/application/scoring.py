@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from blackboard.application.ports import AgentRegistry
-from blackboard.domain.capabilities import AgentProfile, Targeted, targets_auto
+from blackboard.domain.capabilities import AgentProfile, Claimant, Targeted, targets_auto
 
 
 class Scored(Targeted, Protocol):
@@ -25,13 +25,13 @@ class Scorer:
     def __init__(self, registry: AgentRegistry) -> None:
         self._registry = registry
 
-    def profiles(self, signal: Scored, agents: Iterable[AgentProfile] | None = None) -> list[AgentProfile]:
+    def profiles(self, signal: Scored, agents: Iterable[AgentProfile] | None = None) -> list[Claimant]:
         """The agents (the whole registry by default) as they score for `signal`."""
         everyone = self._registry.get_all() if agents is None else list(agents)
         if not targets_auto(signal):
-            return everyone
+            return list(everyone)
         scores = self._registry.text_scores(signal.text)
         return [a.with_text_score(scores.get(a.agent_id, 0.0)) for a in everyone]
 
-    def profile(self, agent: AgentProfile, signal: Scored) -> AgentProfile:
+    def profile(self, agent: AgentProfile, signal: Scored) -> Claimant:
         return self.profiles(signal, (agent,))[0]

@@ -35,7 +35,7 @@ from blackboard.application.ports import (
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.capabilities import AgentProfile, rank
+from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
 
@@ -250,7 +250,7 @@ class BlackboardService:
             raise AgentNotFound(agent_id)
         return agent
 
-    def _scored(self, agent: AgentProfile, board: BlackboardAggregate, signal_id: str) -> AgentProfile:
+    def _scored(self, agent: AgentProfile, board: BlackboardAggregate, signal_id: str) -> Claimant:
         """The agent as it scores for that signal of the board (by text, for one targeting `auto`)."""
         return self._scorer.profile(agent, board.signal(signal_id))
 

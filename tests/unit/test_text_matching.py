@@ -67,6 +67,8 @@ def test_the_index_follows_the_folder(tmp_path, registry):
     request = "restart the kubernetes pods and roll back the helm chart"
     assert "kube-admin" not in registry.text_scores(request)
     write_agents(tmp_path, {"kube-admin": ("OPS", "Runs Kubernetes clusters, pods, deployments and helm charts.")})
+    assert "kube-admin" not in registry.text_scores(request)  # the folder as last read
+    assert "kube-admin" in [a.agent_id for a in registry.get_all()]  # read again
     assert registry.text_scores(request)["kube-admin"] > 0.8
 
 
@@ -134,6 +136,8 @@ def test_a_worker_s_plan_scores_auto_candidates_by_their_text(board):
 
 
 def test_a_profile_declaring_auto_gets_its_text_score_instead():
-    declared = agent("sly", auto=1.0, REVIEW=0.9)
+    declared = agent("sly", auto=1.0, REVIEW=0.7)
     scored = declared.with_text_score(0.3)
-    assert {c.type: c.score for c in scored.capabilities} == {"REVIEW": 0.9, AUTO: 0.3}
+    assert scored.score(Candidate("sig-1", "bb", (AUTO,), T0)) == 0.3
+    assert scored.score(Candidate("sig-1", "bb", (AUTO, "REVIEW"), T0)) == 0.7
+    assert scored.score(Candidate("sig-1", "bb", ("REVIEW",), T0)) == 0.7

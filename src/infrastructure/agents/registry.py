@@ -48,6 +48,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         self._parsed: dict[str, tuple[FileKey, AgentDefinition | AgentFileInvalid]] = {}
         self._snapshot = _Snapshot((), {}, ())
         self._index: tuple[_Snapshot, TextIndex] | None = None  # built on the first text score, per load
+        self._read_once = False
         self._lock = threading.Lock()  # a worker may read the registry from several threads
 
     # -- the AgentRegistry port ---------------------------------------------------------------
@@ -60,8 +61,12 @@ class FrontmatterAgentRegistry(AgentRegistry):
 
     def text_scores(self, text: str) -> dict[str, float]:
         """BM25 relevance of each agent's name, description and capabilities to `text`, in 0..1
-        (docs/matching.md). The index is built once per load of the folder: a changed file rebuilds it."""
-        snapshot = self._refresh()
+        (docs/matching.md), for the agents as the folder was last read (`get_all`, `get` and `definitions`
+        read it: a caller scores the very agents it just got, and a large folder is not scanned twice).
+        The index is built once per load of the folder: a changed file rebuilds it."""
+        with self._lock:
+            snapshot = self._snapshot if self._read_once else None
+        snapshot = snapshot or self._refresh()
         with self._lock:
             if self._index is None or self._index[0] is not snapshot:
                 agents = sorted(snapshot.agents.values(), key=lambda d: d.name)
@@ -92,6 +97,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
             keys = self._scan()
             if keys != self._snapshot.keys:
                 self._snapshot = self._assemble(keys)
+            self._read_once = True
             return self._snapshot
 
     def _scan(self) -> tuple[tuple[str, FileKey], ...]:

@@ -6,6 +6,7 @@ targeting `auto` pays for them.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -44,6 +45,7 @@ class TextIndex:
     def __init__(self, names: Sequence[str], texts: Sequence[str]) -> None:
         import bm25s
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index it builds at DEBUG
         self._names = list(names)
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, dict[str, float]] = OrderedDict()  # the last texts scored
