@@ -59,3 +59,30 @@ def test_next_proposes_each_open_signal_s_best_runnable_agent_in_claim_order(cli
 def test_next_refuses_a_limit_below_one(cli):
     refused = cli("next", "--limit", "0").expect(2)
     assert "--limit" in refused.stderr
+
+
+TEXTUAL = {
+    "sql-tuner.md": "---\nname: sql-tuner\ndescription: Optimizes slow SQL queries, designs indexes and reads "
+                    "execution plans.\ncapabilities: {SQL: 0.9}\ncommand: echo tuned\n---\nYou tune queries.\n",
+    "doc-writer.md": "---\nname: doc-writer\ndescription: Writes READMEs, user guides and tutorials.\n"
+                     "capabilities: {DOCS: 0.9}\ncommand: echo written\n---\nYou write.\n",
+}
+
+
+def test_a_worker_takes_an_auto_signal_only_when_its_text_fits_and_next_proposed_it(make_cli, tmp_path):
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    for name, text in TEXTUAL.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    cli = make_cli(f"sqlite:///{tmp_path / 'blackboard.db'}", tmp_path, agents=folder)
+    slow = cli.post("--capability", "auto", "--prompt", "The orders SQL query is slow; it needs an index.",
+                    topic="Slow orders query")["signal_id"]
+    assert [(p["signal_id"], p["agent"]) for p in cli.ok("next")["next"]] == [(slow, "sql-tuner")]
+
+    cli("worker", "--agent", "doc-writer", "--once").expect(0)  # it does not fit: nothing to claim
+    assert cli.ok("show", slow)["status"] == "POSTED"
+    cli("worker", "--agent", "sql-tuner", "--once").expect(0)
+
+    done = cli.ok("show", slow)
+    assert (done["status"], done["claimed_by"], done["result"]["knowledge_items"]) == ("COMPLETED", "sql-tuner", ["tuned"])
+    assert cli.ok("next")["next"] == []
