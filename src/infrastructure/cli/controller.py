@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dependency_injector.wiring import Provide, inject
 
-from blackboard.application.controller import Controller, Move
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings
+
+if TYPE_CHECKING:
+    from blackboard.application.controller import Move
 
 Lazy = Any
 
@@ -25,6 +27,8 @@ def next_moves(
     registry: Lazy = Provide[Container.agent_registry.provider],
     clock: Lazy = Provide[Container.clock.provider],
 ) -> Output:
+    from blackboard.application.controller import Controller  # imported by this command only
+
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit", f"must be 1 or more, got {args.limit}")
     plan = Controller(queries(), registry(), config.claim_threshold).next(args.blackboard, args.limit, clock().now())
