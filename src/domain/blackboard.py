@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from blackboard.domain.capabilities import AUTO, DEFAULT_THRESHOLD, AgentProfile, Claimant
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile, Claimant
 from blackboard.domain.errors import (
     AlreadyClaimed,
     BelowThreshold,
@@ -146,7 +146,7 @@ class BlackboardAggregate:
             signal_id=signal_id,
             signal_type=signal_type,
             payload=payload,
-            target_capabilities=tuple(dict.fromkeys(_spelled(target_capabilities))) or (signal_type.value,),
+            target_capabilities=tuple(dict.fromkeys(target_capabilities)) or (signal_type.value,),
             posted_by=posted_by,
             after=upstream,
             dedupe_key=dedupe_key,
@@ -344,8 +344,3 @@ def _timeout_reason(signal: AgentSignal, post_timeout: timedelta, claim_timeout:
 def _upstream_reason(upstream: AgentSignal) -> str:
     why = upstream.result.error if upstream.result and upstream.result.error else "no reason given"
     return f"upstream {upstream.signal_id} ended {upstream.status}: {why}"
-
-
-def _spelled(targets: Sequence[str]) -> list[str]:
-    """`auto` in any case is the one keyword (the read model finds its signals by that spelling)."""
-    return [AUTO if t.casefold() == AUTO else t for t in targets]

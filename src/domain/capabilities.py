@@ -92,7 +92,8 @@ class TextScored:
         return self.profile.agent_id
 
     def score(self, signal: Targeted) -> float:
-        if signal.target_capabilities == (AUTO,):  # the usual case, on every agent of a match: kept cheap
+        targets = signal.target_capabilities
+        if len(targets) == 1 and targets[0].casefold() == AUTO:  # the usual case, on every agent of a match
             return self.text_score
         declared = max((c.score for c in self.profile.capabilities
                         if c.type.casefold() != AUTO and c.matches(signal)), default=0.0)

@@ -1,5 +1,5 @@
 """`post --capability auto` through the real CLI, over a folder of agent files shaped like the public Claude
-Code subagent collections (tests/fixtures/claude-agents: no `capabilities`, a description, tools, model).
+Code subagent collections (tests/fixtures/everyday-agents: no `capabilities`, a description, tools, model).
 
 Each everyday request must rank its specialist first in `match`, above the threshold, and that specialist
 must be able to claim it; a request no agent is about leaves everyone below the threshold.
@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e.conftest import Cli
 
-FOLDER = Path(__file__).parent.parent / "fixtures" / "claude-agents"
+FOLDER = Path(__file__).parent.parent / "fixtures" / "everyday-agents"
 
 # (topic, prompt, the specialist people would pick)
 EVERYDAY = [

@@ -111,8 +111,11 @@ def test_auto_is_kept_as_the_target_and_the_best_fit_may_claim(board):
     assert claimed.claimed_by == "code-reviewer"
 
 
-def test_auto_is_one_keyword_in_any_case(board):
-    assert post(board, "fix the crash", targets=("AUTO",)).target_capabilities == (AUTO,)
+def test_auto_is_one_keyword_in_any_case_and_the_signal_keeps_it_as_posted(board):
+    signal = post(board, "The login page crashes", "with a stack trace and errors", targets=("Auto",))
+    assert signal.target_capabilities == ("Auto",)
+    ranking = board.queries.match(GetSignalById(signal_id=signal.signal_id))
+    assert ranking[0].agent.agent_id == "debugger" and ranking[0].passes
 
 
 def test_auto_that_nobody_fits_is_unclaimed_when_posted(board):
