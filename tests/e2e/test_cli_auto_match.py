@@ -1,5 +1,6 @@
 """`post --capability auto` through the real CLI, over a folder of agent files shaped like the public Claude
-Code subagent collections (tests/fixtures/everyday-agents: no `capabilities`, a description, tools, model).
+Code subagent collections (tests/fixtures/everyday-agents: no `capabilities`; a description, some with
+`<example>` blocks and an unquoted `: ` as Claude Code accepts them; tools, model).
 
 Each everyday request must rank its specialist first in `match`, above the threshold, and that specialist
 must be able to claim it; a request no agent is about leaves everyone below the threshold.
@@ -66,9 +67,12 @@ def board(make_cli, tmp_path_factory) -> Board:
 
 
 def test_the_folder_holds_at_least_twenty_agents_as_public_collections_write_them():
-    files = sorted(FOLDER.glob("*.md"))
-    assert len(files) >= 20
-    assert all("capabilities:" not in f.read_text(encoding="utf-8") for f in files)
+    texts = [f.read_text(encoding="utf-8") for f in sorted(FOLDER.glob("*.md"))]
+    assert len(texts) >= 20
+    assert all("capabilities:" not in t and "\ndescription: " in t for t in texts)
+    # as Claude Code registers them: <example> blocks, unquoted `: ` and escaped newlines in the description
+    assert sum("<example>" in t and "\ndescription: Use this agent when" in t for t in texts) >= 1
+    assert sum("\\n\\n<example>" in t for t in texts) >= 2
 
 
 @pytest.mark.parametrize("n", range(len(EVERYDAY)), ids=[who for _, _, who in EVERYDAY])
