@@ -1,4 +1,4 @@
-"""(m) `match` for signals targeting `auto` (BM25 text scores, docs/matching.md) over folders of agent files:
+"""(t) `match` for signals targeting `auto` (BM25 text scores, docs/matching.md) over folders of agent files:
 a few dozen against 1,000, after the registry is loaded. The registry is loaded and the index built by
 the first call (timed apart); then every measured call matches a signal of its own, with text of its
 own, so no score comes from the index's cache of recent texts. `match` of a signal targeting a declared
@@ -82,7 +82,7 @@ def run(config: Config) -> dict[str, Any]:
     cases = {}
     with temp_dir("match") as where:
         for agents in (25, config["BENCH_MATCH_AGENTS"]):
-            progress(f"(m) match over {agents} agent files")
+            progress(f"(t) match over {agents} agent files")
             cases[str(agents)] = _case(where / f"agents-{agents}", agents, reps)
     big = cases[str(config["BENCH_MATCH_AGENTS"])]
     return {"reps": reps, "cases": cases, "target_ms": TARGET_MS,
