@@ -84,6 +84,8 @@ def test_the_specialist_ranks_first_above_the_threshold_and_claims_it(board, n):
     assert first["passes"] and first["score"] > first["threshold"] == 0.8
     assert 0 <= second["score"] < first["score"] <= 1
     assert board.posted[n]["target_capabilities"] == ["auto"]  # the signal keeps what was posted
+    # none of these agents has a handler: the post says the fitting ones (by text) cannot be run by a worker
+    assert f"({specialist}" in " ".join(board.posted[n]["warnings"])
     claimed = board.claims[n].expect(0).json()
     assert claimed["claimed_by"] == specialist
 
