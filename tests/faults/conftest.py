@@ -40,7 +40,7 @@ class Store:
     def __init__(self, url: str, folder: Path) -> None:
         self.url = url
         agents = folder / "agents"
-        agents.mkdir(exist_ok=True)
+        agents.mkdir(parents=True, exist_ok=True)
         for name, text in AGENTS.items():
             (agents / name).write_text(text)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
@@ -73,7 +73,8 @@ class Store:
 
 def assert_clean(stderr: str, who: str) -> None:
     for fatal in FATAL:
-        assert fatal not in stderr, f"{who} printed {fatal!r}:\n{stderr[-4000:]}"
+        at = stderr.find(fatal)
+        assert at < 0, f"{who} printed {fatal!r}:\n{stderr[max(0, at - 1500):at + 3500]}"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
