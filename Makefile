@@ -29,7 +29,7 @@ faults: $(STAMP)
 # A few minutes of workers on the example agents with random failures and kills (not in CI);
 # BLACKBOARD_SOAK_SECONDS sets how long (180 by default).
 soak: $(STAMP)
-	$(BIN)/python -m bench.soak
+	$(BIN)/python -m tests.faults.soak
 
 BENCH_STAMP := $(VENV)/.installed-bench
 $(BENCH_STAMP): pyproject.toml $(STAMP)
