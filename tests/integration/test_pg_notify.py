@@ -63,7 +63,8 @@ def test_a_wait_survives_its_listening_connection_being_killed(pg_engine):
 
     with pg_engine.connect() as conn:  # the server drops the listener (a restart, a network cut)
         killed = conn.execute(text(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'"
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE query LIKE 'LISTEN%' AND datname = current_database()"  # this run's listeners only
         )).scalar()
     finish_later(board, signal_id, 0.3).join()
     waiting.join(timeout=20)
