@@ -156,7 +156,7 @@ def test_a_worker_killed_mid_task_loses_its_claim_on_time_and_nothing_else(board
     victim = board.worker("ps-worker", "--once", SLEEP="30")
     board.until(lambda: board.status(doomed) is SignalStatus.CLAIMED, 20, "the claim")
     board.until(lambda: len(board.handled()) == 1, 20, "the handler to start")
-    time.sleep(1.0)  # long enough for at least one lease renewal
+    board.until(lambda: board.records("AgentSignalClaimRenewed"), 20, "a lease renewal")
 
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
