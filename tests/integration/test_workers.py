@@ -209,15 +209,16 @@ def test_a_dependant_runs_only_after_its_upstream_and_gets_its_result(board):
     research = board.post("RESEARCH", 1)
     review = board.post("REVIEW", 2, "--after", research)
     reviewer = board.worker("ps-reviewer")
-    time.sleep(1.0)
+    probe = board.post("REVIEW", 3)  # free to take: once the reviewer has done it, it has looked at the board
+    board.until(lambda: board.status(probe) is SignalStatus.COMPLETED, 30, "the reviewer's first signal")
     assert board.status(review) is SignalStatus.POSTED  # waiting: its upstream is not done
 
     board.worker("ps-researcher")
     board.until(lambda: board.status(review) is SignalStatus.COMPLETED, 30, "the review")
 
-    order = [entry["signal_id"] for entry in board.handled()]
-    assert order == [research, review]
-    upstream = board.handled()[1]["doc"]["payload"]["context"]["upstream"]
+    handled = [entry for entry in board.handled() if entry["signal_id"] != probe]
+    assert [entry["signal_id"] for entry in handled] == [research, review]
+    upstream = handled[1]["doc"]["payload"]["context"]["upstream"]
     assert upstream[research]["status"] == "COMPLETED"
     assert upstream[research]["result"]["artifact_path"] == f"out/{research}.md"
     assert reviewer.poll() is None
