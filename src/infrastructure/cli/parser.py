@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--db", metavar="URL", help=f"event store URL (env BLACKBOARD_DB; default {DEFAULT_URL})")
-    parser.add_argument("--agents-dir", metavar="DIR", help="folder of agent .md files (env BLACKBOARD_AGENTS_DIR; default ./agents)")
+    parser.add_argument("--agents-dir", metavar="DIR", action="append",
+                        help="folder of agent .md files, read recursively; repeatable; ./.claude/agents when ./agents "
+                             "does not exist (env BLACKBOARD_AGENTS_DIR, folders separated by os.pathsep; default ./agents)")
     parser.add_argument("--json", action="store_true", help="print JSON (env BLACKBOARD_JSON=1)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -119,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "blackboard match sig-1a2b3c4d", "match")
     match.add_argument("signal_id", metavar="SIG")
 
-    _command(commands, "agents", "list the agents of the registry and their capabilities",
+    _command(commands, "agents", "every agent file: the agents loaded, the files left out and why, N of M loaded",
              "blackboard --agents-dir ./agents agents", "agents")
 
     watch = _command(commands, "watch", "block until a signal of these types completes (--type), or an entry is "
