@@ -159,7 +159,8 @@ class Container(containers.DeclarativeContainer):
         BlackboardService, unit_of_work, read_model, agent_registry, dispatcher, clock, ids, settings, projector
     )
     queries = providers.Singleton(
-        BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold
+        BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold, clock,
+        providers.Callable(lambda s: (s.post_timeout, s.claim_timeout), settings),
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)
     entry_read_model = providers.Singleton(entry_read_model, engine)

@@ -103,7 +103,8 @@ def worker(
 @inject
 def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     query = GetSignalById(signal_id=args.signal_id, at=args.at)
-    return render.signal(queries().get_signal(query))
+    found = queries().get_signal(query)
+    return render.signal(found, queries().overdue([found]) if args.at is None else None)
 
 
 @inject
@@ -112,7 +113,8 @@ def signals(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.
         status=args.status, signal_type=args.signal_type, capability=args.capability,
         blackboard_id=args.blackboard, limit=args.limit, at=args.at,
     )
-    return render.signals(queries().list_signals(query))
+    found = queries().list_signals(query)
+    return render.signals(found, overdue=queries().overdue(found) if args.at is None else None)
 
 
 @inject
