@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -124,7 +125,7 @@ def open_database(settings: StoreSettings) -> Engine:
     try:
         engine = make_engine(settings)  # SQLite: creates the database's folder
         ensure_schema(engine)
-    except (DBAPIError, OSError) as exc:
+    except (DBAPIError, OSError, sqlite3.Error) as exc:  # sqlite3's own: persistence/sqlite.py use_wal
         if engine is not None:
             engine.dispose()
         raise StoreUnavailable(f"could not open the database: {getattr(exc, 'orig', exc)}") from exc
