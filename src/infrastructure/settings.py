@@ -131,6 +131,7 @@ class BlackboardSettings:
                               "BLACKBOARD_MAX_OVERFLOW")
     pool_timeout: float = _knob(30.0, SECONDS, _above_0, _finite, "BLACKBOARD_POOL_TIMEOUT")
     pool_pre_ping: bool = _knob(False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_POOL_PRE_PING")
+    artifacts_dir: str = _knob("artifacts", "a folder", bool, str, "BLACKBOARD_ARTIFACTS_DIR")
     poll_interval: float = _knob(0.02, SECONDS, _above_0, _finite, "BLACKBOARD_POLL_INTERVAL")
     # set in code only (tests, embedding)
     echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
@@ -201,7 +202,7 @@ def worker_options(settings: BlackboardSettings, agent: str, once: bool, blackbo
 
     return WorkerOptions(
         agent=agent, once=once, concurrency=settings.concurrency, blackboard_id=blackboard_id,
-        grace=settings.grace, head_start=settings.head_start,
+        grace=settings.grace, head_start=settings.head_start, artifacts_dir=settings.artifacts_dir,
         # expire what is overdue a few times per the shorter timeout, every 0.5 s to 10 s
         sweep_every=min(10.0, max(0.5, min(settings.post_timeout, settings.claim_timeout) / 3)),
         # a running handler's claim is renewed every third of the claim timeout (README: "Leases")

@@ -143,7 +143,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
     return BlackboardSettings(
         db=PG_URL, agents_dir="elsewhere", json=True, claim_threshold=0.6, post_timeout=12.0, claim_timeout=90.0,
         sqlite_synchronous="NORMAL", sqlite_busy_timeout=4.0, pool_size=3, max_overflow=0, pool_timeout=7.0,
-        pool_pre_ping=True, poll_interval=0.5, echo=True,
+        pool_pre_ping=True, poll_interval=0.5, echo=True, artifacts_dir="/srv/artifacts",
         concurrency=4, grace=2.0, head_start=0.0,
     )
 
