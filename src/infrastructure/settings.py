@@ -12,7 +12,7 @@ import math
 import os
 from datetime import timedelta
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.capabilities import DEFAULT_THRESHOLD
@@ -117,7 +117,10 @@ class BlackboardSettings:
 
     db: str = _knob(DEFAULT_URL, "an SQLAlchemy URL of SQLite or PostgreSQL (sqlite:///FILE, postgresql+psycopg://...)",
                     bool, _db_url, "BLACKBOARD_DB", "--db")
-    agents_dir: str = _knob("./agents", "a folder", bool, str, "BLACKBOARD_AGENTS_DIR", "--agents-dir")
+    # folders, os.pathsep between them (`--agents-dir` repeated joins them so); the default falls back to
+    # ./.claude/agents when ./agents does not exist (agents/scan.py: folders_from)
+    agents_dir: str = _knob("./agents", f"one or more folders (separated by {os.pathsep!r})", bool, str,
+                            "BLACKBOARD_AGENTS_DIR", "--agents-dir")
     json: bool = _knob(False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_JSON", "--json")
     claim_threshold: float = _knob(DEFAULT_THRESHOLD, "a number from 0 to 1", lambda v: 0 <= v <= 1, _finite,
                                    "BLACKBOARD_CLAIM_THRESHOLD")
@@ -167,6 +170,24 @@ def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Blac
             raise InvalidInput(str(source), f"must be {knob.rule}, got {_shown(raw)}")
         values[name] = value
     return BlackboardSettings(**values)
+
+
+def configured(flags: Mapping[str, Any], given: Mapping[str, Any], env: Mapping[str, str] | None = None) -> BlackboardSettings:
+    """`load(flags, env)`, then the settings `given` by field name in code (an embedding program's), which
+    beat both; an unknown name or a bad value is InvalidInput naming it and the rule."""
+    config = load(flags, env)
+    values: dict[str, Any] = {}
+    for name, raw in given.items():
+        knob = KNOBS.get(name)
+        if knob is None:
+            raise InvalidInput(name, f"is not a setting; the settings are {', '.join(KNOBS)}")
+        try:
+            values[name] = knob.parse(raw)
+        except (TypeError, ValueError):
+            raise InvalidInput(name, f"must be {knob.rule}, got {raw!r}") from None
+        if not knob.check(values[name]):
+            raise InvalidInput(name, f"must be {knob.rule}, got {raw!r}")
+    return replace(config, **values)
 
 
 def store_settings(settings: BlackboardSettings) -> StoreSettings:

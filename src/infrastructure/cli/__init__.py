@@ -7,6 +7,7 @@ container and its adapters are imported once a command runs.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -72,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _flags(args: Any) -> dict[str, Any]:
     """The settings given as options (None: not given). `--json` is given only when set."""
     return {
-        "db": args.db, "agents_dir": args.agents_dir, "json": True if getattr(args, "json", False) else None,
+        "db": args.db, "agents_dir": os.pathsep.join(args.agents_dir) if args.agents_dir else None, "json": True if getattr(args, "json", False) else None,
         **{name: getattr(args, name, None) for name in ("concurrency", "grace", "head_start")},  # worker's
     }
 
@@ -106,12 +107,9 @@ def _first_line(exc: Exception) -> str:
 
 def _invalid(exc: Any) -> InvalidInput:
     """A command model's ValidationError as bad input naming each option the user typed, and its rule."""
-    problems = []
-    for error in exc.errors():
-        field = OPTIONS.get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "input"
-        problems.append((field, f"{error['msg']} (got {error.get('input')!r})"))
-    (field, rule), more = problems[0], [f"{f}: {r}" for f, r in problems[1:]]
-    return InvalidInput(field, "; ".join([rule, *more]))
+    from blackboard.infrastructure.input_errors import invalid_input
+
+    return invalid_input(exc, OPTIONS)
 
 
 def _print(data: Any, as_json: bool) -> None:

@@ -22,6 +22,7 @@ from blackboard.application.commands import (
 )
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.json_input import parse_json
 from blackboard.infrastructure.cli.render import Output
@@ -43,7 +44,11 @@ class SignalEndedBadly(RuleViolation):
 
 
 @inject
-def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+def post(
+    args: argparse.Namespace,
+    service: Lazy = Provide[Container.service.provider],
+    registry: Lazy = Provide[Container.agent_registry.provider],
+) -> Output:
     command = PostSignal(
         signal_type=args.signal_type, ps_id=args.ps_id, entry_id=args.entry_id, topic=args.topic,
         prompt=args.prompt, context=_json_object(args.context, "--context"),
@@ -51,7 +56,11 @@ def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
         after=tuple(args.after), dedupe_key=args.key, correlation_id=args.correlation_id,
         read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
     )
-    return render.signal(service().post_signal(command))
+    posted = service().post_signal(command)
+    data = documents.posted(posted, registry())
+    for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
+        print(f"blackboard: warning: {warning}", file=sys.stderr)
+    return Output(data, render.signal(posted).text)
 
 
 @inject
@@ -125,28 +134,16 @@ def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.pr
 
 @inject
 def agents(
-    args: argparse.Namespace, registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry]
+    args: argparse.Namespace,
+    registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry],
+    config: BlackboardSettings = Provide[Container.config],
 ) -> Output:
-    definitions = registry.definitions()
-    for problem in registry.problems():
-        print(f"blackboard: warning: {problem.path}: {problem.message}", file=sys.stderr)
-    data = [
-        {
-            "name": d.profile.agent_id,
-            "description": d.description,
-            "capabilities": [c.model_dump() for c in d.profile.capabilities],
-            "threshold": d.profile.threshold_or(registry.default_threshold),
-            "command": d.command,
-            "timeout": d.timeout,
-            "file": str(d.path),
-        }
-        for d in definitions
-    ]
-    lines = [
-        f"{a['name']:<20} {_capabilities(a['capabilities'])}  (threshold {a['threshold']:g})  {a['file']}"
-        for a in data
-    ]
-    return Output(data, "\n".join(lines) or f"no agents in {registry.agents_dir}")
+    from blackboard.infrastructure.cli.agents_report import report
+
+    if config.json:  # the text lists them; a script reading JSON from stdout hears of them here too
+        for problem in registry.problems():
+            print(f"blackboard: warning: {problem}", file=sys.stderr)
+    return report(registry)
 
 
 @inject
@@ -167,9 +164,8 @@ def watch(
     found, position = watcher().watch(query.model_copy(update={"since": since}), args.timeout)
     # the completion's position: a caller looping with --since it misses nothing, not even a completion
     # that landed while it was printing
-    output = render.signal(found)
     print(f"position {position}", file=sys.stderr)
-    return Output({**output.data, "position": position}, output.text)
+    return Output(documents.watched(found, position), render.signal_text(found))
 
 
 @inject
@@ -187,14 +183,10 @@ def expire(args: argparse.Namespace, service: Lazy = Provide[Container.service.p
 
 
 @inject
-def events(args: argparse.Namespace, store: Lazy = Provide[Container.event_store.provider]) -> Output:
+def events(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     if args.since < 0 or (args.limit is not None and args.limit < 1):
         raise InvalidInput("--since" if args.since < 0 else "--limit", "must be 0 or more (--since), 1 or more (--limit)")
-    found, position, log = [], args.since, store()
-    while (args.limit is None or len(found) < args.limit) and (page := log.read_all(after=position, limit=1000)):
-        found += [r for r in page if args.blackboard in (None, r.event.blackboard_id)]
-        position = page[-1].position
-    return render.events(found[: args.limit])
+    return render.events(queries().events(args.since, args.limit, args.blackboard))
 
 
 @inject
@@ -217,10 +209,6 @@ def projection_rebuild(args: argparse.Namespace, projector: Lazy = Provide[Conta
     else:
         folded = rebuilder.rebuild(args.resume)
     return Output({"events": folded}, f"read model rebuilt: {folded} events replayed")
-
-
-def _capabilities(capabilities: list[dict[str, Any]]) -> str:
-    return " ".join(f"{c['type']}={c['score']:g}" for c in capabilities)
 
 
 def _json_object(raw: str | None, option: str) -> dict[str, Any]:
@@ -246,3 +234,4 @@ def _check_watch(args: argparse.Namespace) -> None:
 # The knowledge commands live in their own module; `main` runs every command by name from this one.
 from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, watch_topic, write  # noqa: E402,F401
 from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
+from blackboard.infrastructure.cli.ui import ui  # noqa: E402,F401

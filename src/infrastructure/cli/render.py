@@ -11,6 +11,7 @@ from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import Volunteer
 from blackboard.domain.events import STREAM_SEPARATOR
 from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure import documents
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,7 @@ def signals(items: Sequence[AgentSignal], empty: str = "no signals",
 def _document(s: AgentSignal, due: datetime | None) -> dict[str, Any]:
     """The signal's document; an overdue one not yet expired also carries `overdue_since`, its deadline
     (the schema allows properties beyond its own; README: "Deadlines")."""
-    document = s.to_document()
+    document = documents.signal(s)
     if due is not None:
         document["overdue_since"] = due.isoformat()
     return document
@@ -72,21 +73,7 @@ def signal_text(s: AgentSignal, due: datetime | None = None) -> str:
 
 
 def events(records: Sequence[Recorded]) -> Output:
-    data = [
-        {
-            "position": r.position,
-            "event_type": r.event.event_type,
-            "stream_id": r.event.stream_id,  # a board's, or an entry key's (`<board>\x1f<key>`)
-            "version": r.event.version,
-            "event_id": r.event.event_id,
-            "schema_version": type(r.event).schema_version,
-            "occurred_at": r.event.occurred_at.isoformat(),
-            "recorded_at": r.recorded_at.isoformat(),
-            "data": r.event.data(),
-            "metadata": dict(r.metadata),
-        }
-        for r in records
-    ]
+    data = documents.events(records)
     lines = [
         f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
         f"{r.event.event_type:<22} {_summary(r)}"
@@ -103,10 +90,7 @@ def _summary(record: Recorded) -> str:
 
 
 def ranking(signal_id: str, volunteers: Sequence[Volunteer]) -> Output:
-    data = [
-        {"agent": v.agent.agent_id, "score": v.score, "threshold": v.threshold, "passes": v.passes}
-        for v in volunteers
-    ]
+    data = documents.ranking(volunteers)
     lines = [f"agents for {signal_id}, best first (may claim when score > threshold):"] + [
         f"  {'yes' if v.passes else ' no'}  {v.agent.agent_id:<24} score {v.score:.2f}  threshold {v.threshold:.2f}"
         for v in volunteers
