@@ -59,3 +59,18 @@ def test_an_artifacts_folder_set_elsewhere_is_allowed_too(tmp_path):
 
     assert artifact_refusal(str(elsewhere / "r.md"), folder, str(elsewhere)) is None
     assert "leads outside" in artifact_refusal(str(elsewhere / "r.md"), folder, "artifacts")
+
+
+def test_commands_from_any_interface_refuse_json_that_cannot_be_stored():
+    from blackboard.application.commands import PostSignal
+    from blackboard.application.knowledge_commands import WriteEntry
+
+    with pytest.raises(InvalidInput, match=r"^context: numbers must be finite, got inf at /a$"):
+        PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t", context={"a": float("inf")})
+    deep: list = []
+    for _ in range(5000):  # deeper than json.dumps can recurse: refused before the size is measured
+        deep = [deep]
+    with pytest.raises(InvalidInput, match=f"^value: must nest at most {MAX_DEPTH} levels"):
+        WriteEntry(blackboard_id="b", key="k", value=deep, author="a")
+    with pytest.raises(InvalidInput, match="^meta: .*lone surrogate"):
+        WriteEntry(blackboard_id="b", key="k", value=1, author="a", meta={"m": "\udc80"})

@@ -13,11 +13,8 @@ import json
 import math
 from typing import Any
 
+from blackboard.application.json_values import INT_BITS, LIMIT, MAX_DEPTH, _cut, check_json
 from blackboard.domain.errors import InvalidInput
-
-MAX_DEPTH = 32  # levels of arrays and objects
-INT_BITS = 64
-_LIMIT = 2 ** (INT_BITS - 1)
 
 
 def parse_json(raw: str, option: str, max_depth: int = MAX_DEPTH) -> Any:
@@ -25,7 +22,7 @@ def parse_json(raw: str, option: str, max_depth: int = MAX_DEPTH) -> Any:
         raise InvalidInput(option, f"must be JSON: {constant} is not JSON")
 
     def whole(text: str) -> int:
-        if len(text.lstrip("-")) > 19 or not -_LIMIT <= (number := int(text)) < _LIMIT:
+        if len(text.lstrip("-")) > 19 or not -LIMIT <= (number := int(text)) < LIMIT:
             raise InvalidInput(option, f"integers must fit in {INT_BITS} bits (-2^63 to 2^63-1), got {_cut(text)}")
         return number
 
@@ -42,37 +39,3 @@ def parse_json(raw: str, option: str, max_depth: int = MAX_DEPTH) -> Any:
         raise InvalidInput(option, f"must nest at most {max_depth} levels of arrays and objects") from None
     check_json(value, option, max_depth)
     return value
-
-
-def check_json(value: Any, option: str, max_depth: int = MAX_DEPTH) -> None:
-    """The rules above for a value already parsed (walked without recursion)."""
-    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
-    while stack:
-        item, depth, path = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth >= max_depth:
-                raise InvalidInput(option, f"must nest at most {max_depth} levels of arrays and objects (at {path or 'the top'})")
-            pairs = item.items() if isinstance(item, dict) else enumerate(item)
-            for key, child in pairs:
-                if isinstance(key, str):
-                    _check_text(key, option, f"the key {path}/{_cut(key)!r}")
-                stack.append((child, depth + 1, f"{path}/{_cut(str(key))}"))
-        elif isinstance(item, str):
-            _check_text(item, option, f"the string at {path or 'the top'}")
-        elif isinstance(item, float) and not math.isfinite(item):
-            raise InvalidInput(option, f"numbers must be finite, got {item} at {path or 'the top'}")
-        elif isinstance(item, int) and not isinstance(item, bool) and not -_LIMIT <= item < _LIMIT:
-            raise InvalidInput(option, f"integers must fit in {INT_BITS} bits, at {path or 'the top'}")
-
-
-def _check_text(text: str, option: str, where: str) -> None:
-    if "\x00" in text:
-        raise InvalidInput(option, f"{where} holds U+0000 (NUL), which cannot be stored")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(option, f"{where} holds a lone surrogate: strings must be valid Unicode") from None
-
-
-def _cut(text: str, keep: int = 24) -> str:
-    return text if len(text) <= keep else f"{text[:keep]}... ({len(text)} characters)"
