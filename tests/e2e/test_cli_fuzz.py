@@ -164,7 +164,7 @@ def _encodable(argv: list[str]) -> bool:
         return False
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(argv=command_lines().filter(_encodable))
 def test_generated_command_lines_through_the_executable(tmp_path_factory, agents_dir, argv):
     root = tmp_path_factory.mktemp("fuzz-exe")
