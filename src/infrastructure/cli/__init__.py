@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -94,7 +95,7 @@ def _report(exc: Exception, as_json: bool) -> int:
         _print(ended.data if as_json else ended.text, as_json)
     # our own errors are one line already; another (a bug, a driver's error) is cut to its first line
     message = str(error) if isinstance(error, BlackboardError) and code != UNEXPECTED else _first_line(error)
-    print(f"blackboard: {message}", file=sys.stderr)
+    print(f"blackboard: {terminal_safe(message)}", file=sys.stderr)
     return code
 
 
@@ -112,4 +113,15 @@ def _invalid(exc: Any) -> InvalidInput:
 
 
 def _print(data: Any, as_json: bool) -> None:
-    print(json.dumps(data, indent=2) if as_json else data)
+    print(json.dumps(data, indent=2) if as_json else terminal_safe(str(data)))
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """Text for a terminal: control characters (ESC and the sequences it starts, CR, BEL, backspace, the
+    C1 controls) and bidirectional overrides that stored text may hold are shown escaped (`\\x1b`), not
+    sent raw, so a topic or an error cannot move the cursor, recolour or rewrite what is shown. Line
+    breaks and tabs stay. (JSON output escapes control characters itself.)"""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
