@@ -41,6 +41,7 @@ CASES: dict[str, tuple[tuple[str, ...], dict[str, str] | None, str]] = {
     "post-timeout-inf": (("signals",), {"BLACKBOARD_POST_TIMEOUT": "inf"}, "BLACKBOARD_POST_TIMEOUT: must be seconds, above 0 and at most"),
     "claim-timeout-1e300": (("signals",), {"BLACKBOARD_CLAIM_TIMEOUT": "1e300"}, "BLACKBOARD_CLAIM_TIMEOUT: must be seconds"),
     "busy-timeout-nan": (("signals",), {"BLACKBOARD_SQLITE_BUSY_TIMEOUT": "nan"}, "BLACKBOARD_SQLITE_BUSY_TIMEOUT: must be"),
+    "topic-not-utf8": ((*POST, "--topic", "caf\udce9"), None, "--topic: must be valid UTF-8 text"),  # b"caf\xe9"
     "json-any-value": (("signals",), {"BLACKBOARD_JSON": "banana"}, "BLACKBOARD_JSON: must be 1, true, yes, 0, false or no"),
 }
 

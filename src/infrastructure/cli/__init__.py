@@ -41,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from blackboard.infrastructure import settings
 
+        _check_text(args)  # bytes that are not UTF-8 (a lone surrogate here) cannot be stored or printed
         config = settings.load(_flags(args))  # a bad flag or variable stops here, before anything is opened
         as_json = config.json
         from blackboard.infrastructure.cli import commands
@@ -68,6 +69,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _quiet_broken_pipe()
     return OK
+
+
+def _check_text(args: Any) -> None:
+    """Every text given on the command line is valid UTF-8: Python hands other bytes over as lone
+    surrogates, which no store, terminal or JSON document can take."""
+    for dest, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and any("\ud800" <= c <= "\udfff" for c in text):
+                field = OPTIONS.get(dest, "--" + dest.replace("_", "-"))
+                raise InvalidInput(field, "must be valid UTF-8 text (it holds bytes that are not)")
 
 
 def _flags(args: Any) -> dict[str, Any]:
