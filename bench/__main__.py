@@ -4,7 +4,8 @@ Sections, all run by default (BENCH_SECTIONS=a,b,... picks some): (a) command th
 eventsourcing baseline, (c) latency on a small vs a huge board, warm and cold, (d) rebuild speed,
 (e) concurrent writers, (k) knowledge entries on a small and a huge board, (l) `events` and `status` on a long log, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
 PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (m) a post through
-the Python API against a `blackboard post` process, (s) CLI start-up.
+the Python API against a `blackboard post` process, (t) `match` by text over 1,000 agent files,
+(s) CLI start-up.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -151,11 +152,23 @@ def main() -> None:
         targets.append(_target(f"(m) Python API post, median ms (CLI post: {m.get('cli', {}).get('median_ms')} ms)",
                                m["full"]["median_ms"], f"<= {api.TARGET_MS:g}", m["pass"]))
 
+    def run_t() -> None:  # (t) match of signals targeting auto over 25 and 1,000 agent files
+        from bench import matching
+
+        report["matching"] = mt = profiled(config, "t", matching.run, config)
+        rows = [[c["agents"], c["load_and_index_ms"], c["match_auto_ms"], c["match_declared_ms"], c["best_fit_of_first"]]
+                for c in mt["cases"].values()]
+        say(table(f"(t) match, SQLite, in process, medians of {mt['reps']} signals each with its own text (ms)",
+                  ["agent files", "load+index", "match auto", "match declared", "best fit of the first"], rows))
+        big = list(mt["cases"].values())[-1]
+        targets.append(_target(f"(t) match auto over {big['agents']} agent files, ms", big["match_auto_ms"],
+                               f"<= {matching.TARGET_MS:g}", mt["pass"]))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
     for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("k", run_k),
-                      ("l", run_l), ("m", run_m), ("s", run_s)):
+                      ("l", run_l), ("m", run_m), ("t", run_t), ("s", run_s)):
         if name in config.sections:
             section(name, run)
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
-from blackboard.application.ports import AgentRegistry, EventStore, Recorded, SignalFilter, SignalReadModel
+from blackboard.application.ports import AgentRegistry, Clock, EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.projection import Projector
-from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.application.scoring import Scorer
+from blackboard.domain.blackboard import BlackboardAggregate, deadline
 from blackboard.domain.capabilities import Volunteer, rank
 from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted
@@ -34,12 +36,25 @@ class BlackboardQueries:
         read_model: SignalReadModel,
         registry: AgentRegistry,
         claim_threshold: float,
+        clock: Clock | None = None,
+        timeouts: tuple[timedelta, timedelta] | None = None,
     ) -> None:
         self._store = store
         self._read_model = read_model
         self._registry = registry
         self._threshold = claim_threshold
         self._projector = Projector(store, read_model)
+        self.scorer = Scorer(registry)  # agents as they score for one signal: declared, or by text for auto
+        self._clock = clock
+        self._timeouts = timeouts  # (post, claim): what `overdue` measures against
+
+    def overdue(self, signals: Iterable[AgentSignal]) -> dict[str, datetime]:
+        """The deadline of each of `signals` that is past it now but not yet expired (the next command
+        on it, or the next sweep, records the expiry); {} without a clock and timeouts."""
+        if self._clock is None or self._timeouts is None:
+            return {}
+        now, (post, claim) = self._clock.now(), self._timeouts
+        return {s.signal_id: due for s in signals if (due := deadline(s, post, claim)) is not None and now >= due}
 
     def get_signal(self, query: GetSignalById) -> AgentSignal:
         self._projector.catch_up()
@@ -122,4 +137,4 @@ class BlackboardQueries:
     def match(self, query: GetSignalById) -> list[Volunteer]:
         """Every registered agent ranked by its score for the signal; `passes` marks who may claim."""
         signal = self.get_signal(query)
-        return rank(signal, self._registry.get_all(), self._threshold)
+        return rank(signal, self.scorer.profiles(signal), self._threshold)

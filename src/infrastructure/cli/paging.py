@@ -44,7 +44,7 @@ def signals(
         found = found[:PAGE]
         _more(f"the {PAGE} oldest signals shown; more remain: --limit N or --all shows more, "
               "--status, --type, --capability or --blackboard fewer")
-    return render.signals(found)
+    return render.signals(found, overdue=queries().overdue(found) if args.at is None else None)
 
 
 @inject

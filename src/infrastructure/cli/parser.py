@@ -9,12 +9,25 @@ import argparse
 
 from blackboard.infrastructure.cli import exits
 from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
+from blackboard.infrastructure.cli.controller_parser import add_next_command
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
 STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
 PAGE = 100  # what `signals` and `events` print without --limit or --all
+
+
+def whole(raw: str) -> int:
+    """An argparse type: a whole number that fits in 64 bits, as log positions, versions and limits are
+    stored (a larger one is a usage error, exit 2, naming the option)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {raw[:40]!r}") from None
+    if not -(2**63) <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must fit in 64 bits (at most {2**63 - 1}), got {raw[:40]}")
+    return value
 
 
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
@@ -110,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
     show.add_argument("signal_id", metavar="SIG")
-    show.add_argument("--at", type=int, metavar="POSITION", help="as the signal was right after this log position")
+    show.add_argument("--at", type=whole, metavar="POSITION", help="as the signal was right after this log position")
 
     signals = _command(commands, "signals", "list signals from the read model, oldest first",
                        "blackboard signals --status POSTED --capability RESEARCH", "signals")
@@ -120,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="signals targeting this capability (repeatable: any of them)")
     signals.add_argument("--blackboard", metavar="ID", help="signals of this board")
     _add_paging(signals, "signals")
-    signals.add_argument("--at", type=int, metavar="POSITION", help="as the boards were right after this log position")
+    signals.add_argument("--at", type=whole, metavar="POSITION", help="as the boards were right after this log position")
 
     match = _command(commands, "match", "rank the registry's agents for a signal",
                      "blackboard match sig-1a2b3c4d", "match")
@@ -140,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--blackboard", metavar="ID", help="only completions (entries) on this board")
     watch.add_argument("--timeout", type=float, metavar="SECONDS",
                        help="give up after this long (exit 5); with --follow, stop then (exit 0)")
-    watch.add_argument("--since", type=int, metavar="POSITION",
+    watch.add_argument("--since", type=whole, metavar="POSITION",
                        help="count what happens after this log position (default: from now)")
 
     wait = _command(commands, "wait", "block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED",
@@ -153,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     events = _command(commands, "events", "print the event log in order, with global positions",
                       "blackboard events --blackboard ps-42 --since 120", "events")
     events.add_argument("--blackboard", metavar="ID", help="only this board's events")
-    events.add_argument("--since", type=int, default=0, metavar="POSITION", help="only events after this position")
+    events.add_argument("--since", type=whole, default=0, metavar="POSITION", help="only events after this position")
     _add_paging(events, "events")
     events.add_argument("--jsonl", action="store_true", help="one JSON object a line, streamed (any number of events)")
 
@@ -164,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_habit_commands(commands, _command)
     add_ui_command(commands, _command)
+    add_next_command(commands, _command)
 
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
         dest="projection_command", required=True, metavar="ACTION"
@@ -177,5 +191,5 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_paging(parser: argparse.ArgumentParser, what: str) -> None:
     """A list that prints a page by default and says on stderr when more remain."""
     page = parser.add_mutually_exclusive_group()
-    page.add_argument("--limit", type=int, metavar="N", help=f"at most N {what} (default {PAGE})")
+    page.add_argument("--limit", type=whole, metavar="N", help=f"at most N {what} (default {PAGE})")
     page.add_argument("--all", action="store_true", help=f"every {what[:-1]}, however many")
