@@ -108,3 +108,8 @@ def test_completion_answers_commands_and_options(cli):
 def test_help_names_the_new_commands(cli):
     listed = cli("--help").expect(0).stdout
     assert all(command in listed for command in COMMANDS)
+
+
+def test_status_shows_a_board_name_as_given_not_as_rich_markup(cli):
+    cli.post(ps="ps-[bold]x[/bold]")
+    assert "ps-[bold]x[/bold]" in cli("status").expect(0).stdout

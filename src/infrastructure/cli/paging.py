@@ -17,7 +17,7 @@ from blackboard.application.commands import ListSignals
 from blackboard.application.ports import Recorded
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.cli import render
+from blackboard.infrastructure.cli import render, terminal_safe
 from blackboard.infrastructure.cli.parser import PAGE
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
@@ -86,7 +86,7 @@ def _json_array(records: Iterable[Recorded]) -> tuple[int, int]:
 
 
 def _text(records: Iterable[Recorded]) -> tuple[int, int]:
-    shown, last = _each(records, lambda r, _: render.event_line(r) + "\n")
+    shown, last = _each(records, lambda r, _: terminal_safe(render.event_line(r)) + "\n")  # as `main` prints text
     if not shown:
         print("no events")
     return shown, last

@@ -24,6 +24,9 @@ SPACING = 0.25  # at least this long between two redraws, however busy the log i
 def table(boards: Sequence[BoardStatus]) -> Any:
     from rich import box
     from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
 
     statuses = [str(s) for s in SignalStatus]
     grid = Table(title="blackboard status", title_justify="left", box=box.SIMPLE_HEAD, show_footer=len(boards) > 1)
@@ -35,9 +38,10 @@ def table(boards: Sequence[BoardStatus]) -> Any:
     grid.add_column("entries", justify="right", footer=str(sum(b.entries for b in boards)))
     grid.add_column("conflicts", justify="right", footer=str(sum(b.open_conflicts for b in boards)))
     grid.add_column("live workers", footer=str(len({w for b in boards for w in b.live_workers})))
-    for b in boards:
-        grid.add_row(b.blackboard_id, *(str(b.signals.get(s, 0)) for s in statuses), _age(b.waiting_seconds),
-                     str(b.entries), str(b.open_conflicts), ", ".join(b.live_workers) or "-")
+    for b in boards:  # names as plain text: no rich markup, no terminal control characters
+        grid.add_row(Text(terminal_safe(b.blackboard_id)), *(str(b.signals.get(s, 0)) for s in statuses),
+                     _age(b.waiting_seconds), str(b.entries), str(b.open_conflicts),
+                     Text(terminal_safe(", ".join(b.live_workers) or "-")))
     return grid
 
 
