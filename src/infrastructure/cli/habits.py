@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
 from dependency_injector.wiring import Provide, inject
@@ -21,6 +20,8 @@ SCHEMA_FILES = {"signal": "agent-signal.schema.json", "entry": "entry.schema.jso
 
 def schema_text(document: str) -> str:
     """The JSON schema shipped inside the package (`blackboard/infrastructure/schemas/`)."""
+    from importlib import resources
+
     return (resources.files("blackboard.infrastructure") / "schemas" / SCHEMA_FILES[document]).read_text("utf-8")
 
 
