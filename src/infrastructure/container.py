@@ -137,7 +137,7 @@ class Container(containers.DeclarativeContainer):
 
     wiring_config = containers.WiringConfiguration(
         modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge",
-                 "blackboard.infrastructure.cli.transfer"]
+                 "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.mcp_command"]
     )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 

@@ -152,11 +152,9 @@ def watch_topic(
 
 def _published(record: Any) -> Entry:
     """The entry as that version left it (its conflict, if any, is not the subscriber's concern)."""
-    from blackboard.domain import entry_rules
-    from blackboard.domain.entries import Entry
+    from blackboard.application.watching import published_entry
 
-    return Entry(record.event.blackboard_id, record.event.key, record.event.version,
-                 entry_rules.version_of(record.event, record.position))
+    return published_entry(record)
 
 
 def entry_output(entry: Entry) -> Output:

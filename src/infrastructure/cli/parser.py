@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     from blackboard.infrastructure.cli.knowledge_parser import add_knowledge_commands
 
     add_knowledge_commands(commands, _command)
+    from blackboard.infrastructure.cli.mcp_parser import add_mcp_command
+
+    add_mcp_command(commands, _command)
 
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
         dest="projection_command", required=True, metavar="ACTION"

@@ -1,0 +1,119 @@
+"""The signal tools: post, claim, complete, fail, show, signals, match, wait (contracts/mcp.md)."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from blackboard.application.commands import (
+    ClaimSignal, CompleteSignal, FailSignal, GetSignalById, ListSignals, PostSignal,
+)
+from blackboard.application.errors import WaitTimedOut
+from blackboard.infrastructure.mcp.schemas import derive
+from blackboard.infrastructure.mcp.session import Progress, Session, build
+from blackboard.infrastructure.mcp.tools import Tool
+
+POST = {"capabilities": "target_capabilities", "key": "dedupe_key"}  # argument -> PostSignal field
+WAITING = {"timeout_seconds": (Annotated[float, Field(ge=0)], Field(description="give up after this long"))}
+
+
+def _same(*names: str) -> dict[str, str]:
+    return {name: name for name in names}
+
+
+def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    fields = {POST.get(k, k): v for k, v in given.items()}
+    if session.agent is not None:
+        fields["posted_by"] = session.agent
+    fields.setdefault("blackboard_id", session.default_board)
+    return session.service.post_signal(build(PostSignal, {v: k for k, v in POST.items()}, **fields)).to_document()
+
+
+def claim(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    agent, signal_id = session.acting("blackboard_claim"), given["signal_id"]
+    held = session.token(signal_id)
+    try:
+        return session.service.claim_signal(
+            build(ClaimSignal, {}, **given, agent_id=agent, token=session.new_token(signal_id))).to_document()
+    except Exception:
+        if held is None:
+            session.forget(signal_id)
+        raise
+
+
+def complete(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    return _finish(session, "blackboard_complete", CompleteSignal, given)
+
+
+def fail(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    return _finish(session, "blackboard_fail", FailSignal, given)
+
+
+def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> Any:
+    agent, signal_id = session.acting(tool), given["signal_id"]
+    command = build(model, {}, **given, agent_id=agent, token=session.token(signal_id))
+    done = (session.service.complete_signal if model is CompleteSignal else session.service.fail_signal)(command)
+    session.forget(signal_id)
+    return done.to_document()
+
+
+def show(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    return session.queries.get_signal(GetSignalById(**given)).to_document()
+
+
+def signals(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    given.setdefault("blackboard_id", session.default_board)
+    return [s.to_document() for s in session.queries.list_signals(ListSignals(**given))]
+
+
+def match(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    return [
+        {"agent": v.agent.agent_id, "score": v.score, "threshold": v.threshold, "passes": v.passes}
+        for v in session.queries.match(GetSignalById(**given))
+    ]
+
+
+def wait(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    """The signal once it is final, whatever its end (its status says which); a timeout is an error.
+    Waits a second at a time, so progress goes out (to a client that asked) about once a second."""
+    signal_id, timeout = given["signal_id"], given["timeout_seconds"]
+    started = time.monotonic()
+    while True:
+        left = timeout - (time.monotonic() - started)
+        try:
+            return session.watcher.wait_for_signal(signal_id, max(0.0, min(left, 1.0))).to_document()
+        except WaitTimedOut:
+            if left <= 1.0:
+                raise WaitTimedOut(f"{signal_id} to finish", timeout) from None
+        progress(time.monotonic() - started, timeout, f"waiting for {signal_id} to finish")
+
+
+def signal_tools(with_agent: bool) -> list[Tool]:
+    board = {"blackboard_id": "the board (default: the server's --blackboard, else ps_id)"}
+    post_fields = _same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context") | {
+        "capabilities": "target_capabilities"} | _same("after") | {"key": "dedupe_key"} | _same(
+        "read_keys", "write_keys", "blackboard_id", "correlation_id", *(() if with_agent else ("posted_by",)))
+    one = _same("signal_id", "blackboard_id", "correlation_id")
+    return [
+        Tool("blackboard_post_signal", "Post a signal (a unit of work) for an agent to claim; returns the signal. "
+             "`key` dedupes: posting again with it on the same board returns the first signal.",
+             derive("PostSignalArguments", PostSignal, post_fields, notes=board), post),
+        Tool("blackboard_claim", "Claim a POSTED signal as the server's agent; returns the signal.",
+             derive("ClaimArguments", ClaimSignal, one), claim),
+        Tool("blackboard_complete", "Complete a signal the server's agent claimed, with its result; returns the signal.",
+             derive("CompleteArguments", CompleteSignal, one | _same("artifact_path", "knowledge_items")), complete),
+        Tool("blackboard_fail", "Report that a signal the server's agent claimed could not be done; returns the signal.",
+             derive("FailArguments", FailSignal, one | _same("error")), fail),
+        Tool("blackboard_show", "Show one signal (`at`: as it was right after that log position).",
+             derive("ShowArguments", GetSignalById, _same("signal_id", "at")), show),
+        Tool("blackboard_signals", "List signals, oldest first, filtered.",
+             derive("SignalsArguments", ListSignals, _same("status", "signal_type", "capability", "limit",
+                                                           "blackboard_id", "at")), signals),
+        Tool("blackboard_match", "Rank the registry's agents for a signal, best first.",
+             derive("MatchArguments", GetSignalById, _same("signal_id")), match),
+        Tool("blackboard_wait", "Block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED, and return it; "
+             "a tool error after timeout_seconds. Reports progress when the call carries a progress token.",
+             derive("WaitArguments", GetSignalById, _same("signal_id"), own=WAITING), wait),
+    ]
