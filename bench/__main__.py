@@ -3,7 +3,8 @@
 Sections, all run by default (BENCH_SECTIONS=a,b,... picks some): (a) command throughput, (b) the
 eventsourcing baseline, (c) latency on a small vs a huge board, warm and cold, (d) rebuild speed,
 (e) concurrent writers, (k) knowledge entries on a small and a huge board, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
-PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (s) CLI start-up.
+PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (s) CLI start-up,
+(m) a post as an MCP tool call against a CLI post.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -103,6 +104,13 @@ def main() -> None:
         targets.append(_target("(s) CLI start-up: blackboard show / import sqlalchemy", round(st["ratio"], 2),
                                f"<= {startup.TARGET}", st["pass"]))
 
+    def run_m() -> None:  # (m) a post as an MCP tool call (a running `blackboard mcp`) vs a CLI post
+        from bench import mcp
+
+        report["mcp"] = m = mcp.run(int(os.environ.get("BENCH_MCP_RUNS", "30")))
+        targets.append(_target("(m) MCP tool call (post), median ms; CLI post beside it", round(m["mcp_post_ms"], 2),
+                               f"<= {mcp.TARGET_MS:g}", m["pass"]))
+
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
         from bench import knowledge
 
@@ -126,7 +134,7 @@ def main() -> None:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
     for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("k", run_k),
-                      ("s", run_s)):
+                      ("s", run_s), ("m", run_m)):
         if name in config.sections:
             section(name, run)
 
