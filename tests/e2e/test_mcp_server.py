@@ -5,12 +5,14 @@ written), the server's identity from --agent, and no call able to end the server
 
 from __future__ import annotations
 
+import json
+import subprocess
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.conftest import Cli, assert_signal, assert_signals, database_url
+from tests.e2e.conftest import BLACKBOARD, Cli, assert_signal, assert_signals, database_url
 from tests.e2e.mcp_client import contract_tools, served
 
 pytestmark = pytest.mark.anyio
@@ -214,3 +216,31 @@ async def test_the_agent_s_claim_token_guards_its_key_permissions(mcli, board):
 def test_an_unknown_agent_stops_the_server_before_it_serves(mcli):
     result = mcli("mcp", "--agent", "nobody")
     assert result.expect(4).stderr.strip() == "blackboard: no agent named nobody in the registry"
+
+
+def test_a_client_that_goes_away_mid_wait_ends_the_server_within_seconds(mcli, board):
+    """Raw JSON-RPC on the pipes (the SDK's client would kill the process it started): closing the
+    server's standard input while a 600-second wait runs ends the server, exit 0, not at the timeout."""
+    sig = mcli.post("--ps-id", board)["signal_id"]
+    server = subprocess.Popen([BLACKBOARD, "--db", mcli.db_url, "--agents-dir", str(mcli.agents_dir), "mcp"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "blackboard_wait", "arguments": {"signal_id": sig, "timeout_seconds": 600},
+                "_meta": {"progressToken": "wait"}}},
+        ):
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1  # initialised
+        heard = json.loads(server.stdout.readline())  # the wait's first progress: it is under way
+        assert (heard["method"], heard["params"]["progressToken"]) == ("notifications/progress", "wait"), heard
+        server.stdin.close()
+        server.wait(timeout=30)
+        stderr = server.stderr.read()
+    finally:
+        server.kill()
+    assert server.returncode == 0 and "Traceback" not in stderr, stderr

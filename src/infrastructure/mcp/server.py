@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -58,11 +59,15 @@ def build_server(session: Session) -> Server[Any]:
         tool = tools.get(params.name)
         if tool is None:
             return refusal(InvalidInput("name", f"no tool {params.name}; the tools are {', '.join(tools)}"))
+        gone = threading.Event()  # set when the call is cancelled, or the server stops, while it runs
         try:
             data = await anyio.to_thread.run_sync(
-                functools.partial(tool.call, session, dict(params.arguments or {}), _progress(ctx)),
+                functools.partial(tool.call, session, dict(params.arguments or {}), _progress(ctx, gone)),
                 limiter=limiter, abandon_on_cancel=True,
             )
+        except anyio.get_cancelled_exc_class():
+            gone.set()  # a wait's thread stops at its next progress, within a second, not at its timeout
+            raise
         except Exception as exc:  # noqa: BLE001 - every failure is the caller's tool error, never the server's end
             return refusal(exc)
         return result(data)
@@ -92,9 +97,16 @@ def refusal(exc: Exception) -> types.CallToolResult:
     return types.CallToolResult(content=content, structured_content=details, is_error=True)
 
 
-def _progress(ctx: ServerRequestContext[Any]) -> Any:
-    """Progress for a call, sent from its worker thread; nothing when the client gave no progress token."""
+class CallAbandoned(Exception):
+    """Raised in a waiting call's thread once nobody waits for its answer."""
+
+
+def _progress(ctx: ServerRequestContext[Any], gone: threading.Event) -> Any:
+    """Progress for a call, sent from its worker thread; nothing when the client gave no progress token.
+    Once the call is abandoned, it ends the call's thread instead."""
     def report(done: float, total: float | None, message: str) -> None:
+        if gone.is_set():
+            raise CallAbandoned(message)
         try:
             anyio.from_thread.run(ctx.session.report_progress, done, total, message)
         except Exception:  # noqa: BLE001 - a lost notification must not fail the call
