@@ -14,7 +14,7 @@ from blackboard.application.knowledge_commands import (
 from blackboard.application.watching import published_entry
 from blackboard.domain.entries import KeyInConflict
 from blackboard.domain.errors import RuleViolation
-from blackboard.infrastructure.mcp.schemas import derive
+from blackboard.infrastructure.mcp.schemas import derive, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
 
@@ -33,10 +33,6 @@ class KeptAsCandidate(RuleViolation):
     def __init__(self, conflict: KeyInConflict) -> None:
         super().__init__(str(conflict))
         self.document = conflict.entry.to_document()
-
-
-def _same(*names: str) -> dict[str, str]:
-    return {name: name for name in names}
 
 
 def write(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -104,26 +100,26 @@ def knowledge_tools(with_agent: bool) -> list[Tool]:
         Tool("blackboard_write", "Write a new version of an entry key. A value that disagrees with the key's holder "
              "is kept as a conflict candidate: a tool error naming the holder. `signal_id`: the signal whose work "
              "it is (its key permissions apply).",
-             derive("WriteArguments", WriteEntry, _same("key", "value", "entry_type", "section", "role", "label",
+             derive("WriteArguments", WriteEntry, same("key", "value", "entry_type", "section", "role", "label",
                     "confidence", "depends_on", "topics", "meta", "replaces", "signal_id", "blackboard_id",
                     "correlation_id", *who), optional=("blackboard_id",), notes=board), write),
         Tool("blackboard_read", "Read an entry key's current version and its conflict candidates "
              "(`history`: every version; `at`: as it was right after that log position).",
-             derive("ReadArguments", ReadEntry, _same("key", "history", "at", "signal_id", "blackboard_id")
+             derive("ReadArguments", ReadEntry, same("key", "history", "at", "signal_id", "blackboard_id")
                     | ({} if with_agent else {"author": "reader"}), optional=optional, notes=board), read),
         Tool("blackboard_list", "List a board's current entries, filtered, in key order.",
-             derive("ListArguments", ListEntries, _same("section", "role", "author", "label", "entry_type", "topic",
+             derive("ListArguments", ListEntries, same("section", "role", "author", "label", "entry_type", "topic",
                     "prefix", "conflicts", "at", "limit", "blackboard_id"), optional=("blackboard_id",),
                     notes=board), entries),
         Tool("blackboard_resolve", "End a key's conflict with one candidate (`pick`) or a merged `value`, saying why.",
-             derive("ResolveArguments", ResolveEntry, _same("key", "rationale", "pick", "value", "blackboard_id",
+             derive("ResolveArguments", ResolveEntry, same("key", "rationale", "pick", "value", "blackboard_id",
                     "correlation_id", *who), optional=("blackboard_id",), notes=board), resolve),
         Tool("blackboard_topic", "subscribe: start following a topic from now. poll: the entry versions published to "
              "it since then (or `since`), waiting up to timeout_seconds for one, and the position to poll from next.",
-             derive("TopicArguments", SummarizeBoard, _same("blackboard_id"), optional=("blackboard_id",), own=TOPIC,
+             derive("TopicArguments", SummarizeBoard, same("blackboard_id"), optional=("blackboard_id",), own=TOPIC,
                     notes=board), topic),
         Tool("blackboard_summary", "Count a board's entries by type and author and its signals by status; list its "
              "open conflicts; show its latest entry.",
-             derive("SummaryArguments", SummarizeBoard, _same("blackboard_id"), optional=("blackboard_id",),
+             derive("SummaryArguments", SummarizeBoard, same("blackboard_id"), optional=("blackboard_id",),
                     notes=board), summary),
     ]

@@ -19,6 +19,11 @@ from blackboard.domain.errors import InvalidInput
 STRICT = ConfigDict(extra="forbid")
 
 
+def same(*names: str) -> dict[str, str]:
+    """Arguments named as the command model's fields."""
+    return {name: name for name in names}
+
+
 def derive(
     title: str,
     model: type[BaseModel],

@@ -13,17 +13,13 @@ from blackboard.application.commands import (
 )
 from blackboard.application.errors import WaitTimedOut
 from blackboard.domain.errors import SignalNotFound
-from blackboard.infrastructure.mcp.schemas import derive
+from blackboard.infrastructure.mcp.schemas import derive, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
 
 POST = {"capabilities": "target_capabilities", "key": "dedupe_key"}  # argument -> PostSignal field
 WAITING = {"timeout_seconds": (Annotated[float, Field(ge=0)], Field(description="give up after this long"))}
 ON_BOARD = "the signal's board (default: the server's --blackboard); a signal of another board is not found"
-
-
-def _same(*names: str) -> dict[str, str]:
-    return {name: name for name in names}
 
 
 def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -116,10 +112,10 @@ def _board() -> dict[str, Any]:
 
 def signal_tools(with_agent: bool) -> list[Tool]:
     board = {"blackboard_id": "the board (default: the server's --blackboard, else ps_id)"}
-    post_fields = _same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context") | {
-        "capabilities": "target_capabilities"} | _same("after") | {"key": "dedupe_key"} | _same(
+    post_fields = same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context") | {
+        "capabilities": "target_capabilities"} | same("after") | {"key": "dedupe_key"} | same(
         "read_keys", "write_keys", "blackboard_id", "correlation_id", *(() if with_agent else ("posted_by",)))
-    one = _same("signal_id", "blackboard_id", "correlation_id")
+    one = same("signal_id", "blackboard_id", "correlation_id")
     on_board = {"blackboard_id": ON_BOARD}
     return [
         Tool("blackboard_post_signal", "Post a signal (a unit of work) for an agent to claim; returns the signal. "
@@ -128,19 +124,19 @@ def signal_tools(with_agent: bool) -> list[Tool]:
         Tool("blackboard_claim", "Claim a POSTED signal as the server's agent; returns the signal.",
              derive("ClaimArguments", ClaimSignal, one, notes=on_board), claim),
         Tool("blackboard_complete", "Complete a signal the server's agent claimed, with its result; returns the signal.",
-             derive("CompleteArguments", CompleteSignal, one | _same("artifact_path", "knowledge_items"),
+             derive("CompleteArguments", CompleteSignal, one | same("artifact_path", "knowledge_items"),
                     notes=on_board), complete),
         Tool("blackboard_fail", "Report that a signal the server's agent claimed could not be done; returns the signal.",
-             derive("FailArguments", FailSignal, one | _same("error"), notes=on_board), fail),
+             derive("FailArguments", FailSignal, one | same("error"), notes=on_board), fail),
         Tool("blackboard_show", "Show one signal (`at`: as it was right after that log position).",
-             derive("ShowArguments", GetSignalById, _same("signal_id", "at"), own=_board(), notes=on_board), show),
+             derive("ShowArguments", GetSignalById, same("signal_id", "at"), own=_board(), notes=on_board), show),
         Tool("blackboard_signals", "List signals, oldest first, filtered.",
-             derive("SignalsArguments", ListSignals, _same("status", "signal_type", "capability", "limit",
+             derive("SignalsArguments", ListSignals, same("status", "signal_type", "capability", "limit",
                                                            "blackboard_id", "at")), signals),
         Tool("blackboard_match", "Rank the registry's agents for a signal, best first.",
-             derive("MatchArguments", GetSignalById, _same("signal_id"), own=_board(), notes=on_board), match),
+             derive("MatchArguments", GetSignalById, same("signal_id"), own=_board(), notes=on_board), match),
         Tool("blackboard_wait", "Block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED, and return it; "
              "a tool error after timeout_seconds. Reports progress when the call carries a progress token.",
-             derive("WaitArguments", GetSignalById, _same("signal_id"), own={**WAITING, **_board()}, notes=on_board),
+             derive("WaitArguments", GetSignalById, same("signal_id"), own={**WAITING, **_board()}, notes=on_board),
              wait),
     ]
