@@ -107,7 +107,7 @@ def main() -> None:
     def run_m() -> None:  # (m) a post as an MCP tool call (a running `blackboard mcp`) vs a CLI post
         from bench import mcp
 
-        report["mcp"] = m = mcp.run(int(os.environ.get("BENCH_MCP_RUNS", "30")))
+        report["mcp"] = m = mcp.run(int(os.environ.get("BENCH_MCP_RUNS", "100")))
         targets.append(_target("(m) MCP tool call (post), median ms; CLI post beside it", round(m["mcp_post_ms"], 2),
                                f"<= {mcp.TARGET_MS:g}", m["pass"]))
 

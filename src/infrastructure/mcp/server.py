@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from blackboard.application.errors import TimedOut, Unavailable
 from blackboard.domain.errors import BlackboardError, InvalidInput, NotFound, RuleViolation
+from blackboard.infrastructure.mcp.pipes import standard_pipes
 from blackboard.infrastructure.mcp.schemas import invalid
 from blackboard.infrastructure.mcp.session import Session
 from blackboard.infrastructure.mcp.tools import every_tool
@@ -43,8 +44,9 @@ def serve(container: Container, agent: str | None, board: str | None) -> None:
 
 
 async def _serve(server: Server[Any]) -> None:
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    with standard_pipes() as (stdin, stdout):
+        async with stdio_server(stdin, stdout) as (read, write):  # type: ignore[arg-type]
+            await server.run(read, write, server.create_initialization_options())
 
 
 def build_server(session: Session) -> Server[Any]:
