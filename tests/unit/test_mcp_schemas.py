@@ -52,3 +52,10 @@ def test_unknown_arguments_are_refused():
     with pytest.raises(ValidationError) as refused:
         accepted(model, {"key": "k", "colour": "red"})
     assert invalid(refused.value).field == "colour"
+
+
+def test_a_tool_error_names_the_exit_code_the_cli_gives_the_same_family():
+    from blackboard.infrastructure.cli.exits import FAMILIES as CLI
+    from blackboard.infrastructure.mcp.server import FAMILIES as MCP
+
+    assert {family: code for family, _, code in MCP} == CLI
