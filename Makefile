@@ -34,4 +34,4 @@ demo: $(STAMP)
 	$(BIN)/python -m blackboard.infrastructure.demo
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .blackboard
+	rm -rf $(VENV) .pytest_cache .hypothesis .blackboard test-artifacts

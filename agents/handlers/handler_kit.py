@@ -126,6 +126,13 @@ def _instructions(prompt_file: Optional[str]) -> str:
     return parts[2].strip() if len(parts) == 3 and not parts[0].strip() else text.strip()
 
 
+def _given_instructions(doc: Dict[str, Any]) -> str:
+    """The agent's instructions as the worker hands them over (`agent.instructions` in the document)."""
+    agent = doc.get("agent")
+    text = agent.get("instructions") if isinstance(agent, dict) else None
+    return text.strip() if isinstance(text, str) else ""
+
+
 def read_job(stdin_text: str, env: Dict[str, str], default_agent: str) -> Job:
     """The signal document from stdin plus the worker's environment, checked."""
     try:
@@ -162,7 +169,7 @@ def read_job(stdin_text: str, env: Dict[str, str], default_agent: str) -> Job:
         context=context,
         upstream=[_upstream(str(k), v) for k, v in sorted(upstream.items())],
         prompt_file=env.get("BLACKBOARD_PROMPT_FILE"),
-        instructions=_instructions(env.get("BLACKBOARD_PROMPT_FILE")),
+        instructions=_given_instructions(doc) or _instructions(env.get("BLACKBOARD_PROMPT_FILE")),
     )
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable  # noqa: F401 - the errors of these ports
 from blackboard.application.loading import load_scope
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.capabilities import AgentProfile
+from blackboard.domain.capabilities import AgentProfile, canonical_capability, targets_capability
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
@@ -229,7 +229,7 @@ class SignalFilter:
         return (
             (self.status is None or signal.status is self.status)
             and (self.signal_type is None or signal.signal_type == self.signal_type)
-            and (not self.capabilities or bool(set(self.capabilities) & set(signal.target_capabilities)))
+            and (not self.capabilities or any(targets_capability(signal, canonical_capability(c)) for c in self.capabilities))
             and (self.blackboard_id is None or signal.blackboard_id == self.blackboard_id)
             and (not self.claimable_only or signal.is_claimable)
         )

@@ -6,11 +6,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from blackboard.domain.signals import AgentSignal
 
 DEFAULT_THRESHOLD = 0.8
+
+
+def canonical_capability(name: str) -> str:
+    """The one form capability names are compared in: upper case, so `review`, `Review` and `REVIEW` are
+    one capability. Agents' capabilities are kept in it; a signal keeps its targets as posted, and each
+    comparison puts them in it."""
+    return name.strip().upper()
+
+
+def targets_capability(signal: Targeted, capability: str) -> bool:
+    """Whether the signal targets the capability (in canonical form), whatever the case it was posted in."""
+    targets = signal.target_capabilities
+    return capability in targets or any(canonical_capability(t) == capability for t in targets)
 
 
 class Targeted(Protocol):
@@ -28,8 +41,13 @@ class AgentCapability(BaseModel):
     type: str = Field(min_length=1)
     score: float = Field(ge=0.0, le=1.0)
 
+    @field_validator("type")
+    @classmethod
+    def _canonical(cls, value: str) -> str:
+        return canonical_capability(value) or value
+
     def matches(self, signal: Targeted) -> bool:
-        return self.type in signal.target_capabilities
+        return targets_capability(signal, self.type)
 
     def score_for(self, signal: Targeted) -> float:
         return self.score if self.matches(signal) else 0.0
@@ -49,7 +67,8 @@ class AgentProfile(BaseModel):
         return max((c.score_for(signal) for c in self.capabilities), default=0.0)
 
     def score_for_capability(self, capability: str) -> float:
-        return max((c.score for c in self.capabilities if c.type == capability), default=0.0)
+        wanted = canonical_capability(capability)
+        return max((c.score for c in self.capabilities if c.type == wanted), default=0.0)
 
     def threshold_or(self, default: float) -> float:
         return default if self.threshold is None else self.threshold

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
@@ -38,8 +37,9 @@ if TYPE_CHECKING:
 def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgentRegistry:
     """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms."""
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.agents.scan import folders_from
 
-    return FrontmatterAgentRegistry(Path(agents_dir), default_threshold)
+    return FrontmatterAgentRegistry(folders_from(agents_dir), default_threshold)
 
 
 def build_worker(
@@ -137,7 +137,8 @@ class Container(containers.DeclarativeContainer):
 
     wiring_config = containers.WiringConfiguration(
         modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge",
-                 "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.mcp_command"]
+                 "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.mcp_command",
+                 "blackboard.infrastructure.cli.ui"]
     )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 

@@ -80,7 +80,10 @@ class BlackboardSettings:
     """Every setting, valid by construction: a value that breaks its knob's rule is refused."""
 
     db: str = _knob(DEFAULT_URL, "an SQLAlchemy URL", bool, str, "BLACKBOARD_DB", "--db")
-    agents_dir: str = _knob("./agents", "a folder", bool, str, "BLACKBOARD_AGENTS_DIR", "--agents-dir")
+    # folders, os.pathsep between them (`--agents-dir` repeated joins them so); the default falls back to
+    # ./.claude/agents when ./agents does not exist (agents/scan.py: folders_from)
+    agents_dir: str = _knob("./agents", f"one or more folders (separated by {os.pathsep!r})", bool, str,
+                            "BLACKBOARD_AGENTS_DIR", "--agents-dir")
     json: bool = _knob(False, "1, true or yes to turn it on", _any, _on_if_yes, "BLACKBOARD_JSON", "--json")
     claim_threshold: float = _knob(DEFAULT_THRESHOLD, "a number from 0 to 1", lambda v: 0 <= v <= 1, float,
                                    "BLACKBOARD_CLAIM_THRESHOLD")

@@ -263,8 +263,9 @@ def test_match_of_an_unknown_signal_is_not_found(result):
 
 @reads("--json", "agents")
 def test_agents_lists_every_file(result):
-    agents = result.expect(0).json()
-    by_name = {a["name"]: a for a in agents}
+    report = result.expect(0).json()
+    by_name = {a["name"]: a for a in report["agents"]}
+    assert (report["loaded"], report["files"], report["left_out"]) == (4, 4, [])
     assert set(by_name) == {"ps-researcher", "ps-analyst", "ps-reviewer", "ps-generalist"}
     assert by_name["ps-generalist"]["threshold"] == 0.5
     assert {c["type"]: c["score"] for c in by_name["ps-analyst"]["capabilities"]} == {"ANALYSIS": 0.9, "RESEARCH": 0.85}
@@ -276,10 +277,11 @@ def test_agents_reports_a_bad_file_and_lists_the_others(make_cli, tmp_path):
         "broken.md": "---\nname: ps-broken\ncapabilities:\n  - type: RESEARCH\n    score: 1.5\n---\nbody\n",
     })
     result = make_cli(f"sqlite:///{tmp_path / 'b.db'}", tmp_path, folder)("agents").expect(0)
-    assert "broken.md" in result.stderr and "warning" in result.stderr.lower() and "score" in result.stderr
+    listed, left_out = result.stdout.split("left out:\n")
+    assert "broken.md: capabilities[0].score: must be between 0 and 1, got 1.5" in left_out
     for name in ("ps-researcher", "ps-analyst", "ps-reviewer", "ps-generalist"):
-        assert name in result.stdout
-    assert "ps-broken" not in result.stdout
+        assert name in listed
+    assert "ps-broken" not in listed and left_out.endswith(f"4 of 5 files loaded from {folder}\n")
 
 
 # ---------------------------------------------------------------- wait, watch

@@ -63,3 +63,38 @@ def test_an_installed_blackboard_migrates_and_posts_beside_the_users_own_domain_
 
     assert json.loads(shown)["payload"]["topic"] == "installed"
     assert users.split()[:4] == ["the", "user", "the", "user"]
+
+
+def test_an_installed_blackboard_ui_serves_its_page_and_assets_from_the_package(installed, tmp_path):
+    import http.client
+    import os
+    import signal
+    import time
+
+    from tests.e2e.web import free_port
+
+    port = free_port()
+    db = f"sqlite:///{tmp_path / 'board.db'}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
+    server = subprocess.Popen([str(installed / "bin" / "blackboard"), "--db", db, "ui", "--port", str(port)], cwd=tmp_path,
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    served: dict[str, tuple[int, bytes]] = {}
+    try:
+        deadline = time.monotonic() + 60
+        while len(served) < 3 and time.monotonic() < deadline and server.poll() is None:
+            try:
+                for path in ("/", "/static/app.js", "/static/style.css"):
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                    connection.request("GET", path)
+                    response = connection.getresponse()
+                    served[path] = (response.status, response.read())
+                    connection.close()
+            except OSError:
+                time.sleep(0.1)
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, stderr = server.communicate(timeout=30)
+
+    assert {path: status for path, (status, _) in served.items()} == dict.fromkeys(("/", "/static/app.js", "/static/style.css"), 200), stderr
+    assert b'src="/static/app.js"' in served["/"][1] and b"EventSource" in served["/static/app.js"][1]
+    assert "Traceback" not in stderr

@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
 
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
@@ -16,6 +22,7 @@ from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.schema import HEAD, current_revision, migrations_folder, ensure_schema, upgrade
 from blackboard.infrastructure.persistence.tables import metadata
+from tests.conftest import PG_ADMIN_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -81,3 +88,47 @@ def test_upgrading_from_the_first_revision_keeps_the_signals(tmp_path):
     with engine.connect() as conn:
         row = conn.exec_driver_sql("SELECT signal_id, retry_of, claim_token FROM blackboard_signals").one()
     assert tuple(row) == ("sig-0000000c", None, None)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine_at_0006(request, tmp_path) -> Iterator[Engine]:
+    """A database of its own (on PostgreSQL too: the run's shared one is at head), migrated to 0006."""
+    if request.param == "sqlite":
+        url, drop = f"sqlite:///{tmp_path / 'at-0006.db'}", None
+    else:
+        name = f"blackboard_test_{uuid.uuid4().hex[:10]}"
+        admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        url, drop = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False), name
+    engine = make_engine(store_settings(BlackboardSettings(db=url)))
+    upgrade(engine, "0006")
+    yield engine
+    engine.dispose()
+    if drop:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{drop}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def test_upgrading_puts_the_capability_index_in_one_case_and_keeps_the_signal_s_targets(engine_at_0006):
+    engine = engine_at_0006
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO blackboard_signals (signal_id, blackboard_id, signal_type, payload_json, target_capabilities,"
+            " posted_by, status, created_at, version, after_json, waiting_json, waiting) VALUES ('sig-0000000d',"
+            " 'bb', 'REVIEW', '{}', '[\"code-review\", \"Code-Review\", \"REVIEW\"]', 'ps', 'POSTED',"
+            " '2026-01-04 00:00:00', 1, '[]', '[]', 0)"
+        )
+        for capability in ("code-review", "Code-Review", "REVIEW"):
+            conn.exec_driver_sql(
+                f"INSERT INTO signal_capabilities (signal_id, capability) VALUES ('sig-0000000d', '{capability}')"
+            )
+
+    ensure_schema(engine)
+
+    with engine.connect() as conn:
+        rows = conn.exec_driver_sql("SELECT capability FROM signal_capabilities ORDER BY capability").scalars().all()
+        targets = conn.exec_driver_sql("SELECT target_capabilities FROM blackboard_signals").scalar()
+    assert rows == ["CODE-REVIEW", "REVIEW"]
+    assert targets == '["code-review", "Code-Review", "REVIEW"]'

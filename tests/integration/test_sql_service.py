@@ -159,3 +159,16 @@ def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql
     assert read(doomed).status is SignalStatus.EXPIRED
     open_reviews = sql_board.queries.open_candidates(GetOpenSignals(capabilities=("REVIEW",)))
     assert [s.signal_id for s in open_reviews] == [both, only]  # released: claimable now
+
+
+def test_capabilities_match_in_any_case_and_the_signal_keeps_them_as_posted(sql_board):
+    posted = post(sql_board, target_capabilities=("research", "Research"))  # one capability, twice
+
+    found = sql_board.queries.open_candidates(GetOpenSignals(capabilities=("RESEARCH",)))
+    listed = sql_board.queries.list_signals(ListSignals(capability="reSearch"))
+
+    assert posted.status is SignalStatus.POSTED  # a RESEARCH agent fits it
+    assert [s.signal_id for s in found] == [s.signal_id for s in listed] == [posted.signal_id]
+    assert sql_board.queries.get_signal(GetSignalById(signal_id=posted.signal_id)).target_capabilities == (
+        "research", "Research",
+    )

@@ -110,7 +110,7 @@ def test_an_agent_may_override_the_default_threshold(folder):
     assert registry.get("plain").threshold_or(registry.default_threshold) == 0.7
 
 
-def test_a_claude_code_agent_file_joins_by_adding_capabilities_and_keeps_its_own_keys(folder):
+def test_a_claude_code_agent_file_with_capabilities_keeps_its_model_tools_and_other_keys(folder):
     text = (
         "---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep, Glob\nmodel: sonnet\n"
         "color: blue\nhooks: {pre: [lint]}\ncapabilities:\n  REVIEW: 0.9\n---\nReview the diff.\n"
@@ -121,10 +121,10 @@ def test_a_claude_code_agent_file_joins_by_adding_capabilities_and_keeps_its_own
     [definition] = registry.definitions()
 
     assert registry.problems() == []
-    assert dict(definition.extra) == {
-        "tools": "Read, Grep, Glob", "model": "sonnet", "color": "blue", "hooks": {"pre": ["lint"]},
-    }
+    assert dict(definition.extra) == {"color": "blue", "hooks": {"pre": ["lint"]}}
+    assert (definition.model, definition.tools) == ("sonnet", ("Read", "Grep", "Glob"))
     assert definition.description == "Reviews code."
+    assert [(c.type, c.score) for c in definition.profile.capabilities] == [("REVIEW", 0.9)]
 
 
 def test_agents_come_ordered_by_name_whatever_the_file_names(folder):
@@ -135,17 +135,23 @@ def test_agents_come_ordered_by_name_whatever_the_file_names(folder):
     assert [a.agent_id for a in FrontmatterAgentRegistry(folder).get_all()] == ["alpha", "mid", "zeta"]
 
 
-def test_only_markdown_files_directly_in_the_folder_count(folder):
+def test_markdown_files_at_any_depth_count_but_dot_files_dot_folders_and_readmes_do_not(folder):
     write(folder, "a.md", agent("a"))
     write(folder, "notes.txt", "not an agent")
     write(folder, ".a.md.swp.md", "editor swap file")
-    (folder / "nested").mkdir()
+    write(folder, "README.md", "# My collection\n")
+    (folder / "nested" / "deeper").mkdir(parents=True)
     write(folder / "nested", "b.md", agent("b"))
+    write(folder / "nested" / "deeper", "c.md", agent("c"))
+    write(folder / "nested", "readme.md", "about b\n")
+    (folder / ".git").mkdir()
+    write(folder / ".git", "d.md", agent("d"))
 
     registry = FrontmatterAgentRegistry(folder)
 
-    assert [a.agent_id for a in registry.get_all()] == ["a"]
+    assert [a.agent_id for a in registry.get_all()] == ["a", "b", "c"]
     assert registry.problems() == []
+    assert [r.path.relative_to(folder).as_posix() for r in registry.files()] == ["a.md", "nested/b.md", "nested/deeper/c.md"]
 
 
 def test_a_missing_folder_is_an_empty_registry(tmp_path):
@@ -169,12 +175,12 @@ def test_get_by_capability_ranks_best_score_first_and_leaves_out_the_unable(fold
 
 # -- bad files ----------------------------------------------------------------------------------------
 BAD_FILES = {
-    "yaml.md": ("---\nname: x\ncapabilities: {RESEARCH: 0.9\n---\n", "frontmatter: is not valid YAML"),
+    "yaml.md": ("---\nname: x\ncapabilities: {RESEARCH: 0.9\n---\n", "capabilities: is not valid YAML"),
+    "yaml-all.md": ("---\n[unclosed\n---\n", "frontmatter: is not valid YAML"),
+    "yaml-command.md": (agent("yaml-command", more="command: echo a: b\n"), "command: is not valid YAML"),
     "no-frontmatter.md": ("Just some Markdown.\n", "frontmatter: is missing"),
     "no-name.md": ("---\ncapabilities: {RESEARCH: 0.9}\n---\n", "name: is required"),
     "bad-name.md": (agent("Bad_Name"), "name: must be lowercase letters, digits and hyphens"),
-    "no-caps.md": ("---\nname: no-caps\ntools: Read\n---\n", "capabilities: is required"),
-    "empty-caps.md": (agent("empty-caps", "[]"), "capabilities: must declare at least one capability"),
     "score-list.md": (
         agent("score-list", "[{type: RESEARCH, score: 0.5}, {type: REVIEW, score: 1.4}]"),
         "capabilities[1].score: must be between 0 and 1, got 1.4",
@@ -228,11 +234,11 @@ def test_every_rule_a_file_breaks_is_reported_at_once(folder):
 
 
 def test_a_yaml_error_names_the_line_of_the_file(folder):
-    write(folder, "x.md", "---\nname: x\nfoo: : : bar\ncapabilities: {R: 0.9}\n---\n")
+    write(folder, "x.md", "---\nname: x\nfoo: : : bar\ncapabilities: [{type: R, score: 0.9]\n---\n")
 
     [problem] = FrontmatterAgentRegistry(folder).problems()
 
-    assert "line 3 of the file" in problem.message
+    assert problem.message.startswith("capabilities: is not valid YAML") and "line 4 of the file" in problem.message
 
 
 def test_a_repeated_name_keeps_the_first_file_in_file_name_order_and_reports_the_later(folder):
@@ -244,7 +250,8 @@ def test_a_repeated_name_keeps_the_first_file_in_file_name_order_and_reports_the
 
     assert definition.path == first
     assert registry.problems() == [
-        AgentFileProblem(later, f"name: 'ps-researcher' is already declared by {first}; this file is ignored")
+        AgentFileProblem(later, f"name: 'ps-researcher' is already declared by {first}, which is kept; "
+                                "this file is left out", "rename one of them")
     ]
 
 
@@ -319,8 +326,15 @@ def test_the_shipped_agents_load_without_problems():
     registry = FrontmatterAgentRegistry(SHIPPED_AGENTS)
 
     assert registry.problems() == []
-    assert [a.agent_id for a in registry.get_all()] == ["ps-analyst", "ps-architect", "ps-researcher", "ps-reviewer"]
+    assert [a.agent_id for a in registry.get_all()] == [
+        "ps-analyst", "ps-architect", "ps-researcher", "ps-reviewer", "ps-writer",
+    ]
     for definition in registry.definitions():
+        assert definition.runnable and not definition.warnings
+        if definition.name == "ps-writer":  # the one that calls a model: a Python function
+            assert definition.entrypoint == "handlers.writer:handle" and definition.model
+            assert (SHIPPED_AGENTS / "handlers" / "writer.py").is_file()
+            continue
         assert definition.command and definition.command.startswith("python3 handlers/")
         assert (SHIPPED_AGENTS / definition.command.split()[1]).is_file()
         assert definition.timeout and definition.timeout > 0

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentCapability, AgentProfile, Volunteer, rank, volunteers
-from blackboard.domain.signals import AgentSignal, SignalPayload, SignalType
+from blackboard.domain.signals import AgentSignal, Candidate, SignalPayload, SignalType
 from tests.fakes import T0, agent
 
 
@@ -40,9 +40,17 @@ def test_a_capability_the_signal_does_not_target_scores_zero():
     assert capability.score_for(RESEARCH_OR_ANALYSIS) == 0.0
 
 
-def test_capability_types_match_exactly_and_case_sensitively():
-    assert not AgentCapability(type="research", score=0.9).matches(RESEARCH_OR_ANALYSIS)
+def test_capability_types_match_whole_names_in_any_case():
+    assert AgentCapability(type="research", score=0.9).matches(RESEARCH_OR_ANALYSIS)
+    assert AgentCapability(type="Analysis", score=0.9).type == "ANALYSIS"
     assert not AgentCapability(type="RESEARCHER", score=0.9).matches(RESEARCH_OR_ANALYSIS)
+
+
+def test_a_signal_s_targets_match_in_any_case_too():
+    profile = AgentProfile(agent_id="a", capabilities=(AgentCapability(type="CODE-REVIEWER", score=1.0),))
+    lower = Candidate("sig-00000001", "b", ("code-reviewer",), T0)
+
+    assert profile.score(lower) == 1.0 and profile.score_for_capability("Code-Reviewer") == 1.0
 
 
 @pytest.mark.parametrize("score", [0.0, 0.5, 1.0])

@@ -10,7 +10,9 @@ never need to. A changed module is seen after a restart, not before.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import os
 import sys
 import threading
@@ -20,7 +22,7 @@ from typing import Any
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 
-Entrypoint = Callable[[dict[str, Any]], Any]
+Entrypoint = Callable[..., Any]  # function(document) or function(document, agent)
 
 _loaded: dict[tuple[str, str], Entrypoint] = {}  # (agent folder, entrypoint) -> the function
 _importing = threading.Lock()  # sys.path is shared by every thread of the process
@@ -75,3 +77,27 @@ def _import(folder: str, agent: AgentDefinition) -> Entrypoint:
         kind = type(function).__name__
         raise EntrypointNotLoadable(agent, f"{agent.entrypoint} is a {kind}, not a function (in {where})")
     return function
+
+
+def invoke(function: Entrypoint, document: dict[str, Any], agent: dict[str, Any]) -> Any:
+    """Call an entrypoint with the signal document, and with the agent too when it takes it: as a
+    second positional argument, or as `agent=` when it names a parameter so. A one-argument function
+    gets the document alone (the agent is in it as well, under `agent`)."""
+    style = _style(function)
+    if style == "keyword":
+        return function(document, agent=agent)
+    return function(document, agent) if style == "positional" else function(document)
+
+
+@functools.lru_cache(maxsize=256)
+def _style(function: Entrypoint) -> str:
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: the one-argument call
+        return "document"
+    kinds = inspect.Parameter
+    if any(p.name == "agent" and p.kind in (kinds.KEYWORD_ONLY, kinds.POSITIONAL_OR_KEYWORD) for p in parameters[1:]):
+        return "keyword"
+    positional = [p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    takes_more = any(p.kind is kinds.VAR_POSITIONAL for p in parameters)
+    return "positional" if len(positional) >= 2 or (takes_more and len(positional) <= 1) else "document"

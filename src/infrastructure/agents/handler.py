@@ -1,7 +1,7 @@
 """Running an agent's handler, a shell `command` or a Python `entrypoint`, as contracts/agent-file.md says.
 
-A command runs through the shell, in the agent file's folder, with the signal document on standard
-input and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0 with a JSON
+A command runs through the shell, in the agent file's folder, with the signal document (and the
+agent under `agent`: name, description, instructions, model, tools) on standard input and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0 with a JSON
 object (artifact_path and/or knowledge_items) completes the signal with that result; exit 0 with
 plain text completes it with the text as its one knowledge item; any other exit, or running past
 `timeout`, fails it with the end of stderr. An entrypoint is called in this process
@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, load_entrypoint
+from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, invoke, load_entrypoint
 from blackboard.infrastructure.agents.outcome import HandlerOutcome, from_stdout, from_value
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 
@@ -54,6 +54,7 @@ def run_handler(
     timeout = timeout_of(agent)
     if not agent.command:
         return HandlerOutcome(False, error=f"agent {agent.name} has no command in {agent.path}")
+    document = with_agent(dict(document), agent)
     env = {
         **os.environ,
         **(extra_env or {}),
@@ -90,16 +91,25 @@ def call_entrypoint_here(agent: AgentDefinition, document: dict[str, Any]) -> Ha
 
     For a caller that runs it on a thread it can give up on (a worker's lane) and watches the
     timeout itself. `document` is handed over as it is: it must be the caller's own fresh copy,
-    with JSON values only (as AgentSignal.to_document builds it)."""
+    with JSON values only (as AgentSignal.to_document builds it). It gains the `agent` object, which
+    a function taking a second argument (or `agent=`) also gets on its own."""
     try:
         function = load_entrypoint(agent)
     except EntrypointNotLoadable as exc:
         return HandlerOutcome(False, error=str(exc))
+    with_agent(document, agent)
     try:
-        value = function(document)
+        value = invoke(function, document, document["agent"])
     except BaseException as exc:  # noqa: BLE001 - even sys.exit() in a handler is the call's outcome
         return entrypoint_outcome(agent, None, exc)
     return entrypoint_outcome(agent, value, None)
+
+
+def with_agent(document: dict[str, Any], agent: AgentDefinition) -> dict[str, Any]:
+    """The signal document with the agent beside the signal's fields, under `agent`: its name,
+    description, instructions (the file's body), model and tools (AgentSignal allows extra properties)."""
+    document["agent"] = agent.handler_view()
+    return document
 
 
 def entrypoint_outcome(agent: AgentDefinition, value: Any, error: BaseException | None) -> HandlerOutcome:

@@ -11,18 +11,25 @@ from typing import Any
 from pydantic import ValidationError
 
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
-from blackboard.infrastructure.agents.spec import AgentFileSpec, plain_messages
+from blackboard.infrastructure.agents.lenient import Frontmatter, read_frontmatter
+from blackboard.infrastructure.agents.shapes import usable_capabilities
+from blackboard.infrastructure.agents.spec import AgentFileSpec, names, plain_messages, text
+
+
+MAX_FILE_BYTES = 1024 * 1024  # an agent file is a page of text; a bigger one is something else
 
 
 @dataclass(frozen=True, slots=True)
 class AgentFileProblem:
-    """A rule one agent file breaks; `message` starts with the field it concerns."""
+    """A rule one agent file breaks (or, as a warning, a way it was read leniently); `message` starts
+    with the field it concerns, and `fix` says what to change, when that is not plain from the rule."""
 
     path: Path
     message: str
+    fix: str = ""
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return f"{self.path}: {self.message}" + (f" (fix: {self.fix})" if self.fix else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +38,15 @@ class AgentDefinition:
 
     profile: AgentProfile
     path: Path
-    description: str | None = None
+    description: str = ""
     command: str | None = None
     entrypoint: str | None = None  # `package.module:function`, run in the worker's process
     timeout: float | None = None  # seconds
     instructions: str = ""  # the Markdown body: the agent's system prompt
+    model: str | None = None  # Claude Code's `model` (sonnet, opus, inherit, a model id ...), as written
+    tools: tuple[str, ...] = ()  # Claude Code's `tools`, from a comma-separated string or a list
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys we do not own, as written
+    warnings: tuple[AgentFileProblem, ...] = ()  # how the file was read leniently; it loads all the same
 
     @property
     def name(self) -> str:
@@ -47,35 +57,42 @@ class AgentDefinition:
         """Whether a worker has something to run for this agent: a command or an entrypoint."""
         return bool(self.command or self.entrypoint)
 
+    def handler_view(self) -> dict[str, Any]:
+        """What a handler is told about its agent (the `agent` object of the document it gets)."""
+        return {"name": self.name, "description": self.description, "instructions": self.instructions,
+                "model": self.model, "tools": list(self.tools)}
+
 
 class AgentFileInvalid(Exception):
     """An agent file breaks one or more rules of contracts/agent-file.md."""
 
-    def __init__(self, path: Path, messages: list[str]) -> None:
-        super().__init__(f"{path}: " + "; ".join(messages))
-        self.problems = [AgentFileProblem(path, m) for m in messages]
+    def __init__(self, path: Path, messages: list[str | tuple[str, str]]) -> None:
+        pairs = [(m, "") if isinstance(m, str) else m for m in messages]
+        super().__init__(f"{path}: " + "; ".join(m for m, _ in pairs))
+        self.problems = [AgentFileProblem(path, m, fix) for m, fix in pairs]
 
 
-def _frontmatter(path: Path, text: str) -> tuple[dict[str, Any], str]:
+def _frontmatter(path: Path, text: str) -> tuple[Frontmatter, str]:
     import frontmatter  # imported when a file is read: a command that reads no agent file skips it
     import yaml
 
     handler = frontmatter.YAMLHandler()
     text = text.lstrip("\ufeff").strip()
     if not handler.detect(text):
-        raise AgentFileInvalid(path, ["frontmatter: is missing (start the file with a block between --- lines)"])
+        raise AgentFileInvalid(path, [("frontmatter: is missing", "start the file with a block between --- lines")])
     try:
         head, body = handler.split(text)
-        data = handler.load(head)
+        read = read_frontmatter(head)
     except ValueError:  # an opening --- without a closing one
-        raise AgentFileInvalid(path, ["frontmatter: has no closing --- line"]) from None
+        raise AgentFileInvalid(path, [("frontmatter: has no closing --- line", "end the block with a --- line")]) from None
     except yaml.YAMLError as exc:
-        raise AgentFileInvalid(path, [f"frontmatter: is not valid YAML: {_yaml_reason(exc)}"]) from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise AgentFileInvalid(path, [f"frontmatter: must be a mapping of keys to values, got a {type(data).__name__}"])
-    return data, body.strip()
+        raise AgentFileInvalid(path, [(f"frontmatter: is not valid YAML: {_yaml_reason(exc)}", "fix the YAML")]) from None
+    if read.errors:
+        raise AgentFileInvalid(path, list(read.errors))
+    if not isinstance(read.data, dict):
+        kind = type(read.data).__name__
+        raise AgentFileInvalid(path, [(f"frontmatter: must be a mapping of keys to values, got a {kind}", "write key: value lines")])
+    return read, body.strip()
 
 
 def _yaml_reason(exc: Any) -> str:
@@ -87,13 +104,32 @@ def _yaml_reason(exc: Any) -> str:
     return str(exc)
 
 
-def read_agent_file(path: Path) -> AgentDefinition:
-    """Parse and validate one agent file. Raises AgentFileInvalid naming every rule it breaks."""
+def _text_of(path: Path) -> str:
+    """The file's text, refused when it is too big, binary or not UTF-8 (unreadable: OSError)."""
+    with path.open("rb") as file:
+        raw = file.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise AgentFileInvalid(path, [(f"file: is bigger than {MAX_FILE_BYTES // 1024} KiB, too big for an agent file",
+                                       "move it out of the agents folder")])
+    if b"\0" in raw:
+        raise AgentFileInvalid(path, [("file: is binary (it holds NUL bytes)", "move it out of the agents folder")])
     try:
-        text = path.read_text(encoding="utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise AgentFileInvalid(path, ["file: is not UTF-8 text"]) from None
-    data, body = _frontmatter(path, text)
+        raise AgentFileInvalid(path, [("file: is not UTF-8 text", "save it as UTF-8")]) from None
+
+
+def read_agent_file(path: Path) -> AgentDefinition:
+    """Parse and validate one agent file. Raises AgentFileInvalid naming every rule it breaks, OSError
+    when it cannot be read."""
+    read, body = _frontmatter(path, _text_of(path))
+    data = dict(read.data)
+    warnings = [AgentFileProblem(path, m, fix) for m, fix in read.warnings]
+    declared = data.get("capabilities")
+    scores, ignored = usable_capabilities(declared, str(data.get("name") or ""))
+    data["capabilities"] = scores
+    if ignored:
+        warnings.append(AgentFileProblem(path, *ignored))
     try:
         spec = AgentFileSpec.model_validate(data)
     except ValidationError as exc:
@@ -103,13 +139,19 @@ def read_agent_file(path: Path) -> AgentDefinition:
         capabilities=tuple(AgentCapability(type=t, score=s) for t, s in spec.capability_pairs()),
         threshold=spec.threshold,
     )
+    extra = dict(spec.model_extra or {})
+    if ignored and declared is not None:
+        extra["capabilities"] = declared  # a collection's own use of the key, kept as written
     return AgentDefinition(
         profile=profile,
         path=path,
-        description=spec.description,
+        description=text(spec.description),
         command=spec.command,
         entrypoint=spec.entrypoint,
         timeout=spec.timeout,
         instructions=body,
-        extra=MappingProxyType(dict(spec.model_extra or {})),
+        model=text(spec.model) or None,
+        tools=names(spec.tools),
+        extra=MappingProxyType(extra),
+        warnings=tuple(warnings),
     )

@@ -1,10 +1,10 @@
-"""FrontmatterAgentRegistry: the agents declared by the Markdown files of one folder, re-read as they change."""
+"""FrontmatterAgentRegistry: the agents declared by the Markdown files of the agents folders, re-read as they change."""
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,37 +16,57 @@ from blackboard.infrastructure.agents.parsing import (
     AgentFileProblem,
     read_agent_file,
 )
+from blackboard.infrastructure.agents.scan import FileKey, Scan, scan
 
 logger = logging.getLogger(__name__)
 
-FileKey = tuple[int, int, int]  # (mtime_ns, size, inode): a file whose key is unchanged is not re-read
+
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    """One file the registry looked at: the agent it loaded, or why it was left out; and its warnings."""
+
+    path: Path
+    agent: AgentDefinition | None
+    problems: tuple[AgentFileProblem, ...] = ()  # why it was left out (none when it loaded)
+
+    @property
+    def warnings(self) -> tuple[AgentFileProblem, ...]:
+        return self.agent.warnings if self.agent else ()
 
 
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
-    keys: tuple[tuple[str, FileKey], ...]
+    scan: Scan
     agents: dict[str, AgentDefinition]  # by agent name
-    problems: tuple[AgentFileProblem, ...]
+    reports: tuple[FileReport, ...]  # every file looked at, in walk order
+    problems: tuple[AgentFileProblem, ...]  # what was left out, and why
 
 
 class FrontmatterAgentRegistry(AgentRegistry):
-    """Agents from the `*.md` files directly inside `agents_dir`, dot-files aside (contracts/agent-file.md).
+    """Agents from the `*.md` files under the agents folders (contracts/agent-file.md): each folder is
+    walked recursively, dot-files and README.md aside (scan.py).
 
-    Every call looks at the folder again (one scandir and a stat per file), so an added, changed or
-    removed file counts from the next call on, without a restart; a file whose (path, mtime_ns, size,
-    inode) is unchanged is not parsed again. A missing folder is an empty registry.
+    Every call looks at the folders again (a walk and a stat per file), so an added, changed or removed
+    file counts from the next call on, without a restart; a file whose (path, mtime_ns, size, inode) is
+    unchanged is not parsed again. A missing folder is an empty one.
 
-    A bad file never stops the others from loading: it is left out and reported by `problems()`.
-    Files are read in file-name order; when two files declare the same name, the first one keeps it
-    and each later one is reported as a duplicate and left out.
+    A bad file never stops the others from loading: it is left out and reported by `problems()` (and
+    `files()`). Folders are read in the order given, files in path order within each; when two files
+    declare the same name, the first one keeps it and each later one is reported as a duplicate.
     """
 
-    def __init__(self, agents_dir: Path, default_threshold: float = DEFAULT_THRESHOLD) -> None:
-        self.agents_dir = Path(agents_dir)
+    def __init__(self, agents_dirs: Path | Sequence[Path], default_threshold: float = DEFAULT_THRESHOLD) -> None:
+        given = [agents_dirs] if isinstance(agents_dirs, (str, Path)) else list(agents_dirs)
+        self.agents_dirs = tuple(Path(folder) for folder in given)
         self.default_threshold = default_threshold
         self._parsed: dict[str, tuple[FileKey, AgentDefinition | AgentFileInvalid]] = {}
-        self._snapshot = _Snapshot((), {}, ())
+        self._snapshot = _Snapshot(Scan((), (), ()), {}, (), ())
         self._lock = threading.Lock()  # a worker may read the registry from several threads
+
+    @property
+    def agents_dir(self) -> Path:
+        """The first folder (the one new agent files go to)."""
+        return self.agents_dirs[0]
 
     # -- the AgentRegistry port ---------------------------------------------------------------
     def get_all(self) -> list[AgentProfile]:
@@ -65,53 +85,45 @@ class FrontmatterAgentRegistry(AgentRegistry):
         return self._refresh().agents.get(agent_id)
 
     def problems(self) -> list[AgentFileProblem]:
-        """Every rule broken by a file of the folder, in file-name order."""
+        """Why each left-out file or folder was left out, in walk order."""
         return list(self._refresh().problems)
 
-    # -- reading the folder -------------------------------------------------------------------
+    def files(self) -> list[FileReport]:
+        """Every file looked at, loaded or left out: those read in walk order, then those that could not
+        be (a link loop ...). Folders that could not be walked are in `problems()` only."""
+        return list(self._refresh().reports)
+
+    # -- reading the folders ------------------------------------------------------------------
     def _refresh(self) -> _Snapshot:
         with self._lock:
-            keys = self._scan()
-            if keys != self._snapshot.keys:
-                self._snapshot = self._assemble(keys)
+            found = scan(self.agents_dirs)
+            if found != self._snapshot.scan:
+                self._snapshot = self._assemble(found)
             return self._snapshot
 
-    def _scan(self) -> tuple[tuple[str, FileKey], ...]:
-        try:
-            with os.scandir(self.agents_dir) as entries:
-                found = []
-                for entry in entries:
-                    # dot-files are editors' swap and backup files, not agents
-                    if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file():
-                        st = entry.stat()
-                        found.append((entry.name, (st.st_mtime_ns, st.st_size, st.st_ino)))
-        except FileNotFoundError:
-            return ()
-        except NotADirectoryError:
-            logger.warning("agents folder %s is not a folder; no agents loaded", self.agents_dir)
-            return ()
-        return tuple(sorted(found))
-
-    def _assemble(self, keys: tuple[tuple[str, FileKey], ...]) -> _Snapshot:
+    def _assemble(self, found: Scan) -> _Snapshot:
         parsed: dict[str, tuple[FileKey, AgentDefinition | AgentFileInvalid]] = {}
-        for name, key in keys:
+        for name, key in found.files:
             cached = self._parsed.get(name)
-            parsed[name] = cached if cached and cached[0] == key else (key, self._read(self.agents_dir / name))
+            parsed[name] = cached if cached and cached[0] == key else (key, self._read(Path(name)))
         self._parsed = parsed  # files that disappeared are forgotten here
         agents: dict[str, AgentDefinition] = {}
-        problems: list[AgentFileProblem] = []
+        reports: list[FileReport] = []
         for name, (_, outcome) in parsed.items():
             if isinstance(outcome, AgentFileInvalid):
-                problems.extend(outcome.problems)
+                reports.append(FileReport(Path(name), None, tuple(outcome.problems)))
             elif outcome.name in agents:
                 first = agents[outcome.name].path
-                message = f"name: {outcome.name!r} is already declared by {first}; this file is ignored"
-                problems.append(AgentFileProblem(outcome.path, message))
+                message = f"name: {outcome.name!r} is already declared by {first}, which is kept; this file is left out"
+                reports.append(FileReport(outcome.path, None, (AgentFileProblem(outcome.path, message, "rename one of them"),)))
             else:
                 agents[outcome.name] = outcome
+                reports.append(FileReport(outcome.path, outcome))
+        reports += [FileReport(p.path, None, (p,)) for p in found.bad_files]
+        problems = (*found.problems, *(p for r in reports for p in r.problems))
         for problem in problems:  # info, not warning: callers report problems() in their own words
             logger.info("agent file left out: %s", problem)
-        return _Snapshot(keys, agents, tuple(problems))
+        return _Snapshot(found, agents, tuple(reports), problems)
 
     @staticmethod
     def _read(path: Path) -> AgentDefinition | AgentFileInvalid:
@@ -119,5 +131,6 @@ class FrontmatterAgentRegistry(AgentRegistry):
             return read_agent_file(path)
         except AgentFileInvalid as invalid:
             return invalid
-        except OSError as exc:  # removed or unreadable between the scan and the read
-            return AgentFileInvalid(path, [f"file: cannot be read ({exc.strerror or exc})"])
+        except OSError as exc:  # unreadable, or removed between the scan and the read
+            fix = "make it readable (chmod a+r)" if isinstance(exc, PermissionError) else ""
+            return AgentFileInvalid(path, [(f"file: cannot be read ({exc.strerror or exc})", fix)])

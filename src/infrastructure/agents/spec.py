@@ -40,17 +40,20 @@ Capabilities = Annotated[
 
 
 class AgentFileSpec(BaseModel):
-    """Our keys of the frontmatter. Keys we do not own (`tools`, `model` ...) are kept in `model_extra`."""
+    """Our keys of the frontmatter, and Claude Code's `description`, `model` and `tools`. Other keys
+    (`color`, `hooks` ...) are kept in `model_extra`."""
 
     model_config = ConfigDict(extra="allow")
 
     name: str = Field(pattern=NAME_PATTERN)
-    capabilities: Capabilities
+    capabilities: Capabilities | None = None  # None: the name is the capability (shapes.py)
     threshold: Score | None = None
     command: str | None = None
     entrypoint: str | None = Field(default=None, pattern=ENTRYPOINT_PATTERN)
     timeout: Number | None = Field(default=None, gt=0)
-    description: str | None = None
+    description: Any = None  # Claude Code's keys: read as they come, normalised by `text` and `names`
+    model: Any = None
+    tools: Any = None
 
     @model_validator(mode="after")
     def _one_handler(self) -> AgentFileSpec:
@@ -59,7 +62,10 @@ class AgentFileSpec(BaseModel):
         return self
 
     def capability_pairs(self) -> list[tuple[str, float]]:
-        """(type, score) pairs whichever form the file used, in the file's order."""
+        """(type, score) pairs whichever form the file used, in the file's order; the name at 1.0 when
+        the file declares none."""
+        if self.capabilities is None:
+            return [(self.name, 1.0)]
         if isinstance(self.capabilities, dict):
             return list(self.capabilities.items())
         return [(c.type, c.score) for c in self.capabilities]
@@ -122,3 +128,14 @@ def plain_message(error: Any) -> str:
 
 def plain_messages(exc: ValidationError) -> list[str]:
     return [plain_message(error) for error in exc.errors()]
+
+
+def text(value: Any) -> str:
+    """A description or a model as text, whatever YAML made of it."""
+    return "" if value is None else value.strip() if isinstance(value, str) else str(value)
+
+
+def names(value: Any) -> tuple[str, ...]:
+    """`tools` as Claude Code takes it: a comma-separated string (`Read, Grep, Glob`) or a list."""
+    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
+    return tuple(dict.fromkeys(str(i).strip() for i in items if i is not None and str(i).strip()))

@@ -7,6 +7,7 @@ container and its adapters are imported once a command runs.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -71,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _flags(args: Any) -> dict[str, Any]:
     """The settings given as options (None: not given). `--json` is given only when set."""
     return {
-        "db": args.db, "agents_dir": args.agents_dir, "json": True if getattr(args, "json", False) else None,
+        "db": args.db, "agents_dir": os.pathsep.join(args.agents_dir) if args.agents_dir else None, "json": True if getattr(args, "json", False) else None,
         **{name: getattr(args, name, None) for name in ("concurrency", "grace", "head_start")},  # worker's
     }
 

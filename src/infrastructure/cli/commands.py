@@ -25,6 +25,7 @@ from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
+from blackboard.infrastructure.cli.runnable import unrunnable_warning
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 
@@ -43,7 +44,11 @@ class SignalEndedBadly(RuleViolation):
 
 
 @inject
-def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+def post(
+    args: argparse.Namespace,
+    service: Lazy = Provide[Container.service.provider],
+    registry: Lazy = Provide[Container.agent_registry.provider],
+) -> Output:
     command = PostSignal(
         signal_type=args.signal_type, ps_id=args.ps_id, entry_id=args.entry_id, topic=args.topic,
         prompt=args.prompt, context=_json_object(args.context, "--context"),
@@ -51,7 +56,16 @@ def post(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
         after=tuple(args.after), dedupe_key=args.key, correlation_id=args.correlation_id,
         read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
     )
-    return render.signal(service().post_signal(command))
+    posted = service().post_signal(command)
+    return _warned(render.signal(posted), unrunnable_warning(posted, registry()))
+
+
+def _warned(output: Output, warning: str | None) -> Output:
+    """The warning on stderr, and in the JSON document's `warnings` (AgentSignal allows extra properties)."""
+    if warning is None:
+        return output
+    print(f"blackboard: warning: {warning}", file=sys.stderr)
+    return Output({**output.data, "warnings": [warning]}, output.text)
 
 
 @inject
@@ -123,28 +137,16 @@ def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.pr
 
 @inject
 def agents(
-    args: argparse.Namespace, registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry]
+    args: argparse.Namespace,
+    registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry],
+    config: BlackboardSettings = Provide[Container.config],
 ) -> Output:
-    definitions = registry.definitions()
-    for problem in registry.problems():
-        print(f"blackboard: warning: {problem.path}: {problem.message}", file=sys.stderr)
-    data = [
-        {
-            "name": d.profile.agent_id,
-            "description": d.description,
-            "capabilities": [c.model_dump() for c in d.profile.capabilities],
-            "threshold": d.profile.threshold_or(registry.default_threshold),
-            "command": d.command,
-            "timeout": d.timeout,
-            "file": str(d.path),
-        }
-        for d in definitions
-    ]
-    lines = [
-        f"{a['name']:<20} {_capabilities(a['capabilities'])}  (threshold {a['threshold']:g})  {a['file']}"
-        for a in data
-    ]
-    return Output(data, "\n".join(lines) or f"no agents in {registry.agents_dir}")
+    from blackboard.infrastructure.cli.agents_report import report
+
+    if config.json:  # the text lists them; a script reading JSON from stdout hears of them here too
+        for problem in registry.problems():
+            print(f"blackboard: warning: {problem}", file=sys.stderr)
+    return report(registry)
 
 
 @inject
@@ -217,10 +219,6 @@ def projection_rebuild(args: argparse.Namespace, projector: Lazy = Provide[Conta
     return Output({"events": folded}, f"read model rebuilt: {folded} events replayed")
 
 
-def _capabilities(capabilities: list[dict[str, Any]]) -> str:
-    return " ".join(f"{c['type']}={c['score']:g}" for c in capabilities)
-
-
 def _json_object(raw: str | None, option: str) -> dict[str, Any]:
     if raw is None:
         return {}
@@ -251,3 +249,4 @@ def _check_watch(args: argparse.Namespace) -> None:
 from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, watch_topic, write  # noqa: E402,F401
 from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
 from blackboard.infrastructure.cli.mcp_command import mcp  # noqa: E402,F401
+from blackboard.infrastructure.cli.ui import ui  # noqa: E402,F401

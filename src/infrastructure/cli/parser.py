@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from blackboard.infrastructure.cli import exits
+from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
@@ -32,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--db", metavar="URL", help=f"event store URL (env BLACKBOARD_DB; default {DEFAULT_URL})")
-    parser.add_argument("--agents-dir", metavar="DIR", help="folder of agent .md files (env BLACKBOARD_AGENTS_DIR; default ./agents)")
+    parser.add_argument("--agents-dir", metavar="DIR", action="append",
+                        help="folder of agent .md files, read recursively; repeatable; ./.claude/agents when ./agents "
+                             "does not exist (env BLACKBOARD_AGENTS_DIR, folders separated by os.pathsep; default ./agents)")
     parser.add_argument("--json", action="store_true", help="print JSON (env BLACKBOARD_JSON=1)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -118,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "blackboard match sig-1a2b3c4d", "match")
     match.add_argument("signal_id", metavar="SIG")
 
-    _command(commands, "agents", "list the agents of the registry and their capabilities",
+    _command(commands, "agents", "every agent file: the agents loaded, the files left out and why, N of M loaded",
              "blackboard --agents-dir ./agents agents", "agents")
 
     watch = _command(commands, "watch", "block until a signal of these types completes (--type), or an entry is "
@@ -154,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     from blackboard.infrastructure.cli.mcp_parser import add_mcp_command
 
     add_mcp_command(commands, _command)
+    add_ui_command(commands, _command)
 
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
         dest="projection_command", required=True, metavar="ACTION"

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from blackboard.application.ports import Recorded
+from blackboard.domain.capabilities import canonical_capability
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent, EntryEvent
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal
@@ -105,7 +106,8 @@ class Fold:
             self._conn.execute(INSERT_SIGNALS, [signal_row(s) for s in self._new.values()])
             self._conn.execute(
                 INSERT_CAPABILITIES,
-                [{"signal_id": s.signal_id, "capability": c} for s in self._new.values() for c in s.target_capabilities],
+                [{"signal_id": s.signal_id, "capability": c} for s in self._new.values()
+                 for c in dict.fromkeys(map(canonical_capability, s.target_capabilities))],  # compared in that form
             )
         if self._new_dependencies:
             self._conn.execute(INSERT_DEPENDENCIES, self._new_dependencies)

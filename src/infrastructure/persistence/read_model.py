@@ -11,6 +11,7 @@ from sqlalchemy import Engine, Select, bindparam, func, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
+from blackboard.domain.capabilities import canonical_capability
 from blackboard.domain.signals import AgentSignal, Candidate
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
@@ -121,7 +122,9 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
         query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
     if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
         able = select(CAPABILITIES.c.signal_id).where(
-            CAPABILITIES.c.signal_id == SIGNALS.c.signal_id, CAPABILITIES.c.capability.in_(criteria.capabilities)
+            CAPABILITIES.c.signal_id == SIGNALS.c.signal_id, CAPABILITIES.c.capability.in_(
+                [canonical_capability(c) for c in criteria.capabilities]  # the projection stores that form
+            )
         )
         query = query.where(able.exists())
     return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)

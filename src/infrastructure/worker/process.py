@@ -76,9 +76,10 @@ class Worker:
         """Work until stopped (or, with `once`, after at most one signal). Returns the exit code."""
         definition = self._loop.definition()
         if not definition.runnable:  # an unknown agent, or one with nothing to run, fails now
-            raise InvalidInput(
-                "command", f"agent {self._options.agent} has no command or entrypoint in its file; a worker runs one"
-            )
+            raise InvalidInput("command", (
+                f"agent {self._options.agent} is not runnable: it has no command or entrypoint in its file "
+                f"({definition.path}), so a worker has nothing to run for it (add command: or entrypoint: to the file)"
+            ))
         if definition.entrypoint:
             load_entrypoint(definition)  # an entrypoint that does not import fails now too (exit 2)
         logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)

@@ -1,0 +1,103 @@
+"""Frontmatter as Claude Code reads it: strict YAML first, then top-level `key: value` lines.
+
+Claude Code registers agent files whose `description` holds an unquoted `: ` (`Context:` lines in
+examples), which strict YAML refuses ("mapping values are not allowed here"). When the whole block is
+not valid YAML, each top-level key is read on its own: its block (the `key:` line and the indented or
+unkeyed lines after it) is parsed as YAML when it can be, and otherwise taken as text, the rest of
+the line plus its continuation lines, the way Claude Code takes it. A key read as text is said in a
+warning (with its fix: quote the value); a key the blackboard owns (`OWNED`) must be valid YAML, so
+there the failure stays an error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# keys whose value the blackboard acts on: a guess at what they mean would do the wrong work
+OWNED = frozenset({"name", "capabilities", "threshold", "command", "entrypoint", "timeout"})
+_KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
+
+
+@dataclass(slots=True)
+class Frontmatter:
+    """The keys read, and what a reader should hear: warnings (the file loads) and errors (it does not)."""
+
+    data: dict[str, Any]
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (message, fix)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+
+def read_frontmatter(head: str) -> Frontmatter:
+    """The frontmatter block (between the --- lines) as a mapping; raises yaml.YAMLError only when
+    strict YAML fails and no top-level key can be found either."""
+    import yaml
+
+    try:
+        data = yaml.load(head, Loader=_loader())
+    except yaml.YAMLError as strict:
+        blocks = _blocks(head)
+        if not blocks:
+            raise strict from None
+        return _leniently(blocks)
+    return Frontmatter({} if data is None else data)
+
+
+def _blocks(head: str) -> list[tuple[str, int, list[str]]]:
+    """(key, line number in the file, lines) of each top-level key, in order."""
+    found: list[tuple[str, int, list[str]]] = []
+    for index, line in enumerate(head.splitlines()):
+        match = _KEY_LINE.match(line)
+        if match:
+            found.append((match.group(1), index + 1, [line]))  # line 0 is the rest of the opening --- line
+        elif found:
+            found[-1][2].append(line)
+    return found
+
+
+def _leniently(blocks: list[tuple[str, int, list[str]]]) -> Frontmatter:
+    import yaml
+
+    read = Frontmatter({})
+    for key, line, lines in blocks:
+        try:
+            value = yaml.load("\n".join(lines), Loader=_loader())
+        except yaml.YAMLError as exc:
+            reason = f"{_problem(exc)}, line {line + _line_in(exc)} of the file"
+            if key in OWNED:
+                read.errors.append((f"{key}: is not valid YAML ({reason})", f"quote the {key} or fix its YAML"))
+                continue
+            read.data[key] = _as_text(key, lines)
+            read.warnings.append((
+                f"{key}: is not strict YAML ({reason}); read as plain text, as Claude Code reads it",
+                f"quote the {key}",
+            ))
+            continue
+        read.data[key] = value.get(key) if isinstance(value, dict) else None
+    return read
+
+
+def _as_text(key: str, lines: list[str]) -> str:
+    """The rest of the key's line and its continuation lines; a `\\n` written out in a one-line value
+    (as public collections do in descriptions) becomes a line break."""
+    first = lines[0].split(":", 1)[1].strip()
+    rest = [line.strip() for line in lines[1:]]
+    text = "\n".join([first, *rest]).strip()
+    return text.replace("\\n", "\n") if "\n" not in text else text
+
+
+def _loader() -> Any:
+    """libyaml's safe loader when PyYAML was built with it (three times faster), as python-frontmatter picks."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _problem(exc: Any) -> str:
+    return str(getattr(exc, "problem", None) or exc).strip()
+
+
+def _line_in(exc: Any) -> int:
+    mark = getattr(exc, "problem_mark", None)
+    return mark.line if mark is not None else 0

@@ -1,0 +1,25 @@
+"""A signal that only agents with nothing to run fit: said when it is posted, not found out when it expires."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from blackboard.domain.capabilities import rank
+from blackboard.domain.signals import AgentSignal, SignalStatus
+
+if TYPE_CHECKING:
+    from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+
+
+def unrunnable_warning(signal: AgentSignal, registry: FrontmatterAgentRegistry) -> str | None:
+    """A warning when every agent that may claim the signal has no `command` or `entrypoint` (no worker
+    can run it, so only a claim by hand takes it); None when one of them can run, or none fits."""
+    if signal.status is not SignalStatus.POSTED:
+        return None
+    fitting = [v.agent.agent_id for v in rank(signal, registry.get_all(), registry.default_threshold) if v.passes]
+    definitions = [d for d in map(registry.definition, fitting) if d is not None]
+    if not definitions or any(d.runnable for d in definitions):
+        return None
+    names = ", ".join(d.name for d in definitions)
+    return (f"only agents with no command or entrypoint fit {signal.signal_id} ({names}): no worker can run them, "
+            f"so it waits until it expires unless one claims it by hand (give one a command or an entrypoint)")

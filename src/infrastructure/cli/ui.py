@@ -1,0 +1,49 @@
+"""`blackboard ui`: checks the bind, then serves the web page (blackboard.infrastructure.web) until Ctrl-C.
+
+The web framework is imported only here, once the bind is allowed: no other command pays for it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from dependency_injector.wiring import Provide, inject
+
+from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.web.auth import TOKEN_ENV, check_bind
+
+Lazy = Callable[[], Any]
+
+
+class MissingExtra(RuntimeError):
+    """The web view's libraries are not installed (exit 1, one line saying how to get them)."""
+
+
+@inject
+def ui(
+    args: argparse.Namespace,
+    store: Lazy = Provide[Container.event_store.provider],
+    signals: Lazy = Provide[Container.read_model.provider],
+    queries: Lazy = Provide[Container.queries.provider],
+    knowledge: Lazy = Provide[Container.knowledge_queries.provider],
+    entries: Lazy = Provide[Container.entry_read_model.provider],
+    notifier: Lazy = Provide[Container.notifier.provider],
+) -> None:
+    token = args.token if args.token is not None else (os.environ.get(TOKEN_ENV) or None)
+    check_bind(args.host, args.port, token)
+    try:
+        from blackboard.infrastructure.web.server import serve
+        from blackboard.infrastructure.web.view import BoardView
+    except ImportError as exc:
+        raise MissingExtra(f"the web view needs its libraries ({exc.name}): pip install 'agent-blackboard[ui]'") from None
+    view = BoardView(store(), signals(), queries(), knowledge(), entries())
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    board = f"?board={args.board}" if args.board else ""
+    gate = "; open it with ?token=<your token>" if token else ""
+    print(f"blackboard ui: serving http://{host}:{args.port}/{board} (read-only{gate}; Ctrl-C stops)",
+          file=sys.stderr, flush=True)
+    serve(view, notifier(), args.host, args.port, token)
+    return None

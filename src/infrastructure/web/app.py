@@ -1,0 +1,68 @@
+"""The Starlette application: the page and its assets (shipped in the package), the JSON endpoints,
+the live stream, and the token gate when the server is not loopback-only."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from sse_starlette.sse import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from blackboard.application.ports import LogNotifier
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.web.auth import TokenGate, is_loopback
+from blackboard.infrastructure.web.live import LogFollower, log_stream
+from blackboard.infrastructure.web.routes import api, position
+from blackboard.infrastructure.web.view import BoardView
+
+STATIC = Path(__file__).parent / "static"
+LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]", "::1"]
+
+
+def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: str) -> Starlette:
+    """`token` None: no gate (a loopback bind only, and then Host must name the loopback too, so a page
+    of another site cannot reach it through DNS rebinding)."""
+    follower = LogFollower(view, notifier)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        follower.start()
+        yield
+        follower.stop()
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def stream(request: Request) -> Response:
+        try:
+            since = position(request, "since")
+            resumed = request.headers.get("last-event-id")
+            if resumed:  # an EventSource reconnecting: go on after the last record it had
+                since = int(resumed) if resumed.isdigit() and len(resumed) <= 19 else since
+        except InvalidInput as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        start = view.last_position() if since is None else since
+        return EventSourceResponse(log_stream(view, follower, start), ping=15, send_timeout=30)
+
+    handlers = api(view)
+    routes = [
+        Route("/", page, methods=["GET"]),
+        Route("/api/boards", handlers["boards"], methods=["GET"]),
+        Route("/api/board/{board}", handlers["board"], methods=["GET"]),
+        Route("/api/entry/{board}/{key:path}", handlers["entry"], methods=["GET"]),
+        Route("/api/events", handlers["events"], methods=["GET"]),
+        Route("/api/stream", stream, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    middleware = [Middleware(TokenGate, token=token)] if token else []
+    if is_loopback(host) and not token:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=[*LOCAL_HOSTS, host]))
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -1,0 +1,308 @@
+// The board page: a snapshot from the JSON endpoints, then the log's records as server-sent events
+// (each with the signal or entry it changed). The slider replays the board at any log position
+// through the server's time travel (the same as `--at`). Read-only; nothing is fetched from elsewhere.
+"use strict";
+
+const STATUSES = ["POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED"];
+const SHOWN_EVENTS = 500;
+const S = {
+  board: null, boards: new Set(), head: 0, live: true, at: 0, past: null,
+  signals: new Map(), entries: new Map(), events: [], seen: new Set(), selected: null, entryKey: null,
+};
+
+const $ = (id) => document.getElementById(id);
+const enc = encodeURIComponent;
+const SVG = "http://www.w3.org/2000/svg";
+
+function el(tag, attrs = {}, ...children) {
+  const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined) continue;
+    if (name === "onclick") node.addEventListener("click", value);
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { credentials: "same-origin" });
+  if (!response.ok) throw new Error(`${url}: ${response.status}`);
+  return response.json();
+}
+
+const short = (value, n = 80) => { const t = typeof value === "string" ? value : JSON.stringify(value); return t.length > n ? t.slice(0, n - 1) + "…" : t; };
+const time = (iso) => iso ? iso.slice(11, 23) : "";
+const span = (from, to) => from && to ? `${((Date.parse(to) - Date.parse(from)) / 1000).toFixed(3)} s` : "—";
+
+// --- state --------------------------------------------------------------------------------------
+
+async function start() {
+  const wanted = new URLSearchParams(location.search).get("board");
+  const { boards, position } = await getJSON("/api/boards");
+  boards.forEach((b) => S.boards.add(b));
+  S.head = position;
+  S.board = wanted || boards[0] || null;
+  if (S.board) S.boards.add(S.board);
+  await loadBoard();
+  follow(position);
+  $("board").addEventListener("change", (e) => { S.board = e.target.value; S.selected = null; S.entryKey = null; goLive(); loadBoard(); });
+  $("slider").addEventListener("input", (e) => travel(Number(e.target.value)));
+  $("live").addEventListener("click", goLive);
+}
+
+async function loadBoard() {
+  renderBoards();
+  if (!S.board) { render(); return; }
+  const board = S.board;
+  const [snapshot, log] = await Promise.all([getJSON(`/api/board/${enc(board)}`), getJSON(`/api/events?board=${enc(board)}`)]);
+  if (board !== S.board) return;
+  S.signals = new Map(snapshot.signals.map((s) => [s.signal_id, s]));
+  S.entries = new Map(snapshot.entries.map((e) => [e.key, e]));
+  for (const event of log.events) remember(event);
+  S.head = Math.max(S.head, snapshot.position, log.position);
+  render();
+}
+
+function remember(event) {
+  if (S.seen.has(event.position)) return;
+  S.seen.add(event.position);
+  S.events.push(event);
+  if (S.events.length > 1 && S.events[S.events.length - 2].position > event.position) S.events.sort((a, b) => a.position - b.position);
+}
+
+function follow(since) {
+  const source = new EventSource(`/api/stream?since=${since}`);
+  source.onopen = () => { $("connection").textContent = "connected"; $("connection").className = "connection on"; };
+  source.onerror = () => { $("connection").textContent = "reconnecting"; $("connection").className = "connection off"; };
+  source.addEventListener("position", (e) => { S.head = Math.max(S.head, Number(e.data)); schedule(); });
+  source.addEventListener("log", (e) => onRecord(JSON.parse(e.data)));
+}
+
+function onRecord(record) {
+  S.head = Math.max(S.head, record.position);
+  if (!S.boards.has(record.blackboard_id)) {
+    S.boards.add(record.blackboard_id);
+    if (!S.board) { S.board = record.blackboard_id; loadBoard(); return; }
+    renderBoards();
+  }
+  if (record.blackboard_id === S.board) {
+    remember(record);
+    if (record.signal) S.signals.set(record.signal.signal_id, record.signal);
+    if (record.entry) S.entries.set(record.entry.key, record.entry);
+    if (record.key && record.key === S.entryKey && S.live) showEntry(record.key);
+  }
+  schedule();
+}
+
+let pending = false;
+function schedule() {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => { pending = false; render(); });
+}
+
+let travelling = null;
+function travel(position) {
+  if (position >= S.head) { goLive(); return; }
+  S.live = false;
+  S.at = position;
+  clearTimeout(travelling);
+  travelling = setTimeout(async () => {
+    const snapshot = await getJSON(`/api/board/${enc(S.board)}?at=${position}`);
+    if (!S.live && S.at === position) { S.past = snapshot; render(); if (S.entryKey) showEntry(S.entryKey); }
+  }, 120);
+  render();
+}
+
+function goLive() { S.live = true; S.past = null; render(); if (S.entryKey) showEntry(S.entryKey); }
+
+function shown() {
+  if (S.live || !S.past) return { signals: [...S.signals.values()], entries: [...S.entries.values()], upto: Infinity };
+  return { signals: S.past.signals, entries: S.past.entries, upto: S.past.position };
+}
+
+// --- rendering ----------------------------------------------------------------------------------
+
+function render() {
+  const view = shown();
+  view.signals.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.signal_id.localeCompare(b.signal_id));
+  renderTravel();
+  renderColumns(view.signals);
+  renderDetail(view);
+  renderGraph(view.signals);
+  renderTimeline(view.signals, view.upto);
+  renderEntries(view.entries);
+  renderTopics(view);
+  renderEvents(view.upto);
+}
+
+function renderBoards() {
+  const select = $("board");
+  select.replaceChildren(...[...S.boards].sort().map((b) => el("option", { value: b }, b)));
+  if (S.board) select.value = S.board;
+}
+
+function renderTravel() {
+  const slider = $("slider");
+  slider.max = String(S.head);
+  if (S.live) slider.value = String(S.head);
+  $("position").textContent = `${S.live ? S.head : S.at} / ${S.head}`;
+  $("mode").textContent = S.live ? "live" : `as at position ${S.at}`;
+  $("mode").className = S.live ? "mode" : "mode past";
+  document.body.classList.toggle("past", !S.live);
+}
+
+function renderColumns(signals) {
+  const columns = STATUSES.map((status) => {
+    const here = signals.filter((s) => s.status === status);
+    return el("div", { class: "column", "data-status": status }, el("h3", {}, `${status} `, el("span", { class: "count" }, String(here.length))),
+      ...here.map(card));
+  });
+  $("columns").replaceChildren(...columns);
+}
+
+function card(s) {
+  const selected = s.signal_id === S.selected ? " selected" : "";
+  return el("div", { class: `card ${s.status}${selected}`, "data-signal": s.signal_id, onclick: () => { S.selected = s.signal_id; render(); } },
+    el("div", { class: "id" }, s.signal_id, " ", el("span", { class: "type" }, s.signal_type)),
+    el("div", { class: "topic" }, s.payload.topic),
+    s.claimed_by ? el("div", { class: "who" }, "by ", s.claimed_by) : null,
+    s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null);
+}
+
+function renderDetail(view) {
+  const s = view.signals.find((x) => x.signal_id === S.selected);
+  if (!s) { $("detail").replaceChildren(el("p", { class: "hint" }, "Click a signal to see its payload, claimer, result and events.")); return; }
+  const history = S.events.filter((e) => e.signal_id === s.signal_id && !e.key && e.position <= view.upto);
+  $("detail").replaceChildren(
+    el("h3", {}, `${s.signal_id} · ${s.signal_type} · ${s.status}`),
+    el("dl", {}, ...[["posted by", s.posted_by], ["claimer", s.claimed_by || "—"], ["after", s.after.join(", ") || "—"],
+      ["waited", span(s.claimable_since || s.created_at, s.claimed_at)], ["took", span(s.claimed_at, s.completed_at)],
+      ["capabilities", s.target_capabilities.join(", ")]].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
+    el("h4", {}, "payload"), el("pre", {}, JSON.stringify(s.payload, null, 2)),
+    el("h4", {}, "result"), el("pre", {}, s.result ? JSON.stringify(s.result, null, 2) : "—"),
+    el("h4", {}, "events"),
+    el("ol", { class: "history" }, ...history.map((e) => el("li", {}, `#${e.position} ${time(e.recorded_at)} ${e.event_type}`, e.actor ? ` (${e.actor})` : ""))));
+}
+
+function renderGraph(signals) {
+  const ids = new Map(signals.map((s) => [s.signal_id, s]));
+  const depth = new Map();
+  const depthOf = (s, trail = new Set()) => {
+    if (depth.has(s.signal_id)) return depth.get(s.signal_id);
+    trail.add(s.signal_id);
+    const ups = s.after.filter((u) => ids.has(u) && !trail.has(u));
+    const d = ups.length ? 1 + Math.max(...ups.map((u) => depthOf(ids.get(u), trail))) : 0;
+    depth.set(s.signal_id, d);
+    return d;
+  };
+  signals.forEach((s) => depthOf(s));
+  const rows = new Map(), place = new Map();
+  for (const s of signals) {
+    const d = depth.get(s.signal_id), row = rows.get(d) || 0;
+    rows.set(d, row + 1);
+    place.set(s.signal_id, { x: 10 + d * 200, y: 10 + row * 48 });
+  }
+  const width = 20 + 200 * (Math.max(0, ...depth.values()) + 1), height = 20 + 48 * Math.max(1, ...rows.values());
+  const svg = el("svg:svg", { width, height, class: "graph" },
+    el("svg:defs", {}, el("svg:marker", { id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto" },
+      el("svg:path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }))));
+  for (const s of signals) for (const u of s.after) {
+    if (!place.has(u)) continue;
+    const a = place.get(u), b = place.get(s.signal_id);
+    svg.append(el("svg:line", { x1: a.x + 160, y1: a.y + 17, x2: b.x, y2: b.y + 17, class: "edge", "marker-end": "url(#arrow)" }));
+  }
+  for (const s of signals) {
+    const p = place.get(s.signal_id);
+    svg.append(el("svg:g", { class: `node ${s.status}`, "data-signal": s.signal_id, transform: `translate(${p.x},${p.y})` },
+      el("svg:rect", { width: 160, height: 34, rx: 5 }),
+      el("svg:text", { x: 8, y: 14 }, s.signal_id),
+      el("svg:text", { x: 8, y: 28, class: "small" }, `${s.signal_type} · ${s.status}`)));
+  }
+  $("graph").replaceChildren(signals.length ? svg : el("p", { class: "hint" }, "No signals."));
+}
+
+function renderTimeline(signals, upto) {
+  if (!signals.length) { $("timeline").replaceChildren(el("p", { class: "hint" }, "No signals.")); return; }
+  const ms = (iso) => iso ? Date.parse(iso) : null;
+  const t0 = Math.min(...signals.map((s) => ms(s.created_at)));
+  const then = upto === Infinity ? null : S.events.filter((e) => e.position <= upto).pop();  // the slider's moment
+  const t1 = Math.max(then ? ms(then.recorded_at) : Date.now(), ...signals.map((s) => ms(s.completed_at) || 0));
+  const agents = [...new Set(signals.map((s) => s.claimed_by || "(not claimed)"))].sort();
+  const left = 130, width = 760, lane = 22, scale = (t) => left + (width * (t - t0)) / Math.max(1, t1 - t0);
+  const perAgent = new Map(agents.map((a) => [a, []]));
+  signals.forEach((s) => perAgent.get(s.claimed_by || "(not claimed)").push(s));
+  let y = 20;
+  const svg = el("svg:svg", { width: left + width + 10, class: "timeline" },
+    el("svg:text", { x: left, y: 12, class: "small" }, time(new Date(t0).toISOString())),
+    el("svg:text", { x: left + width, y: 12, class: "small", "text-anchor": "end" }, time(new Date(t1).toISOString())));
+  for (const agent of agents) {
+    const mine = perAgent.get(agent);
+    svg.append(el("svg:text", { x: 4, y: y + 15, class: "agent" }, agent));
+    for (const s of mine) {
+      const posted = ms(s.created_at), claimed = ms(s.claimed_at), done = ms(s.completed_at);
+      const end = done || t1, waitEnd = claimed || end;
+      const g = el("svg:g", { "data-signal": s.signal_id }, el("svg:title", {}, `${s.signal_id} ${s.signal_type} ${s.status}`),
+        el("svg:rect", { x: scale(posted), y: y + 4, width: Math.max(2, scale(waitEnd) - scale(posted)), height: lane - 8, class: "waiting" }));
+      if (claimed) g.append(el("svg:rect", { x: scale(claimed), y: y + 2, width: Math.max(2, scale(end) - scale(claimed)), height: lane - 4, class: `working ${s.status}` }));
+      g.append(el("svg:text", { x: scale(posted) + 3, y: y + 15, class: "small" }, s.signal_id));
+      svg.append(g);
+      y += lane;
+    }
+    y += 6;
+  }
+  svg.setAttribute("height", String(y + 4));
+  $("timeline").replaceChildren(svg);
+}
+
+function renderEntries(entries) {
+  const head = el("tr", {}, ...["key", "v", "author", "type", "value", "topics", "conflict"].map((h) => el("th", {}, h)));
+  const rows = entries.map((e) => el("tr", { class: `entry${e.conflict ? " in-conflict" : ""}${e.key === S.entryKey ? " selected" : ""}`, "data-key": e.key,
+      onclick: () => { S.entryKey = e.key; showEntry(e.key); render(); } },
+    el("td", {}, e.key), el("td", {}, String(e.version)), el("td", {}, e.author), el("td", {}, e.entry_type),
+    el("td", { class: "value" }, short(e.value)), el("td", {}, e.topics.join(", ")),
+    el("td", { class: e.conflict ? "conflict" : "" }, e.conflict
+      ? "conflict: " + e.conflict.candidates.map((c) => `v${c.version} by ${c.author}: ${short(c.value, 30)}`).join(" | ") : "")));
+  $("entries").replaceChildren(head, ...(rows.length ? rows : [el("tr", {}, el("td", { colspan: 7, class: "hint" }, "No entries."))]));
+}
+
+async function showEntry(key) {
+  const at = S.live ? "" : `?at=${S.at}`;
+  const target = $("entry-detail");
+  try {
+    const versions = await getJSON(`/api/entry/${enc(S.board)}/${key.split("/").map(enc).join("/")}${at}`);
+    target.replaceChildren(el("h3", {}, `history of ${key}`), el("ol", { class: "history" }, ...versions.map((v) =>
+      el("li", { class: v.status }, `v${v.version} ${v.status} by ${v.author} at #${v.position}: ${short(v.value, 100)}`,
+        v.rationale ? ` (picked ${v.picked ?? "a merge"}: ${v.rationale})` : ""))));
+  } catch (error) {
+    target.replaceChildren(el("p", { class: "hint" }, `${key}: not written yet at this position`));
+  }
+}
+
+function renderTopics(view) {
+  const topics = new Map();
+  for (const e of S.events) {
+    if (e.position > view.upto || !e.key || !(e.data.topics || []).length) continue;
+    if (e.event_type === "EntryCandidateKept") continue;  // a candidate left in conflict is not published
+    for (const t of e.data.topics) {
+      const seen = topics.get(t) || { count: 0, last: "", keys: new Set() };
+      seen.count += 1; seen.last = e.recorded_at; seen.keys.add(e.key);
+      topics.set(t, seen);
+    }
+  }
+  const head = el("tr", {}, ...["topic", "published", "last", "keys"].map((h) => el("th", {}, h)));
+  const rows = [...topics.entries()].sort().map(([t, s]) => el("tr", { "data-topic": t },
+    el("td", {}, t), el("td", {}, String(s.count)), el("td", {}, time(s.last)), el("td", {}, [...s.keys].join(", "))));
+  $("topics").replaceChildren(head, ...(rows.length ? rows : [el("tr", {}, el("td", { colspan: 4, class: "hint" }, "No topic activity."))]));
+}
+
+function renderEvents(upto) {
+  const head = el("tr", {}, ...["#", "time", "event", "of", "by"].map((h) => el("th", {}, h)));
+  const rows = S.events.slice(-SHOWN_EVENTS).reverse().map((e) => el("tr", { class: e.position > upto ? "future" : "", "data-position": e.position },
+    el("td", {}, String(e.position)), el("td", {}, time(e.recorded_at)), el("td", {}, e.event_type),
+    el("td", {}, e.key || e.signal_id || ""), el("td", {}, e.actor || e.data.claimed_by || e.data.author || "")));
+  $("events").replaceChildren(head, ...rows);
+}
+
+start().catch((error) => { $("connection").textContent = `error: ${error.message}`; $("connection").className = "connection off"; });

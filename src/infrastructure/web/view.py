@@ -1,0 +1,89 @@
+"""What the page reads: a board now or at a log position (the same time travel as `--at`), an entry's
+history, pages of the event log, and each new log record with the signal or entry it changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blackboard.application.commands import ListSignals
+from blackboard.application.knowledge_commands import ListEntries, ReadEntry
+from blackboard.application.knowledge_ports import EntryReadModel
+from blackboard.application.knowledge_queries import KnowledgeQueries
+from blackboard.application.ports import EventStore, Recorded, SignalFilter, SignalReadModel
+from blackboard.application.queries import BlackboardQueries
+from blackboard.domain.events import EntryEvent
+
+PAGE = 1000  # log records read at a time
+
+
+class BoardView:
+    def __init__(self, store: EventStore, signals: SignalReadModel, queries: BlackboardQueries,
+                 knowledge: KnowledgeQueries, entries: EntryReadModel) -> None:
+        self._store = store
+        self._signals = signals
+        self._queries = queries
+        self._knowledge = knowledge
+        self._entries = entries
+
+    def boards(self) -> dict[str, Any]:
+        """The boards that hold signals (a board of entries only shows up as its events arrive, or by
+        `?board=`), and the log's last position."""
+        position = self._store.last_position()
+        boards = sorted({s.blackboard_id for s in self._signals.find(SignalFilter())})
+        return {"position": position, "boards": boards}
+
+    def board(self, blackboard_id: str, at: int | None) -> dict[str, Any]:
+        """Its signals and entries now (`at` None: the read model, at a position read before it, so the
+        page's stream from there replays anything that lands meanwhile), or right after `at`."""
+        position = self._store.last_position() if at is None else at
+        signals = self._queries.list_signals(ListSignals(blackboard_id=blackboard_id, at=at))
+        entries = self._knowledge.entries(ListEntries(blackboard_id=blackboard_id, at=at))
+        return {"blackboard_id": blackboard_id, "position": position, "live": at is None,
+                "signals": [s.to_document() for s in signals], "entries": [e.to_document() for e in entries]}
+
+    def entry_history(self, blackboard_id: str, key: str, at: int | None) -> list[dict[str, Any]]:
+        return self._knowledge.history(ReadEntry(blackboard_id=blackboard_id, key=key, history=True, at=at))
+
+    def events(self, blackboard_id: str | None, since: int, limit: int) -> dict[str, Any]:
+        """Up to `limit` records after `since` (of one board, if given), and the position read up to."""
+        found: list[dict[str, Any]] = []
+        position = since
+        while len(found) < limit and (page := self._store.read_all(after=position, limit=PAGE)):
+            for record in page:
+                if len(found) == limit:
+                    break
+                position = record.position
+                if blackboard_id in (None, record.event.blackboard_id):
+                    found.append(event_document(record))
+        return {"events": found, "position": position}
+
+    def read_after(self, position: int) -> list[Recorded]:
+        return self._store.read_all(after=position, limit=PAGE)
+
+    def last_position(self) -> int:
+        return self._store.last_position()
+
+    def live(self, record: Recorded) -> dict[str, Any]:
+        """A new record, with the current document of the signal or entry it changed."""
+        event, document = record.event, event_document(record)
+        if isinstance(event, EntryEvent):
+            entry = self._entries.get(event.blackboard_id, event.key)
+            document["entry"] = entry.to_document() if entry else None
+        elif event.signal_id:
+            signal = self._signals.get(event.signal_id)
+            document["signal"] = signal.to_document() if signal else None
+        return document
+
+
+def event_document(record: Recorded) -> dict[str, Any]:
+    """A record for the page: a claim's token is a secret of its claimer, so it is not shown."""
+    event = record.event
+    data = event.data()
+    if data.get("token"):
+        data["token"] = "(hidden)"
+    return {
+        "position": record.position, "event_type": event.event_type, "blackboard_id": event.blackboard_id,
+        "key": event.key if isinstance(event, EntryEvent) else None, "signal_id": event.signal_id,
+        "version": event.version, "recorded_at": record.recorded_at.isoformat(),
+        "data": data, "actor": record.metadata.get("actor"),
+    }

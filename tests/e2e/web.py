@@ -1,0 +1,95 @@
+"""For the web view's tests: `blackboard ui` as a real subprocess on a free port, plain HTTP to it,
+and headless Chromium driven by Selenium (Debian's chromium and chromedriver, which .ci/run installs)."""
+
+from __future__ import annotations
+
+import http.client
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.e2e.conftest import BLACKBOARD, Cli
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class UiServer:
+    def __init__(self, cli: Cli, *args: str, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.log = cli.cwd / f"ui-{self.port}.err"
+        with self.log.open("w") as err:
+            self.proc = subprocess.Popen([BLACKBOARD, "ui", "--port", str(self.port), *args], env=cli.environment(env),
+                                         cwd=cli.cwd, stdout=subprocess.DEVNULL, stderr=err)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def wait_ready(self, headers: dict[str, str] | None = None, limit: float = 30.0) -> UiServer:
+        """Until it answers (or it ended: the test then sees why in `stderr`)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if self.get("/api/boards", headers)[0] in (200, 401):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        assert self.proc.poll() is None, f"blackboard ui ended with {self.proc.returncode}:\n{self.stderr()}"
+        raise AssertionError(f"blackboard ui did not answer within {limit}s:\n{self.stderr()}")
+
+    def get(self, path: str, headers: dict[str, str] | None = None, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            connection.request(method, path, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+        finally:
+            connection.close()
+
+    def stderr(self) -> str:
+        return self.log.read_text()
+
+    def stop(self) -> str:
+        """Ctrl-C, as a person stops it; what it printed (never a traceback)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(f"blackboard ui did not stop on Ctrl-C:\n{self.stderr()}") from None
+        printed = self.stderr()
+        assert "Traceback" not in printed, printed
+        return printed
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1400,1300", "--no-first-run", "--disable-extensions"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def artifact(name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / name
+

@@ -1,0 +1,170 @@
+"""Agent files as public collections write them, through the real CLI: `agents` (text and --json) tells
+what it loaded and what it left out, `post` warns when only agents with nothing to run fit, and a
+worker refuses to start for one of them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.paths import SIGNAL_SCHEMA
+
+BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
+COLLECTION = Path(__file__).resolve().parents[1] / "fixtures" / "agent-collection"
+COLLECTION_AGENTS = ["backend-architect", "code-reviewer", "debugger", "docs-writer", "pr-reviewer",
+                     "security-auditor", "test-writer", "ui-designer"]
+
+
+def cli(tmp_path: Path, *args: str, folders: list[Path] | None = None, cwd: Path | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "BLACKBOARD_DB": f"sqlite:///{tmp_path / 'b.db'}", "BLACKBOARD_JSON": "",
+                   "BLACKBOARD_AGENTS_DIR": os.pathsep.join(map(str, folders or [])), **(env or {})}
+    done = subprocess.run([BLACKBOARD, *args], env=environment, cwd=cwd or tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+@pytest.fixture
+def collection(tmp_path: Path) -> Path:
+    """A copy of the collection, as `git clone` leaves it: README, subfolders, a .git folder."""
+    folder = tmp_path / "collection"
+    shutil.copytree(COLLECTION, folder)
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD.md").write_text("ref: refs/heads/main\n")
+    return folder
+
+
+def test_a_public_collection_loads_unchanged_and_agents_says_how_it_read_it(tmp_path, collection):
+    done = cli(tmp_path, "agents", folders=[collection])
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == f"8 of 8 files loaded from {collection}"
+    listed = [line.split()[0] for line in lines if not line.startswith(" ") and line != lines[-1]]
+    assert listed == COLLECTION_AGENTS
+    reviewer = next(i for i, line in enumerate(lines) if line.startswith("code-reviewer "))
+    assert "CODE-REVIEWER=1" in lines[reviewer] and "not runnable" in lines[reviewer]
+    assert lines[reviewer + 1].startswith("    warning: description: is not strict YAML (mapping values")
+    assert lines[reviewer + 1].endswith("(fix: quote the description)")
+    assert "left out:" not in lines
+
+
+def test_agents_json_carries_every_file_with_its_fields_warnings_and_reasons(tmp_path, collection):
+    (collection / "broken.md").write_text("---\nname: broken\ncapabilities: {REVIEW: 1.5}\n---\n")
+    (collection / "notes.md").write_text("Just notes, no frontmatter.\n")
+
+    done = cli(tmp_path, "--json", "agents", folders=[collection])
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["loaded"], report["files"]) == (8, 10)
+    assert report["folders"] == [{"folder": str(collection), "exists": True}]
+    by_name = {a["name"]: a for a in report["agents"]}
+    reviewer = by_name["code-reviewer"]
+    assert (reviewer["runnable"], reviewer["model"], reviewer["tools"]) == (False, "sonnet", ["Read", "Grep", "Glob", "Bash"])
+    assert reviewer["description"].startswith("Use this agent when code has been written")
+    assert "\nContext: The user has just implemented" in reviewer["description"]
+    assert by_name["backend-architect"]["tools"] == ["Read", "Write", "Edit", "Bash"]
+    assert by_name["debugger"]["capabilities"] == [{"type": "REVIEW", "score": 1.0}, {"type": "DEBUG", "score": 1.0}]
+    [governance] = by_name["security-auditor"]["warnings"]
+    assert governance["message"].startswith("capabilities: is not a score map")
+    assert "capabilities: {REVIEW: 0.9}" in governance["fix"]
+    left_out = {Path(item["file"]).name: item["problems"] for item in report["left_out"]}
+    assert left_out == {
+        "broken.md": [{"message": "capabilities.REVIEW: must be between 0 and 1, got 1.5", "fix": ""}],
+        "notes.md": [{"message": "frontmatter: is missing", "fix": "start the file with a block between --- lines"}],
+    }
+    assert "broken.md: capabilities.REVIEW" in done.stderr  # a script reading stdout hears of it too
+
+
+def test_bad_files_are_named_with_path_and_rule_and_every_other_agent_still_loads(tmp_path, collection):
+    extra = tmp_path / "more"
+    (extra / "deep").mkdir(parents=True)
+    (extra / "binary.md").write_bytes(b"---\nname: bin\n---\n\x00\x01\x02")
+    (extra / "latin1.md").write_bytes("---\nname: caf\xe9\n---\n".encode("latin-1"))
+    (extra / "huge.md").write_text("---\nname: huge\n---\n" + "x" * (1024 * 1024))
+    (extra / "loop-a.md").symlink_to(extra / "loop-b.md")
+    (extra / "loop-b.md").symlink_to(extra / "loop-a.md")
+    (extra / "gone.md").symlink_to(extra / "nowhere.md")
+    (extra / "deep" / "back").symlink_to(extra)  # a folder link back up: a loop
+    (extra / "code-reviewer.md").write_text("---\nname: code-reviewer\nentrypoint: handlers.noop:handle\n---\n")
+    (extra / "deep" / "fine.md").write_text("---\nname: fine\ncapabilities: [review]\n---\nFine.\n")
+
+    done = cli(tmp_path, "agents", folders=[collection, extra])
+
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.splitlines()[-1] == f"9 of 16 files loaded from {collection}, {extra}"
+    assert f"{extra / 'binary.md'}: file: is binary (it holds NUL bytes)" in out
+    assert f"{extra / 'latin1.md'}: file: is not UTF-8 text (fix: save it as UTF-8)" in out
+    assert f"{extra / 'huge.md'}: file: is bigger than 1024 KiB" in out
+    assert f"{extra / 'loop-a.md'}: file: is a symbolic link loop" in out
+    assert f"{extra / 'gone.md'}: file: is a broken symbolic link" in out
+    assert f"{extra / 'deep' / 'back'}: folder: leads back to {extra}" in out
+    first = collection / "engineering" / "code-reviewer.md"
+    assert (f"{extra / 'code-reviewer.md'}: name: 'code-reviewer' is already declared by {first}, which is kept; "
+            "this file is left out (fix: rename one of them)") in out
+    assert out.startswith("backend-architect ") and "\nfine " in out
+
+
+def test_several_folders_from_the_environment_and_claude_agents_by_default(tmp_path, collection):
+    shipped = Path(__file__).resolve().parents[2] / "agents"
+    both = cli(tmp_path, "--json", "agents", folders=[collection, shipped])
+    assert {"code-reviewer", "ps-researcher"} <= {a["name"] for a in json.loads(both.stdout)["agents"]}
+    flags = cli(tmp_path, "--agents-dir", str(shipped), "--agents-dir", str(collection), "--json", "agents")
+    assert [f["folder"] for f in json.loads(flags.stdout)["folders"]] == [str(shipped), str(collection)]
+    assert json.loads(flags.stdout)["loaded"] == json.loads(both.stdout)["loaded"] == 13
+
+    project = tmp_path / "project"
+    shutil.copytree(collection, project / ".claude" / "agents")
+    by_default = cli(tmp_path, "--json", "agents", cwd=project)  # no ./agents: ./.claude/agents
+    report = json.loads(by_default.stdout)
+    assert report["loaded"] == 8 and report["folders"] == [{"folder": ".claude/agents", "exists": True}]
+
+    missing = cli(tmp_path, "agents", folders=[tmp_path / "nowhere"])
+    assert missing.returncode == 0 and missing.stdout == f"0 of 0 files loaded from {tmp_path / 'nowhere'} (does not exist)\n"
+
+
+def test_post_warns_when_only_agents_with_nothing_to_run_fit(tmp_path, collection):
+    base = ["post", "--type", "REVIEW", "--ps-id", "ps-1", "--entry-id", "e-1", "--topic", "auth endpoint"]
+
+    only_unrunnable = cli(tmp_path, "--json", *base, "--capability", "Code-Reviewer", folders=[collection])
+
+    assert only_unrunnable.returncode == 0, only_unrunnable.stderr
+    document = json.loads(only_unrunnable.stdout)
+    jsonschema.validate(document, json.loads(SIGNAL_SCHEMA.read_text()))
+    assert document["status"] == "POSTED" and document["target_capabilities"] == ["Code-Reviewer"]
+    [warning] = document["warnings"]
+    assert warning.startswith(f"only agents with no command or entrypoint fit {document['signal_id']} (code-reviewer)")
+    assert f"blackboard: warning: {warning}" in only_unrunnable.stderr
+
+    (collection / "runner.md").write_text("---\nname: runner\ncapabilities: {code-reviewer: 0.9}\ncommand: exit 0\n---\n")
+    runnable_too = cli(tmp_path, "--json", *base, "--capability", "code-reviewer", folders=[collection])
+    assert "warnings" not in json.loads(runnable_too.stdout) and "warning" not in runnable_too.stderr
+
+
+def test_signals_and_match_compare_capabilities_in_any_case(tmp_path, collection):
+    posted = json.loads(cli(tmp_path, "--json", "post", "--type", "REVIEW", "--ps-id", "p", "--entry-id", "e-1",
+                            "--topic", "t", "--capability", "debug", folders=[collection]).stdout)
+
+    found = json.loads(cli(tmp_path, "--json", "signals", "--capability", "DEBUG", folders=[collection]).stdout)
+    ranking = json.loads(cli(tmp_path, "--json", "match", posted["signal_id"], folders=[collection]).stdout)
+
+    assert [s["signal_id"] for s in found] == [posted["signal_id"]]
+    assert ranking[0] == {"agent": "debugger", "score": 1.0, "threshold": 0.8, "passes": True}
+
+
+def test_a_worker_refuses_to_start_for_an_agent_with_nothing_to_run(tmp_path, collection):
+    done = cli(tmp_path, "worker", "--agent", "code-reviewer", "--once", folders=[collection])
+
+    assert done.returncode == 2
+    assert "agent code-reviewer is not runnable" in done.stderr and "has no command or entrypoint in its file" in done.stderr
+    assert str(collection / "engineering" / "code-reviewer.md") in done.stderr
