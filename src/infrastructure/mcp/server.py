@@ -67,16 +67,15 @@ def build_server(session: Session) -> Server[Any]:
                 functools.partial(tool.call, session, dict(params.arguments or {}), _progress(ctx, gone)),
                 limiter=limiter, abandon_on_cancel=True,
             )
+            return result(data)
         except anyio.get_cancelled_exc_class():
             gone.set()  # a wait's thread stops at its next progress, within a second, not at its timeout
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is the caller's tool error, never the server's end
             return refusal(exc)
-        return result(data)
 
-    version = _version()
-    return Server("blackboard", version=version, instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                  on_call_tool=call_tool, get_tool_input_schema=lambda name: tools[name].input_schema if name in tools else None)
+    return Server("blackboard", version=_version(), instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                  on_call_tool=call_tool)
 
 
 def result(data: Any) -> types.CallToolResult:
