@@ -173,6 +173,8 @@ async def test_without_agent_the_server_posts_and_writes_as_the_caller_says_but_
             assert "--agent" in text and details["family"] == "refused", text
         text, _ = await server.refused("blackboard_write", key="notes", value="hello")
         assert text.startswith("author:"), text
+        text, _ = await server.refused("blackboard_read", key="notes", signal_id=posted["signal_id"])
+        assert text.startswith("author: is required with signal_id"), text
     assert (posted["posted_by"], written["author"]) == ("ps-lead", "ps-lead")
     assert mcli.ok("show", posted["signal_id"])["status"] == "POSTED"
 

@@ -13,7 +13,7 @@ from blackboard.application.knowledge_commands import (
 )
 from blackboard.application.watching import published_entry
 from blackboard.domain.entries import KeyInConflict
-from blackboard.domain.errors import RuleViolation
+from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure.mcp.schemas import derive, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
@@ -46,6 +46,8 @@ def write(session: Session, given: dict[str, Any], progress: Progress) -> Any:
 
 def read(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     named = given.pop("author", None)  # without --agent: who reads under a signal
+    if given.get("signal_id") is not None and (session.agent or named) is None:
+        raise InvalidInput("author", "is required with signal_id: the reader, who must be the signal's claimer")
     if given.get("signal_id") is not None or named is not None:  # the model refuses an author without a signal
         given.update(reader=session.agent or named, token=session.token(given.get("signal_id")))
     given["blackboard_id"] = session.board(given)
