@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo bench lint clean
+.PHONY: test faults soak demo bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,17 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not faults"
+
+# The fault suite (docs/faults.md): kills, racing processes, a server restart; CI runs it after `make test`.
+# BLACKBOARD_FAULT_SCALE=10 makes every round count ten times bigger.
+faults: $(STAMP)
+	$(BIN)/python -m pytest -m faults tests/faults
+
+# A few minutes of workers on the example agents with random failures and kills (not in CI);
+# BLACKBOARD_SOAK_SECONDS sets how long (180 by default).
+soak: $(STAMP)
+	$(BIN)/python -m tests.faults.soak
 
 BENCH_STAMP := $(VENV)/.installed-bench
 $(BENCH_STAMP): pyproject.toml $(STAMP)

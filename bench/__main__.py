@@ -3,8 +3,9 @@
 Sections, all run by default (BENCH_SECTIONS=a,b,... picks some): (a) command throughput, (b) the
 eventsourcing baseline, (c) latency on a small vs a huge board, warm and cold, (d) rebuild speed,
 (e) concurrent writers, (k) knowledge entries on a small and a huge board, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
-PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (s) CLI start-up,
-(m) a post as an MCP tool call against a CLI post.
+PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (m) a post through
+the Python API against a `blackboard post` process, (s) CLI start-up,
+(t) a post as an MCP tool call against a CLI post.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -104,12 +105,12 @@ def main() -> None:
         targets.append(_target("(s) CLI start-up: blackboard show / import sqlalchemy", round(st["ratio"], 2),
                                f"<= {startup.TARGET}", st["pass"]))
 
-    def run_m() -> None:  # (m) a post as an MCP tool call (a running `blackboard mcp`) vs a CLI post
+    def run_t() -> None:  # (t) a post as an MCP tool call (a running `blackboard mcp`) vs a CLI post
         from bench import mcp
 
-        report["mcp"] = m = mcp.run(int(os.environ.get("BENCH_MCP_RUNS", "100")))
-        targets.append(_target("(m) MCP tool call (post), median ms; CLI post beside it", round(m["mcp_post_ms"], 2),
-                               f"<= {mcp.TARGET_MS:g}", m["pass"]))
+        report["mcp"] = t = mcp.run(int(os.environ.get("BENCH_MCP_RUNS", "100")))
+        targets.append(_target("(t) MCP tool call (post), median ms; CLI post beside it", round(t["mcp_post_ms"], 2),
+                               f"<= {mcp.TARGET_MS:g}", t["pass"]))
 
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
         from bench import knowledge
@@ -130,11 +131,18 @@ def main() -> None:
                     big["entries_author_ms"] <= 5),
         ])
 
+    def run_m() -> None:  # (m) a post through the Python API against `blackboard post`, taking turns
+        from bench import api
+
+        report["api"] = m = api.run(config["BENCH_API_POSTS"], config["BENCH_API_CLI_POSTS"])
+        targets.append(_target(f"(m) Python API post, median ms (CLI post: {m.get('cli', {}).get('median_ms')} ms)",
+                               m["full"]["median_ms"], f"<= {api.TARGET_MS:g}", m["pass"]))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
     for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("k", run_k),
-                      ("s", run_s), ("m", run_m)):
+                      ("m", run_m), ("s", run_s), ("t", run_t)):
         if name in config.sections:
             section(name, run)
 

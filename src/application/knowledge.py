@@ -4,11 +4,13 @@ knowledge landing on the board as entries."""
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from typing import Any
 from uuid import uuid4
 
 from blackboard.application.commands import Command
+from blackboard.application.errors import StoreUnavailable
 from blackboard.application.knowledge_commands import ResolveEntry, WriteEntry
 from blackboard.application.ports import Clock, EventPublisher, UnitOfWork
 from blackboard.domain import entry_rules, key_permissions
@@ -17,6 +19,7 @@ from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent, EntryCandidateKept
 
 logger = logging.getLogger(__name__)
+LANDING_ATTEMPTS = 12  # about 40 s of retries: a server restart or a failover, not a long outage
 
 
 def result_key(signal_id: str, n: int) -> str:
@@ -85,11 +88,19 @@ class KnowledgeService:
                 author=event.completed_by, entry_type="finding", signal_id=event.signal_id, replaces=0,
                 correlation_id=event.event_id,
             )
-            try:
-                # the claim has just ended: the completion itself is the claimer's permission
-                self._write(cmd, checked=False)
-            except StaleVersion:
-                logger.info("%s already holds %s's item %d", cmd.key, event.signal_id, n)
+            for attempt in range(LANDING_ATTEMPTS):  # the completion is stored: an outage must not lose its items
+                try:
+                    # the claim has just ended: the completion itself is the claimer's permission
+                    self._write(cmd, checked=False)
+                    break
+                except StaleVersion:
+                    logger.info("%s already holds %s's item %d", cmd.key, event.signal_id, n)
+                    break
+                except StoreUnavailable as down:
+                    if attempt == LANDING_ATTEMPTS - 1:
+                        raise
+                    logger.warning("landing %s's item %d: database unavailable (%s); retrying", event.signal_id, n, down)
+                    time.sleep(min(5.0, 0.25 * 2**attempt))
 
 
 def command_metadata(cmd: Command, actor: str, **extra: Any) -> dict[str, Any]:

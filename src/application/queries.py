@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
-from blackboard.application.ports import AgentRegistry, EventStore, SignalFilter, SignalReadModel
+from blackboard.application.ports import AgentRegistry, EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.projection import Projector
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import Volunteer, rank
@@ -104,6 +104,15 @@ class BlackboardQueries:
                         at.append(record.position)
             position = page[-1].position
         return WatchResult(found, position, at)
+
+    def events(self, since: int = 0, limit: int | None = None, blackboard_id: str | None = None) -> list[Recorded]:
+        """The log after position `since`, in order (only one board's, with `blackboard_id`), at most `limit`."""
+        found: list[Recorded] = []
+        position = since
+        while (limit is None or len(found) < limit) and (page := self._store.read_all(after=position, limit=1000)):
+            found += [r for r in page if blackboard_id in (None, r.event.blackboard_id)]
+            position = page[-1].position
+        return found[:limit]
 
     def match(self, query: GetSignalById) -> list[Volunteer]:
         """Every registered agent ranked by its score for the signal; `passes` marks who may claim."""

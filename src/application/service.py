@@ -220,6 +220,8 @@ class BlackboardService:
 
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
         """Expire what is past its timeout; returns every signal this call ended."""
+        if self._projector is not None:  # rows an import or an unfinished rebuild left unfolded name live boards too
+            self._projector.catch_up()
         ended: list[AgentSignal] = []
         for board_id in self._read_model.live_boards(cmd.blackboard_id):
             overdue = Overdue(self._clock.now(), self.settings.post_timeout, self.settings.claim_timeout)

@@ -7,7 +7,6 @@ still found in the log: no wake-up is lost, whichever process made the change.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from blackboard.application.commands import GetSignalById, WatchSignals
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
@@ -15,9 +14,6 @@ from blackboard.application.ports import EventStore, LogNotifier, Recorded
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import BlackboardEvent, EntryConflictResolved, EntryWritten
 from blackboard.domain.signals import AgentSignal
-
-if TYPE_CHECKING:
-    from blackboard.domain.entries import Entry
 
 FINAL_EVENTS = frozenset({"AgentSignalCompleted", "AgentSignalFailed", "AgentSignalExpired", "AgentSignalUnclaimed"})
 
@@ -89,16 +85,6 @@ def published(event: BlackboardEvent, blackboard_id: str, topic: str) -> bool:
     conflict), published to `topic`."""
     return (isinstance(event, EntryWritten | EntryConflictResolved) and event.blackboard_id == blackboard_id
             and topic in event.topics)
-
-
-def published_entry(record: Recorded) -> Entry:
-    """The entry as a published version left it (its conflict, if any, is not the subscriber's concern).
-    The knowledge side is imported here, not with the module: a signal command needs none of it."""
-    from blackboard.domain import entry_rules
-    from blackboard.domain.entries import Entry
-
-    event = record.event
-    return Entry(event.blackboard_id, event.key, event.version, entry_rules.version_of(event, record.position))
 
 
 def _deadline(timeout: float | None) -> float | None:

@@ -1,10 +1,17 @@
 """blackboard: an event-sourced board where AI agents coordinate work and share what they know.
 
-The public Python API lives here (its content comes with the Python API); the layers import as
-`blackboard.domain`, `blackboard.application` and `blackboard.infrastructure`.
+The public Python API: `from blackboard import Blackboard, Conflict, NotFound, InvalidInput, Refused`
+(contracts/python-api.md). The layers import as `blackboard.domain`, `blackboard.application` and
+`blackboard.infrastructure`.
 """
 
 from typing import Any
+
+# The API's names, imported on first use: the CLI imports this package on every call, and the API
+# brings in SQLAlchemy, pydantic and the container.
+API = ("Blackboard", "BlackboardError", "Closed", "Conflict", "InvalidInput", "NotFound", "Refused", "TimedOut",
+       "Unavailable", "models")
+__all__ = [*API, "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -16,4 +23,16 @@ def __getattr__(name: str) -> Any:
             return version("agent-blackboard")
         except PackageNotFoundError:  # a source tree that was never installed
             return "0.0.0"
+    if name == "models":
+        from blackboard import models
+
+        return models
+    if name in API:
+        from blackboard.infrastructure import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'blackboard' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.capabilities import DEFAULT_THRESHOLD
@@ -131,6 +131,24 @@ def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Blac
             raise InvalidInput(str(source), f"must be {knob.rule}, got {_shown(raw)}")
         values[name] = value
     return BlackboardSettings(**values)
+
+
+def configured(flags: Mapping[str, Any], given: Mapping[str, Any], env: Mapping[str, str] | None = None) -> BlackboardSettings:
+    """`load(flags, env)`, then the settings `given` by field name in code (an embedding program's), which
+    beat both; an unknown name or a bad value is InvalidInput naming it and the rule."""
+    config = load(flags, env)
+    values: dict[str, Any] = {}
+    for name, raw in given.items():
+        knob = KNOBS.get(name)
+        if knob is None:
+            raise InvalidInput(name, f"is not a setting; the settings are {', '.join(KNOBS)}")
+        try:
+            values[name] = knob.parse(raw)
+        except (TypeError, ValueError):
+            raise InvalidInput(name, f"must be {knob.rule}, got {raw!r}") from None
+        if not knob.check(values[name]):
+            raise InvalidInput(name, f"must be {knob.rule}, got {raw!r}")
+    return replace(config, **values)
 
 
 def store_settings(settings: BlackboardSettings) -> StoreSettings:

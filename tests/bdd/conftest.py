@@ -1,4 +1,4 @@
-"""Shared steps for the blackboard features, built on the in-memory `Board` of tests/fakes.py.
+"""Shared steps for the blackboard features, run on the in-memory `Board` of tests/fakes.py and on the real container over a SQLite file (tests/bdd/sqlite_board.py).
 
 Values travel between steps through `target_fixture`: `entry` (a PostSignal the PS skill is about to
 send), `signal` (the signal last posted or touched), `outcome` (what a command returned, or the
@@ -7,6 +7,8 @@ A signal is named either as "the signal" (the last one posted) or by its type, "
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from pytest_bdd import given, parsers, then, when
@@ -27,15 +29,28 @@ from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
 from blackboard.domain.signals import AgentSignal, SignalStatus, SignalType
+from tests.bdd.sqlite_board import SqliteBoard
 from tests.fakes import Board
 
 PS_ID = "PROJ-001"
 
 
+@pytest.fixture(autouse=True, params=["memory", "sqlite"])
+def core(request) -> str:
+    """Every scenario runs twice: on the in-memory core, and on the real container over a SQLite file.
+    (Autouse, as pytest-bdd asks for the steps' fixtures only while it runs them.)"""
+    return request.param
+
+
 @pytest.fixture
-def board() -> Board:
+def board(core, tmp_path) -> Iterator[Board]:
     """A fresh board with no agents; `Given an agent ...` steps register them."""
-    return Board()
+    if core == "memory":
+        yield Board()
+        return
+    made = SqliteBoard(f"sqlite:///{tmp_path / 'bdd.db'}")
+    yield made
+    made.close()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Steps of features/entry_conflicts.feature: entries on the in-memory board of tests/fakes.py."""
+"""Steps of features/entry_conflicts.feature: entries on the in-memory board of tests/fakes.py and on the container over a SQLite file."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from blackboard.domain.entries import Entry, KeyInConflict
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.events import AgentSignalCompleted
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
+from tests.bdd.sqlite_board import entry_read_model
 from tests.fakes import Board
 
 scenarios("entry_conflicts.feature")
@@ -31,7 +31,7 @@ def knowledge(board: Board) -> KnowledgeService:
 
 @pytest.fixture
 def queries(board: Board) -> KnowledgeQueries:
-    return KnowledgeQueries(InMemoryEntryReadModel(board.store, board.read_model), board.read_model)
+    return KnowledgeQueries(entry_read_model(board), board.read_model)
 
 
 def _write(knowledge: KnowledgeService, name: str, value: str, key: str, replaces: int | None = None):

@@ -1,4 +1,4 @@
-"""Steps of features/key_permissions.feature: a signal's key permissions on the in-memory board of tests/fakes.py."""
+"""Steps of features/key_permissions.feature: a signal's key permissions on the in-memory board of tests/fakes.py and on the container over a SQLite file."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from blackboard.application.knowledge_queries import KnowledgeQueries
 from blackboard.domain.entries import Entry, EntryNotFound
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
+from tests.bdd.sqlite_board import entry_read_model
 from tests.fakes import Board
 
 scenarios("key_permissions.feature")
@@ -27,7 +27,7 @@ def knowledge(board: Board) -> KnowledgeService:
 
 @pytest.fixture
 def queries(board: Board) -> KnowledgeQueries:
-    return KnowledgeQueries(InMemoryEntryReadModel(board.store, board.read_model), board.read_model,
+    return KnowledgeQueries(entry_read_model(board), board.read_model,
                             clock=board.clock, claim_timeout=board.settings.claim_timeout)
 
 

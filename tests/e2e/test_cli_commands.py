@@ -286,9 +286,8 @@ def test_agents_reports_a_bad_file_and_lists_the_others(make_cli, tmp_path):
 
 # ---------------------------------------------------------------- wait, watch
 def test_wait_on_a_final_signal_returns_at_once(board):
-    started = time.monotonic()
-    doc = assert_signal(board.cli.ok("wait", board.s3, "--timeout", "30"))
-    assert doc["status"] == "COMPLETED" and time.monotonic() - started < 10
+    doc = assert_signal(board.cli.ok("wait", board.s3, "--timeout", "30"))  # waiting would end in exit 5
+    assert doc["status"] == "COMPLETED"
 
 
 @reads("--json", "wait", "{s6}", "--timeout", "30")

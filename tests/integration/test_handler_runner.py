@@ -64,10 +64,10 @@ def test_cancel_stops_a_running_command_at_once(tmp_path):
     threading.Timer(0.1, cancel.set).start()
     started = time.monotonic()
 
-    outcome = run_handler(agent(tmp_path, "sleep 5"), DOCUMENT, cancel=cancel)
+    outcome = run_handler(agent(tmp_path, "sleep 120"), DOCUMENT, cancel=cancel)
 
     assert not outcome.succeeded and outcome.error.startswith(CANCELLED)
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 60  # stopped, not run to its end (however loaded the machine)
 
 
 def test_tick_is_called_while_the_command_runs(tmp_path):
@@ -85,8 +85,8 @@ def test_a_tick_that_raises_stops_the_command_and_fails_naming_why(tmp_path):
         raise RuntimeError("the claim on sig-0000abcd is someone else's")
 
     started = time.monotonic()
-    outcome = run_handler(agent(tmp_path, "sleep 5"), DOCUMENT, tick=lost, tick_every=0.1)
+    outcome = run_handler(agent(tmp_path, "sleep 120"), DOCUMENT, tick=lost, tick_every=0.1)
 
     assert not outcome.succeeded
     assert outcome.error.startswith("stopped: the claim on sig-0000abcd is someone else's")
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 60  # stopped, not run to its end

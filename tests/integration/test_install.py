@@ -65,6 +65,24 @@ def test_an_installed_blackboard_migrates_and_posts_beside_the_users_own_domain_
     assert users.split()[:4] == ["the", "user", "the", "user"]
 
 
+def test_the_installed_python_api_reads_what_the_installed_cli_posted(installed, tmp_path):
+    blackboard = str(installed / "bin" / "blackboard")
+    db = f"sqlite:///{tmp_path / 'board.db'}"
+    posted = json.loads(run([blackboard, "--db", db, "--json", "post", "--type", "RESEARCH", "--ps-id", "ps-1",
+                             "--entry-id", "e-1", "--topic", "installed"], cwd=tmp_path))
+    shown = run([str(installed / "bin" / "python"), "-c", textwrap.dedent(f"""
+        import json
+        from blackboard import Blackboard
+        from blackboard.models import Signal
+        with Blackboard({db!r}) as bb:
+            found = bb.show({posted["signal_id"]!r})
+        assert isinstance(found, Signal)
+        print(json.dumps(found.model_dump(mode="json")))
+    """)], cwd=tmp_path)
+
+    assert json.loads(shown) == posted
+
+
 def test_an_installed_blackboard_ui_serves_its_page_and_assets_from_the_package(installed, tmp_path):
     import http.client
     import os

@@ -15,6 +15,7 @@ from blackboard.infrastructure.notifier import PollingNotifier
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.notifier import NOTIFY_CHANNEL, PostgresNotifier
 from tests.integration.conftest import SqlBoard
+from tests.waiting import wait_until
 
 
 def research(board: SqlBoard, n: int) -> str:
@@ -59,11 +60,12 @@ def test_a_wait_survives_its_listening_connection_being_killed(pg_engine):
     outcome: list = []
     waiting = threading.Thread(target=lambda: outcome.append(watcher.wait_for_signal(signal_id, timeout=20)))
     waiting.start()
-    time.sleep(0.5)
+    wait_until(lambda: _listeners(pg_engine), 20, "the waiter to listen")
 
     with pg_engine.connect() as conn:  # the server drops the listener (a restart, a network cut)
         killed = conn.execute(text(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'"
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE query LIKE 'LISTEN%' AND datname = current_database()"  # this run's listeners only
         )).scalar()
     finish_later(board, signal_id, 0.3).join()
     waiting.join(timeout=20)
@@ -71,6 +73,13 @@ def test_a_wait_survives_its_listening_connection_being_killed(pg_engine):
     notifier.close()
     assert killed >= 1
     assert outcome and outcome[0].status.value == "COMPLETED"
+
+
+def _listeners(pg_engine) -> int:
+    with pg_engine.connect() as conn:
+        return conn.execute(text(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()"
+        )).scalar()
 
 
 def timed(wait, *args) -> tuple[bool, float]:

@@ -156,23 +156,22 @@ def test_a_worker_killed_mid_task_loses_its_claim_on_time_and_nothing_else(board
     victim = board.worker("ps-worker", "--once", SLEEP="30")
     board.until(lambda: board.status(doomed) is SignalStatus.CLAIMED, 20, "the claim")
     board.until(lambda: len(board.handled()) == 1, 20, "the handler to start")
-    time.sleep(1.0)  # long enough for at least one lease renewal
+    board.until(lambda: board.records("AgentSignalClaimRenewed"), 20, "a lease renewal")
 
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
-    killed_at = time.monotonic()
     os.kill(board.handled()[0]["pid"], signal.SIGKILL)  # its orphaned handler, for tidiness
     board.env.pop("SLEEP", None)
     survivor = board.worker("ps-worker")  # a fresh worker sweeps, and takes the work that is left
 
-    board.until(lambda: board.status(doomed) is SignalStatus.EXPIRED, 15, "the dead worker's claim to expire")
-    took = time.monotonic() - killed_at
+    board.until(lambda: board.status(doomed) is SignalStatus.EXPIRED, 30, "the dead worker's claim to expire")
     board.until(lambda: board.status(waiting) is SignalStatus.COMPLETED, 15, "the other signal")
     ended = board.read_model.get(doomed)
     assert "did not finish within the claim timeout of 2s" in ended.result.error
-    assert took <= 2 + 2.5  # the claim timeout from the last renewal, plus a sweep interval
     renewals = [r for r in board.store.read_all() if r.event.event_type == "AgentSignalClaimRenewed"]
     assert renewals and all(r.event.signal_id == doomed for r in renewals)
+    expired = board.records("AgentSignalExpired")[0].event
+    assert (expired.occurred_at - renewals[-1].event.occurred_at).total_seconds() >= 2  # never before its timeout
     assert survivor.poll() is None
 
 
@@ -210,15 +209,16 @@ def test_a_dependant_runs_only_after_its_upstream_and_gets_its_result(board):
     research = board.post("RESEARCH", 1)
     review = board.post("REVIEW", 2, "--after", research)
     reviewer = board.worker("ps-reviewer")
-    time.sleep(1.0)
+    probe = board.post("REVIEW", 3)  # free to take: once the reviewer has done it, it has looked at the board
+    board.until(lambda: board.status(probe) is SignalStatus.COMPLETED, 30, "the reviewer's first signal")
     assert board.status(review) is SignalStatus.POSTED  # waiting: its upstream is not done
 
     board.worker("ps-researcher")
     board.until(lambda: board.status(review) is SignalStatus.COMPLETED, 30, "the review")
 
-    order = [entry["signal_id"] for entry in board.handled()]
-    assert order == [research, review]
-    upstream = board.handled()[1]["doc"]["payload"]["context"]["upstream"]
+    handled = [entry for entry in board.handled() if entry["signal_id"] != probe]
+    assert [entry["signal_id"] for entry in handled] == [research, review]
+    upstream = handled[1]["doc"]["payload"]["context"]["upstream"]
     assert upstream[research]["status"] == "COMPLETED"
     assert upstream[research]["result"]["artifact_path"] == f"out/{research}.md"
     assert reviewer.poll() is None

@@ -106,12 +106,9 @@ def _first_line(exc: Exception) -> str:
 
 def _invalid(exc: Any) -> InvalidInput:
     """A command model's ValidationError as bad input naming each option the user typed, and its rule."""
-    problems = []
-    for error in exc.errors():
-        field = OPTIONS.get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "input"
-        problems.append((field, f"{error['msg']} (got {error.get('input')!r})"))
-    (field, rule), more = problems[0], [f"{f}: {r}" for f, r in problems[1:]]
-    return InvalidInput(field, "; ".join([rule, *more]))
+    from blackboard.infrastructure.input_errors import invalid_input
+
+    return invalid_input(exc, OPTIONS)
 
 
 def _print(data: Any, as_json: bool) -> None:

@@ -23,9 +23,9 @@ from blackboard.application.commands import (
 )
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.cli.runnable import unrunnable_warning
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 
@@ -57,15 +57,10 @@ def post(
         read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
     )
     posted = service().post_signal(command)
-    return _warned(render.signal(posted), unrunnable_warning(posted, registry()))
-
-
-def _warned(output: Output, warning: str | None) -> Output:
-    """The warning on stderr, and in the JSON document's `warnings` (AgentSignal allows extra properties)."""
-    if warning is None:
-        return output
-    print(f"blackboard: warning: {warning}", file=sys.stderr)
-    return Output({**output.data, "warnings": [warning]}, output.text)
+    data = documents.posted(posted, registry())
+    for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
+        print(f"blackboard: warning: {warning}", file=sys.stderr)
+    return Output(data, render.signal(posted).text)
 
 
 @inject
@@ -167,9 +162,8 @@ def watch(
     found, position = watcher().watch(query.model_copy(update={"since": since}), args.timeout)
     # the completion's position: a caller looping with --since it misses nothing, not even a completion
     # that landed while it was printing
-    output = render.signal(found)
     print(f"position {position}", file=sys.stderr)
-    return Output({**output.data, "position": position}, output.text)
+    return Output(documents.watched(found, position), render.signal_text(found))
 
 
 @inject
@@ -187,14 +181,10 @@ def expire(args: argparse.Namespace, service: Lazy = Provide[Container.service.p
 
 
 @inject
-def events(args: argparse.Namespace, store: Lazy = Provide[Container.event_store.provider]) -> Output:
+def events(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     if args.since < 0 or (args.limit is not None and args.limit < 1):
         raise InvalidInput("--since" if args.since < 0 else "--limit", "must be 0 or more (--since), 1 or more (--limit)")
-    found, position, log = [], args.since, store()
-    while (args.limit is None or len(found) < args.limit) and (page := log.read_all(after=position, limit=1000)):
-        found += [r for r in page if args.blackboard in (None, r.event.blackboard_id)]
-        position = page[-1].position
-    return render.events(found[: args.limit])
+    return render.events(queries().events(args.since, args.limit, args.blackboard))
 
 
 @inject

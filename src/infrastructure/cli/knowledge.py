@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dependency_injector.wiring import Provide, inject
 
 from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 
@@ -134,11 +135,11 @@ def watch_topic(
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             found = watcher().watch_topic(args.blackboard, args.topic, position, left)
             if not args.follow:
-                first = _published(found[0])
+                first = documents.published(found[0])
                 print(f"position {found[0].position}", file=sys.stderr)
                 return entry_output(first)
             for record in found:
-                print(json.dumps(_published(record).to_document(), ensure_ascii=False), flush=True)
+                print(json.dumps(documents.published(record).to_document(), ensure_ascii=False), flush=True)
                 position = record.position
     except WaitTimedOut:
         if not args.follow:  # said with the timeout given, not the little left of it at the last wait
@@ -148,13 +149,6 @@ def watch_topic(
     except KeyboardInterrupt:
         print(f"position {position}", file=sys.stderr)
         raise
-
-
-def _published(record: Any) -> Entry:
-    """The entry as that version left it (its conflict, if any, is not the subscriber's concern)."""
-    from blackboard.application.watching import published_entry
-
-    return published_entry(record)
 
 
 def entry_output(entry: Entry) -> Output:

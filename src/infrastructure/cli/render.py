@@ -10,6 +10,7 @@ from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import Volunteer
 from blackboard.domain.events import STREAM_SEPARATOR
 from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure import documents
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,12 +22,12 @@ class Output:
 
 
 def signal(item: AgentSignal) -> Output:
-    return Output(item.to_document(), signal_text(item))
+    return Output(documents.signal(item), signal_text(item))
 
 
 def signals(items: Sequence[AgentSignal], empty: str = "no signals") -> Output:
     lines = [signal_line(s) for s in items] or [empty]
-    return Output([s.to_document() for s in items], "\n".join(lines))
+    return Output([documents.signal(s) for s in items], "\n".join(lines))
 
 
 def signal_line(s: AgentSignal) -> str:
@@ -54,21 +55,7 @@ def signal_text(s: AgentSignal) -> str:
 
 
 def events(records: Sequence[Recorded]) -> Output:
-    data = [
-        {
-            "position": r.position,
-            "event_type": r.event.event_type,
-            "stream_id": r.event.stream_id,  # a board's, or an entry key's (`<board>\x1f<key>`)
-            "version": r.event.version,
-            "event_id": r.event.event_id,
-            "schema_version": type(r.event).schema_version,
-            "occurred_at": r.event.occurred_at.isoformat(),
-            "recorded_at": r.recorded_at.isoformat(),
-            "data": r.event.data(),
-            "metadata": dict(r.metadata),
-        }
-        for r in records
-    ]
+    data = documents.events(records)
     lines = [
         f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
         f"{r.event.event_type:<22} {_summary(r)}"
@@ -85,10 +72,7 @@ def _summary(record: Recorded) -> str:
 
 
 def ranking(signal_id: str, volunteers: Sequence[Volunteer]) -> Output:
-    data = [
-        {"agent": v.agent.agent_id, "score": v.score, "threshold": v.threshold, "passes": v.passes}
-        for v in volunteers
-    ]
+    data = documents.ranking(volunteers)
     lines = [f"agents for {signal_id}, best first (may claim when score > threshold):"] + [
         f"  {'yes' if v.passes else ' no'}  {v.agent.agent_id:<24} score {v.score:.2f}  threshold {v.threshold:.2f}"
         for v in volunteers

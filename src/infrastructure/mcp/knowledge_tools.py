@@ -11,9 +11,9 @@ from blackboard.application.errors import WaitTimedOut
 from blackboard.application.knowledge_commands import (
     Key, ListEntries, Position, ReadEntry, ResolveEntry, SummarizeBoard, WriteEntry,
 )
-from blackboard.application.watching import published_entry
 from blackboard.domain.entries import KeyInConflict
 from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.mcp.schemas import derive, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
@@ -91,7 +91,7 @@ def topic(session: Session, given: dict[str, Any], progress: Progress) -> Any:
             progress(time.monotonic() - started, timeout, f"waiting for an entry on topic {name}")
     position = found[-1].position if found else since
     session.positions[board, name] = position
-    return {**heading, "entries": [published_entry(r).to_document() for r in found], "position": position}
+    return {**heading, "entries": [documents.published(r).to_document() for r in found], "position": position}
 
 
 def knowledge_tools(with_agent: bool) -> list[Tool]:

@@ -30,7 +30,8 @@ class Session:
     agent and default board, the tokens of the claims it made, and where each topic poll got to."""
 
     def __init__(self, container: Container, agent: str | None, board: str | None) -> None:
-        if agent is not None and container.agent_registry().get(agent) is None:
+        self.registry = container.agent_registry()
+        if agent is not None and self.registry.get(agent) is None:
             raise AgentNotFound(agent)
         self.service = container.service()
         self.queries = container.queries()

@@ -13,6 +13,7 @@ from blackboard.application.commands import (
 )
 from blackboard.application.errors import WaitTimedOut
 from blackboard.domain.errors import SignalNotFound
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.mcp.schemas import derive, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
@@ -27,7 +28,8 @@ def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     if session.agent is not None:
         fields["posted_by"] = session.agent
     fields.setdefault("blackboard_id", session.default_board)
-    return session.service.post_signal(build(PostSignal, {v: k for k, v in POST.items()}, **fields)).to_document()
+    posted = session.service.post_signal(build(PostSignal, {v: k for k, v in POST.items()}, **fields))
+    return documents.posted(posted, session.registry)  # with the CLI's warning when no fitting agent can run it
 
 
 def claim(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -35,8 +37,8 @@ def claim(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     given.setdefault("blackboard_id", session.default_board)
     held = session.token(signal_id)
     try:
-        return session.service.claim_signal(
-            build(ClaimSignal, {}, **given, agent_id=agent, token=session.new_token(signal_id))).to_document()
+        return documents.signal(session.service.claim_signal(
+            build(ClaimSignal, {}, **given, agent_id=agent, token=session.new_token(signal_id))))
     except Exception:
         if held is None:
             session.forget(signal_id)
@@ -57,12 +59,12 @@ def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> A
     command = build(model, {}, **given, agent_id=agent, token=session.token(signal_id))
     done = (session.service.complete_signal if model is CompleteSignal else session.service.fail_signal)(command)
     session.forget(signal_id)
-    return done.to_document()
+    return documents.signal(done)
 
 
 def show(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     board = given.pop("blackboard_id", None)
-    return _on_board(session, board, GetSignalById(**given)).to_document()
+    return documents.signal(_on_board(session, board, GetSignalById(**given)))
 
 
 def _on_board(session: Session, board: str | None, query: GetSignalById) -> Any:
@@ -76,16 +78,13 @@ def _on_board(session: Session, board: str | None, query: GetSignalById) -> Any:
 
 def signals(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     given.setdefault("blackboard_id", session.default_board)
-    return [s.to_document() for s in session.queries.list_signals(ListSignals(**given))]
+    return [documents.signal(s) for s in session.queries.list_signals(ListSignals(**given))]
 
 
 def match(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     query = GetSignalById(signal_id=given["signal_id"])
     _on_board(session, given.get("blackboard_id"), query)
-    return [
-        {"agent": v.agent.agent_id, "score": v.score, "threshold": v.threshold, "passes": v.passes}
-        for v in session.queries.match(query)
-    ]
+    return documents.ranking(session.queries.match(query))
 
 
 def wait(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -97,7 +96,7 @@ def wait(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     while True:
         left = timeout - (time.monotonic() - started)
         try:
-            return session.watcher.wait_for_signal(signal_id, max(0.0, min(left, 1.0))).to_document()
+            return documents.signal(session.watcher.wait_for_signal(signal_id, max(0.0, min(left, 1.0))))
         except WaitTimedOut:
             if left <= 1.0:
                 raise WaitTimedOut(f"{signal_id} to finish", timeout) from None

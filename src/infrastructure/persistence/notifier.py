@@ -55,8 +55,12 @@ class PostgresNotifier(LogNotifier):
             self._lock.release()
 
     def wait(self, after: int, timeout: float) -> bool:
-        with self._lock:
-            deadline = time.monotonic() + timeout
+        # another thread waiting on the connection holds it: wait for it at most `timeout` (what it hears
+        # moves `_seen` for this one too), so each waiter's own timeout holds however many wait at once
+        deadline = time.monotonic() + timeout
+        if not self._lock.acquire(timeout=max(0.0, timeout)):
+            return False
+        try:
             try:
                 connection, fresh = self._listening()
                 if fresh:  # appends that committed before LISTEN took effect sent nothing we can hear;
@@ -82,6 +86,8 @@ class PostgresNotifier(LogNotifier):
                 self.close()
                 return False
             return True
+        finally:
+            self._lock.release()
 
     def _listening(self) -> tuple[Any, bool]:
         if self._connection is not None and not self._connection.closed:

@@ -1,0 +1,25 @@
+"""The Python API's exceptions: the error families the CLI maps to exit codes, under the API's names.
+
+They are the same classes (aliases, not copies), so one error means one exit code whichever
+interface raised it (cli/exits.py): `InvalidInput` 2, `Refused` 3 (`Conflict` is one), `NotFound` 4,
+`TimedOut` 5, `Unavailable` 1; every one is a `BlackboardError`.
+"""
+
+from __future__ import annotations
+
+from blackboard.application.errors import TimedOut, Unavailable
+from blackboard.domain.entries import KeyInConflict
+from blackboard.domain.errors import BlackboardError, InvalidInput, NotFound, RuleViolation
+
+Refused = RuleViolation  # the state machine or a rule of the board refused the call; nothing was written
+Conflict = KeyInConflict  # a write kept as a conflict candidate (it *was* recorded); `.entry` is the key now
+
+
+class Closed(Unavailable):
+    """A call on a Blackboard after `close()`."""
+
+    def __init__(self) -> None:
+        super().__init__("this Blackboard is closed; open a new one")
+
+
+__all__ = ["BlackboardError", "Closed", "Conflict", "InvalidInput", "NotFound", "Refused", "TimedOut", "Unavailable"]

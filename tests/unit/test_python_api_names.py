@@ -1,0 +1,62 @@
+"""The Python API's public names: importing `blackboard` stays cheap, and each exception is the error
+family of one exit code, the same class the CLI maps (contracts/python-api.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import blackboard
+from blackboard.infrastructure.cli.exits import FAMILIES, exit_code
+
+
+def test_importing_blackboard_loads_neither_the_api_nor_its_libraries_until_a_name_is_used():
+    probe = ("import sys, blackboard; before = {m for m in ('sqlalchemy', 'pydantic', 'blackboard.infrastructure') if m in sys.modules}; "
+             "blackboard.Blackboard; print(sorted(before), 'sqlalchemy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+
+    assert done.stdout.split() == ["[]", "True"]
+
+
+@pytest.mark.parametrize(("name", "error", "code"), [
+    ("InvalidInput", blackboard.InvalidInput("signal_type", "is required"), 2),
+    ("Refused", blackboard.Refused("sig-1 is CLAIMED"), 3),
+    ("NotFound", blackboard.NotFound("no signal sig-1"), 4),
+    ("TimedOut", blackboard.TimedOut("timed out"), 5),
+    ("Unavailable", blackboard.Unavailable("database is locked"), 1),
+])
+def test_each_exception_is_the_family_of_one_exit_code_under_blackboard_error(name, error, code):
+    assert isinstance(error, blackboard.BlackboardError)
+    assert exit_code(error) == code
+    assert type(error) in FAMILIES  # the CLI's own class, not a look-alike
+
+
+def test_a_conflict_is_a_refusal_and_closed_is_unavailable():
+    assert issubclass(blackboard.Conflict, blackboard.Refused)
+    assert exit_code(blackboard.Closed()) == 1
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'Blackbored'"):
+        blackboard.Blackbored  # noqa: B018
+    assert {"Blackboard", "Conflict", "__version__"} <= set(dir(blackboard))
+
+
+def test_settings_given_in_code_beat_the_environment_and_bad_ones_name_the_setting_and_its_rule():
+    from blackboard.infrastructure.settings import configured
+
+    env = {"BLACKBOARD_CLAIM_TIMEOUT": "30", "BLACKBOARD_SQLITE_SYNCHRONOUS": "FULL"}
+    config = configured({}, {"claim_timeout": 600, "sqlite_synchronous": "normal"}, env)
+    assert (config.claim_timeout, config.sqlite_synchronous) == (600.0, "NORMAL")
+    with pytest.raises(blackboard.InvalidInput, match="^claim_timeout: must be seconds, above 0, got -1$"):
+        configured({}, {"claim_timeout": -1}, env)
+    with pytest.raises(blackboard.InvalidInput, match="^claim_timout: is not a setting; the settings are db, "):
+        configured({}, {"claim_timout": 600}, env)
+
+
+def test_a_blackboard_with_a_bad_setting_is_refused_before_any_database_is_opened(tmp_path):
+    with pytest.raises(blackboard.InvalidInput, match="^pool_size: must be a whole number above 0"):
+        blackboard.Blackboard(f"sqlite:///{tmp_path / 'b.db'}", pool_size=0)
+    assert list(tmp_path.iterdir()) == []
