@@ -27,7 +27,7 @@ __all__ = ["percentile", "summary_ms"]  # re-exported: sections import them from
 
 AGENT = AgentProfile(agent_id="bench-researcher", capabilities=(AgentCapability(type="RESEARCH", score=0.9),))
 
-SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "m", "s", "t")  # all of them run by default; BENCH_SECTIONS picks some
+SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "m", "t", "s", "p")  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
 SIZES: dict[str, tuple[int, int]] = {
@@ -42,6 +42,8 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_LOCK_APPENDS": (200, 50),  # (e): appends per process
     "BENCH_API_POSTS": (300, 100),  # (m): posts through the Python API
     "BENCH_API_CLI_POSTS": (15, 5),  # (m): `blackboard post` processes, taking turns with the API's posts
+    "BENCH_MATCH_AGENTS": (1000, 1000),  # (t): agent files in the large folder (the target is for 1,000)
+    "BENCH_MATCH_REPS": (50, 20),  # (t): signals matched per case, each with its own text
 }
 
 

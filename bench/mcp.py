@@ -1,4 +1,4 @@
-"""(t) An MCP tool call against a CLI call: `blackboard_post_signal` through a running `blackboard mcp`
+"""(p) An MCP tool call against a CLI call: `blackboard_post_signal` through a running `blackboard mcp`
 (the SDK's own stdio client, as an LLM client drives it) beside `blackboard post` (a fresh process,
 as a script pays it), on one SQLite file, interleaved (a CLI post after every MCP_PER_CLI tool calls)
 so a change of the machine's load touches both.
@@ -66,7 +66,7 @@ def run(repetitions: int, warmup: int = 5) -> dict[str, Any]:
     p90 = sorted(times["mcp"])[int(0.9 * (len(times["mcp"]) - 1))] * 1000
     ok = mcp_ms <= TARGET_MS
     print(table(
-        f"(t) a post as an MCP tool call vs a CLI post, SQLite file (a CLI post after every {MCP_PER_CLI} calls)",
+        f"(p) a post as an MCP tool call vs a CLI post, SQLite file (a CLI post after every {MCP_PER_CLI} calls)",
         ["how", "median ms", "p90 ms", "min ms", "runs"],
         [["blackboard_post_signal via `blackboard mcp` (SDK stdio client)", round(mcp_ms, 2), round(p90, 2),
           round(min(times["mcp"]) * 1000, 2), repetitions],

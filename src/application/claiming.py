@@ -1,19 +1,56 @@
 """The claim policy of a worker: which open signals it claims, in what order, and how long it yields first.
 
 A worker asks the read model for the claimable signals of each capability it scores above its
-threshold, best capability first, a few more than it has free slots. Of what comes back it claims
-the signals it may take, best score first, then oldest, then by id, in one command per board (the
-boards in the order of their best signal). When another registered agent fits the first of them
-better, it first yields (their score - its own) x head start seconds, so the best fit usually gets it.
+threshold, best capability first (and those targeting `auto`, scored by text), a few more than it has
+free slots. Of what comes back it claims the signals it may take in the claim order (`best_first`: best
+score first, then oldest, then by id), in one command per board (the boards in the order of their best
+signal). When another registered agent fits the first of them better, it first yields (their score - its
+own) x head start seconds, so the best fit usually gets it. `blackboard next` orders what it proposes
+with the same `best_first`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
-from blackboard.domain.capabilities import AgentProfile
-from blackboard.domain.signals import Candidate
+from blackboard.domain.capabilities import AUTO, AgentProfile, Claimant
+from blackboard.domain.signals import AgentSignal, Candidate
+
+# an agent as it scores for one candidate (its text score as capability `auto`): application/scoring.py
+Rescore = Callable[[AgentProfile, Candidate], Claimant]
+
+
+def _as_declared(profile: AgentProfile, _: Candidate) -> Claimant:
+    return profile
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """One agent for one claimable signal: its score for it and its threshold."""
+
+    signal_id: str
+    blackboard_id: str
+    created_at: datetime
+    agent_id: str
+    score: float
+    threshold: float
+
+    @property
+    def passes(self) -> bool:
+        return self.score > self.threshold
+
+
+def fit(candidate: Candidate | AgentSignal, profile: Claimant, default_threshold: float) -> Fit:
+    return Fit(candidate.signal_id, candidate.blackboard_id, candidate.created_at, profile.agent_id,
+               profile.score(candidate), profile.threshold_or(default_threshold))
+
+
+def best_first(fits: Iterable[Fit]) -> list[Fit]:
+    """The claim order, for a worker's own candidates and for `next` alike: the fits above their
+    threshold, best score first, then the oldest signal, then by signal id."""
+    return sorted((f for f in fits if f.passes), key=lambda f: (-f.score, f.created_at, f.signal_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +76,12 @@ class ClaimPlan:
 
 
 def search_for(profile: AgentProfile, default_threshold: float, free: int) -> Search:
-    """The capabilities the agent scores above its threshold, best first; more signals of each than the
-    free slots, so that when other workers take the first ones meanwhile the claim goes on to the next."""
+    """The capabilities the agent scores above its threshold, best first, then `auto` (signals scored by
+    text: any agent may fit one); more signals of each than the free slots, so that when other workers
+    take the first ones meanwhile the claim goes on to the next."""
     threshold = profile.threshold_or(default_threshold)
-    able = sorted((c for c in profile.capabilities if c.score > threshold), key=lambda c: -c.score)
-    return Search(capabilities=tuple(c.type for c in able), limit=max(8, 2 * free))
+    able = sorted((c for c in profile.capabilities if c.score > threshold and c.type != AUTO), key=lambda c: -c.score)
+    return Search(capabilities=(*(c.type for c in able), AUTO), limit=max(8, 2 * free))
 
 
 def plan_claims(
@@ -53,6 +91,7 @@ def plan_claims(
     default_threshold: float,
     head_start: float,
     free: int,
+    rescore: Rescore = _as_declared,
 ) -> ClaimPlan:
     """Every candidate the agent may claim, in claiming order (all of them, not only `free`: the claim
     command stops at the free slots and goes past the ones taken meanwhile), and the yield before.
@@ -63,21 +102,13 @@ def plan_claims(
     if free <= 0:
         return ClaimPlan(claims=(), wait=0.0)
     found = {c.signal_id: c for c in candidates}  # a signal found under two capabilities is claimed once
-    fitting = [c for c in found.values() if profile.may_claim(c, default_threshold)]
-    ordered = sorted(fitting, key=lambda c: (-profile.score(c), c.created_at, c.signal_id))
+    ordered = best_first(fit(c, rescore(profile, c), default_threshold) for c in found.values())
     by_board: dict[str, list[str]] = {}
-    for candidate in ordered:
-        by_board.setdefault(candidate.blackboard_id, []).append(candidate.signal_id)
+    for chosen in ordered:
+        by_board.setdefault(chosen.blackboard_id, []).append(chosen.signal_id)
     claims = tuple(BoardClaim(board, tuple(ids)) for board, ids in by_board.items())
     if not ordered or not head_start:
         return ClaimPlan(claims=claims, wait=0.0)
-    return ClaimPlan(claims=claims, wait=_yield_to_better_fits(ordered[0], profile, others(), head_start))
-
-
-def _yield_to_better_fits(
-    first: Candidate, profile: AgentProfile, everyone: Iterable[AgentProfile], head_start: float
-) -> float:
-    """Seconds to wait so that an agent fitting the signal better gets there first (0 if none does)."""
-    mine = profile.score(first)
-    best_other = max((a.score(first) for a in everyone if a.agent_id != profile.agent_id), default=0.0)
-    return max(0.0, best_other - mine) * head_start
+    first = found[ordered[0].signal_id]
+    best_other = max((rescore(a, first).score(first) for a in others() if a.agent_id != profile.agent_id), default=0.0)
+    return ClaimPlan(claims=claims, wait=max(0.0, best_other - ordered[0].score) * head_start)

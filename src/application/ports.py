@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable  # noqa: F401 - the errors of these ports
 from blackboard.application.loading import load_scope
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.capabilities import AgentProfile, canonical_capability, targets_capability
+from blackboard.domain.capabilities import AgentProfile, canonical_capability, targets_auto, targets_capability
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
@@ -209,6 +209,15 @@ class AgentRegistry(abc.ABC):
     def get(self, agent_id: str) -> AgentProfile | None:
         return next((a for a in self.get_all() if a.agent_id == agent_id), None)
 
+    def text_scores(self, text: str) -> dict[str, float]:
+        """Each agent's text relevance to `text` in 0..1, by name (`post --capability auto`, docs/matching.md);
+        an agent left out scores 0. A registry without text matching scores everyone 0."""
+        return {}
+
+    def can_run(self, agent_id: str) -> bool:
+        """Whether a worker has a handler to run for the agent (`runnable`); what `next` may propose."""
+        return True
+
     def get_by_capability(self, capability: str) -> list[AgentProfile]:
         """Agents declaring the capability, best score first."""
         able = [a for a in self.get_all() if a.score_for_capability(capability) > 0]
@@ -256,7 +265,8 @@ class SignalReadModel(abc.ABC):
         first: what `find` gives with `claimable_only`, but only what choosing one needs (a worker
         reads many per round and claims only some)."""
         found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id))
-        return [Candidate(s.signal_id, s.blackboard_id, s.target_capabilities, s.created_at) for s in found]
+        return [Candidate(s.signal_id, s.blackboard_id, s.target_capabilities, s.created_at,
+                          s.text if targets_auto(s) else "") for s in found]
 
     def board_of(self, signal_id: str) -> str | None:
         """The board the signal is on (None if unknown): all a command needs to find it."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
 from blackboard.application.ports import AgentRegistry, EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.projection import Projector
+from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import Volunteer, rank
 from blackboard.domain.errors import SignalNotFound
@@ -38,6 +39,7 @@ class BlackboardQueries:
         self._registry = registry
         self._threshold = claim_threshold
         self._projector = Projector(store, read_model)
+        self.scorer = Scorer(registry)  # agents as they score for one signal: declared, or by text for auto
 
     def get_signal(self, query: GetSignalById) -> AgentSignal:
         self._projector.catch_up()
@@ -117,4 +119,4 @@ class BlackboardQueries:
     def match(self, query: GetSignalById) -> list[Volunteer]:
         """Every registered agent ranked by its score for the signal; `passes` marks who may claim."""
         signal = self.get_signal(query)
-        return rank(signal, self._registry.get_all(), self._threshold)
+        return rank(signal, self.scorer.profiles(signal), self._threshold)

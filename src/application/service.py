@@ -33,8 +33,9 @@ from blackboard.application.ports import (
     UnitOfWork,
 )
 from blackboard.application.projection import Projector
+from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.capabilities import AgentProfile, rank
+from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
 
@@ -80,6 +81,7 @@ class BlackboardService:
         self._projector = projector
         self._read_model = read_model
         self._registry = registry
+        self._scorer = Scorer(registry)
         self._publisher = publisher
         self._clock = clock
         self._ids = ids
@@ -122,7 +124,8 @@ class BlackboardService:
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,)),
             lambda board, _: board.claim_signal(
-                cmd.signal_id, agent, self._clock.now(), self.settings.claim_threshold, cmd.token
+                cmd.signal_id, self._scored(agent, board, cmd.signal_id), self._clock.now(),
+                self.settings.claim_threshold, cmd.token,
             ),
             cmd,
             actor=cmd.agent_id,
@@ -161,7 +164,8 @@ class BlackboardService:
                     break
                 try:
                     claims.claimed.append(
-                        board.claim_signal(signal_id, agent, now, self.settings.claim_threshold, cmd.token)
+                        board.claim_signal(signal_id, self._scored(agent, board, signal_id), now,
+                                           self.settings.claim_threshold, cmd.token)
                     )
                 except BlackboardError as refused:  # taken or changed meanwhile: the next one
                     claims.skipped[signal_id] = refused
@@ -248,6 +252,10 @@ class BlackboardService:
             raise AgentNotFound(agent_id)
         return agent
 
+    def _scored(self, agent: AgentProfile, board: BlackboardAggregate, signal_id: str) -> Claimant:
+        """The agent as it scores for that signal of the board (by text, for one targeting `auto`)."""
+        return self._scorer.profile(agent, board.signal(signal_id))
+
     def _locate(self, signal_id: str, blackboard_id: str | None) -> str:
         if blackboard_id:
             return blackboard_id
@@ -268,7 +276,7 @@ class BlackboardService:
         self._boards_of[signal_id] = board_id
 
     def _nobody_can_take(self, signal: AgentSignal) -> str | None:
-        ranking = rank(signal, self._registry.get_all(), self.settings.claim_threshold)
+        ranking = rank(signal, self._scorer.profiles(signal), self.settings.claim_threshold)
         if any(v.passes for v in ranking):
             return None
         wanted = ", ".join(signal.target_capabilities)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile, Claimant
 from blackboard.domain.errors import (
     AlreadyClaimed,
     BelowThreshold,
@@ -163,7 +163,7 @@ class BlackboardAggregate:
     def claim_signal(
         self,
         signal_id: str,
-        agent: AgentProfile,
+        agent: Claimant,
         at: datetime,
         default_threshold: float = DEFAULT_THRESHOLD,
         token: str | None = None,

@@ -8,9 +8,13 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from blackboard.domain.signals import AgentSignal
-
 DEFAULT_THRESHOLD = 0.8
+AUTO = "auto"  # a target meaning: whoever's text fits the signal's topic and prompt (docs/matching.md)
+
+
+def targets_auto(signal: Targeted) -> bool:
+    """Whether the signal asks for the agents whose text fits it best (`post --capability auto`)."""
+    return any(t.casefold() == AUTO for t in signal.target_capabilities)
 
 
 def canonical_capability(name: str) -> str:
@@ -70,6 +74,10 @@ class AgentProfile(BaseModel):
         wanted = canonical_capability(capability)
         return max((c.score for c in self.capabilities if c.type == wanted), default=0.0)
 
+    def with_text_score(self, score: float) -> TextScored:
+        """The agent as it scores for one signal targeting `auto`: its text score for that signal."""
+        return TextScored(self, min(1.0, max(0.0, score)))
+
     def threshold_or(self, default: float) -> float:
         return default if self.threshold is None else self.threshold
 
@@ -78,9 +86,45 @@ class AgentProfile(BaseModel):
         return self.score(signal) > self.threshold_or(default_threshold)
 
 
+class Claimant(Protocol):
+    """An agent as the claim rules see it: a profile, or a profile scored by text for one signal."""
+
+    @property
+    def agent_id(self) -> str: ...
+
+    def score(self, signal: Targeted) -> float: ...
+
+    def threshold_or(self, default: float) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TextScored:
+    """An agent for one signal targeting `auto`: its text score for the signal counts as a capability `auto`
+    (one the agent declared itself is ignored: the word is reserved). A plain value, cheap to make for every
+    agent of a large registry on each match."""
+
+    profile: AgentProfile
+    text_score: float
+
+    @property
+    def agent_id(self) -> str:
+        return self.profile.agent_id
+
+    def score(self, signal: Targeted) -> float:
+        targets = signal.target_capabilities
+        if len(targets) == 1 and targets[0].casefold() == AUTO:  # the usual case, on every agent of a match
+            return self.text_score
+        declared = max((c.score for c in self.profile.capabilities
+                        if c.type.casefold() != AUTO and c.matches(signal)), default=0.0)
+        return max(declared, self.text_score) if targets_auto(signal) else declared
+
+    def threshold_or(self, default: float) -> float:
+        return self.profile.threshold_or(default)
+
+
 @dataclass(frozen=True, slots=True)
 class Volunteer:
-    agent: AgentProfile
+    agent: Claimant
     score: float
     threshold: float
 
@@ -90,7 +134,7 @@ class Volunteer:
 
 
 def rank(
-    signal: AgentSignal, agents: Iterable[AgentProfile], default_threshold: float = DEFAULT_THRESHOLD
+    signal: Targeted, agents: Iterable[Claimant], default_threshold: float = DEFAULT_THRESHOLD
 ) -> list[Volunteer]:
     """Every agent with its score for the signal, best first (ties by name, for a stable order)."""
     ranked = [Volunteer(a, a.score(signal), a.threshold_or(default_threshold)) for a in agents]
@@ -98,7 +142,7 @@ def rank(
 
 
 def volunteers(
-    signal: AgentSignal, agents: Iterable[AgentProfile], default_threshold: float = DEFAULT_THRESHOLD
+    signal: Targeted, agents: Iterable[Claimant], default_threshold: float = DEFAULT_THRESHOLD
 ) -> list[Volunteer]:
     """The agents allowed to claim the signal, best fit first."""
     return [v for v in rank(signal, agents, default_threshold) if v.passes]

@@ -79,6 +79,10 @@ class SignalResult(BaseModel):
     error: str | None = None
 
 
+def signal_text(topic: str, prompt: str) -> str:
+    return f"{topic}\n{prompt}" if prompt else topic
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """What an agent needs to pick a claimable signal: where it is, what it targets, how old it is.
@@ -88,6 +92,7 @@ class Candidate:
     blackboard_id: str
     target_capabilities: tuple[str, ...]
     created_at: datetime
+    text: str = ""  # its topic and prompt: what text matching scores (read only for signals targeting auto)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +121,11 @@ class AgentSignal:
     read_keys: tuple[str, ...] = ()  # key permissions of its claimer (domain/key_permissions.py)
     write_keys: tuple[str, ...] = ()
     version: int = 1
+
+    @property
+    def text(self) -> str:
+        """Its topic and prompt: what text matching (`post --capability auto`) scores agents against."""
+        return signal_text(self.payload.topic, self.payload.prompt)
 
     @property
     def is_claimable(self) -> bool:

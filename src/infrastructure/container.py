@@ -137,8 +137,8 @@ class Container(containers.DeclarativeContainer):
 
     wiring_config = containers.WiringConfiguration(
         modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge",
-                 "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.mcp_command",
-                 "blackboard.infrastructure.cli.ui"]
+                 "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.ui",
+                 "blackboard.infrastructure.cli.controller", "blackboard.infrastructure.cli.mcp_command"]
     )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 

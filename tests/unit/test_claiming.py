@@ -141,7 +141,8 @@ def test_with_nothing_to_claim_there_is_no_yield():
 def test_the_search_asks_for_the_capabilities_above_the_threshold_best_first():
     search = search_for(agent("ps-wide", RESEARCH=0.85, REVIEW=0.5, ANALYSIS=0.9, WRITING=0.8), THRESHOLD, 1)
 
-    assert search.capabilities == ("ANALYSIS", "RESEARCH")  # WRITING at 0.8 is not above 0.8
+    # WRITING at 0.8 is not above 0.8; signals targeting auto are scored by text, so any agent looks at them
+    assert search.capabilities == ("ANALYSIS", "RESEARCH", "auto")
 
 
 def test_the_search_asks_for_twice_the_free_slots_and_at_least_eight():
@@ -150,4 +151,4 @@ def test_the_search_asks_for_twice_the_free_slots_and_at_least_eight():
 
 
 def test_the_search_uses_the_agent_s_own_threshold():
-    assert search_for(agent("ps-eager", threshold=0.4, REVIEW=0.5), THRESHOLD, 1).capabilities == ("REVIEW",)
+    assert search_for(agent("ps-eager", threshold=0.4, REVIEW=0.5), THRESHOLD, 1).capabilities == ("REVIEW", "auto")

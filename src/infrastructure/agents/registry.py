@@ -17,6 +17,7 @@ from blackboard.infrastructure.agents.parsing import (
     read_agent_file,
 )
 from blackboard.infrastructure.agents.scan import FileKey, Scan, scan
+from blackboard.infrastructure.agents.text_index import TextIndex, agent_text
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,8 @@ class FrontmatterAgentRegistry(AgentRegistry):
         self.default_threshold = default_threshold
         self._parsed: dict[str, tuple[FileKey, AgentDefinition | AgentFileInvalid]] = {}
         self._snapshot = _Snapshot(Scan((), (), ()), {}, (), ())
+        self._index: tuple[_Snapshot, TextIndex] | None = None  # built on the first text score, per load
+        self._read_once = False
         self._lock = threading.Lock()  # a worker may read the registry from several threads
 
     @property
@@ -75,6 +78,26 @@ class FrontmatterAgentRegistry(AgentRegistry):
     def get(self, agent_id: str) -> AgentProfile | None:
         found = self._refresh().agents.get(agent_id)
         return found.profile if found else None
+
+    def text_scores(self, text: str) -> dict[str, float]:
+        """BM25 relevance of each agent's name, description and capabilities to `text`, in 0..1
+        (docs/matching.md), for the agents as the folder was last read (`get_all`, `get` and `definitions`
+        read it: a caller scores the very agents it just got, and a large folder is not scanned twice).
+        The index is built once per load of the folder: a changed file rebuilds it."""
+        with self._lock:
+            snapshot = self._snapshot if self._read_once else None
+        snapshot = snapshot or self._refresh()
+        with self._lock:
+            if self._index is None or self._index[0] is not snapshot:
+                agents = sorted(snapshot.agents.values(), key=lambda d: d.name)
+                texts = [agent_text(d.name, d.description, [c.type for c in d.profile.capabilities]) for d in agents]
+                self._index = (snapshot, TextIndex([d.name for d in agents], texts))
+            index = self._index[1]
+        return index.scores(text)
+
+    def can_run(self, agent_id: str) -> bool:
+        found = self.definition(agent_id)
+        return found is not None and found.runnable
 
     # -- what the CLI and the worker need besides profiles ------------------------------------
     def definitions(self) -> list[AgentDefinition]:
@@ -99,6 +122,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
             found = scan(self.agents_dirs)
             if found != self._snapshot.scan:
                 self._snapshot = self._assemble(found)
+            self._read_once = True
             return self._snapshot
 
     def _assemble(self, found: Scan) -> _Snapshot:

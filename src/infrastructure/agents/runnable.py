@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from blackboard.application.scoring import Scorer
 from blackboard.domain.capabilities import rank
 from blackboard.domain.signals import AgentSignal, SignalStatus
 
@@ -16,7 +17,8 @@ def unrunnable_warning(signal: AgentSignal, registry: FrontmatterAgentRegistry) 
     can run it, so only a claim by hand takes it); None when one of them can run, or none fits."""
     if signal.status is not SignalStatus.POSTED:
         return None
-    fitting = [v.agent.agent_id for v in rank(signal, registry.get_all(), registry.default_threshold) if v.passes]
+    scored = Scorer(registry).profiles(signal)  # by text for a signal targeting auto
+    fitting = [v.agent.agent_id for v in rank(signal, scored, registry.default_threshold) if v.passes]
     definitions = [d for d in map(registry.definition, fitting) if d is not None]
     if not definitions or any(d.runnable for d in definitions):
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from blackboard.infrastructure.cli import exits
+from blackboard.infrastructure.cli.controller_parser import add_next_command
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
 
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mcp_command(commands, _command)
     add_ui_command(commands, _command)
+    add_next_command(commands, _command)
 
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
         dest="projection_command", required=True, metavar="ACTION"

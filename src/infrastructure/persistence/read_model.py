@@ -11,8 +11,8 @@ from sqlalchemy import Engine, Select, bindparam, func, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
-from blackboard.domain.capabilities import canonical_capability
-from blackboard.domain.signals import AgentSignal, Candidate
+from blackboard.domain.capabilities import canonical_capability, targets_auto
+from blackboard.domain.signals import AgentSignal, Candidate, signal_text
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
@@ -60,10 +60,10 @@ class SqlSignalReadModel(SignalReadModel):
     @_translated
     def candidates(self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> list[Candidate]:
         criteria = SignalFilter.claimable(capabilities, limit, blackboard_id)
-        columns = (SIGNALS.c.signal_id, SIGNALS.c.blackboard_id, SIGNALS.c.target_capabilities, SIGNALS.c.created_at)
+        columns = (SIGNALS.c.signal_id, SIGNALS.c.blackboard_id, SIGNALS.c.target_capabilities, SIGNALS.c.created_at,
+                   SIGNALS.c.payload_json)
         with read_connection(self._engine) as conn:
-            return [Candidate(sid, board, tuple(json.loads(targets)), created)
-                    for sid, board, targets, created in conn.execute(_matching(select(*columns), criteria))]
+            return [_candidate(*row) for row in conn.execute(_matching(select(*columns), criteria))]
 
     @_translated
     def board_of(self, signal_id: str) -> str | None:
@@ -128,3 +128,13 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
         )
         query = query.where(able.exists())
     return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
+
+
+def _candidate(signal_id: str, board: str, targets: str, created: Any, payload: str) -> Candidate:
+    """A candidate row; the payload is parsed only for a signal targeting auto (its text is scored)."""
+    candidate = Candidate(signal_id, board, tuple(json.loads(targets)), created)
+    if not targets_auto(candidate):
+        return candidate
+    fields = json.loads(payload)
+    return Candidate(signal_id, board, candidate.target_capabilities, created,
+                     signal_text(fields.get("topic", ""), fields.get("prompt", "")))

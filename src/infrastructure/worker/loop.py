@@ -95,7 +95,7 @@ class ClaimLoop:
             return False
         agent, claimed_any = self.definition(), False
         plan = plan_claims(self._candidates(agent.profile, free), agent.profile, self._others, self._threshold,
-                           self._options.head_start, free)
+                           self._options.head_start, free, self._queries.scorer.profile)
         if plan.wait:
             time.sleep(plan.wait)  # so that an agent fitting better gets there first
         for board in plan.claims:
@@ -109,7 +109,8 @@ class ClaimLoop:
                 _log_skipped(agent, signal_id, refused)
             for claimed in claims.claimed:
                 logger.info("claimed %s %s %r (score %.2f)", claimed.signal_id, claimed.signal_type,
-                            claimed.payload.topic, agent.profile.score(claimed))
+                            claimed.payload.topic,
+                            self._queries.scorer.profile(agent.profile, claimed).score(claimed))
                 self._active[claimed.signal_id] = claimed
                 self._start(agent, claimed)
             free, claimed_any = free - len(claims.claimed), claimed_any or bool(claims.claimed)
