@@ -119,7 +119,7 @@ def knowledge_tools(with_agent: bool) -> list[Tool]:
         Tool("blackboard_topic", "subscribe: start following a topic from now. poll: the entry versions published to "
              "it since then (or `since`), waiting up to timeout_seconds for one, and the position to poll from next.",
              derive("TopicArguments", SummarizeBoard, same("blackboard_id"), optional=("blackboard_id",), own=TOPIC,
-                    notes=board), topic),
+                    notes=board), topic, waits=True),
         Tool("blackboard_summary", "Count a board's entries by type and author and its signals by status; list its "
              "open conflicts; show its latest entry.",
              derive("SummaryArguments", SummarizeBoard, same("blackboard_id"), optional=("blackboard_id",),

@@ -1,8 +1,9 @@
 """`blackboard mcp`: the board's use cases as MCP tools, over stdio, on the official SDK's low-level server.
 
 The low-level server, not MCPServer: the input schemas come from the command models (schemas.py),
-not from function signatures, and a refusal is the CLI's message, not the SDK's. Every call runs in
-a worker thread and every exception it raises becomes a tool error: no call can end the server.
+not from function signatures, and a refusal is the CLI's message, not the SDK's. A waiting call runs
+in a worker thread (tools.py), and every exception a call raises becomes a tool error: no call can
+end the server.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 # the same failure gives on the command line.
 FAMILIES = ((InvalidInput, "invalid_input", 2), (RuleViolation, "refused", 3), (NotFound, "not_found", 4),
             (TimedOut, "timed_out", 5), (Unavailable, "unavailable", 1))
-CALLS_AT_ONCE = 8  # worker threads serving calls; a wait holds one for up to a second at a time
+CALLS_AT_ONCE = 8  # waits served at once, each in a worker thread
 
 
 def serve(container: Container, agent: str | None, board: str | None) -> None:
@@ -62,11 +63,9 @@ def build_server(session: Session) -> Server[Any]:
         if tool is None:
             return refusal(InvalidInput("name", f"no tool {params.name}; the tools are {', '.join(tools)}"))
         gone = threading.Event()  # set when the call is cancelled, or the server stops, while it runs
+        call = functools.partial(tool.call, session, dict(params.arguments or {}), _progress(ctx, gone))
         try:
-            data = await anyio.to_thread.run_sync(
-                functools.partial(tool.call, session, dict(params.arguments or {}), _progress(ctx, gone)),
-                limiter=limiter, abandon_on_cancel=True,
-            )
+            data = await anyio.to_thread.run_sync(call, limiter=limiter, abandon_on_cancel=True) if tool.waits else call()
             return result(data)
         except anyio.get_cancelled_exc_class():
             gone.set()  # a wait's thread stops at its next progress, within a second, not at its timeout

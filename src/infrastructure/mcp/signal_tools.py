@@ -137,5 +137,5 @@ def signal_tools(with_agent: bool) -> list[Tool]:
         Tool("blackboard_wait", "Block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED, and return it; "
              "a tool error after timeout_seconds. Reports progress when the call carries a progress token.",
              derive("WaitArguments", GetSignalById, same("signal_id"), own={**WAITING, **_board()}, notes=on_board),
-             wait),
+             wait, waits=True),
     ]

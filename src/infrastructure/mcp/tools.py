@@ -2,7 +2,9 @@
 
 `run(session, arguments, progress)` gets the arguments validated (as the tool's fields, the
 command's defaults left to the command model) and returns the JSON document the CLI prints with
-`--json`. It runs in a worker thread: the use cases are synchronous.
+`--json`. A tool that `waits` runs in a worker thread, so the server serves other calls meanwhile;
+the others are one short transaction each and run on the event loop (a hop to a thread and back
+cost more than the post itself on a busy machine).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class Tool:
     description: str
     arguments: type[BaseModel]
     run: Callable[[Session, dict[str, Any], Progress], Any]
+    waits: bool = False
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
