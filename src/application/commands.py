@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from blackboard.application.json_values import check_json
 from blackboard.domain.signals import EntryId, NonEmpty, SignalIdText, SignalStatus, SignalType, Topic
 
 
@@ -33,6 +34,11 @@ class Command(Message):
     correlation_id: NonEmpty | None = None
 
 
+def _storable_context(context: dict[str, Any]) -> dict[str, Any]:
+    check_json(context, "context")  # raises InvalidInput, which no model turns into a ValidationError
+    return context
+
+
 class PostSignal(Command):
     """UC-001: put a unit of work on a board. The board defaults to the PS id."""
 
@@ -41,7 +47,7 @@ class PostSignal(Command):
     entry_id: EntryId
     topic: Topic
     prompt: str = ""
-    context: dict[str, Any] = Field(default_factory=dict)
+    context: Annotated[dict[str, Any], AfterValidator(_storable_context)] = Field(default_factory=dict)
     target_capabilities: tuple[NonEmpty, ...] = ()
     posted_by: NonEmpty = "ps-skill"
     blackboard_id: BoardName | None = None

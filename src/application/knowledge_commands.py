@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from blackboard.application.commands import Command, Message, printable
+from blackboard.application.json_values import check_json
 from blackboard.domain.entries import KEY_PATTERN, MAX_VALUE_BYTES
 from blackboard.domain.signals import NonEmpty, SignalIdText
 
@@ -55,6 +56,7 @@ class WriteEntry(Command):
     @field_validator("value")
     @classmethod
     def _fits(cls, value: Any) -> Any:
+        check_json(value, "value")  # before its size is measured: json.dumps recurses
         if (size := json_size(value)) > MAX_VALUE_BYTES:
             raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes of JSON (1 MiB), got {size}")
         return value
@@ -62,6 +64,7 @@ class WriteEntry(Command):
     @field_validator("meta")
     @classmethod
     def _small(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        check_json(meta, "meta")
         if (size := json_size(meta)) > MAX_META_BYTES:
             raise ValueError(f"must be at most {MAX_META_BYTES} bytes of JSON, got {size}")
         return meta

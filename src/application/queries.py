@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
-from blackboard.application.ports import AgentRegistry, EventStore, Recorded, SignalFilter, SignalReadModel
+from blackboard.application.ports import AgentRegistry, Clock, EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
-from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.blackboard import BlackboardAggregate, deadline
 from blackboard.domain.capabilities import Volunteer, rank
 from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted
@@ -33,6 +35,8 @@ class BlackboardQueries:
         read_model: SignalReadModel,
         registry: AgentRegistry,
         claim_threshold: float,
+        clock: Clock | None = None,
+        timeouts: tuple[timedelta, timedelta] | None = None,
     ) -> None:
         self._store = store
         self._read_model = read_model
@@ -40,6 +44,16 @@ class BlackboardQueries:
         self._threshold = claim_threshold
         self._projector = Projector(store, read_model)
         self.scorer = Scorer(registry)  # agents as they score for one signal: declared, or by text for auto
+        self._clock = clock
+        self._timeouts = timeouts  # (post, claim): what `overdue` measures against
+
+    def overdue(self, signals: Iterable[AgentSignal]) -> dict[str, datetime]:
+        """The deadline of each of `signals` that is past it now but not yet expired (the next command
+        on it, or the next sweep, records the expiry); {} without a clock and timeouts."""
+        if self._clock is None or self._timeouts is None:
+            return {}
+        now, (post, claim) = self._clock.now(), self._timeouts
+        return {s.signal_id: due for s in signals if (due := deadline(s, post, claim)) is not None and now >= due}
 
     def get_signal(self, query: GetSignalById) -> AgentSignal:
         self._projector.catch_up()

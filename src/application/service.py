@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import timedelta
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 from uuid import uuid4
 
@@ -34,7 +34,7 @@ from blackboard.application.ports import (
 )
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
-from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
@@ -93,8 +93,7 @@ class BlackboardService:
             ps_id=cmd.ps_id, entry_id=cmd.entry_id, topic=cmd.topic, prompt=cmd.prompt, context=cmd.context
         )
 
-        def decide(board: BlackboardAggregate, tx: BoardTransaction) -> AgentSignal:
-            now = self._clock.now()
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
             signal = board.post_signal(
                 signal_id=self._unused_signal_id(tx),
                 signal_type=cmd.signal_type,
@@ -123,12 +122,13 @@ class BlackboardService:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,)),
-            lambda board, _: board.claim_signal(
-                cmd.signal_id, self._scored(agent, board, cmd.signal_id), self._clock.now(),
+            lambda board, _, now: board.claim_signal(
+                cmd.signal_id, self._scored(agent, board, cmd.signal_id), now,
                 self.settings.claim_threshold, cmd.token,
             ),
             cmd,
             actor=cmd.agent_id,
+            deadlines=(cmd.signal_id,),
         )
 
     # UC-003
@@ -137,18 +137,20 @@ class BlackboardService:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
-            lambda board, _: board.complete_signal(cmd.signal_id, cmd.agent_id, result, self._clock.now(), cmd.token),
+            lambda board, _, now: board.complete_signal(cmd.signal_id, cmd.agent_id, result, now, cmd.token),
             cmd,
             actor=cmd.agent_id,
+            deadlines=(cmd.signal_id,),
         )
 
     def fail_signal(self, cmd: FailSignal) -> AgentSignal:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
-            lambda board, _: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, self._clock.now(), cmd.token),
+            lambda board, _, now: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, now, cmd.token),
             cmd,
             actor=cmd.agent_id,
+            deadlines=(cmd.signal_id,),
         )
 
     def claim_signals(self, cmd: ClaimSignals) -> Claims:
@@ -157,8 +159,8 @@ class BlackboardService:
         each take the next free ones."""
         agent = self._agent(cmd.agent_id)
 
-        def decide(board: BlackboardAggregate, _: BoardTransaction) -> Claims:
-            now, claims = self._clock.now(), Claims()
+        def decide(board: BlackboardAggregate, _: BoardTransaction, now: datetime) -> Claims:
+            claims = Claims()
             for signal_id in cmd.signal_ids:
                 if len(claims.claimed) >= cmd.limit:
                     break
@@ -171,14 +173,15 @@ class BlackboardService:
                     claims.skipped[signal_id] = refused
             return claims
 
-        return self._execute(cmd.blackboard_id, Scope(signals=cmd.signal_ids), decide, cmd, actor=cmd.agent_id)
+        return self._execute(cmd.blackboard_id, Scope(signals=cmd.signal_ids), decide, cmd, actor=cmd.agent_id,
+                             deadlines=cmd.signal_ids)
 
     def record_outcomes(self, cmd: RecordOutcomes) -> list[AgentSignal | BlackboardError]:
         """Complete or fail each signal, in one append; per outcome, the signal as stored or the
         reason it was refused (a claim that expired or went to someone else meanwhile)."""
 
-        def decide(board: BlackboardAggregate, _: BoardTransaction) -> list[AgentSignal | BlackboardError]:
-            now, results = self._clock.now(), []
+        def decide(board: BlackboardAggregate, _: BoardTransaction, now: datetime) -> list[AgentSignal | BlackboardError]:
+            results: list[AgentSignal | BlackboardError] = []
             for outcome in cmd.outcomes:
                 try:
                     if isinstance(outcome, CompleteSignal):
@@ -197,22 +200,22 @@ class BlackboardService:
             return results
 
         scope = Scope(signals=tuple(o.signal_id for o in cmd.outcomes), ends=True)
-        return self._execute(cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id)
+        return self._execute(cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id, deadlines=scope.signals)
 
     def renew_claim(self, cmd: RenewClaim) -> AgentSignal:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,)),
-            lambda board, _: board.renew_claim(cmd.signal_id, cmd.agent_id, self._clock.now(), cmd.token),
+            lambda board, _, now: board.renew_claim(cmd.signal_id, cmd.agent_id, now, cmd.token),
             cmd,
             actor=cmd.agent_id,
+            deadlines=(cmd.signal_id,),
         )
 
     def retry_signal(self, cmd: RetrySignal) -> AgentSignal:
         """A new signal for the work of a FAILED or EXPIRED one; UNCLAIMED at once if nobody can take it."""
 
-        def decide(board: BlackboardAggregate, tx: BoardTransaction) -> AgentSignal:
-            now = self._clock.now()
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
             signal = board.retry_signal(cmd.signal_id, self._unused_signal_id(tx), cmd.posted_by, now)
             if signal.status is SignalStatus.POSTED and (reason := self._nobody_can_take(signal)):
                 signal = board.mark_unclaimed(signal.signal_id, reason, now)
@@ -220,7 +223,7 @@ class BlackboardService:
 
         board_id = self._locate(cmd.signal_id, cmd.blackboard_id)
         return self._execute(board_id, Scope(signals=(cmd.signal_id,), retries=True), decide, cmd,
-                             actor=cmd.posted_by)
+                             actor=cmd.posted_by, deadlines=(cmd.signal_id,))
 
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
         """Expire what is past its timeout; returns every signal this call ended."""
@@ -232,9 +235,10 @@ class BlackboardService:
             ended += self._execute(
                 board_id,
                 Scope(overdue=overdue, ends=True),
-                lambda board, _: board.expire_overdue(overdue.at, overdue.post_timeout, overdue.claim_timeout),
+                lambda board, _, now: board.expire_overdue(now, overdue.post_timeout, overdue.claim_timeout),
                 cmd,
                 actor="expiry-sweeper",
+                at=overdue.at,
             )
         return ended
 
@@ -287,12 +291,17 @@ class BlackboardService:
         self,
         blackboard_id: str,
         scope: Scope,
-        decide: Callable[[BlackboardAggregate, BoardTransaction], T],
+        decide: Callable[[BlackboardAggregate, BoardTransaction, datetime], T],
         cmd: Command,
         actor: str,
+        deadlines: tuple[str, ...] = (),
+        at: datetime | None = None,
     ) -> T:
         """Hold the board, load what `scope` names, decide, commit once; then tell subscribers.
-        A refusal raises before anything is written (the transaction rolls back)."""
+        A refusal raises before anything is written (the transaction rolls back), except the expiry
+        of a signal in `deadlines` found past its deadline: that is recorded first and committed
+        with whatever the decision did, and a refusal it causes is raised after the commit. The command
+        decides at one time, `at` or the clock's now."""
         causation_id = str(uuid4())  # this command; every event it stores carries it
         metadata: dict[str, Any] = {
             "actor": actor,
@@ -300,10 +309,37 @@ class BlackboardService:
             "causation_id": causation_id,
             "correlation_id": cmd.correlation_id or causation_id,
         }
+        refused: BlackboardError | None = None
         with self._uow.board(blackboard_id) as tx:
+            now = at or self._clock.now()  # after the hold: a command that waited for it decides now
             board = tx.load(scope)
-            outcome = decide(board, tx)
+            board, expired = self._enforce_deadlines(board, tx, scope, deadlines, now)
+            try:
+                outcome = decide(board, tx, now)
+            except BlackboardError as refusal:
+                if not expired:
+                    raise
+                refused = refusal  # the refusal of a signal just expired: the expiry stands
             recorded = tx.commit(board, metadata)
         if recorded:
             self._publisher.publish([r.event for r in recorded])
+        if refused is not None:
+            raise refused
         return outcome
+
+    def _enforce_deadlines(
+        self, board: BlackboardAggregate, tx: BoardTransaction, scope: Scope, signal_ids: tuple[str, ...],
+        now: datetime,
+    ) -> tuple[BlackboardAggregate, bool]:
+        """Expire the named signals past their deadlines by this service's clock, as the sweeper would,
+        so a deadline holds whether a sweeper runs or not. Rare, so only then is the board loaded again
+        with what waits on them (the expiry ends those too)."""
+        post, claim = self.settings.post_timeout, self.settings.claim_timeout
+        signals = board.signals
+        late = [sid for sid in signal_ids if sid in signals and overdue(signals[sid], now, post, claim)]
+        if not late:
+            return board, False
+        board = tx.load(replace(scope, ends=True))
+        for signal_id in late:
+            board.expire_if_overdue(signal_id, now, post, claim)
+        return board, True

@@ -16,6 +16,7 @@ from blackboard.domain.errors import (
     InvalidTransition,
     NotTheClaimer,
     SignalNotClaimable,
+    SignalExpired,
     SignalNotFound,
     StaleClaim,
     UnknownDependency,
@@ -169,6 +170,7 @@ class BlackboardAggregate:
         token: str | None = None,
     ) -> AgentSignal:
         signal = self.signal(signal_id)
+        _refuse_expired(signal, "claimed", POSTED)
         if signal.status is CLAIMED:
             raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)
         if signal.status is not POSTED:
@@ -250,17 +252,29 @@ class BlackboardAggregate:
         self, at: datetime, post_timeout: timedelta, claim_timeout: timedelta
     ) -> list[AgentSignal]:
         """Expire every signal past its timeout (and what waits for it); return the signals ended."""
-        late = [s for s in self._signals.values() if overdue(s, at, post_timeout, claim_timeout)]
+        late = [s.signal_id for s in self._signals.values() if overdue(s, at, post_timeout, claim_timeout)]
         before = {sid for sid, s in self._signals.items() if s.status.is_final}
-        for signal in late:
-            if not self._signals[signal.signal_id].status.is_final:
-                self._expire_with_dependants(signal.signal_id, _timeout_reason(signal, post_timeout, claim_timeout), at)
+        for signal_id in late:
+            self.expire_if_overdue(signal_id, at, post_timeout, claim_timeout)
         return [s for sid, s in self._signals.items() if s.status.is_final and sid not in before]
+
+    def expire_if_overdue(
+        self, signal_id: str, at: datetime, post_timeout: timedelta, claim_timeout: timedelta
+    ) -> bool:
+        """Record the expiry of a signal past its deadline at `at` (and of what waits for it), as a
+        sweep would; whether it did. A command that finds its signal late calls this before deciding,
+        so a deadline holds without a sweeper running (README: "Deadlines")."""
+        signal = self.signal(signal_id)
+        if not overdue(signal, at, post_timeout, claim_timeout):
+            return False
+        self._expire_with_dependants(signal_id, _timeout_reason(signal, post_timeout, claim_timeout), at)
+        return True
 
     # ----------------------------------------------------------------- helpers
     def _check_claimer(self, signal_id: str, agent_id: str, action: str, token: str | None) -> None:
         """Only the claimer; and when the claim has a token, only with that token."""
         signal = self.signal(signal_id)
+        _refuse_expired(signal, action, CLAIMED)
         if signal.status is not CLAIMED:
             raise InvalidTransition(signal_id, signal.status, action, (CLAIMED,))
         if signal.claimed_by != agent_id:
@@ -326,13 +340,27 @@ def _check_post(signal_id: str, posted_by: str, target_capabilities: Sequence[st
         raise InvalidInput("target_capabilities", "every capability must be a non-empty name")
 
 
+def deadline(signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta) -> datetime | None:
+    """When an open signal runs out of time: claimable and not claimed for `post_timeout`, or claimed
+    and not renewed for `claim_timeout`. None while it waits for upstreams, and once it has ended."""
+    if signal.status is POSTED and signal.claimable_since is not None:
+        return signal.claimable_since + post_timeout
+    if signal.status is CLAIMED and signal.lease_started is not None:
+        return signal.lease_started + claim_timeout
+    return None
+
+
 def overdue(signal: AgentSignal, at: datetime, post_timeout: timedelta, claim_timeout: timedelta) -> bool:
     """Whether the signal is past its timeout at `at`: unclaimed too long, or its claim not renewed."""
-    if signal.status is POSTED and signal.claimable_since is not None:
-        return at - signal.claimable_since >= post_timeout
-    if signal.status is CLAIMED and signal.lease_started is not None:
-        return at - signal.lease_started >= claim_timeout
-    return False
+    due = deadline(signal, post_timeout, claim_timeout)
+    return due is not None and at >= due
+
+
+def _refuse_expired(signal: AgentSignal, action: str, allowed: SignalStatus) -> None:
+    """An expired signal's refusal says when it expired and why."""
+    if signal.status is SignalStatus.EXPIRED:
+        reason = signal.result.error if signal.result and signal.result.error else "no reason given"
+        raise SignalExpired(signal.signal_id, action, allowed, signal.completed_at, reason)
 
 
 def _timeout_reason(signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta) -> str:

@@ -8,6 +8,7 @@ Families let an interface map errors to outcomes without knowing every class. Th
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 
 class BlackboardError(Exception):
@@ -124,3 +125,16 @@ class InvalidTransition(RuleViolation):
         self.signal_id = signal_id
         self.status = status
         self.action = action
+
+
+class SignalExpired(InvalidTransition):
+    """The signal ran out of time: it was swept, or the command that found it past its deadline expired it."""
+
+    def __init__(self, signal_id: str, action: str, allowed: str, at: datetime | None, reason: str) -> None:
+        when = f" at {at:%Y-%m-%d %H:%M:%S} UTC" if at else ""
+        RuleViolation.__init__(
+            self, f"{signal_id} is EXPIRED: it expired{when} ({reason}); only {allowed} signals can be {action}"
+        )
+        self.signal_id, self.status, self.action = signal_id, "EXPIRED", action
+        self.at = at
+        self.reason = reason

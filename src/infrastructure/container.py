@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
@@ -124,7 +125,7 @@ def open_database(settings: StoreSettings) -> Engine:
     try:
         engine = make_engine(settings)  # SQLite: creates the database's folder
         ensure_schema(engine)
-    except (DBAPIError, OSError) as exc:
+    except (DBAPIError, OSError, sqlite3.Error) as exc:  # sqlite3's own: persistence/sqlite.py use_wal
         if engine is not None:
             engine.dispose()
         raise StoreUnavailable(f"could not open the database: {getattr(exc, 'orig', exc)}") from exc
@@ -160,7 +161,8 @@ class Container(containers.DeclarativeContainer):
         BlackboardService, unit_of_work, read_model, agent_registry, dispatcher, clock, ids, settings, projector
     )
     queries = providers.Singleton(
-        BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold
+        BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold, clock,
+        providers.Callable(lambda s: (s.post_timeout, s.claim_timeout), settings),
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)
     entry_read_model = providers.Singleton(entry_read_model, engine)

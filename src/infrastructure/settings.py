@@ -8,6 +8,7 @@ the result, the CLI reads it, and `worker_options` derives a worker's timings fr
 
 from __future__ import annotations
 
+import math
 import os
 from datetime import timedelta
 from collections.abc import Callable, Mapping
@@ -35,11 +36,6 @@ def _yes_or_no(raw: Any) -> bool:
     raise ValueError(raw)
 
 
-def _on_if_yes(raw: Any) -> bool:
-    """Lenient: anything but a yes word is off (as BLACKBOARD_JSON always was)."""
-    return raw is True or str(raw).strip().lower() in YES
-
-
 @dataclass(frozen=True, slots=True)
 class Knob:
     """How one setting is given and checked; the rule is what a refusal says the value must be."""
@@ -60,49 +56,92 @@ def _knob(default: Any, rule: str, check: Callable[[Any], bool], parse: Callable
     return field(default=default, metadata={"knob": Knob(rule, check, parse, env, flag)})
 
 
+MAX_SECONDS = 1e9  # about 31 years: past it a time overflows; nan and inf are no number of seconds
+MAX_COUNT = 10_000  # handlers at once, pooled connections
+
+
 def _above_0(value: float) -> bool:
-    return value > 0
+    return 0 < value <= MAX_SECONDS
 
 
 def _0_or_more(value: float) -> bool:
-    return value >= 0
+    return 0 <= value <= MAX_SECONDS
+
+
+def _count_above_0(value: int) -> bool:
+    return 0 < value <= MAX_COUNT
+
+
+def _count_0_or_more(value: int) -> bool:
+    return 0 <= value <= MAX_COUNT
+
+
+def _finite(raw: Any) -> float:
+    value = float(raw)
+    if not math.isfinite(value):
+        raise ValueError(raw)
+    return value
+
+
+def _whole(raw: Any) -> int:
+    if isinstance(raw, float) or len(str(raw).strip()) > 20:
+        raise ValueError(raw)
+    return int(raw)
+
+
+def _db_url(raw: Any) -> str:
+    """A URL of a supported technology; checked here so a bad one names its flag or variable."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        backend = make_url(str(raw)).get_backend_name()
+    except (ArgumentError, ValueError):
+        raise ValueError(raw) from None
+    if backend not in ("sqlite", "postgresql"):
+        raise ValueError(raw)
+    return str(raw)
 
 
 def _any(value: Any) -> bool:
     return True
 
 
-SECONDS = "seconds, above 0"
+SECONDS = f"seconds, above 0 and at most {MAX_SECONDS:g}"
+SECONDS_0 = f"0 or more seconds, at most {MAX_SECONDS:g}"
 
 
 @dataclass(frozen=True, slots=True)
 class BlackboardSettings:
     """Every setting, valid by construction: a value that breaks its knob's rule is refused."""
 
-    db: str = _knob(DEFAULT_URL, "an SQLAlchemy URL", bool, str, "BLACKBOARD_DB", "--db")
+    db: str = _knob(DEFAULT_URL, "an SQLAlchemy URL of SQLite or PostgreSQL (sqlite:///FILE, postgresql+psycopg://...)",
+                    bool, _db_url, "BLACKBOARD_DB", "--db")
     # folders, os.pathsep between them (`--agents-dir` repeated joins them so); the default falls back to
     # ./.claude/agents when ./agents does not exist (agents/scan.py: folders_from)
     agents_dir: str = _knob("./agents", f"one or more folders (separated by {os.pathsep!r})", bool, str,
                             "BLACKBOARD_AGENTS_DIR", "--agents-dir")
-    json: bool = _knob(False, "1, true or yes to turn it on", _any, _on_if_yes, "BLACKBOARD_JSON", "--json")
-    claim_threshold: float = _knob(DEFAULT_THRESHOLD, "a number from 0 to 1", lambda v: 0 <= v <= 1, float,
+    json: bool = _knob(False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_JSON", "--json")
+    claim_threshold: float = _knob(DEFAULT_THRESHOLD, "a number from 0 to 1", lambda v: 0 <= v <= 1, _finite,
                                    "BLACKBOARD_CLAIM_THRESHOLD")
-    post_timeout: float = _knob(30.0, SECONDS, _above_0, float, "BLACKBOARD_POST_TIMEOUT")
-    claim_timeout: float = _knob(300.0, SECONDS, _above_0, float, "BLACKBOARD_CLAIM_TIMEOUT")
+    post_timeout: float = _knob(30.0, SECONDS, _above_0, _finite, "BLACKBOARD_POST_TIMEOUT")
+    claim_timeout: float = _knob(300.0, SECONDS, _above_0, _finite, "BLACKBOARD_CLAIM_TIMEOUT")
     sqlite_synchronous: str = _knob("FULL", " or ".join(SYNCHRONOUS_MODES), lambda v: v in SYNCHRONOUS_MODES,
                                     lambda raw: str(raw).upper(), "BLACKBOARD_SQLITE_SYNCHRONOUS")
-    sqlite_busy_timeout: float = _knob(30.0, SECONDS, _above_0, float, "BLACKBOARD_SQLITE_BUSY_TIMEOUT")
-    pool_size: int = _knob(5, "a whole number above 0", _above_0, int, "BLACKBOARD_POOL_SIZE")
-    max_overflow: int = _knob(10, "a whole number, 0 or more", _0_or_more, int, "BLACKBOARD_MAX_OVERFLOW")
-    pool_timeout: float = _knob(30.0, SECONDS, _above_0, float, "BLACKBOARD_POOL_TIMEOUT")
+    sqlite_busy_timeout: float = _knob(30.0, SECONDS, _above_0, _finite, "BLACKBOARD_SQLITE_BUSY_TIMEOUT")
+    pool_size: int = _knob(5, f"a whole number from 1 to {MAX_COUNT}", _count_above_0, _whole, "BLACKBOARD_POOL_SIZE")
+    max_overflow: int = _knob(10, f"a whole number from 0 to {MAX_COUNT}", _count_0_or_more, _whole,
+                              "BLACKBOARD_MAX_OVERFLOW")
+    pool_timeout: float = _knob(30.0, SECONDS, _above_0, _finite, "BLACKBOARD_POOL_TIMEOUT")
     pool_pre_ping: bool = _knob(False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_POOL_PRE_PING")
-    poll_interval: float = _knob(0.02, SECONDS, _above_0, float, "BLACKBOARD_POLL_INTERVAL")
+    artifacts_dir: str = _knob("artifacts", "a folder", bool, str, "BLACKBOARD_ARTIFACTS_DIR")
+    poll_interval: float = _knob(0.02, SECONDS, _above_0, _finite, "BLACKBOARD_POLL_INTERVAL")
     # set in code only (tests, embedding)
     echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
     # a worker's options (`blackboard worker`)
-    concurrency: int = _knob(1, "1 or more", _above_0, int, flag="--concurrency")
-    grace: float = _knob(30.0, "0 or more seconds", _0_or_more, float, flag="--grace")
-    head_start: float = _knob(0.1, "0 or more seconds", _0_or_more, float, flag="--head-start")
+    concurrency: int = _knob(1, f"a whole number from 1 to {MAX_COUNT}", _count_above_0, _whole, flag="--concurrency")
+    grace: float = _knob(30.0, SECONDS_0, _0_or_more, _finite, flag="--grace")
+    head_start: float = _knob(0.1, SECONDS_0, _0_or_more, _finite, flag="--head-start")
 
     def __post_init__(self) -> None:
         for name, knob in KNOBS.items():
@@ -121,7 +160,7 @@ def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Blac
     for name, knob in KNOBS.items():
         flag = flags.get(name) if knob.flag else None
         raw, source = (flag, knob.flag) if flag is not None else (env.get(knob.env) if knob.env else None, knob.env)
-        if raw is None or raw == "":
+        if raw is None or (raw == "" and source == knob.env):  # an empty variable counts as not set
             continue
         try:
             value = knob.parse(raw)
@@ -184,7 +223,7 @@ def worker_options(settings: BlackboardSettings, agent: str, once: bool, blackbo
 
     return WorkerOptions(
         agent=agent, once=once, concurrency=settings.concurrency, blackboard_id=blackboard_id,
-        grace=settings.grace, head_start=settings.head_start,
+        grace=settings.grace, head_start=settings.head_start, artifacts_dir=settings.artifacts_dir,
         # expire what is overdue a few times per the shorter timeout, every 0.5 s to 10 s
         sweep_every=min(10.0, max(0.5, min(settings.post_timeout, settings.claim_timeout) / 3)),
         # a running handler's claim is renewed every third of the claim timeout (README: "Leases")

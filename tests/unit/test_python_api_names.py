@@ -50,13 +50,13 @@ def test_settings_given_in_code_beat_the_environment_and_bad_ones_name_the_setti
     env = {"BLACKBOARD_CLAIM_TIMEOUT": "30", "BLACKBOARD_SQLITE_SYNCHRONOUS": "FULL"}
     config = configured({}, {"claim_timeout": 600, "sqlite_synchronous": "normal"}, env)
     assert (config.claim_timeout, config.sqlite_synchronous) == (600.0, "NORMAL")
-    with pytest.raises(blackboard.InvalidInput, match="^claim_timeout: must be seconds, above 0, got -1$"):
+    with pytest.raises(blackboard.InvalidInput, match="^claim_timeout: must be seconds, above 0 and at most 1e\\+09, got -1$"):
         configured({}, {"claim_timeout": -1}, env)
     with pytest.raises(blackboard.InvalidInput, match="^claim_timout: is not a setting; the settings are db, "):
         configured({}, {"claim_timout": 600}, env)
 
 
 def test_a_blackboard_with_a_bad_setting_is_refused_before_any_database_is_opened(tmp_path):
-    with pytest.raises(blackboard.InvalidInput, match="^pool_size: must be a whole number above 0"):
+    with pytest.raises(blackboard.InvalidInput, match="^pool_size: must be a whole number from 1 to 10000"):
         blackboard.Blackboard(f"sqlite:///{tmp_path / 'b.db'}", pool_size=0)
     assert list(tmp_path.iterdir()) == []

@@ -65,12 +65,12 @@ def test_any_other_pool_pre_ping_value_is_refused_naming_the_variable_and_the_ru
 @pytest.mark.parametrize(("variable", "raw", "rule"), [
     ("BLACKBOARD_CLAIM_THRESHOLD", "abc", "a number from 0 to 1"),
     ("BLACKBOARD_CLAIM_THRESHOLD", "1.5", "a number from 0 to 1"),
-    ("BLACKBOARD_POST_TIMEOUT", "-1", "seconds, above 0"),
-    ("BLACKBOARD_CLAIM_TIMEOUT", "0", "seconds, above 0"),
+    ("BLACKBOARD_POST_TIMEOUT", "-1", "seconds, above 0 and at most 1e+09"),
+    ("BLACKBOARD_CLAIM_TIMEOUT", "0", "seconds, above 0 and at most 1e+09"),
     ("BLACKBOARD_SQLITE_SYNCHRONOUS", "SOMETIMES", "OFF or NORMAL or FULL or EXTRA"),
-    ("BLACKBOARD_POOL_SIZE", "2.5", "a whole number above 0"),
-    ("BLACKBOARD_MAX_OVERFLOW", "-1", "a whole number, 0 or more"),
-    ("BLACKBOARD_POLL_INTERVAL", "soon", "seconds, above 0"),
+    ("BLACKBOARD_POOL_SIZE", "2.5", "a whole number from 1 to 10000"),
+    ("BLACKBOARD_MAX_OVERFLOW", "-1", "a whole number from 0 to 10000"),
+    ("BLACKBOARD_POLL_INTERVAL", "soon", "seconds, above 0 and at most 1e+09"),
 ])
 def test_a_bad_variable_is_refused_naming_it_and_its_rule(variable, raw, rule):
     with pytest.raises(InvalidInput) as refused:
@@ -80,9 +80,9 @@ def test_a_bad_variable_is_refused_naming_it_and_its_rule(variable, raw, rule):
 
 
 @pytest.mark.parametrize(("flag", "name", "value", "message"), [
-    ("--concurrency", "concurrency", 0, "--concurrency: must be 1 or more, got 0"),
-    ("--grace", "grace", -1.0, "--grace: must be 0 or more seconds, got -1"),
-    ("--head-start", "head_start", -0.5, "--head-start: must be 0 or more seconds, got -0.5"),
+    ("--concurrency", "concurrency", 0, "--concurrency: must be a whole number from 1 to 10000, got 0"),
+    ("--grace", "grace", -1.0, "--grace: must be 0 or more seconds, at most 1e+09, got -1"),
+    ("--head-start", "head_start", -0.5, "--head-start: must be 0 or more seconds, at most 1e+09, got -0.5"),
 ])
 def test_a_bad_worker_option_is_refused_naming_the_flag_and_its_rule(flag, name, value, message):
     with pytest.raises(InvalidInput, match=re.escape(message)):
@@ -102,10 +102,12 @@ def test_a_setting_without_a_variable_is_not_read_from_the_environment():
     assert settings.load({}, env={"BLACKBOARD_MAX_ATTEMPTS": "3", "BLACKBOARD_GRACE": "1"}) == BlackboardSettings()
 
 
-def test_json_output_is_on_only_for_a_yes_word():
+def test_json_output_is_on_for_a_yes_word_off_for_a_no_word():
     assert settings.load({}, env={"BLACKBOARD_JSON": "yes"}).json is True
-    assert settings.load({}, env={"BLACKBOARD_JSON": "off"}).json is False
+    assert settings.load({}, env={"BLACKBOARD_JSON": "no"}).json is False
     assert settings.load({"json": True}, env={}).json is True
+    with pytest.raises(InvalidInput, match="BLACKBOARD_JSON: must be 1, true, yes, 0, false or no, got 'off'"):
+        settings.load({}, env={"BLACKBOARD_JSON": "off"})
 
 
 def test_settings_built_in_code_are_checked_too():
@@ -141,7 +143,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
     return BlackboardSettings(
         db=PG_URL, agents_dir="elsewhere", json=True, claim_threshold=0.6, post_timeout=12.0, claim_timeout=90.0,
         sqlite_synchronous="NORMAL", sqlite_busy_timeout=4.0, pool_size=3, max_overflow=0, pool_timeout=7.0,
-        pool_pre_ping=True, poll_interval=0.5, echo=True,
+        pool_pre_ping=True, poll_interval=0.5, echo=True, artifacts_dir="/srv/artifacts",
         concurrency=4, grace=2.0, head_start=0.0,
     )
 

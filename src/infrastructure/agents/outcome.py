@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -52,3 +53,19 @@ def _fields(value: dict[str, Any], source: str) -> HandlerOutcome:
     if artifact is not None and not isinstance(artifact, str):
         return HandlerOutcome(False, error=f"{source}: artifact_path must be a string")
     return HandlerOutcome(True, artifact, tuple(items))
+
+
+def artifact_refusal(artifact_path: str, agent_folder: Path, artifacts_dir: str) -> str | None:
+    """Why a handler may not name this artifact, or None when it may: the path, relative to the agent's
+    folder unless absolute, must lead (symbolic links followed) inside that folder or inside the
+    artifacts folder (BLACKBOARD_ARTIFACTS_DIR, relative to the agent's folder unless absolute), so a
+    handler fed hostile signal data cannot make the board point readers at /etc/passwd or ~/.ssh."""
+    try:
+        target = (agent_folder / artifact_path).resolve()
+        allowed = [agent_folder.resolve(), (agent_folder / artifacts_dir).resolve()]
+    except (OSError, RuntimeError, ValueError) as exc:  # a loop of links, a NUL in the path
+        return f"artifact_path {artifact_path[:200]!r} cannot be resolved: {exc}"
+    if any(target.is_relative_to(root) for root in allowed):
+        return None
+    return (f"artifact_path {artifact_path[:200]!r} leads outside the agent's folder {allowed[0]} and the "
+            f"artifacts folder {allowed[1]} (set BLACKBOARD_ARTIFACTS_DIR to allow another folder)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -40,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from blackboard.infrastructure import settings
 
+        _check_text(args)  # bytes that are not UTF-8 (a lone surrogate here) cannot be stored or printed
         config = settings.load(_flags(args))  # a bad flag or variable stops here, before anything is opened
         as_json = config.json
         from blackboard.infrastructure.cli import commands
@@ -69,6 +71,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return OK
 
 
+def _check_text(args: Any) -> None:
+    """Every text given on the command line is valid UTF-8: Python hands other bytes over as lone
+    surrogates, which no store, terminal or JSON document can take."""
+    for dest, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and any("\ud800" <= c <= "\udfff" for c in text):
+                field = OPTIONS.get(dest, "--" + dest.replace("_", "-"))
+                raise InvalidInput(field, "must be valid UTF-8 text (it holds bytes that are not)")
+
+
 def _flags(args: Any) -> dict[str, Any]:
     """The settings given as options (None: not given). `--json` is given only when set."""
     return {
@@ -94,7 +106,7 @@ def _report(exc: Exception, as_json: bool) -> int:
         _print(ended.data if as_json else ended.text, as_json)
     # our own errors are one line already; another (a bug, a driver's error) is cut to its first line
     message = str(error) if isinstance(error, BlackboardError) and code != UNEXPECTED else _first_line(error)
-    print(f"blackboard: {message}", file=sys.stderr)
+    print(f"blackboard: {terminal_safe(message)}", file=sys.stderr)
     return code
 
 
@@ -112,4 +124,15 @@ def _invalid(exc: Any) -> InvalidInput:
 
 
 def _print(data: Any, as_json: bool) -> None:
-    print(json.dumps(data, indent=2) if as_json else data)
+    print(json.dumps(data, indent=2) if as_json else terminal_safe(str(data)))
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """Text for a terminal: control characters (ESC and the sequences it starts, CR, BEL, backspace, the
+    C1 controls) and bidirectional overrides that stored text may hold are shown escaped (`\\x1b`), not
+    sent raw, so a topic or an error cannot move the cursor, recolour or rewrite what is shown. Line
+    breaks and tabs stay. (JSON output escapes control characters itself.)"""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -25,9 +24,10 @@ from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import render
+from blackboard.infrastructure.cli.json_input import parse_json
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings, worker_options
+from blackboard.infrastructure.settings import MAX_SECONDS, BlackboardSettings, worker_options
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -112,7 +112,8 @@ def worker(
 @inject
 def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     query = GetSignalById(signal_id=args.signal_id, at=args.at)
-    return render.signal(queries().get_signal(query))
+    found = queries().get_signal(query)
+    return render.signal(found, queries().overdue([found]) if args.at is None else None)
 
 
 @inject
@@ -121,7 +122,8 @@ def signals(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.
         status=args.status, signal_type=args.signal_type, capability=args.capability,
         blackboard_id=args.blackboard, limit=args.limit, at=args.at,
     )
-    return render.signals(queries().list_signals(query))
+    found = queries().list_signals(query)
+    return render.signals(found, overdue=queries().overdue(found) if args.at is None else None)
 
 
 @inject
@@ -212,21 +214,15 @@ def projection_rebuild(args: argparse.Namespace, projector: Lazy = Provide[Conta
 def _json_object(raw: str | None, option: str) -> dict[str, Any]:
     if raw is None:
         return {}
-    def refuse(constant: str) -> None:
-        raise InvalidInput(option, f"must be a JSON object: {constant} is not JSON")
-
-    try:
-        value = json.loads(raw, parse_constant=refuse)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(option, f"must be a JSON object: {exc.msg} at character {exc.pos}") from None
+    value = parse_json(raw, option)
     if not isinstance(value, dict):
         raise InvalidInput(option, f"must be a JSON object, got {type(value).__name__}")
     return value
 
 
 def _check_timeout(timeout: float | None) -> None:
-    if timeout is not None and timeout < 0:
-        raise InvalidInput("--timeout", f"must be 0 or more seconds, got {timeout:g}")
+    if timeout is not None and not 0 <= timeout <= MAX_SECONDS:  # nan too: a wait that never ends
+        raise InvalidInput("--timeout", f"must be 0 or more seconds, at most {MAX_SECONDS:g}, got {timeout:g}")
 
 
 def _check_watch(args: argparse.Namespace) -> None:

@@ -202,13 +202,9 @@ def _value(args: argparse.Namespace) -> Any:
 
 
 def _json(raw: str, option: str, object_only: bool = False) -> Any:
-    def refuse(constant: str) -> None:
-        raise InvalidInput(option, f"must be JSON: {constant} is not JSON")
+    from blackboard.infrastructure.cli.json_input import parse_json
 
-    try:
-        value = json.loads(raw, parse_constant=refuse)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(option, f"must be JSON: {exc.msg} at character {exc.pos}") from None
+    value = parse_json(raw, option)
     if object_only and not isinstance(value, dict):
         raise InvalidInput(option, f"must be a JSON object, got {type(value).__name__}")
     return value

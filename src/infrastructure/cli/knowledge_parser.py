@@ -9,6 +9,7 @@ from typing import Any
 
 def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.ArgumentParser]) -> None:
     """write, read, entries, resolve, summary: the shared knowledge on a board (contracts/knowledge.md)."""
+    from blackboard.infrastructure.cli.parser import whole  # the parser imports this module
     write = _command(commands, "write", "write a new version of an entry key; exit 3 if it is kept as a conflict candidate",
                      'blackboard write findings/sources --blackboard ps-42 --author ps-researcher --type finding '
                      '--value \'["paper A", "paper B"]\'', "write")
@@ -28,7 +29,7 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     write.add_argument("--depends-on", action="append", default=[], metavar="KEY", help="an entry this builds on (repeatable)")
     write.add_argument("--topic", action="append", default=[], metavar="T", dest="topics", help="publish to a topic (repeatable)")
     write.add_argument("--meta", metavar="JSON", help="a small JSON object of free metadata")
-    write.add_argument("--replaces", type=int, metavar="VERSION",
+    write.add_argument("--replaces", type=whole, metavar="VERSION",
                        help="compare-and-set: write only if VERSION is the key's version (0: never written)")
     write.add_argument("--signal", metavar="SIG", help="the signal whose work this is; if it has key permissions, "
                        "only its claimer may write, and only its write keys")
@@ -40,7 +41,7 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     read.add_argument("key", metavar="KEY")
     read.add_argument("--blackboard", required=True, metavar="ID", help="the board")
     read.add_argument("--history", action="store_true", help="every recorded version, oldest first")
-    read.add_argument("--at", type=int, metavar="POSITION", help="as it was right after this log position")
+    read.add_argument("--at", type=whole, metavar="POSITION", help="as it was right after this log position")
     read.add_argument("--signal", metavar="SIG", help="read under this signal: if it has key permissions, only its "
                       "claimer may read, and only its read or write keys (needs --author)")
     read.add_argument("--token", help="the signal's claim token, when the claim has one")
@@ -55,8 +56,8 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     entries.add_argument("--topic", metavar="T", help="entries published to this topic")
     entries.add_argument("--prefix", metavar="P", help="keys starting with P")
     entries.add_argument("--conflicts", action="store_true", help="only keys in conflict")
-    entries.add_argument("--at", type=int, metavar="POSITION", help="as the board was right after this log position")
-    entries.add_argument("--limit", type=int, metavar="N", help="at most N entries")
+    entries.add_argument("--at", type=whole, metavar="POSITION", help="as the board was right after this log position")
+    entries.add_argument("--limit", type=whole, metavar="N", help="at most N entries")
 
     resolve = _command(commands, "resolve", "end a key's conflict with one candidate or a merged value",
                        'blackboard resolve plan/outline --blackboard ps-42 --author ps-lead --pick 3 '
@@ -65,7 +66,7 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     resolve.add_argument("--blackboard", required=True, metavar="ID", help="the board")
     resolve.add_argument("--author", required=True, help="who resolves")
     choice = resolve.add_mutually_exclusive_group(required=True)
-    choice.add_argument("--pick", type=int, metavar="VERSION", help="the candidate version that wins")
+    choice.add_argument("--pick", type=whole, metavar="VERSION", help="the candidate version that wins")
     choice.add_argument("--value", metavar="JSON", help="a merged value, any JSON")
     resolve.add_argument("--rationale", required=True, metavar="TEXT", help="why")
     resolve.add_argument("--correlation-id", help="ties the event to the caller's own run")

@@ -16,6 +16,18 @@ SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "
 STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
 
 
+def whole(raw: str) -> int:
+    """An argparse type: a whole number that fits in 64 bits, as log positions, versions and limits are
+    stored (a larger one is a usage error, exit 2, naming the option)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {raw[:40]!r}") from None
+    if not -(2**63) <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must fit in 64 bits (at most {2**63 - 1}), got {raw[:40]}")
+    return value
+
+
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         name, help=summary, description=summary[0].upper() + summary[1:] + ".",
@@ -107,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
     show.add_argument("signal_id", metavar="SIG")
-    show.add_argument("--at", type=int, metavar="POSITION", help="as the signal was right after this log position")
+    show.add_argument("--at", type=whole, metavar="POSITION", help="as the signal was right after this log position")
 
     signals = _command(commands, "signals", "list signals from the read model, oldest first",
                        "blackboard signals --status POSTED --capability RESEARCH", "signals")
@@ -115,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     signals.add_argument("--type", choices=SIGNAL_TYPES, dest="signal_type", metavar="T", help="a signal type")
     signals.add_argument("--capability", metavar="C", help="signals targeting this capability")
     signals.add_argument("--blackboard", metavar="ID", help="signals of this board")
-    signals.add_argument("--limit", type=int, metavar="N", help="at most N signals")
-    signals.add_argument("--at", type=int, metavar="POSITION", help="as the boards were right after this log position")
+    signals.add_argument("--limit", type=whole, metavar="N", help="at most N signals")
+    signals.add_argument("--at", type=whole, metavar="POSITION", help="as the boards were right after this log position")
 
     match = _command(commands, "match", "rank the registry's agents for a signal",
                      "blackboard match sig-1a2b3c4d", "match")
@@ -136,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--blackboard", metavar="ID", help="only completions (entries) on this board")
     watch.add_argument("--timeout", type=float, metavar="SECONDS",
                        help="give up after this long (exit 5); with --follow, stop then (exit 0)")
-    watch.add_argument("--since", type=int, metavar="POSITION",
+    watch.add_argument("--since", type=whole, metavar="POSITION",
                        help="count what happens after this log position (default: from now)")
 
     wait = _command(commands, "wait", "block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED",
@@ -149,8 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     events = _command(commands, "events", "print the event log in order, with global positions",
                       "blackboard events --blackboard ps-42 --since 120", "events")
     events.add_argument("--blackboard", metavar="ID", help="only this board's events")
-    events.add_argument("--since", type=int, default=0, metavar="POSITION", help="only events after this position")
-    events.add_argument("--limit", type=int, metavar="N", help="at most N events")
+    events.add_argument("--since", type=whole, default=0, metavar="POSITION", help="only events after this position")
+    events.add_argument("--limit", type=whole, metavar="N", help="at most N events")
 
     from blackboard.infrastructure.cli.knowledge_parser import add_knowledge_commands
 

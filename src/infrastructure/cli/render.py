@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,22 +22,39 @@ class Output:
     text: str
 
 
-def signal(item: AgentSignal) -> Output:
-    return Output(documents.signal(item), signal_text(item))
+def signal(item: AgentSignal, overdue: Mapping[str, datetime] | None = None) -> Output:
+    """`overdue`: the deadlines passed of signals not yet expired (BlackboardQueries.overdue)."""
+    due = (overdue or {}).get(item.signal_id)
+    return Output(_document(item, due), signal_text(item, due))
 
 
-def signals(items: Sequence[AgentSignal], empty: str = "no signals") -> Output:
-    lines = [signal_line(s) for s in items] or [empty]
-    return Output([documents.signal(s) for s in items], "\n".join(lines))
+def signals(items: Sequence[AgentSignal], empty: str = "no signals",
+            overdue: Mapping[str, datetime] | None = None) -> Output:
+    marks = overdue or {}
+    lines = [signal_line(s, marks.get(s.signal_id)) for s in items] or [empty]
+    return Output([_document(s, marks.get(s.signal_id)) for s in items], "\n".join(lines))
 
 
-def signal_line(s: AgentSignal) -> str:
+def _document(s: AgentSignal, due: datetime | None) -> dict[str, Any]:
+    """The signal's document; an overdue one not yet expired also carries `overdue_since`, its deadline
+    (the schema allows properties beyond its own; README: "Deadlines")."""
+    document = documents.signal(s)
+    if due is not None:
+        document["overdue_since"] = due.isoformat()
+    return document
+
+
+def signal_line(s: AgentSignal, due: datetime | None = None) -> str:
     who = f" by {s.claimed_by}" if s.claimed_by else ""
-    return f"{s.signal_id}  {s.signal_type:<13} {s.status:<9}{who}  [{s.blackboard_id}] {s.payload.topic}"
+    late = f" OVERDUE since {due:%H:%M:%S}" if due else ""
+    return f"{s.signal_id}  {s.signal_type:<13} {s.status:<9}{who}{late}  [{s.blackboard_id}] {s.payload.topic}"
 
 
-def signal_text(s: AgentSignal) -> str:
-    lines = [signal_line(s), f"  posted by {s.posted_by} at {s.created_at:%Y-%m-%d %H:%M:%S}"]
+def signal_text(s: AgentSignal, due: datetime | None = None) -> str:
+    lines = [signal_line(s, due), f"  posted by {s.posted_by} at {s.created_at:%Y-%m-%d %H:%M:%S}"]
+    if due:
+        lines.append(f"  overdue: its deadline passed at {due:%Y-%m-%d %H:%M:%S}; "
+                     "the next command on it or the next sweep records it EXPIRED")
     if s.after:
         waiting = f" (waiting for {', '.join(sorted(s.waiting_for))})" if s.waiting_for else ""
         lines.append(f"  after {', '.join(s.after)}{waiting}")

@@ -98,6 +98,8 @@ def from_document(text: str) -> tuple[str, list[StoredEvent]]:
         document = json.loads(text, parse_constant=refuse)
     except json.JSONDecodeError as exc:
         raise InvalidInput("FILE", f"must be JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InvalidInput("FILE", "must be JSON nested less deeply (thousands of levels)") from None
     if not isinstance(document, dict):
         raise InvalidInput("FILE", f"must be a JSON object (an export document), got {_kind(document)}")
     if document.get("format") != FORMAT:

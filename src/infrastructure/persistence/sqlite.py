@@ -7,8 +7,10 @@ index lookup per poll).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
-from contextlib import AbstractContextManager
+import time
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +76,8 @@ class SqliteDialect(Dialect):
         engine = create_engine(url, echo=settings.echo, **options)
         # one writer at a time: a lock file for a database file; the one shared connection for :memory:
         self._turn = threading.Lock() if in_memory else WriterLock(f"{database}.lock", settings.busy_timeout)
+        if not in_memory and not url.query:  # a plain file (a URI names its own options)
+            use_wal(database, self._turn, settings.busy_timeout)
         busy_ms = int(settings.busy_timeout * 1000)
 
         @event.listens_for(engine, "connect")
@@ -82,7 +86,7 @@ class SqliteDialect(Dialect):
             cursor = dbapi_connection.cursor()
             cursor.execute(f"PRAGMA busy_timeout={busy_ms}")  # first, so the WAL switch below can wait too
             if not in_memory:
-                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA journal_mode=WAL")  # a no-op once the file is in WAL (use_wal)
             cursor.execute(f"PRAGMA synchronous={synchronous}")
             cursor.close()
 
@@ -92,3 +96,27 @@ class SqliteDialect(Dialect):
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         return engine
+
+
+def use_wal(database: str, turn: AbstractContextManager[Any], busy_timeout: float) -> None:
+    """Put a database file in WAL mode, which the file keeps, before this process opens it otherwise.
+
+    The switch needs the file to itself, and SQLite may refuse it at once ("database is locked")
+    rather than wait in its busy handler when connections of other processes hold locks on a file
+    that is still in rollback mode; so processes starting at once on a new file take the writer turn
+    for it, one at a time, and retry a refusal until the busy timeout. A file in WAL already costs
+    one PRAGMA."""
+    with closing(sqlite3.connect(database, timeout=busy_timeout, isolation_level=None)) as conn:
+        if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+            return
+        deadline, pause = time.monotonic() + busy_timeout, 0.005
+        with turn:
+            while True:
+                try:
+                    conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                    return
+                except sqlite3.OperationalError as refused:
+                    if "locked" not in str(refused) and "busy" not in str(refused) or time.monotonic() >= deadline:
+                        raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)

@@ -15,6 +15,7 @@ from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
+from blackboard.infrastructure.agents.outcome import artifact_refusal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.worker.recorder import Done, Recorder
 
@@ -32,7 +33,9 @@ class Handling:
         renew_every: float,
         cancel: threading.Event,
         recorder: Recorder,
+        artifacts_dir: str = "artifacts",
     ) -> None:
+        self._artifacts_dir = artifacts_dir
         self._service = service
         self._queries = queries
         self._token = token
@@ -81,6 +84,10 @@ class Handling:
     def _command(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome) -> CompleteSignal | FailSignal:
         common = {"signal_id": claimed.signal_id, "agent_id": agent.name, "token": self._token,
                   "blackboard_id": claimed.blackboard_id}
+        if outcome.succeeded and outcome.artifact_path is not None and (
+            refused := artifact_refusal(outcome.artifact_path, agent.path.resolve().parent, self._artifacts_dir)
+        ):
+            return FailSignal(**common, error=f"handler output refused: {refused}")
         if outcome.succeeded:
             try:
                 return CompleteSignal(**common, artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items)

@@ -19,3 +19,4 @@ class WorkerOptions:
     renew_every: float  # seconds between lease renewals while a handler runs
     head_start: float  # seconds per point of score: an agent waits (best other score - its own)
     # x this before claiming, so when several agents fit one signal the best fit usually gets it
+    artifacts_dir: str = "artifacts"  # besides the agent's folder, where an artifact path may point

@@ -51,7 +51,8 @@ class Worker:
         slots = 1 if options.once else options.concurrency
         self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="handler")  # threads come with work
         self._recorder = Recorder(service, options.agent, self._cancel, self._recorded)
-        self._handling = Handling(service, queries, self.token, options.renew_every, self._cancel, self._recorder)
+        self._handling = Handling(service, queries, self.token, options.renew_every, self._cancel, self._recorder,
+                                  options.artifacts_dir)
         self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
         self._loop = ClaimLoop(
             options, service, queries, store, notifier, agents, everyone, threshold, self.token, self._start
