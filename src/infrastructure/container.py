@@ -139,7 +139,7 @@ class Container(containers.DeclarativeContainer):
     wiring_config = containers.WiringConfiguration(
         modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge",
                  "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.ui",
-                 "blackboard.infrastructure.cli.controller"]
+                 "blackboard.infrastructure.cli.controller", "blackboard.infrastructure.cli.mcp_command"]
     )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 

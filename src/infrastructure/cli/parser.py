@@ -167,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     from blackboard.infrastructure.cli.knowledge_parser import add_knowledge_commands
 
     add_knowledge_commands(commands, _command)
+    from blackboard.infrastructure.cli.mcp_parser import add_mcp_command
+
+    add_mcp_command(commands, _command)
     add_ui_command(commands, _command)
     add_next_command(commands, _command)
 
