@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from dependency_injector import containers, providers
+from blackboard.infrastructure.injection import containers, providers
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 

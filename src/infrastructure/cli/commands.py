@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dependency_injector.wiring import Provide, inject
+from blackboard.infrastructure.injection import Provide, inject
 
 from blackboard.application.commands import (
     ClaimSignal,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dependency_injector.wiring import Provide, inject
+from blackboard.infrastructure.injection import Provide, inject
 
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings
