@@ -5,7 +5,8 @@ eventsourcing baseline, (c) latency on a small vs a huge board, warm and cold, (
 (e) concurrent writers, (k) knowledge entries on a small and a huge board, (l) `events` and `status` on a long log, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
 PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (m) a post through
 the Python API against a `blackboard post` process, (t) `match` by text over 1,000 agent files,
-(s) CLI start-up.
+(s) CLI start-up,
+(p) a post as an MCP tool call against a CLI post.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -105,6 +106,13 @@ def main() -> None:
         targets.append(_target("(s) CLI start-up: blackboard show / import sqlalchemy", round(st["ratio"], 2),
                                f"<= {startup.TARGET}", st["pass"]))
 
+    def run_p() -> None:  # (p) a post as an MCP tool call (a running `blackboard mcp`) vs a CLI post
+        from bench import mcp
+
+        report["mcp"] = p = mcp.run(int(os.environ.get("BENCH_MCP_RUNS", "100")))
+        targets.append(_target("(p) MCP tool call (post), median ms; CLI post beside it", round(p["mcp_post_ms"], 2),
+                               f"<= {mcp.TARGET_MS:g}", p["pass"]))
+
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
         from bench import knowledge
 
@@ -168,7 +176,7 @@ def main() -> None:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
     for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("k", run_k),
-                      ("l", run_l), ("m", run_m), ("t", run_t), ("s", run_s)):
+                      ("l", run_l), ("m", run_m), ("t", run_t), ("s", run_s), ("p", run_p)):
         if name in config.sections:
             section(name, run)
 

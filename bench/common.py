@@ -27,7 +27,7 @@ __all__ = ["percentile", "summary_ms"]  # re-exported: sections import them from
 
 AGENT = AgentProfile(agent_id="bench-researcher", capabilities=(AgentCapability(type="RESEARCH", score=0.9),))
 
-SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "l", "m", "t", "s")  # all of them run by default; BENCH_SECTIONS picks some
+SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "l", "m", "t", "s", "p")  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
 SIZES: dict[str, tuple[int, int]] = {

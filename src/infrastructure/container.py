@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from dependency_injector import containers, providers
+from blackboard.infrastructure.injection import containers, providers
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
@@ -149,7 +149,7 @@ class Container(containers.DeclarativeContainer):
         modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge",
                  "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.paging",
                  "blackboard.infrastructure.cli.habits", "blackboard.infrastructure.cli.ui",
-                 "blackboard.infrastructure.cli.controller"]
+                 "blackboard.infrastructure.cli.controller", "blackboard.infrastructure.cli.mcp_command"]
     )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from dependency_injector import containers
+from blackboard.infrastructure.injection import containers
 from pydantic import BaseModel, ValidationError
 
 from blackboard.domain.errors import InvalidInput

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dependency_injector.wiring import Provide, inject
+from blackboard.infrastructure.injection import Provide, inject
 
 from blackboard.application.commands import (
     ClaimSignal,
@@ -221,5 +221,6 @@ from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summ
 from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
 from blackboard.infrastructure.cli.paging import events, signals  # noqa: E402,F401
 from blackboard.infrastructure.cli.habits import completion, schema, status  # noqa: E402,F401
+from blackboard.infrastructure.cli.mcp_command import mcp  # noqa: E402,F401
 from blackboard.infrastructure.cli.controller import next_moves  # noqa: E402,F401
 from blackboard.infrastructure.cli.ui import ui  # noqa: E402,F401

@@ -6,7 +6,7 @@ import argparse
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from dependency_injector.wiring import Provide, inject
+from blackboard.infrastructure.injection import Provide, inject
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.render import Output

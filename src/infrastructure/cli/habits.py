@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from dependency_injector.wiring import Provide, inject
+from blackboard.infrastructure.injection import Provide, inject
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.render import Output

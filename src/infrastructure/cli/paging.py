@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from dependency_injector.wiring import Provide, inject
+from blackboard.infrastructure.injection import Provide, inject
 
 from blackboard.application.commands import ListSignals
 from blackboard.application.ports import Recorded

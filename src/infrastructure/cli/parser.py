@@ -176,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     from blackboard.infrastructure.cli.habits_parser import add_habit_commands
 
     add_habit_commands(commands, _command)
+    from blackboard.infrastructure.cli.mcp_parser import add_mcp_command
+
+    add_mcp_command(commands, _command)
     add_ui_command(commands, _command)
     add_next_command(commands, _command)
 

@@ -1,0 +1,64 @@
+"""A tool's arguments: a pydantic model derived from the fields of the command model it feeds.
+
+The tool's input schema is that model's JSON schema, and the same field definitions (types,
+patterns, bounds, validators) check a call's arguments as they check the CLI's options: one rule,
+two interfaces. A refusal names the tool's argument and the rule, before anything is written.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from blackboard.domain.errors import InvalidInput
+
+STRICT = ConfigDict(extra="forbid")
+
+
+def same(*names: str) -> dict[str, str]:
+    """Arguments named as the command model's fields."""
+    return {name: name for name in names}
+
+
+def derive(
+    title: str,
+    model: type[BaseModel],
+    fields: Mapping[str, str],
+    optional: tuple[str, ...] = (),
+    own: Mapping[str, tuple[Any, FieldInfo]] | None = None,
+    notes: Mapping[str, str] | None = None,
+) -> type[BaseModel]:
+    """An argument model named `title`: each argument of `fields` (argument -> the model's field) as
+    the model defines that field; those in `optional` may be left out (None), whatever the model
+    says; `own` adds arguments the command model does not have; `notes` describe arguments."""
+    made: dict[str, Any] = {}
+    for argument, name in fields.items():
+        field = copy.deepcopy(model.model_fields[name])
+        if argument in optional and field.is_required():
+            inner = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+            field = FieldInfo(annotation=inner | None, default=None)
+        made[argument] = (field.annotation, field)
+    made.update(own or {})
+    for argument, note in (notes or {}).items():
+        made[argument][1].description = note
+    return create_model(title, __config__=STRICT, **made)
+
+
+def invalid(error: ValidationError, names: Mapping[str, str] | None = None) -> InvalidInput:
+    """A ValidationError as bad input naming each argument (`names`: a command field -> the argument
+    that gave it) and its rule, as the CLI names each option."""
+    problems = []
+    for item in error.errors():
+        field = str(item["loc"][0]) if item["loc"] else "arguments"
+        problems.append((names or {}).get(field, field) + f": {item['msg']} (got {item.get('input')!r})")
+    first, _, rule = problems[0].partition(": ")
+    return InvalidInput(first, "; ".join([rule, *problems[1:]]))
+
+
+def accepted(arguments_model: type[BaseModel], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments the caller gave, validated (ValidationError when one breaks its rule)."""
+    return arguments_model.model_validate(dict(arguments)).model_dump(exclude_unset=True)

@@ -1,0 +1,141 @@
+"""The signal tools: post, claim, complete, fail, show, signals, match, wait (contracts/mcp.md)."""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from blackboard.application.commands import (
+    ClaimSignal, CompleteSignal, FailSignal, GetSignalById, ListSignals, PostSignal,
+)
+from blackboard.application.errors import WaitTimedOut
+from blackboard.domain.errors import SignalNotFound
+from blackboard.infrastructure import documents
+from blackboard.infrastructure.mcp.schemas import derive, same
+from blackboard.infrastructure.mcp.session import Progress, Session, build
+from blackboard.infrastructure.mcp.tools import Tool
+
+POST = {"capabilities": "target_capabilities", "key": "dedupe_key"}  # argument -> PostSignal field
+WAITING = {"timeout_seconds": (Annotated[float, Field(ge=0)], Field(description="give up after this long"))}
+ON_BOARD = "the signal's board (default: the server's --blackboard); a signal of another board is not found"
+
+
+def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    fields = {POST.get(k, k): v for k, v in given.items()}
+    if session.agent is not None:
+        fields["posted_by"] = session.agent
+    fields.setdefault("blackboard_id", session.default_board)
+    posted = session.service.post_signal(build(PostSignal, {v: k for k, v in POST.items()}, **fields))
+    return documents.posted(posted, session.registry)  # with the CLI's warning when no fitting agent can run it
+
+
+def claim(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    agent, signal_id = session.acting("blackboard_claim"), given["signal_id"]
+    given.setdefault("blackboard_id", session.default_board)
+    held = session.token(signal_id)
+    try:
+        return documents.signal(session.service.claim_signal(
+            build(ClaimSignal, {}, **given, agent_id=agent, token=session.new_token(signal_id))))
+    except Exception:
+        if held is None:
+            session.forget(signal_id)
+        raise
+
+
+def complete(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    return _finish(session, "blackboard_complete", CompleteSignal, given)
+
+
+def fail(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    return _finish(session, "blackboard_fail", FailSignal, given)
+
+
+def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> Any:
+    agent, signal_id = session.acting(tool), given["signal_id"]
+    given.setdefault("blackboard_id", session.default_board)
+    command = build(model, {}, **given, agent_id=agent, token=session.token(signal_id))
+    done = (session.service.complete_signal if model is CompleteSignal else session.service.fail_signal)(command)
+    session.forget(signal_id)
+    return documents.signal(done)
+
+
+def show(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    board = given.pop("blackboard_id", None)
+    return documents.signal(_on_board(session, board, GetSignalById(**given)))
+
+
+def _on_board(session: Session, board: str | None, query: GetSignalById) -> Any:
+    """The signal, if it is on the board the call (or the server) names: GetSignalById finds it anywhere."""
+    board = board or session.default_board
+    found = session.queries.get_signal(query)
+    if board is not None and found.blackboard_id != board:
+        raise SignalNotFound(query.signal_id, board)
+    return found
+
+
+def signals(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    given.setdefault("blackboard_id", session.default_board)
+    return [documents.signal(s) for s in session.queries.list_signals(ListSignals(**given))]
+
+
+def match(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    query = GetSignalById(signal_id=given["signal_id"])
+    _on_board(session, given.get("blackboard_id"), query)
+    return documents.ranking(session.queries.match(query))
+
+
+def wait(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    """The signal once it is final, whatever its end (its status says which); a timeout is an error.
+    Waits a second at a time, so progress goes out (to a client that asked) about once a second."""
+    signal_id, timeout = given["signal_id"], given["timeout_seconds"]
+    _on_board(session, given.get("blackboard_id"), GetSignalById(signal_id=signal_id))
+    started = time.monotonic()
+    while True:
+        left = timeout - (time.monotonic() - started)
+        try:
+            return documents.signal(session.watcher.wait_for_signal(signal_id, max(0.0, min(left, 1.0))))
+        except WaitTimedOut:
+            if left <= 1.0:
+                raise WaitTimedOut(f"{signal_id} to finish", timeout) from None
+        progress(time.monotonic() - started, timeout, f"waiting for {signal_id} to finish")
+
+
+def _board() -> dict[str, Any]:
+    """A `blackboard_id` argument for a query that finds a signal by its id alone (as ClaimSignal's)."""
+    field = ClaimSignal.model_fields["blackboard_id"]
+    return {"blackboard_id": (field.annotation, copy.deepcopy(field))}
+
+
+def signal_tools(with_agent: bool) -> list[Tool]:
+    board = {"blackboard_id": "the board (default: the server's --blackboard, else ps_id)"}
+    post_fields = same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context") | {
+        "capabilities": "target_capabilities"} | same("after") | {"key": "dedupe_key"} | same(
+        "read_keys", "write_keys", "blackboard_id", "correlation_id", *(() if with_agent else ("posted_by",)))
+    one = same("signal_id", "blackboard_id", "correlation_id")
+    on_board = {"blackboard_id": ON_BOARD}
+    return [
+        Tool("blackboard_post_signal", "Post a signal (a unit of work) for an agent to claim; returns the signal. "
+             "`key` dedupes: posting again with it on the same board returns the first signal.",
+             derive("PostSignalArguments", PostSignal, post_fields, notes=board), post),
+        Tool("blackboard_claim", "Claim a POSTED signal as the server's agent; returns the signal.",
+             derive("ClaimArguments", ClaimSignal, one, notes=on_board), claim),
+        Tool("blackboard_complete", "Complete a signal the server's agent claimed, with its result; returns the signal.",
+             derive("CompleteArguments", CompleteSignal, one | same("artifact_path", "knowledge_items"),
+                    notes=on_board), complete),
+        Tool("blackboard_fail", "Report that a signal the server's agent claimed could not be done; returns the signal.",
+             derive("FailArguments", FailSignal, one | same("error"), notes=on_board), fail),
+        Tool("blackboard_show", "Show one signal (`at`: as it was right after that log position).",
+             derive("ShowArguments", GetSignalById, same("signal_id", "at"), own=_board(), notes=on_board), show),
+        Tool("blackboard_signals", "List signals, oldest first, filtered.",
+             derive("SignalsArguments", ListSignals, same("status", "signal_type", "capability", "limit",
+                                                           "blackboard_id", "at")), signals),
+        Tool("blackboard_match", "Rank the registry's agents for a signal, best first.",
+             derive("MatchArguments", GetSignalById, same("signal_id"), own=_board(), notes=on_board), match),
+        Tool("blackboard_wait", "Block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED, and return it; "
+             "a tool error after timeout_seconds. Reports progress when the call carries a progress token.",
+             derive("WaitArguments", GetSignalById, same("signal_id"), own={**WAITING, **_board()}, notes=on_board),
+             wait, waits=True),
+    ]

@@ -1,0 +1,45 @@
+"""A tool: its name, what it does, its argument model, and the function that runs a call.
+
+`run(session, arguments, progress)` gets the arguments validated (as the tool's fields, the
+command's defaults left to the command model) and returns the JSON document the CLI prints with
+`--json`. A tool that `waits` runs in a worker thread, so the server serves other calls meanwhile;
+the others are one short transaction each and run on the event loop (a hop to a thread and back
+cost more than the post itself on a busy machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel
+
+from blackboard.infrastructure.mcp.schemas import accepted
+from blackboard.infrastructure.mcp.session import Progress, Session
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    run: Callable[[Session, dict[str, Any], Progress], Any]
+    waits: bool = False
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        return self.arguments.model_json_schema()
+
+    def call(self, session: Session, arguments: dict[str, Any], progress: Progress) -> Any:
+        return self.run(session, accepted(self.arguments, arguments), progress)
+
+
+def every_tool(with_agent: bool) -> dict[str, Tool]:
+    """The contract's tools, by name. A server with an agent writes, posts and resolves as it; one
+    without takes the `author` (`posted_by`) each call names."""
+    from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools
+    from blackboard.infrastructure.mcp.signal_tools import signal_tools
+
+    return {tool.name: tool for tool in (*signal_tools(with_agent), *knowledge_tools(with_agent))}

@@ -1,0 +1,61 @@
+"""The MCP tools' argument models are derived from the command models (contracts/mcp.md: "Input schemas
+are generated from the same models that validate the CLI's input"): an argument's rule is its field's."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from blackboard.application.commands import PostSignal
+from blackboard.application.knowledge_commands import WriteEntry
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.mcp.schemas import accepted, derive, invalid
+from blackboard.infrastructure.mcp.tools import every_tool
+
+
+def properties(model) -> dict:
+    return model.model_json_schema(ref_template="{model}")["properties"]
+
+
+@pytest.mark.parametrize("with_agent", [True, False])
+def test_each_argument_taken_from_a_command_field_has_that_field_s_schema(with_agent):
+    tools = every_tool(with_agent)
+    post, write = properties(tools["blackboard_post_signal"].arguments), properties(tools["blackboard_write"].arguments)
+    for argument, field in {"entry_id": "entry_id", "topic": "topic", "read_keys": "read_keys",
+                            "capabilities": "target_capabilities", "key": "dedupe_key"}.items():
+        assert {k: v for k, v in post[argument].items() if k != "title"} == \
+               {k: v for k, v in properties(PostSignal)[field].items() if k != "title"}, argument
+    for argument in ("key", "confidence", "depends_on", "section", "replaces", "signal_id"):
+        assert {k: v for k, v in write[argument].items() if k not in ("title", "description")} == \
+               {k: v for k, v in properties(WriteEntry)[argument].items() if k != "title"}, argument
+
+
+def test_an_optional_board_keeps_the_field_s_rule_and_takes_none():
+    model = derive("Arguments", WriteEntry, {"key": "key", "blackboard_id": "blackboard_id"}, optional=("blackboard_id",))
+
+    assert accepted(model, {"key": "a/b"}) == {"key": "a/b"}
+    with pytest.raises(ValidationError) as refused:
+        accepted(model, {"key": "a/b", "blackboard_id": "bad\x01board"})
+    error = invalid(refused.value)
+    assert isinstance(error, InvalidInput) and error.field == "blackboard_id" and "control characters" in error.rule
+
+
+def test_a_refusal_names_the_argument_the_caller_gave_not_the_command_field():
+    with pytest.raises(ValidationError) as refused:
+        PostSignal(signal_type="RESEARCH", ps_id="p", entry_id="e-1", topic="t", target_capabilities=("",))
+    error = invalid(refused.value, {"target_capabilities": "capabilities"})
+    assert error.field == "capabilities" and str(error).startswith("capabilities: ")
+
+
+def test_unknown_arguments_are_refused():
+    model = derive("Arguments", WriteEntry, {"key": "key"})
+    with pytest.raises(ValidationError) as refused:
+        accepted(model, {"key": "k", "colour": "red"})
+    assert invalid(refused.value).field == "colour"
+
+
+def test_a_tool_error_names_the_exit_code_the_cli_gives_the_same_family():
+    from blackboard.infrastructure.cli.exits import FAMILIES as CLI
+    from blackboard.infrastructure.mcp.server import FAMILIES as MCP
+
+    assert {family: code for family, _, code in MCP} == CLI
