@@ -2,7 +2,7 @@
 
 Sections, all run by default (BENCH_SECTIONS=a,b,... picks some): (a) command throughput, (b) the
 eventsourcing baseline, (c) latency on a small vs a huge board, warm and cold, (d) rebuild speed,
-(e) concurrent writers, (k) knowledge entries on a small and a huge board, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
+(e) concurrent writers, (k) knowledge entries on a small and a huge board, (l) `events` and `status` on a long log, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
 PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (m) a post through
 the Python API against a `blackboard post` process, (t) `match` by text over 1,000 agent files,
 (s) CLI start-up,
@@ -132,6 +132,27 @@ def main() -> None:
                     big["entries_author_ms"] <= 5),
         ])
 
+    def run_l() -> None:  # (l) events and status on a long log, from fresh processes
+        from bench import log_reading
+
+        report["log_reading"] = lg = profiled(config, "l", log_reading.run, config)
+        rows = [[name, c["peak_mb"], c["wall_s"], c["cpu_s"]] for name, c in lg["cases"].items()]
+        rows.append([f"--json status (median of {len(lg['status_wall_s'])})", lg["status_peak_mb"], lg["status_median_s"],
+                     lg["status_cpu_median_s"]])
+        rows.append(["--version (start-up alone)", "", lg["version_wall_s"], ""])
+        say(table(f"(l) a log of {lg['events']:,} events on SQLite: each command in a fresh process",
+                  ["command", "peak MB", "wall s", "cpu s"], rows,
+                  f"    the former events held every event (and its JSON) at once: {lg['former_over_jsonl_peak']}x the\n"
+                  "    streamed --jsonl's peak; status counts with GROUP BYs over the read models, not a replay.\n"
+                  "    --version is start-up alone: read the wall times against it on a loaded machine."))
+        jsonl = lg["cases"]["events --all --jsonl"]["peak_mb"]
+        targets.extend([
+            _target(f"(l) events --all --jsonl peak MB, {lg['events']:,} events", jsonl, f"<= {log_reading.TARGET_PEAK_MB}",
+                    lg["pass_peak"]),
+            _target(f"(l) status wall s, {lg['events']:,} events", lg["status_median_s"], f"<= {log_reading.TARGET_STATUS_S:g}",
+                    lg["pass_status"]),
+        ])
+
     def run_m() -> None:  # (m) a post through the Python API against `blackboard post`, taking turns
         from bench import api
 
@@ -155,7 +176,7 @@ def main() -> None:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
     for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("k", run_k),
-                      ("m", run_m), ("t", run_t), ("s", run_s), ("p", run_p)):
+                      ("l", run_l), ("m", run_m), ("t", run_t), ("s", run_s), ("p", run_p)):
         if name in config.sections:
             section(name, run)
 

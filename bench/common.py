@@ -27,7 +27,7 @@ __all__ = ["percentile", "summary_ms"]  # re-exported: sections import them from
 
 AGENT = AgentProfile(agent_id="bench-researcher", capabilities=(AgentCapability(type="RESEARCH", score=0.9),))
 
-SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "m", "t", "s", "p")  # all of them run by default; BENCH_SECTIONS picks some
+SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "l", "m", "t", "s", "p")  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
 SIZES: dict[str, tuple[int, int]] = {
@@ -40,6 +40,8 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_REBUILD_EVENTS": (200_000, 20_000),  # (d): events replayed by the rebuild
     "BENCH_LOCK_PROCS": (4, 4),  # (e): concurrent writer processes
     "BENCH_LOCK_APPENDS": (200, 50),  # (e): appends per process
+    "BENCH_LOG_EVENTS": (200_000, 20_000),  # (l): events in the log that `events` and `status` read
+    "BENCH_STATUS_REPS": (3, 3),  # (l): fresh `status` processes
     "BENCH_API_POSTS": (300, 100),  # (m): posts through the Python API
     "BENCH_API_CLI_POSTS": (15, 5),  # (m): `blackboard post` processes, taking turns with the API's posts
     "BENCH_MATCH_AGENTS": (1000, 1000),  # (t): agent files in the large folder (the target is for 1,000)

@@ -161,6 +161,7 @@ class ListSignals(Message):
     status: SignalStatus | None = None
     signal_type: SignalType | None = None
     capability: NonEmpty | None = None
+    capabilities: tuple[NonEmpty, ...] = ()  # any of them, with `capability` (a repeated --capability)
     blackboard_id: NonEmpty | None = None
     limit: int | None = Field(default=None, ge=1)
     at: int | None = Field(default=None, ge=0)  # as the boards were right after this log position

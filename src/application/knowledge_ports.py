@@ -106,3 +106,12 @@ class EntryReadModel(abc.ABC):
             in_conflict=[e.key for e in found if e.in_conflict],
             latest=max(found, key=lambda e: e.current.position, default=None),
         )
+
+    def board_counts(self, blackboard_id: str | None = None) -> dict[str, tuple[int, int]]:
+        """Each board's (or one board's) number of entries and of keys in conflict. This default
+        knows only the board it is given; a store counts every board where the rows are."""
+        if blackboard_id is None:
+            raise NotImplementedError(f"{type(self).__name__} counts one board at a time")
+        counts = self.counts(blackboard_id)
+        entries = sum(counts.by_type.values())
+        return {blackboard_id: (entries, len(counts.in_conflict))} if entries else {}

@@ -250,6 +250,16 @@ class SignalFilter:
                    claimable_only=True, limit=limit)
 
 
+@dataclass(frozen=True, slots=True)
+class BoardSignals:
+    """What `status` tells of one board's signals."""
+
+    blackboard_id: str
+    by_status: dict[str, int]
+    oldest_waiting: datetime | None  # when the oldest POSTED signal was posted
+    workers: tuple[str, ...]  # agents holding a claim taken or renewed since `live_since`
+
+
 class SignalReadModel(abc.ABC):
     """The query side: signals folded from the event log, and the position folded up to."""
 
@@ -287,6 +297,20 @@ class SignalReadModel(abc.ABC):
         for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
             counts[str(signal.status)] = counts.get(str(signal.status), 0) + 1
         return counts
+
+    def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
+        """Each board's (or one board's) signal counts, in board order. This default reads every
+        signal; a store counts where the rows are."""
+        boards: dict[str, list[AgentSignal]] = {}
+        for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
+            boards.setdefault(signal.blackboard_id, []).append(signal)
+        return [BoardSignals(
+            board,
+            {str(st): sum(s.status is st for s in found) for st in SignalStatus if any(s.status is st for s in found)},
+            min((s.created_at for s in found if s.status is SignalStatus.POSTED), default=None),
+            tuple(sorted({str(s.claimed_by) for s in found if s.status is SignalStatus.CLAIMED
+                          and s.lease_started is not None and s.lease_started >= live_since})),
+        ) for board, found in sorted(boards.items())]
 
     @abc.abstractmethod
     def position(self) -> int:

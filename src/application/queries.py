@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -76,7 +77,7 @@ class BlackboardQueries:
         criteria = SignalFilter(
             status=query.status,
             signal_type=query.signal_type,
-            capabilities=(query.capability,) if query.capability else (),
+            capabilities=((query.capability,) if query.capability else ()) + query.capabilities,
             blackboard_id=query.blackboard_id,
             limit=query.limit,
         )
@@ -123,12 +124,15 @@ class BlackboardQueries:
 
     def events(self, since: int = 0, limit: int | None = None, blackboard_id: str | None = None) -> list[Recorded]:
         """The log after position `since`, in order (only one board's, with `blackboard_id`), at most `limit`."""
-        found: list[Recorded] = []
+        return list(itertools.islice(self.logged(since, blackboard_id), limit))
+
+    def logged(self, since: int = 0, blackboard_id: str | None = None) -> Iterator[Recorded]:
+        """The same, read 1000 events at a time as the caller goes: only one page is ever held, however
+        long the log (`events --all` streams it)."""
         position = since
-        while (limit is None or len(found) < limit) and (page := self._store.read_all(after=position, limit=1000)):
-            found += [r for r in page if blackboard_id in (None, r.event.blackboard_id)]
+        while page := self._store.read_all(after=position, limit=1000):
+            yield from (r for r in page if blackboard_id in (None, r.event.blackboard_id))
             position = page[-1].position
-        return found[:limit]
 
     def match(self, query: GetSignalById) -> list[Volunteer]:
         """Every registered agent ranked by its score for the signal; `passes` marks who may claim."""

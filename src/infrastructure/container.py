@@ -29,6 +29,7 @@ from blackboard.infrastructure.settings import BlackboardSettings, service_setti
 if TYPE_CHECKING:
     from blackboard.application.knowledge import KnowledgeService
     from blackboard.application.knowledge_queries import KnowledgeQueries
+    from blackboard.application.status import StatusQueries
     from blackboard.application.transfer import BoardTransfer
     from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -110,6 +111,14 @@ def board_transfer(store: EventStore, projector: Projector) -> BoardTransfer:
     return BoardTransfer(store, projector)
 
 
+def status_queries(signals: SqlSignalReadModel, entries: SqlEntryReadModel, projector: Projector, clock: Clock,
+                   settings: Settings) -> StatusQueries:
+    """Imported on first use: `status`, and the lists that check a board exists."""
+    from blackboard.application.status import StatusQueries
+
+    return StatusQueries(signals, entries, projector, clock, settings.claim_timeout)
+
+
 def entry_read_model(engine: Engine) -> SqlEntryReadModel:
     from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
 
@@ -138,7 +147,8 @@ class Container(containers.DeclarativeContainer):
 
     wiring_config = containers.WiringConfiguration(
         modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge",
-                 "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.ui",
+                 "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.paging",
+                 "blackboard.infrastructure.cli.habits", "blackboard.infrastructure.cli.ui",
                  "blackboard.infrastructure.cli.controller", "blackboard.infrastructure.cli.mcp_command"]
     )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
@@ -169,6 +179,7 @@ class Container(containers.DeclarativeContainer):
     knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings)
     knowledge_queries = providers.Singleton(knowledge_queries, entry_read_model, read_model, projector, clock, settings)
     transfer = providers.Singleton(board_transfer, event_store, projector)
+    status = providers.Singleton(status_queries, read_model, entry_read_model, projector, clock, settings)
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command
     worker_options = providers.Dependency()

@@ -46,21 +46,23 @@ def ranking(volunteers: Sequence[Volunteer]) -> list[dict[str, Any]]:
 
 def events(records: Sequence[Recorded]) -> list[dict[str, Any]]:
     """Stored events with their global positions, as `blackboard events` prints them."""
-    return [
-        {
-            "position": r.position,
-            "event_type": r.event.event_type,
-            "stream_id": r.event.stream_id,  # a board's, or an entry key's (`<board>\x1f<key>`)
-            "version": r.event.version,
-            "event_id": r.event.event_id,
-            "schema_version": type(r.event).schema_version,
-            "occurred_at": r.event.occurred_at.isoformat(),
-            "recorded_at": r.recorded_at.isoformat(),
-            "data": r.event.data(),
-            "metadata": dict(r.metadata),
-        }
-        for r in records
-    ]
+    return [event(r) for r in records]
+
+
+def event(r: Recorded) -> dict[str, Any]:
+    """One stored event (`events --jsonl` prints one a line, as it reads them)."""
+    return {
+        "position": r.position,
+        "event_type": r.event.event_type,
+        "stream_id": r.event.stream_id,  # a board's, or an entry key's (`<board>\x1f<key>`)
+        "version": r.event.version,
+        "event_id": r.event.event_id,
+        "schema_version": type(r.event).schema_version,
+        "occurred_at": r.event.occurred_at.isoformat(),
+        "recorded_at": r.recorded_at.isoformat(),
+        "data": r.event.data(),
+        "metadata": dict(r.metadata),
+    }
 
 
 def agents(registry: FrontmatterAgentRegistry) -> dict[str, Any]:

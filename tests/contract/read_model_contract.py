@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -68,6 +68,21 @@ class ReadModelContract(abc.ABC):
 
         assert read_model.count_by_status("bb-1") == {"CLAIMED": 1, "COMPLETED": 2, "POSTED": 1}
         assert read_model.count_by_status("bb-3") == {}
+
+    def test_board_statuses_count_each_board_its_oldest_waiting_and_its_live_claimers(self, read_model):
+        read_model.apply(recorded(board_history("bb-1", 1, claimed=2, completed=2, posted=1)))
+        read_model.apply(recorded(board_history("bb-2", 9, posted=3, failed=1), first_position=100))
+        posted = {s.blackboard_id: s.created_at for s in sorted(read_model.find(SignalFilter(status=SignalStatus.POSTED)),
+                                                                 key=lambda s: s.created_at, reverse=True)}
+
+        boards = read_model.board_statuses(live_since=T0)
+        assert [(b.blackboard_id, b.by_status, b.oldest_waiting, b.workers) for b in boards] == [
+            ("bb-1", {"CLAIMED": 2, "COMPLETED": 2, "POSTED": 1}, posted["bb-1"], ("ps-researcher",)),
+            ("bb-2", {"FAILED": 1, "POSTED": 3}, posted["bb-2"], ()),
+        ]
+        assert read_model.board_statuses(live_since=T0 + timedelta(seconds=1))[0].workers == ()  # claims older than that
+        assert [b.blackboard_id for b in read_model.board_statuses(T0, "bb-2")] == ["bb-2"]
+        assert read_model.board_statuses(T0, "bb-3") == []
 
     def test_find_filters_by_status_type_capability_and_board(self, read_model):
         events = every_event_type()

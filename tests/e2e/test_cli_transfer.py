@@ -129,7 +129,7 @@ def test_an_import_into_a_store_with_other_boards_keeps_everything_but_positions
     export(source, later, tmp_path / "later.json")
     target.ok("import", str(tmp_path / "later.json"))  # its positions are past the first board's
     target.post("--blackboard", "here")
-    last_before = target.ok("events")[-1]["position"]
+    last_before = target.ok("events", "--all")[-1]["position"]
 
     imported = target.ok("import", str(tmp_path / "first.json"))
     again = json.loads(export(target, board, tmp_path / "again.json"))

@@ -65,6 +65,19 @@ def test_an_installed_blackboard_migrates_and_posts_beside_the_users_own_domain_
     assert users.split()[:4] == ["the", "user", "the", "user"]
 
 
+def test_the_installed_package_ships_the_json_schemas_and_its_version(installed, tmp_path):
+    """`blackboard schema` reads the schemas from inside the installed package (package-data), not from
+    the source tree; the signal's is the contract's."""
+    from tests.paths import SIGNAL_SCHEMA
+
+    blackboard = str(installed / "bin" / "blackboard")
+    signal = json.loads(run([blackboard, "--json", "schema", "signal"], cwd=tmp_path))
+    entry = json.loads(run([blackboard, "--json", "schema", "entry"], cwd=tmp_path))
+    assert signal == json.loads(SIGNAL_SCHEMA.read_text(encoding="utf-8"))
+    assert entry["title"] == "Entry" and "conflict" in entry["properties"]
+    assert run([blackboard, "--version"], cwd=tmp_path).startswith("blackboard ")
+
+
 def test_the_installed_python_api_reads_what_the_installed_cli_posted(installed, tmp_path):
     blackboard = str(installed / "bin" / "blackboard")
     db = f"sqlite:///{tmp_path / 'board.db'}"

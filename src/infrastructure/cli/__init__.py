@@ -23,7 +23,7 @@ OPTIONS = {
     "posted_by": "--posted-by", "blackboard_id": "--blackboard", "after": "--after", "dedupe_key": "--key",
     "correlation_id": "--correlation-id", "signal_id": "SIG", "agent_id": "--agent",
     "artifact_path": "--artifact", "knowledge_items": "--knowledge", "error": "--error", "limit": "--limit",
-    "capability": "--capability", "status": "--status", "signal_types": "--type", "since": "--since",
+    "capability": "--capability", "capabilities": "--capability", "status": "--status", "signal_types": "--type", "since": "--since",
     # the knowledge commands'
     "key": "KEY", "value": "--value", "author": "--author", "entry_type": "--type", "section": "--section",
     "role": "--role", "label": "--label", "confidence": "--confidence", "depends_on": "--depends-on",
@@ -36,7 +36,12 @@ OPTIONS = {
 def main(argv: Sequence[str] | None = None) -> int:
     from blackboard.infrastructure.cli.parser import build_parser
 
-    args = build_parser().parse_args(argv)  # usage errors exit 2 here, before anything is opened
+    parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks what may come next (`blackboard completion SHELL`)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)  # answers and exits
+    args = parser.parse_args(argv)  # usage errors exit 2 here, before anything is opened
     as_json = False
     try:
         from blackboard.infrastructure import settings

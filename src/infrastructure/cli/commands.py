@@ -15,7 +15,6 @@ from blackboard.application.commands import (
     ExpireSignals,
     FailSignal,
     GetSignalById,
-    ListSignals,
     PostSignal,
     RetrySignal,
     WatchSignals,
@@ -48,7 +47,7 @@ def post(
     args: argparse.Namespace,
     service: Lazy = Provide[Container.service.provider],
     registry: Lazy = Provide[Container.agent_registry.provider],
-) -> Output:
+) -> Output | None:
     command = PostSignal(
         signal_type=args.signal_type, ps_id=args.ps_id, entry_id=args.entry_id, topic=args.topic,
         prompt=args.prompt, context=_json_object(args.context, "--context"),
@@ -60,6 +59,9 @@ def post(
     data = documents.posted(posted, registry())
     for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
         print(f"blackboard: warning: {warning}", file=sys.stderr)
+    if args.quiet:  # `SIG=$(blackboard post -q ...)`: the id alone, whatever the output format
+        print(posted.signal_id)
+        return None
     return Output(data, render.signal(posted).text)
 
 
@@ -114,16 +116,6 @@ def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.pro
     query = GetSignalById(signal_id=args.signal_id, at=args.at)
     found = queries().get_signal(query)
     return render.signal(found, queries().overdue([found]) if args.at is None else None)
-
-
-@inject
-def signals(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
-    query = ListSignals(
-        status=args.status, signal_type=args.signal_type, capability=args.capability,
-        blackboard_id=args.blackboard, limit=args.limit, at=args.at,
-    )
-    found = queries().list_signals(query)
-    return render.signals(found, overdue=queries().overdue(found) if args.at is None else None)
 
 
 @inject
@@ -183,13 +175,6 @@ def expire(args: argparse.Namespace, service: Lazy = Provide[Container.service.p
 
 
 @inject
-def events(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
-    if args.since < 0 or (args.limit is not None and args.limit < 1):
-        raise InvalidInput("--since" if args.since < 0 else "--limit", "must be 0 or more (--since), 1 or more (--limit)")
-    return render.events(queries().events(args.since, args.limit, args.blackboard))
-
-
-@inject
 def db_upgrade(args: argparse.Namespace, engine: Lazy = Provide[Container.engine.provider]) -> Output:
     from blackboard.infrastructure.persistence.schema import current_revision
 
@@ -234,6 +219,8 @@ def _check_watch(args: argparse.Namespace) -> None:
 # The knowledge commands live in their own module; `main` runs every command by name from this one.
 from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, watch_topic, write  # noqa: E402,F401
 from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
+from blackboard.infrastructure.cli.paging import events, signals  # noqa: E402,F401
+from blackboard.infrastructure.cli.habits import completion, schema, status  # noqa: E402,F401
 from blackboard.infrastructure.cli.mcp_command import mcp  # noqa: E402,F401
 from blackboard.infrastructure.cli.controller import next_moves  # noqa: E402,F401
 from blackboard.infrastructure.cli.ui import ui  # noqa: E402,F401

@@ -71,7 +71,11 @@ def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_q
 
 
 @inject
-def entries(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
+def entries(
+    args: argparse.Namespace,
+    queries: Lazy = Provide[Container.knowledge_queries.provider],
+    status: Lazy = Provide[Container.status.provider],
+) -> Output:
     from blackboard.application.knowledge_commands import ListEntries
 
     query = ListEntries(
@@ -79,6 +83,7 @@ def entries(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledg
         entry_type=args.entry_type, topic=args.topic, prefix=args.prefix, conflicts=args.conflicts, at=args.at,
         limit=args.limit,
     )
+    status().require_board(query.blackboard_id)  # an unknown board is exit 4, not an empty list
     found = queries().entries(query)
     return Output([e.to_document() for e in found], "\n".join(_line(e) for e in found) or "no entries")
 

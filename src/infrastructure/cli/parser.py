@@ -8,12 +8,14 @@ from __future__ import annotations
 import argparse
 
 from blackboard.infrastructure.cli import exits
+from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.controller_parser import add_next_command
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
 STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
+PAGE = 100  # what `signals` and `events` print without --limit or --all
 
 
 def whole(raw: str) -> int:
@@ -39,7 +41,7 @@ def _command(commands, name: str, summary: str, example: str, run: str) -> argpa
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="blackboard",
         description="Event-sourced coordination for AI agents: post signals, let agents claim and finish them.",
         epilog=exits.help_text(),
@@ -50,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folder of agent .md files, read recursively; repeatable; ./.claude/agents when ./agents "
                              "does not exist (env BLACKBOARD_AGENTS_DIR, folders separated by os.pathsep; default ./agents)")
     parser.add_argument("--json", action="store_true", help="print JSON (env BLACKBOARD_JSON=1)")
+    parser.add_argument("--version", action=LazyVersion)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     db = commands.add_parser("db", help="the database schema").add_subparsers(dest="db_command", required=True, metavar="ACTION")
@@ -73,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="claimable only once this signal completed (repeatable)")
     post.add_argument("--key", help="dedupe key: posting again with it on the same board returns the first signal")
     post.add_argument("--correlation-id", help="ties the events to the caller's own run")
+    post.add_argument("-q", "--quiet", action="store_true", help="print only the new signal's id")
     post.add_argument("--read-key", action="append", default=[], metavar="K", dest="read_keys",
                       help="an entry key its claimer may read while it holds the claim; a trailing * matches a prefix (repeatable)")
     post.add_argument("--write-key", action="append", default=[], metavar="K", dest="write_keys",
@@ -125,9 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "blackboard signals --status POSTED --capability RESEARCH", "signals")
     signals.add_argument("--status", choices=STATUSES, metavar="S", help="one of " + ", ".join(STATUSES))
     signals.add_argument("--type", choices=SIGNAL_TYPES, dest="signal_type", metavar="T", help="a signal type")
-    signals.add_argument("--capability", metavar="C", help="signals targeting this capability")
+    signals.add_argument("--capability", action="append", default=[], metavar="C", dest="capabilities",
+                         help="signals targeting this capability (repeatable: any of them)")
     signals.add_argument("--blackboard", metavar="ID", help="signals of this board")
-    signals.add_argument("--limit", type=whole, metavar="N", help="at most N signals")
+    _add_paging(signals, "signals")
     signals.add_argument("--at", type=whole, metavar="POSITION", help="as the boards were right after this log position")
 
     match = _command(commands, "match", "rank the registry's agents for a signal",
@@ -162,11 +167,15 @@ def build_parser() -> argparse.ArgumentParser:
                       "blackboard events --blackboard ps-42 --since 120", "events")
     events.add_argument("--blackboard", metavar="ID", help="only this board's events")
     events.add_argument("--since", type=whole, default=0, metavar="POSITION", help="only events after this position")
-    events.add_argument("--limit", type=whole, metavar="N", help="at most N events")
+    _add_paging(events, "events")
+    events.add_argument("--jsonl", action="store_true", help="one JSON object a line, streamed (any number of events)")
 
     from blackboard.infrastructure.cli.knowledge_parser import add_knowledge_commands
 
     add_knowledge_commands(commands, _command)
+    from blackboard.infrastructure.cli.habits_parser import add_habit_commands
+
+    add_habit_commands(commands, _command)
     from blackboard.infrastructure.cli.mcp_parser import add_mcp_command
 
     add_mcp_command(commands, _command)
@@ -180,3 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "blackboard projection rebuild", "projection_rebuild")
     rebuild.add_argument("--resume", action="store_true", help="continue an interrupted rebuild")
     return parser
+
+
+def _add_paging(parser: argparse.ArgumentParser, what: str) -> None:
+    """A list that prints a page by default and says on stderr when more remain."""
+    page = parser.add_mutually_exclusive_group()
+    page.add_argument("--limit", type=whole, metavar="N", help=f"at most N {what} (default {PAGE})")
+    page.add_argument("--all", action="store_true", help=f"every {what[:-1]}, however many")

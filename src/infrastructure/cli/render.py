@@ -73,13 +73,12 @@ def signal_text(s: AgentSignal, due: datetime | None = None) -> str:
 
 
 def events(records: Sequence[Recorded]) -> Output:
-    data = documents.events(records)
-    lines = [
-        f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
-        f"{r.event.event_type:<22} {_summary(r)}"
-        for r in records
-    ]
-    return Output(data, "\n".join(lines) or "no events")
+    return Output(documents.events(records), "\n".join(event_line(r) for r in records) or "no events")
+
+
+def event_line(r: Recorded) -> str:
+    return (f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
+            f"{r.event.event_type:<22} {_summary(r)}")
 
 
 def _summary(record: Recorded) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, func, select
+from sqlalchemy import Connection, Engine, bindparam, case, func, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.errors import StoreUnavailable
@@ -72,6 +72,15 @@ class SqlEntryReadModel(EntryReadModel):
             in_conflict = list(conn.scalars(select(ENTRIES.c.key).where(board, ENTRIES.c.candidates > 0).order_by(ENTRIES.c.key)))
             latest = conn.execute(select(ENTRIES).where(board).order_by(ENTRIES.c.position.desc()).limit(1)).one_or_none()
         return EntryCounts(by_type, by_author, in_conflict, entry_from_row(latest) if latest else None)
+
+    def board_counts(self, blackboard_id: str | None = None) -> dict[str, tuple[int, int]]:
+        board = ENTRIES.c.blackboard_id
+        conflicts = func.sum(case((ENTRIES.c.candidates > 0, 1), else_=0))
+        query = select(board, func.count(), conflicts).group_by(board)
+        if blackboard_id is not None:
+            query = query.where(board == blackboard_id)
+        with _translated(), read_connection(self._engine) as conn:
+            return {name: (entries, int(in_conflict or 0)) for name, entries, in_conflict in conn.execute(query)}
 
     def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
         with _translated(), read_connection(self._engine) as conn:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
 from sqlalchemy import Engine, Select, bindparam, func, select
 from sqlalchemy.exc import DBAPIError
 
-from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel, StoreUnavailable
+from blackboard.application.ports import BoardSignals, Recorded, SignalFilter, SignalReadModel, StoreUnavailable
 from blackboard.domain.capabilities import canonical_capability, targets_auto
 from blackboard.domain.signals import AgentSignal, Candidate, signal_text
 from blackboard.infrastructure.persistence import projection
@@ -86,6 +87,27 @@ class SqlSignalReadModel(SignalReadModel):
             return dict(conn.execute(query).all())
 
     @_translated
+    def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
+        """Three GROUP BYs over the rows (the board index), whatever the length of the log."""
+        board, status = SIGNALS.c.blackboard_id, SIGNALS.c.status
+        mine = (board == blackboard_id,) if blackboard_id is not None else ()
+        lease = func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at)
+        with read_connection(self._engine) as conn:
+            counts = conn.execute(select(board, status, func.count()).where(*mine).group_by(board, status)).all()
+            oldest = dict(conn.execute(select(board, func.min(SIGNALS.c.created_at)).where(*mine, status == "POSTED")
+                                       .group_by(board)).all())
+            live = conn.execute(select(board, SIGNALS.c.claimed_by).distinct()
+                                .where(*mine, status == "CLAIMED", lease >= live_since)).all()
+        by_board: dict[str, dict[str, int]] = {}
+        for name, state, n in counts:
+            by_board.setdefault(name, {})[state] = n
+        workers: dict[str, list[str]] = {}
+        for name, agent in live:
+            workers.setdefault(name, []).append(agent)
+        return [BoardSignals(name, by_status, _utc(oldest.get(name)), tuple(sorted(workers.get(name, ()))))
+                for name, by_status in sorted(by_board.items())]
+
+    @_translated
     def position(self) -> int:
         with read_connection(self._engine) as conn:
             return projection.checkpoint(conn)
@@ -128,6 +150,13 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
         )
         query = query.where(able.exists())
     return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """An aggregate's result skips the column's type: SQLite gives the text back, and no zone."""
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
 
 
 def _candidate(signal_id: str, board: str, targets: str, created: Any, payload: str) -> Candidate:

@@ -1,0 +1,74 @@
+"""The overview of the store (`blackboard status`): per board, its signals by status, how long its
+oldest waiting signal has waited, its open conflicts and the workers known to be live. Counted by
+the read models where the rows are (never a replay), so it costs the same on a log of any length.
+
+"Live workers" are the agents holding a claim they took or renewed within the claim timeout: a
+worker registers nowhere, but a live one keeps its claims' leases fresh."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from blackboard.application.knowledge_ports import EntryReadModel
+from blackboard.application.knowledge_queries import BoardNotFound
+from blackboard.application.ports import Clock, SignalReadModel
+from blackboard.application.projection import Projector
+
+
+@dataclass(frozen=True, slots=True)
+class BoardStatus:
+    blackboard_id: str
+    signals: dict[str, int]  # by status, statuses with none left out
+    oldest_waiting: datetime | None  # when the oldest POSTED signal was posted
+    waiting_seconds: float | None  # and how long ago that was
+    entries: int
+    open_conflicts: int  # keys in conflict
+    live_workers: tuple[str, ...]
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            "blackboard_id": self.blackboard_id, "signals": dict(self.signals), "signals_total": sum(self.signals.values()),
+            "oldest_waiting_since": self.oldest_waiting.isoformat() if self.oldest_waiting else None,
+            "oldest_waiting_seconds": None if self.waiting_seconds is None else round(self.waiting_seconds, 1),
+            "entries": self.entries, "open_conflicts": self.open_conflicts, "live_workers": list(self.live_workers),
+        }
+
+
+class StatusQueries:
+    def __init__(self, signals: SignalReadModel, entries: EntryReadModel, projector: Projector, clock: Clock,
+                 claim_timeout: timedelta) -> None:
+        self._signals = signals
+        self._entries = entries
+        self._projector = projector
+        self._clock = clock
+        self._claim_timeout = claim_timeout
+
+    def overview(self, blackboard_id: str | None = None) -> list[BoardStatus]:
+        """Every board the store holds (or the one named: BoardNotFound if it holds none), in board order."""
+        self._projector.catch_up()
+        now = self._clock.now()
+        signals = {b.blackboard_id: b for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id)}
+        entries = self._entries.board_counts(blackboard_id)
+        if blackboard_id is not None and not signals and not entries:
+            raise BoardNotFound(blackboard_id)
+        boards = []
+        for board in sorted(signals.keys() | entries.keys()):
+            counted = signals.get(board)
+            oldest = counted.oldest_waiting if counted else None
+            held, conflicts = entries.get(board, (0, 0))
+            boards.append(BoardStatus(
+                board, dict(sorted(counted.by_status.items())) if counted else {}, oldest,
+                (now - oldest).total_seconds() if oldest else None, held, conflicts,
+                counted.workers if counted else (),
+            ))
+        return boards
+
+    def require_board(self, blackboard_id: str | None) -> None:
+        """BoardNotFound (exit 4) unless the store holds a signal or an entry of the board (None: no board named)."""
+        if blackboard_id is None:
+            return
+        self._projector.catch_up()
+        if not self._signals.count_by_status(blackboard_id) and not self._entries.board_counts(blackboard_id):
+            raise BoardNotFound(blackboard_id)

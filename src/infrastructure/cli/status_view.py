@@ -1,0 +1,112 @@
+"""How `status` looks: a rich table of the boards, and `--watch`, which keeps it on screen and redraws
+it whenever the log moves (woken by the log notifier: LISTEN/NOTIFY on PostgreSQL) or, to age the
+waiting times, every `--interval` seconds. With `--json`, `--watch` prints the overview as one JSON
+line each time it changes instead."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from blackboard.application.ports import EventStore, LogNotifier
+from blackboard.application.status import BoardStatus
+from blackboard.domain.signals import SignalStatus
+
+INTERVAL = 2.0  # seconds between two redraws when nothing happens (the ages move on)
+SPACING = 0.25  # at least this long between two redraws, however busy the log is
+
+
+def table(boards: Sequence[BoardStatus]) -> Any:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    statuses = [str(s) for s in SignalStatus]
+    grid = Table(title="blackboard status", title_justify="left", box=box.SIMPLE_HEAD, show_footer=len(boards) > 1)
+    grid.add_column("board", footer="all", no_wrap=True)
+    for status in statuses:
+        grid.add_column(status.lower(), justify="right", footer=str(sum(b.signals.get(status, 0) for b in boards)))
+    oldest = max((b.waiting_seconds for b in boards if b.waiting_seconds is not None), default=None)
+    grid.add_column("oldest waiting", justify="right", footer=_age(oldest))
+    grid.add_column("entries", justify="right", footer=str(sum(b.entries for b in boards)))
+    grid.add_column("conflicts", justify="right", footer=str(sum(b.open_conflicts for b in boards)))
+    grid.add_column("live workers", footer=str(len({w for b in boards for w in b.live_workers})))
+    for b in boards:  # names as plain text: no rich markup, no terminal control characters
+        grid.add_row(Text(terminal_safe(b.blackboard_id)), *(str(b.signals.get(s, 0)) for s in statuses),
+                     _age(b.waiting_seconds), str(b.entries), str(b.open_conflicts),
+                     Text(terminal_safe(", ".join(b.live_workers) or "-")))
+    return grid
+
+
+def text(boards: Sequence[BoardStatus]) -> str:
+    if not boards:
+        return "no boards: the store holds no signal and no entry"
+    from rich.console import Console
+
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 1000  # a pipe gets every column whole
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None).print(table(boards))
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
+
+
+class Watch:
+    """Redraws the overview: `position` is the log's end as the overview on screen last read it."""
+
+    def __init__(self, overview: Callable[[], list[BoardStatus]], store: EventStore, notifier: LogNotifier,
+                 position: int, interval: float | None) -> None:
+        self._overview = overview
+        self._store = store
+        self._notifier = notifier
+        self._position = position
+        self._interval = interval or INTERVAL
+
+    def run(self, boards: list[BoardStatus], as_json: bool) -> None:
+        try:
+            self._lines(boards) if as_json else self._table(boards)
+        except KeyboardInterrupt:  # how a watch ends: exit 0
+            pass
+
+    def _table(self, boards: list[BoardStatus]) -> None:
+        from rich.live import Live
+
+        with Live(table(boards), auto_refresh=False, redirect_stdout=False) as live:
+            while True:
+                live.update(table(self._next()), refresh=True)
+
+    def _lines(self, boards: list[BoardStatus]) -> None:
+        shown = None
+        while True:
+            documents = [b.to_document() for b in boards]
+            if (state := [{**d, "oldest_waiting_seconds": None} for d in documents]) != shown:  # a change, not an age
+                print(json.dumps(documents), flush=True)
+                shown = state
+            boards = self._next()
+
+    def _next(self) -> list[BoardStatus]:
+        """The overview once the log moves past what the last one read, or `interval` seconds passed."""
+        started = time.monotonic()
+        self._notifier.wait(self._position, self._interval)
+        time.sleep(max(0.0, SPACING - (time.monotonic() - started)))  # a busy log redraws 4 times a second
+        self._position = self._store.last_position()  # before reading: an append after it wakes the next wait
+        return self._overview()
+
+
+def _age(seconds: float | None) -> str:
+    """3s, 4m05s, 2h07m, 3d04h: two units at most; - for none."""
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
