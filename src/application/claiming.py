@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from blackboard.domain.capabilities import AUTO, AgentProfile, Claimant
+from blackboard.domain.capabilities import AUTO, AgentProfile, Claimant, canonical_capability
 from blackboard.domain.signals import AgentSignal, Candidate
 
 # an agent as it scores for one candidate (its text score as capability `auto`): application/scoring.py
@@ -80,7 +80,7 @@ def search_for(profile: AgentProfile, default_threshold: float, free: int) -> Se
     text: any agent may fit one); more signals of each than the free slots, so that when other workers
     take the first ones meanwhile the claim goes on to the next."""
     threshold = profile.threshold_or(default_threshold)
-    able = sorted((c for c in profile.capabilities if c.score > threshold and c.type != AUTO), key=lambda c: -c.score)
+    able = sorted((c for c in profile.capabilities if c.score > threshold and c.type != canonical_capability(AUTO)), key=lambda c: -c.score)
     return Search(capabilities=(*(c.type for c in able), AUTO), limit=max(8, 2 * free))
 
 

@@ -90,3 +90,10 @@ def test_a_tick_that_raises_stops_the_command_and_fails_naming_why(tmp_path):
     assert not outcome.succeeded
     assert outcome.error.startswith("stopped: the claim on sig-0000abcd is someone else's")
     assert time.monotonic() - started < 60  # stopped, not run to its end
+
+
+def test_output_that_is_not_utf8_is_read_with_replacements_not_lost(tmp_path):
+    # before: the reading thread died on the bytes, and the signal completed with nothing
+    outcome = run_handler(agent(tmp_path, r"printf '\377\376 found it'"), DOCUMENT)
+
+    assert (outcome.succeeded, outcome.knowledge_items) == (True, ("\ufffd\ufffd found it",))

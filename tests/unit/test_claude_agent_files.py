@@ -154,3 +154,16 @@ def test_a_duplicate_name_across_folders_keeps_the_first_folder_s_file(tmp_path)
     assert registry.definition("reviewer").path == first / "reviewer.md"
     [problem] = registry.problems()
     assert problem.path == second / "sub" / "reviewer.md" and "is already declared by" in problem.message
+
+
+def test_a_value_yaml_cannot_build_in_a_foreign_key_is_text_with_a_warning(tmp_path):
+    # PyYAML raises ValueError (not a YAMLError) for an impossible date; it once read as "no closing --- line"
+    definition = read(tmp_path, "---\nname: dated\ncreated: 2024-13-45\ncommand: echo hi\n---\nbody\n")
+
+    assert definition.extra["created"] == "2024-13-45"
+    assert "month must be in 1..12" in definition.warnings[0].message
+
+
+def test_a_value_yaml_cannot_build_in_a_key_of_ours_is_an_error_naming_it(tmp_path):
+    with pytest.raises(AgentFileInvalid, match="name: is not valid YAML"):
+        read(tmp_path, "---\nname: 2024-13-45\n---\nbody\n")

@@ -63,7 +63,8 @@ def run_handler(
         "BLACKBOARD_PROMPT_FILE": str(agent.path.resolve()),
     }
     process = subprocess.Popen(
-        agent.command, shell=True, cwd=agent.path.resolve().parent, env=env, text=True, start_new_session=True,
+        agent.command, shell=True, cwd=agent.path.resolve().parent, env=env, start_new_session=True,
+        text=True, encoding="utf-8", errors="replace",  # bytes that are not UTF-8 read as U+FFFD, never a dead thread
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     collected: dict[str, str] = {}

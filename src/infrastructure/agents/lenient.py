@@ -36,7 +36,7 @@ def read_frontmatter(head: str) -> Frontmatter:
 
     try:
         data = yaml.load(head, Loader=_loader())
-    except yaml.YAMLError as strict:
+    except (yaml.YAMLError, ValueError) as strict:  # ValueError: a value YAML types but cannot build (2024-13-45)
         blocks = _blocks(head)
         if not blocks:
             raise strict from None
@@ -63,7 +63,7 @@ def _leniently(blocks: list[tuple[str, int, list[str]]]) -> Frontmatter:
     for key, line, lines in blocks:
         try:
             value = yaml.load("\n".join(lines), Loader=_loader())
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, ValueError) as exc:
             reason = f"{_problem(exc)}, line {line + _line_in(exc)} of the file"
             if key in OWNED:
                 read.errors.append((f"{key}: is not valid YAML ({reason})", f"quote the {key} or fix its YAML"))

@@ -82,10 +82,11 @@ def _frontmatter(path: Path, text: str) -> tuple[Frontmatter, str]:
         raise AgentFileInvalid(path, [("frontmatter: is missing", "start the file with a block between --- lines")])
     try:
         head, body = handler.split(text)
-        read = read_frontmatter(head)
     except ValueError:  # an opening --- without a closing one
         raise AgentFileInvalid(path, [("frontmatter: has no closing --- line", "end the block with a --- line")]) from None
-    except yaml.YAMLError as exc:
+    try:
+        read = read_frontmatter(head)
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: a value YAML types but cannot build
         raise AgentFileInvalid(path, [(f"frontmatter: is not valid YAML: {_yaml_reason(exc)}", "fix the YAML")]) from None
     if read.errors:
         raise AgentFileInvalid(path, list(read.errors))

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 K1, B = 1.5, 0.75  # BM25's usual constants (Lucene's, bm25s's defaults)
-# 0.8 is reached with the evidence of two words found in only one agent's text: 1 - 5 ** (-units / 2)
-WORDS_FOR_THRESHOLD = 1.0
 # words every agent file of the common collections uses; they say nothing about who fits
 BOILERPLATE = (
     "agent", "agents", "assistant", "commentary", "context", "example", "examples", "proactively", "use",
