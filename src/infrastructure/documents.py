@@ -60,9 +60,15 @@ def event(r: Recorded) -> dict[str, Any]:
         "schema_version": type(r.event).schema_version,
         "occurred_at": r.event.occurred_at.isoformat(),
         "recorded_at": r.recorded_at.isoformat(),
-        "data": r.event.data(),
+        "data": _shown(r.event.data()),
         "metadata": dict(r.metadata),
     }
+
+
+def _shown(data: dict[str, Any]) -> dict[str, Any]:
+    """An event's data as it is shown: a claim's token is its claimer's proof (whoever holds it may
+    complete the claim), so the log shows that there was one, not what it is (`export` keeps it)."""
+    return {**data, "token": "(hidden)"} if data.get("token") else data
 
 
 def agents(registry: FrontmatterAgentRegistry) -> dict[str, Any]:

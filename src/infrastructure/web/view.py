@@ -12,6 +12,7 @@ from blackboard.application.knowledge_queries import KnowledgeQueries
 from blackboard.application.ports import EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import EntryEvent
+from blackboard.infrastructure import documents
 
 PAGE = 1000  # log records read at a time
 
@@ -78,9 +79,7 @@ class BoardView:
 def event_document(record: Recorded) -> dict[str, Any]:
     """A record for the page: a claim's token is a secret of its claimer, so it is not shown."""
     event = record.event
-    data = event.data()
-    if data.get("token"):
-        data["token"] = "(hidden)"
+    data = documents.event(record)["data"]  # as `events` shows it: a claim's token hidden
     return {
         "position": record.position, "event_type": event.event_type, "blackboard_id": event.blackboard_id,
         "key": event.key if isinstance(event, EntryEvent) else None, "signal_id": event.signal_id,
