@@ -6,7 +6,8 @@ same document whichever interface made it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from blackboard.application.ports import Recorded
@@ -14,14 +15,26 @@ from blackboard.domain.capabilities import Volunteer
 from blackboard.domain.signals import AgentSignal
 
 if TYPE_CHECKING:
+    from blackboard.application.queries import BlackboardQueries
     from blackboard.domain.entries import Entry
     from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileProblem
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
 
-def signal(item: AgentSignal) -> dict[str, Any]:
-    """The AgentSignal document of contracts/agent-signal.schema.json."""
-    return item.to_document()
+def signal(item: AgentSignal, overdue: Mapping[str, datetime] | None = None) -> dict[str, Any]:
+    """The AgentSignal document of contracts/agent-signal.schema.json. A signal in `overdue`
+    (BlackboardQueries.overdue: past its deadline, not yet expired) also carries `overdue_since`, its
+    deadline (the schema allows properties beyond its own; README: "Deadlines")."""
+    document = item.to_document()
+    if (due := (overdue or {}).get(item.signal_id)) is not None:
+        document["overdue_since"] = due.isoformat()
+    return document
+
+
+def signals_now(items: Sequence[AgentSignal], queries: BlackboardQueries) -> list[dict[str, Any]]:
+    """Signals as they are now, the overdue ones marked."""
+    overdue = queries.overdue(items)
+    return [signal(s, overdue) for s in items]
 
 
 def posted(item: AgentSignal, registry: FrontmatterAgentRegistry) -> dict[str, Any]:

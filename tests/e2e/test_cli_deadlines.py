@@ -72,3 +72,15 @@ def test_a_signal_within_its_deadline_is_not_marked(cli):
 
     assert shown["status"] == "POSTED" and "overdue_since" not in shown
     assert "OVERDUE" not in cli("show", signal["signal_id"]).expect(0).stdout
+
+
+def test_the_python_api_marks_an_overdue_signal_as_the_cli_does(tmp_path, agents_dir):
+    from blackboard import Blackboard
+    from tests.waiting import wait_until
+
+    with Blackboard(f"sqlite:///{tmp_path / 'api.db'}", agents_dir=agents_dir, post_timeout=0.3) as api:
+        posted = api.post("RESEARCH", "ps-late", "e-1", "nobody takes it")
+        wait_until(lambda: "overdue_since" in api.show(posted.signal_id).model_dump(mode="json"), timeout=30)
+        listed = api.signals(blackboard_id="ps-late").model_dump(mode="json")
+        assert listed[0]["overdue_since"] == api.show(posted.signal_id).model_dump(mode="json")["overdue_since"]
+        assert "overdue_since" not in api.show(posted.signal_id, at=1).model_dump(mode="json")  # time travel: as it was

@@ -67,14 +67,17 @@ class SignalCalls(Base):
 
     def show(self, signal_id: str, *, at: int | None = None) -> Signal:
         """`blackboard show`: one signal, now or right after log position `at`."""
-        return _signal(self._parts.queries.get_signal(request(GetSignalById, signal_id=signal_id, at=at)))
+        found = self._parts.queries.get_signal(request(GetSignalById, signal_id=signal_id, at=at))
+        return Signal.model_validate(documents.signal(found) if at is not None else documents.signals_now([found], self._parts.queries)[0])
 
     def signals(self, *, status: str | None = None, signal_type: str | None = None, capability: str | None = None,
                 blackboard_id: str | None = None, limit: int | None = None, at: int | None = None) -> Signals:
         """`blackboard signals`: the read model, oldest first."""
         query = request(ListSignals, status=status, signal_type=signal_type, capability=capability,
                         blackboard_id=blackboard_id, limit=limit, at=at)
-        return Signals.model_validate([documents.signal(s) for s in self._parts.queries.list_signals(query)])
+        found = self._parts.queries.list_signals(query)
+        return Signals.model_validate([documents.signal(s) for s in found] if at is not None
+                                      else documents.signals_now(found, self._parts.queries))
 
     def match(self, signal_id: str) -> Ranking:
         """`blackboard match`: the registry's agents ranked for the signal, best first."""

@@ -38,10 +38,7 @@ def signals(items: Sequence[AgentSignal], empty: str = "no signals",
 def _document(s: AgentSignal, due: datetime | None) -> dict[str, Any]:
     """The signal's document; an overdue one not yet expired also carries `overdue_since`, its deadline
     (the schema allows properties beyond its own; README: "Deadlines")."""
-    document = documents.signal(s)
-    if due is not None:
-        document["overdue_since"] = due.isoformat()
-    return document
+    return documents.signal(s, {s.signal_id: due} if due is not None else None)
 
 
 def signal_line(s: AgentSignal, due: datetime | None = None) -> str:

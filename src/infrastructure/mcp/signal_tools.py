@@ -64,7 +64,8 @@ def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> A
 
 def show(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     board = given.pop("blackboard_id", None)
-    return documents.signal(_on_board(session, board, GetSignalById(**given)))
+    found = _on_board(session, board, GetSignalById(**given))
+    return documents.signal(found) if given.get("at") is not None else documents.signals_now([found], session.queries)[0]
 
 
 def _on_board(session: Session, board: str | None, query: GetSignalById) -> Any:
@@ -78,7 +79,8 @@ def _on_board(session: Session, board: str | None, query: GetSignalById) -> Any:
 
 def signals(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     given.setdefault("blackboard_id", session.default_board)
-    return [documents.signal(s) for s in session.queries.list_signals(ListSignals(**given))]
+    found = session.queries.list_signals(ListSignals(**given))
+    return [documents.signal(s) for s in found] if given.get("at") is not None else documents.signals_now(found, session.queries)
 
 
 def match(session: Session, given: dict[str, Any], progress: Progress) -> Any:
