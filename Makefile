@@ -15,7 +15,10 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# ruff keeps the tree one shape (`ruff format` fixes what `--check` finds); lint-imports keeps the layers
 lint: $(STAMP)
+	$(BIN)/ruff format --check --quiet .
+	$(BIN)/ruff check --quiet .
 	$(BIN)/lint-imports
 
 test: lint
