@@ -24,7 +24,9 @@ from typing import Any, TypeVar
 from bench.common import Config, load_config, machine, say, table, verdict
 
 T = TypeVar("T")
-TARGET_VS_ES_TUNED = 0.45  # (b) ours/theirs commands/s at FULL, eventsourcing tuned; aiming at AIM_VS_ES_TUNED
+TARGET_VS_ES_TUNED = (
+    0.45  # (b) ours/theirs commands/s at FULL, eventsourcing tuned; aiming at AIM_VS_ES_TUNED
+)
 AIM_VS_ES_TUNED = 1.0
 TARGET_WARM_RATIO = 1.5
 TARGET_REBUILD = 50_000
@@ -43,9 +45,11 @@ def main() -> None:
         "load_average_at_start": os.getloadavg(),
     }
     m = report["machine"]
-    say(f"blackboard persistence benchmarks ({config.scale}): {m['nproc']} CPUs, Python {m['python']}, "
+    say(
+        f"blackboard persistence benchmarks ({config.scale}): {m['nproc']} CPUs, Python {m['python']}, "
         f"SQLite {m['sqlite']}, SQLAlchemy {m['sqlalchemy']}, eventsourcing {m['eventsourcing']}; "
-        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
     targets: list[dict[str, Any]] = []
     failed: list[str] = []
 
@@ -103,80 +107,197 @@ def main() -> None:
         from bench import startup
 
         report["startup"] = st = startup.run(int(os.environ.get("BENCH_STARTUP_RUNS", "15")))
-        targets.append(_target("(s) CLI start-up: blackboard show / import sqlalchemy", round(st["ratio"], 2),
-                               f"<= {startup.TARGET}", st["pass"]))
+        targets.append(
+            _target(
+                "(s) CLI start-up: blackboard show / import sqlalchemy",
+                round(st["ratio"], 2),
+                f"<= {startup.TARGET}",
+                st["pass"],
+            )
+        )
 
     def run_p() -> None:  # (p) a post as an MCP tool call (a running `blackboard mcp`) vs a CLI post
         from bench import mcp
 
         report["mcp"] = p = mcp.run(int(os.environ.get("BENCH_MCP_RUNS", "100")))
-        targets.append(_target("(p) MCP tool call (post), median ms; CLI post beside it", round(p["mcp_post_ms"], 2),
-                               f"<= {mcp.TARGET_MS:g}", p["pass"]))
+        targets.append(
+            _target(
+                "(p) MCP tool call (post), median ms; CLI post beside it",
+                round(p["mcp_post_ms"], 2),
+                f"<= {mcp.TARGET_MS:g}",
+                p["pass"],
+            )
+        )
 
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
         from bench import knowledge
 
         report["knowledge"] = k = profiled(config, "k", knowledge.run, config)
-        rows = [[name, c["seed_s"], c["write_ms"], c["read_ms"], c["post_claim_complete_ms"], c["entries_topic_ms"],
-                 c["entries_author_ms"]] for name, c in k["cases"].items()]
-        say(table(f"(k) knowledge entries, SQLite, medians of {k['reps']} (ms)",
-                  ["board", "seed s", "write", "read", "post+claim+complete", "entries --topic", "entries --author"], rows))
+        rows = [
+            [
+                name,
+                c["seed_s"],
+                c["write_ms"],
+                c["read_ms"],
+                c["post_claim_complete_ms"],
+                c["entries_topic_ms"],
+                c["entries_author_ms"],
+            ]
+            for name, c in k["cases"].items()
+        ]
+        say(
+            table(
+                f"(k) knowledge entries, SQLite, medians of {k['reps']} (ms)",
+                [
+                    "board",
+                    "seed s",
+                    "write",
+                    "read",
+                    "post+claim+complete",
+                    "entries --topic",
+                    "entries --author",
+                ],
+                rows,
+            )
+        )
         big = k["cases"]["large entries and signals"]
-        targets.extend([
-            _target("(k) entry write, 100k entries+signals / 10", k["write_ratio"], "<= 1.5", k["write_ratio"] <= 1.5),
-            _target("(k) entry read, 100k entries+signals / 10", k["read_ratio"], "<= 1.5", k["read_ratio"] <= 1.5),
-            _target("(k) signal command, board with 100k entries / without", k["signal_command_ratio"], "<= 1.1",
-                    k["signal_command_ratio"] <= 1.1),
-            _target("(k) entries --topic on 100k entries, ms", big["entries_topic_ms"], "<= 5", big["entries_topic_ms"] <= 5),
-            _target("(k) entries --author on 100k entries, ms", big["entries_author_ms"], "<= 5",
-                    big["entries_author_ms"] <= 5),
-        ])
+        targets.extend(
+            [
+                _target(
+                    "(k) entry write, 100k entries+signals / 10",
+                    k["write_ratio"],
+                    "<= 1.5",
+                    k["write_ratio"] <= 1.5,
+                ),
+                _target(
+                    "(k) entry read, 100k entries+signals / 10",
+                    k["read_ratio"],
+                    "<= 1.5",
+                    k["read_ratio"] <= 1.5,
+                ),
+                _target(
+                    "(k) signal command, board with 100k entries / without",
+                    k["signal_command_ratio"],
+                    "<= 1.1",
+                    k["signal_command_ratio"] <= 1.1,
+                ),
+                _target(
+                    "(k) entries --topic on 100k entries, ms",
+                    big["entries_topic_ms"],
+                    "<= 5",
+                    big["entries_topic_ms"] <= 5,
+                ),
+                _target(
+                    "(k) entries --author on 100k entries, ms",
+                    big["entries_author_ms"],
+                    "<= 5",
+                    big["entries_author_ms"] <= 5,
+                ),
+            ]
+        )
 
     def run_l() -> None:  # (l) events and status on a long log, from fresh processes
         from bench import log_reading
 
         report["log_reading"] = lg = profiled(config, "l", log_reading.run, config)
         rows = [[name, c["peak_mb"], c["wall_s"], c["cpu_s"]] for name, c in lg["cases"].items()]
-        rows.append([f"--json status (median of {len(lg['status_wall_s'])})", lg["status_peak_mb"], lg["status_median_s"],
-                     lg["status_cpu_median_s"]])
+        rows.append(
+            [
+                f"--json status (median of {len(lg['status_wall_s'])})",
+                lg["status_peak_mb"],
+                lg["status_median_s"],
+                lg["status_cpu_median_s"],
+            ]
+        )
         rows.append(["--version (start-up alone)", "", lg["version_wall_s"], ""])
-        say(table(f"(l) a log of {lg['events']:,} events on SQLite: each command in a fresh process",
-                  ["command", "peak MB", "wall s", "cpu s"], rows,
-                  f"    the former events held every event (and its JSON) at once: {lg['former_over_jsonl_peak']}x the\n"
-                  "    streamed --jsonl's peak; status counts with GROUP BYs over the read models, not a replay.\n"
-                  "    --version is start-up alone: read the wall times against it on a loaded machine."))
+        say(
+            table(
+                f"(l) a log of {lg['events']:,} events on SQLite: each command in a fresh process",
+                ["command", "peak MB", "wall s", "cpu s"],
+                rows,
+                f"    the former events held every event (and its JSON) at once: {lg['former_over_jsonl_peak']}x the\n"
+                "    streamed --jsonl's peak; status counts with GROUP BYs over the read models, not a replay.\n"
+                "    --version is start-up alone: read the wall times against it on a loaded machine.",
+            )
+        )
         jsonl = lg["cases"]["events --all --jsonl"]["peak_mb"]
-        targets.extend([
-            _target(f"(l) events --all --jsonl peak MB, {lg['events']:,} events", jsonl, f"<= {log_reading.TARGET_PEAK_MB}",
-                    lg["pass_peak"]),
-            _target(f"(l) status wall s, {lg['events']:,} events", lg["status_median_s"], f"<= {log_reading.TARGET_STATUS_S:g}",
-                    lg["pass_status"]),
-        ])
+        targets.extend(
+            [
+                _target(
+                    f"(l) events --all --jsonl peak MB, {lg['events']:,} events",
+                    jsonl,
+                    f"<= {log_reading.TARGET_PEAK_MB}",
+                    lg["pass_peak"],
+                ),
+                _target(
+                    f"(l) status wall s, {lg['events']:,} events",
+                    lg["status_median_s"],
+                    f"<= {log_reading.TARGET_STATUS_S:g}",
+                    lg["pass_status"],
+                ),
+            ]
+        )
 
     def run_m() -> None:  # (m) a post through the Python API against `blackboard post`, taking turns
         from bench import api
 
         report["api"] = m = api.run(config["BENCH_API_POSTS"], config["BENCH_API_CLI_POSTS"])
-        targets.append(_target(f"(m) Python API post, median ms (CLI post: {m.get('cli', {}).get('median_ms')} ms)",
-                               m["full"]["median_ms"], f"<= {api.TARGET_MS:g}", m["pass"]))
+        targets.append(
+            _target(
+                f"(m) Python API post, median ms (CLI post: {m.get('cli', {}).get('median_ms')} ms)",
+                m["full"]["median_ms"],
+                f"<= {api.TARGET_MS:g}",
+                m["pass"],
+            )
+        )
 
     def run_t() -> None:  # (t) match of signals targeting auto over 25 and 1,000 agent files
         from bench import matching
 
         report["matching"] = mt = profiled(config, "t", matching.run, config)
-        rows = [[c["agents"], c["load_and_index_ms"], c["match_auto_ms"], c["match_declared_ms"], c["best_fit_of_first"]]
-                for c in mt["cases"].values()]
-        say(table(f"(t) match, SQLite, in process, medians of {mt['reps']} signals each with its own text (ms)",
-                  ["agent files", "load+index", "match auto", "match declared", "best fit of the first"], rows))
+        rows = [
+            [
+                c["agents"],
+                c["load_and_index_ms"],
+                c["match_auto_ms"],
+                c["match_declared_ms"],
+                c["best_fit_of_first"],
+            ]
+            for c in mt["cases"].values()
+        ]
+        say(
+            table(
+                f"(t) match, SQLite, in process, medians of {mt['reps']} signals each with its own text (ms)",
+                ["agent files", "load+index", "match auto", "match declared", "best fit of the first"],
+                rows,
+            )
+        )
         big = list(mt["cases"].values())[-1]
-        targets.append(_target(f"(t) match auto over {big['agents']} agent files, ms", big["match_auto_ms"],
-                               f"<= {matching.TARGET_MS:g}", mt["pass"]))
+        targets.append(
+            _target(
+                f"(t) match auto over {big['agents']} agent files, ms",
+                big["match_auto_ms"],
+                f"<= {matching.TARGET_MS:g}",
+                mt["pass"],
+            )
+        )
 
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
-    for name, run in (("c", run_c), ("d", run_d), ("e", run_e), ("f", run_f), ("g", run_g), ("k", run_k),
-                      ("l", run_l), ("m", run_m), ("t", run_t), ("s", run_s), ("p", run_p)):
+    for name, run in (
+        ("c", run_c),
+        ("d", run_d),
+        ("e", run_e),
+        ("f", run_f),
+        ("g", run_g),
+        ("k", run_k),
+        ("l", run_l),
+        ("m", run_m),
+        ("t", run_t),
+        ("s", run_s),
+        ("p", run_p),
+    ):
         if name in config.sections:
             section(name, run)
 
@@ -184,12 +305,19 @@ def main() -> None:
     report["targets"] = targets
     report["duration_s"] = round(time.perf_counter() - started, 1)
     if targets:
-        say(table("Targets", ["figure", "measured", "target", "verdict"],
-                  [[t["name"], t["measured"], t["target"], t["verdict"]] for t in targets]))
+        say(
+            table(
+                "Targets",
+                ["figure", "measured", "target", "verdict"],
+                [[t["name"], t["measured"], t["target"], t["verdict"]] for t in targets],
+            )
+        )
     config.out.parent.mkdir(parents=True, exist_ok=True)
     config.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
-    say(f"\nwrote {config.out} in {report['duration_s']} s; load average at the end "
-        f"{' '.join(f'{x:.1f}' for x in report['load_average_at_end'])} (the machine is shared: see docs/performance.md)")
+    say(
+        f"\nwrote {config.out} in {report['duration_s']} s; load average at the end "
+        f"{' '.join(f'{x:.1f}' for x in report['load_average_at_end'])} (the machine is shared: see docs/performance.md)"
+    )
     if failed:
         raise SystemExit(f"sections that failed: {', '.join(failed)}")
 
@@ -220,11 +348,26 @@ def print_throughput(tp: dict[str, Any]) -> None:
     for mode in ("FULL", "NORMAL"):
         r = tp["ours"][mode]
         ps = r["per_second"]
-        rows.append([f"ours, synchronous={mode}", ps["post"], ps["claim"], ps["complete"], ps["overall"],
-                     r["cpu_ms_per_command"]["overall"], r["commands"], r["seconds"]["total"]])
-    say(table("(a) commands/s, one process, one board, SQLite file (WAL)",
-              ["store", "post/s", "claim/s", "complete/s", "overall/s", "cpu ms/cmd", "commands", "seconds"], rows,
-              "    claims and completions name only the signal id, so each also looks its board up in the read model"))
+        rows.append(
+            [
+                f"ours, synchronous={mode}",
+                ps["post"],
+                ps["claim"],
+                ps["complete"],
+                ps["overall"],
+                r["cpu_ms_per_command"]["overall"],
+                r["commands"],
+                r["seconds"]["total"],
+            ]
+        )
+    say(
+        table(
+            "(a) commands/s, one process, one board, SQLite file (WAL)",
+            ["store", "post/s", "claim/s", "complete/s", "overall/s", "cpu ms/cmd", "commands", "seconds"],
+            rows,
+            "    claims and completions name only the signal id, so each also looks its board up in the read model",
+        )
+    )
 
 
 def print_baseline(tp: dict[str, Any], config: Config) -> list[dict[str, Any]]:
@@ -241,28 +384,55 @@ def print_baseline(tp: dict[str, Any], config: Config) -> list[dict[str, Any]]:
         ratio = ratios[key]
         judged = key == "tuned_FULL"  # the target; the others are for information
         ok = ratio["overall"] >= TARGET_VS_ES_TUNED
-        rows.append([
-            label, key.split("_")[1], theirs["signals"], mine["per_second"]["overall"], theirs["per_second"]["overall"],
-            ratio["overall"], " / ".join(f"{ratio[k]:.2f}" for k in ("post", "claim", "complete")),
-            f'{mine["cpu_ms_per_command"]["overall"]:.2f} / {theirs["cpu_ms_per_command"]["overall"]:.2f}',
-            verdict(ok) if judged else "(info)",
-        ])
+        rows.append(
+            [
+                label,
+                key.split("_")[1],
+                theirs["signals"],
+                mine["per_second"]["overall"],
+                theirs["per_second"]["overall"],
+                ratio["overall"],
+                " / ".join(f"{ratio[k]:.2f}" for k in ("post", "claim", "complete")),
+                f"{mine['cpu_ms_per_command']['overall']:.2f} / {theirs['cpu_ms_per_command']['overall']:.2f}",
+                verdict(ok) if judged else "(info)",
+            ]
+        )
         if judged:
-            targets.append(_target(f"(b) ours/theirs commands/s at FULL vs {label}", ratio["overall"],
-                                   f">= {TARGET_VS_ES_TUNED} (aim {AIM_VS_ES_TUNED})", ok))
+            targets.append(
+                _target(
+                    f"(b) ours/theirs commands/s at FULL vs {label}",
+                    ratio["overall"],
+                    f">= {TARGET_VS_ES_TUNED} (aim {AIM_VS_ES_TUNED})",
+                    ok,
+                )
+            )
     settings = tp["theirs"]["defaults_FULL"]["settings"]
-    say(table("(b) ours vs eventsourcing 9.5 on the same workload, driven side by side; ratio = ours/theirs",
-              ["baseline", "sync", "signals", "ours/s", "theirs/s", "ratio", "post/claim/complete",
-               "cpu ms/cmd o/t", f"tuned >={TARGET_VS_ES_TUNED}"], rows,
-              f"    eventsourcing: PERSISTENCE_MODULE=eventsourcing.sqlite, SQLITE_DBNAME=<temp file>; it ran with\n"
-              f"    journal_mode={settings['journal_mode']}, synchronous={settings['synchronous']} (it never sets it: SQLite's default), "
-              "no snapshotting.\n"
-              "    It has no setting for PRAGMA synchronous: the NORMAL row patches its connect inside the benchmark.\n"
-              "    With all its defaults (no aggregate cache) it replays the whole board on every command, O(N) each,\n"
-              f"    so that row runs at {config['BENCH_ES_DEFAULTS_N']} signals, beside ours at the same size.\n"
-              "    tuned: AGGREGATE_CACHE_MAXSIZE=64, DEEPCOPY_FROM_AGGREGATE_CACHE=n (64 boards in process, no copy\n"
-              "    per command); ours keeps no board in process and reads the rows each decision touches: the\n"
-              "    strictest comparison."))
+    say(
+        table(
+            "(b) ours vs eventsourcing 9.5 on the same workload, driven side by side; ratio = ours/theirs",
+            [
+                "baseline",
+                "sync",
+                "signals",
+                "ours/s",
+                "theirs/s",
+                "ratio",
+                "post/claim/complete",
+                "cpu ms/cmd o/t",
+                f"tuned >={TARGET_VS_ES_TUNED}",
+            ],
+            rows,
+            f"    eventsourcing: PERSISTENCE_MODULE=eventsourcing.sqlite, SQLITE_DBNAME=<temp file>; it ran with\n"
+            f"    journal_mode={settings['journal_mode']}, synchronous={settings['synchronous']} (it never sets it: SQLite's default), "
+            "no snapshotting.\n"
+            "    It has no setting for PRAGMA synchronous: the NORMAL row patches its connect inside the benchmark.\n"
+            "    With all its defaults (no aggregate cache) it replays the whole board on every command, O(N) each,\n"
+            f"    so that row runs at {config['BENCH_ES_DEFAULTS_N']} signals, beside ours at the same size.\n"
+            "    tuned: AGGREGATE_CACHE_MAXSIZE=64, DEEPCOPY_FROM_AGGREGATE_CACHE=n (64 boards in process, no copy\n"
+            "    per command); ours keeps no board in process and reads the rows each decision touches: the\n"
+            "    strictest comparison.",
+        )
+    )
     return targets
 
 
@@ -270,54 +440,141 @@ def print_latency(lat: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for label, b in lat["boards"].items():
         w = b["warm"]
-        rows.append([
-            label, b["signals_seeded"], b["seed_s"], b["seed_fold_s"], w["claim_plus_complete"]["median_ms"],
-            w["claim_plus_complete"]["p95_ms"], w["claim"]["median_ms"], w["complete"]["median_ms"],
-            b["first_command_s"] * 1000,
-        ])
-    say(table(f"(c) latency in ms, claim+complete of a fresh signal, {lat['reps']} repetitions, synchronous=FULL",
-              ["board", "signals", "seed s", "of which fold s", "warm med", "warm p95", "claim med", "compl med",
-               "first cmd"], rows,
-              "    seed s: the events appended 1000 per append, then folded into the read model by one\n"
-              "    Projector.catch_up() (fold s), before anything is measured.  warm: one long-lived service.\n"
-              "    first cmd: that service's first command (a post) on the board."))
+        rows.append(
+            [
+                label,
+                b["signals_seeded"],
+                b["seed_s"],
+                b["seed_fold_s"],
+                w["claim_plus_complete"]["median_ms"],
+                w["claim_plus_complete"]["p95_ms"],
+                w["claim"]["median_ms"],
+                w["complete"]["median_ms"],
+                b["first_command_s"] * 1000,
+            ]
+        )
+    say(
+        table(
+            f"(c) latency in ms, claim+complete of a fresh signal, {lat['reps']} repetitions, synchronous=FULL",
+            [
+                "board",
+                "signals",
+                "seed s",
+                "of which fold s",
+                "warm med",
+                "warm p95",
+                "claim med",
+                "compl med",
+                "first cmd",
+            ],
+            rows,
+            "    seed s: the events appended 1000 per append, then folded into the read model by one\n"
+            "    Projector.catch_up() (fold s), before anything is measured.  warm: one long-lived service.\n"
+            "    first cmd: that service's first command (a post) on the board.",
+        )
+    )
     ok = lat["warm_ratio_median"] <= TARGET_WARM_RATIO
-    say(f"    warm ratio large/small: median {lat['warm_ratio_median']}x, p95 {lat['warm_ratio_p95']}x "
-        f"(target <= {TARGET_WARM_RATIO}x on the median): {verdict(ok)}")
-    targets = [_target("(c) warm latency ratio large/small (median)", lat["warm_ratio_median"],
-                       f"<= {TARGET_WARM_RATIO}", ok)]
+    say(
+        f"    warm ratio large/small: median {lat['warm_ratio_median']}x, p95 {lat['warm_ratio_p95']}x "
+        f"(target <= {TARGET_WARM_RATIO}x on the median): {verdict(ok)}"
+    )
+    targets = [
+        _target(
+            "(c) warm latency ratio large/small (median)",
+            lat["warm_ratio_median"],
+            f"<= {TARGET_WARM_RATIO}",
+            ok,
+        )
+    ]
     from bench.latency import TARGET_COLD_RATIO
 
     ratio = lat["cold_ratio"]
-    rows = [[label, b["signals_seeded"], b["cold"]["command_ms_median"], b["cold"]["service_construction_ms_median"],
-             b["cold"]["claim_ms_median"], b["cold"]["process_wall_ms_median"], b["cold"]["claim_statements"],
-             b["cold"]["signals_loaded"], b["cold"]["events_replayed"], b["cold"]["board_version"]]
-            for label, b in lat["boards"].items()]
-    rows.append(["ratio large/small", "", ratio["command"], "", ratio["claim"], ratio["process_wall"], "", "", "", ""])
+    rows = [
+        [
+            label,
+            b["signals_seeded"],
+            b["cold"]["command_ms_median"],
+            b["cold"]["service_construction_ms_median"],
+            b["cold"]["claim_ms_median"],
+            b["cold"]["process_wall_ms_median"],
+            b["cold"]["claim_statements"],
+            b["cold"]["signals_loaded"],
+            b["cold"]["events_replayed"],
+            b["cold"]["board_version"],
+        ]
+        for label, b in lat["boards"].items()
+    ]
+    rows.append(
+        ["ratio large/small", "", ratio["command"], "", ratio["claim"], ratio["process_wall"], "", "", "", ""]
+    )
     ok = ratio["command"] <= TARGET_COLD_RATIO
-    say(table(f"(c) cold command: a fresh process (engine, service, one claim) on each board, taking turns; "
-              f"median ms of {lat['cold_reps']}",
-              ["board", "signals", "command", "engine+service", "claim", "process wall", "claim SQL stmts",
-               "signals loaded", "events replayed", "board events"], rows,
-              "    `python -m bench.cold`: after its imports, the container builds the engine (schema check) and the\n"
-              "    service, which claims one signal posted just before; process wall: the whole process, Python's\n"
-              "    start-up and imports included, as the benchmark sees it.  What the claim read: the SQL statements\n"
-              "    it ran (the board lookup, the unit of work's hold, state and rows, the append and its fold), the\n"
-              "    signals its decision loaded from the read model, and the events it replayed (only while the read\n"
-              "    model is behind the log); board events: the board's version."))
-    say(f"    cold command large/small: {ratio['command']}x (target <= {TARGET_COLD_RATIO:g}x): {verdict(ok)}")
-    targets.append(_target("(c) cold command large/small (engine, service, one claim)", ratio["command"],
-                           f"<= {TARGET_COLD_RATIO:g}", ok))
+    say(
+        table(
+            f"(c) cold command: a fresh process (engine, service, one claim) on each board, taking turns; "
+            f"median ms of {lat['cold_reps']}",
+            [
+                "board",
+                "signals",
+                "command",
+                "engine+service",
+                "claim",
+                "process wall",
+                "claim SQL stmts",
+                "signals loaded",
+                "events replayed",
+                "board events",
+            ],
+            rows,
+            "    `python -m bench.cold`: after its imports, the container builds the engine (schema check) and the\n"
+            "    service, which claims one signal posted just before; process wall: the whole process, Python's\n"
+            "    start-up and imports included, as the benchmark sees it.  What the claim read: the SQL statements\n"
+            "    it ran (the board lookup, the unit of work's hold, state and rows, the append and its fold), the\n"
+            "    signals its decision loaded from the read model, and the events it replayed (only while the read\n"
+            "    model is behind the log); board events: the board's version.",
+        )
+    )
+    say(
+        f"    cold command large/small: {ratio['command']}x (target <= {TARGET_COLD_RATIO:g}x): {verdict(ok)}"
+    )
+    targets.append(
+        _target(
+            "(c) cold command large/small (engine, service, one claim)",
+            ratio["command"],
+            f"<= {TARGET_COLD_RATIO:g}",
+            ok,
+        )
+    )
     return targets
 
 
 def print_rebuild(reb: dict[str, Any]) -> list[dict[str, Any]]:
     ok = reb["events_per_second"] >= TARGET_REBUILD
     counts = reb["events_by_type"]
-    say(table(f"(d) rebuild of the read model (Projector.rebuild(resume=False), pages of {reb['page_size']:,})",
-              ["events", "posted/claimed/completed", "seconds", "events/s", "target", "verdict", "read model ok"],
-              [[reb["events"], "/".join(str(v) for v in counts.values()), reb["seconds"], reb["events_per_second"],
-                f">= {TARGET_REBUILD:,}", verdict(ok), reb["read_model_correct"]]]))
+    say(
+        table(
+            f"(d) rebuild of the read model (Projector.rebuild(resume=False), pages of {reb['page_size']:,})",
+            [
+                "events",
+                "posted/claimed/completed",
+                "seconds",
+                "events/s",
+                "target",
+                "verdict",
+                "read model ok",
+            ],
+            [
+                [
+                    reb["events"],
+                    "/".join(str(v) for v in counts.values()),
+                    reb["seconds"],
+                    reb["events_per_second"],
+                    f">= {TARGET_REBUILD:,}",
+                    verdict(ok),
+                    reb["read_model_correct"],
+                ]
+            ],
+        )
+    )
     return [_target("(d) rebuild events/s", reb["events_per_second"], f">= {TARGET_REBUILD:,}", ok)]
 
 
@@ -325,12 +582,27 @@ def print_locking(lock: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for mode in ("deferred", "immediate"):
         r = lock[mode]
-        rows.append([mode, r["attempted"], r["succeeded"], r["database_is_locked"], r["other_errors"],
-                     r["rows_stored"], r["max_append_ms"], r["wall_s_including_process_start"]])
-    say(table(f"(e) {lock['processes']} processes x {lock['appends_per_process']} appends on SQLite WAL, "
-              f"busy_timeout {lock['busy_timeout_s']:g}s, read-then-write transactions, no retries",
-              ["transactions", "attempted", "ok", "db locked", "other err", "rows", "max ms", "wall s"], rows,
-              "    deferred: " + lock["deferred"]["how"] + "\n    immediate: " + lock["immediate"]["how"]))
+        rows.append(
+            [
+                mode,
+                r["attempted"],
+                r["succeeded"],
+                r["database_is_locked"],
+                r["other_errors"],
+                r["rows_stored"],
+                r["max_append_ms"],
+                r["wall_s_including_process_start"],
+            ]
+        )
+    say(
+        table(
+            f"(e) {lock['processes']} processes x {lock['appends_per_process']} appends on SQLite WAL, "
+            f"busy_timeout {lock['busy_timeout_s']:g}s, read-then-write transactions, no retries",
+            ["transactions", "attempted", "ok", "db locked", "other err", "rows", "max ms", "wall s"],
+            rows,
+            "    deferred: " + lock["deferred"]["how"] + "\n    immediate: " + lock["immediate"]["how"],
+        )
+    )
     lost = lock["immediate"]["database_is_locked"] + lock["immediate"]["other_errors"]
     return [_target("(e) appends lost with BEGIN IMMEDIATE", lost, "0", lost == 0)]
 
@@ -340,21 +612,48 @@ def print_workers(wk: dict[str, Any]) -> list[dict[str, Any]]:
 
     rows = []
     for k, d in wk["drain"].items():
-        rows.append([k, d["signals"], d["drain_s"], d["signals_per_s"], d["startup_s"]["max"],
-                     d["first_claim_after_commit_ms"], d["claim_to_completed"].get("p50_ms", "-"),
-                     d["completed_to_next_claim"].get("p50_ms", "-"), d["cpu_ms_per_signal"],
-                     "/".join(str(c) for c in d["claims_per_worker"]), d["load_average_1min"][1]])
+        rows.append(
+            [
+                k,
+                d["signals"],
+                d["drain_s"],
+                d["signals_per_s"],
+                d["startup_s"]["max"],
+                d["first_claim_after_commit_ms"],
+                d["claim_to_completed"].get("p50_ms", "-"),
+                d["completed_to_next_claim"].get("p50_ms", "-"),
+                d["cpu_ms_per_signal"],
+                "/".join(str(c) for c in d["claims_per_worker"]),
+                d["load_average_1min"][1],
+            ]
+        )
     extra = " ".join(x for x in (wk["sizes"]["BENCH_WORKER_ARGS"], wk["sizes"]["BENCH_WORKER_ENV"]) if x)
     extra = f" + {extra}" if extra else ""
-    say(table(f"(f) drain: k `blackboard worker --agent bench-noop{extra}` processes, handler `true`, SQLite file, "
-              "synchronous=FULL",
-              ["workers", "signals", "drain s", "signals/s", "start-up s", "1st claim ms", "claim>done ms",
-               "done>next claim ms", "cpu ms/signal", "claims per worker", "load"], rows,
-              "    the backlog appears in one transaction (events and rows) once every worker has logged \"started\" and\n"
-              "    gone idle; drain s runs from that commit until the read model shows all COMPLETED.  start-up:\n"
-              "    process start to \"started\" (slowest).\n"
-              "    claim>done and done>next claim: medians from the event log (the handler and recording its outcome;\n"
-              "    the worker's loop between two signals).  cpu: all workers and their handlers, per signal."))
+    say(
+        table(
+            f"(f) drain: k `blackboard worker --agent bench-noop{extra}` processes, handler `true`, SQLite file, "
+            "synchronous=FULL",
+            [
+                "workers",
+                "signals",
+                "drain s",
+                "signals/s",
+                "start-up s",
+                "1st claim ms",
+                "claim>done ms",
+                "done>next claim ms",
+                "cpu ms/signal",
+                "claims per worker",
+                "load",
+            ],
+            rows,
+            '    the backlog appears in one transaction (events and rows) once every worker has logged "started" and\n'
+            "    gone idle; drain s runs from that commit until the read model shows all COMPLETED.  start-up:\n"
+            '    process start to "started" (slowest).\n'
+            "    claim>done and done>next claim: medians from the event log (the handler and recording its outcome;\n"
+            "    the worker's loop between two signals).  cpu: all workers and their handlers, per signal.",
+        )
+    )
     targets = []
     ratio = wk.get("ratio_4_over_1")
     if ratio is not None:
@@ -364,21 +663,54 @@ def print_workers(wk: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for k, w in wk["wakeup"].items():
         lat = w["post_to_claim"]
-        rows.append([k, w["signals"], lat["p50_ms"], lat["p90_ms"], lat["p99_ms"], lat["max_ms"],
-                     w["post_decided_to_append_start"]["p50_ms"], w["post_append_start_to_claim"]["p50_ms"],
-                     w["idle_cpu_percent_per_worker"], w["load_average_1min"][1],
-                     verdict(lat["p99_ms"] <= TARGET_P99_MS)])
-        targets.append(_target(f"(f) wake-up post -> claim p99 ms, {k} idle worker(s)", lat["p99_ms"],
-                               f"<= {TARGET_P99_MS:g}", lat["p99_ms"] <= TARGET_P99_MS))
+        rows.append(
+            [
+                k,
+                w["signals"],
+                lat["p50_ms"],
+                lat["p90_ms"],
+                lat["p99_ms"],
+                lat["max_ms"],
+                w["post_decided_to_append_start"]["p50_ms"],
+                w["post_append_start_to_claim"]["p50_ms"],
+                w["idle_cpu_percent_per_worker"],
+                w["load_average_1min"][1],
+                verdict(lat["p99_ms"] <= TARGET_P99_MS),
+            ]
+        )
+        targets.append(
+            _target(
+                f"(f) wake-up post -> claim p99 ms, {k} idle worker(s)",
+                lat["p99_ms"],
+                f"<= {TARGET_P99_MS:g}",
+                lat["p99_ms"] <= TARGET_P99_MS,
+            )
+        )
     if rows:
         gap = wk["sizes"]["BENCH_WAKEUP_GAP_MS"]
-        say(table(f"(f) wake-up: signals posted one at a time ({gap} ms apart) through BlackboardService; "
-                  "ms from the post event's occurred_at to the claim event's",
-                  ["idle workers", "signals", "p50", "p90", "p99", "max", "post>append", "append>claim",
-                   "idle cpu %/worker", "load", f"p99<={TARGET_P99_MS:g}"], rows,
-                  "    post>append: the poster's own decide-to-append step (median); append>claim: from the post's append\n"
-                  "    starting to the worker's claim decision (median).  idle cpu: one CPU's share each idle worker\n"
-                  "    used over 2 s with nothing to do, before the posts."))
+        say(
+            table(
+                f"(f) wake-up: signals posted one at a time ({gap} ms apart) through BlackboardService; "
+                "ms from the post event's occurred_at to the claim event's",
+                [
+                    "idle workers",
+                    "signals",
+                    "p50",
+                    "p90",
+                    "p99",
+                    "max",
+                    "post>append",
+                    "append>claim",
+                    "idle cpu %/worker",
+                    "load",
+                    f"p99<={TARGET_P99_MS:g}",
+                ],
+                rows,
+                "    post>append: the poster's own decide-to-append step (median); append>claim: from the post's append\n"
+                "    starting to the worker's claim decision (median).  idle cpu: one CPU's share each idle worker\n"
+                "    used over 2 s with nothing to do, before the posts.",
+            )
+        )
     return targets
 
 

@@ -34,15 +34,24 @@ def run(api_posts: int, cli_posts: int) -> dict[str, Any]:
         agents = where / "agents"
         agents.mkdir()
         (agents / "bench-researcher.md").write_text(AGENT, encoding="utf-8")
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")},
-               "BLACKBOARD_DB": f"sqlite:///{where / 'cli.db'}", "BLACKBOARD_AGENTS_DIR": str(agents)}
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")},
+            "BLACKBOARD_DB": f"sqlite:///{where / 'cli.db'}",
+            "BLACKBOARD_AGENTS_DIR": str(agents),
+        }
         wall: dict[str, list[float]] = {"FULL": [], "NORMAL": [], "CLI": []}
         cpu: dict[str, float] = dict.fromkeys(wall, 0.0)
-        with (Blackboard(f"sqlite:///{where / 'full.db'}", agents_dir=agents) as full,
-              Blackboard(f"sqlite:///{where / 'normal.db'}", agents_dir=agents, sqlite_synchronous="NORMAL") as normal):
+        with (
+            Blackboard(f"sqlite:///{where / 'full.db'}", agents_dir=agents) as full,
+            Blackboard(
+                f"sqlite:///{where / 'normal.db'}", agents_dir=agents, sqlite_synchronous="NORMAL"
+            ) as normal,
+        ):
             for api in (full, normal):
                 api.post("RESEARCH", "ps-bench", "e-0", "warm-up")
-            subprocess.run([blackboard, "db", "upgrade"], env=env, cwd=where, capture_output=True, timeout=60, check=True)
+            subprocess.run(
+                [blackboard, "db", "upgrade"], env=env, cwd=where, capture_output=True, timeout=60, check=True
+            )
             for n in range(rounds):
                 for mode, api in (("FULL", full), ("NORMAL", normal)):
                     for i in range(per_round):
@@ -56,7 +65,18 @@ def run(api_posts: int, cli_posts: int) -> dict[str, Any]:
 
 
 def _cli_post(blackboard: str, env: dict[str, str], where: Path, n: int, cpu: dict[str, float]) -> float:
-    argv = [blackboard, "post", "--type", "RESEARCH", "--ps-id", "ps-bench", "--entry-id", f"e-{n + 1}", "--topic", "a process"]
+    argv = [
+        blackboard,
+        "post",
+        "--type",
+        "RESEARCH",
+        "--ps-id",
+        "ps-bench",
+        "--entry-id",
+        f"e-{n + 1}",
+        "--topic",
+        "a process",
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(argv, env=env, cwd=where, capture_output=True, timeout=120, check=True)
@@ -67,19 +87,42 @@ def _cli_post(blackboard: str, env: dict[str, str], where: Path, n: int, cpu: di
 
 
 def _report(wall: dict[str, list[float]], cpu: dict[str, float]) -> dict[str, Any]:
-    found = {mode: {**summary_ms(s), "cpu_ms": round(cpu[mode] / len(s) * 1000, 3)} for mode, s in wall.items() if s}
+    found = {
+        mode: {**summary_ms(s), "cpu_ms": round(cpu[mode] / len(s) * 1000, 3)}
+        for mode, s in wall.items()
+        if s
+    }
     api = found["FULL"]
     ok = api["median_ms"] <= TARGET_MS
     ratio = round(found["CLI"]["median_ms"] / api["median_ms"], 1) if "CLI" in found else None
-    labels = {"FULL": "Blackboard.post, synchronous=FULL", "NORMAL": "Blackboard.post, synchronous=NORMAL",
-              "CLI": "blackboard post (a process per call), FULL"}
-    rows = [[labels[m], f["n"], f["median_ms"], f["p95_ms"], f["min_ms"], f["cpu_ms"]] for m, f in found.items()]
-    rows.append([f"API median at FULL (target <= {TARGET_MS:g} ms)", "", api["median_ms"], "", "", verdict(ok)])
-    print(table("(m) in-process API post vs CLI post, SQLite files, taking turns (ms)",
-                ["interface", "posts", "median", "p95", "min", "cpu/post"], rows,
-                f"    a CLI post costs {ratio}x an API post (wall, medians): a process start, imports and an engine per call;\n"
-                "    at FULL a post's wall time is mostly its commit's fsync, which a loaded disk stretches" if ratio else None))
-    return {**{m.lower(): f for m, f in found.items()}, "cli_over_api": ratio, "target_ms": TARGET_MS, "pass": ok}
+    labels = {
+        "FULL": "Blackboard.post, synchronous=FULL",
+        "NORMAL": "Blackboard.post, synchronous=NORMAL",
+        "CLI": "blackboard post (a process per call), FULL",
+    }
+    rows = [
+        [labels[m], f["n"], f["median_ms"], f["p95_ms"], f["min_ms"], f["cpu_ms"]] for m, f in found.items()
+    ]
+    rows.append(
+        [f"API median at FULL (target <= {TARGET_MS:g} ms)", "", api["median_ms"], "", "", verdict(ok)]
+    )
+    print(
+        table(
+            "(m) in-process API post vs CLI post, SQLite files, taking turns (ms)",
+            ["interface", "posts", "median", "p95", "min", "cpu/post"],
+            rows,
+            f"    a CLI post costs {ratio}x an API post (wall, medians): a process start, imports and an engine per call;\n"
+            "    at FULL a post's wall time is mostly its commit's fsync, which a loaded disk stretches"
+            if ratio
+            else None,
+        )
+    )
+    return {
+        **{m.lower(): f for m, f in found.items()},
+        "cli_over_api": ratio,
+        "target_ms": TARGET_MS,
+        "pass": ok,
+    }
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ class EsBoard(Aggregate):
         self.signals: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ commands with their rules
-    def post(self, signal_id: str, signal_type: str, payload: dict[str, Any], posted_by: str, at: datetime) -> None:
+    def post(
+        self, signal_id: str, signal_type: str, payload: dict[str, Any], posted_by: str, at: datetime
+    ) -> None:
         if signal_id in self.signals:
             raise BoardRuleBroken(f"duplicate signal {signal_id}")
         self._posted(signal_id, signal_type, payload, [signal_type], posted_by, at)
@@ -73,13 +75,26 @@ class EsBoard(Aggregate):
     # ------------------------------------------------------------------ events (also run on replay)
     @event("SignalPosted")
     def _posted(
-        self, signal_id: str, signal_type: str, payload: dict[str, Any], target_capabilities: list[str],
-        posted_by: str, at: datetime,
+        self,
+        signal_id: str,
+        signal_type: str,
+        payload: dict[str, Any],
+        target_capabilities: list[str],
+        posted_by: str,
+        at: datetime,
     ) -> None:
         self.signals[signal_id] = {
-            "signal_type": signal_type, "payload": payload, "target_capabilities": target_capabilities,
-            "posted_by": posted_by, "created_at": at, "status": "POSTED", "claimed_by": None,
-            "claimed_at": None, "completed_at": None, "result": None, "version": 1,
+            "signal_type": signal_type,
+            "payload": payload,
+            "target_capabilities": target_capabilities,
+            "posted_by": posted_by,
+            "created_at": at,
+            "status": "POSTED",
+            "claimed_by": None,
+            "claimed_at": None,
+            "completed_at": None,
+            "result": None,
+            "version": 1,
         }
 
     @event("SignalClaimed")
@@ -107,8 +122,11 @@ class EsBlackboard(Application):
         while (signal_id := f"sig-{secrets.token_hex(4)}") in board.signals:
             pass  # same 32-bit random ids as ours: draw again on a collision
         payload = {
-            "ps_id": board_name, "entry_id": f"e-{i}", "topic": f"benchmark topic {i}",
-            "prompt": "find out what is known about this", "context": {},
+            "ps_id": board_name,
+            "entry_id": f"e-{i}",
+            "topic": f"benchmark topic {i}",
+            "prompt": "find out what is known about this",
+            "context": {},
         }
         board.post(signal_id, "RESEARCH", payload, "ps-skill", datetime.now(UTC))
         self.save(board)

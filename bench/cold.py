@@ -57,15 +57,24 @@ def main(url: str, signal_id: str) -> dict[str, Any]:
     service = container.service()  # the engine, the schema check, the service
     built = time.perf_counter()
     statements: list[str] = []
-    event.listen(container.engine(), "before_cursor_execute",
-                 lambda _conn, _cursor, sql, *_: statements.append(" ".join(sql.split())[:80]))
+    event.listen(
+        container.engine(),
+        "before_cursor_execute",
+        lambda _conn, _cursor, sql, *_: statements.append(" ".join(sql.split())[:80]),
+    )
     service.claim_signal(ClaimSignal(signal_id=signal_id, agent_id=AGENT.agent_id))
     claimed = time.perf_counter()
     uow = container.unit_of_work()
     container.engine().dispose()
-    return {"build_s": built - started, "claim_s": claimed - built, "command_s": claimed - started,
-            "statements": len(statements), "sql": statements,
-            "signals_loaded": sum(uow.loaded), "events_replayed": sum(uow.replayed)}
+    return {
+        "build_s": built - started,
+        "claim_s": claimed - built,
+        "command_s": claimed - started,
+        "statements": len(statements),
+        "sql": statements,
+        "signals_loaded": sum(uow.loaded),
+        "events_replayed": sum(uow.replayed),
+    }
 
 
 if __name__ == "__main__":

@@ -27,7 +27,21 @@ __all__ = ["percentile", "summary_ms"]  # re-exported: sections import them from
 
 AGENT = AgentProfile(agent_id="bench-researcher", capabilities=(AgentCapability(type="RESEARCH", score=0.9),))
 
-SECTIONS = ("a", "b", "c", "d", "e", "f", "g", "k", "l", "m", "t", "s", "p")  # all of them run by default; BENCH_SECTIONS picks some
+SECTIONS = (
+    "a",
+    "b",
+    "c",
+    "d",
+    "e",
+    "f",
+    "g",
+    "k",
+    "l",
+    "m",
+    "t",
+    "s",
+    "p",
+)  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
 SIZES: dict[str, tuple[int, int]] = {
@@ -64,11 +78,18 @@ def load_config() -> Config:
     scale = os.environ.get("BENCH_SCALE", "full").lower()
     if scale not in ("full", "small"):
         raise SystemExit(f"BENCH_SCALE must be 'full' or 'small', not {scale!r}")
-    sizes = {name: int(os.environ.get(name, pair[0] if scale == "full" else pair[1])) for name, pair in SIZES.items()}
-    sections = tuple(s.strip() for s in os.environ.get("BENCH_SECTIONS", ",".join(SECTIONS)).split(",") if s.strip())
+    sizes = {
+        name: int(os.environ.get(name, pair[0] if scale == "full" else pair[1]))
+        for name, pair in SIZES.items()
+    }
+    sections = tuple(
+        s.strip() for s in os.environ.get("BENCH_SECTIONS", ",".join(SECTIONS)).split(",") if s.strip()
+    )
     unknown = set(sections) - set(SECTIONS)
     if unknown:
-        raise SystemExit(f"BENCH_SECTIONS: unknown {', '.join(sorted(unknown))}; pick from {','.join(SECTIONS)}")
+        raise SystemExit(
+            f"BENCH_SECTIONS: unknown {', '.join(sorted(unknown))}; pick from {','.join(SECTIONS)}"
+        )
     out = Path(os.environ.get("BENCH_OUT", "bench-results/persistence.json"))
     return Config(scale, sizes, sections, out)
 
@@ -124,8 +145,9 @@ def temp_dir(label: str) -> Iterator[Path]:
         yield Path(d)
 
 
-def bench_container(url: str, *, synchronous: str = "FULL", agents_dir: Path | None = None,
-                    **flags: Any) -> Container:
+def bench_container(
+    url: str, *, synchronous: str = "FULL", agents_dir: Path | None = None, **flags: Any
+) -> Container:
     """The application as the CLI and the worker build it: `Container` configured from one
     `BlackboardSettings` (`flags` by its field names, e.g. post_timeout=86400; validated as it is
     built). The caller's BLACKBOARD_* environment is not read. Without `agents_dir` the agent registry is AGENT alone, in

@@ -73,8 +73,16 @@ class Timeline:
         return None if begin is None or end is None else end - begin
 
 
-def watch(running: Fleet, probe: Probe, n: int, start: float, *, meters: Mapping[str, Callable[[], float | None]],
-          timeout: float = 600.0, label: str = "") -> Timeline:
+def watch(
+    running: Fleet,
+    probe: Probe,
+    n: int,
+    start: float,
+    *,
+    meters: Mapping[str, Callable[[], float | None]],
+    timeout: float = 600.0,
+    label: str = "",
+) -> Timeline:
     """Poll `probe` until `n` items are done; raise if one goes wrong, a worker exits, or `timeout` passes."""
     samples: list[tuple[float, int]] = []
     first: tuple[float, int, dict[str, float | None]] | None = None
@@ -95,8 +103,16 @@ def watch(running: Fleet, probe: Probe, n: int, start: float, *, meters: Mapping
             raise TimeoutError(f"{label}: {done}/{n} done after {now - start:.0f} s")
         time.sleep(POLL_S)
     assert first is not None
-    return Timeline(start=start, end=now, first=first[0], done_at_first=first[1], polls=len(samples),
-                    samples=samples, at_first=first[2], at_end=at_end)
+    return Timeline(
+        start=start,
+        end=now,
+        first=first[0],
+        done_at_first=first[1],
+        polls=len(samples),
+        samples=samples,
+        at_first=first[2],
+        at_end=at_end,
+    )
 
 
 def blackboard_progress(engine: Engine) -> Probe:

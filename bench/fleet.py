@@ -56,7 +56,9 @@ def agents_dir(root: Path, handler: str) -> Path:
     agents = root / f"agents-{handler}"
     if not agents.exists():
         agents.mkdir()
-        (agents / f"{AGENT_NAME}.md").write_text(AGENT_FILE.format(name=AGENT_NAME, handler=HANDLERS[handler]))
+        (agents / f"{AGENT_NAME}.md").write_text(
+            AGENT_FILE.format(name=AGENT_NAME, handler=HANDLERS[handler])
+        )
         (agents / "bench_noop_handler.py").write_text(HANDLER_MODULE)
     return agents
 
@@ -76,8 +78,14 @@ def base_env() -> dict[str, str]:
 
 def worker_env(db_url: str, agents: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """What a blackboard worker of a run gets: its database, the bench agent, no expiry, text logs."""
-    return {**base_env(), "BLACKBOARD_DB": db_url, "BLACKBOARD_AGENTS_DIR": str(agents),
-            "BLACKBOARD_POST_TIMEOUT": str(POST_TIMEOUT_S), "BLACKBOARD_JSON": "", **(extra or {})}
+    return {
+        **base_env(),
+        "BLACKBOARD_DB": db_url,
+        "BLACKBOARD_AGENTS_DIR": str(agents),
+        "BLACKBOARD_POST_TIMEOUT": str(POST_TIMEOUT_S),
+        "BLACKBOARD_JSON": "",
+        **(extra or {}),
+    }
 
 
 # -------------------------------------------------------------------------------------- processes
@@ -117,13 +125,22 @@ class Fleet:
     def spawn(self, command: Sequence[str]) -> Proc:
         i = len(self.procs)
         command = list(command)
-        if self.profile_dir is not None and command[0] != sys.executable:  # a console script: its file under cProfile
+        if (
+            self.profile_dir is not None and command[0] != sys.executable
+        ):  # a console script: its file under cProfile
             out = self.profile_dir / f"profile-worker-{self.label}-{i}.pstats"
             command = [sys.executable, "-m", "cProfile", "-o", str(out), *command]
         log_path = self.root / f"{self.label}-{i}.log"
         log = log_path.open("wb")
-        process = subprocess.Popen(command, env=self.env, cwd=REPO, stdin=subprocess.DEVNULL,
-                                   stdout=log, stderr=log, preexec_fn=die_with_parent)
+        process = subprocess.Popen(
+            command,
+            env=self.env,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            preexec_fn=die_with_parent,
+        )
         proc = Proc(process, log_path, log, time.monotonic())
         self.procs.append(proc)
         return proc
@@ -140,8 +157,10 @@ class Fleet:
                 if p.started is None and STARTED in p.text():
                     p.started = time.monotonic()
                 if p.process.poll() is not None:
-                    raise RuntimeError(f"{self.label}: worker {p.process.pid} exited ({p.process.returncode}) "
-                                       f"before starting:\n{p.text()[-3000:]}")
+                    raise RuntimeError(
+                        f"{self.label}: worker {p.process.pid} exited ({p.process.returncode}) "
+                        f"before starting:\n{p.text()[-3000:]}"
+                    )
             if all(p.started is not None for p in self.procs):
                 return [p.started - p.spawned for p in self.procs]  # type: ignore[operator]
             if time.monotonic() > deadline:
@@ -151,8 +170,10 @@ class Fleet:
     def check_alive(self) -> None:
         for p in self.procs:
             if p.process.poll() is not None:
-                raise RuntimeError(f"{self.label}: worker {p.process.pid} exited ({p.process.returncode}) during the "
-                                   f"run:\n{p.text()[-3000:]}")
+                raise RuntimeError(
+                    f"{self.label}: worker {p.process.pid} exited ({p.process.returncode}) during the "
+                    f"run:\n{p.text()[-3000:]}"
+                )
 
     def cpu_seconds(self) -> float:
         """CPU used so far by the workers and the children they reaped (/proc/PID/stat)."""
@@ -181,16 +202,22 @@ class Fleet:
         for p in self.procs:
             text = p.text()
             p.log.close()
-            results.append({
-                "pid": p.process.pid,
-                "exit_code": p.process.returncode,
-                "killed": p.killed,
-                "claimed": text.count(" claimed sig-"),  # blackboard workers' log lines; 0 for the job queues
-                "completed": text.count(" completed sig-"),
-                "failed": text.count(" failed sig-"),
-                "tracebacks": text.count("Traceback"),
-                "warnings": [line for line in text.splitlines() if "could not" in line or "went wrong" in line][:5],
-            })
+            results.append(
+                {
+                    "pid": p.process.pid,
+                    "exit_code": p.process.returncode,
+                    "killed": p.killed,
+                    "claimed": text.count(
+                        " claimed sig-"
+                    ),  # blackboard workers' log lines; 0 for the job queues
+                    "completed": text.count(" completed sig-"),
+                    "failed": text.count(" failed sig-"),
+                    "tracebacks": text.count("Traceback"),
+                    "warnings": [
+                        line for line in text.splitlines() if "could not" in line or "went wrong" in line
+                    ][:5],
+                }
+            )
         self.results = results
         return results
 

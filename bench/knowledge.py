@@ -32,19 +32,32 @@ def seed(url: str, entries: int, signals: int) -> None:
     t0 = now - timedelta(days=1)
     rows = []
     for i in range(entries):
-        event = EntryWritten(blackboard_id=BOARD, version=1, occurred_at=t0, key=f"finding/{i:06d}",
-                             value={"n": i, "text": f"finding number {i}"}, author=AUTHORS[i % 4],
-                             entry_type="finding", topics=(f"topic-{i % 50}",))
+        event = EntryWritten(
+            blackboard_id=BOARD,
+            version=1,
+            occurred_at=t0,
+            key=f"finding/{i:06d}",
+            value={"n": i, "text": f"finding number {i}"},
+            author=AUTHORS[i % 4],
+            entry_type="finding",
+            topics=(f"topic-{i % 50}",),
+        )
         rows.append(event_row(event, {"actor": event.author}, now))
     for i in range(signals):
-        event = AgentSignalPosted(blackboard_id=BOARD, version=i + 1, occurred_at=t0, signal_id=f"sig-{i:08x}",
-                                  signal_type=SignalType.RESEARCH, posted_by="bench",
-                                  payload=SignalPayload(ps_id=BOARD, entry_id="e-1", topic=f"topic {i}"),
-                                  target_capabilities=("RESEARCH",))
+        event = AgentSignalPosted(
+            blackboard_id=BOARD,
+            version=i + 1,
+            occurred_at=t0,
+            signal_id=f"sig-{i:08x}",
+            signal_type=SignalType.RESEARCH,
+            posted_by="bench",
+            payload=SignalPayload(ps_id=BOARD, entry_id="e-1", topic=f"topic {i}"),
+            target_capabilities=("RESEARCH",),
+        )
         rows.append(event_row(event, {"actor": "bench"}, now))
     for start in range(0, len(rows), 20_000):
         with write_transaction(engine) as conn:
-            conn.execute(EVENTS.insert(), rows[start:start + 20_000])
+            conn.execute(EVENTS.insert(), rows[start : start + 20_000])
     container.projector().catch_up()
     engine.dispose()
 
@@ -65,21 +78,33 @@ def measure(url: str, reps: int) -> dict[str, float]:
     container = bench_container(url, post_timeout=86_400)
     knowledge, queries, service = container.knowledge(), container.knowledge_queries(), container.service()
     figures = {
-        "write_ms": _median_ms(lambda i: knowledge.write(WriteEntry(
-            blackboard_id=BOARD, key=f"bench/new-{i}", value={"i": i}, author="ps-bench")), reps),
-        "read_ms": _median_ms(lambda i: queries.read(ReadEntry(blackboard_id=BOARD, key=f"bench/new-{i}")), reps),
+        "write_ms": _median_ms(
+            lambda i: knowledge.write(
+                WriteEntry(blackboard_id=BOARD, key=f"bench/new-{i}", value={"i": i}, author="ps-bench")
+            ),
+            reps,
+        ),
+        "read_ms": _median_ms(
+            lambda i: queries.read(ReadEntry(blackboard_id=BOARD, key=f"bench/new-{i}")), reps
+        ),
     }
 
     def signal_command(i: int) -> None:
-        posted = service.post_signal(PostSignal(signal_type="RESEARCH", ps_id=BOARD, entry_id="e-1", topic=f"b {i}"))
+        posted = service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id=BOARD, entry_id="e-1", topic=f"b {i}")
+        )
         service.claim_signal(ClaimSignal(signal_id=posted.signal_id, agent_id=AGENT.agent_id))
-        service.complete_signal(CompleteSignal(signal_id=posted.signal_id, agent_id=AGENT.agent_id, artifact_path="a.md"))
+        service.complete_signal(
+            CompleteSignal(signal_id=posted.signal_id, agent_id=AGENT.agent_id, artifact_path="a.md")
+        )
 
     figures["post_claim_complete_ms"] = _median_ms(signal_command, reps)
     figures["entries_topic_ms"] = _median_ms(
-        lambda i: queries.entries(ListEntries(blackboard_id=BOARD, topic=f"topic-{i % 50}", limit=20)), reps)
+        lambda i: queries.entries(ListEntries(blackboard_id=BOARD, topic=f"topic-{i % 50}", limit=20)), reps
+    )
     figures["entries_author_ms"] = _median_ms(
-        lambda i: queries.entries(ListEntries(blackboard_id=BOARD, author=AUTHORS[i % 4], limit=20)), reps)
+        lambda i: queries.entries(ListEntries(blackboard_id=BOARD, author=AUTHORS[i % 4], limit=20)), reps
+    )
     container.engine().dispose()
     return figures
 
@@ -96,7 +121,10 @@ def run(config: Config) -> dict[str, Any]:
             seed(url, entries, signals)
             seeded = time.perf_counter() - started
             progress(f"(k) measuring {name}")
-            result["cases"][name] = {"seed_s": round(seeded, 1), **{k: round(v, 3) for k, v in measure(url, reps).items()}}
+            result["cases"][name] = {
+                "seed_s": round(seeded, 1),
+                **{k: round(v, 3) for k, v in measure(url, reps).items()},
+            }
     small, big, plain = (result["cases"][n] for n in cases)
     result["write_ratio"] = round(big["write_ms"] / small["write_ms"], 3)
     result["read_ratio"] = round(big["read_ms"] / small["read_ms"], 3)

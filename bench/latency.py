@@ -35,14 +35,22 @@ def _claim(service: Any, signal_id: str) -> None:
 
 
 def _complete(service: Any, signal_id: str) -> None:
-    service.complete_signal(CompleteSignal(signal_id=signal_id, agent_id=AGENT.agent_id, artifact_path="out/x.md"))
+    service.complete_signal(
+        CompleteSignal(signal_id=signal_id, agent_id=AGENT.agent_id, artifact_path="out/x.md")
+    )
 
 
 def cold_command(url: str, signal_id: str) -> dict[str, Any]:
     """bench/cold.py in a fresh process: its own timings, and the whole process's wall time."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "bench.cold", url, signal_id], cwd=REPO, env=base_env(),
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.cold", url, signal_id],
+        cwd=REPO,
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"the cold command exited {done.returncode}:\n{done.stderr[-3000:]}")
@@ -59,13 +67,21 @@ def run(config: Config) -> dict[str, Any]:
             engine = container.engine()
             for prefix, (label, n) in enumerate(sizes.items(), start=1):
                 progress(f"(c) seeding the {label} board with {n:,} posted signals, then one catch-up")
-                seeded = seed_posts(engine, f"ps-{label}", prefix, n, on_batch=lambda k: progress(f"     {k:,} posted"))
-                results["boards"][label] = {"signals_seeded": n, "seed_s": seeded["seed_s"],
-                                            "seed_append_s": seeded["append_s"], "seed_fold_s": seeded["fold_s"]}
+                seeded = seed_posts(
+                    engine, f"ps-{label}", prefix, n, on_batch=lambda k: progress(f"     {k:,} posted")
+                )
+                results["boards"][label] = {
+                    "signals_seeded": n,
+                    "seed_s": seeded["seed_s"],
+                    "seed_append_s": seeded["append_s"],
+                    "seed_fold_s": seeded["fold_s"],
+                }
             live = _read_model_live(container)
             results["read_model_live_after_seeding"] = live
             if not live:
-                raise RuntimeError("(c) the read model is behind the log after seeding: commands would replay")
+                raise RuntimeError(
+                    "(c) the read model is behind the log after seeding: commands would replay"
+                )
 
             service = container.service()  # the long-lived service of this section
             for label in sizes:
@@ -83,11 +99,14 @@ def run(config: Config) -> dict[str, Any]:
 
             # The boards take turns, one repetition each (the order alternating), so both see the same load.
             progress(f"(c) {reps} x claim+complete of a fresh signal on each board, taking turns")
-            samples: dict[str, dict[str, list[float]]] = {label: {"claim": [], "complete": [], "pairs": []}
-                                                          for label in sizes}
+            samples: dict[str, dict[str, list[float]]] = {
+                label: {"claim": [], "complete": [], "pairs": []} for label in sizes
+            }
             for i in range(reps):
                 for label in _turn(list(sizes), i):
-                    sid = service.post_signal(post_command(f"ps-{label}", i)).signal_id  # untimed: a fresh signal
+                    sid = service.post_signal(
+                        post_command(f"ps-{label}", i)
+                    ).signal_id  # untimed: a fresh signal
                     t0 = time.perf_counter()
                     _claim(service, sid)
                     t1 = time.perf_counter()
@@ -110,7 +129,9 @@ def run(config: Config) -> dict[str, Any]:
             cold: dict[str, list[dict[str, Any]]] = {label: [] for label in sizes}
             for i in range(cold_reps):
                 for label in _turn(list(sizes), i):
-                    sid = service.post_signal(post_command(f"ps-{label}", 0)).signal_id  # posted by the warm service
+                    sid = service.post_signal(
+                        post_command(f"ps-{label}", 0)
+                    ).signal_id  # posted by the warm service
                     cold[label].append(cold_command(url, sid))
                     _complete(service, sid)
             for label, runs in cold.items():
@@ -140,7 +161,9 @@ def run(config: Config) -> dict[str, Any]:
     results["warm_ratio_median"] = round(large["median_ms"] / small["median_ms"], 2)
     results["warm_ratio_p95"] = round(large["p95_ms"] / small["p95_ms"], 2)
     results["cold_ratio"] = {
-        key: round(boards["large"]["cold"][f"{key}_ms_median"] / boards["small"]["cold"][f"{key}_ms_median"], 2)
+        key: round(
+            boards["large"]["cold"][f"{key}_ms_median"] / boards["small"]["cold"][f"{key}_ms_median"], 2
+        )
         for key in ("command", "claim", "process_wall")
     }
     return results

@@ -56,7 +56,13 @@ def _worker(mode: str, path: str, proc: int, appends: int, barrier: Any, results
         def transaction() -> AbstractContextManager[Connection]:
             return engine.begin()
     else:
-        engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{path}", sqlite_synchronous="FULL", sqlite_busy_timeout=BUSY_TIMEOUT_S)))
+        engine = make_engine(
+            store_settings(
+                BlackboardSettings(
+                    db=f"sqlite:///{path}", sqlite_synchronous="FULL", sqlite_busy_timeout=BUSY_TIMEOUT_S
+                )
+            )
+        )
 
         def transaction() -> AbstractContextManager[Connection]:
             return write_transaction(engine)
@@ -78,10 +84,19 @@ def _worker(mode: str, path: str, proc: int, appends: int, barrier: Any, results
                 )
                 conn.scalar(select(func.coalesce(func.max(EVENTS.c.position), 0)))
                 now = datetime.now(UTC)
-                conn.execute(insert(EVENTS).values(
-                    event_id=str(uuid4()), stream_id=stream, version=current + 1, event_type="BenchEvent",
-                    schema_version=1, data="{}", metadata="{}", occurred_at=now, recorded_at=now,
-                ))
+                conn.execute(
+                    insert(EVENTS).values(
+                        event_id=str(uuid4()),
+                        stream_id=stream,
+                        version=current + 1,
+                        event_type="BenchEvent",
+                        schema_version=1,
+                        data="{}",
+                        metadata="{}",
+                        occurred_at=now,
+                        recorded_at=now,
+                    )
+                )
             ok += 1
         except DBAPIError as exc:
             message = str(exc.orig)
@@ -92,10 +107,17 @@ def _worker(mode: str, path: str, proc: int, appends: int, barrier: Any, results
             if len(samples) < 3 and message not in samples:
                 samples.append(message)
         durations.append(time.perf_counter() - t0)
-    results.put({
-        "proc": proc, "ok": ok, "locked": locked, "other": other, "errors": samples,
-        "seconds": time.perf_counter() - start, "max_append_ms": round(max(durations) * 1000, 1),
-    })
+    results.put(
+        {
+            "proc": proc,
+            "ok": ok,
+            "locked": locked,
+            "other": other,
+            "errors": samples,
+            "seconds": time.perf_counter() - start,
+            "max_append_ms": round(max(durations) * 1000, 1),
+        }
+    )
     engine.dispose()
 
 
@@ -105,7 +127,10 @@ def run_mode(mode: str, procs: int, appends: int) -> dict[str, Any]:
         path = d / "blackboard.db"
         sqlite_engine(path, "FULL").dispose()  # schema and WAL, made before the writers start
         barrier, results = ctx.Barrier(procs), ctx.Queue()
-        workers = [ctx.Process(target=_worker, args=(mode, str(path), p, appends, barrier, results)) for p in range(procs)]
+        workers = [
+            ctx.Process(target=_worker, args=(mode, str(path), p, appends, barrier, results))
+            for p in range(procs)
+        ]
         with Timer() as t:
             for w in workers:
                 w.start()
@@ -134,7 +159,11 @@ def run_mode(mode: str, procs: int, appends: int) -> dict[str, Any]:
 
 def run(config: Config) -> dict[str, Any]:
     procs, appends = config["BENCH_LOCK_PROCS"], config["BENCH_LOCK_APPENDS"]
-    results: dict[str, Any] = {"processes": procs, "appends_per_process": appends, "busy_timeout_s": BUSY_TIMEOUT_S}
+    results: dict[str, Any] = {
+        "processes": procs,
+        "appends_per_process": appends,
+        "busy_timeout_s": BUSY_TIMEOUT_S,
+    }
     for mode in MODES:
         progress(f"(e) {procs} processes x {appends} appends, {mode} transactions")
         results[mode] = run_mode(mode, procs, appends)

@@ -16,13 +16,75 @@ from bench.common import Config, bench_container, progress, temp_dir
 from blackboard.application.commands import GetSignalById, PostSignal
 
 TARGET_MS = 50.0  # match over 1,000 agent files, after the registry is loaded
-AREAS = ("python", "rust", "sql", "react", "kubernetes", "terraform", "security", "docs", "testing", "api", "ml",
-         "data", "mobile", "css", "graphql", "kafka", "spark", "postgres", "redis", "docker", "ci", "ios", "android",
-         "accessibility", "performance", "logging", "billing", "search", "auth", "payments")
-VERBS = ("reviews", "writes", "debugs", "optimizes", "designs", "migrates", "audits", "documents", "tests", "deploys",
-         "refactors", "monitors", "profiles", "secures", "scales")
-THINGS = ("queries", "services", "pipelines", "components", "schemas", "endpoints", "clusters", "models", "reports",
-          "dashboards", "releases", "indexes", "workflows", "modules", "caches", "incidents", "contracts", "builds")
+AREAS = (
+    "python",
+    "rust",
+    "sql",
+    "react",
+    "kubernetes",
+    "terraform",
+    "security",
+    "docs",
+    "testing",
+    "api",
+    "ml",
+    "data",
+    "mobile",
+    "css",
+    "graphql",
+    "kafka",
+    "spark",
+    "postgres",
+    "redis",
+    "docker",
+    "ci",
+    "ios",
+    "android",
+    "accessibility",
+    "performance",
+    "logging",
+    "billing",
+    "search",
+    "auth",
+    "payments",
+)
+VERBS = (
+    "reviews",
+    "writes",
+    "debugs",
+    "optimizes",
+    "designs",
+    "migrates",
+    "audits",
+    "documents",
+    "tests",
+    "deploys",
+    "refactors",
+    "monitors",
+    "profiles",
+    "secures",
+    "scales",
+)
+THINGS = (
+    "queries",
+    "services",
+    "pipelines",
+    "components",
+    "schemas",
+    "endpoints",
+    "clusters",
+    "models",
+    "reports",
+    "dashboards",
+    "releases",
+    "indexes",
+    "workflows",
+    "modules",
+    "caches",
+    "incidents",
+    "contracts",
+    "builds",
+)
 
 
 def agent_file(i: int, rng: random.Random) -> str:
@@ -30,14 +92,18 @@ def agent_file(i: int, rng: random.Random) -> str:
     words = " ".join(f"{rng.choice(VERBS)} {a} {rng.choice(THINGS)}," for a in areas)
     name = f"{areas[0]}-{rng.choice(('pro', 'expert', 'engineer', 'reviewer', 'architect'))}-{i:04d}"
     description = f"Specialist who {words} and explains trade-offs. Use proactively for {areas[0]} work."
-    return (f"---\nname: {name}\ndescription: \"{description}\"\ncapabilities: {{{areas[0].upper()}: 0.9}}\n"
-            f"tools: Read, Write, Bash\nmodel: sonnet\n---\nYou are {name}.\n")
+    return (
+        f'---\nname: {name}\ndescription: "{description}"\ncapabilities: {{{areas[0].upper()}: 0.9}}\n'
+        f"tools: Read, Write, Bash\nmodel: sonnet\n---\nYou are {name}.\n"
+    )
 
 
 def request(rng: random.Random) -> tuple[str, str]:
     a, b = rng.sample(AREAS, 2)
-    return (f"{rng.choice(VERBS)} the {a} {rng.choice(THINGS)}",
-            f"Please look at the {a} {rng.choice(THINGS)} and the {b} {rng.choice(THINGS)}; they are slow and flaky.")
+    return (
+        f"{rng.choice(VERBS)} the {a} {rng.choice(THINGS)}",
+        f"Please look at the {a} {rng.choice(THINGS)} and the {b} {rng.choice(THINGS)}; they are slow and flaky.",
+    )
 
 
 def _case(folder: Path, agents: int, reps: int) -> dict[str, Any]:
@@ -45,13 +111,23 @@ def _case(folder: Path, agents: int, reps: int) -> dict[str, Any]:
     folder.mkdir()
     for i in range(agents):
         (folder / f"agent-{i:04d}.md").write_text(agent_file(i, rng), encoding="utf-8")
-    container = bench_container(f"sqlite:///{folder.parent / f'm{agents}.db'}", agents_dir=folder, post_timeout=86_400)
+    container = bench_container(
+        f"sqlite:///{folder.parent / f'm{agents}.db'}", agents_dir=folder, post_timeout=86_400
+    )
     service, queries = container.service(), container.queries()
 
     def post(i: int, targets: tuple[str, ...]) -> str:
         topic, prompt = request(rng)
-        return service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-m", entry_id=f"e-{i}", topic=topic,
-                                              prompt=prompt, target_capabilities=targets)).signal_id
+        return service.post_signal(
+            PostSignal(
+                signal_type="RESEARCH",
+                ps_id="ps-m",
+                entry_id=f"e-{i}",
+                topic=topic,
+                prompt=prompt,
+                target_capabilities=targets,
+            )
+        ).signal_id
 
     # posting scores the signal (is anybody able to take it?): that first call loads the registry and builds the index
     started = time.perf_counter()
@@ -60,12 +136,18 @@ def _case(folder: Path, agents: int, reps: int) -> dict[str, Any]:
     auto_ids = [post(i, ("auto",)) for i in range(1, reps + 1)]
     declared_ids = [post(i, ("PYTHON",)) for i in range(reps + 1, 2 * reps + 1)]
 
-    measured = {"match_auto_ms": median_ms_of(queries, auto_ids),
-                "match_declared_ms": median_ms_of(queries, declared_ids)}
+    measured = {
+        "match_auto_ms": median_ms_of(queries, auto_ids),
+        "match_declared_ms": median_ms_of(queries, declared_ids),
+    }
     best = queries.match(GetSignalById(signal_id=first))[0]
     container.engine().dispose()
-    return {"agents": agents, "load_and_index_ms": round(load_ms, 1), **measured,
-            "best_fit_of_first": f"{best.agent.agent_id} {best.score:.2f}"}
+    return {
+        "agents": agents,
+        "load_and_index_ms": round(load_ms, 1),
+        **measured,
+        "best_fit_of_first": f"{best.agent.agent_id} {best.score:.2f}",
+    }
 
 
 def median_ms_of(queries: Any, ids: list[str]) -> float:
@@ -85,5 +167,9 @@ def run(config: Config) -> dict[str, Any]:
             progress(f"(t) match over {agents} agent files")
             cases[str(agents)] = _case(where / f"agents-{agents}", agents, reps)
     big = cases[str(config["BENCH_MATCH_AGENTS"])]
-    return {"reps": reps, "cases": cases, "target_ms": TARGET_MS,
-            "pass": big["match_auto_ms"] <= TARGET_MS and big["agents"] >= 1000}
+    return {
+        "reps": reps,
+        "cases": cases,
+        "target_ms": TARGET_MS,
+        "pass": big["match_auto_ms"] <= TARGET_MS and big["agents"] >= 1000,
+    }

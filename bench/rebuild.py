@@ -24,7 +24,9 @@ def run(config: Config) -> dict[str, Any]:
         with Timer() as t:
             folded = projector.rebuild(resume=False, progress=None)
         with engine.connect() as conn:
-            by_status = dict(conn.execute(select(SIGNALS.c.status, func.count()).group_by(SIGNALS.c.status)).all())
+            by_status = dict(
+                conn.execute(select(SIGNALS.c.status, func.count()).group_by(SIGNALS.c.status)).all()
+            )
         read_model_position = container.read_model().position()
         last_position = container.event_store().last_position()
     expected = {
@@ -41,5 +43,7 @@ def run(config: Config) -> dict[str, Any]:
         "events_per_second": round(folded / t.seconds, 1),
         "page_size": 5000,
         "read_model_by_status": by_status,
-        "read_model_correct": by_status == expected and folded == events and read_model_position == last_position,
+        "read_model_correct": by_status == expected
+        and folded == events
+        and read_model_position == last_position,
     }

@@ -25,7 +25,12 @@ from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventSto
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-META = {"actor": "bench-seed", "command": "Seed", "causation_id": "bench-seed", "correlation_id": "bench-seed"}
+META = {
+    "actor": "bench-seed",
+    "command": "Seed",
+    "causation_id": "bench-seed",
+    "correlation_id": "bench-seed",
+}
 PAGE = 5000  # events per transaction when folding, as the container's Projector
 
 
@@ -35,14 +40,23 @@ def signal_id(prefix: int, i: int) -> str:
 
 
 def _payload(board: str, i: int) -> SignalPayload:
-    return SignalPayload(ps_id=board, entry_id=f"e-{i}", topic=f"seeded topic {i}", prompt="seeded by the benchmark")
+    return SignalPayload(
+        ps_id=board, entry_id=f"e-{i}", topic=f"seeded topic {i}", prompt="seeded by the benchmark"
+    )
 
 
 class Seeder:
     """Decides events on an in-memory aggregate and appends them every `batch` events (no rows: see `fold`)."""
 
-    def __init__(self, engine: Engine, board: str, prefix: int, batch: int = 1000,
-                 start: datetime = T0, step: timedelta = timedelta(milliseconds=1)) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        board: str,
+        prefix: int,
+        batch: int = 1000,
+        start: datetime = T0,
+        step: timedelta = timedelta(milliseconds=1),
+    ) -> None:
         self.store = SqlAlchemyEventStore(engine)
         self.board = BlackboardAggregate(board)
         self.prefix = prefix
@@ -60,8 +74,11 @@ class Seeder:
     def post(self) -> str:
         sid = signal_id(self.prefix, self.posted)
         self.board.post_signal(
-            signal_id=sid, signal_type=SignalType.RESEARCH, payload=_payload(self.board.id, self.posted),
-            posted_by="ps-skill", at=self._now(),
+            signal_id=sid,
+            signal_type=SignalType.RESEARCH,
+            payload=_payload(self.board.id, self.posted),
+            posted_by="ps-skill",
+            at=self._now(),
         )
         self.posted += 1
         self._maybe_flush()
@@ -72,7 +89,9 @@ class Seeder:
         self._maybe_flush()
 
     def complete(self, sid: str) -> None:
-        self.board.complete_signal(sid, AGENT.agent_id, SignalResult(artifact_path=f"out/{sid}.md"), self._now())
+        self.board.complete_signal(
+            sid, AGENT.agent_id, SignalResult(artifact_path=f"out/{sid}.md"), self._now()
+        )
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
@@ -97,8 +116,9 @@ def fold(engine: Engine) -> int:
     return projector(engine).catch_up()
 
 
-def seed_posts(engine: Engine, board: str, prefix: int, n: int,
-               on_batch: Callable[[int], None] | None = None) -> dict[str, float]:
+def seed_posts(
+    engine: Engine, board: str, prefix: int, n: int, on_batch: Callable[[int], None] | None = None
+) -> dict[str, float]:
     """A board of n POSTED signals, 1000 posts per append, then folded into the read model by one
     catch-up. Returns the events, and the seconds appending and folding took."""
     seeder = Seeder(engine, board, prefix)
@@ -110,8 +130,13 @@ def seed_posts(engine: Engine, board: str, prefix: int, n: int,
         seeder.flush()
     with Timer() as t_fold:
         folded = fold(engine)
-    return {"events": seeder.events, "folded": folded, "append_s": round(t_append.seconds, 2),
-            "fold_s": round(t_fold.seconds, 2), "seed_s": round(t_append.seconds + t_fold.seconds, 2)}
+    return {
+        "events": seeder.events,
+        "folded": folded,
+        "append_s": round(t_append.seconds, 2),
+        "fold_s": round(t_fold.seconds, 2),
+        "seed_s": round(t_append.seconds + t_fold.seconds, 2),
+    }
 
 
 def backlog(unit_of_work: UnitOfWork, board: str, n: int, prefix: int = 1) -> tuple[datetime, float]:
@@ -125,8 +150,13 @@ def backlog(unit_of_work: UnitOfWork, board: str, n: int, prefix: int = 1) -> tu
         if aggregate.version:
             raise RuntimeError(f"the backlog wants a new board; {board} is at version {aggregate.version}")
         for i in range(n):
-            aggregate.post_signal(signal_id=signal_id(prefix, i), signal_type=SignalType.RESEARCH,
-                                  payload=_payload(board, i), posted_by="ps-skill", at=at)
+            aggregate.post_signal(
+                signal_id=signal_id(prefix, i),
+                signal_type=SignalType.RESEARCH,
+                payload=_payload(board, i),
+                posted_by="ps-skill",
+                at=at,
+            )
         tx.commit(aggregate, META)
     return datetime.now(UTC), time.monotonic()
 

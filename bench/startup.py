@@ -34,8 +34,24 @@ def run(repetitions: int) -> dict[str, Any]:
     with temp_dir("startup") as where:
         env = {**os.environ, "BLACKBOARD_DB": f"sqlite:///{where / 'b.db'}", "BLACKBOARD_JSON": "1"}
         posted = subprocess.run(
-            [blackboard, "post", "--type", "RESEARCH", "--ps-id", "ps-bench", "--entry-id", "e-1", "--topic", "t"],
-            env=env, cwd=where, capture_output=True, text=True, timeout=60, check=True,
+            [
+                blackboard,
+                "post",
+                "--type",
+                "RESEARCH",
+                "--ps-id",
+                "ps-bench",
+                "--entry-id",
+                "e-1",
+                "--topic",
+                "t",
+            ],
+            env=env,
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
         )
         signal_id = json.loads(posted.stdout)["signal_id"]
         show = [blackboard, "show", signal_id]
@@ -48,16 +64,36 @@ def run(repetitions: int) -> dict[str, Any]:
             imports.append(_wall(baseline, env, where))
     show_ms, import_ms = statistics.median(shows) * 1000, statistics.median(imports) * 1000
     ratio = show_ms / import_ms
-    print(table(
-        "CLI start-up (median wall time, alternating runs)",
-        ["command", "median ms", "min ms", "runs"],
-        [["blackboard show SIG", round(show_ms, 1), round(min(shows) * 1000, 1), repetitions],
-         ['python -c "import sqlalchemy"', round(import_ms, 1), round(min(imports) * 1000, 1), repetitions],
-         [f"ratio (target <= {TARGET})", round(ratio, 2), round(min(shows) / min(imports), 2), verdict(ratio <= TARGET)]],
-    ))
-    return {"show_ms": show_ms, "import_sqlalchemy_ms": import_ms, "ratio": ratio,
-            "ratio_of_minimums": min(shows) / min(imports), "target": TARGET, "pass": ratio <= TARGET,
-            "repetitions": repetitions}
+    print(
+        table(
+            "CLI start-up (median wall time, alternating runs)",
+            ["command", "median ms", "min ms", "runs"],
+            [
+                ["blackboard show SIG", round(show_ms, 1), round(min(shows) * 1000, 1), repetitions],
+                [
+                    'python -c "import sqlalchemy"',
+                    round(import_ms, 1),
+                    round(min(imports) * 1000, 1),
+                    repetitions,
+                ],
+                [
+                    f"ratio (target <= {TARGET})",
+                    round(ratio, 2),
+                    round(min(shows) / min(imports), 2),
+                    verdict(ratio <= TARGET),
+                ],
+            ],
+        )
+    )
+    return {
+        "show_ms": show_ms,
+        "import_sqlalchemy_ms": import_ms,
+        "ratio": ratio,
+        "ratio_of_minimums": min(shows) / min(imports),
+        "target": TARGET,
+        "pass": ratio <= TARGET,
+        "repetitions": repetitions,
+    }
 
 
 if __name__ == "__main__":

@@ -49,8 +49,10 @@ class OurService:
 @contextmanager
 def ours(synchronous: str) -> Iterator[OurService]:
     """The service as the container builds it, on a fresh SQLite file (WAL) at `synchronous`."""
-    with temp_dir(f"throughput-{synchronous.lower()}") as d, \
-            wired(f"sqlite:///{d / 'blackboard.db'}", synchronous=synchronous) as container:
+    with (
+        temp_dir(f"throughput-{synchronous.lower()}") as d,
+        wired(f"sqlite:///{d / 'blackboard.db'}", synchronous=synchronous) as container,
+    ):
         yield OurService(container.service())
 
 
@@ -91,7 +93,8 @@ def rates(n: int, seconds: dict[str, float], cpu: dict[str, float]) -> dict[str,
         "signals": n,
         "commands": n * len(seconds),
         "seconds": {k: round(v, 4) for k, v in seconds.items()} | {"total": round(total, 4)},
-        "per_second": {k: round(n / v, 1) for k, v in seconds.items()} | {"overall": round(n * len(seconds) / total, 1)},
+        "per_second": {k: round(n / v, 1) for k, v in seconds.items()}
+        | {"overall": round(n * len(seconds) / total, 1)},
         "cpu_ms_per_command": {k: round(v / n * 1000, 3) for k, v in cpu.items()}
         | {"overall": round(cpu_total / (n * len(seconds)) * 1000, 3)},
     }
@@ -109,18 +112,28 @@ def run(config: Config, with_baseline: bool) -> dict[str, Any]:
             drivers: dict[str, Driver] = {"ours": stack.enter_context(ours(mode))}
             if with_baseline:
                 drivers["theirs"] = stack.enter_context(baseline.theirs(mode, tuned=True))
-            progress(f"(a{'+b' if with_baseline else ''}) {n} signals x 3 commands, synchronous={mode}"
-                     + (", ours and eventsourcing (tuned: aggregate cache, no deep copy) side by side" if with_baseline else ""))
+            progress(
+                f"(a{'+b' if with_baseline else ''}) {n} signals x 3 commands, synchronous={mode}"
+                + (
+                    ", ours and eventsourcing (tuned: aggregate cache, no deep copy) side by side"
+                    if with_baseline
+                    else ""
+                )
+            )
             result = drive(n, drivers)
             out["ours"][mode] = result["ours"]
             if with_baseline:
                 out["theirs"][f"tuned_{mode}"] = result["theirs"] | {"settings": drivers["theirs"].settings}  # type: ignore[attr-defined]
     if with_baseline:
         with ExitStack() as stack:
-            drivers = {"ours": stack.enter_context(ours("FULL")),
-                       "theirs": stack.enter_context(baseline.theirs("FULL", tuned=False))}
-            progress(f"(b) {n_defaults} signals x 3 commands, FULL, ours and eventsourcing with its defaults "
-                     "(no cache: it replays the board on every command)")
+            drivers = {
+                "ours": stack.enter_context(ours("FULL")),
+                "theirs": stack.enter_context(baseline.theirs("FULL", tuned=False)),
+            }
+            progress(
+                f"(b) {n_defaults} signals x 3 commands, FULL, ours and eventsourcing with its defaults "
+                "(no cache: it replays the board on every command)"
+            )
             result = drive(n_defaults, drivers)
             out["ours"]["FULL_defaults_size"] = result["ours"]
             out["theirs"]["defaults_FULL"] = result["theirs"] | {"settings": drivers["theirs"].settings}  # type: ignore[attr-defined]

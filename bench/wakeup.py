@@ -26,9 +26,21 @@ if TYPE_CHECKING:
     from blackboard.infrastructure.container import Container
 
 
-def wakeup(running: Fleet, container: Container, probe: Probe, *, command: Sequence[str], k: int, n: int,
-           board: str, gap: tuple[float, float], seed: int, settle_s: float, idle_s: float = 0.0,
-           timeout: float = 60.0) -> dict[str, Any]:
+def wakeup(
+    running: Fleet,
+    container: Container,
+    probe: Probe,
+    *,
+    command: Sequence[str],
+    k: int,
+    n: int,
+    board: str,
+    gap: tuple[float, float],
+    seed: int,
+    settle_s: float,
+    idle_s: float = 0.0,
+    timeout: float = 60.0,
+) -> dict[str, Any]:
     """`running` is an empty fleet on the container's database; it is left to its caller to stop."""
     from blackboard.application.commands import PostSignal
 
@@ -48,9 +60,17 @@ def wakeup(running: Fleet, container: Container, probe: Probe, *, command: Seque
     cpu0, t0 = running.cpu_seconds(), time.monotonic()
     for i in range(n):
         started = time.perf_counter()
-        posted.append(service.post_signal(PostSignal(
-            signal_type="RESEARCH", ps_id=board, entry_id=f"e-{i}", topic=f"wake-up {i}", prompt="nothing to do",
-        )).signal_id)
+        posted.append(
+            service.post_signal(
+                PostSignal(
+                    signal_type="RESEARCH",
+                    ps_id=board,
+                    entry_id=f"e-{i}",
+                    topic=f"wake-up {i}",
+                    prompt="nothing to do",
+                )
+            ).signal_id
+        )
         post_calls.append(time.perf_counter() - started)
         time.sleep(rng.uniform(*gap))
         if i % 20 == 0:
@@ -59,7 +79,9 @@ def wakeup(running: Fleet, container: Container, probe: Probe, *, command: Seque
     while True:
         done, wrong = probe()
         if wrong:
-            raise RuntimeError(f"wake-up with {k} worker(s): {wrong} signal(s) ended otherwise than COMPLETED")
+            raise RuntimeError(
+                f"wake-up with {k} worker(s): {wrong} signal(s) ended otherwise than COMPLETED"
+            )
         if done >= n:
             break
         running.check_alive()
@@ -84,7 +106,9 @@ def wakeup(running: Fleet, container: Container, probe: Probe, *, command: Seque
         "post_to_claim": dist_ms(latency),
         "post_decided_to_append_start": dist_ms(to_append),
         "post_append_start_to_claim": dist_ms(after_append),
-        "post_signal_call": dist_ms(post_calls),  # the poster's whole call: decide, append and commit, catch up
+        "post_signal_call": dist_ms(
+            post_calls
+        ),  # the poster's whole call: decide, append and commit, catch up
         "startup_s": {"max": round(max(startup), 3), "median": round(statistics.median(startup), 3)},
         "cpu_percent_per_worker": round(100 * cpu / wall / k, 1),
         "load_average_1min": [round(load, 2), round(os.getloadavg()[0], 2)],

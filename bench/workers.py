@@ -61,20 +61,29 @@ def _wired(root: Path, url: str) -> Any:
 
 
 # -------------------------------------------------------------------------------------- drain
-def drain(root: Path, k: int, n: int, args: list[str], env: dict[str, str], profile_dir: Path | None
-          ) -> dict[str, Any]:
+def drain(
+    root: Path, k: int, n: int, args: list[str], env: dict[str, str], profile_dir: Path | None
+) -> dict[str, Any]:
     url = f"sqlite:///{root / f'drain-{k}.db'}"
     load = os.getloadavg()[0]
     with _wired(root, url) as container:
         engine = container.engine()
-        with fleet(root, f"drain{k}", worker_env(url, agents_dir(root, HANDLER), env), profile_dir) as running:
+        with fleet(
+            root, f"drain{k}", worker_env(url, agents_dir(root, HANDLER), env), profile_dir
+        ) as running:
             running.start(worker_command(args), k)
             startup = running.wait_started()
             time.sleep(SETTLE_S)  # idle, waiting for the log to move
             cpu0 = running.cpu_seconds()
             committed_wall, committed = backlog(container.unit_of_work(), BOARD, n)
-            timeline = watch(running, blackboard_progress(engine), n, committed, label=f"drain with {k} worker(s)",
-                             meters={"cpu": running.cpu_seconds})
+            timeline = watch(
+                running,
+                blackboard_progress(engine),
+                n,
+                committed,
+                label=f"drain with {k} worker(s)",
+                meters={"cpu": running.cpu_seconds},
+            )
         records = container.event_store().read_all()
     cpu = timeline.used("cpu", since=cpu0) or 0.0
     seconds = timeline.seconds
@@ -116,10 +125,25 @@ def run(config: Config) -> dict[str, Any]:
         for k in counts(s["BENCH_WAKEUP_WORKERS"]):
             progress(f"(f) wake-up: {k} idle worker(s), {wakeups} signals posted one at a time")
             url = f"sqlite:///{root / f'wakeup-{k}.db'}"
-            with _wired(root, url) as container, \
-                    fleet(root, f"wakeup{k}", worker_env(url, agents_dir(root, HANDLER), env), profile_dir) as running:
-                w = wakeup(running, container, blackboard_progress(container.engine()), command=worker_command(args),
-                           k=k, n=wakeups, board=BOARD, gap=gap, seed=k, settle_s=SETTLE_S, idle_s=IDLE_S)
+            with (
+                _wired(root, url) as container,
+                fleet(
+                    root, f"wakeup{k}", worker_env(url, agents_dir(root, HANDLER), env), profile_dir
+                ) as running,
+            ):
+                w = wakeup(
+                    running,
+                    container,
+                    blackboard_progress(container.engine()),
+                    command=worker_command(args),
+                    k=k,
+                    n=wakeups,
+                    board=BOARD,
+                    gap=gap,
+                    seed=k,
+                    settle_s=SETTLE_S,
+                    idle_s=IDLE_S,
+                )
             result["wakeup"][str(k)] = {**w, "processes": running.results}
     rates = {k: d["signals_per_s"] for k, d in result["drain"].items()}
     if "1" in rates and "4" in rates:

@@ -10,5 +10,7 @@ _CANDIDATES = [
     Path(__file__).resolve().parents[1].parent / "shared" / "contracts",
     Path("/work/shared/contracts"),
 ]
-CONTRACTS = next((p for p in _CANDIDATES if p is not None and (p / "agent-signal.schema.json").exists()), _CANDIDATES[1])
+CONTRACTS = next(
+    (p for p in _CANDIDATES if p is not None and (p / "agent-signal.schema.json").exists()), _CANDIDATES[1]
+)
 SIGNAL_SCHEMA = CONTRACTS / "agent-signal.schema.json"

@@ -10,8 +10,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def wait_until(condition: Callable[[], T], timeout: float = 30.0, what: str = "the condition",
-               interval: float = 0.02) -> T:
+def wait_until(
+    condition: Callable[[], T], timeout: float = 30.0, what: str = "the condition", interval: float = 0.02
+) -> T:
     """The first truthy value `condition()` returns; fails the test if none comes within `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while not (value := condition()):

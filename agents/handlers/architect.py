@@ -40,8 +40,11 @@ def build(job: Job) -> Report:
         ("Merged findings", "\n".join(f"- {i}" for i in items) or "_No upstream knowledge items._"),
         ("Options", weighing),
         ("Decision" if is_decision else "Synthesis", decision),
-        ("Consequences", "\n".join(f"- Resolve first: {c}" for c in concerns)
-         or "- No input raised a concern; the next step can start from this record."),
+        (
+            "Consequences",
+            "\n".join(f"- Resolve first: {c}" for c in concerns)
+            or "- No input raised a concern; the next step can start from this record.",
+        ),
     ]
     summary = chosen or f"{len(items)} findings merged from {len(usable)} inputs"
     return Report(

@@ -76,7 +76,9 @@ class Report:
 def _require(doc: Dict[str, Any], key: str, where: str, kind: type) -> Any:
     value = doc.get(key)
     if not isinstance(value, kind) or (kind is str and not value.strip()):
-        raise BadInput(f"{where}{key}: must be a non-empty {'text' if kind is str else kind.__name__}, got {value!r}")
+        raise BadInput(
+            f"{where}{key}: must be a non-empty {'text' if kind is str else kind.__name__}, got {value!r}"
+        )
     return value
 
 
@@ -253,7 +255,9 @@ def main(build: Callable[[Job], Report], default_agent: str) -> int:
     """Run one handler: stdin and env in, artifact written, JSON result out; 2 on bad input."""
     try:
         job = read_job(sys.stdin.read(), dict(os.environ), default_agent)
-        time.sleep(float(os.environ.get("BLACKBOARD_DEMO_PACE", "0") or 0))  # the demo's stand-in for thinking time
+        time.sleep(
+            float(os.environ.get("BLACKBOARD_DEMO_PACE", "0") or 0)
+        )  # the demo's stand-in for thinking time
         report = build(job)
         path = write_artifact(job, report)
     except BadInput as exc:

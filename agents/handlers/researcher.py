@@ -27,8 +27,11 @@ def build(job: Job) -> Report:
         ("Key terms", "\n".join(f"- {t}" for t in terms) or "_none_"),
         ("Findings", "\n".join(f"- {f}" for f in findings) or "_The signal carries no facts yet._"),
         ("Questions to answer next", "\n".join(f"{i}. {q}" for i, q in enumerate(questions, 1))),
-        ("Method", "Offline example handler: no web search and no model; every finding above is taken "
-                   "from the signal itself, so a reviewer can trace each one."),
+        (
+            "Method",
+            "Offline example handler: no web search and no model; every finding above is taken "
+            "from the signal itself, so a reviewer can trace each one.",
+        ),
     ]
     return Report(
         title=f"Research notes: {job.topic}",

@@ -38,14 +38,25 @@ def build(job: Job) -> Report:
     for sid, found in results.items():
         lines = [f"- [{'x' if ok else ' '}] {what}" for what, ok in found]
         blocks.append(f"### {sid}: {'pass' if sid in passed else 'needs work'}\n" + "\n".join(lines))
-    failing = {sid: [what for what, ok in found if not ok] for sid, found in results.items() if sid not in passed}
+    failing = {
+        sid: [what for what, ok in found if not ok] for sid, found in results.items() if sid not in passed
+    }
     requests = [f"- {sid} fails: {', '.join(whats)}" for sid, whats in failing.items()]
     return Report(
         title=f"Review: {job.topic}",
         sections=[
-            ("Verdict", f"**{verdict}**: {len(passed)} of {len(results)} upstream result(s) pass every check."),
-            ("What was asked", job.prompt or "_No prompt; reviewing the upstream results against the topic._"),
-            ("Checks", "\n\n".join(blocks) or "_The signal has no upstream results (payload.context.upstream)._"),
+            (
+                "Verdict",
+                f"**{verdict}**: {len(passed)} of {len(results)} upstream result(s) pass every check.",
+            ),
+            (
+                "What was asked",
+                job.prompt or "_No prompt; reviewing the upstream results against the topic._",
+            ),
+            (
+                "Checks",
+                "\n\n".join(blocks) or "_The signal has no upstream results (payload.context.upstream)._",
+            ),
             ("Changes requested", "\n".join(requests) or "_None._"),
             ("Context", context_lines(job.context)),
             ("Reviewed inputs", upstream_lines(job.upstream)),

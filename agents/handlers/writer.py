@@ -29,7 +29,9 @@ def handle(document: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
     client = make_client()
     model = model_id(agent.get("model"))
     reply = client.messages.create(
-        model=model, max_tokens=MAX_TOKENS, system=agent.get("instructions") or "",
+        model=model,
+        max_tokens=MAX_TOKENS,
+        system=agent.get("instructions") or "",
         messages=[{"role": "user", "content": user_message(document)}],
     )
     text = "".join(block.text for block in reply.content if getattr(block, "type", "") == "text").strip()
@@ -42,13 +44,16 @@ def handle(document: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
 
 def make_client() -> Any:
     if not os.environ.get("ANTHROPIC_API_KEY"):
-        raise NoModel("no model to call: ANTHROPIC_API_KEY is not set (ps-writer writes with Claude through the "
-                      "anthropic SDK; set the key in the worker's environment to run it)")
+        raise NoModel(
+            "no model to call: ANTHROPIC_API_KEY is not set (ps-writer writes with Claude through the "
+            "anthropic SDK; set the key in the worker's environment to run it)"
+        )
     try:
         import anthropic  # imported here: a worker of another agent, or one without the [llm] extra, never needs it
     except ImportError:
-        raise NoModel("no model to call: the anthropic SDK is not installed "
-                      "(pip install 'agent-blackboard[llm]')") from None
+        raise NoModel(
+            "no model to call: the anthropic SDK is not installed (pip install 'agent-blackboard[llm]')"
+        ) from None
     return anthropic.Anthropic(timeout=150.0, max_retries=2)  # below the agent file's timeout of 180 s
 
 
@@ -62,12 +67,17 @@ def user_message(document: dict[str, Any]) -> str:
     payload = document.get("payload") or {}
     context = dict(payload.get("context") or {})
     upstream = context.pop("upstream", None) or {}
-    parts = [f"Topic: {payload.get('topic', '')}", f"Request: {payload.get('prompt') or 'write about the topic'}"]
+    parts = [
+        f"Topic: {payload.get('topic', '')}",
+        f"Request: {payload.get('prompt') or 'write about the topic'}",
+    ]
     if context:
         parts.append("Context:\n" + json.dumps(context, indent=2, ensure_ascii=False, sort_keys=True))
     for signal_id, done in sorted(upstream.items()):
         result = (done or {}).get("result") or {} if isinstance(done, dict) else {}
-        items = "\n".join(f"- {item}" for item in result.get("knowledge_items") or []) or "- (no knowledge items)"
+        items = (
+            "\n".join(f"- {item}" for item in result.get("knowledge_items") or []) or "- (no knowledge items)"
+        )
         failed = f" (it FAILED: {result['error']})" if result.get("error") else ""
         parts.append(f"Result of {signal_id}{failed}:\n{items}")
     return "\n\n".join(parts)

@@ -27,8 +27,9 @@ BOARD = "ps-pg-bench"
 def post(i: int, what: str) -> Any:
     from blackboard.application.commands import PostSignal
 
-    return PostSignal(signal_type="RESEARCH", ps_id=BOARD, entry_id=f"e-{i}", topic=f"{what} {i}",
-                      prompt="nothing to do")
+    return PostSignal(
+        signal_type="RESEARCH", ps_id=BOARD, entry_id=f"e-{i}", topic=f"{what} {i}", prompt="nothing to do"
+    )
 
 
 class BlackboardSystem(System):
@@ -45,8 +46,9 @@ class BlackboardSystem(System):
         from bench.common import wired
 
         name = dbs.create(f"bb_template_{n}")
-        with wired(dbs.sqlalchemy_url(name), agents_dir=agents_dir(root, self.handler),
-                   post_timeout=POST_TIMEOUT_S) as container:
+        with wired(
+            dbs.sqlalchemy_url(name), agents_dir=agents_dir(root, self.handler), post_timeout=POST_TIMEOUT_S
+        ) as container:
             service = container.service()
             started = time.perf_counter()
             for i in range(n):
@@ -70,8 +72,10 @@ class BlackboardSystem(System):
         return log_figures(records, n)
 
     def setup_note(self) -> str:
-        return (f"`blackboard worker --agent bench-noop {' '.join(self.worker_args)}` ({HANDLERS[self.handler]}); "
-                f"the backlog posted through BlackboardService ({self.post_seconds:.1f} s)")
+        return (
+            f"`blackboard worker --agent bench-noop {' '.join(self.worker_args)}` ({HANDLERS[self.handler]}); "
+            f"the backlog posted through BlackboardService ({self.post_seconds:.1f} s)"
+        )
 
 
 def empty_template(dbs: Databases) -> str:
@@ -84,8 +88,16 @@ def empty_template(dbs: Databases) -> str:
     return name
 
 
-def wakeup(dbs: Databases, root: Path, template: str, handler: str, n: int, gap: tuple[float, float],
-           label: str = "defaults", worker_args: Sequence[str] = ()) -> dict[str, Any]:
+def wakeup(
+    dbs: Databases,
+    root: Path,
+    template: str,
+    handler: str,
+    n: int,
+    gap: tuple[float, float],
+    label: str = "defaults",
+    worker_args: Sequence[str] = (),
+) -> dict[str, Any]:
     """bench/wakeup.py with one idle worker (its defaults, but for `worker_args`) on a clone of `template`."""
     from bench.common import wired
     from bench.drain import blackboard_progress
@@ -94,8 +106,20 @@ def wakeup(dbs: Databases, root: Path, template: str, handler: str, n: int, gap:
 
     db = dbs.create(f"wake_{label}", template=template)
     url, agents = dbs.sqlalchemy_url(db), agents_dir(root, handler)
-    with wired(url, agents_dir=agents, post_timeout=POST_TIMEOUT_S) as container, \
-            fleet(root, f"wakeup-{label}", worker_env(url, agents)) as running:
-        result = measure(running, container, blackboard_progress(container.engine()),
-                         command=worker_command(worker_args), k=1, n=n, board=BOARD, gap=gap, seed=n, settle_s=0.5)
+    with (
+        wired(url, agents_dir=agents, post_timeout=POST_TIMEOUT_S) as container,
+        fleet(root, f"wakeup-{label}", worker_env(url, agents)) as running,
+    ):
+        result = measure(
+            running,
+            container,
+            blackboard_progress(container.engine()),
+            command=worker_command(worker_args),
+            k=1,
+            n=n,
+            board=BOARD,
+            gap=gap,
+            seed=n,
+            settle_s=0.5,
+        )
     return {"variant": label, "worker_args": list(worker_args), **result, "processes": running.results}

@@ -41,7 +41,9 @@ class Databases:
         return self._admin_url.set(database=name).render_as_string(hide_password=False)
 
     def libpq_url(self, name: str) -> str:
-        return self._admin_url.set(drivername="postgresql", database=name).render_as_string(hide_password=False)
+        return self._admin_url.set(drivername="postgresql", database=name).render_as_string(
+            hide_password=False
+        )
 
     def server_version(self) -> str:
         from sqlalchemy import text

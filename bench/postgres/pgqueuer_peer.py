@@ -47,8 +47,10 @@ async def factory() -> Any:
 
 class PgQueuerSystem(System):
     name = "pgqueuer"
-    progress_sql = ("SELECT {n} - (SELECT count(*) FROM pgqueuer), "
-                    "(SELECT count(*) FROM pgqueuer_log WHERE status IN ('exception', 'failed', 'canceled'))")
+    progress_sql = (
+        "SELECT {n} - (SELECT count(*) FROM pgqueuer), "
+        "(SELECT count(*) FROM pgqueuer_log WHERE status IN ('exception', 'failed', 'canceled'))"
+    )
 
     def prepare(self, dbs: Databases, root: Path, n: int) -> str:
         import asyncio

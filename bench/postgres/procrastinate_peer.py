@@ -48,14 +48,19 @@ def __getattr__(name: str) -> Any:
 
 class ProcrastinateSystem(System):
     name = "procrastinate"
-    progress_sql = ("SELECT count(*) FILTER (WHERE status = 'succeeded'), "
-                    "count(*) FILTER (WHERE status IN ('failed', 'aborted', 'cancelled')) FROM procrastinate_jobs")
+    progress_sql = (
+        "SELECT count(*) FILTER (WHERE status = 'succeeded'), "
+        "count(*) FILTER (WHERE status IN ('failed', 'aborted', 'cancelled')) FROM procrastinate_jobs"
+    )
 
     def prepare(self, dbs: Databases, root: Path, n: int) -> str:
         import asyncio
 
         name = dbs.create(f"proc_template_{n}")
-        run_cli([str(BIN / "procrastinate"), "--app", APP, "schema", "--apply"], {**base_env(), DSN_ENV: dbs.libpq_url(name)})
+        run_cli(
+            [str(BIN / "procrastinate"), "--app", APP, "schema", "--apply"],
+            {**base_env(), DSN_ENV: dbs.libpq_url(name)},
+        )
 
         async def defer() -> None:
             app = make_app(dbs.libpq_url(name))

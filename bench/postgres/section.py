@@ -34,15 +34,24 @@ SIZES: dict[str, tuple[Any, Any]] = {
     "BENCH_PG_URL": ("postgresql+psycopg://postgres@127.0.0.1:5432/test",) * 2,  # where CREATE DATABASE runs
     "BENCH_PG_JOBS": (5000, 1000),  # drain: pgqueuer / procrastinate jobs in the backlog
     "BENCH_PG_SIGNALS": (5000, 1000),  # drain: blackboard signals in the backlog
-    "BENCH_PG_HANDLER": ("entrypoint", "entrypoint"),  # drain: the no-op agent's handler, entrypoint or command
-    "BENCH_PG_CONCURRENCY": (128, 128),  # drain: each blackboard worker's --concurrency (pgqueuer: no cap, batches of 10)
+    "BENCH_PG_HANDLER": (
+        "entrypoint",
+        "entrypoint",
+    ),  # drain: the no-op agent's handler, entrypoint or command
+    "BENCH_PG_CONCURRENCY": (
+        128,
+        128,
+    ),  # drain: each blackboard worker's --concurrency (pgqueuer: no cap, batches of 10)
     "BENCH_PG_WORKERS": ("1,4", "1,4"),  # drain: worker processes per run
     "BENCH_PG_SYSTEMS": (",".join(SYSTEMS),) * 2,  # drain: which systems
     "BENCH_PG_WAKEUPS": (100, 30),  # wake-up: signals posted one at a time (0: skip)
     "BENCH_PG_WAKEUP_GAP_MS": ("100-200", "100-200"),  # wake-up: pause between two posts (uniform)
     "BENCH_PG_HANDLER_REPS": (200, 50),  # the handler's cost: handler calls timed in this process
     "BENCH_PG_STEP_REPS": (100, 30),  # claim path: worker rounds timed step by step in this process
-    "BENCH_PG_ANALYZE": (1, 1),  # 1: ANALYZE each backlog before the workers start (what autovacuum would do); 0: not
+    "BENCH_PG_ANALYZE": (
+        1,
+        1,
+    ),  # 1: ANALYZE each backlog before the workers start (what autovacuum would do); 0: not
 }
 
 
@@ -91,13 +100,23 @@ def _run(config: Config) -> dict[str, Any]:
     wakeups, gap = int(s["BENCH_PG_WAKEUPS"]), gap_s(s["BENCH_PG_WAKEUP_GAP_MS"])
     handler, batch = s["BENCH_PG_HANDLER"], int(s["BENCH_PG_CONCURRENCY"])
     blackboard = BlackboardSystem(handler, ["--concurrency", str(batch)])
-    systems: dict[str, System] = {"blackboard": blackboard, "pgqueuer": PgQueuerSystem(),
-                                  "procrastinate": ProcrastinateSystem()}
+    systems: dict[str, System] = {
+        "blackboard": blackboard,
+        "pgqueuer": PgQueuerSystem(),
+        "procrastinate": ProcrastinateSystem(),
+    }
     unknown = set(wanted) - set(systems)
     if unknown:
-        raise SystemExit(f"BENCH_PG_SYSTEMS: unknown {', '.join(sorted(unknown))}; pick from {', '.join(SYSTEMS)}")
-    result: dict[str, Any] = {"sizes": s, "versions": _versions(), "drain": {}, "wakeup": {},
-                              "load_average_at_start": os.getloadavg()}
+        raise SystemExit(
+            f"BENCH_PG_SYSTEMS: unknown {', '.join(sorted(unknown))}; pick from {', '.join(SYSTEMS)}"
+        )
+    result: dict[str, Any] = {
+        "sizes": s,
+        "versions": _versions(),
+        "drain": {},
+        "wakeup": {},
+        "load_average_at_start": os.getloadavg(),
+    }
     dbs = Databases(s["BENCH_PG_URL"])
     try:
         result["postgresql"] = dbs.server_version()
@@ -119,18 +138,24 @@ def _run(config: Config) -> dict[str, Any]:
                 template = system.prepare(dbs, root, n)
                 result.setdefault("prepare_s", {})[name] = round(time.perf_counter() - started, 2)
                 if name == "blackboard":
-                    result.setdefault("open_signals_query", {})["no_statistics"] = open_signals_probe(dbs, template)
+                    result.setdefault("open_signals_query", {})["no_statistics"] = open_signals_probe(
+                        dbs, template
+                    )
                 if int(s["BENCH_PG_ANALYZE"]):
                     result.setdefault("analyze_s", {})[name] = analyze(dbs, template)
                     if name == "blackboard":
                         result["open_signals_query"]["analyzed"] = open_signals_probe(dbs, template)
                 result.setdefault("setup", {})[name] = system.setup_note()
-                reps = min(int(s["BENCH_PG_STEP_REPS"]), n // batch - 3)  # the backlog must last reps + 3 rounds
+                reps = min(
+                    int(s["BENCH_PG_STEP_REPS"]), n // batch - 3
+                )  # the backlog must last reps + 3 rounds
                 if name == "blackboard" and reps > 0:
                     progress("(g) blackboard: one worker round, step by step, in this process")
                     result["claim_path"] = claim_path(dbs, root, template, handler, reps, batch)
                 elif name == "blackboard" and int(s["BENCH_PG_STEP_REPS"]):
-                    progress(f"(g) blackboard: no step-by-step round ({n} signals do not last 4 rounds of {batch})")
+                    progress(
+                        f"(g) blackboard: no step-by-step round ({n} signals do not last 4 rounds of {batch})"
+                    )
                 for k in worker_counts:
                     progress(f"(g) {name}: draining {n:,} {system.unit} with {k} worker process(es)")
                     r = drain(system, dbs, root, template, k, n)

@@ -41,15 +41,24 @@ def database_stats(dbs: Databases, db: str, polls: int) -> dict[str, Any]:
     SQLAlchemy ends in a ROLLBACK, so it counts as a rollback."""
     import psycopg
 
-    columns = ("xact_commit", "xact_rollback", "tup_returned", "tup_fetched", "tup_inserted", "tup_updated",
-               "tup_deleted")
+    columns = (
+        "xact_commit",
+        "xact_rollback",
+        "tup_returned",
+        "tup_fetched",
+        "tup_inserted",
+        "tup_updated",
+        "tup_deleted",
+    )
     with psycopg.connect(dbs.libpq_url(db), autocommit=True) as conn:
         deadline = time.monotonic() + 10
         others = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
         while conn.execute(others, (db,)).fetchone()[0] and time.monotonic() < deadline:  # type: ignore[index]
             time.sleep(0.05)  # every other backend gone: their counters are flushed
         conn.execute("SELECT pg_stat_clear_snapshot()")
-        row = conn.execute(f"SELECT {', '.join(columns)} FROM pg_stat_database WHERE datname = %s", (db,)).fetchone()
+        row = conn.execute(
+            f"SELECT {', '.join(columns)} FROM pg_stat_database WHERE datname = %s", (db,)
+        ).fetchone()
     stats = dict(zip(columns, (int(x) for x in row or (0,) * len(columns))))
     # the benchmark's own: one autocommit statement per poll, and the few reads after the run
     stats["transactions_by_workers"] = max(0, stats["xact_commit"] + stats["xact_rollback"] - polls)

@@ -49,9 +49,18 @@ def handler_cost(root: Path, handler: str, reps: int) -> dict[str, Any]:
     from blackboard.infrastructure.agents.parsing import read_agent_file
 
     agent = read_agent_file(agents_dir(root, handler) / f"{AGENT_NAME}.md")
-    document = {"signal_id": "sig-bench0001", "blackboard_id": "ps-pg-bench", "signal_type": "RESEARCH",
-                "payload": {"ps_id": "ps-pg-bench", "entry_id": "e-0", "topic": "handler cost",
-                            "prompt": "nothing to do", "context": {}}}
+    document = {
+        "signal_id": "sig-bench0001",
+        "blackboard_id": "ps-pg-bench",
+        "signal_type": "RESEARCH",
+        "payload": {
+            "ps_id": "ps-pg-bench",
+            "entry_id": "e-0",
+            "topic": "handler cost",
+            "prompt": "nothing to do",
+            "context": {},
+        },
+    }
     calls, bare = [], []
     for _ in range(reps):
         fresh = copy.deepcopy(document)
@@ -94,7 +103,10 @@ def open_signals_probe(dbs: Databases, db: str, reps: int = 3) -> dict[str, Any]
         event.remove(engine, "before_cursor_execute", capture)
         statement, parameters = sent[-1]
         with engine.connect() as conn:
-            plan = [row[0] for row in conn.exec_driver_sql("EXPLAIN (ANALYZE, COSTS OFF) " + statement, parameters)]
+            plan = [
+                row[0]
+                for row in conn.exec_driver_sql("EXPLAIN (ANALYZE, COSTS OFF) " + statement, parameters)
+            ]
     execution = next((line for line in plan if line.startswith("Execution Time")), "")
     removed = [int(line.split(":")[1]) for line in plan if "Rows Removed by Join Filter" in line]
     return {
@@ -107,7 +119,9 @@ def open_signals_probe(dbs: Databases, db: str, reps: int = 3) -> dict[str, Any]
 
 
 # ------------------------------------------------------------------------------ one worker round
-def claim_path(dbs: Databases, root: Path, template: str, handler: str, reps: int, batch: int) -> dict[str, Any]:
+def claim_path(
+    dbs: Databases, root: Path, template: str, handler: str, reps: int, batch: int
+) -> dict[str, Any]:
     """What one worker round costs, step by step, in this process on a copy of the backlog: the objects
     the worker's container builds, the same calls in the same order, for a worker with `batch` free
     slots; SQL statements and pool checkouts counted per step."""
@@ -140,7 +154,9 @@ def claim_path(dbs: Databases, root: Path, template: str, handler: str, reps: in
         out = fn()
         if keep:
             times[name].append(time.perf_counter() - started)
-            per_step[name].append((counted["statements"] - before["statements"], counted["checkouts"] - before["checkouts"]))
+            per_step[name].append(
+                (counted["statements"] - before["statements"], counted["checkouts"] - before["checkouts"])
+            )
         return out
 
     with wired(dbs.sqlalchemy_url(db), agents_dir=agents, post_timeout=POST_TIMEOUT_S) as container:
@@ -151,17 +167,43 @@ def claim_path(dbs: Databases, root: Path, template: str, handler: str, reps: in
         for i in range(reps + 3):  # three rounds first, untimed: statement caches, the board's first load
             keep = i >= 3
             timed("last_position", store.last_position, keep)
-            found = timed("candidates", lambda: queries.open_candidates(  # as the worker asks
-                GetOpenSignals(capabilities=("RESEARCH",), limit=max(8, 2 * batch), catch_up=False)), keep)
+            found = timed(
+                "candidates",
+                lambda: queries.open_candidates(  # as the worker asks
+                    GetOpenSignals(capabilities=("RESEARCH",), limit=max(8, 2 * batch), catch_up=False)
+                ),
+                keep,
+            )
             board = found[0].blackboard_id
-            claims = timed("claim_signals", lambda: service.claim_signals(ClaimSignals(
-                blackboard_id=board, signal_ids=tuple(f.signal_id for f in found), agent_id=AGENT_NAME,
-                token=token, limit=batch)), keep)
-            timed("handlers", lambda: [worker_handler_call(agent, c.to_document()) for c in claims.claimed], keep)
-            outcomes = tuple(CompleteSignal(signal_id=c.signal_id, agent_id=AGENT_NAME, token=token, blackboard_id=board)
-                             for c in claims.claimed)
-            timed("record_outcomes", lambda: service.record_outcomes(
-                RecordOutcomes(blackboard_id=board, agent_id=AGENT_NAME, outcomes=outcomes)), keep)
+            claims = timed(
+                "claim_signals",
+                lambda: service.claim_signals(
+                    ClaimSignals(
+                        blackboard_id=board,
+                        signal_ids=tuple(f.signal_id for f in found),
+                        agent_id=AGENT_NAME,
+                        token=token,
+                        limit=batch,
+                    )
+                ),
+                keep,
+            )
+            timed(
+                "handlers",
+                lambda: [worker_handler_call(agent, c.to_document()) for c in claims.claimed],
+                keep,
+            )
+            outcomes = tuple(
+                CompleteSignal(signal_id=c.signal_id, agent_id=AGENT_NAME, token=token, blackboard_id=board)
+                for c in claims.claimed
+            )
+            timed(
+                "record_outcomes",
+                lambda: service.record_outcomes(
+                    RecordOutcomes(blackboard_id=board, agent_id=AGENT_NAME, outcomes=outcomes)
+                ),
+                keep,
+            )
     trips = []
     with psycopg.connect(dbs.libpq_url(db), autocommit=True) as conn:
         for _ in range(reps):
@@ -170,6 +212,9 @@ def claim_path(dbs: Databases, root: Path, template: str, handler: str, reps: in
             trips.append(time.perf_counter() - started)
     steps = {}
     for name in names:
-        steps[name] = {**dist_ms(times[name]), "statements": statistics.median(x for x, _ in per_step[name]),
-                       "checkouts": statistics.median(y for _, y in per_step[name])}
+        steps[name] = {
+            **dist_ms(times[name]),
+            "statements": statistics.median(x for x, _ in per_step[name]),
+            "checkouts": statistics.median(y for _, y in per_step[name]),
+        }
     return {"reps": reps, "batch": batch, "steps": steps, "select_1_round_trip": dist_ms(trips)}

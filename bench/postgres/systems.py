@@ -56,7 +56,9 @@ class System:
 def run_cli(args: Sequence[str], env: dict[str, str]) -> None:
     done = subprocess.run(list(args), env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        raise RuntimeError(
+            f"{' '.join(args)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
 
 
 def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: int) -> dict[str, Any]:
@@ -68,8 +70,10 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
     db = dbs.create(f"{system.name[:4]}_{k}w", template=template)
     sql = system.progress_sql.format(n=n)
     load = os.getloadavg()[0]
-    with psycopg.connect(dbs.libpq_url(db), autocommit=True) as poll, \
-            fleet(root, f"{system.name}-{k}w", system.env(dbs, db, root)) as running:
+    with (
+        psycopg.connect(dbs.libpq_url(db), autocommit=True) as poll,
+        fleet(root, f"{system.name}-{k}w", system.env(dbs, db, root)) as running,
+    ):
 
         def probe() -> tuple[int, int]:
             done, wrong = poll.execute(sql).fetchone()  # type: ignore[misc]
@@ -77,8 +81,15 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
 
         spawned = time.monotonic()
         running.start(system.command(), k)
-        timeline = watch(running, probe, n, spawned, timeout=DRAIN_TIMEOUT_S, label=f"{system.name} with {k} worker(s)",
-                         meters={"cpu": running.cpu_seconds, "server": server_cpu_seconds})
+        timeline = watch(
+            running,
+            probe,
+            n,
+            spawned,
+            timeout=DRAIN_TIMEOUT_S,
+            label=f"{system.name} with {k} worker(s)",
+            meters={"cpu": running.cpu_seconds, "server": server_cpu_seconds},
+        )
     db_stats = database_stats(dbs, db, polls=timeline.polls)
     steady_s = timeline.end - timeline.first
     steady_n = n - timeline.done_at_first
@@ -95,7 +106,9 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
         "steady_per_s": round(steady_n / steady_s, 1) if steady_s > 0 else None,
         "cpu_s_workers": round(timeline.at_end["cpu"] or 0.0, 2),
         "cpu_ms_per_item_steady": round(cpu * 1000 / steady_n, 3) if steady_n and cpu is not None else None,
-        "server_cpu_ms_per_item_steady": round(server * 1000 / steady_n, 3) if steady_n and server is not None else None,
+        "server_cpu_ms_per_item_steady": round(server * 1000 / steady_n, 3)
+        if steady_n and server is not None
+        else None,
         "load_average_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
         "processes": running.results,
         "progress_every_second": timeline.per_second(),

@@ -27,7 +27,9 @@ KeyText = sa.String(200).with_variant(sa.String(200, collation="C"), "postgresql
 
 def upgrade() -> None:
     with op.batch_alter_table("events") as batch:
-        batch.alter_column("stream_id", type_=sa.String(401), existing_type=sa.String(200), existing_nullable=False)
+        batch.alter_column(
+            "stream_id", type_=sa.String(401), existing_type=sa.String(200), existing_nullable=False
+        )
     op.create_table(
         "blackboard_entries",
         sa.Column("blackboard_id", sa.String(200), nullable=False),
@@ -62,4 +64,6 @@ def downgrade() -> None:
     op.drop_index("ix_blackboard_entries_author", table_name="blackboard_entries")
     op.drop_table("blackboard_entries")
     with op.batch_alter_table("events") as batch:
-        batch.alter_column("stream_id", type_=sa.String(200), existing_type=sa.String(401), existing_nullable=False)
+        batch.alter_column(
+            "stream_id", type_=sa.String(200), existing_type=sa.String(401), existing_nullable=False
+        )

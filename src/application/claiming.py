@@ -43,8 +43,14 @@ class Fit:
 
 
 def fit(candidate: Candidate | AgentSignal, profile: Claimant, default_threshold: float) -> Fit:
-    return Fit(candidate.signal_id, candidate.blackboard_id, candidate.created_at, profile.agent_id,
-               profile.score(candidate), profile.threshold_or(default_threshold))
+    return Fit(
+        candidate.signal_id,
+        candidate.blackboard_id,
+        candidate.created_at,
+        profile.agent_id,
+        profile.score(candidate),
+        profile.threshold_or(default_threshold),
+    )
 
 
 def best_first(fits: Iterable[Fit]) -> list[Fit]:
@@ -80,7 +86,10 @@ def search_for(profile: AgentProfile, default_threshold: float, free: int) -> Se
     text: any agent may fit one); more signals of each than the free slots, so that when other workers
     take the first ones meanwhile the claim goes on to the next."""
     threshold = profile.threshold_or(default_threshold)
-    able = sorted((c for c in profile.capabilities if c.score > threshold and c.type != canonical_capability(AUTO)), key=lambda c: -c.score)
+    able = sorted(
+        (c for c in profile.capabilities if c.score > threshold and c.type != canonical_capability(AUTO)),
+        key=lambda c: -c.score,
+    )
     return Search(capabilities=(*(c.type for c in able), AUTO), limit=max(8, 2 * free))
 
 
@@ -110,5 +119,7 @@ def plan_claims(
     if not ordered or not head_start:
         return ClaimPlan(claims=claims, wait=0.0)
     first = found[ordered[0].signal_id]
-    best_other = max((rescore(a, first).score(first) for a in others() if a.agent_id != profile.agent_id), default=0.0)
+    best_other = max(
+        (rescore(a, first).score(first) for a in others() if a.agent_id != profile.agent_id), default=0.0
+    )
     return ClaimPlan(claims=claims, wait=max(0.0, best_other - ordered[0].score) * head_start)

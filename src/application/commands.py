@@ -149,7 +149,9 @@ class GetOpenSignals(Message):
     capabilities: tuple[NonEmpty, ...] = ()
     limit: int = Field(default=10, ge=1)
     blackboard_id: NonEmpty | None = None
-    catch_up: bool = True  # False: as the read model stands, sparing two queries (a worker: its claim decides)
+    catch_up: bool = (
+        True  # False: as the read model stands, sparing two queries (a worker: its claim decides)
+    )
 
 
 class GetSignalById(Message):

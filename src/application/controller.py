@@ -49,17 +49,26 @@ class Controller:
         self._queries, self._registry, self._threshold = queries, registry, threshold
 
     def next(self, blackboard_id: str | None, limit: int | None, now: datetime) -> Plan:
-        open_signals = [s for s in self._queries.list_signals(ListSignals(status=SignalStatus.POSTED,
-                                                                           blackboard_id=blackboard_id))
-                        if s.is_claimable]
+        open_signals = [
+            s
+            for s in self._queries.list_signals(
+                ListSignals(status=SignalStatus.POSTED, blackboard_id=blackboard_id)
+            )
+            if s.is_claimable
+        ]
         runnable = [a for a in self._registry.get_all() if self._registry.can_run(a.agent_id)]
         chosen: dict[str, Move] = {}
         waiting: list[Move] = []
         for signal in open_signals:
             fits = [fit(signal, p, self._threshold) for p in self._queries.scorer.profiles(signal, runnable)]
             ranked = best_first(fits)  # one signal: best score first, then by name (the registry's order)
-            move = Move(signal, ranked[0] if ranked else None, max((f.score for f in fits), default=0.0),
-                        now - signal.created_at, self._upstreams(signal))
+            move = Move(
+                signal,
+                ranked[0] if ranked else None,
+                max((f.score for f in fits), default=0.0),
+                now - signal.created_at,
+                self._upstreams(signal),
+            )
             if move.best is None:
                 waiting.append(move)
             else:
@@ -73,6 +82,11 @@ class Controller:
         for upstream_id in signal.after:
             upstream = self._queries.get_signal(GetSignalById(signal_id=upstream_id))
             result = upstream.result
-            found.append(Upstream(upstream_id, upstream.status,
-                                  bool(result and (result.artifact_path or result.knowledge_items))))
+            found.append(
+                Upstream(
+                    upstream_id,
+                    upstream.status,
+                    bool(result and (result.artifact_path or result.knowledge_items)),
+                )
+            )
         return tuple(found)

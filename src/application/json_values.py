@@ -25,7 +25,10 @@ def check_json(value: Any, option: str, max_depth: int = MAX_DEPTH) -> None:
         item, depth, path = stack.pop()
         if isinstance(item, (dict, list)):
             if depth >= max_depth:
-                raise InvalidInput(option, f"must nest at most {max_depth} levels of arrays and objects (at {path or 'the top'})")
+                raise InvalidInput(
+                    option,
+                    f"must nest at most {max_depth} levels of arrays and objects (at {path or 'the top'})",
+                )
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in pairs:
                 if isinstance(key, str):

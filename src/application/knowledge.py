@@ -31,8 +31,9 @@ class KnowledgeService:
     """Write side of entries: each command holds one key (its own stream), loads the key's state,
     decides with the domain's rules, commits once, then tells subscribers."""
 
-    def __init__(self, uow: UnitOfWork, publisher: EventPublisher, clock: Clock,
-                 claim_timeout: timedelta | None = None) -> None:
+    def __init__(
+        self, uow: UnitOfWork, publisher: EventPublisher, clock: Clock, claim_timeout: timedelta | None = None
+    ) -> None:
         self._uow = uow
         self._publisher = publisher
         self._clock = clock
@@ -54,10 +55,19 @@ class KnowledgeService:
                 signal = tx.signal(cmd.signal_id)
                 if signal is None:
                     raise SignalNotFound(cmd.signal_id, cmd.blackboard_id)
-                key_permissions.check(signal, "write", cmd.key, cmd.author, cmd.token, self._clock.now(),
-                                      self._claim_timeout or timedelta.max)
+                key_permissions.check(
+                    signal,
+                    "write",
+                    cmd.key,
+                    cmd.author,
+                    cmd.token,
+                    self._clock.now(),
+                    self._claim_timeout or timedelta.max,
+                )
             entry = tx.load()
-            event = entry_rules.write(entry, cmd.blackboard_id, cmd.key, cmd.content(), self._clock.now(), cmd.replaces)
+            event = entry_rules.write(
+                entry, cmd.blackboard_id, cmd.key, cmd.content(), self._clock.now(), cmd.replaces
+            )
             recorded = tx.commit([event], metadata)
         after = entry_rules.evolve(entry, event, recorded[0].position)
         self._publisher.publish([event])
@@ -71,7 +81,9 @@ class KnowledgeService:
             entry = tx.load()
             if entry is None:
                 raise EntryNotFound(cmd.blackboard_id, cmd.key)
-            event = entry_rules.resolve(entry, cmd.author, cmd.rationale, self._clock.now(), cmd.pick, cmd.value)
+            event = entry_rules.resolve(
+                entry, cmd.author, cmd.rationale, self._clock.now(), cmd.pick, cmd.value
+            )
             recorded = tx.commit([event], metadata)
         self._publisher.publish([event])
         return entry_rules.evolve(entry, event, recorded[0].position)
@@ -84,11 +96,18 @@ class KnowledgeService:
             return
         for n, item in enumerate(event.result.knowledge_items, start=1):
             cmd = WriteEntry(
-                blackboard_id=event.blackboard_id, key=result_key(event.signal_id, n), value=item,
-                author=event.completed_by, entry_type="finding", signal_id=event.signal_id, replaces=0,
+                blackboard_id=event.blackboard_id,
+                key=result_key(event.signal_id, n),
+                value=item,
+                author=event.completed_by,
+                entry_type="finding",
+                signal_id=event.signal_id,
+                replaces=0,
                 correlation_id=event.event_id,
             )
-            for attempt in range(LANDING_ATTEMPTS):  # the completion is stored: an outage must not lose its items
+            for attempt in range(
+                LANDING_ATTEMPTS
+            ):  # the completion is stored: an outage must not lose its items
                 try:
                     # the claim has just ended: the completion itself is the claimer's permission
                     self._write(cmd, checked=False)
@@ -99,7 +118,9 @@ class KnowledgeService:
                 except StoreUnavailable as down:
                     if attempt == LANDING_ATTEMPTS - 1:
                         raise
-                    logger.warning("landing %s's item %d: database unavailable (%s); retrying", event.signal_id, n, down)
+                    logger.warning(
+                        "landing %s's item %d: database unavailable (%s); retrying", event.signal_id, n, down
+                    )
                     time.sleep(min(5.0, 0.25 * 2**attempt))
 
 

@@ -20,7 +20,9 @@ MAX_META_BYTES = 16 * 1024  # `meta` is small free metadata; content goes in the
 
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(printable)]
 Key = Annotated[str, Field(pattern=f"^{KEY_PATTERN.pattern}$")]  # topic names follow the same rule
-EntryType = Literal["query", "finding", "plan", "analysis", "recommendation", "decision", "artifact", "final", "note"]
+EntryType = Literal[
+    "query", "finding", "plan", "analysis", "recommendation", "decision", "artifact", "final", "note"
+]
 Position = Annotated[int, Field(ge=0)]
 
 
@@ -71,8 +73,21 @@ class WriteEntry(Command):
 
     def content(self) -> dict[str, Any]:
         """What the written version holds (domain.entries.CONTENT)."""
-        return self.model_dump(include={"value", "entry_type", "author", "section", "role", "label", "confidence",
-                                        "depends_on", "topics", "meta", "signal_id"})
+        return self.model_dump(
+            include={
+                "value",
+                "entry_type",
+                "author",
+                "section",
+                "role",
+                "label",
+                "confidence",
+                "depends_on",
+                "topics",
+                "meta",
+                "signal_id",
+            }
+        )
 
 
 class ResolveEntry(Command):

@@ -57,8 +57,13 @@ class EntryFilter:
     def matches(self, entry: Entry) -> bool:
         """The same test in memory (time travel folds entries, then filters them here)."""
         v = entry.current
-        wanted = {"section": self.section, "role": self.role, "author": self.author, "label": self.label,
-                  "entry_type": self.entry_type}
+        wanted = {
+            "section": self.section,
+            "role": self.role,
+            "author": self.author,
+            "label": self.label,
+            "entry_type": self.entry_type,
+        }
         return (
             entry.blackboard_id == self.blackboard_id
             and all(want is None or getattr(v, name) == want for name, want in wanted.items())

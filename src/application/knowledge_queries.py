@@ -23,8 +23,14 @@ class BoardNotFound(NotFound):
 
 
 class KnowledgeQueries:
-    def __init__(self, entries: EntryReadModel, signals: SignalReadModel, projector: Projector | None = None,
-                 clock: Clock | None = None, claim_timeout: timedelta | None = None) -> None:
+    def __init__(
+        self,
+        entries: EntryReadModel,
+        signals: SignalReadModel,
+        projector: Projector | None = None,
+        clock: Clock | None = None,
+        claim_timeout: timedelta | None = None,
+    ) -> None:
         self._entries = entries
         self._signals = signals
         self._projector = projector
@@ -41,7 +47,9 @@ class KnowledgeQueries:
             self._catch_up()
             entry = self._entries.get(query.blackboard_id, query.key)
         else:
-            entry = entry_rules.replay(_pairs(self._entries.records(query.blackboard_id, query.key, query.at)))
+            entry = entry_rules.replay(
+                _pairs(self._entries.records(query.blackboard_id, query.key, query.at))
+            )
         if entry is None:
             raise EntryNotFound(query.blackboard_id, query.key, query.at)
         return entry
@@ -61,14 +69,28 @@ class KnowledgeQueries:
         if signal is None or signal.blackboard_id != query.blackboard_id:
             raise SignalNotFound(str(query.signal_id), query.blackboard_id)
         now = self._clock.now() if self._clock else datetime.now(UTC)
-        key_permissions.check(signal, "read", query.key, query.reader or "", query.token, now,
-                              self._claim_timeout or timedelta.max)
+        key_permissions.check(
+            signal,
+            "read",
+            query.key,
+            query.reader or "",
+            query.token,
+            now,
+            self._claim_timeout or timedelta.max,
+        )
 
     def entries(self, query: ListEntries) -> list[Entry]:
         criteria = EntryFilter(
-            blackboard_id=query.blackboard_id, section=query.section, role=query.role, author=query.author,
-            label=query.label, entry_type=query.entry_type, topic=query.topic, prefix=query.prefix,
-            conflicts_only=query.conflicts, limit=query.limit,
+            blackboard_id=query.blackboard_id,
+            section=query.section,
+            role=query.role,
+            author=query.author,
+            label=query.label,
+            entry_type=query.entry_type,
+            topic=query.topic,
+            prefix=query.prefix,
+            conflicts_only=query.conflicts,
+            limit=query.limit,
         )
         if query.at is None:
             self._catch_up()

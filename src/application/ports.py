@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Any
 from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable  # noqa: F401 - the errors of these ports
 from blackboard.application.loading import load_scope
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.capabilities import AgentProfile, canonical_capability, targets_auto, targets_capability
+from blackboard.domain.capabilities import (
+    AgentProfile,
+    canonical_capability,
+    targets_auto,
+    targets_capability,
+)
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
@@ -238,16 +243,26 @@ class SignalFilter:
         return (
             (self.status is None or signal.status is self.status)
             and (self.signal_type is None or signal.signal_type == self.signal_type)
-            and (not self.capabilities or any(targets_capability(signal, canonical_capability(c)) for c in self.capabilities))
+            and (
+                not self.capabilities
+                or any(targets_capability(signal, canonical_capability(c)) for c in self.capabilities)
+            )
             and (self.blackboard_id is None or signal.blackboard_id == self.blackboard_id)
             and (not self.claimable_only or signal.is_claimable)
         )
 
     @classmethod
-    def claimable(cls, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> SignalFilter:
+    def claimable(
+        cls, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None
+    ) -> SignalFilter:
         """POSTED signals with nothing left to wait for, targeting any of `capabilities`."""
-        return cls(status=SignalStatus.POSTED, capabilities=tuple(capabilities), blackboard_id=blackboard_id,
-                   claimable_only=True, limit=limit)
+        return cls(
+            status=SignalStatus.POSTED,
+            capabilities=tuple(capabilities),
+            blackboard_id=blackboard_id,
+            claimable_only=True,
+            limit=limit,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,13 +285,23 @@ class SignalReadModel(abc.ABC):
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
         """Signals matching every given criterion, oldest first (created_at, then id)."""
 
-    def candidates(self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> list[Candidate]:
+    def candidates(
+        self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None
+    ) -> list[Candidate]:
         """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, oldest
         first: what `find` gives with `claimable_only`, but only what choosing one needs (a worker
         reads many per round and claims only some)."""
         found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id))
-        return [Candidate(s.signal_id, s.blackboard_id, s.target_capabilities, s.created_at,
-                          s.text if targets_auto(s) else "") for s in found]
+        return [
+            Candidate(
+                s.signal_id,
+                s.blackboard_id,
+                s.target_capabilities,
+                s.created_at,
+                s.text if targets_auto(s) else "",
+            )
+            for s in found
+        ]
 
     def board_of(self, signal_id: str) -> str | None:
         """The board the signal is on (None if unknown): all a command needs to find it."""
@@ -285,11 +310,13 @@ class SignalReadModel(abc.ABC):
 
     def live_boards(self, blackboard_id: str | None = None) -> list[str]:
         """The boards holding a POSTED or CLAIMED signal (what an expiry sweep must look at)."""
-        return list(dict.fromkeys(
-            s.blackboard_id
-            for status in (SignalStatus.POSTED, SignalStatus.CLAIMED)
-            for s in self.find(SignalFilter(status=status, blackboard_id=blackboard_id))
-        ))
+        return list(
+            dict.fromkeys(
+                s.blackboard_id
+                for status in (SignalStatus.POSTED, SignalStatus.CLAIMED)
+                for s in self.find(SignalFilter(status=status, blackboard_id=blackboard_id))
+            )
+        )
 
     def count_by_status(self, blackboard_id: str) -> dict[str, int]:
         """How many of the board's signals are in each status (statuses with none left out)."""
@@ -304,13 +331,29 @@ class SignalReadModel(abc.ABC):
         boards: dict[str, list[AgentSignal]] = {}
         for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
             boards.setdefault(signal.blackboard_id, []).append(signal)
-        return [BoardSignals(
-            board,
-            {str(st): sum(s.status is st for s in found) for st in SignalStatus if any(s.status is st for s in found)},
-            min((s.created_at for s in found if s.status is SignalStatus.POSTED), default=None),
-            tuple(sorted({str(s.claimed_by) for s in found if s.status is SignalStatus.CLAIMED
-                          and s.lease_started is not None and s.lease_started >= live_since})),
-        ) for board, found in sorted(boards.items())]
+        return [
+            BoardSignals(
+                board,
+                {
+                    str(st): sum(s.status is st for s in found)
+                    for st in SignalStatus
+                    if any(s.status is st for s in found)
+                },
+                min((s.created_at for s in found if s.status is SignalStatus.POSTED), default=None),
+                tuple(
+                    sorted(
+                        {
+                            str(s.claimed_by)
+                            for s in found
+                            if s.status is SignalStatus.CLAIMED
+                            and s.lease_started is not None
+                            and s.lease_started >= live_since
+                        }
+                    )
+                ),
+            )
+            for board, found in sorted(boards.items())
+        ]
 
     @abc.abstractmethod
     def position(self) -> int:

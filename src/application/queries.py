@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
-from blackboard.application.ports import AgentRegistry, Clock, EventStore, Recorded, SignalFilter, SignalReadModel
+from blackboard.application.ports import (
+    AgentRegistry,
+    Clock,
+    EventStore,
+    Recorded,
+    SignalFilter,
+    SignalReadModel,
+)
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, deadline
@@ -54,13 +61,17 @@ class BlackboardQueries:
         if self._clock is None or self._timeouts is None:
             return {}
         now, (post, claim) = self._clock.now(), self._timeouts
-        return {s.signal_id: due for s in signals if (due := deadline(s, post, claim)) is not None and now >= due}
+        return {
+            s.signal_id: due for s in signals if (due := deadline(s, post, claim)) is not None and now >= due
+        }
 
     def get_signal(self, query: GetSignalById) -> AgentSignal:
         self._projector.catch_up()
         signal = self._read_model.get(query.signal_id)
         if signal is not None and query.at is not None:  # a signal never changes board: replay that one
-            signal = self._boards_at(query.at, signal.blackboard_id)[signal.blackboard_id].signals.get(query.signal_id)
+            signal = self._boards_at(query.at, signal.blackboard_id)[signal.blackboard_id].signals.get(
+                query.signal_id
+            )
         if signal is None:
             raise SignalNotFound(query.signal_id)
         return signal
@@ -83,12 +94,18 @@ class BlackboardQueries:
         )
         if query.at is None:
             return self._read_model.find(criteria)
-        found = [s for board in self._boards_at(query.at, query.blackboard_id).values()
-                 for s in board.signals.values() if criteria.matches(s)]
+        found = [
+            s
+            for board in self._boards_at(query.at, query.blackboard_id).values()
+            for s in board.signals.values()
+            if criteria.matches(s)
+        ]
         found.sort(key=lambda s: (s.created_at, s.signal_id))  # the read model's order
         return found[: query.limit] if query.limit else found
 
-    def _boards_at(self, position: int, blackboard_id: str | None = None) -> defaultdict[str, BlackboardAggregate]:
+    def _boards_at(
+        self, position: int, blackboard_id: str | None = None
+    ) -> defaultdict[str, BlackboardAggregate]:
         """Time travel: the boards (or one) as they were right after `position`, replayed from the log
         (its signal events: an entry key's events are in streams of their own). It reads the log up to
         there, so it costs in proportion to the log, not to what the answer holds."""
@@ -114,15 +131,19 @@ class BlackboardQueries:
             for record in page:
                 if isinstance(record.event, AgentSignalCompleted):
                     signal = self._read_model.get(record.event.signal_id)
-                    if signal and signal.signal_type in query.signal_types and (
-                        query.blackboard_id in (None, signal.blackboard_id)
+                    if (
+                        signal
+                        and signal.signal_type in query.signal_types
+                        and (query.blackboard_id in (None, signal.blackboard_id))
                     ):
                         found.append(signal)
                         at.append(record.position)
             position = page[-1].position
         return WatchResult(found, position, at)
 
-    def events(self, since: int = 0, limit: int | None = None, blackboard_id: str | None = None) -> list[Recorded]:
+    def events(
+        self, since: int = 0, limit: int | None = None, blackboard_id: str | None = None
+    ) -> list[Recorded]:
         """The log after position `since`, in order (only one board's, with `blackboard_id`), at most `limit`."""
         return list(itertools.islice(self.logged(since, blackboard_id), limit))
 

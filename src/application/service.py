@@ -123,8 +123,11 @@ class BlackboardService:
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,)),
             lambda board, _, now: board.claim_signal(
-                cmd.signal_id, self._scored(agent, board, cmd.signal_id), now,
-                self.settings.claim_threshold, cmd.token,
+                cmd.signal_id,
+                self._scored(agent, board, cmd.signal_id),
+                now,
+                self.settings.claim_threshold,
+                cmd.token,
             ),
             cmd,
             actor=cmd.agent_id,
@@ -166,21 +169,34 @@ class BlackboardService:
                     break
                 try:
                     claims.claimed.append(
-                        board.claim_signal(signal_id, self._scored(agent, board, signal_id), now,
-                                           self.settings.claim_threshold, cmd.token)
+                        board.claim_signal(
+                            signal_id,
+                            self._scored(agent, board, signal_id),
+                            now,
+                            self.settings.claim_threshold,
+                            cmd.token,
+                        )
                     )
                 except BlackboardError as refused:  # taken or changed meanwhile: the next one
                     claims.skipped[signal_id] = refused
             return claims
 
-        return self._execute(cmd.blackboard_id, Scope(signals=cmd.signal_ids), decide, cmd, actor=cmd.agent_id,
-                             deadlines=cmd.signal_ids)
+        return self._execute(
+            cmd.blackboard_id,
+            Scope(signals=cmd.signal_ids),
+            decide,
+            cmd,
+            actor=cmd.agent_id,
+            deadlines=cmd.signal_ids,
+        )
 
     def record_outcomes(self, cmd: RecordOutcomes) -> list[AgentSignal | BlackboardError]:
         """Complete or fail each signal, in one append; per outcome, the signal as stored or the
         reason it was refused (a claim that expired or went to someone else meanwhile)."""
 
-        def decide(board: BlackboardAggregate, _: BoardTransaction, now: datetime) -> list[AgentSignal | BlackboardError]:
+        def decide(
+            board: BlackboardAggregate, _: BoardTransaction, now: datetime
+        ) -> list[AgentSignal | BlackboardError]:
             results: list[AgentSignal | BlackboardError] = []
             for outcome in cmd.outcomes:
                 try:
@@ -188,19 +204,25 @@ class BlackboardService:
                         result = SignalResult(
                             artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items
                         )
-                        results.append(board.complete_signal(
-                            outcome.signal_id, outcome.agent_id, result, now, outcome.token
-                        ))
+                        results.append(
+                            board.complete_signal(
+                                outcome.signal_id, outcome.agent_id, result, now, outcome.token
+                            )
+                        )
                     else:
-                        results.append(board.fail_signal(
-                            outcome.signal_id, outcome.agent_id, outcome.error, now, outcome.token
-                        ))
+                        results.append(
+                            board.fail_signal(
+                                outcome.signal_id, outcome.agent_id, outcome.error, now, outcome.token
+                            )
+                        )
                 except BlackboardError as refused:
                     results.append(refused)
             return results
 
         scope = Scope(signals=tuple(o.signal_id for o in cmd.outcomes), ends=True)
-        return self._execute(cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id, deadlines=scope.signals)
+        return self._execute(
+            cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id, deadlines=scope.signals
+        )
 
     def renew_claim(self, cmd: RenewClaim) -> AgentSignal:
         return self._execute(
@@ -222,12 +244,20 @@ class BlackboardService:
             return signal
 
         board_id = self._locate(cmd.signal_id, cmd.blackboard_id)
-        return self._execute(board_id, Scope(signals=(cmd.signal_id,), retries=True), decide, cmd,
-                             actor=cmd.posted_by, deadlines=(cmd.signal_id,))
+        return self._execute(
+            board_id,
+            Scope(signals=(cmd.signal_id,), retries=True),
+            decide,
+            cmd,
+            actor=cmd.posted_by,
+            deadlines=(cmd.signal_id,),
+        )
 
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
         """Expire what is past its timeout; returns every signal this call ended."""
-        if self._projector is not None:  # rows an import or an unfinished rebuild left unfolded name live boards too
+        if (
+            self._projector is not None
+        ):  # rows an import or an unfinished rebuild left unfolded name live boards too
             self._projector.catch_up()
         ended: list[AgentSignal] = []
         for board_id in self._read_model.live_boards(cmd.blackboard_id):
@@ -284,7 +314,11 @@ class BlackboardService:
         if any(v.passes for v in ranking):
             return None
         wanted = ", ".join(signal.target_capabilities)
-        best = f"; best was {ranking[0].agent.agent_id} at {ranking[0].score:.2f}" if ranking and ranking[0].score else ""
+        best = (
+            f"; best was {ranking[0].agent.agent_id} at {ranking[0].score:.2f}"
+            if ranking and ranking[0].score
+            else ""
+        )
         return f"no registered agent scores above its threshold for {wanted}{best}"
 
     def _execute(
@@ -328,7 +362,11 @@ class BlackboardService:
         return outcome
 
     def _enforce_deadlines(
-        self, board: BlackboardAggregate, tx: BoardTransaction, scope: Scope, signal_ids: tuple[str, ...],
+        self,
+        board: BlackboardAggregate,
+        tx: BoardTransaction,
+        scope: Scope,
+        signal_ids: tuple[str, ...],
         now: datetime,
     ) -> tuple[BlackboardAggregate, bool]:
         """Expire the named signals past their deadlines by this service's clock, as the sweeper would,

@@ -29,16 +29,28 @@ class BoardStatus:
 
     def to_document(self) -> dict[str, Any]:
         return {
-            "blackboard_id": self.blackboard_id, "signals": dict(self.signals), "signals_total": sum(self.signals.values()),
+            "blackboard_id": self.blackboard_id,
+            "signals": dict(self.signals),
+            "signals_total": sum(self.signals.values()),
             "oldest_waiting_since": self.oldest_waiting.isoformat() if self.oldest_waiting else None,
-            "oldest_waiting_seconds": None if self.waiting_seconds is None else round(self.waiting_seconds, 1),
-            "entries": self.entries, "open_conflicts": self.open_conflicts, "live_workers": list(self.live_workers),
+            "oldest_waiting_seconds": None
+            if self.waiting_seconds is None
+            else round(self.waiting_seconds, 1),
+            "entries": self.entries,
+            "open_conflicts": self.open_conflicts,
+            "live_workers": list(self.live_workers),
         }
 
 
 class StatusQueries:
-    def __init__(self, signals: SignalReadModel, entries: EntryReadModel, projector: Projector, clock: Clock,
-                 claim_timeout: timedelta) -> None:
+    def __init__(
+        self,
+        signals: SignalReadModel,
+        entries: EntryReadModel,
+        projector: Projector,
+        clock: Clock,
+        claim_timeout: timedelta,
+    ) -> None:
         self._signals = signals
         self._entries = entries
         self._projector = projector
@@ -49,7 +61,9 @@ class StatusQueries:
         """Every board the store holds (or the one named: BoardNotFound if it holds none), in board order."""
         self._projector.catch_up()
         now = self._clock.now()
-        signals = {b.blackboard_id: b for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id)}
+        signals = {
+            b.blackboard_id: b for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id)
+        }
         entries = self._entries.board_counts(blackboard_id)
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)
@@ -58,11 +72,17 @@ class StatusQueries:
             counted = signals.get(board)
             oldest = counted.oldest_waiting if counted else None
             held, conflicts = entries.get(board, (0, 0))
-            boards.append(BoardStatus(
-                board, dict(sorted(counted.by_status.items())) if counted else {}, oldest,
-                (now - oldest).total_seconds() if oldest else None, held, conflicts,
-                counted.workers if counted else (),
-            ))
+            boards.append(
+                BoardStatus(
+                    board,
+                    dict(sorted(counted.by_status.items())) if counted else {},
+                    oldest,
+                    (now - oldest).total_seconds() if oldest else None,
+                    held,
+                    conflicts,
+                    counted.workers if counted else (),
+                )
+            )
         return boards
 
     def require_board(self, blackboard_id: str | None) -> None:

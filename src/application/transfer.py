@@ -45,8 +45,13 @@ class BoardTransfer:
         check(blackboard_id, events)
         positions = self._store.import_events(blackboard_id, events)
         self._projector.catch_up()  # the import only appended: its rows follow here, before anyone asks
-        return Imported(blackboard_id, len(events), len({e.stream_id for e in events}), positions,
-                        positions == [e.position for e in events])
+        return Imported(
+            blackboard_id,
+            len(events),
+            len({e.stream_id for e in events}),
+            positions,
+            positions == [e.position for e in events],
+        )
 
 
 def check(blackboard_id: str, events: Sequence[StoredEvent]) -> list[BlackboardEvent]:
@@ -62,42 +67,65 @@ def check(blackboard_id: str, events: Sequence[StoredEvent]) -> list[BlackboardE
     for i, stored in enumerate(events):
         at = f"events[{i}]"
         if i and stored.position <= events[i - 1].position:
-            raise InvalidInput(f"{at}.position", f"must be above the one before ({events[i - 1].position}): "
-                                                 f"events come in position order, got {stored.position}")
+            raise InvalidInput(
+                f"{at}.position",
+                f"must be above the one before ({events[i - 1].position}): "
+                f"events come in position order, got {stored.position}",
+            )
         if stored.event_id in ids:
             raise InvalidInput(f"{at}.event_id", f"must be unique, {stored.event_id} comes twice")
         ids.add(stored.event_id)
         board, _, key = stored.stream_id.partition(STREAM_SEPARATOR)
         if board != blackboard_id:
-            raise InvalidInput(f"{at}.stream_id", f"must be the board {blackboard_id}'s or one of its entry keys' "
-                                                  f"(<board>\\u001f<key>), got {stored.stream_id!r}")
+            raise InvalidInput(
+                f"{at}.stream_id",
+                f"must be the board {blackboard_id}'s or one of its entry keys' "
+                f"(<board>\\u001f<key>), got {stored.stream_id!r}",
+            )
         if STREAM_SEPARATOR in stored.stream_id and not KEY_PATTERN.fullmatch(key):
-            raise InvalidInput(f"{at}.stream_id", f"an entry key must be 1..200 of A-Z a-z 0-9 _ . : / -, got {key!r}")
+            raise InvalidInput(
+                f"{at}.stream_id", f"an entry key must be 1..200 of A-Z a-z 0-9 _ . : / -, got {key!r}"
+            )
         expected = versions.get(stored.stream_id, 0) + 1
         if stored.version != expected:
-            raise InvalidInput(f"{at}.version", f"must be {expected} in stream {stored.stream_id!r}: "
-                                                f"versions go 1, 2, ... without a gap, got {stored.version}")
+            raise InvalidInput(
+                f"{at}.version",
+                f"must be {expected} in stream {stored.stream_id!r}: "
+                f"versions go 1, 2, ... without a gap, got {stored.version}",
+            )
         versions[stored.stream_id] = expected
         event = _load(at, blackboard_id, stored)
         if event.stream_id != stored.stream_id:
-            raise InvalidInput(f"{at}.stream_id", f"must be its event's stream {event.stream_id!r} "
-                                                  f"(a {stored.event_type}), got {stored.stream_id!r}")
+            raise InvalidInput(
+                f"{at}.stream_id",
+                f"must be its event's stream {event.stream_id!r} "
+                f"(a {stored.event_type}), got {stored.stream_id!r}",
+            )
         loaded.append(event)
     _replays(blackboard_id, loaded, events)
     return loaded
 
 
 def _load(at: str, blackboard_id: str, stored: StoredEvent) -> BlackboardEvent:
-    envelope = {"event_id": stored.event_id, "blackboard_id": blackboard_id, "version": stored.version,
-                "occurred_at": stored.occurred_at}
+    envelope = {
+        "event_id": stored.event_id,
+        "blackboard_id": blackboard_id,
+        "version": stored.version,
+        "occurred_at": stored.occurred_at,
+    }
     try:
         return load_event(stored.event_type, stored.schema_version, envelope, dict(stored.data))
     except LookupError as exc:  # an unknown event type, or a schema version no upcaster brings up to date
-        raise InvalidInput(f"{at}.event_type", f"must be a known event type at a known schema version: {exc}") from None
+        raise InvalidInput(
+            f"{at}.event_type", f"must be a known event type at a known schema version: {exc}"
+        ) from None
     except ValueError as exc:  # pydantic's ValidationError: the data does not make that event
         first = str(exc).splitlines()
-        raise InvalidInput(f"{at}.data", f"must be a valid {stored.event_type} (schema version "
-                                         f"{stored.schema_version}): {' '.join(first[1:3]).strip() or first[0]}") from None
+        raise InvalidInput(
+            f"{at}.data",
+            f"must be a valid {stored.event_type} (schema version "
+            f"{stored.schema_version}): {' '.join(first[1:3]).strip() or first[0]}",
+        ) from None
 
 
 def _replays(blackboard_id: str, loaded: list[BlackboardEvent], events: Sequence[StoredEvent]) -> None:
@@ -106,7 +134,9 @@ def _replays(blackboard_id: str, loaded: list[BlackboardEvent], events: Sequence
     try:
         BlackboardAggregate.replay(blackboard_id, [e for e in loaded if not isinstance(e, EntryEvent)])
     except KeyError as exc:
-        raise InvalidInput("events", f"must replay into a board: an event names signal {exc} before it is posted") from None
+        raise InvalidInput(
+            "events", f"must replay into a board: an event names signal {exc} before it is posted"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - whatever the fold would trip on is bad input here
         raise InvalidInput("events", f"must replay into a board: {exc}") from None
     keys: dict[str, list[tuple[EntryEvent, int]]] = {}

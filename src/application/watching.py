@@ -15,7 +15,9 @@ from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import BlackboardEvent, EntryConflictResolved, EntryWritten
 from blackboard.domain.signals import AgentSignal
 
-FINAL_EVENTS = frozenset({"AgentSignalCompleted", "AgentSignalFailed", "AgentSignalExpired", "AgentSignalUnclaimed"})
+FINAL_EVENTS = frozenset(
+    {"AgentSignalCompleted", "AgentSignalFailed", "AgentSignalExpired", "AgentSignalUnclaimed"}
+)
 
 
 class Watcher:
@@ -33,7 +35,9 @@ class Watcher:
             self._wait_past(position, deadline, f"{signal_id} to finish", timeout)
             while records := self._store.read_all(after=position, limit=1000):
                 position = records[-1].position
-                if any(r.event.signal_id == signal_id and r.event.event_type in FINAL_EVENTS for r in records):
+                if any(
+                    r.event.signal_id == signal_id and r.event.event_type in FINAL_EVENTS for r in records
+                ):
                     signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         return signal
 
@@ -50,7 +54,9 @@ class Watcher:
             query = query.model_copy(update={"since": found.position})
             self._wait_past(found.position, deadline, f"a {kinds} signal to complete", timeout)
 
-    def watch_topic(self, blackboard_id: str, topic: str, since: int, timeout: float | None = None) -> list[Recorded]:
+    def watch_topic(
+        self, blackboard_id: str, topic: str, since: int, timeout: float | None = None
+    ) -> list[Recorded]:
         """The accepted entry versions published to `topic` on the board after log position `since`,
         in log order, as soon as there is at least one (each record's position is the `since` that
         sees the ones after it). Only the log is read, from `since` on: a write committed while
@@ -83,8 +89,11 @@ class Watcher:
 def published(event: BlackboardEvent, blackboard_id: str, topic: str) -> bool:
     """A version of an entry the board accepted (a write or a resolution, not a candidate left in
     conflict), published to `topic`."""
-    return (isinstance(event, EntryWritten | EntryConflictResolved) and event.blackboard_id == blackboard_id
-            and topic in event.topics)
+    return (
+        isinstance(event, EntryWritten | EntryConflictResolved)
+        and event.blackboard_id == blackboard_id
+        and topic in event.topics
+    )
 
 
 def _deadline(timeout: float | None) -> float | None:

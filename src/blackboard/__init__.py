@@ -9,8 +9,18 @@ from typing import Any
 
 # The API's names, imported on first use: the CLI imports this package on every call, and the API
 # brings in SQLAlchemy, pydantic and the container.
-API = ("Blackboard", "BlackboardError", "Closed", "Conflict", "InvalidInput", "NotFound", "Refused", "TimedOut",
-       "Unavailable", "models")
+API = (
+    "Blackboard",
+    "BlackboardError",
+    "Closed",
+    "Conflict",
+    "InvalidInput",
+    "NotFound",
+    "Refused",
+    "TimedOut",
+    "Unavailable",
+    "models",
+)
 __all__ = [*API, "__version__"]
 
 

@@ -23,6 +23,25 @@ from blackboard.infrastructure.api.models import (
     WatchedSignal,
 )
 
-__all__ = ["Agent", "Agents", "Candidates", "Document", "Entries", "Entry", "Event", "Events", "History",
-           "HistoryVersion", "Listing", "Match", "Payload", "Ranking", "Result", "Signal", "Signals", "Summary",
-           "Version", "WatchedSignal"]
+__all__ = [
+    "Agent",
+    "Agents",
+    "Candidates",
+    "Document",
+    "Entries",
+    "Entry",
+    "Event",
+    "Events",
+    "History",
+    "HistoryVersion",
+    "Listing",
+    "Match",
+    "Payload",
+    "Ranking",
+    "Result",
+    "Signal",
+    "Signals",
+    "Summary",
+    "Version",
+    "WatchedSignal",
+]

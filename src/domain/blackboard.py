@@ -32,7 +32,14 @@ from blackboard.domain.events import (
     BlackboardEvent,
 )
 from blackboard.domain.evolution import evolve
-from blackboard.domain.signals import AgentSignal, SignalId, SignalPayload, SignalResult, SignalStatus, SignalType
+from blackboard.domain.signals import (
+    AgentSignal,
+    SignalId,
+    SignalPayload,
+    SignalResult,
+    SignalStatus,
+    SignalType,
+)
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
 
@@ -185,7 +192,9 @@ class BlackboardAggregate:
         )
         return self._signals[signal_id]
 
-    def renew_claim(self, signal_id: str, agent_id: str, at: datetime, token: str | None = None) -> AgentSignal:
+    def renew_claim(
+        self, signal_id: str, agent_id: str, at: datetime, token: str | None = None
+    ) -> AgentSignal:
         """The claimer is still working: its claim timeout starts again now."""
         self._check_claimer(signal_id, agent_id, "renewed", token)
         self._record(AgentSignalClaimRenewed, at, signal_id=signal_id, claimed_by=agent_id)
@@ -228,7 +237,9 @@ class BlackboardAggregate:
         upstream and then its dependant chains them again."""
         old = self.signal(signal_id)
         if old.status not in (SignalStatus.FAILED, SignalStatus.EXPIRED):
-            raise InvalidTransition(signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED))
+            raise InvalidTransition(
+                signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED)
+            )
         return self.post_signal(
             signal_id=new_signal_id,
             signal_type=old.signal_type,
@@ -303,7 +314,9 @@ class BlackboardAggregate:
     def apply(self, event: BlackboardEvent) -> None:
         """Fold one stored event into the state; versions must follow each other."""
         if self._pending:
-            raise ValueError(f"{self.id} holds unsaved events; collect or discard them before applying stored ones")
+            raise ValueError(
+                f"{self.id} holds unsaved events; collect or discard them before applying stored ones"
+            )
         self._check_follows(event)
         self._apply(event)
         self.version = event.version
@@ -366,7 +379,9 @@ def _refuse_expired(signal: AgentSignal, action: str, allowed: SignalStatus) -> 
 def _timeout_reason(signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta) -> str:
     if signal.status is POSTED:
         return f"not claimed within {post_timeout.total_seconds():g}s of becoming claimable"
-    return f"{signal.claimed_by} did not finish within the claim timeout of {claim_timeout.total_seconds():g}s"
+    return (
+        f"{signal.claimed_by} did not finish within the claim timeout of {claim_timeout.total_seconds():g}s"
+    )
 
 
 def _upstream_reason(upstream: AgentSignal) -> str:

@@ -114,8 +114,10 @@ class TextScored:
         targets = signal.target_capabilities
         if len(targets) == 1 and targets[0].casefold() == AUTO:  # the usual case, on every agent of a match
             return self.text_score
-        declared = max((c.score for c in self.profile.capabilities
-                        if c.type.casefold() != AUTO and c.matches(signal)), default=0.0)
+        declared = max(
+            (c.score for c in self.profile.capabilities if c.type.casefold() != AUTO and c.matches(signal)),
+            default=0.0,
+        )
         return max(declared, self.text_score) if targets_auto(signal) else declared
 
     def threshold_or(self, default: float) -> float:

@@ -16,11 +16,32 @@ from typing import Any
 from blackboard.domain.errors import NotFound, RuleViolation
 from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent, EntryWritten
 
-ENTRY_TYPES = ("query", "finding", "plan", "analysis", "recommendation", "decision", "artifact", "final", "note")
+ENTRY_TYPES = (
+    "query",
+    "finding",
+    "plan",
+    "analysis",
+    "recommendation",
+    "decision",
+    "artifact",
+    "final",
+    "note",
+)
 KEY_PATTERN = re.compile(r"[A-Za-z0-9_.:/-]{1,200}")  # keys and topic names
 MAX_VALUE_BYTES = 1024 * 1024  # a value's JSON, UTF-8: larger values belong in an artifact file
-CONTENT = ("value", "entry_type", "author", "section", "role", "label", "confidence", "depends_on", "topics",
-           "meta", "signal_id")
+CONTENT = (
+    "value",
+    "entry_type",
+    "author",
+    "section",
+    "role",
+    "label",
+    "confidence",
+    "depends_on",
+    "topics",
+    "meta",
+    "signal_id",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +68,22 @@ class Version:
     def to_document(self) -> dict[str, Any]:
         """The contract's entry document, without `conflict` (see Entry.to_document)."""
         return {
-            "blackboard_id": self.blackboard_id, "key": self.key, "version": self.version, "value": self.value,
-            "entry_type": self.entry_type, "author": self.author, "section": self.section, "role": self.role,
-            "label": self.label, "confidence": self.confidence, "depends_on": list(self.depends_on),
-            "topics": list(self.topics), "meta": dict(self.meta or {}), "signal_id": self.signal_id,
-            "written_at": self.written_at.isoformat(), "position": self.position,
+            "blackboard_id": self.blackboard_id,
+            "key": self.key,
+            "version": self.version,
+            "value": self.value,
+            "entry_type": self.entry_type,
+            "author": self.author,
+            "section": self.section,
+            "role": self.role,
+            "label": self.label,
+            "confidence": self.confidence,
+            "depends_on": list(self.depends_on),
+            "topics": list(self.topics),
+            "meta": dict(self.meta or {}),
+            "signal_id": self.signal_id,
+            "written_at": self.written_at.isoformat(),
+            "position": self.position,
         }
 
 
@@ -91,8 +123,10 @@ class KeyInConflict(RuleViolation):
 
 class StaleVersion(RuleViolation):
     def __init__(self, key: str, replaces: int, version: int) -> None:
-        super().__init__(f"--replaces: {key} is at version {version}, not {replaces}; "
-                         "a compare-and-set writes only over the current version (nothing was written)")
+        super().__init__(
+            f"--replaces: {key} is at version {version}, not {replaces}; "
+            "a compare-and-set writes only over the current version (nothing was written)"
+        )
 
 
 class NotInConflict(RuleViolation):
@@ -108,5 +142,7 @@ class EntryNotFound(NotFound):
 
 class CandidateNotFound(NotFound):
     def __init__(self, key: str, pick: int, versions: list[int]) -> None:
-        super().__init__(f"--pick: {key} has no candidate version {pick}; its candidates are "
-                         + ", ".join(map(str, versions)))
+        super().__init__(
+            f"--pick: {key} has no candidate version {pick}; its candidates are "
+            + ", ".join(map(str, versions))
+        )

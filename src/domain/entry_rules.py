@@ -20,26 +20,43 @@ from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, 
 
 
 def write(
-    entry: Entry | None, blackboard_id: str, key: str, content: Mapping[str, Any], at: datetime,
+    entry: Entry | None,
+    blackboard_id: str,
+    key: str,
+    content: Mapping[str, Any],
+    at: datetime,
     replaces: int | None = None,
 ) -> EntryEvent:
     """The event a write records; raises StaleVersion when `replaces` is not the key's version."""
     version = entry.version if entry is not None else 0
     if replaces is not None and replaces != version:
         raise StaleVersion(key, replaces, version)
-    fields = {**content, "blackboard_id": blackboard_id, "key": key, "version": version + 1, "occurred_at": at}
+    fields = {
+        **content,
+        "blackboard_id": blackboard_id,
+        "key": key,
+        "version": version + 1,
+        "occurred_at": at,
+    }
     if entry is None:
         return EntryWritten(**fields)
     holder = entry.current
     if not entry.in_conflict and (
-        replaces is not None or content["author"] == holder.author or json_equal(content.get("value"), holder.value)
+        replaces is not None
+        or content["author"] == holder.author
+        or json_equal(content.get("value"), holder.value)
     ):
         return EntryWritten(**fields)
     return EntryCandidateKept(**fields, holder=holder.author)
 
 
 def resolve(
-    entry: Entry, author: str, rationale: str, at: datetime, pick: int | None = None, value: Any = None,
+    entry: Entry,
+    author: str,
+    rationale: str,
+    at: datetime,
+    pick: int | None = None,
+    value: Any = None,
 ) -> EntryConflictResolved:
     """End a conflict with the candidate version `pick`, or (no pick) with a merged `value` that keeps
     the holder's type and namespace; either way `author` writes the new version."""
@@ -53,8 +70,13 @@ def resolve(
     else:
         content = {**content_of(entry.current), "value": value}
     return EntryConflictResolved(
-        **{**content, "author": author}, blackboard_id=entry.blackboard_id, key=entry.key,
-        version=entry.version + 1, occurred_at=at, picked=pick, rationale=rationale,
+        **{**content, "author": author},
+        blackboard_id=entry.blackboard_id,
+        key=entry.key,
+        version=entry.version + 1,
+        occurred_at=at,
+        picked=pick,
+        rationale=rationale,
     )
 
 
@@ -81,8 +103,12 @@ def replay(events: Iterable[tuple[EntryEvent, int]]) -> Entry | None:
 
 def version_of(event: EntryEvent, position: int = 0) -> Version:
     return Version(
-        blackboard_id=event.blackboard_id, key=event.key, version=event.version, written_at=event.occurred_at,
-        position=position, **{name: getattr(event, name) for name in CONTENT},
+        blackboard_id=event.blackboard_id,
+        key=event.key,
+        version=event.version,
+        written_at=event.occurred_at,
+        position=position,
+        **{name: getattr(event, name) for name in CONTENT},
     )
 
 

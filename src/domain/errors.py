@@ -133,7 +133,8 @@ class SignalExpired(InvalidTransition):
     def __init__(self, signal_id: str, action: str, allowed: str, at: datetime | None, reason: str) -> None:
         when = f" at {at:%Y-%m-%d %H:%M:%S} UTC" if at else ""
         RuleViolation.__init__(
-            self, f"{signal_id} is EXPIRED: it expired{when} ({reason}); only {allowed} signals can be {action}"
+            self,
+            f"{signal_id} is EXPIRED: it expired{when} ({reason}); only {allowed} signals can be {action}",
         )
         self.signal_id, self.status, self.action = signal_id, "EXPIRED", action
         self.at = at

@@ -63,7 +63,9 @@ def _(event: AgentSignalClaimRenewed, lookup: Lookup, dependants: Dependants) ->
 @evolve.register
 def _(event: AgentSignalCompleted, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     done = lookup(event.signal_id).completed(event.result, event.occurred_at)
-    released = [lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)]
+    released = [
+        lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)
+    ]
     return [done, *released]
 
 

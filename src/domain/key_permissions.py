@@ -51,7 +51,12 @@ def restricts(signal: AgentSignal) -> bool:
 
 
 def check(
-    signal: AgentSignal, access: Access, key: str, author: str, token: str | None, at: datetime,
+    signal: AgentSignal,
+    access: Access,
+    key: str,
+    author: str,
+    token: str | None,
+    at: datetime,
     claim_timeout: timedelta,
 ) -> None:
     """Raises KeyPermissionDenied unless `author` may `access` `key` under `signal` at `at`."""
@@ -62,7 +67,9 @@ def check(
         raise deny(f"the signal is {signal.status.value}, not held by a claim")
     lease = signal.lease_started
     if lease is not None and at - lease >= claim_timeout:
-        raise deny(f"{signal.claimed_by}'s claim ran past its claim timeout ({claim_timeout.total_seconds():g} s)")
+        raise deny(
+            f"{signal.claimed_by}'s claim ran past its claim timeout ({claim_timeout.total_seconds():g} s)"
+        )
     if author != signal.claimed_by:
         raise deny(f"only its claimer {signal.claimed_by} may, not {author}")
     if signal.claim_token is not None and token != signal.claim_token:

@@ -159,19 +159,13 @@ class AgentSignal:
         return self._next(status=SignalStatus.COMPLETED, result=result, completed_at=at)
 
     def failed(self, error: str, at: datetime) -> AgentSignal:
-        return self._next(
-            status=SignalStatus.FAILED, result=SignalResult(error=error), completed_at=at
-        )
+        return self._next(status=SignalStatus.FAILED, result=SignalResult(error=error), completed_at=at)
 
     def expired(self, reason: str, at: datetime) -> AgentSignal:
-        return self._next(
-            status=SignalStatus.EXPIRED, result=SignalResult(error=reason), completed_at=at
-        )
+        return self._next(status=SignalStatus.EXPIRED, result=SignalResult(error=reason), completed_at=at)
 
     def unclaimed(self, reason: str, at: datetime) -> AgentSignal:
-        return self._next(
-            status=SignalStatus.UNCLAIMED, result=SignalResult(error=reason), completed_at=at
-        )
+        return self._next(status=SignalStatus.UNCLAIMED, result=SignalResult(error=reason), completed_at=at)
 
     def upstream_completed(self, upstream_id: str, at: datetime) -> AgentSignal:
         """One dependency completed; the signal becomes claimable when the last one does."""

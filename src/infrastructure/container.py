@@ -57,11 +57,20 @@ def build_worker(
     from blackboard.infrastructure.worker import Worker
 
     return Worker(
-        options, service, queries, agents.definition, agents.get_all, store, notifier, settings.claim_threshold
+        options,
+        service,
+        queries,
+        agents.definition,
+        agents.get_all,
+        store,
+        notifier,
+        settings.claim_threshold,
     )
 
 
-def log_notifier(engine: Engine, store: SqlAlchemyEventStore, interval: float, dispatcher: EventDispatcher) -> LogNotifier:
+def log_notifier(
+    engine: Engine, store: SqlAlchemyEventStore, interval: float, dispatcher: EventDispatcher
+) -> LogNotifier:
     """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications. Either is
     told of what this process stores (a worker's own outcomes, a command of an embedding program),
     so its waiters need not wait for the next poll or notification."""
@@ -88,8 +97,9 @@ def landing_dispatcher(uow: UnitOfWork, clock: Clock) -> EventDispatcher:
     return dispatcher
 
 
-def knowledge_service(uow: UnitOfWork, publisher: EventDispatcher, clock: Clock,
-                      settings: Settings | None = None) -> KnowledgeService:
+def knowledge_service(
+    uow: UnitOfWork, publisher: EventDispatcher, clock: Clock, settings: Settings | None = None
+) -> KnowledgeService:
     """Imported on first use, like the registry: a command on signals needs none of the knowledge side.
     `settings` give the claim timeout that key permissions check leases against."""
     from blackboard.application.knowledge import KnowledgeService
@@ -97,8 +107,13 @@ def knowledge_service(uow: UnitOfWork, publisher: EventDispatcher, clock: Clock,
     return KnowledgeService(uow, publisher, clock, settings.claim_timeout if settings else None)
 
 
-def knowledge_queries(entries: SqlEntryReadModel, signals: SqlSignalReadModel, projector: Projector,
-                      clock: Clock | None = None, settings: Settings | None = None) -> KnowledgeQueries:
+def knowledge_queries(
+    entries: SqlEntryReadModel,
+    signals: SqlSignalReadModel,
+    projector: Projector,
+    clock: Clock | None = None,
+    settings: Settings | None = None,
+) -> KnowledgeQueries:
     from blackboard.application.knowledge_queries import KnowledgeQueries
 
     return KnowledgeQueries(entries, signals, projector, clock, settings.claim_timeout if settings else None)
@@ -111,8 +126,13 @@ def board_transfer(store: EventStore, projector: Projector) -> BoardTransfer:
     return BoardTransfer(store, projector)
 
 
-def status_queries(signals: SqlSignalReadModel, entries: SqlEntryReadModel, projector: Projector, clock: Clock,
-                   settings: Settings) -> StatusQueries:
+def status_queries(
+    signals: SqlSignalReadModel,
+    entries: SqlEntryReadModel,
+    projector: Projector,
+    clock: Clock,
+    settings: Settings,
+) -> StatusQueries:
     """Imported on first use: `status`, and the lists that check a board exists."""
     from blackboard.application.status import StatusQueries
 
@@ -146,10 +166,16 @@ class Container(containers.DeclarativeContainer):
     one); override providers in tests."""
 
     wiring_config = containers.WiringConfiguration(
-        modules=["blackboard.infrastructure.cli.commands", "blackboard.infrastructure.cli.knowledge",
-                 "blackboard.infrastructure.cli.transfer", "blackboard.infrastructure.cli.paging",
-                 "blackboard.infrastructure.cli.habits", "blackboard.infrastructure.cli.ui",
-                 "blackboard.infrastructure.cli.controller", "blackboard.infrastructure.cli.mcp_command"]
+        modules=[
+            "blackboard.infrastructure.cli.commands",
+            "blackboard.infrastructure.cli.knowledge",
+            "blackboard.infrastructure.cli.transfer",
+            "blackboard.infrastructure.cli.paging",
+            "blackboard.infrastructure.cli.habits",
+            "blackboard.infrastructure.cli.ui",
+            "blackboard.infrastructure.cli.controller",
+            "blackboard.infrastructure.cli.mcp_command",
+        ]
     )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 
@@ -160,30 +186,55 @@ class Container(containers.DeclarativeContainer):
     unit_of_work = providers.Singleton(SqlUnitOfWork, engine)
     projector = providers.Singleton(Projector, event_store, read_model, page_size=5000)
     agent_registry = providers.Singleton(
-        agent_registry, agents_dir=config.provided.agents_dir, default_threshold=config.provided.claim_threshold
+        agent_registry,
+        agents_dir=config.provided.agents_dir,
+        default_threshold=config.provided.claim_threshold,
     )
     clock = providers.Singleton(SystemClock)
     dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
     ids = providers.Singleton(RandomSignalIds)
-    notifier = providers.Singleton(log_notifier, engine, event_store, config.provided.poll_interval, dispatcher)
+    notifier = providers.Singleton(
+        log_notifier, engine, event_store, config.provided.poll_interval, dispatcher
+    )
     settings = providers.Singleton(service_settings, config)
     service = providers.Singleton(
-        BlackboardService, unit_of_work, read_model, agent_registry, dispatcher, clock, ids, settings, projector
+        BlackboardService,
+        unit_of_work,
+        read_model,
+        agent_registry,
+        dispatcher,
+        clock,
+        ids,
+        settings,
+        projector,
     )
     queries = providers.Singleton(
-        BlackboardQueries, event_store, read_model, agent_registry, config.provided.claim_threshold, clock,
+        BlackboardQueries,
+        event_store,
+        read_model,
+        agent_registry,
+        config.provided.claim_threshold,
+        clock,
         providers.Callable(lambda s: (s.post_timeout, s.claim_timeout), settings),
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)
     entry_read_model = providers.Singleton(entry_read_model, engine)
     knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings)
-    knowledge_queries = providers.Singleton(knowledge_queries, entry_read_model, read_model, projector, clock, settings)
+    knowledge_queries = providers.Singleton(
+        knowledge_queries, entry_read_model, read_model, projector, clock, settings
+    )
     transfer = providers.Singleton(board_transfer, event_store, projector)
     status = providers.Singleton(status_queries, read_model, entry_read_model, projector, clock, settings)
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command
     worker_options = providers.Dependency()
     worker = providers.Factory(
-        build_worker, options=worker_options, service=service, queries=queries, agents=agent_registry,
-        store=event_store, notifier=notifier, settings=settings,
+        build_worker,
+        options=worker_options,
+        service=service,
+        queries=queries,
+        agents=agent_registry,
+        store=event_store,
+        notifier=notifier,
+        settings=settings,
     )

@@ -41,7 +41,9 @@ def say(text: str = "") -> None:
 def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([BLACKBOARD, *args], env=ENV, capture_output=True, text=True, timeout=60)
     if check and done.returncode != 0:
-        raise SystemExit(f"demo: `blackboard {' '.join(args)}` failed ({done.returncode}): {done.stderr.strip()}")
+        raise SystemExit(
+            f"demo: `blackboard {' '.join(args)}` failed ({done.returncode}): {done.stderr.strip()}"
+        )
     return done
 
 
@@ -61,8 +63,13 @@ def start_workers() -> dict[str, subprocess.Popen[str]]:
     for agent in AGENTS:
         log = (logs / f"{agent}.log").open("w")
         # ps-analyst (0.85) gives ps-researcher (0.95) a head start of (0.95 - 0.85) x 0.5 s = 50 ms
-        workers[agent] = subprocess.Popen([BLACKBOARD, "worker", "--agent", agent, "--head-start", "0.5"], env=ENV,
-                                          stdout=subprocess.DEVNULL, stderr=log, text=True)
+        workers[agent] = subprocess.Popen(
+            [BLACKBOARD, "worker", "--agent", agent, "--head-start", "0.5"],
+            env=ENV,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            text=True,
+        )
     deadline = time.monotonic() + 30
     while not all("started" in (logs / f"{a}.log").read_text() for a in AGENTS):
         if time.monotonic() > deadline:
@@ -80,6 +87,7 @@ def stop_workers(workers: dict[str, subprocess.Popen[str]]) -> None:
 
 def timeline(signals: list[dict[str, Any]], start: float) -> str:
     """Who claimed what, when (seconds since the first post), how long it took, and the artifact."""
+
     def at(stamp: str | None) -> float | None:
         return datetime.fromisoformat(stamp).timestamp() - start if stamp else None
 
@@ -89,8 +97,10 @@ def timeline(signals: list[dict[str, Any]], start: float) -> str:
         took = f"{ended - claimed:5.2f}s" if claimed is not None and ended is not None else "    -"
         artifact = (s.get("result") or {}).get("artifact_path") or "-"
         claimed_text = f"{claimed:7.2f}s" if claimed is not None else "      -"
-        lines.append(f"{s['signal_id']:<13} {s['signal_type']:<9} {posted:6.2f}s {claimed_text} "
-                     f"{s['claimed_by'] or '-':<14} {took}  {os.path.relpath(artifact) if artifact != '-' else '-'}")
+        lines.append(
+            f"{s['signal_id']:<13} {s['signal_type']:<9} {posted:6.2f}s {claimed_text} "
+            f"{s['claimed_by'] or '-':<14} {took}  {os.path.relpath(artifact) if artifact != '-' else '-'}"
+        )
     return "\n".join(lines)
 
 
@@ -107,14 +117,49 @@ def main() -> None:
     try:
         say("\n3. The PS skill posts RESEARCH, ANALYSIS, and a REVIEW that comes after the research.")
         start = time.time()
-        research = data("post", "--type", "RESEARCH", "--ps-id", "ps-demo", "--entry-id", "e-1",
-                        "--topic", "event sourcing for agent coordination", "--key", "ps-demo/e-1",
-                        "--prompt", "What must an append-only log guarantee? The log must keep every fact.")["signal_id"]
-        analysis = data("post", "--type", "ANALYSIS", "--ps-id", "ps-demo", "--entry-id", "e-2",
-                        "--topic", "cost of replaying a board", "--prompt", "Replay must stay fast. Why?")["signal_id"]
-        review = data("post", "--type", "REVIEW", "--ps-id", "ps-demo", "--entry-id", "e-3",
-                      "--topic", "review the research", "--after", research,
-                      "--context", json.dumps({"criteria": ["log", "facts"]}))["signal_id"]
+        research = data(
+            "post",
+            "--type",
+            "RESEARCH",
+            "--ps-id",
+            "ps-demo",
+            "--entry-id",
+            "e-1",
+            "--topic",
+            "event sourcing for agent coordination",
+            "--key",
+            "ps-demo/e-1",
+            "--prompt",
+            "What must an append-only log guarantee? The log must keep every fact.",
+        )["signal_id"]
+        analysis = data(
+            "post",
+            "--type",
+            "ANALYSIS",
+            "--ps-id",
+            "ps-demo",
+            "--entry-id",
+            "e-2",
+            "--topic",
+            "cost of replaying a board",
+            "--prompt",
+            "Replay must stay fast. Why?",
+        )["signal_id"]
+        review = data(
+            "post",
+            "--type",
+            "REVIEW",
+            "--ps-id",
+            "ps-demo",
+            "--entry-id",
+            "e-3",
+            "--topic",
+            "review the research",
+            "--after",
+            research,
+            "--context",
+            json.dumps({"criteria": ["log", "facts"]}),
+        )["signal_id"]
         say(f"   {research} RESEARCH, {analysis} ANALYSIS, {review} REVIEW (after {research})")
         say(f"\n4. Who fits the research? blackboard match {research}")
         say(shown(cli("match", research).stdout))
@@ -127,17 +172,25 @@ def main() -> None:
         stop_workers(workers)
 
     say("\n6. The workers' own words (merged by time):")
-    logged = sorted(line for agent in AGENTS for line in (WORK / "logs" / f"{agent}.log").read_text().splitlines()
-                    if " claimed " in line or " completed " in line or " went to " in line or " failed " in line)
+    logged = sorted(
+        line
+        for agent in AGENTS
+        for line in (WORK / "logs" / f"{agent}.log").read_text().splitlines()
+        if " claimed " in line or " completed " in line or " went to " in line or " failed " in line
+    )
     say(shown("\n".join(logged)))
 
     say("\n7. The timeline, from the board (seconds since the first post):")
     before = data("signals")
     say(shown(timeline(before, start)))
     by_id = {s["signal_id"]: s for s in before}
-    released = datetime.fromisoformat(by_id[review]["claimed_at"]) - datetime.fromisoformat(by_id[research]["completed_at"])
-    say(f"   The review waited for the research and was claimed {released.total_seconds() * 1000:.0f} ms after it "
-        "completed, with the research's result in its input.")
+    released = datetime.fromisoformat(by_id[review]["claimed_at"]) - datetime.fromisoformat(
+        by_id[research]["completed_at"]
+    )
+    say(
+        f"   The review waited for the research and was claimed {released.total_seconds() * 1000:.0f} ms after it "
+        "completed, with the research's result in its input."
+    )
 
     say("\n8. What the agents found landed on the board as entries, one key per knowledge item:")
     entries = data("entries", "--blackboard", "ps-demo")
@@ -153,9 +206,13 @@ def main() -> None:
     entries_before = data("entries", "--blackboard", "ps-demo")
     say(shown(cli("projection", "rebuild").stdout))
     same = data("signals") == before and data("entries", "--blackboard", "ps-demo") == entries_before
-    say(f"   The rebuilt read model (signals and entries) is {'identical to' if same else 'DIFFERENT from'} the live one.")
+    say(
+        f"   The rebuilt read model (signals and entries) is {'identical to' if same else 'DIFFERENT from'} the live one."
+    )
 
-    say(f"\n11. The whole board, signals and entries, to one file: blackboard export ps-demo --output {EXPORT}")
+    say(
+        f"\n11. The whole board, signals and entries, to one file: blackboard export ps-demo --output {EXPORT}"
+    )
     exported = cli("export", "ps-demo", "--output", str(EXPORT))
     say(shown(exported.stdout))
     say(f"   `blackboard --db sqlite:///other.db import {EXPORT}` recreates it in another store.")
@@ -168,16 +225,47 @@ def disagree() -> bool:
     until someone resolves the conflict."""
     key = "review/verdict"
     say(f"\n9. Two agents disagree on one key, {key}:")
-    first = cli("write", key, "--blackboard", "ps-demo", "--author", "ps-reviewer", "--type", "decision",
-                "--value", '"accept: the log keeps every fact"')
+    first = cli(
+        "write",
+        key,
+        "--blackboard",
+        "ps-demo",
+        "--author",
+        "ps-reviewer",
+        "--type",
+        "decision",
+        "--value",
+        '"accept: the log keeps every fact"',
+    )
     say(f"   ps-reviewer writes it (exit {first.returncode}); ps-analyst writes another value:")
-    second = cli("write", key, "--blackboard", "ps-demo", "--author", "ps-analyst", "--type", "decision",
-                 "--value", '"revise: replay cost is unmeasured"', check=False)
+    second = cli(
+        "write",
+        key,
+        "--blackboard",
+        "ps-demo",
+        "--author",
+        "ps-analyst",
+        "--type",
+        "decision",
+        "--value",
+        '"revise: replay cost is unmeasured"',
+        check=False,
+    )
     say(f"   ... exit {second.returncode}: {second.stderr.strip().removeprefix('blackboard: ')}")
     say(shown(second.stdout))
     say(f"   ps-architect resolves it: blackboard resolve {key} --pick 2 --rationale ...")
-    done = cli("resolve", key, "--blackboard", "ps-demo", "--author", "ps-architect", "--pick", "2",
-               "--rationale", "measure replay before accepting")
+    done = cli(
+        "resolve",
+        key,
+        "--blackboard",
+        "ps-demo",
+        "--author",
+        "ps-architect",
+        "--pick",
+        "2",
+        "--rationale",
+        "measure replay before accepting",
+    )
     say(shown(done.stdout))
     say("   Its history keeps both values, and the resolution:")
     say(shown(cli("read", key, "--blackboard", "ps-demo", "--history").stdout))

@@ -53,8 +53,10 @@ def watched(item: AgentSignal, position: int) -> dict[str, Any]:
 
 def ranking(volunteers: Sequence[Volunteer]) -> list[dict[str, Any]]:
     """The registry's agents ranked for a signal, best first, and who may claim it."""
-    return [{"agent": v.agent.agent_id, "score": v.score, "threshold": v.threshold, "passes": v.passes}
-            for v in volunteers]
+    return [
+        {"agent": v.agent.agent_id, "score": v.score, "threshold": v.threshold, "passes": v.passes}
+        for v in volunteers
+    ]
 
 
 def events(records: Sequence[Recorded]) -> list[dict[str, Any]]:
@@ -94,7 +96,9 @@ def agents(registry: FrontmatterAgentRegistry) -> dict[str, Any]:
         left_out.setdefault(str(p.path), []).append(p)
     return {
         "agents": [_agent(d, registry.default_threshold) for d in loaded],
-        "left_out": [{"file": path, "problems": [_problem(p) for p in found]} for path, found in left_out.items()],
+        "left_out": [
+            {"file": path, "problems": [_problem(p) for p in found]} for path, found in left_out.items()
+        ],
         "folders": [{"folder": str(f), "exists": f.is_dir()} for f in registry.agents_dirs],
         "loaded": len(loaded),
         "files": len(files),
@@ -129,4 +133,6 @@ def published(record: Recorded) -> Entry:
     from blackboard.domain.entries import Entry
 
     event: Any = record.event  # an entry event: a topic watch finds nothing else
-    return Entry(event.blackboard_id, event.key, event.version, entry_rules.version_of(event, record.position))
+    return Entry(
+        event.blackboard_id, event.key, event.version, entry_rules.version_of(event, record.position)
+    )

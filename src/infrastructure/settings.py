@@ -51,8 +51,14 @@ class Knob:
         return " or ".join(s for s in (self.flag, self.env) if s)
 
 
-def _knob(default: Any, rule: str, check: Callable[[Any], bool], parse: Callable[[Any], Any],
-          env: str | None = None, flag: str | None = None) -> Any:
+def _knob(
+    default: Any,
+    rule: str,
+    check: Callable[[Any], bool],
+    parse: Callable[[Any], Any],
+    env: str | None = None,
+    flag: str | None = None,
+) -> Any:
     return field(default=default, metadata={"knob": Knob(rule, check, parse, env, flag)})
 
 
@@ -115,31 +121,60 @@ SECONDS_0 = f"0 or more seconds, at most {MAX_SECONDS:g}"
 class BlackboardSettings:
     """Every setting, valid by construction: a value that breaks its knob's rule is refused."""
 
-    db: str = _knob(DEFAULT_URL, "an SQLAlchemy URL of SQLite or PostgreSQL (sqlite:///FILE, postgresql+psycopg://...)",
-                    bool, _db_url, "BLACKBOARD_DB", "--db")
+    db: str = _knob(
+        DEFAULT_URL,
+        "an SQLAlchemy URL of SQLite or PostgreSQL (sqlite:///FILE, postgresql+psycopg://...)",
+        bool,
+        _db_url,
+        "BLACKBOARD_DB",
+        "--db",
+    )
     # folders, os.pathsep between them (`--agents-dir` repeated joins them so); the default falls back to
     # ./.claude/agents when ./agents does not exist (agents/scan.py: folders_from)
-    agents_dir: str = _knob("./agents", f"one or more folders (separated by {os.pathsep!r})", bool, str,
-                            "BLACKBOARD_AGENTS_DIR", "--agents-dir")
+    agents_dir: str = _knob(
+        "./agents",
+        f"one or more folders (separated by {os.pathsep!r})",
+        bool,
+        str,
+        "BLACKBOARD_AGENTS_DIR",
+        "--agents-dir",
+    )
     json: bool = _knob(False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_JSON", "--json")
-    claim_threshold: float = _knob(DEFAULT_THRESHOLD, "a number from 0 to 1", lambda v: 0 <= v <= 1, _finite,
-                                   "BLACKBOARD_CLAIM_THRESHOLD")
+    claim_threshold: float = _knob(
+        DEFAULT_THRESHOLD,
+        "a number from 0 to 1",
+        lambda v: 0 <= v <= 1,
+        _finite,
+        "BLACKBOARD_CLAIM_THRESHOLD",
+    )
     post_timeout: float = _knob(30.0, SECONDS, _above_0, _finite, "BLACKBOARD_POST_TIMEOUT")
     claim_timeout: float = _knob(300.0, SECONDS, _above_0, _finite, "BLACKBOARD_CLAIM_TIMEOUT")
-    sqlite_synchronous: str = _knob("FULL", " or ".join(SYNCHRONOUS_MODES), lambda v: v in SYNCHRONOUS_MODES,
-                                    lambda raw: str(raw).upper(), "BLACKBOARD_SQLITE_SYNCHRONOUS")
+    sqlite_synchronous: str = _knob(
+        "FULL",
+        " or ".join(SYNCHRONOUS_MODES),
+        lambda v: v in SYNCHRONOUS_MODES,
+        lambda raw: str(raw).upper(),
+        "BLACKBOARD_SQLITE_SYNCHRONOUS",
+    )
     sqlite_busy_timeout: float = _knob(30.0, SECONDS, _above_0, _finite, "BLACKBOARD_SQLITE_BUSY_TIMEOUT")
-    pool_size: int = _knob(5, f"a whole number from 1 to {MAX_COUNT}", _count_above_0, _whole, "BLACKBOARD_POOL_SIZE")
-    max_overflow: int = _knob(10, f"a whole number from 0 to {MAX_COUNT}", _count_0_or_more, _whole,
-                              "BLACKBOARD_MAX_OVERFLOW")
+    pool_size: int = _knob(
+        5, f"a whole number from 1 to {MAX_COUNT}", _count_above_0, _whole, "BLACKBOARD_POOL_SIZE"
+    )
+    max_overflow: int = _knob(
+        10, f"a whole number from 0 to {MAX_COUNT}", _count_0_or_more, _whole, "BLACKBOARD_MAX_OVERFLOW"
+    )
     pool_timeout: float = _knob(30.0, SECONDS, _above_0, _finite, "BLACKBOARD_POOL_TIMEOUT")
-    pool_pre_ping: bool = _knob(False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_POOL_PRE_PING")
+    pool_pre_ping: bool = _knob(
+        False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_POOL_PRE_PING"
+    )
     artifacts_dir: str = _knob("artifacts", "a folder", bool, str, "BLACKBOARD_ARTIFACTS_DIR")
     poll_interval: float = _knob(0.02, SECONDS, _above_0, _finite, "BLACKBOARD_POLL_INTERVAL")
     # set in code only (tests, embedding)
     echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
     # a worker's options (`blackboard worker`)
-    concurrency: int = _knob(1, f"a whole number from 1 to {MAX_COUNT}", _count_above_0, _whole, flag="--concurrency")
+    concurrency: int = _knob(
+        1, f"a whole number from 1 to {MAX_COUNT}", _count_above_0, _whole, flag="--concurrency"
+    )
     grace: float = _knob(30.0, SECONDS_0, _0_or_more, _finite, flag="--grace")
     head_start: float = _knob(0.1, SECONDS_0, _0_or_more, _finite, flag="--head-start")
 
@@ -159,7 +194,9 @@ def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Blac
     values: dict[str, Any] = {}
     for name, knob in KNOBS.items():
         flag = flags.get(name) if knob.flag else None
-        raw, source = (flag, knob.flag) if flag is not None else (env.get(knob.env) if knob.env else None, knob.env)
+        raw, source = (
+            (flag, knob.flag) if flag is not None else (env.get(knob.env) if knob.env else None, knob.env)
+        )
         if raw is None or (raw == "" and source == knob.env):  # an empty variable counts as not set
             continue
         try:
@@ -172,7 +209,9 @@ def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Blac
     return BlackboardSettings(**values)
 
 
-def configured(flags: Mapping[str, Any], given: Mapping[str, Any], env: Mapping[str, str] | None = None) -> BlackboardSettings:
+def configured(
+    flags: Mapping[str, Any], given: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> BlackboardSettings:
     """`load(flags, env)`, then the settings `given` by field name in code (an embedding program's), which
     beat both; an unknown name or a bad value is InvalidInput naming it and the rule."""
     config = load(flags, env)
@@ -217,13 +256,22 @@ def service_settings(settings: BlackboardSettings) -> Settings:
     )
 
 
-def worker_options(settings: BlackboardSettings, agent: str, once: bool, blackboard_id: str | None) -> WorkerOptions:
+def worker_options(
+    settings: BlackboardSettings, agent: str, once: bool, blackboard_id: str | None
+) -> WorkerOptions:
     """A worker's options: its flags, and the timings derived from the board's timeouts."""
-    from blackboard.infrastructure.worker import WorkerOptions  # the worker's imports cost a command that runs none
+    from blackboard.infrastructure.worker import (
+        WorkerOptions,
+    )  # the worker's imports cost a command that runs none
 
     return WorkerOptions(
-        agent=agent, once=once, concurrency=settings.concurrency, blackboard_id=blackboard_id,
-        grace=settings.grace, head_start=settings.head_start, artifacts_dir=settings.artifacts_dir,
+        agent=agent,
+        once=once,
+        concurrency=settings.concurrency,
+        blackboard_id=blackboard_id,
+        grace=settings.grace,
+        head_start=settings.head_start,
+        artifacts_dir=settings.artifacts_dir,
         # expire what is overdue a few times per the shorter timeout, every 0.5 s to 10 s
         sweep_every=min(10.0, max(0.5, min(settings.post_timeout, settings.claim_timeout) / 3)),
         # a running handler's claim is renewed every third of the claim timeout (README: "Leases")

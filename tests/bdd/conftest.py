@@ -121,7 +121,9 @@ def an_agent(board: Board, name: str, capability: str, score: float) -> None:
 
 
 @given(
-    parsers.parse('an agent "{name}" able to do "{capability}" at {score:f} with its own threshold {threshold:f}')
+    parsers.parse(
+        'an agent "{name}" able to do "{capability}" at {score:f} with its own threshold {threshold:f}'
+    )
 )
 def an_agent_with_threshold(board: Board, name: str, capability: str, score: float, threshold: float) -> None:
     _register(board, name, capability, score, threshold)
@@ -161,7 +163,10 @@ def watcher_listens(board: Board, notifications: list, signal_type: str) -> None
 )
 def an_entry(entry_id: str, signal_type: str) -> PostSignal:
     return PostSignal(
-        signal_type=SignalType(signal_type), ps_id=PS_ID, entry_id=entry_id, topic=f"{signal_type.lower()} for {entry_id}"
+        signal_type=SignalType(signal_type),
+        ps_id=PS_ID,
+        entry_id=entry_id,
+        topic=f"{signal_type.lower()} for {entry_id}",
     )
 
 
@@ -199,7 +204,10 @@ def a_signal_posted_after(board: Board, signal_type: str, upstream: str) -> Agen
     return _post(board, signal_type, after=(_of_type(board, upstream).signal_id,))
 
 
-@when(parsers.parse('a "{signal_type}" signal is posted after the "{upstream}" signal'), target_fixture="outcome")
+@when(
+    parsers.parse('a "{signal_type}" signal is posted after the "{upstream}" signal'),
+    target_fixture="outcome",
+)
 def post_after(board: Board, signal_type: str, upstream: str) -> AgentSignal | BlackboardError:
     return _attempt(lambda: _post(board, signal_type, after=(_of_type(board, upstream).signal_id,)))
 
@@ -244,7 +252,9 @@ def has_completed(board: Board, signal: AgentSignal, name: str, artifact: str) -
 
 @given(parsers.parse('"{name}" has completed the "{signal_type}" signal'))
 def has_completed_type(board: Board, name: str, signal_type: str) -> None:
-    _succeeded(_complete(board, name, _of_type(board, signal_type).signal_id, f"docs/{signal_type.lower()}.md"))
+    _succeeded(
+        _complete(board, name, _of_type(board, signal_type).signal_id, f"docs/{signal_type.lower()}.md")
+    )
 
 
 @given(parsers.parse('"{name}" has failed the "{signal_type}" signal because "{error}"'))
@@ -284,7 +294,10 @@ def caught_up(board: Board, signal_type: str) -> int:
     return board.queries.watch(WatchSignals(signal_types=(SignalType(signal_type),))).position
 
 
-@when(parsers.parse('the watcher asks for "{signal_type}" completions since its position'), target_fixture="watched")
+@when(
+    parsers.parse('the watcher asks for "{signal_type}" completions since its position'),
+    target_fixture="watched",
+)
 def watch_since(board: Board, position: int, signal_type: str) -> WatchResult:
     return board.queries.watch(WatchSignals(signal_types=(SignalType(signal_type),), since=position))
 

@@ -36,7 +36,9 @@ def queries(board: Board) -> KnowledgeQueries:
 
 def _write(knowledge: KnowledgeService, name: str, value: str, key: str, replaces: int | None = None):
     try:
-        return knowledge.write(WriteEntry(blackboard_id=BOARD, key=key, author=name, value=value, replaces=replaces))
+        return knowledge.write(
+            WriteEntry(blackboard_id=BOARD, key=key, author=name, value=value, replaces=replaces)
+        )
     except BlackboardError as refused:
         return refused
 
@@ -56,24 +58,36 @@ def writes(knowledge: KnowledgeService, name: str, value: str, key: str):
     return _write(knowledge, name, value, key)
 
 
-@when(parsers.parse('"{name}" replaces version {version:d} of "{key}" with "{value}"'), target_fixture="outcome")
+@when(
+    parsers.parse('"{name}" replaces version {version:d} of "{key}" with "{value}"'), target_fixture="outcome"
+)
 def replaces(knowledge: KnowledgeService, name: str, version: int, key: str, value: str):
     return _write(knowledge, name, value, key, replaces=version)
 
 
-@when(parsers.parse('"{name}" picks version {version:d} of "{key}" because "{why}"'), target_fixture="outcome")
+@when(
+    parsers.parse('"{name}" picks version {version:d} of "{key}" because "{why}"'), target_fixture="outcome"
+)
 def picks(knowledge: KnowledgeService, name: str, version: int, key: str, why: str) -> Entry:
-    return knowledge.resolve(ResolveEntry(blackboard_id=BOARD, key=key, author=name, rationale=why, pick=version))
+    return knowledge.resolve(
+        ResolveEntry(blackboard_id=BOARD, key=key, author=name, rationale=why, pick=version)
+    )
 
 
 @when(parsers.parse('"{name}" merges "{key}" into "{value}" because "{why}"'), target_fixture="outcome")
 def merges(knowledge: KnowledgeService, name: str, key: str, value: str, why: str) -> Entry:
-    return knowledge.resolve(ResolveEntry(blackboard_id=BOARD, key=key, author=name, rationale=why, value=value))
+    return knowledge.resolve(
+        ResolveEntry(blackboard_id=BOARD, key=key, author=name, rationale=why, value=value)
+    )
 
 
 @when(parsers.parse('"{name}" completes the signal with the finding "{finding}"'))
-def completes_with(board: Board, knowledge: KnowledgeService, signal: AgentSignal, name: str, finding: str) -> None:
-    board.service.complete_signal(CompleteSignal(signal_id=signal.signal_id, agent_id=name, knowledge_items=(finding,)))
+def completes_with(
+    board: Board, knowledge: KnowledgeService, signal: AgentSignal, name: str, finding: str
+) -> None:
+    board.service.complete_signal(
+        CompleteSignal(signal_id=signal.signal_id, agent_id=name, knowledge_items=(finding,))
+    )
 
 
 @then(parsers.parse("the write is accepted as version {version:d}"))
@@ -96,8 +110,12 @@ def not_in_conflict(queries: KnowledgeQueries, key: str) -> None:
     assert not _read(queries, key).in_conflict
 
 
-@then(parsers.parse('the candidates for "{key}" are "{first}" by "{first_by}" and "{second}" by "{second_by}"'))
-def candidates_are(queries: KnowledgeQueries, key: str, first: str, first_by: str, second: str, second_by: str) -> None:
+@then(
+    parsers.parse('the candidates for "{key}" are "{first}" by "{first_by}" and "{second}" by "{second_by}"')
+)
+def candidates_are(
+    queries: KnowledgeQueries, key: str, first: str, first_by: str, second: str, second_by: str
+) -> None:
     found = [(c.value, c.author) for c in _read(queries, key).candidates]
     assert found == [(first, first_by), (second, second_by)]
 
@@ -121,4 +139,9 @@ def last_version_by(queries: KnowledgeQueries, key: str, name: str, why: str) ->
 @then(parsers.parse('the board holds the finding "{finding}" by "{name}", linked to the signal'))
 def holds_finding(queries: KnowledgeQueries, signal: AgentSignal, finding: str, name: str) -> None:
     landed = _read(queries, result_key(signal.signal_id, 1)).current
-    assert (landed.value, landed.author, landed.signal_id, landed.entry_type) == (finding, name, signal.signal_id, "finding")
+    assert (landed.value, landed.author, landed.signal_id, landed.entry_type) == (
+        finding,
+        name,
+        signal.signal_id,
+        "finding",
+    )

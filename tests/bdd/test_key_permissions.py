@@ -27,8 +27,12 @@ def knowledge(board: Board) -> KnowledgeService:
 
 @pytest.fixture
 def queries(board: Board) -> KnowledgeQueries:
-    return KnowledgeQueries(entry_read_model(board), board.read_model,
-                            clock=board.clock, claim_timeout=board.settings.claim_timeout)
+    return KnowledgeQueries(
+        entry_read_model(board),
+        board.read_model,
+        clock=board.clock,
+        claim_timeout=board.settings.claim_timeout,
+    )
 
 
 def _attempt(call):
@@ -43,11 +47,22 @@ def has_written(knowledge: KnowledgeService, name: str, value: str, key: str) ->
     knowledge.write(WriteEntry(blackboard_id=BOARD, key=key, author=name, value=value))
 
 
-@given(parsers.parse('"{name}" has posted a research signal that may read "{read}" and write "{write}"'),
-       target_fixture="signal")
+@given(
+    parsers.parse('"{name}" has posted a research signal that may read "{read}" and write "{write}"'),
+    target_fixture="signal",
+)
 def has_posted(board: Board, name: str, read: str, write: str) -> AgentSignal:
-    return board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id=BOARD, entry_id="e-1", topic="stores",
-                                                posted_by=name, read_keys=(read,), write_keys=(write,)))
+    return board.service.post_signal(
+        PostSignal(
+            signal_type="RESEARCH",
+            ps_id=BOARD,
+            entry_id="e-1",
+            topic="stores",
+            posted_by=name,
+            read_keys=(read,),
+            write_keys=(write,),
+        )
+    )
 
 
 @given(parsers.parse('"{name}" has claimed it with the token "{token}"'))
@@ -65,17 +80,34 @@ def timeout_passes(board: Board) -> None:
     board.clock.advance(board.settings.claim_timeout.total_seconds())
 
 
-@when(parsers.parse('"{name}" writes "{value}" under "{key}" for the signal with the token "{token}"'),
-      target_fixture="outcome")
+@when(
+    parsers.parse('"{name}" writes "{value}" under "{key}" for the signal with the token "{token}"'),
+    target_fixture="outcome",
+)
 def writes(knowledge: KnowledgeService, signal: AgentSignal, name: str, value: str, key: str, token: str):
-    return _attempt(lambda: knowledge.write(WriteEntry(blackboard_id=BOARD, key=key, author=name, value=value,
-                                                       signal_id=signal.signal_id, token=token)))
+    return _attempt(
+        lambda: knowledge.write(
+            WriteEntry(
+                blackboard_id=BOARD,
+                key=key,
+                author=name,
+                value=value,
+                signal_id=signal.signal_id,
+                token=token,
+            )
+        )
+    )
 
 
-@when(parsers.parse('"{name}" reads "{key}" for the signal with the token "{token}"'), target_fixture="outcome")
+@when(
+    parsers.parse('"{name}" reads "{key}" for the signal with the token "{token}"'), target_fixture="outcome"
+)
 def reads(queries: KnowledgeQueries, signal: AgentSignal, name: str, key: str, token: str):
-    return _attempt(lambda: queries.read(ReadEntry(blackboard_id=BOARD, key=key, signal_id=signal.signal_id,
-                                                   token=token, reader=name)))
+    return _attempt(
+        lambda: queries.read(
+            ReadEntry(blackboard_id=BOARD, key=key, signal_id=signal.signal_id, token=token, reader=name)
+        )
+    )
 
 
 @then("the write is accepted")

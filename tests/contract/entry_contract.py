@@ -31,7 +31,9 @@ class Parts:
 
     def write(self, key: str, author: str, value: Any, board: str = "bb-1", **more: Any):
         try:
-            return self.knowledge.write(WriteEntry(blackboard_id=board, key=key, author=author, value=value, **more))
+            return self.knowledge.write(
+                WriteEntry(blackboard_id=board, key=key, author=author, value=value, **more)
+            )
         except KeyInConflict as conflict:
             return conflict.entry
 
@@ -67,7 +69,10 @@ class EntryContract(abc.ABC):
 
         found = parts.entries.get("bb-1", "plan")
 
-        assert found.in_conflict and [(c.version, c.author) for c in found.candidates] == [(1, "ps-a"), (2, "ps-b")]
+        assert found.in_conflict and [(c.version, c.author) for c in found.candidates] == [
+            (1, "ps-a"),
+            (2, "ps-b"),
+        ]
 
     def test_find_filters_and_lists_in_key_order(self, parts):
         parts.write("b/2", "ps-a", 1, topics=("t1",), entry_type="finding")
@@ -82,7 +87,9 @@ class EntryContract(abc.ABC):
         assert keys() == ["a_x", "b/1", "b/2"]
         assert keys(author="ps-a") == ["a_x", "b/2"]
         assert keys(topic="t1") == ["b/1", "b/2"] and keys(topic="t2") == ["b/1"]
-        assert keys(prefix="b/") == ["b/1", "b/2"] and keys(prefix="a_") == ["a_x"] and keys(prefix="a%") == []
+        assert (
+            keys(prefix="b/") == ["b/1", "b/2"] and keys(prefix="a_") == ["a_x"] and keys(prefix="a%") == []
+        )
         assert keys(conflicts_only=True) == ["a_x"]
         assert keys(entry_type="finding") == ["b/2"] and keys(section="s") == ["b/1"]
         assert keys(limit=2) == ["a_x", "b/1"]
@@ -114,14 +121,18 @@ class EntryContract(abc.ABC):
         parts.write("plan", "ps-a", "x", topics=("t",))
         parts.write("plan", "ps-b", "y")
         parts.write("notes", "ps-a", [1])
-        parts.knowledge.resolve(ResolveEntry(blackboard_id="bb-1", key="plan", author="ps-lead", rationale="r", pick=2))
+        parts.knowledge.resolve(
+            ResolveEntry(blackboard_id="bb-1", key="plan", author="ps-lead", rationale="r", pick=2)
+        )
         parts.write("plan", "ps-c", "z")
         before = state(parts.entries.find(EntryFilter(blackboard_id="bb-1")))
 
         parts.projector.rebuild()
 
         assert state(parts.entries.find(EntryFilter(blackboard_id="bb-1"))) == before
-        assert [e.key for e in parts.entries.find(EntryFilter(blackboard_id="bb-1", topic="t"))] == []  # v3 has no topic
+        assert [
+            e.key for e in parts.entries.find(EntryFilter(blackboard_id="bb-1", topic="t"))
+        ] == []  # v3 has no topic
 
     def test_while_a_rebuild_is_behind_a_write_decides_on_the_keys_events_and_the_rows_follow(self, parts):
         parts.write("plan", "ps-a", "x")

@@ -45,7 +45,10 @@ class EventStoreContract(abc.ABC):
         positions = [r.position for r in recorded]
         assert positions == sorted(positions) and len(set(positions)) == 4
         assert [(r.event.blackboard_id, r.event.version) for r in recorded] == [
-            ("bb-1", 1), ("bb-1", 2), ("bb-2", 1), ("bb-1", 3)
+            ("bb-1", 1),
+            ("bb-1", 2),
+            ("bb-2", 1),
+            ("bb-1", 3),
         ]
         assert all(r.recorded_at.tzinfo is not None for r in recorded)
         assert store.last_position() == positions[-1]
@@ -137,9 +140,13 @@ class EventStoreContract(abc.ABC):
         exported = store.board_events("bb-1")
 
         assert [(e.stream_id, e.version, e.event_type) for e in exported] == [
-            ("bb-1", 1, "AgentSignalPosted"), ("bb-1\x1fplan", 1, "EntryWritten")]
+            ("bb-1", 1, "AgentSignalPosted"),
+            ("bb-1\x1fplan", 1, "EntryWritten"),
+        ]
         assert exported[0].metadata == {"actor": "ps-skill"} and exported[1].data["value"] == {"v": 1}
-        assert [e.position for e in exported] == [r.position for r in store.read_all() if r.event.blackboard_id == "bb-1"]
+        assert [e.position for e in exported] == [
+            r.position for r in store.read_all() if r.event.blackboard_id == "bb-1"
+        ]
         assert store.board_events("bb-9") == []
 
     def test_an_import_into_an_empty_store_keeps_positions_times_and_metadata(self, store, empty_store):
@@ -197,8 +204,14 @@ class EventStoreContract(abc.ABC):
 
 
 def _entry(board: str, key: str, version: int = 1) -> EntryWritten:
-    return EntryWritten(blackboard_id=board, version=version, occurred_at=datetime(2026, 1, 1, tzinfo=UTC), key=key,
-                        value={"v": version}, author="ps-a")
+    return EntryWritten(
+        blackboard_id=board,
+        version=version,
+        occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+        key=key,
+        value={"v": version},
+        author="ps-a",
+    )
 
 
 def _exported(store: EventStore) -> list[StoredEvent]:

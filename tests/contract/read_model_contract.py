@@ -19,7 +19,9 @@ def recorded(events, first_position: int = 1) -> list[Recorded]:
     return [Recorded(first_position + i, e, at) for i, e in enumerate(events)]
 
 
-def board_history(board_id: str, first: int, claimed: int = 0, completed: int = 0, failed: int = 0, posted: int = 0):
+def board_history(
+    board_id: str, first: int, claimed: int = 0, completed: int = 0, failed: int = 0, posted: int = 0
+):
     """A board's events: signals numbered from `first`, so many claimed, completed, failed or left POSTED."""
     board, n = BlackboardAggregate(board_id), first
     for count, end in ((claimed, None), (completed, "complete"), (failed, "fail"), (posted, "post")):
@@ -72,15 +74,23 @@ class ReadModelContract(abc.ABC):
     def test_board_statuses_count_each_board_its_oldest_waiting_and_its_live_claimers(self, read_model):
         read_model.apply(recorded(board_history("bb-1", 1, claimed=2, completed=2, posted=1)))
         read_model.apply(recorded(board_history("bb-2", 9, posted=3, failed=1), first_position=100))
-        posted = {s.blackboard_id: s.created_at for s in sorted(read_model.find(SignalFilter(status=SignalStatus.POSTED)),
-                                                                 key=lambda s: s.created_at, reverse=True)}
+        posted = {
+            s.blackboard_id: s.created_at
+            for s in sorted(
+                read_model.find(SignalFilter(status=SignalStatus.POSTED)),
+                key=lambda s: s.created_at,
+                reverse=True,
+            )
+        }
 
         boards = read_model.board_statuses(live_since=T0)
         assert [(b.blackboard_id, b.by_status, b.oldest_waiting, b.workers) for b in boards] == [
             ("bb-1", {"CLAIMED": 2, "COMPLETED": 2, "POSTED": 1}, posted["bb-1"], ("ps-researcher",)),
             ("bb-2", {"FAILED": 1, "POSTED": 3}, posted["bb-2"], ()),
         ]
-        assert read_model.board_statuses(live_since=T0 + timedelta(seconds=1))[0].workers == ()  # claims older than that
+        assert (
+            read_model.board_statuses(live_since=T0 + timedelta(seconds=1))[0].workers == ()
+        )  # claims older than that
         assert [b.blackboard_id for b in read_model.board_statuses(T0, "bb-2")] == ["bb-2"]
         assert read_model.board_statuses(T0, "bb-3") == []
 
@@ -106,19 +116,38 @@ class ReadModelContract(abc.ABC):
         read_model.apply(recorded(posts("bb-2", 3, first=9), first_position=len(events) + 1))
 
         def open_ids(capabilities, limit=10, board=None):
-            return [s.signal_id for s in read_model.find(SignalFilter(
-                status=SignalStatus.POSTED, capabilities=capabilities, claimable_only=True, limit=limit,
-                blackboard_id=board))]
+            return [
+                s.signal_id
+                for s in read_model.find(
+                    SignalFilter(
+                        status=SignalStatus.POSTED,
+                        capabilities=capabilities,
+                        claimable_only=True,
+                        limit=limit,
+                        blackboard_id=board,
+                    )
+                )
+            ]
 
-        for capabilities, limit, board in ((("RESEARCH",), 10, None), (("ANALYSIS", "REVIEW"), 10, None),
-                                           (("RESEARCH", "REVIEW"), 2, None), (("RESEARCH",), 10, "bb-1")):
+        for capabilities, limit, board in (
+            (("RESEARCH",), 10, None),
+            (("ANALYSIS", "REVIEW"), 10, None),
+            (("RESEARCH", "REVIEW"), 2, None),
+            (("RESEARCH",), 10, "bb-1"),
+        ):
             found = read_model.candidates(capabilities, limit, board)
             assert [c.signal_id for c in found] == open_ids(capabilities, limit, board)
             for candidate in found:  # each as the full signal has it
                 full = read_model.get(candidate.signal_id)
                 assert (candidate.blackboard_id, candidate.target_capabilities, candidate.created_at) == (
-                    full.blackboard_id, full.target_capabilities, full.created_at)
-        assert [c.signal_id for c in read_model.candidates(("RESEARCH", "REVIEW"), 2)] == ["sig-00000009", "sig-0000000a"]
+                    full.blackboard_id,
+                    full.target_capabilities,
+                    full.created_at,
+                )
+        assert [c.signal_id for c in read_model.candidates(("RESEARCH", "REVIEW"), 2)] == [
+            "sig-00000009",
+            "sig-0000000a",
+        ]
         assert read_model.candidates(("NOBODY",), 10) == []
 
     def test_reset_forgets_everything(self, read_model):
@@ -130,7 +159,9 @@ class ReadModelContract(abc.ABC):
         assert read_model.get("sig-00000001") is None
         assert read_model.find(SignalFilter()) == []
 
-    def test_live_boards_hold_a_posted_or_claimed_signal_and_boards_whose_signals_all_ended_are_not(self, read_model):
+    def test_live_boards_hold_a_posted_or_claimed_signal_and_boards_whose_signals_all_ended_are_not(
+        self, read_model
+    ):
         histories = [
             every_event_type("bb-1"),  # one signal still POSTED among ended ones
             board_history("bb-2", first=10, posted=2),

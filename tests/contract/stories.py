@@ -16,7 +16,9 @@ def payload(n: int = 1, **context: object) -> SignalPayload:
     return SignalPayload(ps_id="ps-1", entry_id=f"e-{n}", topic=f"topic {n}", prompt="dig", context=context)
 
 
-def post(board: BlackboardAggregate, n: int, kind: str = "RESEARCH", after: tuple[str, ...] = (), minute: int = 0):
+def post(
+    board: BlackboardAggregate, n: int, kind: str = "RESEARCH", after: tuple[str, ...] = (), minute: int = 0
+):
     return board.post_signal(
         signal_id=f"sig-{n:08x}",
         signal_type=SignalType(kind),
@@ -38,7 +40,9 @@ def every_event_type(board_id: str = "bb-1") -> list[BlackboardEvent]:
     post(board, 5, "REVIEW", after=("sig-00000004",), minute=4)
     board.claim_signal("sig-00000001", RESEARCHER, T0 + timedelta(minutes=5))
     board.complete_signal(
-        "sig-00000001", "ps-researcher", SignalResult(artifact_path="r.md", knowledge_items=("a", "b")),
+        "sig-00000001",
+        "ps-researcher",
+        SignalResult(artifact_path="r.md", knowledge_items=("a", "b")),
         T0 + timedelta(minutes=6),
     )
     board.claim_signal("sig-00000004", RESEARCHER, T0 + timedelta(minutes=7))

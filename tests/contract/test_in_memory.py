@@ -31,5 +31,9 @@ class TestInMemoryEntries(EntryContract):
     @pytest.fixture
     def parts(self):
         store, read_model = InMemoryEventStore(), InMemorySignalReadModel()
-        return Parts(InMemoryUnitOfWork(store, read_model), InMemoryEntryReadModel(store, read_model),
-                     Projector(store, read_model), read_model)
+        return Parts(
+            InMemoryUnitOfWork(store, read_model),
+            InMemoryEntryReadModel(store, read_model),
+            Projector(store, read_model),
+            read_model,
+        )

@@ -47,7 +47,9 @@ def pg_other_session_engine(pg_database_url):
     name = f"{url.database}_other"
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
-    engine = make_engine(store_settings(BlackboardSettings(db=url.set(database=name).render_as_string(hide_password=False))))
+    engine = make_engine(
+        store_settings(BlackboardSettings(db=url.set(database=name).render_as_string(hide_password=False)))
+    )
     ensure_schema(engine)
     yield engine
     engine.dispose()
@@ -73,13 +75,19 @@ class TestSqlEntries(EntryContract):
     @pytest.fixture
     def parts(self, sql_engine):
         read_model = SqlSignalReadModel(sql_engine)
-        return Parts(SqlUnitOfWork(sql_engine), SqlEntryReadModel(sql_engine),
-                     Projector(SqlAlchemyEventStore(sql_engine), read_model), read_model)
+        return Parts(
+            SqlUnitOfWork(sql_engine),
+            SqlEntryReadModel(sql_engine),
+            Projector(SqlAlchemyEventStore(sql_engine), read_model),
+            read_model,
+        )
 
     def test_an_error_inside_the_transaction_writes_neither_events_nor_row(self, parts):
         """A real transaction rolls back the events and the row together (memory appends at once)."""
         with pytest.raises(RuntimeError), parts.uow.entry("bb-1", "plan") as tx:
-            event = entry_rules.write(tx.load(), "bb-1", "plan", {"author": "ps-a", "value": 1}, TickingClock().now())
+            event = entry_rules.write(
+                tx.load(), "bb-1", "plan", {"author": "ps-a", "value": 1}, TickingClock().now()
+            )
             tx.commit([event], {})
             raise RuntimeError("the decision failed after the commit call")
 

@@ -53,7 +53,10 @@ SIGNAL_VALIDATOR = Draft7Validator(SCHEMA, format_checker=FORMATS)
 
 def assert_signal(document: Any) -> dict[str, Any]:
     """One AgentSignal document that validates against the contract's schema."""
-    errors = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in SIGNAL_VALIDATOR.iter_errors(document)]
+    errors = [
+        f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
+        for e in SIGNAL_VALIDATOR.iter_errors(document)
+    ]
     assert not errors, f"not an AgentSignal: {errors}\n{json.dumps(document, indent=2)}"
     return document
 
@@ -82,15 +85,21 @@ class Result(NamedTuple):
         try:
             return json.loads(self.stdout)
         except json.JSONDecodeError as exc:
-            raise AssertionError(f"stdout is not JSON ({exc}):\n{self.stdout}\nstderr:\n{self.stderr}") from None
+            raise AssertionError(
+                f"stdout is not JSON ({exc}):\n{self.stdout}\nstderr:\n{self.stderr}"
+            ) from None
 
     def expect(self, code: int) -> Result:
-        assert self.returncode == code, f"exit {self.returncode}, expected {code}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}"
+        assert self.returncode == code, (
+            f"exit {self.returncode}, expected {code}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}"
+        )
         return self
 
 
 def no_traceback(result: Result, args: tuple[str, ...]) -> Result:
-    assert "Traceback" not in result.stderr, f"`blackboard {' '.join(args)}` showed a traceback:\n{result.stderr}"
+    assert "Traceback" not in result.stderr, (
+        f"`blackboard {' '.join(args)}` showed a traceback:\n{result.stderr}"
+    )
     return result
 
 
@@ -111,8 +120,12 @@ class Cli:
 
     def __call__(self, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> Result:
         done = subprocess.run(
-            [BLACKBOARD, *args], env=self.environment(env), cwd=self.cwd,
-            capture_output=True, text=True, timeout=timeout,
+            [BLACKBOARD, *args],
+            env=self.environment(env),
+            cwd=self.cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         return no_traceback(Result(done.returncode, done.stdout, done.stderr), args)
 
@@ -120,12 +133,25 @@ class Cli:
         """Run with --json, expect exit 0, return the parsed output."""
         return self("--json", *args, env=env).expect(0).json()
 
-    def post(self, *args: str, type: str = "RESEARCH", ps: str = "ps-1", entry: str = "e-1", topic: str = "a topic",
-             env: dict[str, str] | None = None) -> dict[str, Any]:
+    def post(
+        self,
+        *args: str,
+        type: str = "RESEARCH",
+        ps: str = "ps-1",
+        entry: str = "e-1",
+        topic: str = "a topic",
+        env: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Post with --json; expect exit 0; the signal document, checked against the schema."""
-        return assert_signal(self.ok("post", "--type", type, "--ps-id", ps, "--entry-id", entry, "--topic", topic, *args, env=env))
+        return assert_signal(
+            self.ok(
+                "post", "--type", type, "--ps-id", ps, "--entry-id", entry, "--topic", topic, *args, env=env
+            )
+        )
 
-    def many(self, calls: Mapping[str, tuple[Sequence[str], dict[str, str] | None]]) -> dict[str, Future[Result]]:
+    def many(
+        self, calls: Mapping[str, tuple[Sequence[str], dict[str, str] | None]]
+    ) -> dict[str, Future[Result]]:
         """Start independent calls, each `(args, env)`, at once (a CLI call is mostly start-up time); a test
         takes its own `.result()`, so a traceback or a timeout fails the test that made the call, not the others."""
         pool = ThreadPoolExecutor(max_workers=PARALLEL)
@@ -142,8 +168,12 @@ class Cli:
     def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         """Start `blackboard ARGS` in the background, and return once it has opened the database."""
         proc = subprocess.Popen(
-            [BLACKBOARD, *args], env=self.environment(env), cwd=self.cwd,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [BLACKBOARD, *args],
+            env=self.environment(env),
+            cwd=self.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         self._started.append(proc)
         self._until_connected(proc)
@@ -163,7 +193,9 @@ class Cli:
         except subprocess.TimeoutExpired:
             proc.kill()
             stdout, stderr = proc.communicate()
-            raise AssertionError(f"`blackboard {' '.join(proc.args[1:])}` still running after {timeout}s\n{stderr}") from None
+            raise AssertionError(
+                f"`blackboard {' '.join(proc.args[1:])}` still running after {timeout}s\n{stderr}"
+            ) from None
         return no_traceback(Result(proc.returncode, stdout, stderr), tuple(proc.args[1:]))
 
     def _until_connected(self, proc: subprocess.Popen[str], limit: float = 30.0) -> None:
@@ -171,7 +203,11 @@ class Cli:
 
         `watch` takes its starting log position right after connecting, so a change made from
         then on (by a process that itself needs ~0.5 s to start) happens after the watch began."""
-        sqlite_file = os.path.realpath(self.db_url.removeprefix("sqlite:///")) if self.db_url.startswith("sqlite:") else None
+        sqlite_file = (
+            os.path.realpath(self.db_url.removeprefix("sqlite:///"))
+            if self.db_url.startswith("sqlite:")
+            else None
+        )
         deadline = time.monotonic() + limit
         fd_dir = Path(f"/proc/{proc.pid}/fd")
         while time.monotonic() < deadline:
@@ -186,7 +222,9 @@ class Cli:
                 return
             time.sleep(0.02)
         proc.kill()
-        raise AssertionError(f"`blackboard {' '.join(proc.args[1:])}` did not open {self.db_url} within {limit}s")
+        raise AssertionError(
+            f"`blackboard {' '.join(proc.args[1:])}` did not open {self.db_url} within {limit}s"
+        )
 
 
 AGENT_FILES = {
@@ -282,9 +320,15 @@ def empty_database(url: str) -> None:
     """Other tests of the run may have left rows (even a read model out of step with its events)."""
     engine = create_engine(url, poolclass=NullPool)
     with engine.begin() as conn:
-        tables = conn.execute(text(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'alembic_version'"
-        )).scalars().all()
+        tables = (
+            conn.execute(
+                text(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'alembic_version'"
+                )
+            )
+            .scalars()
+            .all()
+        )
         if tables:
             conn.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY"))
     engine.dispose()

@@ -52,8 +52,9 @@ class Served:
         async def heard(done: float, total: float | None, message: str | None) -> None:
             self.progress.append((done, total, message))
 
-        return await self.session.call_tool(tool, arguments, read_timeout_seconds=CALL_TIMEOUT,
-                                            progress_callback=heard if progress else None)
+        return await self.session.call_tool(
+            tool, arguments, read_timeout_seconds=CALL_TIMEOUT, progress_callback=heard if progress else None
+        )
 
     def errors(self) -> str:
         self.stderr.seek(0)
@@ -63,10 +64,16 @@ class Served:
 @asynccontextmanager
 async def served(cli: Cli, *args: str) -> AsyncIterator[Served]:
     """`blackboard --db URL --agents-dir DIR mcp ARGS`, started by the SDK's stdio client, initialised."""
-    command = StdioServerParameters(command=BLACKBOARD, args=["--db", cli.db_url, "--agents-dir", str(cli.agents_dir),
-                                                              "mcp", *args], cwd=str(cli.cwd))
+    command = StdioServerParameters(
+        command=BLACKBOARD,
+        args=["--db", cli.db_url, "--agents-dir", str(cli.agents_dir), "mcp", *args],
+        cwd=str(cli.cwd),
+    )
     with tempfile.TemporaryFile("w+", encoding="utf-8") as stderr:
-        async with stdio_client(command, errlog=stderr) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(command, errlog=stderr) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             server = Served(session, stderr)
             yield server

@@ -19,20 +19,52 @@ FOLDER = Path(__file__).parent.parent / "fixtures" / "everyday-agents"
 
 # (topic, prompt, the specialist people would pick)
 EVERYDAY = [
-    ("Review PR 42", "Please review the changes in pull request 42 for code quality before we merge.", "code-reviewer"),
+    (
+        "Review PR 42",
+        "Please review the changes in pull request 42 for code quality before we merge.",
+        "code-reviewer",
+    ),
     ("Login crashes", "The login endpoint crashes with a TypeError; here is the stack trace.", "debugger"),
-    ("Slow orders query", "The orders dashboard takes 9 seconds; the SQL query needs an index or a rewrite.",
-     "database-optimizer"),
-    ("Document the billing service", "Write a README and a short user guide for the billing service.",
-     "technical-writer"),
-    ("Tests for payments", "Add unit and integration tests for the payment module; coverage is at 40%.",
-     "test-automator"),
-    ("Check the auth flow", "Check our OAuth2 login and JWT handling for vulnerabilities.", "security-auditor"),
-    ("Accessible signup", "Make the signup form usable with a screen reader and keyboard navigation.",
-     "accessibility-tester"),
-    ("Invoices API", "Design the REST API for invoices: endpoints, pagination and versioning.", "api-designer"),
-    ("Outage", "Production is down: 500 errors since the last deploy, check the logs.", "devops-troubleshooter"),
-    ("Churn model", "Train a machine learning model to predict churn and serve it in production.", "ml-engineer"),
+    (
+        "Slow orders query",
+        "The orders dashboard takes 9 seconds; the SQL query needs an index or a rewrite.",
+        "database-optimizer",
+    ),
+    (
+        "Document the billing service",
+        "Write a README and a short user guide for the billing service.",
+        "technical-writer",
+    ),
+    (
+        "Tests for payments",
+        "Add unit and integration tests for the payment module; coverage is at 40%.",
+        "test-automator",
+    ),
+    (
+        "Check the auth flow",
+        "Check our OAuth2 login and JWT handling for vulnerabilities.",
+        "security-auditor",
+    ),
+    (
+        "Accessible signup",
+        "Make the signup form usable with a screen reader and keyboard navigation.",
+        "accessibility-tester",
+    ),
+    (
+        "Invoices API",
+        "Design the REST API for invoices: endpoints, pagination and versioning.",
+        "api-designer",
+    ),
+    (
+        "Outage",
+        "Production is down: 500 errors since the last deploy, check the logs.",
+        "devops-troubleshooter",
+    ),
+    (
+        "Churn model",
+        "Train a machine learning model to predict churn and serve it in production.",
+        "ml-engineer",
+    ),
 ]
 NONSENSE = [
     ("Banana bread", "A recipe with walnuts and a crunchy top."),
@@ -45,8 +77,22 @@ class Board:
 
     def __init__(self, cli: Cli) -> None:
         def post(n: int, topic: str, prompt: str) -> tuple[str, ...]:
-            return ("--json", "post", "--type", "RESEARCH", "--ps-id", "ps-auto", "--entry-id", f"e-{n}",
-                    "--topic", topic, "--prompt", prompt, "--capability", "auto")
+            return (
+                "--json",
+                "post",
+                "--type",
+                "RESEARCH",
+                "--ps-id",
+                "ps-auto",
+                "--entry-id",
+                f"e-{n}",
+                "--topic",
+                topic,
+                "--prompt",
+                prompt,
+                "--capability",
+                "auto",
+            )
 
         asked = [(topic, prompt) for topic, prompt, _ in EVERYDAY] + NONSENSE
         posted = cli.many({str(n): (post(n, t, p), None) for n, (t, p) in enumerate(asked)})
@@ -56,7 +102,9 @@ class Board:
         self.rankings: list[list[dict[str, Any]]] = [matched[i].result().expect(0).json() for i in ids]
         runner_up = self.rankings[0][1]["agent"]
         self.runner_up = runner_up, cli("claim", ids[0], "--agent", runner_up)  # before the specialist does
-        claims = cli.many({i: (("--json", "claim", i, "--agent", who), None) for i, (_, _, who) in zip(ids, EVERYDAY)})
+        claims = cli.many(
+            {i: (("--json", "claim", i, "--agent", who), None) for i, (_, _, who) in zip(ids, EVERYDAY)}
+        )
         self.claims = [claims[i].result() for i in ids[: len(EVERYDAY)]]
 
 

@@ -16,7 +16,10 @@ import pytest
 
 from tests.e2e.conftest import Cli, Result, assert_events, assert_signal, assert_signals, write_agents
 
-LONG_TIMEOUTS = {"BLACKBOARD_POST_TIMEOUT": "3600", "BLACKBOARD_CLAIM_TIMEOUT": "3600"}  # nothing expires meanwhile
+LONG_TIMEOUTS = {
+    "BLACKBOARD_POST_TIMEOUT": "3600",
+    "BLACKBOARD_CLAIM_TIMEOUT": "3600",
+}  # nothing expires meanwhile
 
 
 class Board:
@@ -29,21 +32,46 @@ class Board:
 
     def __init__(self, cli: Cli) -> None:
         self.cli = cli
-        self.post1 = cli("--json", "post", "--type", "RESEARCH", "--ps-id", "ps-alpha", "--entry-id", "e-1",
-                         "--topic", "prior work")
+        self.post1 = cli(
+            "--json",
+            "post",
+            "--type",
+            "RESEARCH",
+            "--ps-id",
+            "ps-alpha",
+            "--entry-id",
+            "e-1",
+            "--topic",
+            "prior work",
+        )
         self.s1 = self.post1.expect(0).json()["signal_id"]
-        self.s2 = cli.post("--capability", "RESEARCH", "--capability", "INVESTIGATION", ps="ps-alpha", entry="e-2")["signal_id"]
+        self.s2 = cli.post(
+            "--capability", "RESEARCH", "--capability", "INVESTIGATION", ps="ps-alpha", entry="e-2"
+        )["signal_id"]
         self.claim2 = cli("claim", self.s2, "--agent", "ps-researcher")  # text mode
         self.s3 = cli.post(type="REVIEW", ps="ps-alpha", entry="e-3", topic="review the design")["signal_id"]
         cli.ok("claim", self.s3, "--agent", "ps-reviewer")
-        self.complete3 = cli("--json", "complete", self.s3, "--agent", "ps-reviewer", "--knowledge", "looks right")
+        self.complete3 = cli(
+            "--json", "complete", self.s3, "--agent", "ps-reviewer", "--knowledge", "looks right"
+        )
         self.s4 = cli.post("--after", self.s1, type="ANALYSIS", ps="ps-alpha", entry="e-4")["signal_id"]
-        self.post5 = cli("post", "--type", "INVESTIGATION", "--ps-id", "ps-beta", "--entry-id", "e-5",
-                         "--topic", "why is it slow")  # text mode: the id is the first word
+        self.post5 = cli(
+            "post",
+            "--type",
+            "INVESTIGATION",
+            "--ps-id",
+            "ps-beta",
+            "--entry-id",
+            "e-5",
+            "--topic",
+            "why is it slow",
+        )  # text mode: the id is the first word
         self.s5 = self.post5.expect(0).stdout.split()[0]
         self.s6 = cli.post(type="DECISION", ps="ps-beta", entry="e-6", topic="pick one")["signal_id"]
         self.claim6 = cli("--json", "claim", self.s6, "--agent", "ps-generalist")
-        self.fail6 = cli("--json", "fail", self.s6, "--agent", "ps-generalist", "--error", "no data to decide on")
+        self.fail6 = cli(
+            "--json", "fail", self.s6, "--agent", "ps-generalist", "--error", "no data to decide on"
+        )
         self.events = assert_events(cli.ok("events"))
         self.positions = [e["position"] for e in self.events]
         self._reads: dict[str, Future[Result]] = cli.many(
@@ -63,11 +91,18 @@ READS: dict[str, tuple[Callable[[Board], tuple[str, ...]], dict[str, str]]] = {}
 def _register(name: str, args: tuple[str, ...], env: dict[str, str] | None = None) -> None:
     """`{s1}`-style fields are the board's signal ids, `{p8}` the position of its 9th event, `{db}` and
     `{agents}` the board's database URL and agents folder."""
-    READS[name] = (lambda b: tuple(
-        a.format(**{f"s{i}": b[f"s{i}"] for i in range(1, 7)}, **{f"p{i}": p for i, p in enumerate(b.positions)},
-                 db=b.cli.db_url, agents=b.cli.agents_dir)
-        for a in args
-    ), env or {})
+    READS[name] = (
+        lambda b: tuple(
+            a.format(
+                **{f"s{i}": b[f"s{i}"] for i in range(1, 7)},
+                **{f"p{i}": p for i, p in enumerate(b.positions)},
+                db=b.cli.db_url,
+                agents=b.cli.agents_dir,
+            )
+            for a in args
+        ),
+        env or {},
+    )
 
 
 def reads(*args: str, env: dict[str, str] | None = None) -> Callable[[Callable], Callable]:
@@ -243,7 +278,12 @@ def test_match_ranks_agents_by_score_and_says_who_passes(result):
     assert [r["agent"] for r in ranking][:2] == ["ps-researcher", "ps-generalist"]
     assert [r["score"] for r in ranking] == sorted((r["score"] for r in ranking), reverse=True)
     passes = {r["agent"]: r["passes"] for r in ranking}
-    assert passes == {"ps-researcher": False, "ps-generalist": True, "ps-analyst": False, "ps-reviewer": False}
+    assert passes == {
+        "ps-researcher": False,
+        "ps-generalist": True,
+        "ps-analyst": False,
+        "ps-reviewer": False,
+    }
     assert {r["agent"]: r["threshold"] for r in ranking}["ps-generalist"] == 0.5
 
 
@@ -268,14 +308,20 @@ def test_agents_lists_every_file(result):
     assert (report["loaded"], report["files"], report["left_out"]) == (4, 4, [])
     assert set(by_name) == {"ps-researcher", "ps-analyst", "ps-reviewer", "ps-generalist"}
     assert by_name["ps-generalist"]["threshold"] == 0.5
-    assert {c["type"]: c["score"] for c in by_name["ps-analyst"]["capabilities"]} == {"ANALYSIS": 0.9, "RESEARCH": 0.85}
+    assert {c["type"]: c["score"] for c in by_name["ps-analyst"]["capabilities"]} == {
+        "ANALYSIS": 0.9,
+        "RESEARCH": 0.85,
+    }
     assert by_name["ps-reviewer"]["file"].endswith("ps-reviewer.md")
 
 
 def test_agents_reports_a_bad_file_and_lists_the_others(make_cli, tmp_path):
-    folder = write_agents(tmp_path / "agents", {
-        "broken.md": "---\nname: ps-broken\ncapabilities:\n  - type: RESEARCH\n    score: 1.5\n---\nbody\n",
-    })
+    folder = write_agents(
+        tmp_path / "agents",
+        {
+            "broken.md": "---\nname: ps-broken\ncapabilities:\n  - type: RESEARCH\n    score: 1.5\n---\nbody\n",
+        },
+    )
     result = make_cli(f"sqlite:///{tmp_path / 'b.db'}", tmp_path, folder)("agents").expect(0)
     listed, left_out = result.stdout.split("left out:\n")
     assert "broken.md: capabilities[0].score: must be between 0 and 1, got 1.5" in left_out
@@ -331,7 +377,9 @@ def test_expire_moves_overdue_signals_to_expired(cli):
     claimed = cli.post(entry="e-2")["signal_id"]
     cli.ok("claim", claimed, "--agent", "ps-researcher")
     time.sleep(0.3)
-    expired = assert_signals(cli.ok("expire", env={"BLACKBOARD_POST_TIMEOUT": "0.2", "BLACKBOARD_CLAIM_TIMEOUT": "0.2"}))
+    expired = assert_signals(
+        cli.ok("expire", env={"BLACKBOARD_POST_TIMEOUT": "0.2", "BLACKBOARD_CLAIM_TIMEOUT": "0.2"})
+    )
     assert {d["signal_id"]: d["status"] for d in expired} == {posted: "EXPIRED", claimed: "EXPIRED"}
 
 
@@ -346,8 +394,17 @@ def test_events_lists_the_log_in_order_with_positions(board):
     """The completion's knowledge item lands on the board as an entry right after it (EntryWritten)."""
     assert board.positions == sorted(set(board.positions))
     assert [e["event_type"] for e in board.events] == [
-        "AgentSignalPosted", "AgentSignalPosted", "AgentSignalClaimed", "AgentSignalPosted", "AgentSignalClaimed",
-        "AgentSignalCompleted", "EntryWritten", "AgentSignalPosted", "AgentSignalPosted", "AgentSignalPosted", "AgentSignalClaimed",
+        "AgentSignalPosted",
+        "AgentSignalPosted",
+        "AgentSignalClaimed",
+        "AgentSignalPosted",
+        "AgentSignalClaimed",
+        "AgentSignalCompleted",
+        "EntryWritten",
+        "AgentSignalPosted",
+        "AgentSignalPosted",
+        "AgentSignalPosted",
+        "AgentSignalClaimed",
         "AgentSignalFailed",
     ]
     for stream in ("ps-alpha", "ps-beta"):
@@ -383,16 +440,34 @@ def test_events_text_shows_positions_and_types(board, result):
 
 
 # ---------------------------------------------------------------- configuration
-@reads("--db", "{db}", "--agents-dir", "{agents}", "--json", "match", "{s5}",
-       env={"BLACKBOARD_DB": "postgresql+psycopg://nobody@127.0.0.1:1/x", "BLACKBOARD_AGENTS_DIR": "/nonexistent"})
+@reads(
+    "--db",
+    "{db}",
+    "--agents-dir",
+    "{agents}",
+    "--json",
+    "match",
+    "{s5}",
+    env={
+        "BLACKBOARD_DB": "postgresql+psycopg://nobody@127.0.0.1:1/x",
+        "BLACKBOARD_AGENTS_DIR": "/nonexistent",
+    },
+)
 def test_flags_before_the_subcommand_win_over_the_environment(result):
-    assert {r["agent"] for r in result.expect(0).json()} == {"ps-researcher", "ps-analyst", "ps-reviewer", "ps-generalist"}
+    assert {r["agent"] for r in result.expect(0).json()} == {
+        "ps-researcher",
+        "ps-analyst",
+        "ps-reviewer",
+        "ps-generalist",
+    }
 
 
 def test_defaults_are_relative_to_the_working_directory(cli, agents_dir):
     write_agents(cli.cwd / "agents")  # ./agents
     doc = cli.post(type="REVIEW", env={"BLACKBOARD_DB": "", "BLACKBOARD_AGENTS_DIR": ""})
-    assert doc["status"] == "POSTED"  # ps-reviewer was found: with no capable agent it would be UNCLAIMED at once
+    assert (
+        doc["status"] == "POSTED"
+    )  # ps-reviewer was found: with no capable agent it would be UNCLAIMED at once
     assert (cli.cwd / ".blackboard" / "blackboard.db").is_file()
     assert not (cli.cwd / "blackboard.db").exists()  # the fixture's BLACKBOARD_DB was not used
 

@@ -28,7 +28,11 @@ def overdue(cli: Cli, signal_id: str, env: dict[str, str] = FAST) -> dict[str, A
 
 
 def expired_events(cli: Cli, signal_id: str) -> list[dict[str, Any]]:
-    return [e for e in cli.ok("events") if e["event_type"] == "AgentSignalExpired" and e["data"]["signal_id"] == signal_id]
+    return [
+        e
+        for e in cli.ok("events")
+        if e["event_type"] == "AgentSignalExpired" and e["data"]["signal_id"] == signal_id
+    ]
 
 
 def test_a_signal_past_its_post_timeout_is_marked_then_expired_by_the_claim_that_finds_it(cli):
@@ -60,7 +64,9 @@ def test_a_claim_past_its_timeout_cannot_be_completed(cli):
 
     assert "ps-researcher did not finish within the claim timeout of 0.3s" in refused.stderr
     assert len(expired_events(cli, signal["signal_id"])) == 1
-    again = cli("fail", signal["signal_id"], "--agent", "ps-researcher", "--error", "late", env=FAST_CLAIM).expect(3)
+    again = cli(
+        "fail", signal["signal_id"], "--agent", "ps-researcher", "--error", "late", env=FAST_CLAIM
+    ).expect(3)
     assert "is EXPIRED: it expired at" in again.stderr
     assert len(expired_events(cli, signal["signal_id"])) == 1  # recorded once
 
@@ -82,5 +88,9 @@ def test_the_python_api_marks_an_overdue_signal_as_the_cli_does(tmp_path, agents
         posted = api.post("RESEARCH", "ps-late", "e-1", "nobody takes it")
         wait_until(lambda: "overdue_since" in api.show(posted.signal_id).model_dump(mode="json"), timeout=30)
         listed = api.signals(blackboard_id="ps-late").model_dump(mode="json")
-        assert listed[0]["overdue_since"] == api.show(posted.signal_id).model_dump(mode="json")["overdue_since"]
-        assert "overdue_since" not in api.show(posted.signal_id, at=1).model_dump(mode="json")  # time travel: as it was
+        assert (
+            listed[0]["overdue_since"] == api.show(posted.signal_id).model_dump(mode="json")["overdue_since"]
+        )
+        assert "overdue_since" not in api.show(posted.signal_id, at=1).model_dump(
+            mode="json"
+        )  # time travel: as it was

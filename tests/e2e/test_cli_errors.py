@@ -26,24 +26,53 @@ def post(case: str, *args: str) -> tuple[str, ...]:
 # case: (arguments, exit code, what stderr must name)
 BAD_POSTS = {
     "entry-id": (post("entry-id", "--type", "RESEARCH", "--entry-id", "7"), 2, "--entry-id"),
-    "topic-too-long": (("post", "--ps-id", "ps-topic-too-long", "--type", "RESEARCH", "--entry-id", "e-1",
-                        "--topic", "x" * 201), 2, "--topic"),
-    "context-not-json": (post("context-not-json", "--type", "RESEARCH", "--entry-id", "e-1", "--context", "{depth: 2}"),
-                         2, "--context"),
-    "context-not-object": (post("context-not-object", "--type", "RESEARCH", "--entry-id", "e-1", "--context", "[1, 2]"),
-                           2, "--context"),
+    "topic-too-long": (
+        (
+            "post",
+            "--ps-id",
+            "ps-topic-too-long",
+            "--type",
+            "RESEARCH",
+            "--entry-id",
+            "e-1",
+            "--topic",
+            "x" * 201,
+        ),
+        2,
+        "--topic",
+    ),
+    "context-not-json": (
+        post("context-not-json", "--type", "RESEARCH", "--entry-id", "e-1", "--context", "{depth: 2}"),
+        2,
+        "--context",
+    ),
+    "context-not-object": (
+        post("context-not-object", "--type", "RESEARCH", "--entry-id", "e-1", "--context", "[1, 2]"),
+        2,
+        "--context",
+    ),
     "unknown-type": (post("unknown-type", "--type", "GOSSIP", "--entry-id", "e-1"), 2, "--type"),
-    "after-unknown-signal": (post("after-unknown-signal", "--type", "RESEARCH", "--entry-id", "e-1",
-                                  "--after", "sig-0000beef"), 4, "sig-0000beef"),
-    "context-nan": (post("context-nan", "--type", "RESEARCH", "--entry-id", "e-1", "--context", '{"ratio": NaN}'),
-                    2, "--context"),
+    "after-unknown-signal": (
+        post("after-unknown-signal", "--type", "RESEARCH", "--entry-id", "e-1", "--after", "sig-0000beef"),
+        4,
+        "sig-0000beef",
+    ),
+    "context-nan": (
+        post("context-nan", "--type", "RESEARCH", "--entry-id", "e-1", "--context", '{"ratio": NaN}'),
+        2,
+        "--context",
+    ),
 }
 BAD_VALUES = {
     "signals-limit": (("signals", "--limit", "0"), "--limit"),
     "events-since": (("events", "--since", "-1"), "--since"),
     "watch-timeout": (("watch", "--type", "RESEARCH", "--timeout", "-1"), "--timeout"),
 }
-BAD_SETTINGS = {"BLACKBOARD_CLAIM_THRESHOLD": "abc", "BLACKBOARD_POST_TIMEOUT": "-1", "BLACKBOARD_POOL_PRE_PING": "maybe"}
+BAD_SETTINGS = {
+    "BLACKBOARD_CLAIM_THRESHOLD": "abc",
+    "BLACKBOARD_POST_TIMEOUT": "-1",
+    "BLACKBOARD_POOL_PRE_PING": "maybe",
+}
 # A bad BLACKBOARD_POOL_PRE_PING stops every command before it opens the database.
 PRE_PING_CALLS = {
     "post": post("pre-ping", "--type", "RESEARCH", "--entry-id", "e-1"),
@@ -83,7 +112,10 @@ def attempts(make_cli, tmp_path_factory) -> Attempts:
         **{f"value-{case}": (args, None) for case, (args, _) in BAD_VALUES.items()},
         **{f"setting-{name}": (("signals",), {name: value}) for name, value in BAD_SETTINGS.items()},
         **{f"token-{name}": (args, None) for name, args in TOKEN_CALLS.items()},
-        **{f"pre-ping-{name}": (args, {"BLACKBOARD_POOL_PRE_PING": "maybe"}) for name, args in PRE_PING_CALLS.items()},
+        **{
+            f"pre-ping-{name}": (args, {"BLACKBOARD_POOL_PRE_PING": "maybe"})
+            for name, args in PRE_PING_CALLS.items()
+        },
         "unreachable": (("signals",), {"BLACKBOARD_DB": UNREACHABLE}),
     }
     futures = cli.many(calls)
@@ -142,22 +174,43 @@ def test_unexpected_error_is_one_line(attempts):
 
 def test_closed_stdout_shows_no_traceback(attempts):
     cli = attempts.cli
-    proc = subprocess.Popen([BLACKBOARD, "--json", "agents"], env=cli.environment(), cwd=cli.cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [BLACKBOARD, "--json", "agents"],
+        env=cli.environment(),
+        cwd=cli.cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     proc.stdout.close()  # the reader went away before anything was printed
     stderr = proc.stderr.read()
     proc.wait(timeout=60)
     assert "Traceback" not in stderr, stderr
 
 
-COMMANDS = ["db upgrade", "post", "claim", "complete", "fail", "show", "signals", "match", "agents", "watch", "wait",
-            "expire", "events", "projection rebuild"]
+COMMANDS = [
+    "db upgrade",
+    "post",
+    "claim",
+    "complete",
+    "fail",
+    "show",
+    "signals",
+    "match",
+    "agents",
+    "watch",
+    "wait",
+    "expire",
+    "events",
+    "projection rebuild",
+]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_help_shows_an_example(command, tmp_path):
-    done = subprocess.run([BLACKBOARD, *command.split(), "--help"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [BLACKBOARD, *command.split(), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr
     assert "example" in done.stdout.lower()
     examples = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("blackboard ")]

@@ -25,29 +25,127 @@ from tests.e2e.conftest import BLACKBOARD, TIMEOUT
 ALLOWED = {0, 2, 3, 4, 5}  # done, bad input, refused, not found, timed out
 SIGNAL_IDS = ("sig-00000001", "sig-0000beef", "sig-ffffffff", "sig-1", "SIG-00000001")
 NAMES = ("ps-researcher", "ps-1", "e-1", "RESEARCH", "ANALYSIS", "POSTED", "k/1", "findings/a")
-NUMBERS = ("0", "-1", "1", "0.5", "1e400", "-1e400", "nan", "inf", "-inf", "1e300", "9" * 30, str(2**63),
-           str(-(2**63) - 1), "0x10", "1_000", "", " ", "+3", "½")
-JSON_TEXTS = ("{}", '{"a": 1}', "[1, 2]", "{", '{"a":}', '{"a": NaN}', '{"a": Infinity}', '{"a": 1e400}',
-              '{"a": ' + "9" * 5000 + "}", "[" * 3000 + "]" * 3000, '{"a": ' + "[" * 40 + "]" * 40 + "}",
-              '{"a": "\\ud800"}', '{"\\u0000": 1}', '"text"', "null", "true", '{"a": {"b": [1, 2, {"c": null}]}}')
-PATHS = ("../../etc/passwd", "/etc/passwd", "/dev/null", "/nonexistent/x.json", "~", ".", "..", "-h",
-         "--", "sqlite:///", "sqlite:////nonexistent/dir/x.db", "file:///etc/passwd", "C:\\\\x", "a/../../b")
-HOSTILE_TEXT = ("'; DROP TABLE events; --", "$(touch /tmp/pwned)", "`id`", "\x1b[2J\x1b[31mred", "\r\n", "\t",
-                "\u202eevil", "\udcff\udcfe", "\ud800", "x" * 5000, "ﷺ" * 10, "🧪", "\x7f", "a\x00b")
-YAML_TEXTS = ("name: [unclosed", "name: x\ncapabilities: {RESEARCH: nan}", "capabilities: 5", ": :", "- a\n- b",
-              "name: ps-fuzz\ncapabilities: {RESEARCH: 1e400}", "name: ps-fuzz\ncapabilities: {RESEARCH: 0.9}",
-              "name: !!python/object:os.system x", "&a [*a]", "name: ps-fuzz\nthreshold: -5\ncapabilities: {REVIEW: 2}")
+NUMBERS = (
+    "0",
+    "-1",
+    "1",
+    "0.5",
+    "1e400",
+    "-1e400",
+    "nan",
+    "inf",
+    "-inf",
+    "1e300",
+    "9" * 30,
+    str(2**63),
+    str(-(2**63) - 1),
+    "0x10",
+    "1_000",
+    "",
+    " ",
+    "+3",
+    "½",
+)
+JSON_TEXTS = (
+    "{}",
+    '{"a": 1}',
+    "[1, 2]",
+    "{",
+    '{"a":}',
+    '{"a": NaN}',
+    '{"a": Infinity}',
+    '{"a": 1e400}',
+    '{"a": ' + "9" * 5000 + "}",
+    "[" * 3000 + "]" * 3000,
+    '{"a": ' + "[" * 40 + "]" * 40 + "}",
+    '{"a": "\\ud800"}',
+    '{"\\u0000": 1}',
+    '"text"',
+    "null",
+    "true",
+    '{"a": {"b": [1, 2, {"c": null}]}}',
+)
+PATHS = (
+    "../../etc/passwd",
+    "/etc/passwd",
+    "/dev/null",
+    "/nonexistent/x.json",
+    "~",
+    ".",
+    "..",
+    "-h",
+    "--",
+    "sqlite:///",
+    "sqlite:////nonexistent/dir/x.db",
+    "file:///etc/passwd",
+    "C:\\\\x",
+    "a/../../b",
+)
+HOSTILE_TEXT = (
+    "'; DROP TABLE events; --",
+    "$(touch /tmp/pwned)",
+    "`id`",
+    "\x1b[2J\x1b[31mred",
+    "\r\n",
+    "\t",
+    "\u202eevil",
+    "\udcff\udcfe",
+    "\ud800",
+    "x" * 5000,
+    "ﷺ" * 10,
+    "🧪",
+    "\x7f",
+    "a\x00b",
+)
+YAML_TEXTS = (
+    "name: [unclosed",
+    "name: x\ncapabilities: {RESEARCH: nan}",
+    "capabilities: 5",
+    ": :",
+    "- a\n- b",
+    "name: ps-fuzz\ncapabilities: {RESEARCH: 1e400}",
+    "name: ps-fuzz\ncapabilities: {RESEARCH: 0.9}",
+    "name: !!python/object:os.system x",
+    "&a [*a]",
+    "name: ps-fuzz\nthreshold: -5\ncapabilities: {REVIEW: 2}",
+)
 
-text = st.one_of(st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=30),
-                 st.sampled_from(HOSTILE_TEXT))
-value = st.one_of(text, st.sampled_from(NUMBERS), st.sampled_from(JSON_TEXTS), st.sampled_from(PATHS),
-                  st.sampled_from(SIGNAL_IDS), st.sampled_from(NAMES), st.integers().map(str))
+text = st.one_of(
+    st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=30),
+    st.sampled_from(HOSTILE_TEXT),
+)
+value = st.one_of(
+    text,
+    st.sampled_from(NUMBERS),
+    st.sampled_from(JSON_TEXTS),
+    st.sampled_from(PATHS),
+    st.sampled_from(SIGNAL_IDS),
+    st.sampled_from(NAMES),
+    st.integers().map(str),
+)
 small_timeout = st.sampled_from(("0", "0.01", "-1", "nan", "inf", "1e400", "soon", ""))
 
 # each command: its positional arguments, then the options it may be given
 GRAMMAR: dict[tuple[str, ...], tuple[int, tuple[str, ...]]] = {
-    ("post",): (0, ("--type", "--ps-id", "--entry-id", "--topic", "--prompt", "--context", "--capability",
-                    "--posted-by", "--blackboard", "--after", "--key", "--correlation-id", "--read-key", "--write-key")),
+    ("post",): (
+        0,
+        (
+            "--type",
+            "--ps-id",
+            "--entry-id",
+            "--topic",
+            "--prompt",
+            "--context",
+            "--capability",
+            "--posted-by",
+            "--blackboard",
+            "--after",
+            "--key",
+            "--correlation-id",
+            "--read-key",
+            "--write-key",
+        ),
+    ),
     ("claim",): (1, ("--agent", "--token")),
     ("complete",): (1, ("--agent", "--artifact", "--knowledge", "--token")),
     ("fail",): (1, ("--agent", "--error", "--token")),
@@ -58,8 +156,25 @@ GRAMMAR: dict[tuple[str, ...], tuple[int, tuple[str, ...]]] = {
     ("agents",): (0, ()),
     ("expire",): (0, ()),
     ("events",): (0, ("--blackboard", "--since", "--limit")),
-    ("write",): (1, ("--blackboard", "--author", "--type", "--value", "--text", "--section", "--role", "--label",
-                     "--confidence", "--depends-on", "--topic", "--meta", "--replaces", "--token")),
+    ("write",): (
+        1,
+        (
+            "--blackboard",
+            "--author",
+            "--type",
+            "--value",
+            "--text",
+            "--section",
+            "--role",
+            "--label",
+            "--confidence",
+            "--depends-on",
+            "--topic",
+            "--meta",
+            "--replaces",
+            "--token",
+        ),
+    ),
     ("read",): (1, ("--blackboard", "--at")),
     ("entries",): (0, ("--blackboard", "--type", "--topic", "--prefix", "--at", "--limit")),
     ("summary",): (0, ("--blackboard",)),
@@ -123,7 +238,9 @@ def agents_folder(root: Path, frontmatter: str) -> Path:
     folder = root / "agents"
     folder.mkdir(exist_ok=True)
     (folder / "ps-researcher.md").write_text(
-        "---\nname: ps-researcher\ncapabilities: {RESEARCH: 0.95, REVIEW: 0.9}\n---\nYou research.\n", encoding="utf-8")
+        "---\nname: ps-researcher\ncapabilities: {RESEARCH: 0.95, REVIEW: 0.9}\n---\nYou research.\n",
+        encoding="utf-8",
+    )
     (folder / "fuzz.md").write_text(f"---\n{frontmatter}\n---\nbody\n", encoding="utf-8")
     return folder
 
@@ -137,8 +254,9 @@ def board_root(tmp_path_factory) -> Path:
         patch.chdir(root)
         patch.setenv("BLACKBOARD_DB", f"sqlite:///{root / 'board.db'}")
         patch.setenv("BLACKBOARD_AGENTS_DIR", str(root / "agents"))
-        code, _, stderr = run_in_process(["post", "--type", "RESEARCH", "--ps-id", "ps-1", "--entry-id", "e-1",
-                                          "--topic", "seed"])
+        code, _, stderr = run_in_process(
+            ["post", "--type", "RESEARCH", "--ps-id", "ps-1", "--entry-id", "e-1", "--topic", "seed"]
+        )
     assert code == 0, stderr
     return root
 
@@ -172,8 +290,9 @@ def test_generated_command_lines_through_the_executable(tmp_path_factory, agents
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
     env.update(BLACKBOARD_DB=f"sqlite:///{db}", BLACKBOARD_AGENTS_DIR=str(agents_dir))
 
-    done = subprocess.run([BLACKBOARD, *argv], env=env, cwd=root, capture_output=True, timeout=TIMEOUT,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [BLACKBOARD, *argv], env=env, cwd=root, capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+    )
 
     stdout, stderr = (done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
     check(argv, done.returncode, stdout, stderr, events_written(db))

@@ -11,7 +11,18 @@ from jsonschema import Draft7Validator
 
 from tests.e2e.conftest import BLACKBOARD, CONTRACTS, FORMATS, Cli
 
-COMMANDS = ("post", "claim", "complete", "signals", "events", "status", "schema", "completion", "write", "entries")
+COMMANDS = (
+    "post",
+    "claim",
+    "complete",
+    "signals",
+    "events",
+    "status",
+    "schema",
+    "completion",
+    "write",
+    "entries",
+)
 
 
 def test_version_prints_the_installed_version(cli):
@@ -20,13 +31,16 @@ def test_version_prints_the_installed_version(cli):
     assert cli("--version").expect(0).stdout == f"blackboard {version('agent-blackboard')}\n"
 
 
-@pytest.mark.parametrize(("args", "suggested"), [
-    (("pots",), "did you mean post"),
-    (("signals", "--limt", "3"), "did you mean --limit?"),
-    (("signals", "--status=POSTD"), "did you mean POSTED?"),
-    (("events", "--sinse=3"), "did you mean --since?"),
-    (("db", "upgrad"), "did you mean upgrade?"),
-])
+@pytest.mark.parametrize(
+    ("args", "suggested"),
+    [
+        (("pots",), "did you mean post"),
+        (("signals", "--limt", "3"), "did you mean --limit?"),
+        (("signals", "--status=POSTD"), "did you mean POSTED?"),
+        (("events", "--sinse=3"), "did you mean --since?"),
+        (("db", "upgrad"), "did you mean upgrade?"),
+    ],
+)
 def test_a_mistyped_word_gets_a_suggestion_and_exit_2(cli, args, suggested):
     result = cli(*args).expect(2)
     assert suggested in result.stderr.splitlines()[-1], result.stderr
@@ -37,8 +51,22 @@ def test_nothing_close_gets_no_suggestion(cli):
 
 
 def test_post_quiet_prints_only_the_new_id(cli):
-    first = cli("post", "-q", "--type", "RESEARCH", "--ps-id", "ps-1", "--entry-id", "e-1", "--topic", "t").expect(0)
-    again = cli("--json", "post", "--quiet", "--type", "REVIEW", "--ps-id", "ps-1", "--entry-id", "e-2", "--topic", "u")
+    first = cli(
+        "post", "-q", "--type", "RESEARCH", "--ps-id", "ps-1", "--entry-id", "e-1", "--topic", "t"
+    ).expect(0)
+    again = cli(
+        "--json",
+        "post",
+        "--quiet",
+        "--type",
+        "REVIEW",
+        "--ps-id",
+        "ps-1",
+        "--entry-id",
+        "e-2",
+        "--topic",
+        "u",
+    )
     ids = [first.stdout, again.expect(0).stdout]
     assert all(i.startswith("sig-") and i.count("\n") == 1 and len(i) == 13 for i in ids), ids
     assert [s["signal_id"] + "\n" for s in cli.ok("signals")] == ids
@@ -57,8 +85,25 @@ def test_the_shipped_schemas_validate_what_the_commands_print(cli):
     signal = Draft7Validator(cli.ok("schema", "signal"), format_checker=FORMATS)
     Draft7Validator.check_schema(entry.schema)
     board = ("--blackboard", "ps-1")
-    printed = [cli.ok("write", "plan", *board, "--author", "a", "--type", "plan", "--value", '{"steps": 2}',
-                      "--topic", "t", "--confidence", "0.5", "--meta", '{"m": 1}')]
+    printed = [
+        cli.ok(
+            "write",
+            "plan",
+            *board,
+            "--author",
+            "a",
+            "--type",
+            "plan",
+            "--value",
+            '{"steps": 2}',
+            "--topic",
+            "t",
+            "--confidence",
+            "0.5",
+            "--meta",
+            '{"m": 1}',
+        )
+    ]
     kept = cli("--json", "write", "plan", *board, "--author", "b", "--value", "3").expect(3).json()
     printed += [kept, *cli.ok("entries", *board), cli.ok("read", "plan", *board)]
     assert kept["conflict"]["candidates"], kept
@@ -90,8 +135,14 @@ def _complete(cli: Cli, line: str) -> list[str]:
     """What `blackboard` answers the shell (argcomplete's protocol, as the generated script runs it with
     ARGCOMPLETE_USE_TEMPFILES) when the user pressed TAB after `line`."""
     answer = cli.cwd / "completions.txt"
-    env = {"_ARGCOMPLETE": "1", "_ARGCOMPLETE_IFS": "\n", "COMP_LINE": line, "COMP_POINT": str(len(line)),
-           "_ARGCOMPLETE_SHELL": "bash", "_ARGCOMPLETE_STDOUT_FILENAME": str(answer)}
+    env = {
+        "_ARGCOMPLETE": "1",
+        "_ARGCOMPLETE_IFS": "\n",
+        "COMP_LINE": line,
+        "COMP_POINT": str(len(line)),
+        "_ARGCOMPLETE_SHELL": "bash",
+        "_ARGCOMPLETE_STDOUT_FILENAME": str(answer),
+    }
     subprocess.run([BLACKBOARD], env=cli.environment(env), cwd=cli.cwd, capture_output=True, timeout=60)
     return answer.read_text(encoding="utf-8").split()
 
@@ -100,7 +151,9 @@ def test_completion_answers_commands_and_options(cli):
     commands = _complete(cli, "blackboard s")
     assert {"signals", "status", "schema", "show", "summary"} <= set(commands), commands
     assert "post" not in commands
-    assert {"--limit", "--all", "--capability"} <= set(_complete(cli, "blackboard signals --")), "options of signals"
+    assert {"--limit", "--all", "--capability"} <= set(_complete(cli, "blackboard signals --")), (
+        "options of signals"
+    )
     shells = _complete(cli, "blackboard completion ")
     assert {"bash", "zsh", "fish"} <= set(shells) and not {"post", "tcsh"} & set(shells), shells
 

@@ -39,7 +39,11 @@ def hostile(marker_dir: Path, n: int) -> str:
 
 @pytest.fixture
 def wcli(make_cli, tmp_path) -> Cli:
-    return make_cli(f"sqlite:///{tmp_path / 'board.db'}", tmp_path, write_agents(tmp_path / "agents", {"ps-echo.md": ECHO}))
+    return make_cli(
+        f"sqlite:///{tmp_path / 'board.db'}",
+        tmp_path,
+        write_agents(tmp_path / "agents", {"ps-echo.md": ECHO}),
+    )
 
 
 def run_worker(cli: Cli, agent: str, env: dict[str, str] | None = None) -> None:
@@ -49,13 +53,33 @@ def run_worker(cli: Cli, agent: str, env: dict[str, str] | None = None) -> None:
 def test_shell_metacharacters_in_every_field_reach_the_handler_as_data_only(wcli, tmp_path):
     markers = tmp_path / "markers"
     markers.mkdir()
-    fields = {name: hostile(markers, n) for n, name in enumerate(
-        ("ps", "topic", "prompt", "key", "value", "poster", "dedupe", "correlation"))}
+    fields = {
+        name: hostile(markers, n)
+        for n, name in enumerate(("ps", "topic", "prompt", "key", "value", "poster", "dedupe", "correlation"))
+    }
     fields["prompt"] += f"\n touch {markers}/newline"  # ids may not hold line breaks; a prompt may
     context = {fields["key"]: fields["value"]}
-    posted = wcli.ok("post", "--type", "RESEARCH", "--ps-id", fields["ps"], "--entry-id", "e-1",
-                     "--topic", fields["topic"][:200], "--prompt", fields["prompt"], "--context", json.dumps(context),
-                     "--posted-by", fields["poster"], "--key", fields["dedupe"], "--correlation-id", fields["correlation"])
+    posted = wcli.ok(
+        "post",
+        "--type",
+        "RESEARCH",
+        "--ps-id",
+        fields["ps"],
+        "--entry-id",
+        "e-1",
+        "--topic",
+        fields["topic"][:200],
+        "--prompt",
+        fields["prompt"],
+        "--context",
+        json.dumps(context),
+        "--posted-by",
+        fields["poster"],
+        "--key",
+        fields["dedupe"],
+        "--correlation-id",
+        fields["correlation"],
+    )
 
     run_worker(wcli, "ps-echo")
 
@@ -64,17 +88,24 @@ def test_shell_metacharacters_in_every_field_reach_the_handler_as_data_only(wcli
     received = json.loads((tmp_path / "agents" / "received.json").read_text(encoding="utf-8"))
     assert received["payload"]["context"] == context and received["payload"]["prompt"] == fields["prompt"]
     assert (received["blackboard_id"], received["posted_by"]) == (fields["ps"], fields["poster"])
-    env = dict(line.split("=", 1) for line in (tmp_path / "agents" / "env.txt").read_text().splitlines() if "=" in line)
+    env = dict(
+        line.split("=", 1)
+        for line in (tmp_path / "agents" / "env.txt").read_text().splitlines()
+        if "=" in line
+    )
     assert env["BLACKBOARD_SIGNAL_ID"] == posted["signal_id"] and env["BLACKBOARD_AGENT"] == "ps-echo"
 
 
-@pytest.mark.parametrize(("path", "inside"), [
-    ("out/report.md", True),  # relative to the agent's folder
-    ("artifacts/report.md", True),
-    ("/etc/passwd", False),
-    ("../../../../etc/passwd", False),
-    ("out/../../secret.md", False),
-])
+@pytest.mark.parametrize(
+    ("path", "inside"),
+    [
+        ("out/report.md", True),  # relative to the agent's folder
+        ("artifacts/report.md", True),
+        ("/etc/passwd", False),
+        ("../../../../etc/passwd", False),
+        ("out/../../secret.md", False),
+    ],
+)
 def test_an_artifact_path_must_stay_inside_the_agents_folder(wcli, tmp_path, path, inside):
     (tmp_path / "agents" / "ps-pointer.md").write_text(POINTER.format(path=path), encoding="utf-8")
     posted = wcli.ok("post", "--type", "REVIEW", "--ps-id", "ps-art", "--entry-id", "e-1", "--topic", "t")
@@ -102,7 +133,9 @@ def test_a_link_inside_the_folder_that_leads_out_is_refused(wcli, tmp_path):
 
 def test_the_artifacts_folder_can_be_configured_elsewhere(wcli, tmp_path):
     elsewhere = tmp_path / "shared-artifacts"
-    (tmp_path / "agents" / "ps-pointer.md").write_text(POINTER.format(path=elsewhere / "r.md"), encoding="utf-8")
+    (tmp_path / "agents" / "ps-pointer.md").write_text(
+        POINTER.format(path=elsewhere / "r.md"), encoding="utf-8"
+    )
     posted = wcli.ok("post", "--type", "REVIEW", "--ps-id", "ps-conf", "--entry-id", "e-1", "--topic", "t")
 
     run_worker(wcli, "ps-pointer", env={"BLACKBOARD_ARTIFACTS_DIR": str(elsewhere)})

@@ -28,15 +28,29 @@ def board() -> str:
 
 def claimed(cli: Cli, board: str, token: str = "tok-1") -> str:
     """A signal on `board` with key lists, claimed by ps-researcher with `token`."""
-    signal = cli.post("--blackboard", board, "--read-key", "brief", "--write-key", "draft/*", "--write-key", "final")
+    signal = cli.post(
+        "--blackboard", board, "--read-key", "brief", "--write-key", "draft/*", "--write-key", "final"
+    )
     assert (signal["read_keys"], signal["write_keys"]) == (["brief"], ["draft/*", "final"])
     cli.ok("claim", signal["signal_id"], "--agent", "ps-researcher", "--token", token)
     return signal["signal_id"]
 
 
 def write(cli: Cli, board: str, key: str, signal: str, author: str = "ps-researcher", *more: str):
-    return cli("--json", "write", key, "--blackboard", board, "--author", author, "--text", "words",
-               "--signal", signal, *more)
+    return cli(
+        "--json",
+        "write",
+        key,
+        "--blackboard",
+        board,
+        "--author",
+        author,
+        "--text",
+        "words",
+        "--signal",
+        signal,
+        *more,
+    )
 
 
 def keys(cli: Cli, board: str) -> list[str]:
@@ -51,7 +65,18 @@ def test_the_claimer_writes_and_reads_the_keys_its_signal_names(pcli, board):
     pcli("write", "brief", "--blackboard", board, "--author", "ps-lead", "--text", "the brief").expect(0)
 
     written = write(pcli, board, "draft/intro", signal, "ps-researcher", "--token", "tok-1").expect(0).json()
-    read = pcli.ok("read", "brief", "--blackboard", board, "--signal", signal, "--token", "tok-1", "--author", "ps-researcher")
+    read = pcli.ok(
+        "read",
+        "brief",
+        "--blackboard",
+        board,
+        "--signal",
+        signal,
+        "--token",
+        "tok-1",
+        "--author",
+        "ps-researcher",
+    )
 
     assert (written["key"], written["signal_id"], read["value"]) == ("draft/intro", signal, "the brief")
 
@@ -60,8 +85,18 @@ def test_a_key_outside_the_lists_is_refused_with_exit_3_and_nothing_is_written(p
     signal = claimed(pcli, board)
 
     refused = write(pcli, board, "plan/outline", signal, "ps-researcher", "--token", "tok-1").expect(3)
-    unread = pcli("read", "secret", "--blackboard", board, "--signal", signal, "--token", "tok-1",
-                  "--author", "ps-researcher").expect(3)
+    unread = pcli(
+        "read",
+        "secret",
+        "--blackboard",
+        board,
+        "--signal",
+        signal,
+        "--token",
+        "tok-1",
+        "--author",
+        "ps-researcher",
+    ).expect(3)
 
     assert "plan/outline is not in its write keys (draft/*, final)" in refused.stderr
     assert "secret is not in its read keys" in unread.stderr
@@ -73,7 +108,9 @@ def test_a_non_claimer_and_a_wrong_token_are_refused(pcli, board):
 
     other = write(pcli, board, "draft/x", signal, "ps-analyst", "--token", "tok-1").expect(3)
     no_token = write(pcli, board, "draft/x", signal, "ps-researcher").expect(3)
-    reader = pcli("read", "brief", "--blackboard", board, "--signal", signal, "--author", "ps-analyst").expect(3)
+    reader = pcli(
+        "read", "brief", "--blackboard", board, "--signal", signal, "--author", "ps-analyst"
+    ).expect(3)
 
     assert "only its claimer ps-researcher may, not ps-analyst" in other.stderr + reader.stderr
     assert "token was not presented" in no_token.stderr
@@ -95,11 +132,26 @@ def test_a_claim_past_its_claim_timeout_is_lost_before_any_sweep_expires_it(pcli
     signal = claimed(pcli, board)
     time.sleep(1.1)
 
-    late = pcli("write", "draft/1", "--blackboard", board, "--author", "ps-researcher", "--text", "x",
-                "--signal", signal, "--token", "tok-1", env={"BLACKBOARD_CLAIM_TIMEOUT": "1"}).expect(3)
+    late = pcli(
+        "write",
+        "draft/1",
+        "--blackboard",
+        board,
+        "--author",
+        "ps-researcher",
+        "--text",
+        "x",
+        "--signal",
+        signal,
+        "--token",
+        "tok-1",
+        env={"BLACKBOARD_CLAIM_TIMEOUT": "1"},
+    ).expect(3)
 
     assert "ran past its claim timeout" in late.stderr
-    assert pcli.ok("show", signal)["status"] == "CLAIMED"  # nothing swept it: the write itself saw the lease run out
+    assert (
+        pcli.ok("show", signal)["status"] == "CLAIMED"
+    )  # nothing swept it: the write itself saw the lease run out
 
 
 def test_a_signal_without_key_lists_still_lets_anyone_name_it(pcli, board):
@@ -110,25 +162,33 @@ def test_a_signal_without_key_lists_still_lets_anyone_name_it(pcli, board):
     assert keys(pcli, board) == ["notes"]
 
 
-@pytest.mark.parametrize(("argv", "option", "rule"), [
-    (["--read-key", "bad key"], "--read-key", "pattern"),
-    (["--write-key", "draft/**"], "--write-key", "pattern"),
-    (["--write-key", ""], "--write-key", "pattern"),
-])
+@pytest.mark.parametrize(
+    ("argv", "option", "rule"),
+    [
+        (["--read-key", "bad key"], "--read-key", "pattern"),
+        (["--write-key", "draft/**"], "--write-key", "pattern"),
+        (["--write-key", ""], "--write-key", "pattern"),
+    ],
+)
 def test_a_bad_key_pattern_is_refused_with_exit_2_naming_the_option(pcli, board, argv, option, rule):
-    refused = pcli("post", "--type", "RESEARCH", "--ps-id", board, "--entry-id", "e-1", "--topic", "t", *argv).expect(2)
+    refused = pcli(
+        "post", "--type", "RESEARCH", "--ps-id", board, "--entry-id", "e-1", "--topic", "t", *argv
+    ).expect(2)
 
     assert option in refused.stderr and rule in refused.stderr
     assert "no blackboard" in pcli("signals", "--blackboard", board).expect(4).stderr  # nothing was posted
 
 
-@pytest.mark.parametrize(("argv", "option"), [
-    (["read", "k", "--signal", "sig-0000000a"], "--author"),
-    (["read", "k", "--author", "ps-a"], "--author"),
-    (["read", "k", "--token", "t"], "--token"),
-    (["read", "k", "--signal", "not-a-signal", "--author", "ps-a"], "SIG"),
-    (["write", "k", "--text", "x", "--author", "ps-a", "--token", "t"], "--token"),
-])
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["read", "k", "--signal", "sig-0000000a"], "--author"),
+        (["read", "k", "--author", "ps-a"], "--author"),
+        (["read", "k", "--token", "t"], "--token"),
+        (["read", "k", "--signal", "not-a-signal", "--author", "ps-a"], "SIG"),
+        (["write", "k", "--text", "x", "--author", "ps-a", "--token", "t"], "--token"),
+    ],
+)
 def test_signal_token_and_reader_options_out_of_place_are_refused_with_exit_2(pcli, board, argv, option):
     refused = pcli(*argv, "--blackboard", board).expect(2)
 

@@ -12,8 +12,25 @@ import pytest
 
 from tests.e2e.conftest import Cli, database_url
 
-CONTRACT_FIELDS = {"blackboard_id", "key", "version", "value", "entry_type", "author", "section", "role", "label",
-                   "confidence", "depends_on", "topics", "meta", "signal_id", "written_at", "position", "conflict"}
+CONTRACT_FIELDS = {
+    "blackboard_id",
+    "key",
+    "version",
+    "value",
+    "entry_type",
+    "author",
+    "section",
+    "role",
+    "label",
+    "confidence",
+    "depends_on",
+    "topics",
+    "meta",
+    "signal_id",
+    "written_at",
+    "position",
+    "conflict",
+}
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -30,27 +47,61 @@ def board() -> str:
 
 
 def write(cli: Cli, board: str, key: str, author: str, value: object, *more: str, code: int = 0):
-    result = cli("--json", "write", key, "--blackboard", board, "--author", author, "--value", json.dumps(value), *more)
+    result = cli(
+        "--json", "write", key, "--blackboard", board, "--author", author, "--value", json.dumps(value), *more
+    )
     return result.expect(code)
 
 
 def test_a_write_prints_the_entry_document_and_read_gives_it_back(kcli, board):
-    written = write(kcli, board, "findings/store", "ps-researcher", {"pick": "log"}, "--type", "finding",
-                    "--confidence", "0.8", "--topic", "storage", "--depends-on", "plan/outline", "--meta", '{"n": 1}',
-                    "--section", "research", "--role", "researcher", "--label", "step-1").json()
+    written = write(
+        kcli,
+        board,
+        "findings/store",
+        "ps-researcher",
+        {"pick": "log"},
+        "--type",
+        "finding",
+        "--confidence",
+        "0.8",
+        "--topic",
+        "storage",
+        "--depends-on",
+        "plan/outline",
+        "--meta",
+        '{"n": 1}',
+        "--section",
+        "research",
+        "--role",
+        "researcher",
+        "--label",
+        "step-1",
+    ).json()
 
     read = kcli.ok("read", "findings/store", "--blackboard", board)
 
     assert set(written) >= CONTRACT_FIELDS and read == written
-    assert (read["version"], read["value"], read["entry_type"], read["confidence"]) == (1, {"pick": "log"}, "finding", 0.8)
-    assert (read["topics"], read["depends_on"], read["meta"], read["conflict"]) == (["storage"], ["plan/outline"], {"n": 1}, None)
+    assert (read["version"], read["value"], read["entry_type"], read["confidence"]) == (
+        1,
+        {"pick": "log"},
+        "finding",
+        0.8,
+    )
+    assert (read["topics"], read["depends_on"], read["meta"], read["conflict"]) == (
+        ["storage"],
+        ["plan/outline"],
+        {"n": 1},
+        None,
+    )
     assert (read["section"], read["role"], read["label"]) == ("research", "researcher", "step-1")
 
 
 def test_text_and_file_values_are_json_strings_and_text_output_is_readable(kcli, board, tmp_path):
     (tmp_path / "notes.md").write_text("# notes\nline two\n", encoding="utf-8")
     kcli("write", "a", "--blackboard", board, "--author", "ps-a", "--text", "plain words").expect(0)
-    kcli("write", "b", "--blackboard", board, "--author", "ps-a", "--file", str(tmp_path / "notes.md")).expect(0)
+    kcli(
+        "write", "b", "--blackboard", board, "--author", "ps-a", "--file", str(tmp_path / "notes.md")
+    ).expect(0)
 
     listed = kcli.ok("entries", "--blackboard", board)
     text = kcli("entries", "--blackboard", board).expect(0).stdout
@@ -66,8 +117,9 @@ def test_a_second_author_with_a_different_value_is_a_conflict_exit_3_naming_the_
     read = kcli.ok("read", "plan", "--blackboard", board)
 
     assert "held by ps-a (version 1)" in refused.stderr and refused.json()["conflict"] is not None
-    assert read["value"] == "x" and [(c["version"], c["author"], c["value"]) for c in read["conflict"]["candidates"]] == [
-        (1, "ps-a", "x"), (2, "ps-b", "y")]
+    assert read["value"] == "x" and [
+        (c["version"], c["author"], c["value"]) for c in read["conflict"]["candidates"]
+    ] == [(1, "ps-a", "x"), (2, "ps-b", "y")]
 
 
 def test_same_author_and_json_equal_values_make_the_next_version(kcli, board):
@@ -79,7 +131,10 @@ def test_same_author_and_json_equal_values_make_the_next_version(kcli, board):
 
     assert (agreed["version"], agreed["author"], agreed["conflict"]) == (3, "ps-b", None)
     assert [(h["version"], h["author"], h["status"]) for h in history] == [
-        (1, "ps-a", "accepted"), (2, "ps-a", "accepted"), (3, "ps-b", "accepted")]
+        (1, "ps-a", "accepted"),
+        (2, "ps-a", "accepted"),
+        (3, "ps-b", "accepted"),
+    ]
 
 
 def test_resolve_by_pick_or_merge_ends_the_conflict_with_a_new_version(kcli, board):
@@ -88,25 +143,55 @@ def test_resolve_by_pick_or_merge_ends_the_conflict_with_a_new_version(kcli, boa
     write(kcli, board, "plan", "ps-c", "z", code=3)  # in conflict: another candidate
     in_conflict = kcli.ok("entries", "--blackboard", board, "--conflicts")
 
-    picked = kcli.ok("resolve", "plan", "--blackboard", board, "--author", "ps-lead", "--pick", "2", "--rationale", "cited")
+    picked = kcli.ok(
+        "resolve", "plan", "--blackboard", board, "--author", "ps-lead", "--pick", "2", "--rationale", "cited"
+    )
     write(kcli, board, "plan", "ps-a", "w", code=3)
-    merged = kcli.ok("resolve", "plan", "--blackboard", board, "--author", "ps-lead", "--value", '["y","w"]',
-                     "--rationale", "both")
+    merged = kcli.ok(
+        "resolve",
+        "plan",
+        "--blackboard",
+        board,
+        "--author",
+        "ps-lead",
+        "--value",
+        '["y","w"]',
+        "--rationale",
+        "both",
+    )
     history = kcli.ok("read", "plan", "--blackboard", board, "--history")
 
     assert [e["key"] for e in in_conflict] == ["plan"]
-    assert (picked["version"], picked["value"], picked["author"], picked["conflict"]) == (4, "y", "ps-lead", None)
+    assert (picked["version"], picked["value"], picked["author"], picked["conflict"]) == (
+        4,
+        "y",
+        "ps-lead",
+        None,
+    )
     assert (merged["version"], merged["value"]) == (6, ["y", "w"])
-    assert [h["status"] for h in history] == ["accepted", "candidate", "candidate", "resolution", "candidate", "resolution"]
+    assert [h["status"] for h in history] == [
+        "accepted",
+        "candidate",
+        "candidate",
+        "resolution",
+        "candidate",
+        "resolution",
+    ]
     assert history[3]["rationale"] == "cited" and history[3]["picked"] == 2
 
 
 def test_resolve_refuses_a_key_not_in_conflict_and_a_version_that_is_no_candidate(kcli, board):
     write(kcli, board, "plan", "ps-a", "x")
-    not_in_conflict = kcli("resolve", "plan", "--blackboard", board, "--author", "l", "--pick", "1", "--rationale", "r")
+    not_in_conflict = kcli(
+        "resolve", "plan", "--blackboard", board, "--author", "l", "--pick", "1", "--rationale", "r"
+    )
     write(kcli, board, "plan", "ps-b", "y", code=3)
-    no_candidate = kcli("resolve", "plan", "--blackboard", board, "--author", "l", "--pick", "9", "--rationale", "r")
-    unknown = kcli("resolve", "nope", "--blackboard", board, "--author", "l", "--pick", "1", "--rationale", "r")
+    no_candidate = kcli(
+        "resolve", "plan", "--blackboard", board, "--author", "l", "--pick", "9", "--rationale", "r"
+    )
+    unknown = kcli(
+        "resolve", "nope", "--blackboard", board, "--author", "l", "--pick", "1", "--rationale", "r"
+    )
 
     assert not_in_conflict.expect(3) and "not in conflict" in not_in_conflict.stderr
     assert no_candidate.expect(4) and "--pick" in no_candidate.stderr
@@ -168,7 +253,16 @@ def test_summary_counts_entries_signals_and_open_conflicts(kcli, board):
 def test_a_completions_knowledge_lands_on_the_board_as_entries_linked_to_the_signal(kcli, board):
     signal = kcli.post(ps=board)["signal_id"]
     kcli.ok("claim", signal, "--agent", "ps-researcher")
-    kcli.ok("complete", signal, "--agent", "ps-researcher", "--knowledge", "logs are enough", "--knowledge", "use WAL")
+    kcli.ok(
+        "complete",
+        signal,
+        "--agent",
+        "ps-researcher",
+        "--knowledge",
+        "logs are enough",
+        "--knowledge",
+        "use WAL",
+    )
 
     landed = kcli.ok("entries", "--blackboard", board, "--prefix", f"{signal}/")
 

@@ -8,11 +8,11 @@ from tests.e2e.conftest import Cli
 
 RUNNABLE = {
     "ps-finder.md": "---\nname: ps-finder\ndescription: Finds prior work.\ncapabilities: {RESEARCH: 0.9}\n"
-                    "command: echo found\n---\nYou research.\n",
+    "command: echo found\n---\nYou research.\n",
     "ps-judge.md": "---\nname: ps-judge\ndescription: Weighs options and decides.\ncapabilities: {DECISION: 0.85}\n"
-                   "command: echo decided\n---\nYou decide.\n",
+    "command: echo decided\n---\nYou decide.\n",
     "ps-dreamer.md": "---\nname: ps-dreamer\ndescription: Has no handler.\ncapabilities: {RESEARCH: 1.0, REVIEW: 1.0}\n"
-                     "---\nYou dream.\n",
+    "---\nYou dream.\n",
 }
 
 
@@ -38,7 +38,9 @@ def test_next_proposes_each_open_signal_s_best_runnable_agent_in_claim_order(cli
     text = cli("next", "--blackboard", "ps-n").expect(0).stdout
 
     assert [(p["signal_id"], p["agent"], p["score"]) for p in plan["next"]] == [
-        (research, "ps-finder", 0.9), (decision, "ps-judge", 0.85)]
+        (research, "ps-finder", 0.9),
+        (decision, "ps-judge", 0.85),
+    ]
     assert all(p["dependencies"] == [] and p["age_seconds"] >= 0 for p in plan["next"])
     assert [(w["signal_id"], w["agent"]) for w in plan["waiting_for_an_agent"]] == [(review, None)]
     assert later not in text and other_board not in text and "ps-dreamer" not in text
@@ -51,9 +53,12 @@ def test_next_proposes_each_open_signal_s_best_runnable_agent_in_claim_order(cli
     cli.ok("complete", research, "--agent", "ps-finder", "--knowledge", "three papers")
     after = cli.ok("next", "--blackboard", "ps-n", "--limit", "1")["next"]
     assert [(p["signal_id"], p["dependencies"]) for p in after] == [
-        (decision, [])]  # the older of the two DECISION signals first
+        (decision, [])
+    ]  # the older of the two DECISION signals first
     released = {p["signal_id"]: p for p in cli.ok("next", "--blackboard", "ps-n")["next"]}[later]
-    assert released["dependencies"] == [{"signal_id": research, "status": "COMPLETED", "result_present": True}]
+    assert released["dependencies"] == [
+        {"signal_id": research, "status": "COMPLETED", "result_present": True}
+    ]
 
 
 def test_next_refuses_a_limit_below_one(cli):
@@ -63,9 +68,9 @@ def test_next_refuses_a_limit_below_one(cli):
 
 TEXTUAL = {
     "sql-tuner.md": "---\nname: sql-tuner\ndescription: Optimizes slow SQL queries, designs indexes and reads "
-                    "execution plans.\ncapabilities: {SQL: 0.9}\ncommand: echo tuned\n---\nYou tune queries.\n",
+    "execution plans.\ncapabilities: {SQL: 0.9}\ncommand: echo tuned\n---\nYou tune queries.\n",
     "doc-writer.md": "---\nname: doc-writer\ndescription: Writes READMEs, user guides and tutorials.\n"
-                     "capabilities: {DOCS: 0.9}\ncommand: echo written\n---\nYou write.\n",
+    "capabilities: {DOCS: 0.9}\ncommand: echo written\n---\nYou write.\n",
 }
 
 
@@ -75,8 +80,13 @@ def test_a_worker_takes_an_auto_signal_only_when_its_text_fits_and_next_proposed
     for name, text in TEXTUAL.items():
         (folder / name).write_text(text, encoding="utf-8")
     cli = make_cli(f"sqlite:///{tmp_path / 'blackboard.db'}", tmp_path, agents=folder)
-    slow = cli.post("--capability", "auto", "--prompt", "The orders SQL query is slow; it needs an index.",
-                    topic="Slow orders query")["signal_id"]
+    slow = cli.post(
+        "--capability",
+        "auto",
+        "--prompt",
+        "The orders SQL query is slow; it needs an index.",
+        topic="Slow orders query",
+    )["signal_id"]
     assert [(p["signal_id"], p["agent"]) for p in cli.ok("next")["next"]] == [(slow, "sql-tuner")]
 
     cli("worker", "--agent", "doc-writer", "--once").expect(0)  # it does not fit: nothing to claim
@@ -84,5 +94,9 @@ def test_a_worker_takes_an_auto_signal_only_when_its_text_fits_and_next_proposed
     cli("worker", "--agent", "sql-tuner", "--once").expect(0)
 
     done = cli.ok("show", slow)
-    assert (done["status"], done["claimed_by"], done["result"]["knowledge_items"]) == ("COMPLETED", "sql-tuner", ["tuned"])
+    assert (done["status"], done["claimed_by"], done["result"]["knowledge_items"]) == (
+        "COMPLETED",
+        "sql-tuner",
+        ["tuned"],
+    )
     assert cli.ok("next")["next"] == []

@@ -13,11 +13,15 @@ from tests.e2e.conftest import Cli, assert_events, assert_signal
 def test_claim_honours_the_threshold_from_the_environment(cli):
     # ps-analyst scores 0.85 for RESEARCH and has no threshold of its own: above the default 0.8 ...
     below = cli.post(entry="e-1")["signal_id"]
-    refused = cli("claim", below, "--agent", "ps-analyst", env={"BLACKBOARD_CLAIM_THRESHOLD": "0.9"}).expect(3)
+    refused = cli("claim", below, "--agent", "ps-analyst", env={"BLACKBOARD_CLAIM_THRESHOLD": "0.9"}).expect(
+        3
+    )
     assert "threshold" in refused.stderr and "0.9" in refused.stderr
     assert cli.ok("show", below)["status"] == "POSTED"  # the refusal wrote nothing
     # ... and the same claim passes with a lower one, or the default
-    doc = assert_signal(cli.ok("claim", below, "--agent", "ps-analyst", env={"BLACKBOARD_CLAIM_THRESHOLD": "0.5"}))
+    doc = assert_signal(
+        cli.ok("claim", below, "--agent", "ps-analyst", env={"BLACKBOARD_CLAIM_THRESHOLD": "0.5"})
+    )
     assert (doc["status"], doc["claimed_by"]) == ("CLAIMED", "ps-analyst")
 
 
@@ -34,7 +38,11 @@ def test_watch_blackboard_reports_only_a_completion_on_that_board(cli):
 
 
 def _posts(cli: Cli) -> list[str]:
-    return [e["data"]["signal_id"] for e in assert_events(cli.ok("events")) if e["event_type"] == "AgentSignalPosted"]
+    return [
+        e["data"]["signal_id"]
+        for e in assert_events(cli.ok("events"))
+        if e["event_type"] == "AgentSignalPosted"
+    ]
 
 
 @pytest.mark.parametrize("restore", ["import into a fresh store", "projection rebuild"])

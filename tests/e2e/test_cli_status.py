@@ -33,7 +33,9 @@ def store(request, tmp_path_factory, make_cli, agents_dir) -> Iterator[Cli]:
     container = Container(config=BlackboardSettings(db=url, agents_dir=str(agents_dir)))
     service = container.service()
     for i in range(SEEDED):
-        service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-many", entry_id=f"e-{i}", topic=f"t{i}"))
+        service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id="ps-many", entry_id=f"e-{i}", topic=f"t{i}")
+        )
     container.engine().dispose()
     cli = make_cli(url, tmp_path_factory.mktemp("status-cwd"))
     claimed = cli.post(ps="ps-few", env=LONG)["signal_id"]
@@ -56,7 +58,11 @@ def test_status_counts_each_board(store):
     assert few["signals"] == {"CLAIMED": 1, "COMPLETED": 1, "POSTED": 1} and few["signals_total"] == 3
     assert few["live_workers"] == ["ps-researcher"]  # the completer holds no claim any more
     assert 0 <= few["oldest_waiting_seconds"] < boards["ps-many"]["oldest_waiting_seconds"]
-    assert (boards["ps-notes"]["entries"], boards["ps-notes"]["open_conflicts"], boards["ps-notes"]["signals"]) == (2, 1, {})
+    assert (
+        boards["ps-notes"]["entries"],
+        boards["ps-notes"]["open_conflicts"],
+        boards["ps-notes"]["signals"],
+    ) == (2, 1, {})
 
 
 def test_a_claim_past_its_timeout_is_no_live_worker(store):
@@ -67,7 +73,9 @@ def test_a_claim_past_its_timeout_is_no_live_worker(store):
 def test_status_text_is_a_table_of_the_boards(store):
     text = store("status", env=LONG).expect(0).stdout
     rows = {line.split()[0]: line.split() for line in text.splitlines() if line.strip().startswith("ps-")}
-    assert rows["ps-few"][1:4] == ["1", "1", "1"] and rows["ps-few"][-1] == "ps-researcher"  # posted claimed completed
+    assert (
+        rows["ps-few"][1:4] == ["1", "1", "1"] and rows["ps-few"][-1] == "ps-researcher"
+    )  # posted claimed completed
     assert rows["ps-many"][1] == str(SEEDED) and "all" in text
 
 
@@ -79,7 +87,11 @@ def test_a_board_the_store_does_not_hold_is_exit_4(store, command):
 
 def test_signals_print_a_page_and_say_more_remain(store):
     result = store("--json", "signals", "--blackboard", "ps-many").expect(0)
-    assert len(assert_signals(result.json())) == 100 and "more remain" in result.stderr and "--all" in result.stderr
+    assert (
+        len(assert_signals(result.json())) == 100
+        and "more remain" in result.stderr
+        and "--all" in result.stderr
+    )
     every = store("--json", "signals", "--blackboard", "ps-many", "--all").expect(0)
     assert len(every.json()) == SEEDED and not every.stderr
     assert [s["signal_id"] for s in every.json()[:100]] == [s["signal_id"] for s in result.json()]
@@ -108,7 +120,10 @@ def test_events_jsonl_streams_the_same_documents(store):
     every = store.ok("events", "--all")
     lines = store("events", "--all", "--jsonl").expect(0).stdout.splitlines()
     assert [json.loads(line) for line in lines] == every
-    mine = [json.loads(line) for line in store("events", "--jsonl", "--blackboard", "ps-few").expect(0).stdout.splitlines()]
+    mine = [
+        json.loads(line)
+        for line in store("events", "--jsonl", "--blackboard", "ps-few").expect(0).stdout.splitlines()
+    ]
     assert mine == [e for e in every if e["stream_id"] == "ps-few"] and len(mine) == 6
     text = store("events", "--limit", "3").expect(0).stdout.splitlines()
     assert [int(line.split()[0]) for line in text] == [e["position"] for e in every[:3]]
@@ -116,11 +131,15 @@ def test_events_jsonl_streams_the_same_documents(store):
 
 def test_status_watch_json_prints_a_line_per_change_and_ends_on_ctrl_c(store):
     store.post(type="REVIEW", ps="ps-watch", env=LONG)  # a board of its own: the other tests' counts stay
-    watch = store.start("--json", "status", "--watch", "--blackboard", "ps-watch", "--interval", "0.5", env=LONG)
+    watch = store.start(
+        "--json", "status", "--watch", "--blackboard", "ps-watch", "--interval", "0.5", env=LONG
+    )
     first = json.loads(watch.stdout.readline())
     assert first[0]["signals"] == {"POSTED": 1}
     store.post(type="REVIEW", ps="ps-watch", entry="e-9", env=LONG)
-    assert json.loads(watch.stdout.readline())[0]["signals"] == {"POSTED": 2}  # a line per change, not per interval
+    assert json.loads(watch.stdout.readline())[0]["signals"] == {
+        "POSTED": 2
+    }  # a line per change, not per interval
     watch.send_signal(signal.SIGINT)
     assert store.finish(watch).returncode == 0
 
@@ -132,7 +151,9 @@ def _read_until(fd: int, row: re.Pattern[bytes], seen: bytearray, limit: float =
     """Read the terminal until its text (colours and cursor moves left out) shows `row`."""
     deadline = time.monotonic() + limit
     while not row.search(ANSI.sub(b"", bytes(seen))):
-        assert time.monotonic() < deadline, f"{row.pattern!r} never appeared in:\n{seen.decode(errors='replace')}"
+        assert time.monotonic() < deadline, (
+            f"{row.pattern!r} never appeared in:\n{seen.decode(errors='replace')}"
+        )
         if select.select([fd], [], [], 0.2)[0]:
             seen += os.read(fd, 65536)
 
@@ -140,13 +161,20 @@ def _read_until(fd: int, row: re.Pattern[bytes], seen: bytearray, limit: float =
 def test_status_watch_redraws_the_table_in_a_terminal(store, tmp_path: Path):
     store.ok("write", "first", "--blackboard", "ps-tty", "--author", "a", "--value", "1")
     main, terminal = pty.openpty()
-    proc = subprocess.Popen([BLACKBOARD, "status", "--watch", "--blackboard", "ps-tty"], stdin=terminal,
-                            stdout=terminal, stderr=terminal, env=store.environment({"COLUMNS": "160", **LONG}),
-                            cwd=tmp_path)
+    proc = subprocess.Popen(
+        [BLACKBOARD, "status", "--watch", "--blackboard", "ps-tty"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=store.environment({"COLUMNS": "160", **LONG}),
+        cwd=tmp_path,
+    )
     os.close(terminal)
     try:
         seen = bytearray()
-        _read_until(main, re.compile(rb"ps-tty(\s+0){6}\s+-\s+1\s+0\s"), seen)  # no signal, 1 entry, 0 conflicts
+        _read_until(
+            main, re.compile(rb"ps-tty(\s+0){6}\s+-\s+1\s+0\s"), seen
+        )  # no signal, 1 entry, 0 conflicts
         store.ok("write", "second", "--blackboard", "ps-tty", "--author", "a", "--value", "2")
         _read_until(main, re.compile(rb"ps-tty(\s+0){6}\s+-\s+2\s+0\s"), seen)  # redrawn: 2 entries
         proc.send_signal(signal.SIGINT)

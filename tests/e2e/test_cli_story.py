@@ -38,15 +38,47 @@ def story(story_cli) -> dict:
 
     def main_story() -> dict:
         board = _board()
-        posted = cli("--json", "post", "--type", "RESEARCH", "--ps-id", "ps-story", "--entry-id", "e-12",
-                     "--topic", "event stores in Python", "--prompt", "Compare three libraries.",
-                     "--context", '{"depth": 2, "sources": ["pypi", "github"]}',
-                     "--capability", "RESEARCH", "--capability", "INVESTIGATION",
-                     "--posted-by", "ps-skill-test", "--blackboard", board, "--correlation-id", "run-77")
+        posted = cli(
+            "--json",
+            "post",
+            "--type",
+            "RESEARCH",
+            "--ps-id",
+            "ps-story",
+            "--entry-id",
+            "e-12",
+            "--topic",
+            "event stores in Python",
+            "--prompt",
+            "Compare three libraries.",
+            "--context",
+            '{"depth": 2, "sources": ["pypi", "github"]}',
+            "--capability",
+            "RESEARCH",
+            "--capability",
+            "INVESTIGATION",
+            "--posted-by",
+            "ps-skill-test",
+            "--blackboard",
+            board,
+            "--correlation-id",
+            "run-77",
+        )
         signal_id = posted.expect(0).json()["signal_id"]
         claimed = cli("--json", "claim", signal_id, "--agent", "ps-researcher")
-        completed = cli("--json", "complete", signal_id, "--agent", "ps-researcher", "--artifact", "docs/findings.md",
-                        "--knowledge", "eventsourcing is mature", "--knowledge", "esdbclient needs a server")
+        completed = cli(
+            "--json",
+            "complete",
+            signal_id,
+            "--agent",
+            "ps-researcher",
+            "--artifact",
+            "docs/findings.md",
+            "--knowledge",
+            "eventsourcing is mature",
+            "--knowledge",
+            "esdbclient needs a server",
+        )
         return {"board": board, "id": signal_id, "posted": posted, "claimed": claimed, "completed": completed}
 
     def claimed_by(agent: str) -> tuple[str, str]:
@@ -56,7 +88,9 @@ def story(story_cli) -> dict:
         return board, signal_id
 
     main, for_watch, for_wait, for_race = cli.chains(
-        main_story, lambda: claimed_by("ps-researcher"), lambda: claimed_by("ps-analyst"),
+        main_story,
+        lambda: claimed_by("ps-researcher"),
+        lambda: claimed_by("ps-analyst"),
         lambda: cli.post("--blackboard", _board())["signal_id"],
     )
     return {**main, "upgrade": upgrade, "for_watch": for_watch, "for_wait": for_wait, "for_race": for_race}
@@ -71,9 +105,13 @@ def test_post_uses_every_option(story):
     assert doc["status"] == "POSTED"
     assert doc["signal_type"] == "RESEARCH"
     assert doc["blackboard_id"] == story["board"]
-    assert doc["payload"] == {"ps_id": "ps-story", "entry_id": "e-12", "topic": "event stores in Python",
-                              "prompt": "Compare three libraries.",
-                              "context": {"depth": 2, "sources": ["pypi", "github"]}}
+    assert doc["payload"] == {
+        "ps_id": "ps-story",
+        "entry_id": "e-12",
+        "topic": "event stores in Python",
+        "prompt": "Compare three libraries.",
+        "context": {"depth": 2, "sources": ["pypi", "github"]},
+    }
     assert doc["target_capabilities"] == ["RESEARCH", "INVESTIGATION"]
     assert doc["posted_by"] == "ps-skill-test"
 
@@ -93,8 +131,12 @@ def test_complete_stores_artifact_and_knowledge(story):
 
 def test_a_claim_race_between_two_processes_has_one_winner(story, story_cli):
     signal_id = story["for_race"]  # POSTED; both agents may claim it
-    calls = story_cli.many({agent: (("--json", "claim", signal_id, "--agent", agent), None)
-                            for agent in ("ps-researcher", "ps-analyst")})
+    calls = story_cli.many(
+        {
+            agent: (("--json", "claim", signal_id, "--agent", agent), None)
+            for agent in ("ps-researcher", "ps-analyst")
+        }
+    )
     results = {agent: call.result() for agent, call in calls.items()}
     winners = [agent for agent, result in results.items() if result.returncode == 0]
     assert len(winners) == 1, results
@@ -117,9 +159,15 @@ def test_events_are_the_story_in_order(story, story_cli):
     every = assert_events(story_cli.ok("events", "--blackboard", story["board"]))
     # the completion's two knowledge items landed right after it, each in an entry key's own stream
     assert [(e["event_type"], e["data"]["key"]) for e in every[3:]] == [
-        ("EntryWritten", f"{story['id']}/knowledge/1"), ("EntryWritten", f"{story['id']}/knowledge/2")]
+        ("EntryWritten", f"{story['id']}/knowledge/1"),
+        ("EntryWritten", f"{story['id']}/knowledge/2"),
+    ]
     events = [e for e in every if e["stream_id"] == story["board"]]
-    assert [e["event_type"] for e in events] == ["AgentSignalPosted", "AgentSignalClaimed", "AgentSignalCompleted"]
+    assert [e["event_type"] for e in events] == [
+        "AgentSignalPosted",
+        "AgentSignalClaimed",
+        "AgentSignalCompleted",
+    ]
     assert [e["version"] for e in events] == [1, 2, 3]
     assert {e["stream_id"] for e in events} == {story["board"]}
     assert {e["data"]["signal_id"] for e in events} == {story["id"]}

@@ -62,7 +62,9 @@ def target(stores) -> Cli:
 def _truncate_sqlite(url: str) -> None:
     engine = create_engine(url)
     with engine.begin() as conn:
-        for (table,) in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'alembic_version'")):
+        for (table,) in conn.execute(
+            text("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'alembic_version'")
+        ):
             conn.execute(text(f'DELETE FROM "{table}"'))
     engine.dispose()
 
@@ -77,11 +79,36 @@ def a_board(cli: Cli) -> str:
     cli.ok("claim", signal, "--agent", "ps-researcher", "--token", "t-1")
     cli.ok("complete", signal, "--agent", "ps-researcher", "--token", "t-1", "--knowledge", "logs keep facts")
     cli.post("--blackboard", board, "--type", "REVIEW", "--after", signal)
-    cli.ok("write", "plan", "--blackboard", board, "--author", "ps-a", "--value", '{"steps": [1, "ü"]}',
-           "--meta", '{"why": "start"}', "--topic", "plans", "--confidence", "0.5")
+    cli.ok(
+        "write",
+        "plan",
+        "--blackboard",
+        board,
+        "--author",
+        "ps-a",
+        "--value",
+        '{"steps": [1, "ü"]}',
+        "--meta",
+        '{"why": "start"}',
+        "--topic",
+        "plans",
+        "--confidence",
+        "0.5",
+    )
     cli.post("--blackboard", other, "--entry-id", "e-2")
     cli("write", "plan", "--blackboard", board, "--author", "ps-b", "--value", '"other"').expect(3)
-    cli.ok("resolve", "plan", "--blackboard", board, "--author", "ps-lead", "--pick", "2", "--rationale", "b is right")
+    cli.ok(
+        "resolve",
+        "plan",
+        "--blackboard",
+        board,
+        "--author",
+        "ps-lead",
+        "--pick",
+        "2",
+        "--rationale",
+        "b is right",
+    )
     return board
 
 
@@ -94,7 +121,9 @@ def sorted_keys(document: bytes) -> str:
     return json.dumps(json.loads(document), sort_keys=True)
 
 
-def test_a_board_imported_into_an_empty_store_exports_again_byte_for_byte_and_is_queryable(stores, target, tmp_path):
+def test_a_board_imported_into_an_empty_store_exports_again_byte_for_byte_and_is_queryable(
+    stores, target, tmp_path
+):
     source = stores[0]
     board = a_board(source)
     first = export(source, board, tmp_path / "first.json")
@@ -104,8 +133,12 @@ def test_a_board_imported_into_an_empty_store_exports_again_byte_for_byte_and_is
 
     assert again == first and sorted_keys(again) == sorted_keys(first)
     assert imported["kept_positions"] is True and imported["events"] == len(json.loads(first)["events"])
-    for query in (("signals", "--blackboard", board), ("entries", "--blackboard", board),
-                  ("read", "plan", "--blackboard", board, "--history"), ("summary", "--blackboard", board)):
+    for query in (
+        ("signals", "--blackboard", board),
+        ("entries", "--blackboard", board),
+        ("read", "plan", "--blackboard", board, "--history"),
+        ("summary", "--blackboard", board),
+    ):
         assert target.ok(*query) == source.ok(*query), query
     assert [e["key"] for e in target.ok("entries", "--blackboard", board)][0] == "plan"
     assert len(target.ok("entries", "--blackboard", board)) == 2  # the landed finding and plan
@@ -144,7 +177,9 @@ def test_an_import_into_a_store_with_other_boards_keeps_everything_but_positions
     assert target.ok("read", "plan", "--blackboard", board)["value"] == "other"
 
 
-def test_an_import_onto_a_store_that_holds_the_board_is_refused_with_exit_3_and_writes_nothing(stores, tmp_path):
+def test_an_import_onto_a_store_that_holds_the_board_is_refused_with_exit_3_and_writes_nothing(
+    stores, tmp_path
+):
     source = stores[0]
     board = a_board(source)
     export(source, board, tmp_path / "first.json")
@@ -152,7 +187,9 @@ def test_an_import_onto_a_store_that_holds_the_board_is_refused_with_exit_3_and_
 
     refused = source("import", str(tmp_path / "first.json")).expect(3)
 
-    assert f"board {board} cannot be imported: this store holds 3 of its streams already" in refused.stderr  # the board, plan, the finding
+    assert (
+        f"board {board} cannot be imported: this store holds 3 of its streams already" in refused.stderr
+    )  # the board, plan, the finding
     assert "nothing was written" in refused.stderr
     assert source.ok("events") == before
 
@@ -165,10 +202,12 @@ def test_export_of_a_board_the_store_does_not_hold_exits_4(stores, tmp_path):
 
 def _mutations() -> dict[str, tuple[object, str]]:
     """name -> (how the valid document is broken, what the message must say)."""
+
     def events(change):
         def apply(doc):
             change(doc["events"])
             return doc
+
         return apply
 
     return {
@@ -178,14 +217,43 @@ def _mutations() -> dict[str, tuple[object, str]]:
         "no events array": (lambda doc: {**doc, "events": {}}, "events: must be an array"),
         "no events": (lambda doc: {**doc, "events": []}, "events: must hold at least one event"),
         "a missing field": (events(lambda e: e[1].pop("recorded_at")), "events[1].recorded_at: is required"),
-        "a version gap": (events(lambda e: e[-1].update(version=e[-1]["version"] + 1)), "versions go 1, 2, ... without a gap"),
-        "an id twice": (events(lambda e: e[1].update(event_id=e[0]["event_id"])), "events[1].event_id: must be unique"),
-        "an unknown event type": (events(lambda e: e[0].update(event_type="SignalVanished")), "events[0].event_type: must be a known event type"),
-        "data that is no such event": (events(lambda e: e[0]["data"].pop("posted_by")), "events[0].data: must be a valid AgentSignalPosted"),
-        "a time without its zone": (events(lambda e: e[0].update(occurred_at="2026-01-01T10:00:00")), "events[0].occurred_at: must be an ISO 8601 date-time with its zone"),
-        "positions out of order": (events(lambda e: _swap_positions(e[1], e[2])), "events[2].position: must be above the one before"),
-        "another board's stream": (events(lambda e: e[0].update(stream_id="elsewhere")), "events[0].stream_id: must be the board"),
-        "a claim before its post": (events(lambda e: e.pop(0) and [x.update(version=x["version"] - 1) for x in e if "\x1f" not in x["stream_id"]]), "events: must replay into a board"),
+        "a version gap": (
+            events(lambda e: e[-1].update(version=e[-1]["version"] + 1)),
+            "versions go 1, 2, ... without a gap",
+        ),
+        "an id twice": (
+            events(lambda e: e[1].update(event_id=e[0]["event_id"])),
+            "events[1].event_id: must be unique",
+        ),
+        "an unknown event type": (
+            events(lambda e: e[0].update(event_type="SignalVanished")),
+            "events[0].event_type: must be a known event type",
+        ),
+        "data that is no such event": (
+            events(lambda e: e[0]["data"].pop("posted_by")),
+            "events[0].data: must be a valid AgentSignalPosted",
+        ),
+        "a time without its zone": (
+            events(lambda e: e[0].update(occurred_at="2026-01-01T10:00:00")),
+            "events[0].occurred_at: must be an ISO 8601 date-time with its zone",
+        ),
+        "positions out of order": (
+            events(lambda e: _swap_positions(e[1], e[2])),
+            "events[2].position: must be above the one before",
+        ),
+        "another board's stream": (
+            events(lambda e: e[0].update(stream_id="elsewhere")),
+            "events[0].stream_id: must be the board",
+        ),
+        "a claim before its post": (
+            events(
+                lambda e: (
+                    e.pop(0)
+                    and [x.update(version=x["version"] - 1) for x in e if "\x1f" not in x["stream_id"]]
+                )
+            ),
+            "events: must replay into a board",
+        ),
     }
 
 
@@ -203,7 +271,8 @@ def valid_document(make_cli, tmp_path_factory) -> dict:
 
 @pytest.mark.parametrize("shape", list(_mutations()))
 def test_a_malformed_document_is_refused_with_exit_2_naming_the_field_and_the_rule_and_writes_nothing(
-        shape, valid_document, cli, tmp_path):
+    shape, valid_document, cli, tmp_path
+):
     broken, says = _mutations()[shape]
     document = broken(copy.deepcopy(valid_document))
     (tmp_path / "broken.json").write_text(document if isinstance(document, str) else json.dumps(document))
@@ -220,7 +289,9 @@ def test_an_unreadable_file_is_refused_with_exit_2(cli, tmp_path):
     assert "FILE: must be a readable UTF-8 file" in refused.stderr
 
 
-def test_an_event_of_an_older_schema_version_is_upcast_to_load_and_kept_as_it_was(valid_document, cli, tmp_path):
+def test_an_event_of_an_older_schema_version_is_upcast_to_load_and_kept_as_it_was(
+    valid_document, cli, tmp_path
+):
     document = copy.deepcopy(valid_document)
     posted = document["events"][0]
     posted["schema_version"] = 1  # AgentSignalPosted before retry_of

@@ -63,11 +63,26 @@ async def test_every_tool_of_the_contract_is_listed_with_a_schema_naming_its_arg
 
 async def test_a_signal_s_life_through_the_tools_matches_the_cli_s_documents(mcli, board):
     async with served(mcli, "--agent", AGENT) as server:
-        posted = assert_signal(await server.call(
-            "blackboard_post_signal", signal_type="RESEARCH", ps_id=board, entry_id="e-1", topic="stores",
-            context={"depth": 2}, capabilities=["RESEARCH"], key=f"{board}/e-1"))
-        again = await server.call("blackboard_post_signal", signal_type="RESEARCH", ps_id=board, entry_id="e-1",
-                                  topic="stores", key=f"{board}/e-1")
+        posted = assert_signal(
+            await server.call(
+                "blackboard_post_signal",
+                signal_type="RESEARCH",
+                ps_id=board,
+                entry_id="e-1",
+                topic="stores",
+                context={"depth": 2},
+                capabilities=["RESEARCH"],
+                key=f"{board}/e-1",
+            )
+        )
+        again = await server.call(
+            "blackboard_post_signal",
+            signal_type="RESEARCH",
+            ps_id=board,
+            entry_id="e-1",
+            topic="stores",
+            key=f"{board}/e-1",
+        )
         sig = posted["signal_id"]
         assert (again["signal_id"], posted["posted_by"], posted["blackboard_id"]) == (sig, AGENT, board)
 
@@ -77,8 +92,12 @@ async def test_a_signal_s_life_through_the_tools_matches_the_cli_s_documents(mcl
         assert [s["signal_id"] for s in listed] == [sig]
 
         claimed = await server.call("blackboard_claim", signal_id=sig)
-        done = await server.call("blackboard_complete", signal_id=sig, artifact_path="notes.md",
-                                 knowledge_items=["logs are append-only"])
+        done = await server.call(
+            "blackboard_complete",
+            signal_id=sig,
+            artifact_path="notes.md",
+            knowledge_items=["logs are append-only"],
+        )
         waited = await server.call("blackboard_wait", signal_id=sig, timeout_seconds=5)
 
     assert (claimed["status"], claimed["claimed_by"], done["status"]) == ("CLAIMED", AGENT, "COMPLETED")
@@ -92,17 +111,38 @@ async def test_a_failure_and_a_wait_that_ends_on_it(mcli, board):
         await server.call("blackboard_claim", signal_id=sig)
         failed = await server.call("blackboard_fail", signal_id=sig, error="no sources")
         waited = await server.call("blackboard_wait", signal_id=sig, timeout_seconds=1)
-    assert (failed["status"], failed["result"]["error"], waited["status"]) == ("FAILED", "no sources", "FAILED")
+    assert (failed["status"], failed["result"]["error"], waited["status"]) == (
+        "FAILED",
+        "no sources",
+        "FAILED",
+    )
 
 
 async def test_the_knowledge_tools_match_the_cli_and_a_conflict_names_the_other_author(mcli, board):
     async with served(mcli, "--agent", AGENT, "--blackboard", board) as server:
-        written = await server.call("blackboard_write", key="plan/outline", value=["read", "write"],
-                                    entry_type="plan", confidence=0.8, topics=["plans"], meta={"draft": True})
+        written = await server.call(
+            "blackboard_write",
+            key="plan/outline",
+            value=["read", "write"],
+            entry_type="plan",
+            confidence=0.8,
+            topics=["plans"],
+            meta={"draft": True},
+        )
         assert written == mcli.ok("read", "plan/outline", "--blackboard", board)
         assert (written["author"], written["blackboard_id"], written["version"]) == (AGENT, board, 1)
-        mcli.ok("write", "plan/outline", "--blackboard", board, "--author", "ps-lead", "--replaces", "1",
-                "--value", '["read", "write", "test"]')
+        mcli.ok(
+            "write",
+            "plan/outline",
+            "--blackboard",
+            board,
+            "--author",
+            "ps-lead",
+            "--replaces",
+            "1",
+            "--value",
+            '["read", "write", "test"]',
+        )
 
         text, details = await server.refused("blackboard_write", key="plan/outline", value=["mine"])
         assert "ps-lead" in text and details["family"] == "refused" and details["exit_code"] == 3
@@ -116,20 +156,41 @@ async def test_the_knowledge_tools_match_the_cli_and_a_conflict_names_the_other_
         assert listed == mcli.ok("entries", "--blackboard", board, "--type", "plan")
 
         candidate = next(c["version"] for c in read["conflict"]["candidates"] if c["value"] == ["mine"])
-        resolved = await server.call("blackboard_resolve", key="plan/outline", pick=candidate, rationale="mine is it")
+        resolved = await server.call(
+            "blackboard_resolve", key="plan/outline", pick=candidate, rationale="mine is it"
+        )
         assert (resolved["value"], resolved["conflict"]) == (["mine"], None)
         assert await server.call("blackboard_summary") == mcli.ok("summary", "--blackboard", board)
 
 
 async def test_a_topic_poll_returns_what_was_published_after_the_subscription(mcli, board):
-    mcli.ok("write", "old", "--blackboard", board, "--author", "ps-lead", "--text", "too early", "--topic", "news")
+    mcli.ok(
+        "write", "old", "--blackboard", board, "--author", "ps-lead", "--text", "too early", "--topic", "news"
+    )
     async with served(mcli, "--blackboard", board) as server:
         subscribed = await server.call("blackboard_topic", action="subscribe", topic="news")
-        mcli.ok("write", "fresh", "--blackboard", board, "--author", "ps-lead", "--text", "on time", "--topic", "news")
-        mcli.ok("write", "other", "--blackboard", board, "--author", "ps-lead", "--text", "x", "--topic", "sports")
+        mcli.ok(
+            "write",
+            "fresh",
+            "--blackboard",
+            board,
+            "--author",
+            "ps-lead",
+            "--text",
+            "on time",
+            "--topic",
+            "news",
+        )
+        mcli.ok(
+            "write", "other", "--blackboard", board, "--author", "ps-lead", "--text", "x", "--topic", "sports"
+        )
         polled = await server.call("blackboard_topic", action="poll", topic="news", timeout_seconds=10)
-        quiet = await server.call("blackboard_topic", progress=True, action="poll", topic="news", timeout_seconds=2.5)
-        replay = await server.call("blackboard_topic", action="poll", topic="news", since=subscribed["position"])
+        quiet = await server.call(
+            "blackboard_topic", progress=True, action="poll", topic="news", timeout_seconds=2.5
+        )
+        replay = await server.call(
+            "blackboard_topic", action="poll", topic="news", since=subscribed["position"]
+        )
 
     assert [(e["key"], e["value"]) for e in polled["entries"]] == [("fresh", "on time")]
     assert polled["position"] > subscribed["position"] and quiet["entries"] == []
@@ -140,11 +201,16 @@ async def test_a_topic_poll_returns_what_was_published_after_the_subscription(mc
 async def test_bad_arguments_are_tool_errors_naming_the_field_and_write_nothing(mcli, board):
     before = last_position(mcli)
     bad = {
-        ("blackboard_post_signal", "entry_id"): dict(signal_type="RESEARCH", ps_id=board, entry_id="7", topic="t"),
-        ("blackboard_post_signal", "signal_type"): dict(signal_type="COOKING", ps_id=board, entry_id="e-1", topic="t"),
+        ("blackboard_post_signal", "entry_id"): dict(
+            signal_type="RESEARCH", ps_id=board, entry_id="7", topic="t"
+        ),
+        ("blackboard_post_signal", "signal_type"): dict(
+            signal_type="COOKING", ps_id=board, entry_id="e-1", topic="t"
+        ),
         ("blackboard_post_signal", "topic"): dict(signal_type="RESEARCH", ps_id=board, entry_id="e-1"),
-        ("blackboard_post_signal", "colour"): dict(signal_type="RESEARCH", ps_id=board, entry_id="e-1", topic="t",
-                                                   colour="red"),
+        ("blackboard_post_signal", "colour"): dict(
+            signal_type="RESEARCH", ps_id=board, entry_id="e-1", topic="t", colour="red"
+        ),
         ("blackboard_write", "key"): dict(key="no spaces", value=1, blackboard_id=board),
         ("blackboard_write", "confidence"): dict(key="k", value=1, confidence=2, blackboard_id=board),
         ("blackboard_write", "blackboard_id"): dict(key="k", value=1),  # no board named, none by default
@@ -156,7 +222,10 @@ async def test_bad_arguments_are_tool_errors_naming_the_field_and_write_nothing(
     async with served(mcli, "--agent", AGENT) as server:
         for (tool, field), arguments in bad.items():
             text, details = await server.refused(tool, **arguments)
-            assert field in text and details["family"] == "invalid_input" and details["exit_code"] == 2, (tool, text)
+            assert field in text and details["family"] == "invalid_input" and details["exit_code"] == 2, (
+                tool,
+                text,
+            )
         text, _ = await server.refused("blackboard_nothing")
         assert "no tool blackboard_nothing" in text
         _, still = await server.refused("blackboard_summary", blackboard_id=board)  # the server serves on
@@ -165,10 +234,20 @@ async def test_bad_arguments_are_tool_errors_naming_the_field_and_write_nothing(
 
 async def test_without_agent_the_server_posts_and_writes_as_the_caller_says_but_never_claims(mcli, board):
     async with served(mcli, "--blackboard", board) as server:
-        posted = await server.call("blackboard_post_signal", signal_type="REVIEW", ps_id=board, entry_id="e-2",
-                                   topic="review it", posted_by="ps-lead")
+        posted = await server.call(
+            "blackboard_post_signal",
+            signal_type="REVIEW",
+            ps_id=board,
+            entry_id="e-2",
+            topic="review it",
+            posted_by="ps-lead",
+        )
         written = await server.call("blackboard_write", key="notes", value="hello", author="ps-lead")
-        for tool, arguments in (("blackboard_claim", {}), ("blackboard_complete", {}), ("blackboard_fail", {"error": "x"})):
+        for tool, arguments in (
+            ("blackboard_claim", {}),
+            ("blackboard_complete", {}),
+            ("blackboard_fail", {"error": "x"}),
+        ):
             text, details = await server.refused(tool, signal_id=posted["signal_id"], **arguments)
             assert "--agent" in text and details["family"] == "refused", text
         text, _ = await server.refused("blackboard_write", key="notes", value="hello")
@@ -193,11 +272,18 @@ async def test_not_found_conflicts_and_timeouts_are_tool_errors_with_the_cli_s_m
         text, _ = await server.refused("blackboard_show", signal_id=taken, blackboard_id="elsewhere")
         assert text == f"no signal {taken} on blackboard elsewhere"
         result = await server.raw("blackboard_wait", progress=True, signal_id=waiting, timeout_seconds=2.5)
-        assert result.is_error and result.content[0].text == f"timed out after 2.5s waiting for {waiting} to finish"
+        assert (
+            result.is_error
+            and result.content[0].text == f"timed out after 2.5s waiting for {waiting} to finish"
+        )
         assert server.progress, "no progress reported while waiting"
-        text, details = await server.refused("blackboard_signals", limit=10**30)  # past what the database takes
+        text, details = await server.refused(
+            "blackboard_signals", limit=10**30
+        )  # past what the database takes
         assert details["exit_code"] == 1 and "\n" not in text
-        assert (await server.call("blackboard_show", signal_id=waiting))["status"] == "POSTED"  # still serving
+        assert (await server.call("blackboard_show", signal_id=waiting))[
+            "status"
+        ] == "POSTED"  # still serving
 
 
 async def test_the_agent_s_claim_token_guards_its_key_permissions(mcli, board):
@@ -210,7 +296,9 @@ async def test_the_agent_s_claim_token_guards_its_key_permissions(mcli, board):
         text, details = await server.refused("blackboard_write", key="plan", value="x", signal_id=sig)
         assert "plan" in text and details["exit_code"] == 3
         # the same agent from another process, without the server's token, is refused
-        mcli("write", "draft/outro", "--blackboard", board, "--author", AGENT, "--text", "x", "--signal", sig).expect(3)
+        mcli(
+            "write", "draft/outro", "--blackboard", board, "--author", AGENT, "--text", "x", "--signal", sig
+        ).expect(3)
         await server.call("blackboard_complete", signal_id=sig)
     assert (drafted["signal_id"], brief["value"]) == (sig, "the brief")
 
@@ -224,22 +312,44 @@ def test_a_client_that_goes_away_mid_wait_ends_the_server_within_seconds(mcli, b
     """Raw JSON-RPC on the pipes (the SDK's client would kill the process it started): closing the
     server's standard input while a 600-second wait runs ends the server, exit 0, not at the timeout."""
     sig = mcli.post("--ps-id", board)["signal_id"]
-    server = subprocess.Popen([BLACKBOARD, "--db", mcli.db_url, "--agents-dir", str(mcli.agents_dir), "mcp"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [BLACKBOARD, "--db", mcli.db_url, "--agents-dir", str(mcli.agents_dir), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for message in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"},
+                },
+            },
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                "name": "blackboard_wait", "arguments": {"signal_id": sig, "timeout_seconds": 600},
-                "_meta": {"progressToken": "wait"}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {
+                    "name": "blackboard_wait",
+                    "arguments": {"signal_id": sig, "timeout_seconds": 600},
+                    "_meta": {"progressToken": "wait"},
+                },
+            },
         ):
             server.stdin.write(json.dumps(message) + "\n")
             server.stdin.flush()
         assert json.loads(server.stdout.readline())["id"] == 1  # initialised
         heard = json.loads(server.stdout.readline())  # the wait's first progress: it is under way
-        assert (heard["method"], heard["params"]["progressToken"]) == ("notifications/progress", "wait"), heard
+        assert (heard["method"], heard["params"]["progressToken"]) == ("notifications/progress", "wait"), (
+            heard
+        )
         server.stdin.close()
         server.wait(timeout=30)
         stderr = server.stderr.read()

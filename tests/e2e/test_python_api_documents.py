@@ -52,76 +52,168 @@ def unwarned(document: dict[str, Any]) -> dict[str, Any]:
 
 def test_signal_documents_are_the_clis_both_ways(store, board):
     api, cli = store
-    upstream = api.post("RESEARCH", board, "e-1", "stores", prompt="find prior work", context={"depth": 2},
-                        capabilities=["RESEARCH", "INVESTIGATION"], dedupe_key=f"{board}/e-1")
+    upstream = api.post(
+        "RESEARCH",
+        board,
+        "e-1",
+        "stores",
+        prompt="find prior work",
+        context={"depth": 2},
+        capabilities=["RESEARCH", "INVESTIGATION"],
+        dedupe_key=f"{board}/e-1",
+    )
     assert unwarned(doc(upstream)) == assert_signal(cli.ok("show", upstream.signal_id))
-    printed = cli.post("--blackboard", board, "--after", upstream.signal_id, "--read-key", "brief", "--write-key", "draft/*",
-                       type="REVIEW", ps=board, entry="e-2", topic="review it")
+    printed = cli.post(
+        "--blackboard",
+        board,
+        "--after",
+        upstream.signal_id,
+        "--read-key",
+        "brief",
+        "--write-key",
+        "draft/*",
+        type="REVIEW",
+        ps=board,
+        entry="e-2",
+        topic="review it",
+    )
     same(api.show(printed["signal_id"]), unwarned(printed))
     # the fixture's agents have nothing to run: both interfaces say so in the posted document
-    assert doc(upstream)["warnings"][0].startswith(f"only agents with no command or entrypoint fit {upstream.signal_id}")
-    assert printed["warnings"][0].startswith(f"only agents with no command or entrypoint fit {printed['signal_id']}")
+    assert doc(upstream)["warnings"][0].startswith(
+        f"only agents with no command or entrypoint fit {upstream.signal_id}"
+    )
+    assert printed["warnings"][0].startswith(
+        f"only agents with no command or entrypoint fit {printed['signal_id']}"
+    )
 
     claimed = api.claim(upstream.signal_id, agent="ps-researcher", token="t-1")
     same(claimed, cli.ok("show", upstream.signal_id))
-    completed = cli.ok("complete", upstream.signal_id, "--agent", "ps-researcher", "--token", "t-1",
-                       "--artifact", "notes.md", "--knowledge", "logs win")
+    completed = cli.ok(
+        "complete",
+        upstream.signal_id,
+        "--agent",
+        "ps-researcher",
+        "--token",
+        "t-1",
+        "--artifact",
+        "notes.md",
+        "--knowledge",
+        "logs win",
+    )
     same(api.show(upstream.signal_id), assert_signal(completed))
     same(api.wait(upstream.signal_id, timeout=10), cli.ok("wait", upstream.signal_id, "--timeout", "10"))
 
     failing = api.post("ANALYSIS", board, "e-3", "doomed")
     api.claim(failing.signal_id, agent="ps-analyst")
-    same(api.fail(failing.signal_id, agent="ps-analyst", error="no sources"), cli.ok("show", failing.signal_id))
+    same(
+        api.fail(failing.signal_id, agent="ps-analyst", error="no sources"), cli.ok("show", failing.signal_id)
+    )
     retried = cli.ok("retry", failing.signal_id)
     same(api.show(retried["signal_id"]), retried)
 
     same(api.signals(blackboard_id=board), assert_signals(cli.ok("signals", "--blackboard", board)))
-    same(api.signals(status="COMPLETED", capability="INVESTIGATION", blackboard_id=board),
-         cli.ok("signals", "--status", "COMPLETED", "--capability", "INVESTIGATION", "--blackboard", board))
+    same(
+        api.signals(status="COMPLETED", capability="INVESTIGATION", blackboard_id=board),
+        cli.ok("signals", "--status", "COMPLETED", "--capability", "INVESTIGATION", "--blackboard", board),
+    )
     claim_event = api.events(blackboard_id=board)[2]
     assert claim_event.event_type == "AgentSignalClaimed"
     position = claim_event.position  # as it was right after the claim
     same(api.show(upstream.signal_id, at=position), cli.ok("show", upstream.signal_id, "--at", str(position)))
-    same(api.signals(blackboard_id=board, at=position), cli.ok("signals", "--blackboard", board, "--at", str(position)))
+    same(
+        api.signals(blackboard_id=board, at=position),
+        cli.ok("signals", "--blackboard", board, "--at", str(position)),
+    )
     same(api.match(retried["signal_id"]), cli.ok("match", retried["signal_id"]))
     same(api.agents(), cli.ok("agents"))
-    same(api.watch(["RESEARCH"], blackboard_id=board, since=0, timeout=10),
-         cli.ok("watch", "--type", "RESEARCH", "--blackboard", board, "--since", "0", "--timeout", "10"))
+    same(
+        api.watch(["RESEARCH"], blackboard_id=board, since=0, timeout=10),
+        cli.ok("watch", "--type", "RESEARCH", "--blackboard", board, "--since", "0", "--timeout", "10"),
+    )
     same(api.events(blackboard_id=board), cli.ok("events", "--blackboard", board))
     same(api.events(since=position, limit=3), cli.ok("events", "--since", str(position), "--limit", "3"))
 
 
 def test_entry_documents_are_the_clis_both_ways(store, board):
     api, cli = store
-    first = api.write("findings/store", {"pick": "log", "sources": 3}, blackboard_id=board, author="ps-researcher",
-                      entry_type="finding", confidence=0.8, topics=["storage"], meta={"run": 1}, depends_on=["brief"])
+    first = api.write(
+        "findings/store",
+        {"pick": "log", "sources": 3},
+        blackboard_id=board,
+        author="ps-researcher",
+        entry_type="finding",
+        confidence=0.8,
+        topics=["storage"],
+        meta={"run": 1},
+        depends_on=["brief"],
+    )
     same(first, cli.ok("read", "findings/store", "--blackboard", board))
-    second = cli.ok("write", "findings/store", "--blackboard", board, "--author", "ps-researcher", "--type", "finding",
-                    "--topic", "storage", "--value", '{"pick": "log", "sources": 4}')
+    second = cli.ok(
+        "write",
+        "findings/store",
+        "--blackboard",
+        board,
+        "--author",
+        "ps-researcher",
+        "--type",
+        "finding",
+        "--topic",
+        "storage",
+        "--value",
+        '{"pick": "log", "sources": 4}',
+    )
     same(api.read("findings/store", blackboard_id=board), second)
 
     with pytest.raises(Conflict) as conflict:
         api.write("findings/store", {"pick": "documents"}, blackboard_id=board, author="ps-analyst")
-    refused = cli("--json", "write", "findings/store", "--blackboard", board, "--author", "ps-reviewer", "--text", "mine")
+    refused = cli(
+        "--json",
+        "write",
+        "findings/store",
+        "--blackboard",
+        board,
+        "--author",
+        "ps-reviewer",
+        "--text",
+        "mine",
+    )
     assert refused.returncode == exit_code(conflict.value) == 3
     same(api.read("findings/store", blackboard_id=board), refused.json())  # the key, with every candidate
 
-    resolved = api.resolve("findings/store", blackboard_id=board, author="ps-lead", pick=2, rationale="more sources")
+    resolved = api.resolve(
+        "findings/store", blackboard_id=board, author="ps-lead", pick=2, rationale="more sources"
+    )
     same(resolved, cli.ok("read", "findings/store", "--blackboard", board))
-    api.write("plan/outline", ["read", "write"], blackboard_id=board, author="ps-planner", entry_type="plan",
-              topics=["storage"])
+    api.write(
+        "plan/outline",
+        ["read", "write"],
+        blackboard_id=board,
+        author="ps-planner",
+        entry_type="plan",
+        topics=["storage"],
+    )
 
-    same(api.history("findings/store", blackboard_id=board),
-         cli.ok("read", "findings/store", "--blackboard", board, "--history"))
-    same(api.read("findings/store", blackboard_id=board, at=first.position),
-         cli.ok("read", "findings/store", "--blackboard", board, "--at", str(first.position)))
+    same(
+        api.history("findings/store", blackboard_id=board),
+        cli.ok("read", "findings/store", "--blackboard", board, "--history"),
+    )
+    same(
+        api.read("findings/store", blackboard_id=board, at=first.position),
+        cli.ok("read", "findings/store", "--blackboard", board, "--at", str(first.position)),
+    )
     same(api.entries(blackboard_id=board), cli.ok("entries", "--blackboard", board))
-    same(api.entries(blackboard_id=board, entry_type="finding", limit=1),
-         cli.ok("entries", "--blackboard", board, "--type", "finding", "--limit", "1"))
+    same(
+        api.entries(blackboard_id=board, entry_type="finding", limit=1),
+        cli.ok("entries", "--blackboard", board, "--type", "finding", "--limit", "1"),
+    )
     same(api.summary(blackboard_id=board), cli.ok("summary", "--blackboard", board))
-    same(api.watch_topic("storage", blackboard_id=board, since=0, timeout=10),
-         cli.ok("watch", "--topic", "storage", "--blackboard", board, "--since", "0", "--timeout", "10"))
-    followed = cli("watch", "--topic", "storage", "--blackboard", board, "--since", "0", "--follow", "--timeout", "1")
+    same(
+        api.watch_topic("storage", blackboard_id=board, since=0, timeout=10),
+        cli.ok("watch", "--topic", "storage", "--blackboard", board, "--since", "0", "--timeout", "10"),
+    )
+    followed = cli(
+        "watch", "--topic", "storage", "--blackboard", board, "--since", "0", "--follow", "--timeout", "1"
+    )
     lines = [json.loads(line) for line in followed.expect(0).stdout.splitlines()]
     assert len(lines) == 4  # versions 1, 2, the resolution, the plan
     same(api.poll_topic("storage", blackboard_id=board, since=0, timeout=10), lines)
@@ -132,21 +224,46 @@ def test_errors_are_the_clis_messages_raised_as_the_class_of_its_exit_code(store
     signal = api.post("RESEARCH", board, "e-1", "contested")
     api.claim(signal.signal_id, agent="ps-researcher")
     calls: list[tuple[Any, tuple[str, ...], type[BlackboardError]]] = [
-        (lambda: api.claim(signal.signal_id, agent="ps-analyst"), ("claim", signal.signal_id, "--agent", "ps-analyst"), Refused),
-        (lambda: api.complete(signal.signal_id, agent="ps-analyst"), ("complete", signal.signal_id, "--agent", "ps-analyst"),
-         Refused),
+        (
+            lambda: api.claim(signal.signal_id, agent="ps-analyst"),
+            ("claim", signal.signal_id, "--agent", "ps-analyst"),
+            Refused,
+        ),
+        (
+            lambda: api.complete(signal.signal_id, agent="ps-analyst"),
+            ("complete", signal.signal_id, "--agent", "ps-analyst"),
+            Refused,
+        ),
         (lambda: api.show("sig-00000000"), ("show", "sig-00000000"), NotFound),
-        (lambda: api.claim(signal.signal_id, agent="nobody"), ("claim", signal.signal_id, "--agent", "nobody"), NotFound),
-        (lambda: api.read("nothing/here", blackboard_id=board), ("read", "nothing/here", "--blackboard", board), NotFound),
-        (lambda: api.wait(signal.signal_id, timeout=0.2), ("wait", signal.signal_id, "--timeout", "0.2"), TimedOut),
-        (lambda: api.watch_topic("quiet", blackboard_id=board, timeout=0.2),
-         ("watch", "--topic", "quiet", "--blackboard", board, "--timeout", "0.2"), TimedOut),
+        (
+            lambda: api.claim(signal.signal_id, agent="nobody"),
+            ("claim", signal.signal_id, "--agent", "nobody"),
+            NotFound,
+        ),
+        (
+            lambda: api.read("nothing/here", blackboard_id=board),
+            ("read", "nothing/here", "--blackboard", board),
+            NotFound,
+        ),
+        (
+            lambda: api.wait(signal.signal_id, timeout=0.2),
+            ("wait", signal.signal_id, "--timeout", "0.2"),
+            TimedOut,
+        ),
+        (
+            lambda: api.watch_topic("quiet", blackboard_id=board, timeout=0.2),
+            ("watch", "--topic", "quiet", "--blackboard", board, "--timeout", "0.2"),
+            TimedOut,
+        ),
     ]
     for call, args, family in calls:
         with pytest.raises(family) as raised:
             call()
         printed = cli(*args)
-        assert (printed.returncode, printed.stderr.strip()) == (exit_code(raised.value), f"blackboard: {raised.value}")
+        assert (printed.returncode, printed.stderr.strip()) == (
+            exit_code(raised.value),
+            f"blackboard: {raised.value}",
+        )
 
 
 def test_bad_input_names_the_argument_and_the_clis_rule_and_writes_nothing(store, board):
@@ -154,7 +271,9 @@ def test_bad_input_names_the_argument_and_the_clis_rule_and_writes_nothing(store
     before = len(api.events())
     with pytest.raises(InvalidInput) as raised:
         api.post("RESEARCH", board, "e-x", "bad entry id")
-    printed = cli("post", "--type", "RESEARCH", "--ps-id", board, "--entry-id", "e-x", "--topic", "bad entry id")
+    printed = cli(
+        "post", "--type", "RESEARCH", "--ps-id", board, "--entry-id", "e-x", "--topic", "bad entry id"
+    )
     assert printed.returncode == exit_code(raised.value) == 2
     assert raised.value.field == "entry_id" and f"--entry-id: {raised.value.rule}" in printed.stderr
     with pytest.raises(InvalidInput, match="confidence: Input should be less than or equal to 1"):
@@ -172,7 +291,9 @@ def test_bad_input_names_the_argument_and_the_clis_rule_and_writes_nothing(store
 
 def test_a_value_is_returned_as_the_store_holds_it(store, board):
     api, cli = store
-    written = api.write("json/keys", {1: ("a", "b")}, blackboard_id=board, author="ps-writer", meta={"n": (1,)})
+    written = api.write(
+        "json/keys", {1: ("a", "b")}, blackboard_id=board, author="ps-writer", meta={"n": (1,)}
+    )
 
     assert (written.value, written.meta) == ({"1": ["a", "b"]}, {"n": [1]})
     same(written, cli.ok("read", "json/keys", "--blackboard", board))
@@ -187,20 +308,32 @@ def test_blackboard_without_arguments_opens_the_clis_default_store(tmp_path, mon
 
     assert (tmp_path / ".blackboard" / "blackboard.db").exists()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
-    shown = subprocess.run([BLACKBOARD, "--json", "show", posted.signal_id], env=env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        [BLACKBOARD, "--json", "show", posted.signal_id],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert shown.returncode == 0, shown.stderr
     same(posted, json.loads(shown.stdout))
 
 
 def test_the_readme_example_runs_as_written(tmp_path):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    example = re.search(r"```python\n(.*?)```", readme[readme.index("## Python API"):], re.S)
+    example = re.search(r"```python\n(.*?)```", readme[readme.index("## Python API") :], re.S)
     assert example is not None
     shutil.copytree(ROOT / "agents", tmp_path / "agents")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
-    ran = subprocess.run([sys.executable, "-c", example.group(1)], env=env, cwd=tmp_path, capture_output=True,
-                         text=True, timeout=120)
+    ran = subprocess.run(
+        [sys.executable, "-c", example.group(1)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
     assert ran.returncode == 0, ran.stderr
     summary = json.loads(ran.stdout)

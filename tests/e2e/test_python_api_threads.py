@@ -47,9 +47,13 @@ def together(count: int, work: Callable[[int], Any]) -> list[Any]:
 
 
 def test_eight_threads_post_race_for_every_claim_and_complete_what_they_won_losing_nothing(api, board):
-    posted = together(THREADS, lambda n: [
-        api.post("RESEARCH", board, f"e-{n * 100 + i}", f"topic {n}/{i}").signal_id for i in range(POSTS_PER_THREAD)
-    ])
+    posted = together(
+        THREADS,
+        lambda n: [
+            api.post("RESEARCH", board, f"e-{n * 100 + i}", f"topic {n}/{i}").signal_id
+            for i in range(POSTS_PER_THREAD)
+        ],
+    )
     signal_ids = [s for mine in posted for s in mine]
 
     def race(n: int) -> list[str]:
@@ -58,9 +62,15 @@ def test_eight_threads_post_race_for_every_claim_and_complete_what_they_won_losi
             try:
                 api.claim(signal_id, agent="ps-researcher", token=f"thread-{n}")
             except Refused as refused:
-                assert "already claimed" in str(refused) or "is CLAIMED" in str(refused) or "COMPLETED" in str(refused)
+                assert (
+                    "already claimed" in str(refused)
+                    or "is CLAIMED" in str(refused)
+                    or "COMPLETED" in str(refused)
+                )
                 continue
-            api.complete(signal_id, agent="ps-researcher", token=f"thread-{n}", knowledge_items=[f"won by {n}"])
+            api.complete(
+                signal_id, agent="ps-researcher", token=f"thread-{n}", knowledge_items=[f"won by {n}"]
+            )
             won.append(signal_id)
         return won
 
@@ -73,9 +83,14 @@ def test_eight_threads_post_race_for_every_claim_and_complete_what_they_won_losi
     assert set(final) == set(signal_ids)
     for n, mine in enumerate(winners):
         for signal_id in mine:
-            assert (final[signal_id].status, final[signal_id].result.knowledge_items) == ("COMPLETED", [f"won by {n}"])
+            assert (final[signal_id].status, final[signal_id].result.knowledge_items) == (
+                "COMPLETED",
+                [f"won by {n}"],
+            )
     kinds = Counter(e.event_type for e in api.events(blackboard_id=board))
-    assert (kinds["AgentSignalPosted"], kinds["AgentSignalClaimed"], kinds["AgentSignalCompleted"]) == (len(signal_ids),) * 3
+    assert (kinds["AgentSignalPosted"], kinds["AgentSignalClaimed"], kinds["AgentSignalCompleted"]) == (
+        len(signal_ids),
+    ) * 3
     assert len(api.entries(blackboard_id=board)) == len(signal_ids)  # each completion's knowledge landed
 
 
@@ -123,7 +138,9 @@ def test_waiters_on_many_threads_wake_for_completions_while_a_short_wait_times_o
 
     # PostgreSQL's waiters share one listening connection: queued behind the others' one-second turns on
     # it, this wait took 2.7 s here; it must end at its own timeout, whatever the others wait for
-    assert 0.5 <= short["took"] < 2.0, f"a 0.5 s wait took {short['took']:.2f} s: it queued behind the other waiters"
+    assert 0.5 <= short["took"] < 2.0, (
+        f"a 0.5 s wait took {short['took']:.2f} s: it queued behind the other waiters"
+    )
 
 
 def test_topic_polls_on_many_threads_each_see_every_entry_a_writer_thread_publishes_in_order(api, board):
@@ -156,5 +173,7 @@ def test_a_closed_blackboard_refuses_calls_and_closing_twice_is_harmless(agents_
     with pytest.raises(Closed, match="closed"):
         api.show(signal.signal_id)
     with Blackboard(f"sqlite:///{tmp_path / 'b.db'}", agents_dir=agents_dir) as again:
-        posted = {k: v for k, v in signal.model_dump(mode="json").items() if k != "warnings"}  # the post's own
+        posted = {
+            k: v for k, v in signal.model_dump(mode="json").items() if k != "warnings"
+        }  # the post's own
         assert again.show(signal.signal_id).model_dump(mode="json") == posted

@@ -22,7 +22,11 @@ def board_cli(request, make_cli, tmp_path_factory, tmp_path) -> Cli:
 
 
 def card_in(driver, status: str, signal_id: str) -> bool:
-    return bool(driver.find_elements(By.CSS_SELECTOR, f'.column[data-status="{status}"] .card[data-signal="{signal_id}"]'))
+    return bool(
+        driver.find_elements(
+            By.CSS_SELECTOR, f'.column[data-status="{status}"] .card[data-signal="{signal_id}"]'
+        )
+    )
 
 
 def last_position(cli: Cli) -> int:
@@ -35,27 +39,60 @@ def test_the_page_follows_the_board_live_and_its_slider_shows_an_earlier_state(b
     server = UiServer(cli).wait_ready()
     try:
         driver.get(f"{server.url}/?board=ps-ui")
-        WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: "connected" in d.find_element(By.ID, "connection").text)
+        WebDriverWait(driver, SETTLES_WITHIN).until(
+            lambda d: "connected" in d.find_element(By.ID, "connection").text
+        )
 
-        first = cli.post("--blackboard", "ps-ui", "--ps-id", "ps-ui", topic="compare event stores")["signal_id"]
+        first = cli.post("--blackboard", "ps-ui", "--ps-id", "ps-ui", topic="compare event stores")[
+            "signal_id"
+        ]
         WebDriverWait(driver, SHOWN_WITHIN, poll_frequency=0.02).until(lambda d: card_in(d, "POSTED", first))
         posted_at = last_position(cli)
 
         cli.ok("claim", first, "--agent", "ps-researcher")
-        WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: card_in(d, "CLAIMED", first) and not card_in(d, "POSTED", first))
+        WebDriverWait(driver, SETTLES_WITHIN).until(
+            lambda d: card_in(d, "CLAIMED", first) and not card_in(d, "POSTED", first)
+        )
         cli.ok("complete", first, "--agent", "ps-researcher", "--knowledge", "logs win")
-        WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: card_in(d, "COMPLETED", first) and not card_in(d, "CLAIMED", first))
+        WebDriverWait(driver, SETTLES_WITHIN).until(
+            lambda d: card_in(d, "COMPLETED", first) and not card_in(d, "CLAIMED", first)
+        )
 
-        review = cli.post("--blackboard", "ps-ui", "--ps-id", "ps-ui", "--after", first, type="REVIEW", topic="review it")["signal_id"]
+        review = cli.post(
+            "--blackboard", "ps-ui", "--ps-id", "ps-ui", "--after", first, type="REVIEW", topic="review it"
+        )["signal_id"]
         WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: card_in(d, "POSTED", review))
         assert driver.find_elements(By.CSS_SELECTOR, f'#graph g.node[data-signal="{review}"]')
         assert len(driver.find_elements(By.CSS_SELECTOR, "#graph line.edge")) == 1  # first -> review, drawn
-        assert driver.find_elements(By.CSS_SELECTOR, f'#timeline g[data-signal="{first}"] rect.working.COMPLETED')
+        assert driver.find_elements(
+            By.CSS_SELECTOR, f'#timeline g[data-signal="{first}"] rect.working.COMPLETED'
+        )
 
         board = ("--blackboard", "ps-ui")
-        cli.ok("write", "plan/store", *board, "--author", "ps-researcher", "--type", "plan", "--topic", "storage",
-               "--value", '{"pick": "log"}')
-        cli("write", "plan/store", *board, "--author", "ps-analyst", "--type", "plan", "--value", '{"pick": "documents"}').expect(3)
+        cli.ok(
+            "write",
+            "plan/store",
+            *board,
+            "--author",
+            "ps-researcher",
+            "--type",
+            "plan",
+            "--topic",
+            "storage",
+            "--value",
+            '{"pick": "log"}',
+        )
+        cli(
+            "write",
+            "plan/store",
+            *board,
+            "--author",
+            "ps-analyst",
+            "--type",
+            "plan",
+            "--value",
+            '{"pick": "documents"}',
+        ).expect(3)
         conflict = '#entries tr.entry.in-conflict[data-key="plan/store"] td.conflict'
         WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: d.find_elements(By.CSS_SELECTOR, conflict))
         shown = driver.find_element(By.CSS_SELECTOR, conflict).text
@@ -63,10 +100,16 @@ def test_the_page_follows_the_board_live_and_its_slider_shows_an_earlier_state(b
         assert driver.find_elements(By.CSS_SELECTOR, '#topics tr[data-topic="storage"]')
 
         driver.find_element(By.CSS_SELECTOR, f'.card[data-signal="{first}"]').click()
-        WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: "AgentSignalCompleted" in d.find_element(By.ID, "detail").text)
+        WebDriverWait(driver, SETTLES_WITHIN).until(
+            lambda d: "AgentSignalCompleted" in d.find_element(By.ID, "detail").text
+        )
         driver.find_element(By.CSS_SELECTOR, '#entries tr[data-key="plan/store"]').click()
-        WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: "candidate" in d.find_element(By.ID, "entry-detail").text)
-        driver.save_screenshot(str(artifact("ui.png")))  # kept by the test run (test-artifacts/, not committed)
+        WebDriverWait(driver, SETTLES_WITHIN).until(
+            lambda d: "candidate" in d.find_element(By.ID, "entry-detail").text
+        )
+        driver.save_screenshot(
+            str(artifact("ui.png"))
+        )  # kept by the test run (test-artifacts/, not committed)
 
         slider = driver.find_element(By.ID, "slider")  # back to right after the first post, by keyboard
         slider.send_keys(Keys.HOME)
@@ -75,12 +118,21 @@ def test_the_page_follows_the_board_live_and_its_slider_shows_an_earlier_state(b
         then = cli.ok("signals", "--blackboard", "ps-ui", "--at", str(posted_at))
         assert [(s["signal_id"], s["status"]) for s in then] == [(first, "POSTED")]
         WebDriverWait(driver, SETTLES_WITHIN).until(
-            lambda d: card_in(d, "POSTED", first) and not card_in(d, "POSTED", review) and not card_in(d, "COMPLETED", first))
+            lambda d: (
+                card_in(d, "POSTED", first)
+                and not card_in(d, "POSTED", review)
+                and not card_in(d, "COMPLETED", first)
+            )
+        )
         assert driver.find_element(By.ID, "mode").text == f"as at position {posted_at}"
-        assert not driver.find_elements(By.CSS_SELECTOR, "#entries tr.entry[data-key]")  # no entry was written yet
+        assert not driver.find_elements(
+            By.CSS_SELECTOR, "#entries tr.entry[data-key]"
+        )  # no entry was written yet
         driver.save_screenshot(str(artifact("ui-past.png")))
 
         driver.find_element(By.ID, "live").click()
-        WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: card_in(d, "COMPLETED", first) and card_in(d, "POSTED", review))
+        WebDriverWait(driver, SETTLES_WITHIN).until(
+            lambda d: card_in(d, "COMPLETED", first) and card_in(d, "POSTED", review)
+        )
     finally:
         server.stop()

@@ -21,10 +21,14 @@ def test_a_bind_off_loopback_without_a_token_is_refused_before_anything_is_serve
         socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--port", "0"), "--port"), (("--port", "70000"), "--port"),
-    (("--host", "0.0.0.0", "--token", "short"), "--token"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--port", "0"), "--port"),
+        (("--port", "70000"), "--port"),
+        (("--host", "0.0.0.0", "--token", "short"), "--token"),
+    ],
+)
 def test_a_bad_port_or_token_is_refused_naming_it(cli: Cli, args, message):
     refused = cli("ui", *args).expect(2)
 
@@ -37,7 +41,9 @@ def test_a_port_in_use_is_one_line_and_exit_1(cli: Cli):
         taken.listen()
         failed = cli("ui", "--port", str(taken.getsockname()[1])).expect(1)
 
-    assert failed.stderr.splitlines()[-1].startswith("blackboard: could not listen on 127.0.0.1:"), failed.stderr
+    assert failed.stderr.splitlines()[-1].startswith("blackboard: could not listen on 127.0.0.1:"), (
+        failed.stderr
+    )
     assert "address already in use" in failed.stderr
 
 
@@ -69,11 +75,20 @@ def test_the_server_refuses_what_it_does_not_serve_and_survives_malformed_reques
     server = UiServer(cli).wait_ready()
     try:
         answers = {
-            "/api/board/ps-m?at=abc": 400, "/api/board/ps-m?at=-1": 400, "/api/board/ps-m?at=" + "9" * 30: 400,
-            "/api/events?limit=0": 400, "/api/events?since=1e3": 400, "/api/events?limit=" + "1" * 5000: 400,
-            "/api/stream?since=x": 400, "/api/board/%01bad": 400, "/api/entry/ps-m/no/such/key": 404,
-            "/api/entry/ps-m/" + "k" * 300: 400, "/static/../pyproject.toml": 404,
-            "/static/%2e%2e/%2e%2e/%2e%2e/pyproject.toml": 404, "/static/..%2f..%2fauth.py": 404, "/nothing": 404,
+            "/api/board/ps-m?at=abc": 400,
+            "/api/board/ps-m?at=-1": 400,
+            "/api/board/ps-m?at=" + "9" * 30: 400,
+            "/api/events?limit=0": 400,
+            "/api/events?since=1e3": 400,
+            "/api/events?limit=" + "1" * 5000: 400,
+            "/api/stream?since=x": 400,
+            "/api/board/%01bad": 400,
+            "/api/entry/ps-m/no/such/key": 404,
+            "/api/entry/ps-m/" + "k" * 300: 400,
+            "/static/../pyproject.toml": 404,
+            "/static/%2e%2e/%2e%2e/%2e%2e/pyproject.toml": 404,
+            "/static/..%2f..%2fauth.py": 404,
+            "/nothing": 404,
             "/api/board/ps-m?" + "a=1&" * 5000: 200,
         }
         for path, expected in answers.items():
@@ -81,9 +96,12 @@ def test_the_server_refuses_what_it_does_not_serve_and_survives_malformed_reques
         for method in ("POST", "PUT", "DELETE", "PATCH"):
             assert server.get("/api/boards", method=method)[0] == 405, method
         assert server.get("/", {"Host": "attacker.example"})[0] == 400  # DNS rebinding: not our host
-        for garbage in (b"\x00\xff\r\n\r\n", b"GET /" + b"a" * 200_000 + b" HTTP/1.1\r\n\r\n",
-                        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X: " + b"y" * 100_000 + b"\r\n\r\n",
-                        b"GET /api/boards HTTP/1.1\r\nContent-Length: -5\r\n\r\n"):
+        for garbage in (
+            b"\x00\xff\r\n\r\n",
+            b"GET /" + b"a" * 200_000 + b" HTTP/1.1\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X: " + b"y" * 100_000 + b"\r\n\r\n",
+            b"GET /api/boards HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
+        ):
             with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
                 raw.sendall(garbage)
                 raw.recv(1024)  # an error status, or the connection closed: either way, not a crash

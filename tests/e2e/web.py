@@ -29,8 +29,13 @@ class UiServer:
         self.port = free_port()
         self.log = cli.cwd / f"ui-{self.port}.err"
         with self.log.open("w") as err:
-            self.proc = subprocess.Popen([BLACKBOARD, "ui", "--port", str(self.port), *args], env=cli.environment(env),
-                                         cwd=cli.cwd, stdout=subprocess.DEVNULL, stderr=err)
+            self.proc = subprocess.Popen(
+                [BLACKBOARD, "ui", "--port", str(self.port), *args],
+                env=cli.environment(env),
+                cwd=cli.cwd,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
         self.url = f"http://127.0.0.1:{self.port}"
 
     def wait_ready(self, headers: dict[str, str] | None = None, limit: float = 30.0) -> UiServer:
@@ -45,7 +50,9 @@ class UiServer:
         assert self.proc.poll() is None, f"blackboard ui ended with {self.proc.returncode}:\n{self.stderr()}"
         raise AssertionError(f"blackboard ui did not answer within {limit}s:\n{self.stderr()}")
 
-    def get(self, path: str, headers: dict[str, str] | None = None, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    def get(
+        self, path: str, headers: dict[str, str] | None = None, method: str = "GET"
+    ) -> tuple[int, dict[str, str], bytes]:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         try:
             connection.request(method, path, headers=headers or {})
@@ -79,8 +86,15 @@ def browser() -> Iterator[object]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     "--window-size=1400,1300", "--no-first-run", "--disable-extensions"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1400,1300",
+        "--no-first-run",
+        "--disable-extensions",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
@@ -92,4 +106,3 @@ def browser() -> Iterator[object]:
 def artifact(name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS / name
-

@@ -15,7 +15,12 @@ import sys
 from collections import Counter
 
 from blackboard.application.commands import (
-    ClaimSignal, CompleteSignal, ExpireSignals, FailSignal, PostSignal, RetrySignal,
+    ClaimSignal,
+    CompleteSignal,
+    ExpireSignals,
+    FailSignal,
+    PostSignal,
+    RetrySignal,
 )
 from blackboard.application.knowledge_commands import WriteEntry
 from blackboard.application.ports import SignalFilter
@@ -27,7 +32,14 @@ from tests.fakes import UnwiredContainer
 BOARDS = ("ps-f1", "ps-f2", "ps-f3")
 AGENTS = ("ps-researcher", "ps-analyst")
 OPERATIONS = {  # weight of each operation in the mix
-    "post": 25, "claim": 25, "complete": 15, "fail": 7, "wrong_claimer": 3, "expire": 5, "retry": 5, "entry": 15,
+    "post": 25,
+    "claim": 25,
+    "complete": 15,
+    "fail": 7,
+    "wrong_claimer": 3,
+    "expire": 5,
+    "retry": 5,
+    "entry": 15,
 }
 
 
@@ -58,10 +70,16 @@ class Actor:
         upstream = self.pick(self.rng.choice((SignalStatus.POSTED, SignalStatus.CLAIMED)), board)
         after = (upstream.signal_id,) if upstream and self.rng.random() < 0.3 else ()
         key = f"k-{self.rng.randrange(40)}" if self.rng.random() < 0.2 else None
-        self.service.post_signal(PostSignal(
-            signal_type=self.rng.choice(("RESEARCH", "ANALYSIS")), ps_id=board,
-            entry_id=f"e-{self.seed}{self.serial:06d}", topic="race", after=after, dedupe_key=key,
-        ))
+        self.service.post_signal(
+            PostSignal(
+                signal_type=self.rng.choice(("RESEARCH", "ANALYSIS")),
+                ps_id=board,
+                entry_id=f"e-{self.seed}{self.serial:06d}",
+                topic="race",
+                after=after,
+                dedupe_key=key,
+            )
+        )
         return "ok"
 
     def claim(self, board: str) -> str | None:
@@ -73,14 +91,21 @@ class Actor:
     def complete(self, board: str) -> str | None:
         if (signal := self.pick(SignalStatus.CLAIMED, board)) is None:
             return "none"
-        self.service.complete_signal(CompleteSignal(signal_id=signal.signal_id, agent_id=signal.claimed_by,
-                                                    knowledge_items=("found",) if self.rng.random() < 0.3 else ()))
+        self.service.complete_signal(
+            CompleteSignal(
+                signal_id=signal.signal_id,
+                agent_id=signal.claimed_by,
+                knowledge_items=("found",) if self.rng.random() < 0.3 else (),
+            )
+        )
         return None
 
     def fail(self, board: str) -> str | None:
         if (signal := self.pick(SignalStatus.CLAIMED, board)) is None:
             return "none"
-        self.service.fail_signal(FailSignal(signal_id=signal.signal_id, agent_id=signal.claimed_by, error="no"))
+        self.service.fail_signal(
+            FailSignal(signal_id=signal.signal_id, agent_id=signal.claimed_by, error="no")
+        )
         return None
 
     def wrong_claimer(self, board: str) -> str | None:
@@ -101,8 +126,14 @@ class Actor:
         return None
 
     def entry(self, board: str) -> None:
-        self.knowledge.write(WriteEntry(blackboard_id=board, key=f"notes/{self.rng.randrange(6)}",
-                                        value={"by": self.seed, "n": self.serial}, author=self.rng.choice(AGENTS)))
+        self.knowledge.write(
+            WriteEntry(
+                blackboard_id=board,
+                key=f"notes/{self.rng.randrange(6)}",
+                value={"by": self.seed, "n": self.serial},
+                author=self.rng.choice(AGENTS),
+            )
+        )
 
 
 def main() -> None:

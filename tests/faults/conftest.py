@@ -44,19 +44,36 @@ class Store:
         for name, text in AGENTS.items():
             (agents / name).write_text(text)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
-        self.env.update(BLACKBOARD_DB=url, BLACKBOARD_AGENTS_DIR=str(agents), PYTHONPATH=str(ROOT),
-                        BLACKBOARD_POST_TIMEOUT="2", BLACKBOARD_CLAIM_TIMEOUT="2")
+        self.env.update(
+            BLACKBOARD_DB=url,
+            BLACKBOARD_AGENTS_DIR=str(agents),
+            PYTHONPATH=str(ROOT),
+            BLACKBOARD_POST_TIMEOUT="2",
+            BLACKBOARD_CLAIM_TIMEOUT="2",
+        )
 
     def container(self) -> UnwiredContainer:
         return UnwiredContainer(config=settings.load({}, env={**self.env, "BLACKBOARD_POOL_PRE_PING": "1"}))
 
     def actor(self, seed: int, operations: int) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, "-m", "tests.faults.actor", str(seed), str(operations)],
-                                env=self.env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.faults.actor", str(seed), str(operations)],
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def blackboard(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([str(Path(sys.executable).parent / "blackboard"), *args], env=self.env, cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [str(Path(sys.executable).parent / "blackboard"), *args],
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def assert_sound(self) -> dict[str, int]:
         """The invariants hold on the store; returns how many events of each type it holds."""
@@ -74,7 +91,7 @@ class Store:
 def assert_clean(stderr: str, who: str) -> None:
     for fatal in FATAL:
         at = stderr.find(fatal)
-        assert at < 0, f"{who} printed {fatal!r}:\n{stderr[max(0, at - 1500):at + 3500]}"
+        assert at < 0, f"{who} printed {fatal!r}:\n{stderr[max(0, at - 1500) : at + 3500]}"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -86,7 +103,12 @@ def fault_store(request, tmp_path) -> Store:
         request.getfixturevalue("pg_engine")  # the run's database, emptied
         url = request.getfixturevalue("pg_database_url")
     store = Store(url, tmp_path)
-    done = subprocess.run([str(Path(sys.executable).parent / "blackboard"), "db", "upgrade"], env=store.env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "blackboard"), "db", "upgrade"],
+        env=store.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return store

@@ -24,7 +24,11 @@ FROM = {  # event type -> the statuses it may come from, and the status it leave
     "AgentSignalExpired": ({"POSTED", "CLAIMED"}, "EXPIRED"),
     "AgentSignalUnclaimed": ({"POSTED"}, "UNCLAIMED"),
 }
-BY = {"AgentSignalClaimRenewed": "claimed_by", "AgentSignalCompleted": "completed_by", "AgentSignalFailed": "failed_by"}
+BY = {
+    "AgentSignalClaimRenewed": "claimed_by",
+    "AgentSignalCompleted": "completed_by",
+    "AgentSignalFailed": "failed_by",
+}
 
 
 def violations(store: EventStore, read_model: SignalReadModel) -> list[str]:
@@ -79,7 +83,9 @@ def _read_model_differs(store: EventStore, read_model: SignalReadModel, boards: 
         rows = {s.signal_id: s for s in read_model.find(SignalFilter(blackboard_id=board_id))}
         for sid in sorted(set(replayed) | set(rows)):
             if replayed.get(sid) != rows.get(sid):
-                found.append(f"{board_id}/{sid}: read model {rows.get(sid)!r} != replay {replayed.get(sid)!r}")
+                found.append(
+                    f"{board_id}/{sid}: read model {rows.get(sid)!r} != replay {replayed.get(sid)!r}"
+                )
     return found
 
 

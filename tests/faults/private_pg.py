@@ -46,7 +46,9 @@ class Cluster:
 
     def pg_ctl(self, action: str, *extra: str) -> None:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._run(_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", action, *extra)
+        self._run(
+            _bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", action, *extra
+        )
 
     def restart(self) -> None:
         """As an operator would: a fast shutdown (running transactions are cut) and a start."""
@@ -61,7 +63,17 @@ def private_cluster() -> Iterator[Cluster]:
         os.chown(folder, user.pw_uid, user.pw_gid)
     cluster = Cluster(folder, _free_port())
     try:
-        cluster._run(_bin("initdb"), "-D", str(cluster.data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8")
+        cluster._run(
+            _bin("initdb"),
+            "-D",
+            str(cluster.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        )
         cluster.pg_ctl("start")
         yield cluster
     finally:

@@ -34,9 +34,13 @@ CLAIM_TIMEOUT = 6.0  # a killed worker's claims expire within the run
 
 def soak_agents(folder: Path) -> Path:
     """The example agents, each handler wrapped by flaky.py (which fails some runs on purpose)."""
-    agents = shutil.copytree(ROOT / "agents", folder / "example-agents", ignore=shutil.ignore_patterns("__pycache__"))
+    agents = shutil.copytree(
+        ROOT / "agents", folder / "example-agents", ignore=shutil.ignore_patterns("__pycache__")
+    )
     for spec in agents.glob("*.md"):
-        text = spec.read_text().replace("command: python3 ", f"command: {sys.executable} {Path(__file__).parent / 'flaky.py'} python3 ")
+        text = spec.read_text().replace(
+            "command: python3 ", f"command: {sys.executable} {Path(__file__).parent / 'flaky.py'} python3 "
+        )
         spec.write_text(text)
     return agents
 
@@ -44,15 +48,23 @@ def soak_agents(folder: Path) -> Path:
 class Fleet:
     def __init__(self, store: Store, folder: Path) -> None:
         self.store, self.folder, self.logs, self.kills = store, folder, [], 0
-        self.env = {**store.env, "BLACKBOARD_CLAIM_TIMEOUT": str(CLAIM_TIMEOUT), "BLACKBOARD_POST_TIMEOUT": "600"}
+        self.env = {
+            **store.env,
+            "BLACKBOARD_CLAIM_TIMEOUT": str(CLAIM_TIMEOUT),
+            "BLACKBOARD_POST_TIMEOUT": "600",
+        }
         self.steady = {a: self.start(a) for a in AGENTS}  # never killed: the long-lived ones
         self.churn = {a: self.start(a) for a in AGENTS}  # killed at random and restarted
 
     def start(self, agent: str) -> subprocess.Popen:
         log = self.folder / f"worker-{len(self.logs)}-{agent}.log"
         self.logs.append(log)
-        return subprocess.Popen([BLACKBOARD, "worker", "--agent", agent, "--concurrency", "2"], env=self.env,
-                                stdout=subprocess.DEVNULL, stderr=log.open("w"))
+        return subprocess.Popen(
+            [BLACKBOARD, "worker", "--agent", agent, "--concurrency", "2"],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("w"),
+        )
 
     def kill_one(self, rng: random.Random) -> None:
         agent = rng.choice(AGENTS)
@@ -81,25 +93,42 @@ def rss_kib(pid: int) -> int:
 
 def post_story(service, rng: random.Random, n: int) -> int:
     """A research signal, and after it (sometimes) an analysis, a review and a decision; how many were posted."""
+
     def post(kind: str, after: tuple[str, ...] = (), **context) -> str:
-        return service.post_signal(PostSignal(signal_type=kind, ps_id=f"ps-soak{n % 5}", entry_id=f"e-{n}",
-                                              topic=f"story {n}", prompt="Which store must we use? It must be fast.",
-                                              after=after, context=context)).signal_id
+        return service.post_signal(
+            PostSignal(
+                signal_type=kind,
+                ps_id=f"ps-soak{n % 5}",
+                entry_id=f"e-{n}",
+                topic=f"story {n}",
+                prompt="Which store must we use? It must be fast.",
+                after=after,
+                context=context,
+            )
+        ).signal_id
+
     chain = [post("RESEARCH")]
     for kind, chance in (("ANALYSIS", 0.6), ("REVIEW", 0.6), ("DECISION", 0.5)):
         if rng.random() >= chance:
             break
-        chain.append(post(kind, (chain[-1],), **({"options": ["sqlite", "postgresql"]} if kind == "DECISION" else {})))
+        chain.append(
+            post(kind, (chain[-1],), **({"options": ["sqlite", "postgresql"]} if kind == "DECISION" else {}))
+        )
     return len(chain)
 
 
 def open_signals(read_model) -> int:
-    return sum(len(read_model.find(SignalFilter(status=s))) for s in (SignalStatus.POSTED, SignalStatus.CLAIMED))
+    return sum(
+        len(read_model.find(SignalFilter(status=s))) for s in (SignalStatus.POSTED, SignalStatus.CLAIMED)
+    )
 
 
 def main() -> int:
     seconds = float(os.environ.get("BLACKBOARD_SOAK_SECONDS", "180"))
-    rng, folder = random.Random(int(os.environ.get("SOAK_SEED", "7"))), Path(tempfile.mkdtemp(prefix="blackboard-soak-"))
+    rng, folder = (
+        random.Random(int(os.environ.get("SOAK_SEED", "7"))),
+        Path(tempfile.mkdtemp(prefix="blackboard-soak-")),
+    )
     url = os.environ.get("BLACKBOARD_SOAK_DB") or f"sqlite:///{folder / 'soak.db'}"
     store = Store(url, folder)
     store.env["BLACKBOARD_AGENTS_DIR"] = str(soak_agents(folder))
@@ -111,7 +140,9 @@ def main() -> int:
     while (now := time.monotonic()) - started < seconds:
         posted += post_story(service, rng, stories)
         stories += 1
-        if rss_start is None and now - started > min(15.0, seconds / 4):  # after warm-up: imports, first claims
+        if rss_start is None and now - started > min(
+            15.0, seconds / 4
+        ):  # after warm-up: imports, first claims
             rss_start = rss_kib(fleet.steady["ps-researcher"].pid)
         if now >= next_kill:
             fleet.kill_one(rng)
@@ -128,11 +159,20 @@ def main() -> int:
     broken = violations(store_, read_model)
     events = counts(store_)
     report = {
-        "seconds": round(time.monotonic() - started, 1), "db": url.split(":")[0], "stories": stories,
-        "signals_posted": posted, "events": events, "worker_kills": fleet.kills, "errors": fleet.errors(),
-        "stuck_signals": stuck, "invariant_violations": len(broken),
-        "long_lived_worker_rss_kib": {"after_warmup": rss_start, "end": rss_end,
-                                      "growth": (rss_end - rss_start) if rss_start else None},
+        "seconds": round(time.monotonic() - started, 1),
+        "db": url.split(":")[0],
+        "stories": stories,
+        "signals_posted": posted,
+        "events": events,
+        "worker_kills": fleet.kills,
+        "errors": fleet.errors(),
+        "stuck_signals": stuck,
+        "invariant_violations": len(broken),
+        "long_lived_worker_rss_kib": {
+            "after_warmup": rss_start,
+            "end": rss_end,
+            "growth": (rss_end - rss_start) if rss_start else None,
+        },
     }
     print(json.dumps(report, indent=2))
     for line in broken[:20]:

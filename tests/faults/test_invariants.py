@@ -19,8 +19,14 @@ def _stored(decide) -> tuple[InMemoryEventStore, InMemorySignalReadModel]:
     at = iter(T0 + timedelta(seconds=n) for n in range(100))
     payload = SignalPayload(ps_id="bb-1", entry_id="e-1", topic="t")
     for sid, after in (("sig-00000001", ()), ("sig-00000002", ("sig-00000001",))):
-        board.post_signal(signal_id=sid, signal_type=SignalType.RESEARCH, payload=payload, posted_by="ps-skill",
-                          at=next(at), after=after)
+        board.post_signal(
+            signal_id=sid,
+            signal_type=SignalType.RESEARCH,
+            payload=payload,
+            posted_by="ps-skill",
+            at=next(at),
+            after=after,
+        )
     board.claim_signal("sig-00000001", RESEARCHER, next(at))
     decide(board, lambda: next(at))
     store.append("bb-1", 0, board.collect_events(), {})
@@ -30,7 +36,9 @@ def _stored(decide) -> tuple[InMemoryEventStore, InMemorySignalReadModel]:
 
 def _forced(board: BlackboardAggregate, event_class, at, **data) -> None:
     """An event the aggregate's rules would refuse, recorded anyway (as a bug would)."""
-    board._apply(event := event_class(blackboard_id=board.id, version=board.version + 1, occurred_at=at, **data))
+    board._apply(
+        event := event_class(blackboard_id=board.id, version=board.version + 1, occurred_at=at, **data)
+    )
     board.version = event.version
     board._pending.append(event)
 
@@ -47,8 +55,14 @@ def test_each_broken_rule_is_found():
     def broken(board, at):
         _forced(board, AgentSignalClaimed, at(), signal_id="sig-00000001", claimed_by="ps-analyst")
         _forced(board, AgentSignalClaimed, at(), signal_id="sig-00000002", claimed_by="ps-analyst")
-        _forced(board, AgentSignalCompleted, at(), signal_id="sig-00000001", completed_by="ps-researcher",
-                result=SignalResult())
+        _forced(
+            board,
+            AgentSignalCompleted,
+            at(),
+            signal_id="sig-00000001",
+            completed_by="ps-researcher",
+            result=SignalResult(),
+        )
 
     found = violations(*_stored(broken))
     assert any("AgentSignalClaimed from CLAIMED" in v for v in found)

@@ -22,7 +22,9 @@ def _progress(process: subprocess.Popen[str], lines: int) -> None:
         assert line, f"the actor ended early:\n{process.stderr.read()[-4000:]}"
 
 
-def test_a_writer_killed_mid_append_leaves_a_sound_store_and_the_others_carry_on(fault_store, record_property):
+def test_a_writer_killed_mid_append_leaves_a_sound_store_and_the_others_carry_on(
+    fault_store, record_property
+):
     rng = random.Random(17)
     rounds, killed_after = scaled(2), []
     for round_ in range(rounds):
@@ -63,8 +65,11 @@ def test_a_rebuild_killed_at_a_random_point_resumes_to_the_replayed_read_model(f
         container = fault_store.container()
         read_model, store = container.read_model(), container.event_store()
         # killed once it has started folding (its position moved) and then at a random moment after
-        wait_until(lambda: rebuild.poll() is not None or 0 < read_model.position() < store.last_position(), 120,
-                   "the rebuild to start folding")
+        wait_until(
+            lambda: rebuild.poll() is not None or 0 < read_model.position() < store.last_position(),
+            120,
+            "the rebuild to start folding",
+        )
         time.sleep(rng.uniform(0, 0.1))  # a random point within the next page's fold
         rebuild.send_signal(signal.SIGKILL)
         _, stderr = rebuild.communicate(timeout=30)

@@ -34,8 +34,11 @@ def test_workers_ride_out_server_restarts_without_losing_or_repeating_work(tmp_p
                 board.until(lambda: len(board.handled()) >= share * len(posted), 120, f"{share:.0%} handled")
                 cluster.restart()
                 restarts += 1
-            board.until(lambda: all(board.status(s) is SignalStatus.COMPLETED for s in posted), 180,
-                        "every signal to complete")
+            board.until(
+                lambda: all(board.status(s) is SignalStatus.COMPLETED for s in posted),
+                180,
+                "every signal to complete",
+            )
             landed = {r.event.key for r in board.records("EntryWritten")}
         finally:
             board.stop_all()

@@ -28,8 +28,16 @@ def test_racing_processes_leave_a_sound_log_and_read_model(fault_store, record_p
     assert done.total() == PROCESSES * operations
     assert done["wrong_claimer:accepted"] == 0  # refused: not the claimer (or the signal ended meanwhile)
     # the race did race: every kind of ending happened, and claims were contested
-    for kind in ("AgentSignalClaimed", "AgentSignalCompleted", "AgentSignalFailed", "AgentSignalExpired", "EntryWritten"):
+    for kind in (
+        "AgentSignalClaimed",
+        "AgentSignalCompleted",
+        "AgentSignalFailed",
+        "AgentSignalExpired",
+        "EntryWritten",
+    ):
         assert events.get(kind, 0) > 0, f"no {kind} in {events}"
     record_property("operations", dict(done))
     record_property("events", events)
-    print(f"\n{PROCESSES} processes x {operations} operations: {dict(sorted(done.items()))}\nevents: {events}")
+    print(
+        f"\n{PROCESSES} processes x {operations} operations: {dict(sorted(done.items()))}\nevents: {events}"
+    )

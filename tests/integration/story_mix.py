@@ -12,13 +12,22 @@ import random
 from collections import Counter
 
 from blackboard.application.commands import (
-    ClaimSignal, CompleteSignal, ExpireSignals, FailSignal, PostSignal, RetrySignal,
+    ClaimSignal,
+    CompleteSignal,
+    ExpireSignals,
+    FailSignal,
+    PostSignal,
+    RetrySignal,
 )
 from blackboard.application.ports import SignalFilter
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.signals import SignalStatus
 
-TAKES = {"RESEARCH": "ps-researcher", "ANALYSIS": "ps-analyst", "REVIEW": "ps-reviewer"}  # tests.integration.conftest.AGENTS
+TAKES = {
+    "RESEARCH": "ps-researcher",
+    "ANALYSIS": "ps-analyst",
+    "REVIEW": "ps-reviewer",
+}  # tests.integration.conftest.AGENTS
 MIX = {"post": 30, "claim": 28, "complete": 16, "fail": 6, "time": 6, "retry": 4, "refused": 4}
 
 
@@ -40,24 +49,36 @@ def _open(board, status: SignalStatus, rng: random.Random):
 def _post(board, rng: random.Random, n: int) -> None:
     upstreams = [s.signal_id for s in board.read_model.find(SignalFilter()) if not s.status.is_final]
     after = (rng.choice(upstreams),) if upstreams and rng.random() < 0.4 else ()
-    board.service.post_signal(PostSignal(signal_type=rng.choice(list(TAKES)), ps_id=rng.choice(("ps-1", "ps-2")),
-                                         entry_id=f"e-{n}", topic="t", after=after))
+    board.service.post_signal(
+        PostSignal(
+            signal_type=rng.choice(list(TAKES)),
+            ps_id=rng.choice(("ps-1", "ps-2")),
+            entry_id=f"e-{n}",
+            topic="t",
+            after=after,
+        )
+    )
 
 
 def _claim(board, rng: random.Random, n: int) -> None:
     if signal := _open(board, SignalStatus.POSTED, rng):
-        board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id=TAKES[signal.signal_type]))
+        board.service.claim_signal(
+            ClaimSignal(signal_id=signal.signal_id, agent_id=TAKES[signal.signal_type])
+        )
 
 
 def _complete(board, rng: random.Random, n: int) -> None:
     if signal := _open(board, SignalStatus.CLAIMED, rng):
-        board.service.complete_signal(CompleteSignal(signal_id=signal.signal_id, agent_id=signal.claimed_by,
-                                                     artifact_path="a.md"))
+        board.service.complete_signal(
+            CompleteSignal(signal_id=signal.signal_id, agent_id=signal.claimed_by, artifact_path="a.md")
+        )
 
 
 def _fail(board, rng: random.Random, n: int) -> None:
     if signal := _open(board, SignalStatus.CLAIMED, rng):
-        board.service.fail_signal(FailSignal(signal_id=signal.signal_id, agent_id=signal.claimed_by, error="no"))
+        board.service.fail_signal(
+            FailSignal(signal_id=signal.signal_id, agent_id=signal.claimed_by, error="no")
+        )
 
 
 def _time(board, rng: random.Random, n: int) -> None:
@@ -76,8 +97,15 @@ def _refused(board, rng: random.Random, n: int) -> None:
         board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id=wrong))
 
 
-_STEPS = {"post": _post, "claim": _claim, "complete": _complete, "fail": _fail, "time": _time,
-          "retry": _retry, "refused": _refused}
+_STEPS = {
+    "post": _post,
+    "claim": _claim,
+    "complete": _complete,
+    "fail": _fail,
+    "time": _time,
+    "retry": _retry,
+    "refused": _refused,
+}
 
 
 def kinds(board) -> set[str]:

@@ -18,16 +18,35 @@ from tests.paths import SIGNAL_SCHEMA
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 COLLECTION = Path(__file__).resolve().parents[1] / "fixtures" / "agent-collection"
-COLLECTION_AGENTS = ["backend-architect", "code-reviewer", "debugger", "docs-writer", "pr-reviewer",
-                     "security-auditor", "test-writer", "ui-designer"]
+COLLECTION_AGENTS = [
+    "backend-architect",
+    "code-reviewer",
+    "debugger",
+    "docs-writer",
+    "pr-reviewer",
+    "security-auditor",
+    "test-writer",
+    "ui-designer",
+]
 
 
-def cli(tmp_path: Path, *args: str, folders: list[Path] | None = None, cwd: Path | None = None,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "BLACKBOARD_DB": f"sqlite:///{tmp_path / 'b.db'}", "BLACKBOARD_JSON": "",
-                   "BLACKBOARD_AGENTS_DIR": os.pathsep.join(map(str, folders or [])), **(env or {})}
-    done = subprocess.run([BLACKBOARD, *args], env=environment, cwd=cwd or tmp_path, capture_output=True,
-                          text=True, timeout=60)
+def cli(
+    tmp_path: Path,
+    *args: str,
+    folders: list[Path] | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    environment = {
+        **os.environ,
+        "BLACKBOARD_DB": f"sqlite:///{tmp_path / 'b.db'}",
+        "BLACKBOARD_JSON": "",
+        "BLACKBOARD_AGENTS_DIR": os.pathsep.join(map(str, folders or [])),
+        **(env or {}),
+    }
+    done = subprocess.run(
+        [BLACKBOARD, *args], env=environment, cwd=cwd or tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
@@ -69,18 +88,27 @@ def test_agents_json_carries_every_file_with_its_fields_warnings_and_reasons(tmp
     assert report["folders"] == [{"folder": str(collection), "exists": True}]
     by_name = {a["name"]: a for a in report["agents"]}
     reviewer = by_name["code-reviewer"]
-    assert (reviewer["runnable"], reviewer["model"], reviewer["tools"]) == (False, "sonnet", ["Read", "Grep", "Glob", "Bash"])
+    assert (reviewer["runnable"], reviewer["model"], reviewer["tools"]) == (
+        False,
+        "sonnet",
+        ["Read", "Grep", "Glob", "Bash"],
+    )
     assert reviewer["description"].startswith("Use this agent when code has been written")
     assert "\nContext: The user has just implemented" in reviewer["description"]
     assert by_name["backend-architect"]["tools"] == ["Read", "Write", "Edit", "Bash"]
-    assert by_name["debugger"]["capabilities"] == [{"type": "REVIEW", "score": 1.0}, {"type": "DEBUG", "score": 1.0}]
+    assert by_name["debugger"]["capabilities"] == [
+        {"type": "REVIEW", "score": 1.0},
+        {"type": "DEBUG", "score": 1.0},
+    ]
     [governance] = by_name["security-auditor"]["warnings"]
     assert governance["message"].startswith("capabilities: is not a score map")
     assert "capabilities: {REVIEW: 0.9}" in governance["fix"]
     left_out = {Path(item["file"]).name: item["problems"] for item in report["left_out"]}
     assert left_out == {
         "broken.md": [{"message": "capabilities.REVIEW: must be between 0 and 1, got 1.5", "fix": ""}],
-        "notes.md": [{"message": "frontmatter: is missing", "fix": "start the file with a block between --- lines"}],
+        "notes.md": [
+            {"message": "frontmatter: is missing", "fix": "start the file with a block between --- lines"}
+        ],
     }
     assert "broken.md: capabilities.REVIEW" in done.stderr  # a script reading stdout hears of it too
 
@@ -95,7 +123,9 @@ def test_bad_files_are_named_with_path_and_rule_and_every_other_agent_still_load
     (extra / "loop-b.md").symlink_to(extra / "loop-a.md")
     (extra / "gone.md").symlink_to(extra / "nowhere.md")
     (extra / "deep" / "back").symlink_to(extra)  # a folder link back up: a loop
-    (extra / "code-reviewer.md").write_text("---\nname: code-reviewer\nentrypoint: handlers.noop:handle\n---\n")
+    (extra / "code-reviewer.md").write_text(
+        "---\nname: code-reviewer\nentrypoint: handlers.noop:handle\n---\n"
+    )
     (extra / "deep" / "fine.md").write_text("---\nname: fine\ncapabilities: [review]\n---\nFine.\n")
 
     done = cli(tmp_path, "agents", folders=[collection, extra])
@@ -110,8 +140,10 @@ def test_bad_files_are_named_with_path_and_rule_and_every_other_agent_still_load
     assert f"{extra / 'gone.md'}: file: is a broken symbolic link" in out
     assert f"{extra / 'deep' / 'back'}: folder: leads back to {extra}" in out
     first = collection / "engineering" / "code-reviewer.md"
-    assert (f"{extra / 'code-reviewer.md'}: name: 'code-reviewer' is already declared by {first}, which is kept; "
-            "this file is left out (fix: rename one of them)") in out
+    assert (
+        f"{extra / 'code-reviewer.md'}: name: 'code-reviewer' is already declared by {first}, which is kept; "
+        "this file is left out (fix: rename one of them)"
+    ) in out
     assert out.startswith("backend-architect ") and "\nfine " in out
 
 
@@ -130,7 +162,10 @@ def test_several_folders_from_the_environment_and_claude_agents_by_default(tmp_p
     assert report["loaded"] == 8 and report["folders"] == [{"folder": ".claude/agents", "exists": True}]
 
     missing = cli(tmp_path, "agents", folders=[tmp_path / "nowhere"])
-    assert missing.returncode == 0 and missing.stdout == f"0 of 0 files loaded from {tmp_path / 'nowhere'} (does not exist)\n"
+    assert (
+        missing.returncode == 0
+        and missing.stdout == f"0 of 0 files loaded from {tmp_path / 'nowhere'} (does not exist)\n"
+    )
 
 
 def test_post_warns_when_only_agents_with_nothing_to_run_fit(tmp_path, collection):
@@ -143,19 +178,41 @@ def test_post_warns_when_only_agents_with_nothing_to_run_fit(tmp_path, collectio
     jsonschema.validate(document, json.loads(SIGNAL_SCHEMA.read_text()))
     assert document["status"] == "POSTED" and document["target_capabilities"] == ["Code-Reviewer"]
     [warning] = document["warnings"]
-    assert warning.startswith(f"only agents with no command or entrypoint fit {document['signal_id']} (code-reviewer)")
+    assert warning.startswith(
+        f"only agents with no command or entrypoint fit {document['signal_id']} (code-reviewer)"
+    )
     assert f"blackboard: warning: {warning}" in only_unrunnable.stderr
 
-    (collection / "runner.md").write_text("---\nname: runner\ncapabilities: {code-reviewer: 0.9}\ncommand: exit 0\n---\n")
+    (collection / "runner.md").write_text(
+        "---\nname: runner\ncapabilities: {code-reviewer: 0.9}\ncommand: exit 0\n---\n"
+    )
     runnable_too = cli(tmp_path, "--json", *base, "--capability", "code-reviewer", folders=[collection])
     assert "warnings" not in json.loads(runnable_too.stdout) and "warning" not in runnable_too.stderr
 
 
 def test_signals_and_match_compare_capabilities_in_any_case(tmp_path, collection):
-    posted = json.loads(cli(tmp_path, "--json", "post", "--type", "REVIEW", "--ps-id", "p", "--entry-id", "e-1",
-                            "--topic", "t", "--capability", "debug", folders=[collection]).stdout)
+    posted = json.loads(
+        cli(
+            tmp_path,
+            "--json",
+            "post",
+            "--type",
+            "REVIEW",
+            "--ps-id",
+            "p",
+            "--entry-id",
+            "e-1",
+            "--topic",
+            "t",
+            "--capability",
+            "debug",
+            folders=[collection],
+        ).stdout
+    )
 
-    found = json.loads(cli(tmp_path, "--json", "signals", "--capability", "DEBUG", folders=[collection]).stdout)
+    found = json.loads(
+        cli(tmp_path, "--json", "signals", "--capability", "DEBUG", folders=[collection]).stdout
+    )
     ranking = json.loads(cli(tmp_path, "--json", "match", posted["signal_id"], folders=[collection]).stdout)
 
     assert [s["signal_id"] for s in found] == [posted["signal_id"]]
@@ -166,5 +223,8 @@ def test_a_worker_refuses_to_start_for_an_agent_with_nothing_to_run(tmp_path, co
     done = cli(tmp_path, "worker", "--agent", "code-reviewer", "--once", folders=[collection])
 
     assert done.returncode == 2
-    assert "agent code-reviewer is not runnable" in done.stderr and "has no command or entrypoint in its file" in done.stderr
+    assert (
+        "agent code-reviewer is not runnable" in done.stderr
+        and "has no command or entrypoint in its file" in done.stderr
+    )
     assert str(collection / "engineering" / "code-reviewer.md") in done.stderr

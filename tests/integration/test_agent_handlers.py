@@ -18,22 +18,30 @@ from blackboard.infrastructure.agents import AgentDefinition, FrontmatterAgentRe
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
 REGISTRY = FrontmatterAgentRegistry(AGENTS_DIR)
 TOPIC = "Event store for the blackboard"
-PROMPT = "Which event store should we use? It must support optimistic locking. PostgreSQL is already deployed."
+PROMPT = (
+    "Which event store should we use? It must support optimistic locking. PostgreSQL is already deployed."
+)
 
 
 def signal_document(signal_type: str, signal_id: str = "sig-0000000a", **context: Any) -> dict[str, Any]:
-    return AgentSignal(
-        signal_id=signal_id,
-        blackboard_id="ps-1",
-        signal_type=SignalType(signal_type),
-        payload=SignalPayload(ps_id="ps-1", entry_id="e-1", topic=TOPIC, prompt=PROMPT, context=context),
-        target_capabilities=(signal_type,),
-        posted_by="test",
-        created_at=datetime(2025, 1, 1, tzinfo=UTC),
-    ).claimed("someone", datetime(2025, 1, 1, 0, 1, tzinfo=UTC)).to_document()
+    return (
+        AgentSignal(
+            signal_id=signal_id,
+            blackboard_id="ps-1",
+            signal_type=SignalType(signal_type),
+            payload=SignalPayload(ps_id="ps-1", entry_id="e-1", topic=TOPIC, prompt=PROMPT, context=context),
+            target_capabilities=(signal_type,),
+            posted_by="test",
+            created_at=datetime(2025, 1, 1, tzinfo=UTC),
+        )
+        .claimed("someone", datetime(2025, 1, 1, 0, 1, tzinfo=UTC))
+        .to_document()
+    )
 
 
-def run(agent: str, stdin: str, artifacts: Path, signal_id: str = "sig-0000000a") -> subprocess.CompletedProcess[str]:
+def run(
+    agent: str, stdin: str, artifacts: Path, signal_id: str = "sig-0000000a"
+) -> subprocess.CompletedProcess[str]:
     definition = REGISTRY.definition(agent)
     assert isinstance(definition, AgentDefinition)
     env = {
@@ -44,8 +52,14 @@ def run(agent: str, stdin: str, artifacts: Path, signal_id: str = "sig-0000000a"
         "BLACKBOARD_ARTIFACTS_DIR": str(artifacts),
     }
     return subprocess.run(
-        definition.command, shell=True, cwd=definition.path.parent, input=stdin, env=env,
-        capture_output=True, text=True, timeout=definition.timeout,
+        definition.command,
+        shell=True,
+        cwd=definition.path.parent,
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=definition.timeout,
     )
 
 
@@ -72,7 +86,9 @@ def completed(agent: str, document: dict[str, Any], artifacts: Path) -> dict[str
         ("ps-architect", "SYNTHESIS", "# Synthesis: "),
     ],
 )
-def test_each_handler_writes_an_artifact_about_the_topic_and_answers_in_json(tmp_path, agent, signal_type, title):
+def test_each_handler_writes_an_artifact_about_the_topic_and_answers_in_json(
+    tmp_path, agent, signal_type, title
+):
     result = completed(agent, signal_document(signal_type, budget="small"), tmp_path)
 
     text = Path(result["artifact_path"]).read_text(encoding="utf-8")
@@ -97,15 +113,23 @@ def test_the_analyst_finds_the_requirement_in_the_prompt(tmp_path):
 
 def test_results_flow_downstream_from_research_to_review_to_decision(tmp_path):
     research = completed("ps-researcher", signal_document("RESEARCH", "sig-00000001"), tmp_path)
-    upstream = {"sig-00000001": {"artifact_path": research["artifact_path"], "knowledge_items": ["PostgreSQL fits"]}}
+    upstream = {
+        "sig-00000001": {"artifact_path": research["artifact_path"], "knowledge_items": ["PostgreSQL fits"]}
+    }
 
-    review = completed("ps-reviewer", signal_document("REVIEW", "sig-00000002", upstream=upstream,
-                                                      criteria=["locking"]), tmp_path)
+    review = completed(
+        "ps-reviewer",
+        signal_document("REVIEW", "sig-00000002", upstream=upstream, criteria=["locking"]),
+        tmp_path,
+    )
     assert review["knowledge_items"][0].startswith(f"Review of '{TOPIC}': APPROVED (1 of 1")
 
     upstream["sig-00000002"] = {"signal_type": "REVIEW", "result": review}  # a whole document's shape
-    decision = completed("ps-architect", signal_document("DECISION", "sig-00000003", upstream=upstream,
-                                                         options=["SQLite", "PostgreSQL"]), tmp_path)
+    decision = completed(
+        "ps-architect",
+        signal_document("DECISION", "sig-00000003", upstream=upstream, options=["SQLite", "PostgreSQL"]),
+        tmp_path,
+    )
     assert decision["knowledge_items"] == [f"Decision on '{TOPIC}': PostgreSQL"]
     text = Path(decision["artifact_path"]).read_text(encoding="utf-8")
     assert "sig-00000001" in text and "sig-00000002 (REVIEW)" in text and "Adopt **PostgreSQL**" in text

@@ -18,18 +18,33 @@ from tests.contract.stories import RESEARCHER, posts
 from tests.fakes import T0
 from tests.integration.conftest import SqlBoard
 
-TRICKY = ['say "hi" it\'s', "back\\slash \\n not a newline", "line\nbreak\ttab", "ünïcødé ✓ 中文 😀",
-          '{"looks": ["like", "json"], "n": 1}', r"\u0000 stays literal", "null", ""]
+TRICKY = [
+    'say "hi" it\'s',
+    "back\\slash \\n not a newline",
+    "line\nbreak\ttab",
+    "ünïcødé ✓ 中文 😀",
+    '{"looks": ["like", "json"], "n": 1}',
+    r"\u0000 stays literal",
+    "null",
+    "",
+]
 ZONES = [timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-7)), UTC]
 
 
 def event_rows() -> list[dict]:
     """Given out of event_id and version order, so only the given order explains the positions."""
     return [
-        {"event_id": f"ev-{9 - n}", "stream_id": "bb-'quoted'", "version": 10 - n, "event_type": "AgentSignalPosted",
-         "schema_version": 2, "data": text, "metadata": '{"actor": "o\'brien"}',
-         "occurred_at": datetime(2026, 3, 1, 12, 0, n, 123456 + n, tzinfo=ZONES[n % 3]),
-         "recorded_at": datetime(2026, 3, 1, 23, 59, 59, 999999, tzinfo=ZONES[(n + 1) % 3])}
+        {
+            "event_id": f"ev-{9 - n}",
+            "stream_id": "bb-'quoted'",
+            "version": 10 - n,
+            "event_type": "AgentSignalPosted",
+            "schema_version": 2,
+            "data": text,
+            "metadata": '{"actor": "o\'brien"}',
+            "occurred_at": datetime(2026, 3, 1, 12, 0, n, 123456 + n, tzinfo=ZONES[n % 3]),
+            "recorded_at": datetime(2026, 3, 1, 23, 59, 59, 999999, tzinfo=ZONES[(n + 1) % 3]),
+        }
         for n, text in enumerate(TRICKY)
     ]
 
@@ -43,7 +58,9 @@ def test_insert_returns_positions_in_the_given_order_and_stores_the_rows_as_sent
 
     assert len(set(positions)) == len(rows) and positions == sorted(positions)
     assert [s["position"] for s in stored] == positions  # the row given first got the first position
-    assert [{k: v for k, v in s.items() if k != "position"} for s in stored] == rows  # times: the same instant
+    assert [
+        {k: v for k, v in s.items() if k != "position"} for s in stored
+    ] == rows  # times: the same instant
     assert [s["occurred_at"].microsecond for s in stored] == [r["occurred_at"].microsecond for r in rows]
 
 
@@ -60,10 +77,21 @@ def test_update_sets_only_the_listed_columns_of_the_keyed_rows(pg_engine):
     at = datetime(2026, 5, 6, 7, 8, 9, 101112, tzinfo=ZONES[1])
     columns = ("status", "claimed_by", "claimed_at", "result_json", "version")
     rows = [  # b_claim_token is not listed: it must stay as it was
-        {**changing_row(board.signals["sig-00000001"]), "b_status": "POSTED", "b_claimed_by": None,
-         "b_claimed_at": None, "b_claim_token": "ignored", "b_version": 7},
-        {**changing_row(board.signals["sig-00000002"]), "b_claimed_by": 'o\'brien "\\"', "b_claimed_at": at,
-         "b_result_json": TRICKY[4], "b_version": 8},
+        {
+            **changing_row(board.signals["sig-00000001"]),
+            "b_status": "POSTED",
+            "b_claimed_by": None,
+            "b_claimed_at": None,
+            "b_claim_token": "ignored",
+            "b_version": 7,
+        },
+        {
+            **changing_row(board.signals["sig-00000002"]),
+            "b_claimed_by": 'o\'brien "\\"',
+            "b_claimed_at": at,
+            "b_result_json": TRICKY[4],
+            "b_version": 8,
+        },
         {**changing_row(board.signals["sig-00000002"]), "b_signal_id": "sig-absent"},
     ]
 
@@ -78,7 +106,9 @@ def test_update_sets_only_the_listed_columns_of_the_keyed_rows(pg_engine):
         assert after[sid] == {**before[sid], **{c: row[f"b_{c}"] for c in columns}}
     assert after["sig-00000001"]["claimed_by"] is None and after["sig-00000001"]["claim_token"] == "w-1"
     with pg_engine.connect() as conn:  # NULL in the table, not the text 'null' or ''
-        assert conn.scalar(select(func.count()).select_from(SIGNALS).where(SIGNALS.c.claimed_by.is_(None))) == 2
+        assert (
+            conn.scalar(select(func.count()).select_from(SIGNALS).where(SIGNALS.c.claimed_by.is_(None))) == 2
+        )
 
 
 def test_a_naive_datetime_is_refused_before_anything_is_written(pg_engine):
@@ -92,10 +122,21 @@ def test_a_naive_datetime_is_refused_before_anything_is_written(pg_engine):
         with pytest.raises(ValueError, match="naive"):
             bulk.insert(conn, EVENTS, rows, returning="position", key="event_id")
         with pytest.raises(ValueError, match="naive"):
-            bulk.update(conn, SIGNALS, "signal_id", ("claimed_by", "claimed_at"), [
-                {"b_signal_id": "sig-00000001", "b_claimed_by": "x", "b_claimed_at": T0},
-                {"b_signal_id": "sig-00000002", "b_claimed_by": "y", "b_claimed_at": datetime(2026, 1, 1)},
-            ], prefix="b_")
+            bulk.update(
+                conn,
+                SIGNALS,
+                "signal_id",
+                ("claimed_by", "claimed_at"),
+                [
+                    {"b_signal_id": "sig-00000001", "b_claimed_by": "x", "b_claimed_at": T0},
+                    {
+                        "b_signal_id": "sig-00000002",
+                        "b_claimed_by": "y",
+                        "b_claimed_at": datetime(2026, 1, 1),
+                    },
+                ],
+                prefix="b_",
+            )
         # the transaction is still usable (nothing reached the server) and holds no trace of either
         assert conn.scalar(select(func.count()).select_from(EVENTS)) == 0
         assert stored_signals(conn) == before
@@ -103,20 +144,28 @@ def test_a_naive_datetime_is_refused_before_anything_is_written(pg_engine):
 
 def test_a_batch_append_on_postgresql_keeps_version_order_and_the_read_model_equal_to_the_replay(pg_engine):
     board = SqlBoard(pg_engine)
-    ids = [board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id=f"e-{n}",
-                                                topic=f"t {n}")).signal_id for n in range(20)]
+    ids = [
+        board.service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id=f"e-{n}", topic=f"t {n}")
+        ).signal_id
+        for n in range(20)
+    ]
     direct = board.store.append("bb-2", 0, posts("bb-2", 20, first=100))  # 20 events, one statement
     Projector(board.store, board.read_model).catch_up()  # a bare append leaves the rows to a catch-up
 
-    claims = board.service.claim_signals(ClaimSignals(
-        blackboard_id="ps-1", signal_ids=tuple(ids), agent_id="ps-researcher", token="w-1", limit=20))
+    claims = board.service.claim_signals(
+        ClaimSignals(
+            blackboard_id="ps-1", signal_ids=tuple(ids), agent_id="ps-researcher", token="w-1", limit=20
+        )
+    )
 
     assert [s.signal_id for s in claims.claimed] == ids
     assert [r.event.version for r in direct] == list(range(1, 21))
     assert [r.position for r in direct] == list(range(21, 41))
     with pg_engine.connect() as conn:
-        by_version = conn.scalars(select(EVENTS.c.position).where(EVENTS.c.stream_id == "ps-1")
-                                  .order_by(EVENTS.c.version)).all()
+        by_version = conn.scalars(
+            select(EVENTS.c.position).where(EVENTS.c.stream_id == "ps-1").order_by(EVENTS.c.version)
+        ).all()
     assert len(by_version) == 40 and by_version == sorted(by_version)
     for stream in ("ps-1", "bb-2"):
         replayed = BlackboardAggregate.replay(stream, board.store.load(stream)).signals

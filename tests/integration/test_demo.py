@@ -17,8 +17,13 @@ BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 def demo(tmp_path_factory):
     """The demo, run once in a fresh directory: (that directory, the finished process)."""
     where = tmp_path_factory.mktemp("demo")
-    return where, subprocess.run([sys.executable, "-m", "blackboard.infrastructure.demo"], cwd=where,
-                                 capture_output=True, text=True, timeout=300)
+    return where, subprocess.run(
+        [sys.executable, "-m", "blackboard.infrastructure.demo"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_demo_tells_its_story_and_its_rebuild_matches(demo):
@@ -37,13 +42,18 @@ def test_the_demo_tells_its_story_and_its_rebuild_matches(demo):
     assert len(list((tmp_path / ".blackboard" / "artifacts").glob("*.md"))) == 3
     # the knowledge half: each completion's findings landed as entries, one read by key
     assert len(re.findall(r"\| sig-\w+/knowledge/\d+  v1 finding ", done.stdout)) >= 3, done.stdout
-    assert re.search(r"blackboard read sig-\w+/knowledge/1\n   \| sig-\w+/knowledge/1  v1 finding\s+by ps-researcher", done.stdout)
+    assert re.search(
+        r"blackboard read sig-\w+/knowledge/1\n   \| sig-\w+/knowledge/1  v1 finding\s+by ps-researcher",
+        done.stdout,
+    )
     # two agents disagreed on one key: the second write exited 3, and the resolution ended the conflict
     assert "... exit 3: review/verdict is held by ps-reviewer (version 1)" in done.stdout
     assert "IN CONFLICT (2 candidates)" in done.stdout
     assert re.search(r"v3\s+resolution by ps-architect .*\(measure replay before accepting\)", done.stdout)
-    assert re.search(r"exported blackboard ps-demo: \d+ events in \d+ streams to .blackboard/ps-demo.json \(\d+ bytes\)",
-                     done.stdout)
+    assert re.search(
+        r"exported blackboard ps-demo: \d+ events in \d+ streams to .blackboard/ps-demo.json \(\d+ bytes\)",
+        done.stdout,
+    )
 
 
 def test_the_demos_export_imports_into_a_fresh_database_and_exports_again_the_same(demo):
@@ -52,11 +62,19 @@ def test_the_demos_export_imports_into_a_fresh_database_and_exports_again_the_sa
     exported = tmp_path / ".blackboard" / "ps-demo.json"
     env = {**os.environ, "BLACKBOARD_DB": f"sqlite:///{tmp_path / 'fresh.db'}", "BLACKBOARD_JSON": ""}
 
-    imported = subprocess.run([BLACKBOARD, "--json", "import", str(exported)], env=env, capture_output=True,
-                              text=True, timeout=60)
-    again = subprocess.run([BLACKBOARD, "export", "ps-demo"], env=env, capture_output=True, text=True, timeout=60)
-    verdict = subprocess.run([BLACKBOARD, "--json", "read", "review/verdict", "--blackboard", "ps-demo"], env=env,
-                             capture_output=True, text=True, timeout=60)
+    imported = subprocess.run(
+        [BLACKBOARD, "--json", "import", str(exported)], env=env, capture_output=True, text=True, timeout=60
+    )
+    again = subprocess.run(
+        [BLACKBOARD, "export", "ps-demo"], env=env, capture_output=True, text=True, timeout=60
+    )
+    verdict = subprocess.run(
+        [BLACKBOARD, "--json", "read", "review/verdict", "--blackboard", "ps-demo"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert imported.returncode == 0, imported.stderr
     assert json.loads(imported.stdout)["kept_positions"] is True

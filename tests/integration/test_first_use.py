@@ -34,10 +34,15 @@ def _run_rounds(index: int, folder: str, barrier, results) -> None:
 
 
 def test_processes_starting_at_once_on_a_new_file_all_succeed(tmp_path):
-    (tmp_path / "nobody.md").write_text("---\nname: nobody\ncapabilities: {RESEARCH: 0.9}\n---\n", encoding="utf-8")
+    (tmp_path / "nobody.md").write_text(
+        "---\nname: nobody\ncapabilities: {RESEARCH: 0.9}\n---\n", encoding="utf-8"
+    )
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(PROCESSES), context.Queue()
-    workers = [context.Process(target=_run_rounds, args=(i, str(tmp_path), barrier, results)) for i in range(PROCESSES)]
+    workers = [
+        context.Process(target=_run_rounds, args=(i, str(tmp_path), barrier, results))
+        for i in range(PROCESSES)
+    ]
     for worker in workers:
         worker.start()
     outcomes = [results.get(timeout=300) for _ in range(PROCESSES * ROUNDS)]

@@ -27,7 +27,7 @@ def test_a_json_result_completes_with_its_artifact_and_knowledge(tmp_path):
         "'knowledge_items': [doc['payload']['topic'], os.environ['BLACKBOARD_AGENT'], "
         "os.path.basename(os.environ['BLACKBOARD_PROMPT_FILE'])]}))"
     )
-    outcome = run_handler(agent(tmp_path, f"python3 -c \"{script}\""), DOCUMENT)
+    outcome = run_handler(agent(tmp_path, f'python3 -c "{script}"'), DOCUMENT)
 
     assert outcome.succeeded
     assert outcome.artifact_path == f"{tmp_path}/sig-0000abcd"  # ran in the agent file's folder
@@ -73,8 +73,12 @@ def test_cancel_stops_a_running_command_at_once(tmp_path):
 def test_tick_is_called_while_the_command_runs(tmp_path):
     ticks: list[float] = []
 
-    outcome = run_handler(agent(tmp_path, "sleep 0.45; echo done"), DOCUMENT,
-                          tick=lambda: ticks.append(time.monotonic()), tick_every=0.1)
+    outcome = run_handler(
+        agent(tmp_path, "sleep 0.45; echo done"),
+        DOCUMENT,
+        tick=lambda: ticks.append(time.monotonic()),
+        tick_every=0.1,
+    )
 
     assert outcome.succeeded and outcome.knowledge_items == ("done",)
     assert 3 <= len(ticks) <= 6

@@ -26,28 +26,57 @@ BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 BODY = "You review code.\n\nBe specific: name the file and the line."
 HEAD = "name: {name}\ndescription: Reviews code. Examples: <example>Context: a diff</example>\ntools: Read, Grep\nmodel: opus\n"
 DUMP = 'import json, sys; print(json.dumps({"knowledge_items": [json.dumps(json.load(sys.stdin)["agent"])]}))'
-EXPECTED_AGENT = {"name": "reviewer", "description": "Reviews code. Examples: <example>Context: a diff</example>",
-                  "instructions": BODY, "model": "opus", "tools": ["Read", "Grep"]}
+EXPECTED_AGENT = {
+    "name": "reviewer",
+    "description": "Reviews code. Examples: <example>Context: a diff</example>",
+    "instructions": BODY,
+    "model": "opus",
+    "tools": ["Read", "Grep"],
+}
 
 
 class Board:
     def __init__(self, tmp_path: Path, agents: Path) -> None:
-        self.env = {**os.environ, "BLACKBOARD_DB": f"sqlite:///{tmp_path / 'b.db'}", "BLACKBOARD_JSON": "",
-                    "BLACKBOARD_AGENTS_DIR": str(agents), "BLACKBOARD_ARTIFACTS_DIR": str(tmp_path / "artifacts")}
+        self.env = {
+            **os.environ,
+            "BLACKBOARD_DB": f"sqlite:///{tmp_path / 'b.db'}",
+            "BLACKBOARD_JSON": "",
+            "BLACKBOARD_AGENTS_DIR": str(agents),
+            "BLACKBOARD_ARTIFACTS_DIR": str(tmp_path / "artifacts"),
+        }
         self.cwd = tmp_path
 
     def cli(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([BLACKBOARD, *args], env={**self.env, **env}, cwd=self.cwd, capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [BLACKBOARD, *args],
+            env={**self.env, **env},
+            cwd=self.cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         # a worker's log holds the traceback of an entrypoint that raised (README: "A Python function instead")
         assert args[0] == "worker" or "Traceback" not in done.stderr, done.stderr
         return done
 
     def handled(self, agent: str, capability: str, **env: str) -> dict[str, Any]:
         """Post a signal for the capability, run one worker of the agent once, and return the signal."""
-        posted = self.cli("--json", "post", "--type", "SYNTHESIS", "--ps-id", "ps-1", "--entry-id", "e-1",
-                          "--topic", "release notes for 1.2", "--prompt", "Summarise the changes.",
-                          "--capability", capability)
+        posted = self.cli(
+            "--json",
+            "post",
+            "--type",
+            "SYNTHESIS",
+            "--ps-id",
+            "ps-1",
+            "--entry-id",
+            "e-1",
+            "--topic",
+            "release notes for 1.2",
+            "--prompt",
+            "Summarise the changes.",
+            "--capability",
+            capability,
+        )
         signal_id = json.loads(posted.stdout)["signal_id"]
         worker = self.cli("worker", "--agent", agent, "--once", **env)
         assert worker.returncode == 0, worker.stderr
@@ -110,7 +139,9 @@ def test_the_readme_s_llm_example_sends_the_agent_s_body_as_the_system_prompt(tm
     (agents / "handlers" / "llm.sh").write_text(readme_llm_script())
     bin_dir.mkdir()
     fake_llm = bin_dir / "llm"  # stands for the user's LLM client: echoes what it was given
-    fake_llm.write_text('#!/bin/sh\n[ "$1" = --system ] || exit 9\nprintf "SYSTEM<%s>\\nUSER<%s>\\n" "$2" "$(cat)"\n')
+    fake_llm.write_text(
+        '#!/bin/sh\n[ "$1" = --system ] || exit 9\nprintf "SYSTEM<%s>\\nUSER<%s>\\n" "$2" "$(cat)"\n'
+    )
     fake_llm.chmod(0o755)
     agent_file(agents, "reviewer", "command: sh handlers/llm.sh")
     definition = FrontmatterAgentRegistry(agents).definition("reviewer")
@@ -121,7 +152,10 @@ def test_the_readme_s_llm_example_sends_the_agent_s_body_as_the_system_prompt(tm
     assert outcome.succeeded, outcome.error
     written = Path(outcome.artifact_path).read_text()
     assert written.startswith(f"SYSTEM<{BODY}>\nUSER<")
-    assert '"topic": "the login endpoint"' in written and Path(outcome.artifact_path).parent == agents / "artifacts"
+    assert (
+        '"topic": "the login endpoint"' in written
+        and Path(outcome.artifact_path).parent == agents / "artifacts"
+    )
 
 
 # -- ps-writer: a real model through the anthropic SDK, against a local stand-in for the API -------------
@@ -132,9 +166,14 @@ class FakeMessagesAPI(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         type(self).requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
         reply = {
-            "id": "msg_01", "type": "message", "role": "assistant", "model": body["model"],
+            "id": "msg_01",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
             "content": [{"type": "text", "text": "# Release 1.2 in one line\n\nEverything the inputs say."}],
-            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 9},
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 12, "output_tokens": 9},
         }
         data = json.dumps(reply).encode()
         self.send_response(200)
@@ -173,10 +212,14 @@ def test_ps_writer_calls_the_model_with_its_instructions_and_the_signal(tmp_path
     assert Path(done["result"]["artifact_path"]).read_text().startswith("# Release 1.2 in one line")
     [request] = FakeMessagesAPI.requests
     writer = FrontmatterAgentRegistry(shipped).definition("ps-writer")
-    sent_key = request["headers"].get("x-api-key") or request["headers"].get("Authorization", "").removeprefix("Bearer ")
+    sent_key = request["headers"].get("x-api-key") or request["headers"].get(
+        "Authorization", ""
+    ).removeprefix("Bearer ")
     assert (request["path"], sent_key) == ("/v1/messages", "sk-test")
     assert request["body"]["model"] == writer.model == "claude-sonnet-4-5"
-    assert request["body"]["system"] == writer.instructions and writer.instructions.startswith("You are the writer")
+    assert request["body"]["system"] == writer.instructions and writer.instructions.startswith(
+        "You are the writer"
+    )
     [message] = request["body"]["messages"]
     assert message["role"] == "user" and "Topic: release notes for 1.2" in message["content"]
     assert "Request: Summarise the changes." in message["content"]

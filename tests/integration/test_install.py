@@ -37,8 +37,15 @@ def run(argv: list[str], cwd: Path | None = None) -> str:
 
 
 def test_the_wheel_installs_only_the_blackboard_package(installed):
-    purelib = Path(run([str(installed / "bin" / "python"), "-c",
-                        "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
+    purelib = Path(
+        run(
+            [
+                str(installed / "bin" / "python"),
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ]
+        ).strip()
+    )
     top_level = {p.name for p in purelib.iterdir() if not p.name.endswith((".dist-info", ".pth"))}
 
     assert top_level == {"blackboard"}
@@ -53,13 +60,36 @@ def test_an_installed_blackboard_migrates_and_posts_beside_the_users_own_domain_
     db = f"sqlite:///{tmp_path / 'board.db'}"
 
     run([blackboard, "--db", db, "db", "upgrade"], cwd=tmp_path)
-    posted = run([blackboard, "--db", db, "--json", "post", "--type", "RESEARCH", "--ps-id", "ps-1",
-                  "--entry-id", "e-1", "--topic", "installed"], cwd=tmp_path)
+    posted = run(
+        [
+            blackboard,
+            "--db",
+            db,
+            "--json",
+            "post",
+            "--type",
+            "RESEARCH",
+            "--ps-id",
+            "ps-1",
+            "--entry-id",
+            "e-1",
+            "--topic",
+            "installed",
+        ],
+        cwd=tmp_path,
+    )
     shown = run([blackboard, "--db", db, "--json", "show", json.loads(posted)["signal_id"]], cwd=tmp_path)
-    users = run([str(installed / "bin" / "python"), "-c", textwrap.dedent("""
+    users = run(
+        [
+            str(installed / "bin" / "python"),
+            "-c",
+            textwrap.dedent("""
         import domain, application, blackboard.domain.signals
         print(domain.OWNER, application.OWNER, blackboard.__version__)
-    """)], cwd=tmp_path)
+    """),
+        ],
+        cwd=tmp_path,
+    )
 
     assert json.loads(shown)["payload"]["topic"] == "installed"
     assert users.split()[:4] == ["the", "user", "the", "user"]
@@ -81,9 +111,31 @@ def test_the_installed_package_ships_the_json_schemas_and_its_version(installed,
 def test_the_installed_python_api_reads_what_the_installed_cli_posted(installed, tmp_path):
     blackboard = str(installed / "bin" / "blackboard")
     db = f"sqlite:///{tmp_path / 'board.db'}"
-    posted = json.loads(run([blackboard, "--db", db, "--json", "post", "--type", "RESEARCH", "--ps-id", "ps-1",
-                             "--entry-id", "e-1", "--topic", "installed"], cwd=tmp_path))
-    shown = run([str(installed / "bin" / "python"), "-c", textwrap.dedent(f"""
+    posted = json.loads(
+        run(
+            [
+                blackboard,
+                "--db",
+                db,
+                "--json",
+                "post",
+                "--type",
+                "RESEARCH",
+                "--ps-id",
+                "ps-1",
+                "--entry-id",
+                "e-1",
+                "--topic",
+                "installed",
+            ],
+            cwd=tmp_path,
+        )
+    )
+    shown = run(
+        [
+            str(installed / "bin" / "python"),
+            "-c",
+            textwrap.dedent(f"""
         import json
         from blackboard import Blackboard
         from blackboard.models import Signal
@@ -91,7 +143,10 @@ def test_the_installed_python_api_reads_what_the_installed_cli_posted(installed,
             found = bb.show({posted["signal_id"]!r})
         assert isinstance(found, Signal)
         print(json.dumps(found.model_dump(mode="json")))
-    """)], cwd=tmp_path)
+    """),
+        ],
+        cwd=tmp_path,
+    )
 
     assert json.loads(shown) == posted
 
@@ -107,8 +162,14 @@ def test_an_installed_blackboard_ui_serves_its_page_and_assets_from_the_package(
     port = free_port()
     db = f"sqlite:///{tmp_path / 'board.db'}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
-    server = subprocess.Popen([str(installed / "bin" / "blackboard"), "--db", db, "ui", "--port", str(port)], cwd=tmp_path,
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [str(installed / "bin" / "blackboard"), "--db", db, "ui", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     served: dict[str, tuple[int, bytes]] = {}
     try:
         deadline = time.monotonic() + 60
@@ -126,6 +187,8 @@ def test_an_installed_blackboard_ui_serves_its_page_and_assets_from_the_package(
         server.send_signal(signal.SIGINT)
         _, stderr = server.communicate(timeout=30)
 
-    assert {path: status for path, (status, _) in served.items()} == dict.fromkeys(("/", "/static/app.js", "/static/style.css"), 200), stderr
+    assert {path: status for path, (status, _) in served.items()} == dict.fromkeys(
+        ("/", "/static/app.js", "/static/style.css"), 200
+    ), stderr
     assert b'src="/static/app.js"' in served["/"][1] and b"EventSource" in served["/static/app.js"][1]
     assert "Traceback" not in stderr

@@ -12,8 +12,9 @@ from blackboard.domain.signals import SignalStatus
 
 
 def test_a_completion_waits_for_an_entry_transaction_that_read_its_signal(sql_board):
-    posted = sql_board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="b-lock", entry_id="e-1",
-                                                      topic="t", write_keys=("draft/*",)))
+    posted = sql_board.service.post_signal(
+        PostSignal(signal_type="RESEARCH", ps_id="b-lock", entry_id="e-1", topic="t", write_keys=("draft/*",))
+    )
     sql_board.service.claim_signal(ClaimSignal(signal_id=posted.signal_id, agent_id="ps-researcher"))
     read, release, completed_at = threading.Event(), threading.Event(), []
     seen = []
@@ -25,7 +26,9 @@ def test_a_completion_waits_for_an_entry_transaction_that_read_its_signal(sql_bo
             release.wait(10)
 
     def complete() -> None:
-        sql_board.fresh_service().complete_signal(CompleteSignal(signal_id=posted.signal_id, agent_id="ps-researcher"))
+        sql_board.fresh_service().complete_signal(
+            CompleteSignal(signal_id=posted.signal_id, agent_id="ps-researcher")
+        )
         completed_at.append(time.monotonic())
 
     writer = threading.Thread(target=entry_write)
@@ -45,8 +48,16 @@ def test_a_completion_waits_for_an_entry_transaction_that_read_its_signal(sql_bo
 
 
 def test_a_rebuilt_read_model_keeps_a_signals_key_lists(sql_board):
-    posted = sql_board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="b-rebuilt", entry_id="e-1",
-                                                      topic="t", read_keys=("brief", "notes/*"), write_keys=("draft/*",)))
+    posted = sql_board.service.post_signal(
+        PostSignal(
+            signal_type="RESEARCH",
+            ps_id="b-rebuilt",
+            entry_id="e-1",
+            topic="t",
+            read_keys=("brief", "notes/*"),
+            write_keys=("draft/*",),
+        )
+    )
 
     Projector(sql_board.store, sql_board.read_model, page_size=7).rebuild()
 

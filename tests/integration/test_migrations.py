@@ -20,7 +20,13 @@ from alembic.script import ScriptDirectory
 
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
-from blackboard.infrastructure.persistence.schema import HEAD, current_revision, migrations_folder, ensure_schema, upgrade
+from blackboard.infrastructure.persistence.schema import (
+    HEAD,
+    current_revision,
+    migrations_folder,
+    ensure_schema,
+    upgrade,
+)
 from blackboard.infrastructure.persistence.tables import metadata
 from tests.conftest import PG_ADMIN_URL
 
@@ -31,7 +37,9 @@ BIN = Path(sys.executable).parent
 def test_the_models_and_the_migrations_agree(sql_engine):
     """What `alembic check` checks: autogenerate finds nothing to add after `upgrade head`."""
     with sql_engine.connect() as conn:
-        differences = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), metadata)
+        differences = compare_metadata(
+            MigrationContext.configure(conn, opts={"compare_type": True}), metadata
+        )
 
     assert differences == []
 
@@ -44,7 +52,9 @@ def test_head_names_the_newest_migration():
 
 
 def test_the_embedded_database_creates_and_migrates_itself_on_first_use(tmp_path):
-    engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{tmp_path / 'deep' / 'dir' / 'b.db'}")))
+    engine = make_engine(
+        store_settings(BlackboardSettings(db=f"sqlite:///{tmp_path / 'deep' / 'dir' / 'b.db'}"))
+    )
 
     ensure_schema(engine)
     ensure_schema(engine)  # a second time is a no-op
@@ -55,18 +65,30 @@ def test_the_embedded_database_creates_and_migrates_itself_on_first_use(tmp_path
 
 
 def test_alembic_upgrade_head_and_blackboard_db_upgrade_both_migrate(tmp_path):
-    for name, argv in {"a.db": [str(BIN / "alembic"), "upgrade", "head"],
-                       "b.db": [str(BIN / "blackboard"), "db", "upgrade"]}.items():
+    for name, argv in {
+        "a.db": [str(BIN / "alembic"), "upgrade", "head"],
+        "b.db": [str(BIN / "blackboard"), "db", "upgrade"],
+    }.items():
         url = f"sqlite:///{tmp_path / name}"
-        done = subprocess.run(argv, cwd=ROOT, env={**os.environ, "BLACKBOARD_DB": url},
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            argv,
+            cwd=ROOT,
+            env={**os.environ, "BLACKBOARD_DB": url},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         assert current_revision(make_engine(store_settings(BlackboardSettings(db=url)))) == HEAD
 
 
 def test_blackboard_db_upgrade_works_on_postgresql(pg_database_url):
-    done = subprocess.run([str(BIN / "blackboard"), "--db", pg_database_url, "db", "upgrade"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(BIN / "blackboard"), "--db", pg_database_url, "db", "upgrade"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert done.returncode == 0, done.stderr
     assert f"revision {HEAD}" in done.stdout
@@ -128,7 +150,11 @@ def test_upgrading_puts_the_capability_index_in_one_case_and_keeps_the_signal_s_
     ensure_schema(engine)
 
     with engine.connect() as conn:
-        rows = conn.exec_driver_sql("SELECT capability FROM signal_capabilities ORDER BY capability").scalars().all()
+        rows = (
+            conn.exec_driver_sql("SELECT capability FROM signal_capabilities ORDER BY capability")
+            .scalars()
+            .all()
+        )
         targets = conn.exec_driver_sql("SELECT target_capabilities FROM blackboard_signals").scalar()
     assert rows == ["CODE-REVIEW", "REVIEW"]
     assert targets == '["code-review", "Code-Review", "REVIEW"]'

@@ -63,10 +63,12 @@ def test_a_wait_survives_its_listening_connection_being_killed(pg_engine):
     wait_until(lambda: _listeners(pg_engine), 20, "the waiter to listen")
 
     with pg_engine.connect() as conn:  # the server drops the listener (a restart, a network cut)
-        killed = conn.execute(text(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE query LIKE 'LISTEN%' AND datname = current_database()"  # this run's listeners only
-        )).scalar()
+        killed = conn.execute(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE query LIKE 'LISTEN%' AND datname = current_database()"  # this run's listeners only
+            )
+        ).scalar()
     finish_later(board, signal_id, 0.3).join()
     waiting.join(timeout=20)
 
@@ -77,9 +79,11 @@ def test_a_wait_survives_its_listening_connection_being_killed(pg_engine):
 
 def _listeners(pg_engine) -> int:
     with pg_engine.connect() as conn:
-        return conn.execute(text(
-            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()"
-        )).scalar()
+        return conn.execute(
+            text(
+                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()"
+            )
+        ).scalar()
 
 
 def timed(wait, *args) -> tuple[bool, float]:
@@ -94,7 +98,9 @@ def notify_later(pg_engine, payload: str, delay: float) -> threading.Thread:
     def run() -> None:
         time.sleep(delay)
         with pg_engine.begin() as conn:
-            conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": NOTIFY_CHANNEL, "payload": payload})
+            conn.execute(
+                text("SELECT pg_notify(:channel, :payload)"), {"channel": NOTIFY_CHANNEL, "payload": payload}
+            )
 
     thread = threading.Thread(target=run)
     thread.start()
@@ -192,7 +198,9 @@ def test_the_postgres_notifier_knows_the_position_a_notification_showed_while_it
     assert notifier.seen() == board.store.last_position() > before
     assert notifier.wait(before, 0.01) is True
     with pg_engine.connect() as conn:  # the server drops the listener (a restart, a network cut)
-        conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": notifier._connection.info.backend_pid})
+        conn.execute(
+            text("SELECT pg_terminate_backend(:pid)"), {"pid": notifier._connection.info.backend_pid}
+        )
     notifier.wait(board.store.last_position(), 0.5)  # finds its connection gone
     assert notifier.seen() is None  # what it heard may be out of date: ask the store
     notifier.close()
@@ -207,7 +215,9 @@ def test_a_reconnected_listener_takes_the_logs_end_not_what_its_old_connection_h
     notifier.wait(board.store.last_position(), 1.0)
     assert notifier.seen() == 1000000  # it cannot tell a stray number from a position
     with pg_engine.connect() as conn:
-        conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": notifier._connection.info.backend_pid})
+        conn.execute(
+            text("SELECT pg_terminate_backend(:pid)"), {"pid": notifier._connection.info.backend_pid}
+        )
     notifier.wait(2_000_000, 0.5)  # listens, and finds its connection gone
     notifier.wait(0, 0.5)  # reconnects, and reads the log's end
 

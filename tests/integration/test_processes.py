@@ -29,11 +29,18 @@ def _post_claim_complete(url: str, worker: int, start, results) -> None:
         start.wait(timeout=60)
         for n in range(SIGNALS_EACH):
             signal = board.service.post_signal(
-                PostSignal(signal_type="RESEARCH", ps_id="ps-race", entry_id=f"e-{worker * 100 + n}", topic="t",
-                           dedupe_key=f"w{worker}-{n}")
+                PostSignal(
+                    signal_type="RESEARCH",
+                    ps_id="ps-race",
+                    entry_id=f"e-{worker * 100 + n}",
+                    topic="t",
+                    dedupe_key=f"w{worker}-{n}",
+                )
             )
             board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
-            board.service.complete_signal(CompleteSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
+            board.service.complete_signal(
+                CompleteSignal(signal_id=signal.signal_id, agent_id="ps-researcher")
+            )
         results.put(("ok", worker))
     except BaseException:
         results.put(("error", traceback.format_exc()))

@@ -37,14 +37,20 @@ def forget_handler_modules(tmp_path):
         del sys.modules[name]
 
 
-def agent(folder: Path, source: str, entrypoint: str = "handlers.h:handle", timeout: float | None = None,
-          module: str = "handlers/h.py") -> AgentDefinition:
+def agent(
+    folder: Path,
+    source: str,
+    entrypoint: str = "handlers.h:handle",
+    timeout: float | None = None,
+    module: str = "handlers/h.py",
+) -> AgentDefinition:
     """An agent file in `folder` whose entrypoint is `source`, written to `module` beside it."""
     (folder / module).parent.mkdir(parents=True, exist_ok=True)
     (folder / module).write_text(textwrap.dedent(source))
     (folder / "a.md").write_text(
         f"---\nname: a\ncapabilities: {{RESEARCH: 0.9}}\nentrypoint: {entrypoint}\n"
-        + (f"timeout: {timeout}\n" if timeout else "") + "---\nbody\n"
+        + (f"timeout: {timeout}\n" if timeout else "")
+        + "---\nbody\n"
     )
     registry = FrontmatterAgentRegistry(folder)
     assert registry.problems() == []
@@ -60,21 +66,31 @@ def run(definition: AgentDefinition, document: dict[str, Any] = DOCUMENT) -> Han
 
 # -- results --------------------------------------------------------------------------------------------
 def test_a_dict_result_completes_with_its_artifact_and_knowledge(tmp_path):
-    a = agent(tmp_path, """\
+    a = agent(
+        tmp_path,
+        """\
         def handle(document):
             return {"artifact_path": "/out/" + document["signal_id"], "knowledge_items": [document["payload"]["topic"]]}
-    """)
+    """,
+    )
 
     outcome = run(a)
 
-    assert (outcome.succeeded, outcome.artifact_path, outcome.knowledge_items) == (True, "/out/sig-0000abcd", ("t",))
+    assert (outcome.succeeded, outcome.artifact_path, outcome.knowledge_items) == (
+        True,
+        "/out/sig-0000abcd",
+        ("t",),
+    )
 
 
 def test_a_str_result_is_the_one_knowledge_item_and_a_blank_one_is_none(tmp_path):
-    a = agent(tmp_path, """\
+    a = agent(
+        tmp_path,
+        """\
         def handle(document):
             return document["payload"]["topic"]
-    """)
+    """,
+    )
 
     assert run(a, {"signal_id": "s", "payload": {"topic": "  found it\n"}}).knowledge_items == ("found it",)
     blank = run(a, {"signal_id": "s", "payload": {"topic": " \n "}})
@@ -86,14 +102,22 @@ def test_none_completes_with_nothing(tmp_path):
 
     outcome = run(a)
 
-    assert (outcome.succeeded, outcome.artifact_path, outcome.knowledge_items, outcome.error) == (True, None, (), None)
+    assert (outcome.succeeded, outcome.artifact_path, outcome.knowledge_items, outcome.error) == (
+        True,
+        None,
+        (),
+        None,
+    )
 
 
 def test_an_exception_fails_with_its_type_and_message(tmp_path):
-    a = agent(tmp_path, """\
+    a = agent(
+        tmp_path,
+        """\
         def handle(document):
             raise ValueError("no sources for " + document["payload"]["topic"])
-    """)
+    """,
+    )
 
     outcome = run(a)
 
@@ -101,26 +125,35 @@ def test_an_exception_fails_with_its_type_and_message(tmp_path):
 
 
 def test_sys_exit_in_a_handler_fails_the_signal_and_the_next_call_still_runs(tmp_path):
-    a = agent(tmp_path, """\
+    a = agent(
+        tmp_path,
+        """\
         import sys
         def handle(document):
             if document["payload"]["topic"] == "exit":
                 sys.exit(3)
             raise KeyError
-    """)
+    """,
+    )
 
     assert run(a, {"signal_id": "s", "payload": {"topic": "exit"}}).error == "SystemExit: 3"
     assert run(a).error == "KeyError"  # no message: the type alone
 
 
-@pytest.mark.parametrize(("returned", "expected"), [
-    ("42", "handler result: must be a dict, a str or None, got int"),
-    ("[\"a\"]", "handler result: must be a dict, a str or None, got list"),
-    ("{'knowledge': ['a']}", "handler result: a dict must hold artifact_path and/or knowledge_items, got keys ['knowledge']"),
-    ("{'knowledge_items': 'not a list'}", "handler result: knowledge_items must be a list of strings"),
-    ("{'knowledge_items': ['a', 2]}", "handler result: knowledge_items must be a list of strings"),
-    ("{'artifact_path': 7}", "handler result: artifact_path must be a string"),
-])
+@pytest.mark.parametrize(
+    ("returned", "expected"),
+    [
+        ("42", "handler result: must be a dict, a str or None, got int"),
+        ('["a"]', "handler result: must be a dict, a str or None, got list"),
+        (
+            "{'knowledge': ['a']}",
+            "handler result: a dict must hold artifact_path and/or knowledge_items, got keys ['knowledge']",
+        ),
+        ("{'knowledge_items': 'not a list'}", "handler result: knowledge_items must be a list of strings"),
+        ("{'knowledge_items': ['a', 2]}", "handler result: knowledge_items must be a list of strings"),
+        ("{'artifact_path': 7}", "handler result: artifact_path must be a string"),
+    ],
+)
 def test_a_result_that_breaks_the_rules_fails_naming_the_rule(tmp_path, returned, expected):
     a = agent(tmp_path, f"def handle(document):\n    return {returned}\n")
 
@@ -131,7 +164,9 @@ def test_a_result_that_breaks_the_rules_fails_naming_the_rule(tmp_path, returned
 
 # -- importing --------------------------------------------------------------------------------------------
 def test_the_module_is_imported_once_and_its_state_lasts_between_calls(tmp_path):
-    a = agent(tmp_path, """\
+    a = agent(
+        tmp_path,
+        """\
         from pathlib import Path
         Path(__file__).with_name("imports.log").open("a").write("imported\\n")
         calls = 0
@@ -139,7 +174,8 @@ def test_the_module_is_imported_once_and_its_state_lasts_between_calls(tmp_path)
             global calls
             calls += 1
             return str(calls)
-    """)
+    """,
+    )
 
     results = [run(a).knowledge_items for _ in range(3)]
 
@@ -151,12 +187,15 @@ def test_the_agent_folder_is_on_the_import_path_also_for_imports_made_later(tmp_
     (tmp_path / "handlers").mkdir()
     (tmp_path / "handlers" / "kit.py").write_text("PREFIX = 'kit'\n")
     (tmp_path / "late.py").write_text("SUFFIX = 'late'\n")
-    a = agent(tmp_path, """\
+    a = agent(
+        tmp_path,
+        """\
         from handlers.kit import PREFIX
         def handle(document):
             import late  # imported on the call, not when the module loads
             return PREFIX + "+" + late.SUFFIX
-    """)
+    """,
+    )
 
     outcome = run(a)
 
@@ -165,13 +204,16 @@ def test_the_agent_folder_is_on_the_import_path_also_for_imports_made_later(tmp_
 
 
 def test_calls_one_after_another_reuse_one_thread(tmp_path):
-    a = agent(tmp_path, """\
+    a = agent(
+        tmp_path,
+        """\
         import threading
         threads = set()  # held, so no two threads can share an identity
         def handle(document):
             threads.add(threading.current_thread())
             return str(len(threads))
-    """)
+    """,
+    )
 
     outcomes = [run(a) for _ in range(50)]
 
@@ -179,7 +221,9 @@ def test_calls_one_after_another_reuse_one_thread(tmp_path):
 
 
 def test_the_shipped_noop_entrypoint_completes_with_nothing():
-    noop = AgentDefinition(profile=PROFILE, path=SHIPPED_AGENTS / "noop.md", entrypoint="handlers.noop:handle")
+    noop = AgentDefinition(
+        profile=PROFILE, path=SHIPPED_AGENTS / "noop.md", entrypoint="handlers.noop:handle"
+    )
 
     outcome = run(noop)
 
@@ -187,18 +231,42 @@ def test_the_shipped_noop_entrypoint_completes_with_nothing():
 
 
 # -- entrypoints that cannot be loaded ------------------------------------------------------------------------
-@pytest.mark.parametrize(("entrypoint", "source", "expected"), [
-    ("handlers.gone:handle", None, "cannot import module handlers.gone from {folder}: ModuleNotFoundError: "
-                                   "No module named 'handlers.gone'"),
-    ("handlers.h:handle", "raise RuntimeError('needs API_KEY')\n",
-     "cannot import module handlers.h from {folder}: RuntimeError: needs API_KEY"),
-    ("handlers.h:handle", "def handle(:\n", "cannot import module handlers.h from {folder}: SyntaxError: "),
-    ("handlers.h:handel", "def handle(document): pass\n",
-     "module handlers.h ({folder}/handlers/h.py) has no attribute handel"),
-    ("handlers.h:handle", "handle = 'a string'\n", "handlers.h:handle is a str, not a function"),
-])
-def test_an_entrypoint_that_cannot_be_loaded_is_refused_naming_the_module_and_why(tmp_path, entrypoint, source, expected):
-    a = agent(tmp_path, source or "", entrypoint=entrypoint, module="handlers/h.py" if source else "handlers/other.py")
+@pytest.mark.parametrize(
+    ("entrypoint", "source", "expected"),
+    [
+        (
+            "handlers.gone:handle",
+            None,
+            "cannot import module handlers.gone from {folder}: ModuleNotFoundError: "
+            "No module named 'handlers.gone'",
+        ),
+        (
+            "handlers.h:handle",
+            "raise RuntimeError('needs API_KEY')\n",
+            "cannot import module handlers.h from {folder}: RuntimeError: needs API_KEY",
+        ),
+        (
+            "handlers.h:handle",
+            "def handle(:\n",
+            "cannot import module handlers.h from {folder}: SyntaxError: ",
+        ),
+        (
+            "handlers.h:handel",
+            "def handle(document): pass\n",
+            "module handlers.h ({folder}/handlers/h.py) has no attribute handel",
+        ),
+        ("handlers.h:handle", "handle = 'a string'\n", "handlers.h:handle is a str, not a function"),
+    ],
+)
+def test_an_entrypoint_that_cannot_be_loaded_is_refused_naming_the_module_and_why(
+    tmp_path, entrypoint, source, expected
+):
+    a = agent(
+        tmp_path,
+        source or "",
+        entrypoint=entrypoint,
+        module="handlers/h.py" if source else "handlers/other.py",
+    )
     expected = expected.format(folder=tmp_path)
 
     with pytest.raises(EntrypointNotLoadable) as refused:

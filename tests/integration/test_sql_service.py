@@ -45,12 +45,18 @@ def test_a_whole_story_leaves_the_read_model_equal_to_the_replayed_board(sql_boa
     with pytest.raises(DependenciesPending):
         sql_board.service.claim_signal(ClaimSignal(signal_id=review.signal_id, agent_id="ps-reviewer"))
     sql_board.service.complete_signal(
-        CompleteSignal(signal_id=research.signal_id, agent_id="ps-researcher", artifact_path="r.md",
-                       knowledge_items=("one", "two"))
+        CompleteSignal(
+            signal_id=research.signal_id,
+            agent_id="ps-researcher",
+            artifact_path="r.md",
+            knowledge_items=("one", "two"),
+        )
     )
     sql_board.service.claim_signal(ClaimSignal(signal_id=review.signal_id, agent_id="ps-reviewer"))
     sql_board.service.claim_signal(ClaimSignal(signal_id=analysis.signal_id, agent_id="ps-analyst"))
-    sql_board.service.fail_signal(FailSignal(signal_id=analysis.signal_id, agent_id="ps-analyst", error="boom"))
+    sql_board.service.fail_signal(
+        FailSignal(signal_id=analysis.signal_id, agent_id="ps-analyst", error="boom")
+    )
 
     replayed = BlackboardAggregate.replay("ps-1", sql_board.store.load("ps-1")).signals
     projected = {s.signal_id: s for s in sql_board.read_model.find(SignalFilter(blackboard_id="ps-1"))}
@@ -75,7 +81,10 @@ def test_queries_answer_from_the_tables(sql_board):
     assert [s.signal_id for s in open_reviews] == [review.signal_id]
     assert [s.signal_type for s in on_other] == ["ANALYSIS"]
     assert [s.signal_id for s in watched.signals] == [first.signal_id]
-    assert sql_board.queries.get_signal(GetSignalById(signal_id=first.signal_id)).status is SignalStatus.COMPLETED
+    assert (
+        sql_board.queries.get_signal(GetSignalById(signal_id=first.signal_id)).status
+        is SignalStatus.COMPLETED
+    )
 
 
 def test_stored_rows_carry_type_schema_version_and_metadata(sql_board):
@@ -86,7 +95,8 @@ def test_stored_rows_carry_type_schema_version_and_metadata(sql_board):
         rows = conn.execute(select(EVENTS).order_by(EVENTS.c.position)).all()
 
     assert [(r.event_type, r.schema_version, r.stream_id, r.version) for r in rows] == [
-        ("AgentSignalPosted", 3, "ps-1", 1), ("AgentSignalClaimed", 2, "ps-1", 2)
+        ("AgentSignalPosted", 3, "ps-1", 1),
+        ("AgentSignalClaimed", 2, "ps-1", 2),
     ]
     assert json.loads(rows[0].metadata)["correlation_id"] == "run-42"
     assert json.loads(rows[1].metadata)["actor"] == "ps-researcher"
@@ -118,27 +128,57 @@ def test_a_new_process_sees_what_another_one_wrote(sql_board):
 def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql_board, projected_by):
     if projected_by == "a catch-up":  # a bare append first: the read model is behind, the commands decide on
         # the log and leave the rows to a catch-up (Fold.apply with its prefetch)
-        early = sql_board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-0", entry_id="e-0", topic="t"))
-        sql_board.store.append("ps-0", 1, [AgentSignalExpired(blackboard_id="ps-0", version=2, occurred_at=T0,
-                                                              signal_id=early.signal_id, reason="by hand")])
+        early = sql_board.service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id="ps-0", entry_id="e-0", topic="t")
+        )
+        sql_board.store.append(
+            "ps-0",
+            1,
+            [
+                AgentSignalExpired(
+                    blackboard_id="ps-0",
+                    version=2,
+                    occurred_at=T0,
+                    signal_id=early.signal_id,
+                    reason="by hand",
+                )
+            ],
+        )
     up1, up2, up3 = (post(sql_board, entry_id=f"e-{n}").signal_id for n in (1, 2, 3))
     both = post(sql_board, "REVIEW", entry_id="e-4", after=(up1, up2)).signal_id
     only = post(sql_board, "REVIEW", entry_id="e-5", after=(up1,)).signal_id
     doomed = post(sql_board, "REVIEW", entry_id="e-6", after=(up3,)).signal_id
     taken = post(sql_board, entry_id="e-7").signal_id
-    sql_board.service.claim_signal(ClaimSignal(signal_id=taken, agent_id="ps-analyst", token="ps-analyst/w-2",
-                                               blackboard_id="ps-1"))
+    sql_board.service.claim_signal(
+        ClaimSignal(signal_id=taken, agent_id="ps-analyst", token="ps-analyst/w-2", blackboard_id="ps-1")
+    )
     token = "ps-researcher/w-1"
 
-    claims = sql_board.service.claim_signals(ClaimSignals(
-        blackboard_id="ps-1", signal_ids=(taken, up1, up2, up3), agent_id="ps-researcher", token=token, limit=3,
-    ))
-    results = sql_board.service.record_outcomes(RecordOutcomes(blackboard_id="ps-1", agent_id="ps-researcher", outcomes=(
-        CompleteSignal(signal_id=up1, agent_id="ps-researcher", token=token, artifact_path="out/1.md"),
-        CompleteSignal(signal_id=taken, agent_id="ps-researcher", token=token),  # ps-analyst's claim
-        CompleteSignal(signal_id=up2, agent_id="ps-researcher", token=token, knowledge_items=("two",)),
-        FailSignal(signal_id=up3, agent_id="ps-researcher", token=token, error="no sources"),
-    )))
+    claims = sql_board.service.claim_signals(
+        ClaimSignals(
+            blackboard_id="ps-1",
+            signal_ids=(taken, up1, up2, up3),
+            agent_id="ps-researcher",
+            token=token,
+            limit=3,
+        )
+    )
+    results = sql_board.service.record_outcomes(
+        RecordOutcomes(
+            blackboard_id="ps-1",
+            agent_id="ps-researcher",
+            outcomes=(
+                CompleteSignal(
+                    signal_id=up1, agent_id="ps-researcher", token=token, artifact_path="out/1.md"
+                ),
+                CompleteSignal(signal_id=taken, agent_id="ps-researcher", token=token),  # ps-analyst's claim
+                CompleteSignal(
+                    signal_id=up2, agent_id="ps-researcher", token=token, knowledge_items=("two",)
+                ),
+                FailSignal(signal_id=up3, agent_id="ps-researcher", token=token, error="no sources"),
+            ),
+        )
+    )
 
     assert [s.signal_id for s in claims.claimed] == [up1, up2, up3] and list(claims.skipped) == [taken]
     assert isinstance(results[1], NotTheClaimer)
@@ -151,8 +191,10 @@ def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql
     assert sql_board.read_model.position() == sql_board.store.last_position()
     read = sql_board.read_model.get
     assert [(read(s).status, read(s).claimed_by) for s in (up1, up2, up3, taken)] == [
-        (SignalStatus.COMPLETED, "ps-researcher"), (SignalStatus.COMPLETED, "ps-researcher"),
-        (SignalStatus.FAILED, "ps-researcher"), (SignalStatus.CLAIMED, "ps-analyst"),
+        (SignalStatus.COMPLETED, "ps-researcher"),
+        (SignalStatus.COMPLETED, "ps-researcher"),
+        (SignalStatus.FAILED, "ps-researcher"),
+        (SignalStatus.CLAIMED, "ps-analyst"),
     ]
     assert read(up1).result.artifact_path == "out/1.md" and read(up2).result.knowledge_items == ("two",)
     assert read(both).waiting_for == frozenset() and read(only).waiting_for == frozenset()
@@ -170,5 +212,6 @@ def test_capabilities_match_in_any_case_and_the_signal_keeps_them_as_posted(sql_
     assert posted.status is SignalStatus.POSTED  # a RESEARCH agent fits it
     assert [s.signal_id for s in found] == [s.signal_id for s in listed] == [posted.signal_id]
     assert sql_board.queries.get_signal(GetSignalById(signal_id=posted.signal_id)).target_capabilities == (
-        "research", "Research",
+        "research",
+        "Research",
     )

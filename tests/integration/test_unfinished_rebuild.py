@@ -39,10 +39,14 @@ def test_a_sweep_during_an_unfinished_rebuild_expires_what_is_overdue(sql_engine
     claimed = _post(board, "e-2", ps="ps-2")
     board.service.claim_signal(ClaimSignal(signal_id=claimed.signal_id, agent_id="ps-researcher"))
     board.read_model.reset()  # a rebuild has begun: no row says which boards are live
-    board.clock.advance(board.settings.post_timeout.total_seconds() + board.settings.claim_timeout.total_seconds())
+    board.clock.advance(
+        board.settings.post_timeout.total_seconds() + board.settings.claim_timeout.total_seconds()
+    )
 
     ended = board.service.expire_signals(ExpireSignals())
 
     assert sorted(s.signal_id for s in ended) == sorted([posted.signal_id, claimed.signal_id])
     Projector(board.store, board.read_model).rebuild(resume=True)
-    assert {board.read_model.get(s).status for s in (posted.signal_id, claimed.signal_id)} == {SignalStatus.EXPIRED}
+    assert {board.read_model.get(s).status for s in (posted.signal_id, claimed.signal_id)} == {
+        SignalStatus.EXPIRED
+    }

@@ -26,11 +26,19 @@ def test_a_row_of_an_older_schema_version_is_upcast_when_loaded(sql_engine, monk
     at = datetime(2026, 1, 4, tzinfo=UTC)
     old_shape = {"signal_id": "sig-0000000a", "failed_by": "ps-researcher", "message": "no sources"}
     with sql_engine.begin() as conn:
-        conn.execute(insert(EVENTS).values(
-            event_id="6f1c1d7e-0000-4000-8000-000000000001", stream_id="bb-old", version=1,
-            event_type="AgentSignalFailed", schema_version=1, data=json.dumps(old_shape),
-            metadata="{}", occurred_at=at, recorded_at=at,
-        ))
+        conn.execute(
+            insert(EVENTS).values(
+                event_id="6f1c1d7e-0000-4000-8000-000000000001",
+                stream_id="bb-old",
+                version=1,
+                event_type="AgentSignalFailed",
+                schema_version=1,
+                data=json.dumps(old_shape),
+                metadata="{}",
+                occurred_at=at,
+                recorded_at=at,
+            )
+        )
 
     (loaded,) = SqlAlchemyEventStore(sql_engine).load("bb-old")
 
@@ -42,17 +50,32 @@ def test_posted_and_claimed_events_of_schema_1_load_without_retry_link_or_token(
     """Schema 2 added AgentSignalPosted.retry_of and AgentSignalClaimed.token; rows written before load."""
     at = datetime(2026, 1, 4, tzinfo=UTC)
     posted_v1 = {
-        "signal_id": "sig-0000000b", "signal_type": "RESEARCH",
+        "signal_id": "sig-0000000b",
+        "signal_type": "RESEARCH",
         "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t", "prompt": "", "context": {}},
-        "target_capabilities": ["RESEARCH"], "posted_by": "ps-skill", "after": [], "dedupe_key": None,
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-skill",
+        "after": [],
+        "dedupe_key": None,
     }
     claimed_v1 = {"signal_id": "sig-0000000b", "claimed_by": "ps-researcher", "score": 0.9}
     with sql_engine.begin() as conn:
-        for version, (kind, data) in enumerate([("AgentSignalPosted", posted_v1), ("AgentSignalClaimed", claimed_v1)], 1):
-            conn.execute(insert(EVENTS).values(
-                event_id=f"6f1c1d7e-0000-4000-8000-00000000001{version}", stream_id="bb-v1", version=version,
-                event_type=kind, schema_version=1, data=json.dumps(data), metadata="{}", occurred_at=at, recorded_at=at,
-            ))
+        for version, (kind, data) in enumerate(
+            [("AgentSignalPosted", posted_v1), ("AgentSignalClaimed", claimed_v1)], 1
+        ):
+            conn.execute(
+                insert(EVENTS).values(
+                    event_id=f"6f1c1d7e-0000-4000-8000-00000000001{version}",
+                    stream_id="bb-v1",
+                    version=version,
+                    event_type=kind,
+                    schema_version=1,
+                    data=json.dumps(data),
+                    metadata="{}",
+                    occurred_at=at,
+                    recorded_at=at,
+                )
+            )
 
     posted, claimed = SqlAlchemyEventStore(sql_engine).load("bb-v1")
 
@@ -66,17 +89,29 @@ def test_a_posted_event_of_schema_2_loads_with_no_key_permissions_and_restricts_
     """Schema 3 added AgentSignalPosted.read_keys and write_keys; a signal posted before has neither list."""
     at = datetime(2026, 1, 4, tzinfo=UTC)
     posted_v2 = {
-        "signal_id": "sig-0000000c", "signal_type": "RESEARCH",
+        "signal_id": "sig-0000000c",
+        "signal_type": "RESEARCH",
         "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t", "prompt": "", "context": {}},
-        "target_capabilities": ["RESEARCH"], "posted_by": "ps-skill", "after": [], "dedupe_key": None,
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-skill",
+        "after": [],
+        "dedupe_key": None,
         "retry_of": None,
     }
     with sql_engine.begin() as conn:
-        conn.execute(insert(EVENTS).values(
-            event_id="6f1c1d7e-0000-4000-8000-000000000021", stream_id="bb-v2", version=1,
-            event_type="AgentSignalPosted", schema_version=2, data=json.dumps(posted_v2), metadata="{}",
-            occurred_at=at, recorded_at=at,
-        ))
+        conn.execute(
+            insert(EVENTS).values(
+                event_id="6f1c1d7e-0000-4000-8000-000000000021",
+                stream_id="bb-v2",
+                version=1,
+                event_type="AgentSignalPosted",
+                schema_version=2,
+                data=json.dumps(posted_v2),
+                metadata="{}",
+                occurred_at=at,
+                recorded_at=at,
+            )
+        )
 
     (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v2")
 

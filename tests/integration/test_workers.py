@@ -51,14 +51,23 @@ class Board:
         self.agents.mkdir()
         (self.agents / "handler.py").write_text(HANDLER)
         self.log = tmp_path / "work.log"
-        self.env = {**os.environ, "BLACKBOARD_DB": self.url, "BLACKBOARD_AGENTS_DIR": str(self.agents),
-                    "WORK_LOG": str(self.log), "BLACKBOARD_JSON": "", "BLACKBOARD_POST_TIMEOUT": "600", **env}
+        self.env = {
+            **os.environ,
+            "BLACKBOARD_DB": self.url,
+            "BLACKBOARD_AGENTS_DIR": str(self.agents),
+            "WORK_LOG": str(self.log),
+            "BLACKBOARD_JSON": "",
+            "BLACKBOARD_POST_TIMEOUT": "600",
+            **env,
+        }
         self.workers: list[subprocess.Popen[str]] = []
         self.stderr: dict[int, str] = {}  # worker pid -> what it logged, once stopped
         self.cli("db", "upgrade")
         # configured as the workers are; this process lives through the restart test too: check pooled
         # connections before use
-        self.container = UnwiredContainer(config=settings.load({}, env={**self.env, "BLACKBOARD_POOL_PRE_PING": "1"}))
+        self.container = UnwiredContainer(
+            config=settings.load({}, env={**self.env, "BLACKBOARD_POOL_PRE_PING": "1"})
+        )
         self.read_model, self.store = self.container.read_model(), self.container.event_store()
         self.service = self.container.service()
 
@@ -66,7 +75,12 @@ class Board:
         """In this process: a CLI call per signal would take most of a minute for a hundred."""
         return [
             self.service.post_signal(
-                PostSignal(signal_type=kind, ps_id="ps-w", entry_id=f"e-{n}", topic=topics[n] if topics else f"topic {n}")
+                PostSignal(
+                    signal_type=kind,
+                    ps_id="ps-w",
+                    entry_id=f"e-{n}",
+                    topic=topics[n] if topics else f"topic {n}",
+                )
             ).signal_id
             for n in range(count)
         ]
@@ -94,14 +108,30 @@ class Board:
         return done
 
     def post(self, kind: str, entry: int, *extra: str) -> str:
-        done = self.cli("--json", "post", "--type", kind, "--ps-id", "ps-w", "--entry-id", f"e-{entry}",
-                        "--topic", f"topic {entry}", *extra)
+        done = self.cli(
+            "--json",
+            "post",
+            "--type",
+            kind,
+            "--ps-id",
+            "ps-w",
+            "--entry-id",
+            f"e-{entry}",
+            "--topic",
+            f"topic {entry}",
+            *extra,
+        )
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)["signal_id"]
 
     def worker(self, agent: str, *extra: str, **env: str) -> subprocess.Popen[str]:
-        process = subprocess.Popen([BLACKBOARD, "worker", "--agent", agent, *extra], env={**self.env, **env},
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [BLACKBOARD, "worker", "--agent", agent, *extra],
+            env={**self.env, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.workers.append(process)
         return process
 
@@ -171,7 +201,9 @@ def test_a_worker_killed_mid_task_loses_its_claim_on_time_and_nothing_else(board
     renewals = [r for r in board.store.read_all() if r.event.event_type == "AgentSignalClaimRenewed"]
     assert renewals and all(r.event.signal_id == doomed for r in renewals)
     expired = board.records("AgentSignalExpired")[0].event
-    assert (expired.occurred_at - renewals[-1].event.occurred_at).total_seconds() >= 2  # never before its timeout
+    assert (
+        expired.occurred_at - renewals[-1].event.occurred_at
+    ).total_seconds() >= 2  # never before its timeout
     assert survivor.poll() is None
 
 
@@ -233,7 +265,9 @@ def test_once_exits_0_when_there_is_nothing_to_do(board):
 
 
 def test_a_worker_for_an_agent_without_a_command_refuses_to_start(board):
-    (board.agents / "idle.md").write_text("---\nname: idle\ncapabilities: {RESEARCH: 0.9}\n---\nNo command.\n")
+    (board.agents / "idle.md").write_text(
+        "---\nname: idle\ncapabilities: {RESEARCH: 0.9}\n---\nNo command.\n"
+    )
     signal_id = board.post("RESEARCH", 1)
 
     done = board.cli("worker", "--agent", "idle", "--once")
@@ -276,10 +310,12 @@ def test_a_worker_on_postgresql_rides_out_a_server_restart_without_losing_or_rep
 
         def restart() -> int:  # what a server restart does to every client: its connections die
             with pg_engine.connect() as conn:
-                return conn.execute(text(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                )).scalar()
+                return conn.execute(
+                    text(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                ).scalar()
 
         assert restart() >= 1  # mid-handler: the completion must still be recorded
         board.until(lambda: board.status(first) is SignalStatus.COMPLETED, 30, "the first completion")
@@ -293,7 +329,9 @@ def test_a_worker_on_postgresql_rides_out_a_server_restart_without_losing_or_rep
 
 
 @pytest.mark.parametrize("handler", ["command", "entrypoint"])
-def test_ten_signals_waiting_for_a_worker_with_ten_slots_are_claimed_in_one_command_and_each_done_once(board, handler):
+def test_ten_signals_waiting_for_a_worker_with_ten_slots_are_claimed_in_one_command_and_each_done_once(
+    board, handler
+):
     if handler == "command":
         board.agent("ps-worker", "RESEARCH")
     else:
@@ -308,7 +346,9 @@ def test_ten_signals_waiting_for_a_worker_with_ten_slots_are_claimed_in_one_comm
     assert sorted(r.event.signal_id for r in claims) == sorted(ids)
     assert len({r.metadata["causation_id"] for r in claims}) == 1  # one ClaimSignals command took all ten
     assert {r.metadata["command"] for r in claims} == {"ClaimSignals"}
-    assert [r.event.version for r in claims] == list(range(claims[0].event.version, claims[0].event.version + 10))
+    assert [r.event.version for r in claims] == list(
+        range(claims[0].event.version, claims[0].event.version + 10)
+    )
     completions = board.records("AgentSignalCompleted")
     assert sorted(r.event.signal_id for r in completions) == sorted(ids)  # each completed once
     assert {r.metadata["command"] for r in completions} == {"RecordOutcomes"}

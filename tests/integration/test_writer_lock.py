@@ -37,7 +37,9 @@ def test_write_transactions_of_two_engines_never_overlap(sqlite_url, sqlite_engi
 
 
 def test_a_writer_kept_waiting_past_the_busy_timeout_is_told_so(sqlite_url, sqlite_engine):
-    impatient = SqlAlchemyEventStore(make_engine(store_settings(BlackboardSettings(db=sqlite_url, sqlite_busy_timeout=0.2))))
+    impatient = SqlAlchemyEventStore(
+        make_engine(store_settings(BlackboardSettings(db=sqlite_url, sqlite_busy_timeout=0.2)))
+    )
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -57,7 +59,9 @@ def test_a_writer_kept_waiting_past_the_busy_timeout_is_told_so(sqlite_url, sqli
     assert impatient.load("bb-1") == []
 
 
-def test_a_lock_file_that_cannot_be_opened_is_an_unavailable_store_and_nothing_is_written(tmp_path, sqlite_url, sqlite_engine):
+def test_a_lock_file_that_cannot_be_opened_is_an_unavailable_store_and_nothing_is_written(
+    tmp_path, sqlite_url, sqlite_engine
+):
     lock = tmp_path / "blackboard.db.lock"
     lock.unlink()
     lock.mkdir()  # a folder where the lock file should be: opening it fails with an OSError

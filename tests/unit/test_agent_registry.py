@@ -86,7 +86,12 @@ def test_an_entrypoint_names_a_python_function_to_run_instead_of_a_command(folde
     fast, deep = registry.definition("fast"), registry.definition("deep")
 
     assert registry.problems() == []
-    assert (fast.entrypoint, fast.command, fast.timeout, fast.runnable) == ("handlers.noop:handle", None, 5, True)
+    assert (fast.entrypoint, fast.command, fast.timeout, fast.runnable) == (
+        "handlers.noop:handle",
+        None,
+        5,
+        True,
+    )
     assert deep.entrypoint == "_pkg.sub_2.mod:Run_it"
     assert "entrypoint" not in fast.extra
 
@@ -151,7 +156,11 @@ def test_markdown_files_at_any_depth_count_but_dot_files_dot_folders_and_readmes
 
     assert [a.agent_id for a in registry.get_all()] == ["a", "b", "c"]
     assert registry.problems() == []
-    assert [r.path.relative_to(folder).as_posix() for r in registry.files()] == ["a.md", "nested/b.md", "nested/deeper/c.md"]
+    assert [r.path.relative_to(folder).as_posix() for r in registry.files()] == [
+        "a.md",
+        "nested/b.md",
+        "nested/deeper/c.md",
+    ]
 
 
 def test_a_missing_folder_is_an_empty_registry(tmp_path):
@@ -185,22 +194,46 @@ BAD_FILES = {
         agent("score-list", "[{type: RESEARCH, score: 0.5}, {type: REVIEW, score: 1.4}]"),
         "capabilities[1].score: must be between 0 and 1, got 1.4",
     ),
-    "score-map.md": (agent("score-map", "{RESEARCH: -0.1}"), "capabilities.RESEARCH: must be between 0 and 1, got -0.1"),
-    "score-text.md": (agent("score-text", "{RESEARCH: high}"), "capabilities.RESEARCH: must be a number, got 'high'"),
+    "score-map.md": (
+        agent("score-map", "{RESEARCH: -0.1}"),
+        "capabilities.RESEARCH: must be between 0 and 1, got -0.1",
+    ),
+    "score-text.md": (
+        agent("score-text", "{RESEARCH: high}"),
+        "capabilities.RESEARCH: must be a number, got 'high'",
+    ),
     "no-type.md": (agent("no-type", "[{score: 0.5}]"), "capabilities[0].type: is required"),
     "threshold.md": (agent("threshold", more="threshold: 2\n"), "threshold: must be between 0 and 1, got 2"),
-    "timeout.md": (agent("timeout", more="timeout: 0\n"), "timeout: must be a positive number of seconds, got 0"),
-    "command.md": (agent("command", more="command: [python3, x.py]\n"), "command: input should be a valid string"),
+    "timeout.md": (
+        agent("timeout", more="timeout: 0\n"),
+        "timeout: must be a positive number of seconds, got 0",
+    ),
+    "command.md": (
+        agent("command", more="command: [python3, x.py]\n"),
+        "command: input should be a valid string",
+    ),
     "list-fm.md": ("---\n- a\n- b\n---\n", "frontmatter: must be a mapping of keys to values, got a list"),
     "entry-path.md": (
         agent("entry-path", more="entrypoint: handlers/noop.py\n"),
         "entrypoint: must be module.path:function, Python names joined by dots, a colon, then the function's "
         "name (e.g. handlers.research:handle), got 'handlers/noop.py'",
     ),
-    "entry-no-function.md": (agent("entry-no-function", more="entrypoint: handlers.noop\n"), "entrypoint: must be module.path:function"),
-    "entry-digit.md": (agent("entry-digit", more="entrypoint: handlers.2nd:handle\n"), "entrypoint: must be module.path:function"),
-    "entry-two-colons.md": (agent("entry-two-colons", more="entrypoint: a:b:c\n"), "entrypoint: must be module.path:function"),
-    "entry-empty-part.md": (agent("entry-empty-part", more="entrypoint: handlers..noop:handle\n"), "entrypoint: must be module.path:function"),
+    "entry-no-function.md": (
+        agent("entry-no-function", more="entrypoint: handlers.noop\n"),
+        "entrypoint: must be module.path:function",
+    ),
+    "entry-digit.md": (
+        agent("entry-digit", more="entrypoint: handlers.2nd:handle\n"),
+        "entrypoint: must be module.path:function",
+    ),
+    "entry-two-colons.md": (
+        agent("entry-two-colons", more="entrypoint: a:b:c\n"),
+        "entrypoint: must be module.path:function",
+    ),
+    "entry-empty-part.md": (
+        agent("entry-empty-part", more="entrypoint: handlers..noop:handle\n"),
+        "entrypoint: must be module.path:function",
+    ),
     "both-handlers.md": (
         agent("both-handlers", more="command: python3 handlers/noop.py\nentrypoint: handlers.noop:handle\n"),
         "command, entrypoint: name one handler (a shell command or a Python function), not both",
@@ -224,8 +257,11 @@ def test_a_bad_file_is_reported_with_its_path_and_field_while_the_others_load(fo
 
 
 def test_every_rule_a_file_breaks_is_reported_at_once(folder):
-    bad = write(folder, "x.md", "---\nname: x\ncapabilities: [{type: A, score: 0.5}, {type: B, score: 1.4}]\n"
-                                "threshold: -1\n---\n")
+    bad = write(
+        folder,
+        "x.md",
+        "---\nname: x\ncapabilities: [{type: A, score: 0.5}, {type: B, score: 1.4}]\nthreshold: -1\n---\n",
+    )
 
     assert FrontmatterAgentRegistry(folder).problems() == [
         AgentFileProblem(bad, "capabilities[1].score: must be between 0 and 1, got 1.4"),
@@ -238,7 +274,10 @@ def test_a_yaml_error_names_the_line_of_the_file(folder):
 
     [problem] = FrontmatterAgentRegistry(folder).problems()
 
-    assert problem.message.startswith("capabilities: is not valid YAML") and "line 4 of the file" in problem.message
+    assert (
+        problem.message.startswith("capabilities: is not valid YAML")
+        and "line 4 of the file" in problem.message
+    )
 
 
 def test_a_repeated_name_keeps_the_first_file_in_file_name_order_and_reports_the_later(folder):
@@ -250,8 +289,11 @@ def test_a_repeated_name_keeps_the_first_file_in_file_name_order_and_reports_the
 
     assert definition.path == first
     assert registry.problems() == [
-        AgentFileProblem(later, f"name: 'ps-researcher' is already declared by {first}, which is kept; "
-                                "this file is left out", "rename one of them")
+        AgentFileProblem(
+            later,
+            f"name: 'ps-researcher' is already declared by {first}, which is kept; this file is left out",
+            "rename one of them",
+        )
     ]
 
 
@@ -327,7 +369,11 @@ def test_the_shipped_agents_load_without_problems():
 
     assert registry.problems() == []
     assert [a.agent_id for a in registry.get_all()] == [
-        "ps-analyst", "ps-architect", "ps-researcher", "ps-reviewer", "ps-writer",
+        "ps-analyst",
+        "ps-architect",
+        "ps-researcher",
+        "ps-reviewer",
+        "ps-writer",
     ]
     for definition in registry.definitions():
         assert definition.runnable and not definition.warnings

@@ -13,7 +13,13 @@ from blackboard.application.commands import (
     PostSignal,
     RecordOutcomes,
 )
-from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, DependenciesPending, InvalidTransition, StaleClaim
+from blackboard.domain.errors import (
+    AgentNotFound,
+    AlreadyClaimed,
+    DependenciesPending,
+    InvalidTransition,
+    StaleClaim,
+)
 from blackboard.domain.signals import AgentSignal, SignalStatus
 from tests.fakes import Board, agent
 
@@ -32,9 +38,15 @@ def posted(board: Board, count: int) -> list[str]:
 
 
 def claim_batch(board: Board, signal_ids, limit: int, agent_id: str = "ps-researcher", token: str = TOKEN):
-    return board.service.claim_signals(ClaimSignals(
-        blackboard_id="ps-1", signal_ids=tuple(signal_ids), agent_id=agent_id, token=token, limit=limit,
-    ))
+    return board.service.claim_signals(
+        ClaimSignals(
+            blackboard_id="ps-1",
+            signal_ids=tuple(signal_ids),
+            agent_id=agent_id,
+            token=token,
+            limit=limit,
+        )
+    )
 
 
 def complete(signal_id: str, token: str | None = TOKEN, **result) -> CompleteSignal:
@@ -83,7 +95,10 @@ def test_a_batch_claim_takes_the_signals_in_the_given_order_up_to_the_limit():
     assert claims.skipped == {}
     assert all(c.claimed_by == "ps-researcher" and c.claim_token == TOKEN for c in claims.claimed)
     assert [status(board, s) for s in (s1, s2, s3, s4)] == [
-        SignalStatus.CLAIMED, SignalStatus.POSTED, SignalStatus.CLAIMED, SignalStatus.POSTED,
+        SignalStatus.CLAIMED,
+        SignalStatus.POSTED,
+        SignalStatus.CLAIMED,
+        SignalStatus.POSTED,
     ]
 
 
@@ -91,7 +106,9 @@ def test_a_signal_taken_meanwhile_is_skipped_naming_its_claimer_and_the_next_one
     board = Board(RESEARCHER, ANALYST)
     s1, s2, s3, s4 = posted(board, 4)
     waiting = board.service.post_signal(research(5, after=(s4,))).signal_id
-    board.service.claim_signal(ClaimSignal(signal_id=s1, agent_id="ps-analyst"))  # between the worker's look and its claim
+    board.service.claim_signal(
+        ClaimSignal(signal_id=s1, agent_id="ps-analyst")
+    )  # between the worker's look and its claim
 
     claims = claim_batch(board, [s1, waiting, s2, s3, s4], limit=2)
 
@@ -154,19 +171,33 @@ def test_completions_and_failures_of_one_batch_are_stored_in_one_append():
     before = board.store.last_position()
     appends = count_appends(board)
 
-    results = record(board, complete(s1, artifact_path="out/1.md"), fail(s2, "no sources"),
-                     complete(s3, knowledge_items=("found",)))
+    results = record(
+        board,
+        complete(s1, artifact_path="out/1.md"),
+        fail(s2, "no sources"),
+        complete(s3, knowledge_items=("found",)),
+    )
 
-    assert [r.status for r in results] == [SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.COMPLETED]
+    assert [r.status for r in results] == [
+        SignalStatus.COMPLETED,
+        SignalStatus.FAILED,
+        SignalStatus.COMPLETED,
+    ]
     assert results[0].result.artifact_path == "out/1.md" and results[2].result.knowledge_items == ("found",)
     assert results[1].result.error == "no sources"
     stored = new_records(board, before)
     assert appends == [3]
-    assert [r.event.event_type for r in stored] == ["AgentSignalCompleted", "AgentSignalFailed", "AgentSignalCompleted"]
+    assert [r.event.event_type for r in stored] == [
+        "AgentSignalCompleted",
+        "AgentSignalFailed",
+        "AgentSignalCompleted",
+    ]
     assert len({r.metadata["causation_id"] for r in stored}) == 1
     assert {r.metadata["command"] for r in stored} == {"RecordOutcomes"}
     assert [status(board, s) for s in (s1, s2, s3)] == [
-        SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.COMPLETED,
+        SignalStatus.COMPLETED,
+        SignalStatus.FAILED,
+        SignalStatus.COMPLETED,
     ]
 
 
@@ -176,8 +207,13 @@ def test_a_refused_outcome_is_returned_as_its_error_and_does_not_stop_the_others
     claim_batch(board, [s1, s2, s3], limit=3)
     before = board.store.last_position()
 
-    results = record(board, complete(s1, token="someone-elses-token"), fail(unclaimed, "gave up"),
-                     complete(s2, artifact_path="out/2.md"), fail(s3, "timeout"))
+    results = record(
+        board,
+        complete(s1, token="someone-elses-token"),
+        fail(unclaimed, "gave up"),
+        complete(s2, artifact_path="out/2.md"),
+        fail(s3, "timeout"),
+    )
 
     assert isinstance(results[0], StaleClaim) and results[0].signal_id == s1
     assert isinstance(results[1], InvalidTransition) and results[1].signal_id == unclaimed
@@ -220,7 +256,11 @@ def test_a_batch_of_outcomes_is_one_agent_s_and_naming_another_is_refused_before
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError, match="every outcome must be ps-researcher's, not ps-analyst's"):
-        RecordOutcomes(blackboard_id="ps-1", agent_id="ps-researcher", outcomes=(
-            CompleteSignal(signal_id="sig-0000000a", agent_id="ps-researcher"),
-            FailSignal(signal_id="sig-0000000b", agent_id="ps-analyst", error="not mine to fail"),
-        ))
+        RecordOutcomes(
+            blackboard_id="ps-1",
+            agent_id="ps-researcher",
+            outcomes=(
+                CompleteSignal(signal_id="sig-0000000a", agent_id="ps-researcher"),
+                FailSignal(signal_id="sig-0000000b", agent_id="ps-analyst", error="not mine to fail"),
+            ),
+        )

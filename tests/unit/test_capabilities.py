@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentCapability, AgentProfile, Volunteer, rank, volunteers
+from blackboard.domain.capabilities import (
+    DEFAULT_THRESHOLD,
+    AgentCapability,
+    AgentProfile,
+    Volunteer,
+    rank,
+    volunteers,
+)
 from blackboard.domain.signals import AgentSignal, Candidate, SignalPayload, SignalType
 from tests.fakes import T0, agent
 
@@ -96,7 +103,10 @@ def test_an_agent_with_no_targeted_capability_scores_zero():
 def test_score_for_capability_is_the_best_declared_score_or_zero():
     profile = AgentProfile(
         agent_id="ps-x",
-        capabilities=(AgentCapability(type="RESEARCH", score=0.4), AgentCapability(type="RESEARCH", score=0.7)),
+        capabilities=(
+            AgentCapability(type="RESEARCH", score=0.4),
+            AgentCapability(type="RESEARCH", score=0.7),
+        ),
     )
 
     assert profile.score_for_capability("RESEARCH") == 0.7
@@ -120,7 +130,9 @@ def test_an_agent_may_claim_only_with_a_score_strictly_above_the_default_thresho
 
 def test_may_claim_uses_the_agents_own_threshold_and_otherwise_the_given_default():
     assert agent("ps-a", threshold=0.5, RESEARCH=0.6).may_claim(RESEARCH_OR_ANALYSIS, default_threshold=0.9)
-    assert not agent("ps-a", threshold=0.6, RESEARCH=0.6).may_claim(RESEARCH_OR_ANALYSIS, default_threshold=0.1)
+    assert not agent("ps-a", threshold=0.6, RESEARCH=0.6).may_claim(
+        RESEARCH_OR_ANALYSIS, default_threshold=0.1
+    )
     assert agent("ps-a", RESEARCH=0.6).may_claim(RESEARCH_OR_ANALYSIS, default_threshold=0.59)
     assert not agent("ps-a", RESEARCH=0.6).may_claim(RESEARCH_OR_ANALYSIS, default_threshold=0.6)
 
@@ -153,7 +165,9 @@ def test_an_agent_without_a_name_is_refused():
 
 def test_a_profile_with_a_capability_score_outside_zero_to_one_is_refused_naming_where():
     with pytest.raises(ValidationError) as refused:
-        AgentProfile.model_validate({"agent_id": "ps-a", "capabilities": [{"type": "RESEARCH", "score": 1.2}]})
+        AgentProfile.model_validate(
+            {"agent_id": "ps-a", "capabilities": [{"type": "RESEARCH", "score": 1.2}]}
+        )
 
     assert refused.value.errors()[0]["loc"] == ("capabilities", 0, "score")
 
@@ -171,15 +185,25 @@ def test_rank_orders_agents_by_score_best_first_then_by_name():
     ranked = rank(RESEARCH_OR_ANALYSIS, agents)
 
     assert [(v.agent.agent_id, v.score) for v in ranked] == [
-        ("ps-top", 0.95), ("ps-amy", 0.9), ("ps-zed", 0.9), ("ps-low", 0.3), ("ps-none", 0.0)]
+        ("ps-top", 0.95),
+        ("ps-amy", 0.9),
+        ("ps-zed", 0.9),
+        ("ps-low", 0.3),
+        ("ps-none", 0.0),
+    ]
 
 
 def test_rank_gives_each_agent_its_own_threshold_or_the_default():
-    ranked = rank(RESEARCH_OR_ANALYSIS, [agent("ps-a", threshold=0.5, RESEARCH=0.6), agent("ps-b", RESEARCH=0.7)],
-                  default_threshold=0.65)
+    ranked = rank(
+        RESEARCH_OR_ANALYSIS,
+        [agent("ps-a", threshold=0.5, RESEARCH=0.6), agent("ps-b", RESEARCH=0.7)],
+        default_threshold=0.65,
+    )
 
     assert [(v.agent.agent_id, v.threshold, v.passes) for v in ranked] == [
-        ("ps-b", 0.65, True), ("ps-a", 0.5, True)]
+        ("ps-b", 0.65, True),
+        ("ps-a", 0.5, True),
+    ]
 
 
 def test_a_volunteer_passes_only_strictly_above_its_threshold():

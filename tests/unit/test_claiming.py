@@ -52,12 +52,14 @@ def test_a_signal_targeting_several_capabilities_counts_at_the_agent_s_best_of_t
 
 
 def test_signals_are_claimed_one_command_per_board_in_the_order_of_each_board_s_best_signal():
-    made = plan([
-        candidate(1, "RESEARCH", board="bb-a", age=5),
-        candidate(2, "ANALYSIS", board="bb-b"),
-        candidate(3, "ANALYSIS", board="bb-a"),
-        candidate(4, "RESEARCH", board="bb-b", age=9),
-    ])
+    made = plan(
+        [
+            candidate(1, "RESEARCH", board="bb-a", age=5),
+            candidate(2, "ANALYSIS", board="bb-b"),
+            candidate(3, "ANALYSIS", board="bb-a"),
+            candidate(4, "RESEARCH", board="bb-b", age=9),
+        ]
+    )
 
     assert made.claims == (
         BoardClaim("bb-b", ("sig-00000002", "sig-00000004")),
@@ -81,7 +83,9 @@ def test_with_no_free_slot_nothing_is_planned_and_nobody_is_asked_about():
 
 
 def test_a_signal_the_agent_scores_at_or_below_its_threshold_is_left_out():
-    made = plan([candidate(1, "REVIEW"), candidate(2, "RESEARCH"), candidate(3, "TRANSLATION")], threshold=0.85)
+    made = plan(
+        [candidate(1, "REVIEW"), candidate(2, "RESEARCH"), candidate(3, "TRANSLATION")], threshold=0.85
+    )
 
     assert claimed_ids(made) == []  # REVIEW 0.5 and RESEARCH 0.85 are not above 0.85; TRANSLATION is 0
 
@@ -97,7 +101,10 @@ def test_the_agent_s_own_threshold_wins_over_the_default():
 def test_a_signal_found_under_two_capabilities_is_planned_once():
     both = candidate(1, "RESEARCH", "ANALYSIS")
 
-    assert claimed_ids(plan([both, candidate(2, "ANALYSIS", age=1), both])) == ["sig-00000002", "sig-00000001"]
+    assert claimed_ids(plan([both, candidate(2, "ANALYSIS", age=1), both])) == [
+        "sig-00000002",
+        "sig-00000001",
+    ]
 
 
 def test_the_agent_yields_the_score_gap_to_the_best_other_agent_times_the_head_start():
@@ -151,4 +158,7 @@ def test_the_search_asks_for_twice_the_free_slots_and_at_least_eight():
 
 
 def test_the_search_uses_the_agent_s_own_threshold():
-    assert search_for(agent("ps-eager", threshold=0.4, REVIEW=0.5), THRESHOLD, 1).capabilities == ("REVIEW", "auto")
+    assert search_for(agent("ps-eager", threshold=0.4, REVIEW=0.5), THRESHOLD, 1).capabilities == (
+        "REVIEW",
+        "auto",
+    )

@@ -36,13 +36,24 @@ def test_an_unquoted_description_with_context_lines_is_read_as_claude_code_reads
     reviewer = read_agent_file(COLLECTION / "engineering" / "code-reviewer.md")
 
     assert reviewer.description.startswith("Use this agent when code has been written or changed")
-    assert '\nContext: The user has just implemented a new authentication endpoint.\nuser: "I\'ve added' in reviewer.description
+    assert (
+        "\nContext: The user has just implemented a new authentication endpoint.\nuser: \"I've added"
+        in reviewer.description
+    )
     assert reviewer.description.endswith("</example>")
     [warning] = reviewer.warnings
-    assert warning.message.startswith("description: is not strict YAML (mapping values are not allowed")  # libyaml's
-    assert ", line 3 of the file); read as plain text, as Claude Code reads it" in warning.message  # words or PyYAML's
+    assert warning.message.startswith(
+        "description: is not strict YAML (mapping values are not allowed"
+    )  # libyaml's
+    assert (
+        ", line 3 of the file); read as plain text, as Claude Code reads it" in warning.message
+    )  # words or PyYAML's
     assert warning.fix == "quote the description"
-    assert (reviewer.model, reviewer.tools, dict(reviewer.extra)) == ("sonnet", ("Read", "Grep", "Glob", "Bash"), {"color": "blue"})
+    assert (reviewer.model, reviewer.tools, dict(reviewer.extra)) == (
+        "sonnet",
+        ("Read", "Grep", "Glob", "Bash"),
+        {"color": "blue"},
+    )
     assert reviewer.instructions.startswith("You are a senior code reviewer.")
 
 
@@ -51,9 +62,12 @@ def test_a_multi_line_unquoted_description_keeps_its_lines_and_the_keys_after_it
 
     assert designer.description.splitlines() == [
         "Use this agent when creating user interfaces, design systems or visual refreshes.",
-        "Examples:", "<example>", "Context: Starting a new app or feature design",
+        "Examples:",
+        "<example>",
+        "Context: Starting a new app or feature design",
         'user: "We need a settings screen for the mobile app"',
-        'assistant: "I\'ll use the ui-designer agent to design it."', "</example>",
+        'assistant: "I\'ll use the ui-designer agent to design it."',
+        "</example>",
     ]
     assert designer.tools == ("Write", "Read", "MultiEdit", "WebSearch", "WebFetch")
     assert designer.extra["color"] == "magenta"
@@ -75,22 +89,29 @@ def test_without_capabilities_the_name_is_the_capability_at_one():
     assert architect.tools == ("Read", "Write", "Edit", "Bash")
 
 
-@pytest.mark.parametrize("file_name", ["governance/security-auditor.md", "governance/docs-writer.md", "governance/pr-reviewer.md"])
+@pytest.mark.parametrize(
+    "file_name", ["governance/security-auditor.md", "governance/docs-writer.md", "governance/pr-reviewer.md"]
+)
 def test_a_capabilities_key_used_for_governance_is_ignored_with_a_warning_and_kept_as_written(file_name):
     definition = read_agent_file(COLLECTION / file_name)
 
     assert capabilities(definition) == [(definition.name.upper(), 1.0)]
     [warning] = definition.warnings
     assert warning.message.startswith("capabilities: is not a score map")
-    assert f"ignored: the agent takes signals for its name, {definition.name.upper()}, at 1.0" in warning.message
+    assert (
+        f"ignored: the agent takes signals for its name, {definition.name.upper()}, at 1.0" in warning.message
+    )
     assert definition.extra["capabilities"]  # the collection's own value, for whoever reads it
 
 
-@pytest.mark.parametrize(("declared", "expected"), [
-    ("[review, Debug]", [("REVIEW", 1.0), ("DEBUG", 1.0)]),
-    ("{review: 0.9, Research: 0.5}", [("REVIEW", 0.9), ("RESEARCH", 0.5)]),
-    ("[{type: review, score: 0.7}]", [("REVIEW", 0.7)]),
-])
+@pytest.mark.parametrize(
+    ("declared", "expected"),
+    [
+        ("[review, Debug]", [("REVIEW", 1.0), ("DEBUG", 1.0)]),
+        ("{review: 0.9, Research: 0.5}", [("REVIEW", 0.9), ("RESEARCH", 0.5)]),
+        ("[{type: review, score: 0.7}]", [("REVIEW", 0.7)]),
+    ],
+)
 def test_capability_names_are_kept_in_one_case_whatever_form_declares_them(tmp_path, declared, expected):
     assert capabilities(read(tmp_path, f"---\nname: a\ncapabilities: {declared}\n---\n")) == expected
 
@@ -102,12 +123,24 @@ def test_empty_or_scalar_capabilities_are_ignored_with_a_warning(tmp_path, decla
     assert capabilities(definition) == [("A", 1.0)] and len(definition.warnings) == 1
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("---\nname: a\ncapabilities: {REVIEW: 1.5}\n---\n", "capabilities.REVIEW: must be between 0 and 1, got 1.5"),
-    ("---\nname: a\ncapabilities: [{type: REVIEW, score: high}]\n---\n", "capabilities[0].score: must be a number"),
-    ("---\ndescription: no name: here\ntools: Read\n---\n", "name: is required"),
-    ("---\nname: a\nthreshold: x: y\n---\n", "threshold: is not valid YAML (mapping values are not allowed"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "---\nname: a\ncapabilities: {REVIEW: 1.5}\n---\n",
+            "capabilities.REVIEW: must be between 0 and 1, got 1.5",
+        ),
+        (
+            "---\nname: a\ncapabilities: [{type: REVIEW, score: high}]\n---\n",
+            "capabilities[0].score: must be a number",
+        ),
+        ("---\ndescription: no name: here\ntools: Read\n---\n", "name: is required"),
+        (
+            "---\nname: a\nthreshold: x: y\n---\n",
+            "threshold: is not valid YAML (mapping values are not allowed",
+        ),
+    ],
+)
 def test_a_score_shape_with_a_bad_score_and_our_own_keys_stay_errors(tmp_path, text, expected):
     with pytest.raises(AgentFileInvalid) as refused:
         read(tmp_path, text)
@@ -116,9 +149,16 @@ def test_a_score_shape_with_a_bad_score_and_our_own_keys_stay_errors(tmp_path, t
 
 
 def test_the_lenient_reader_takes_valid_keys_as_yaml_and_the_others_as_text():
-    read = read_frontmatter("\nname: a\ndescription: Use it when: always\ntools:\n  - Read\n  - Bash\nmodel: opus\n")
+    read = read_frontmatter(
+        "\nname: a\ndescription: Use it when: always\ntools:\n  - Read\n  - Bash\nmodel: opus\n"
+    )
 
-    assert read.data == {"name": "a", "description": "Use it when: always", "tools": ["Read", "Bash"], "model": "opus"}
+    assert read.data == {
+        "name": "a",
+        "description": "Use it when: always",
+        "tools": ["Read", "Bash"],
+        "model": "opus",
+    }
     assert [fix for _, fix in read.warnings] == ["quote the description"] and read.errors == []
 
 
@@ -138,7 +178,9 @@ def test_an_unreadable_file_is_left_out_naming_the_rule_and_the_fix(tmp_path, mo
     assert [a.agent_id for a in registry.get_all()] == ["b"]
     [problem] = registry.problems()
     assert (problem.path.name, problem.message, problem.fix) == (
-        "a.md", "file: cannot be read (Permission denied)", "make it readable (chmod a+r)",
+        "a.md",
+        "file: cannot be read (Permission denied)",
+        "make it readable (chmod a+r)",
     )
 
 

@@ -21,7 +21,9 @@ def signals():
     post(board, 2)
     post(board, 3, after=("sig-00000002",))
     board.claim_signal("sig-00000001", RESEARCHER, T0, token="tok-1")
-    board.complete_signal("sig-00000001", "ps-researcher", SignalResult(artifact_path="r.md"), T0, token="tok-1")
+    board.complete_signal(
+        "sig-00000001", "ps-researcher", SignalResult(artifact_path="r.md"), T0, token="tok-1"
+    )
     board.claim_signal("sig-00000002", RESEARCHER, T0, token="tok-2")
     board.renew_claim("sig-00000002", "ps-researcher", T0 + timedelta(seconds=5), token="tok-2")
     return list(board.signals.values())
@@ -38,4 +40,6 @@ def test_changing_row_holds_the_values_the_full_row_has_for_those_columns():
     for signal in signals():
         full, changing = signal_row(signal), changing_row(signal)
 
-        assert {column: changing[f"b_{column}"] for column in COLUMNS} == {column: full[column] for column in COLUMNS}
+        assert {column: changing[f"b_{column}"] for column in COLUMNS} == {
+            column: full[column] for column in COLUMNS
+        }

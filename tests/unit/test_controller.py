@@ -27,7 +27,8 @@ def write_agents(folder: Path) -> Path:
         handler = "command: echo done\n" if runnable else ""
         (folder / f"{name}.md").write_text(
             f"---\nname: {name}\ndescription: {description}\ncapabilities: {capabilities}\n{handler}---\nYou work.\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
     return folder
 
 
@@ -39,9 +40,25 @@ def board(tmp_path) -> Board:
     return made
 
 
-def post(board: Board, kind: str, topic: str = "a topic", *targets: str, after: tuple[str, ...] = (), prompt: str = ""):
-    return board.service.post_signal(PostSignal(signal_type=kind, ps_id="ps-1", entry_id="e-1", topic=topic,
-                                                prompt=prompt, target_capabilities=targets, after=after))
+def post(
+    board: Board,
+    kind: str,
+    topic: str = "a topic",
+    *targets: str,
+    after: tuple[str, ...] = (),
+    prompt: str = "",
+):
+    return board.service.post_signal(
+        PostSignal(
+            signal_type=kind,
+            ps_id="ps-1",
+            entry_id="e-1",
+            topic=topic,
+            prompt=prompt,
+            target_capabilities=targets,
+            after=after,
+        )
+    )
 
 
 def plan(board: Board, limit: int | None = None):
@@ -56,8 +73,10 @@ def test_each_open_signal_goes_to_its_best_runnable_agent_in_the_workers_claim_o
     made = plan(board)
 
     assert [(m.signal.signal_id, m.best.agent_id, m.best.score) for m in made.moves] == [
-        (research.signal_id, "ps-researcher", 0.95), (both.signal_id, "ps-researcher", 0.95),
-        (analysis.signal_id, "ps-analyst", 0.9)]
+        (research.signal_id, "ps-researcher", 0.95),
+        (both.signal_id, "ps-researcher", 0.95),
+        (analysis.signal_id, "ps-analyst", 0.9),
+    ]
     # the worker of ps-researcher claims its signals in the same order: one ranking function for both
     researcher = board.registry.get("ps-researcher")
     found = board.queries.open_candidates(GetOpenSignals(capabilities=("RESEARCH", "ANALYSIS"), limit=10))
@@ -72,8 +91,12 @@ def test_an_agent_without_a_handler_is_never_proposed(board):
 
     made = plan(board)
 
-    assert [(m.signal.signal_id, m.best.agent_id) for m in made.moves] == [(research.signal_id, "ps-researcher")]
-    assert [(m.signal.signal_id, m.best, m.best_score) for m in made.waiting] == [(decision.signal_id, None, 0.0)]
+    assert [(m.signal.signal_id, m.best.agent_id) for m in made.moves] == [
+        (research.signal_id, "ps-researcher")
+    ]
+    assert [(m.signal.signal_id, m.best, m.best_score) for m in made.waiting] == [
+        (decision.signal_id, None, 0.0)
+    ]
 
 
 def test_a_signal_waiting_for_its_dependencies_is_not_proposed_until_they_complete_with_their_results(board):
@@ -82,19 +105,31 @@ def test_a_signal_waiting_for_its_dependencies_is_not_proposed_until_they_comple
     assert [m.signal.signal_id for m in plan(board).moves] == [upstream.signal_id]
 
     board.service.claim_signal(ClaimSignal(signal_id=upstream.signal_id, agent_id="ps-researcher"))
-    board.service.complete_signal(CompleteSignal(signal_id=upstream.signal_id, agent_id="ps-researcher",
-                                                 knowledge_items=("three papers",)))
+    board.service.complete_signal(
+        CompleteSignal(
+            signal_id=upstream.signal_id, agent_id="ps-researcher", knowledge_items=("three papers",)
+        )
+    )
     made = plan(board)
 
     assert [m.signal.signal_id for m in made.moves] == [downstream.signal_id]
     (released,) = made.moves[0].upstreams
-    assert (released.signal_id, released.status.value, released.has_result) == (upstream.signal_id, "COMPLETED", True)
+    assert (released.signal_id, released.status.value, released.has_result) == (
+        upstream.signal_id,
+        "COMPLETED",
+        True,
+    )
     assert made.moves[0].age.total_seconds() > 0
 
 
 def test_a_signal_targeting_auto_goes_to_the_agent_whose_text_fits(board):
-    crash = post(board, "INVESTIGATION", "The login page crashes", AUTO,
-                 prompt="It crashes with a stack trace and errors since the last release.")
+    crash = post(
+        board,
+        "INVESTIGATION",
+        "The login page crashes",
+        AUTO,
+        prompt="It crashes with a stack trace and errors since the last release.",
+    )
     (move,) = plan(board).moves
     assert (move.signal.signal_id, move.best.agent_id) == (crash.signal_id, "debugger")
     assert move.best.score > 0.8

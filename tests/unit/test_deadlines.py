@@ -45,7 +45,9 @@ def test_a_claim_past_the_post_timeout_records_the_expiry_and_refuses_saying_whe
     signal_id = board.service.post_signal(research()).signal_id
     board.clock.advance(POST_TIMEOUT)
 
-    with pytest.raises(SignalExpired, match=r"is EXPIRED: it expired at 2026-01-04 09:00:\d\d UTC \(not claimed within 30s"):
+    with pytest.raises(
+        SignalExpired, match=r"is EXPIRED: it expired at 2026-01-04 09:00:\d\d UTC \(not claimed within 30s"
+    ):
         board.service.claim_signal(ClaimSignal(signal_id=signal_id, agent_id="ps-researcher"))
 
     assert board.event_types() == ["AgentSignalPosted", "AgentSignalExpired"]
@@ -57,7 +59,10 @@ def test_a_claim_just_before_the_deadline_is_taken():
     signal_id = board.service.post_signal(research()).signal_id
     board.clock.advance(POST_TIMEOUT - 2)  # the clock ticks one second per reading
 
-    assert board.service.claim_signal(ClaimSignal(signal_id=signal_id, agent_id="ps-researcher")).status is SignalStatus.CLAIMED
+    assert (
+        board.service.claim_signal(ClaimSignal(signal_id=signal_id, agent_id="ps-researcher")).status
+        is SignalStatus.CLAIMED
+    )
 
 
 @pytest.mark.parametrize("command", ["complete", "fail", "renew"])
@@ -66,8 +71,12 @@ def test_a_claim_past_its_timeout_cannot_be_completed_failed_or_renewed(command)
     signal_id = claimed(board)
     board.clock.advance(CLAIM_TIMEOUT)
     run = {
-        "complete": lambda: board.service.complete_signal(CompleteSignal(signal_id=signal_id, agent_id="ps-researcher")),
-        "fail": lambda: board.service.fail_signal(FailSignal(signal_id=signal_id, agent_id="ps-researcher", error="x")),
+        "complete": lambda: board.service.complete_signal(
+            CompleteSignal(signal_id=signal_id, agent_id="ps-researcher")
+        ),
+        "fail": lambda: board.service.fail_signal(
+            FailSignal(signal_id=signal_id, agent_id="ps-researcher", error="x")
+        ),
         "renew": lambda: board.service.renew_claim(RenewClaim(signal_id=signal_id, agent_id="ps-researcher")),
     }[command]
 
@@ -91,7 +100,10 @@ def test_the_expiry_a_command_records_ends_what_waits_on_the_signal_as_a_sweep_w
         board.service.claim_signal(ClaimSignal(signal_id=upstream, agent_id="ps-researcher"))
 
     assert status(board, dependant) is SignalStatus.EXPIRED
-    assert f"upstream {upstream} ended EXPIRED" in board.queries.get_signal(GetSignalById(signal_id=dependant)).result.error
+    assert (
+        f"upstream {upstream} ended EXPIRED"
+        in board.queries.get_signal(GetSignalById(signal_id=dependant)).result.error
+    )
     assert board.service.expire_signals(ExpireSignals()) == []  # the sweeper finds nothing left to do
 
 
@@ -102,9 +114,14 @@ def test_a_batch_claim_skips_an_expired_signal_and_takes_the_next():
     fresh = board.service.post_signal(research(entry_id="e-2")).signal_id
     board.clock.advance(5)
 
-    claims = board.service.claim_signals(ClaimSignals(
-        blackboard_id="ps-1", signal_ids=(late, fresh), agent_id="ps-researcher", limit=1,
-    ))
+    claims = board.service.claim_signals(
+        ClaimSignals(
+            blackboard_id="ps-1",
+            signal_ids=(late, fresh),
+            agent_id="ps-researcher",
+            limit=1,
+        )
+    )
 
     assert [s.signal_id for s in claims.claimed] == [fresh]
     assert isinstance(claims.skipped[late], SignalExpired)
@@ -119,11 +136,16 @@ def test_a_batch_of_outcomes_records_the_others_when_one_claim_expired():
     board.service.claim_signal(ClaimSignal(signal_id=fresh, agent_id="ps-researcher"))
     board.clock.advance(10)
 
-    results = board.service.record_outcomes(RecordOutcomes(
-        blackboard_id="ps-1", agent_id="ps-researcher",
-        outcomes=(CompleteSignal(signal_id=late, agent_id="ps-researcher"),
-                  CompleteSignal(signal_id=fresh, agent_id="ps-researcher")),
-    ))
+    results = board.service.record_outcomes(
+        RecordOutcomes(
+            blackboard_id="ps-1",
+            agent_id="ps-researcher",
+            outcomes=(
+                CompleteSignal(signal_id=late, agent_id="ps-researcher"),
+                CompleteSignal(signal_id=fresh, agent_id="ps-researcher"),
+            ),
+        )
+    )
 
     assert isinstance(results[0], SignalExpired)
     assert results[1].status is SignalStatus.COMPLETED
@@ -147,7 +169,11 @@ def test_overdue_signals_not_yet_swept_are_marked_by_the_queries():
     board.clock.advance(POST_TIMEOUT)
     fresh = board.service.post_signal(research(entry_id="e-2")).signal_id
 
-    marks = board.queries.overdue([board.queries.get_signal(GetSignalById(signal_id=s)) for s in (late, fresh)])
+    marks = board.queries.overdue(
+        [board.queries.get_signal(GetSignalById(signal_id=s)) for s in (late, fresh)]
+    )
 
     assert list(marks) == [late]
-    assert (marks[late] - board.queries.get_signal(GetSignalById(signal_id=late)).claimable_since).total_seconds() == POST_TIMEOUT
+    assert (
+        marks[late] - board.queries.get_signal(GetSignalById(signal_id=late)).claimable_since
+    ).total_seconds() == POST_TIMEOUT

@@ -29,7 +29,9 @@ from tests.fakes import InMemoryEventStore, InMemorySignalReadModel, TickingCloc
 KEYS = st.sampled_from(["plan", "plan/a", "notes"])
 AUTHORS = st.sampled_from(["ps-a", "ps-b", "ps-c"])
 VALUES = st.sampled_from([0, 1, 1.0, True, "x", [1], {"k": 1}, None])
-WRITE = st.tuples(st.just("write"), KEYS, AUTHORS, VALUES, st.none() | st.integers(0, 5), st.sampled_from([(), ("t",)]))
+WRITE = st.tuples(
+    st.just("write"), KEYS, AUTHORS, VALUES, st.none() | st.integers(0, 5), st.sampled_from([(), ("t",)])
+)
 RESOLVE = st.tuples(st.just("resolve"), KEYS, AUTHORS, VALUES, st.none() | st.integers(1, 6), st.just(()))
 OPERATIONS = st.lists(st.one_of(WRITE, WRITE, RESOLVE), max_size=25)
 
@@ -38,11 +40,21 @@ def run(knowledge: KnowledgeService, operations) -> None:
     for kind, key, author, value, number, topics in operations:
         try:
             if kind == "write":
-                knowledge.write(WriteEntry(blackboard_id="bb", key=key, author=author, value=value, replaces=number,
-                                           topics=topics))
+                knowledge.write(
+                    WriteEntry(
+                        blackboard_id="bb",
+                        key=key,
+                        author=author,
+                        value=value,
+                        replaces=number,
+                        topics=topics,
+                    )
+                )
             else:
                 choice = {"pick": number} if number is not None else {"value": value}
-                knowledge.resolve(ResolveEntry(blackboard_id="bb", key=key, author=author, rationale="why", **choice))
+                knowledge.resolve(
+                    ResolveEntry(blackboard_id="bb", key=key, author=author, rationale="why", **choice)
+                )
         except BlackboardError:  # conflicts, stale versions, nothing to resolve: the rules at work
             pass
 
@@ -64,7 +76,9 @@ def replayed(entries) -> list[dict]:
 def test_in_memory_a_rebuild_gives_the_same_entries_conflicts_and_candidates(operations):
     store, read_model = InMemoryEventStore(), InMemorySignalReadModel()
     entries = InMemoryEntryReadModel(store, read_model)
-    run(KnowledgeService(InMemoryUnitOfWork(store, read_model), EventDispatcher(), TickingClock()), operations)
+    run(
+        KnowledgeService(InMemoryUnitOfWork(store, read_model), EventDispatcher(), TickingClock()), operations
+    )
     before = documents(entries)
 
     Projector(store, read_model).rebuild()

@@ -13,16 +13,29 @@ from tests.fakes import T0
 
 
 def content(author: str, value, **more) -> dict:
-    return {"value": value, "author": author, "entry_type": "note", "section": "default", "role": "assistant",
-            "label": "unlabelled", "confidence": None, "depends_on": (), "topics": (), "meta": {}, "signal_id": None,
-            **more}
+    return {
+        "value": value,
+        "author": author,
+        "entry_type": "note",
+        "section": "default",
+        "role": "assistant",
+        "label": "unlabelled",
+        "confidence": None,
+        "depends_on": (),
+        "topics": (),
+        "meta": {},
+        "signal_id": None,
+        **more,
+    }
 
 
 def written(*writes: tuple[str, object], replaces: int | None = None) -> tuple[Entry | None, list]:
     """The key after these (author, value) writes, each decided by the rules and folded in."""
     entry, events = None, []
     for n, (author, value) in enumerate(writes):
-        event = entry_rules.write(entry, "bb-1", "plan", content(author, value), T0 + timedelta(seconds=n), replaces)
+        event = entry_rules.write(
+            entry, "bb-1", "plan", content(author, value), T0 + timedelta(seconds=n), replaces
+        )
         events.append(event)
         entry = entry_rules.evolve(entry, event, position=n + 1)
     return entry, events
@@ -98,7 +111,10 @@ def test_resolving_with_a_pick_records_that_candidate_as_a_new_version_by_the_re
     event = entry_rules.resolve(entry, "ps-lead", "b has sources", T0, pick=2)
     after = entry_rules.evolve(entry, event, 3)
 
-    assert isinstance(event, EntryConflictResolved) and (event.picked, event.rationale) == (2, "b has sources")
+    assert isinstance(event, EntryConflictResolved) and (event.picked, event.rationale) == (
+        2,
+        "b has sources",
+    )
     assert (after.current.version, after.current.value, after.current.author) == (3, "y", "ps-lead")
     assert not after.in_conflict
 
@@ -128,7 +144,9 @@ def test_a_key_not_in_conflict_cannot_be_resolved():
 def test_the_conflict_error_says_who_holds_the_key_and_which_candidate_is_yours():
     entry, _ = written(("ps-a", "x"), ("ps-b", "y"))
 
-    assert "held by ps-a (version 1)" in str(KeyInConflict(entry, 2)) and "candidate version 2" in str(KeyInConflict(entry, 2))
+    assert "held by ps-a (version 1)" in str(KeyInConflict(entry, 2)) and "candidate version 2" in str(
+        KeyInConflict(entry, 2)
+    )
 
 
 def test_an_entry_streams_id_is_never_a_board_id_and_names_its_board():
@@ -144,7 +162,23 @@ def test_the_document_carries_every_field_of_the_contract():
 
     document = entry.to_document()
 
-    assert set(document) >= {"blackboard_id", "key", "version", "value", "entry_type", "author", "section", "role",
-                              "label", "confidence", "depends_on", "topics", "meta", "signal_id", "written_at",
-                              "position", "conflict"}
+    assert set(document) >= {
+        "blackboard_id",
+        "key",
+        "version",
+        "value",
+        "entry_type",
+        "author",
+        "section",
+        "role",
+        "label",
+        "confidence",
+        "depends_on",
+        "topics",
+        "meta",
+        "signal_id",
+        "written_at",
+        "position",
+        "conflict",
+    }
     assert [c["author"] for c in document["conflict"]["candidates"]] == ["ps-a", "ps-b"]

@@ -34,19 +34,31 @@ ENV = {"blackboard_id": "bb-1", "occurred_at": T0 + timedelta(seconds=5), "signa
 
 SAMPLES: list[BlackboardEvent] = [
     AgentSignalPosted(
-        **ENV, version=1, signal_type=SignalType.SYNTHESIS,
-        payload=SignalPayload(ps_id="PS-1", entry_id="e-3", topic="t", prompt="p", context={"n": 1, "l": ["x"]}),
-        target_capabilities=("SYNTHESIS", "ANALYSIS"), posted_by="ps-o", after=("sig-00000001",), dedupe_key="k",
+        **ENV,
+        version=1,
+        signal_type=SignalType.SYNTHESIS,
+        payload=SignalPayload(
+            ps_id="PS-1", entry_id="e-3", topic="t", prompt="p", context={"n": 1, "l": ["x"]}
+        ),
+        target_capabilities=("SYNTHESIS", "ANALYSIS"),
+        posted_by="ps-o",
+        after=("sig-00000001",),
+        dedupe_key="k",
     ),
     AgentSignalPosted(
-        **ENV, version=1, signal_type=SignalType.RESEARCH,
+        **ENV,
+        version=1,
+        signal_type=SignalType.RESEARCH,
         payload=SignalPayload(ps_id="PS-1", entry_id="e-3", topic="t"),
-        target_capabilities=("RESEARCH",), posted_by="ps-o",
+        target_capabilities=("RESEARCH",),
+        posted_by="ps-o",
     ),
     AgentSignalClaimed(**ENV, version=2, claimed_by="ps-researcher", score=0.85),
     AgentSignalClaimed(**ENV, version=2, claimed_by="ps-researcher", score=None),
     AgentSignalCompleted(
-        **ENV, version=3, completed_by="ps-researcher",
+        **ENV,
+        version=3,
+        completed_by="ps-researcher",
         result=SignalResult(artifact_path="out.md", knowledge_items=("KI-1", "KI-2")),
     ),
     AgentSignalFailed(**ENV, version=3, failed_by="ps-researcher", error="source offline"),
@@ -55,10 +67,21 @@ SAMPLES: list[BlackboardEvent] = [
 ]
 ENTRY = {"blackboard_id": "bb-1", "occurred_at": T0, "key": "plan/outline", "signal_id": "sig-0000000a"}
 SAMPLES += [
-    EntryWritten(**ENTRY, version=1, value={"steps": [1, 2.5, None, True]}, author="ps-a", entry_type="plan",
-                 confidence=0.7, depends_on=("findings",), topics=("plans",), meta={"n": 1}),
+    EntryWritten(
+        **ENTRY,
+        version=1,
+        value={"steps": [1, 2.5, None, True]},
+        author="ps-a",
+        entry_type="plan",
+        confidence=0.7,
+        depends_on=("findings",),
+        topics=("plans",),
+        meta={"n": 1},
+    ),
     EntryCandidateKept(**ENTRY, version=2, value="other", author="ps-b", holder="ps-a"),
-    EntryConflictResolved(**ENTRY, version=3, value="merged", author="ps-lead", picked=None, rationale="both"),
+    EntryConflictResolved(
+        **ENTRY, version=3, value="merged", author="ps-lead", picked=None, rationale="both"
+    ),
 ]
 # Lease renewal is being added alongside these tests; cover it once it is registered.
 if (renewed := EVENT_TYPES.get("AgentSignalClaimRenewed")) is not None:
@@ -73,8 +96,14 @@ def stored(event: BlackboardEvent) -> tuple[str, int, dict, dict]:
 
 
 def test_every_event_type_is_registered_under_its_class_name():
-    for cls in (AgentSignalPosted, AgentSignalClaimed, AgentSignalCompleted, AgentSignalFailed,
-                AgentSignalExpired, AgentSignalUnclaimed):
+    for cls in (
+        AgentSignalPosted,
+        AgentSignalClaimed,
+        AgentSignalCompleted,
+        AgentSignalFailed,
+        AgentSignalExpired,
+        AgentSignalUnclaimed,
+    ):
         assert EVENT_TYPES[cls.__name__] is cls
     assert all(name == cls.__name__ for name, cls in EVENT_TYPES.items())
 
@@ -135,21 +164,38 @@ def rename_message_to_error(data: dict) -> dict:
 
 
 def test_old_shaped_data_loads_through_the_given_upcaster():
-    envelope = {"event_id": "ev-1", "blackboard_id": "bb-1", "version": 3, "occurred_at": "2026-01-04T09:00:05+00:00"}
+    envelope = {
+        "event_id": "ev-1",
+        "blackboard_id": "bb-1",
+        "version": 3,
+        "occurred_at": "2026-01-04T09:00:05+00:00",
+    }
 
-    loaded = load_event("AgentSignalFailed", 0, envelope, failed_v0_data(),
-                        upcasters={("AgentSignalFailed", 0): rename_message_to_error})
+    loaded = load_event(
+        "AgentSignalFailed",
+        0,
+        envelope,
+        failed_v0_data(),
+        upcasters={("AgentSignalFailed", 0): rename_message_to_error},
+    )
 
     assert loaded == AgentSignalFailed(
-        event_id="ev-1", blackboard_id="bb-1", version=3, occurred_at=T0 + timedelta(seconds=5),
-        signal_id="sig-0000000a", failed_by="ps-researcher", error="source offline",
+        event_id="ev-1",
+        blackboard_id="bb-1",
+        version=3,
+        occurred_at=T0 + timedelta(seconds=5),
+        signal_id="sig-0000000a",
+        failed_by="ps-researcher",
+        error="source offline",
     )
 
 
 def test_upcasting_works_on_a_copy_and_leaves_the_stored_data_alone():
     data = failed_v0_data()
 
-    upcasted = upcast("AgentSignalFailed", 0, data, upcasters={("AgentSignalFailed", 0): rename_message_to_error})
+    upcasted = upcast(
+        "AgentSignalFailed", 0, data, upcasters={("AgentSignalFailed", 0): rename_message_to_error}
+    )
 
     assert upcasted == {"signal_id": "sig-0000000a", "failed_by": "ps-researcher", "error": "source offline"}
     assert data == failed_v0_data()
@@ -184,7 +230,12 @@ def test_the_default_upcasters_are_the_module_registry(monkeypatch):
 
 def test_an_old_schema_version_without_an_upcaster_raises_lookup_error():
     with pytest.raises(LookupError, match="AgentSignalFailed from schema version 0"):
-        upcast("AgentSignalFailed", 0, failed_v0_data(), upcasters={("AgentSignalExpired", 0): rename_message_to_error})
+        upcast(
+            "AgentSignalFailed",
+            0,
+            failed_v0_data(),
+            upcasters={("AgentSignalExpired", 0): rename_message_to_error},
+        )
 
 
 def test_loading_old_data_with_no_upcaster_registered_raises_lookup_error():
@@ -201,8 +252,12 @@ def test_loading_old_data_with_no_upcaster_registered_raises_lookup_error():
     [
         lambda: event_class("AgentSignalRetracted"),
         lambda: upcast("AgentSignalRetracted", 1, {}),
-        lambda: load_event("AgentSignalRetracted", 1, {"blackboard_id": "bb-1", "version": 1,
-                                                      "occurred_at": "2026-01-04T09:00:00+00:00"}, {}),
+        lambda: load_event(
+            "AgentSignalRetracted",
+            1,
+            {"blackboard_id": "bb-1", "version": 1, "occurred_at": "2026-01-04T09:00:00+00:00"},
+            {},
+        ),
     ],
     ids=["event_class", "upcast", "load_event"],
 )

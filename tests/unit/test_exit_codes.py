@@ -69,16 +69,19 @@ def test_the_families_are_disjoint():
         assert [f for f in FAMILIES if issubclass(family, f)] == [family]
 
 
-@pytest.mark.parametrize(("error", "code"), [
-    (StoreUnavailable("could not read the event store: connection refused"), 1),
-    (ConcurrencyConflict("ps-1", 50), 1),
-    (InvalidInput("--limit", "must be 1 or more"), 2),
-    (AlreadyClaimed("sig-1", "CLAIMED", "ps-analyst"), 3),
-    (SignalNotFound("sig-1"), 4),
-    (WaitTimedOut("sig-1 to finish", 2), 5),
-    (ZeroDivisionError("a bug"), UNEXPECTED),
-    (KeyboardInterrupt(), INTERRUPTED),
-])
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (StoreUnavailable("could not read the event store: connection refused"), 1),
+        (ConcurrencyConflict("ps-1", 50), 1),
+        (InvalidInput("--limit", "must be 1 or more"), 2),
+        (AlreadyClaimed("sig-1", "CLAIMED", "ps-analyst"), 3),
+        (SignalNotFound("sig-1"), 4),
+        (WaitTimedOut("sig-1 to finish", 2), 5),
+        (ZeroDivisionError("a bug"), UNEXPECTED),
+        (KeyboardInterrupt(), INTERRUPTED),
+    ],
+)
 def test_an_error_exits_with_the_code_of_its_family(error, code):
     assert exit_code(error) == code
 
@@ -110,4 +113,3 @@ def test_help_lists_every_exit_code():
     listed = build_parser().format_help().split("exit codes:", 1)[1]
 
     assert {int(code) for code in re.findall(r"^  (\d+) ", listed, re.MULTILINE)} == set(MEANINGS)
-

@@ -12,18 +12,21 @@ from blackboard.infrastructure.cli import terminal_safe
 from blackboard.infrastructure.cli.json_input import MAX_DEPTH, parse_json
 
 
-@pytest.mark.parametrize(("raw", "rule"), [
-    ('{"a": 1e400}', "numbers must be finite"),
-    ('{"a": -1e400}', "numbers must be finite"),
-    ('{"a": NaN}', "NaN is not JSON"),
-    (f'{{"a": {2**63}}}', "integers must fit in 64 bits"),
-    (f'{{"a": {-(2**63) - 1}}}', "integers must fit in 64 bits"),
-    ("[" * 100_000 + "]" * 100_000, f"must nest at most {MAX_DEPTH} levels"),
-    ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), f"must nest at most {MAX_DEPTH} levels"),
-    ('{"\\udc80": 1}', "lone surrogate"),
-    ('["\\u0000"]', "U+0000"),
-    ("{", "must be JSON"),
-])
+@pytest.mark.parametrize(
+    ("raw", "rule"),
+    [
+        ('{"a": 1e400}', "numbers must be finite"),
+        ('{"a": -1e400}', "numbers must be finite"),
+        ('{"a": NaN}', "NaN is not JSON"),
+        (f'{{"a": {2**63}}}', "integers must fit in 64 bits"),
+        (f'{{"a": {-(2**63) - 1}}}', "integers must fit in 64 bits"),
+        ("[" * 100_000 + "]" * 100_000, f"must nest at most {MAX_DEPTH} levels"),
+        ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), f"must nest at most {MAX_DEPTH} levels"),
+        ('{"\\udc80": 1}', "lone surrogate"),
+        ('["\\u0000"]', "U+0000"),
+        ("{", "must be JSON"),
+    ],
+)
 def test_json_that_cannot_be_stored_exactly_is_refused_naming_the_option(raw, rule):
     with pytest.raises(InvalidInput, match=re.escape(rule)) as refused:
         parse_json(raw, "--context")
@@ -34,7 +37,11 @@ def test_json_that_cannot_be_stored_exactly_is_refused_naming_the_option(raw, ru
 def test_json_at_the_limits_is_taken_as_it_is():
     deepest = "[" * MAX_DEPTH + "]" * MAX_DEPTH
     assert parse_json(f'{{"big": {2**63 - 1}, "small": {-(2**63)}, "f": 1e308, "s": "é🧪"}}', "--value") == {
-        "big": 2**63 - 1, "small": -(2**63), "f": 1e308, "s": "é🧪"}
+        "big": 2**63 - 1,
+        "small": -(2**63),
+        "f": 1e308,
+        "s": "é🧪",
+    }
     assert parse_json(deepest, "--value") is not None
 
 
@@ -42,10 +49,17 @@ def test_terminal_text_escapes_control_sequences_and_keeps_lines():
     assert terminal_safe("a\x1b[31mb\x07\rc\x9b\u202ed\ne\tf") == "a\\x1b[31mb\\x07\\x0dc\\x9b\\u202ed\ne\tf"
 
 
-@pytest.mark.parametrize(("path", "allowed"), [
-    ("out/a.md", True), ("artifacts/a.md", True), ("a.md", True),
-    ("/etc/passwd", False), ("../a.md", False), ("out/../../a.md", False),
-])
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [
+        ("out/a.md", True),
+        ("artifacts/a.md", True),
+        ("a.md", True),
+        ("/etc/passwd", False),
+        ("../a.md", False),
+        ("out/../../a.md", False),
+    ],
+)
 def test_an_artifact_path_is_allowed_only_inside_the_agents_folder(tmp_path, path, allowed):
     folder = tmp_path / "agents"
     folder.mkdir()
@@ -66,7 +80,9 @@ def test_commands_from_any_interface_refuse_json_that_cannot_be_stored():
     from blackboard.application.knowledge_commands import WriteEntry
 
     with pytest.raises(InvalidInput, match=r"^context: numbers must be finite, got inf at /a$"):
-        PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t", context={"a": float("inf")})
+        PostSignal(
+            signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t", context={"a": float("inf")}
+        )
     deep: list = []
     for _ in range(5000):  # deeper than json.dumps can recurse: refused before the size is measured
         deep = [deep]

@@ -23,11 +23,19 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TIMEOUT = timedelta(minutes=5)
 
 
-def signal(read: tuple[str, ...] = ("brief",), write: tuple[str, ...] = ("draft/*",), **changes) -> AgentSignal:
+def signal(
+    read: tuple[str, ...] = ("brief",), write: tuple[str, ...] = ("draft/*",), **changes
+) -> AgentSignal:
     base = AgentSignal(
-        signal_id="sig-0000000a", blackboard_id="b", signal_type=SignalType.RESEARCH,
-        payload=SignalPayload(ps_id="ps-1", entry_id="e-1", topic="t"), target_capabilities=("RESEARCH",),
-        posted_by="ps-skill", created_at=T0, read_keys=read, write_keys=write,
+        signal_id="sig-0000000a",
+        blackboard_id="b",
+        signal_type=SignalType.RESEARCH,
+        payload=SignalPayload(ps_id="ps-1", entry_id="e-1", topic="t"),
+        target_capabilities=("RESEARCH",),
+        posted_by="ps-skill",
+        created_at=T0,
+        read_keys=read,
+        write_keys=write,
     ).claimed("ps-researcher", T0, "tok")
     return replace(base, **changes)
 
@@ -36,11 +44,19 @@ def check(s: AgentSignal, access="write", key="draft/a", author="ps-researcher",
     key_permissions.check(s, access, key, author, token, at, TIMEOUT)
 
 
-@pytest.mark.parametrize(("pattern", "key", "matches"), [
-    ("draft/*", "draft/a", True), ("draft/*", "draft/", True), ("draft/*", "draft", False),
-    ("draft/*", "drafts/a", False), ("brief", "brief", True), ("brief", "brief/2", False),
-    ("*", "anything", True), ("brief*", "briefing", True),
-])
+@pytest.mark.parametrize(
+    ("pattern", "key", "matches"),
+    [
+        ("draft/*", "draft/a", True),
+        ("draft/*", "draft/", True),
+        ("draft/*", "draft", False),
+        ("draft/*", "drafts/a", False),
+        ("brief", "brief", True),
+        ("brief", "brief/2", False),
+        ("*", "anything", True),
+        ("brief*", "briefing", True),
+    ],
+)
 def test_a_trailing_star_matches_a_prefix_and_any_other_pattern_only_its_own_key(pattern, key, matches):
     assert key_permissions.matches(pattern, key) is matches
 
@@ -102,18 +118,31 @@ def test_a_key_pattern_must_be_a_key_with_at_most_a_trailing_star(bad):
 
 # --- through the services, on the in-memory adapters ------------------------------------------------
 
+
 def knowledge_board() -> tuple[Board, KnowledgeService, KnowledgeQueries]:
     board = Board(agent("ps-researcher", RESEARCH=0.9), agent("ps-analyst", RESEARCH=0.9))
     timeout = board.settings.claim_timeout
     service = KnowledgeService(board.unit_of_work(), board.dispatcher, board.clock, timeout)
-    queries = KnowledgeQueries(InMemoryEntryReadModel(board.store, board.read_model), board.read_model,
-                               clock=board.clock, claim_timeout=timeout)
+    queries = KnowledgeQueries(
+        InMemoryEntryReadModel(board.store, board.read_model),
+        board.read_model,
+        clock=board.clock,
+        claim_timeout=timeout,
+    )
     return board, service, queries
 
 
 def post_claimed(board: Board, token: str | None = "tok") -> str:
-    posted = board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="b", entry_id="e-1", topic="t",
-                                                  read_keys=("brief",), write_keys=("draft/*",)))
+    posted = board.service.post_signal(
+        PostSignal(
+            signal_type="RESEARCH",
+            ps_id="b",
+            entry_id="e-1",
+            topic="t",
+            read_keys=("brief",),
+            write_keys=("draft/*",),
+        )
+    )
     board.service.claim_signal(ClaimSignal(signal_id=posted.signal_id, agent_id="ps-researcher", token=token))
     return posted.signal_id
 
@@ -139,7 +168,9 @@ def test_the_claimer_writes_its_keys_and_reads_them_back_under_the_signal():
 
     service.write(write("draft/1", signal_id))
 
-    read = ReadEntry(blackboard_id="b", key="draft/1", signal_id=signal_id, token="tok", reader="ps-researcher")
+    read = ReadEntry(
+        blackboard_id="b", key="draft/1", signal_id=signal_id, token="tok", reader="ps-researcher"
+    )
     assert queries.read(read).current.value == "v"
     with pytest.raises(KeyPermissionDenied):
         queries.read(read.model_copy(update={"reader": "ps-analyst"}))
@@ -168,7 +199,9 @@ def test_a_completions_knowledge_lands_after_the_claim_ended_whatever_the_key_li
     signal_id = post_claimed(board)
     board.service.complete_signal(CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", token="tok"))
     completion = [r.event for r in board.store.read_all() if r.event.event_type == "AgentSignalCompleted"][0]
-    completion = completion.model_copy(update={"result": completion.result.model_copy(update={"knowledge_items": ("k",)})})
+    completion = completion.model_copy(
+        update={"result": completion.result.model_copy(update={"knowledge_items": ("k",)})}
+    )
 
     service.land_results(completion)
 
@@ -178,7 +211,9 @@ def test_a_completions_knowledge_lands_after_the_claim_ended_whatever_the_key_li
 def test_a_retry_keeps_the_key_lists_of_the_signal_it_retries():
     board, _, _ = knowledge_board()
     signal_id = post_claimed(board)
-    board.service.fail_signal(FailSignal(signal_id=signal_id, agent_id="ps-researcher", error="x", token="tok"))
+    board.service.fail_signal(
+        FailSignal(signal_id=signal_id, agent_id="ps-researcher", error="x", token="tok")
+    )
 
     retried = board.service.retry_signal(RetrySignal(signal_id=signal_id))
 

@@ -20,24 +20,40 @@ def properties(model) -> dict:
 @pytest.mark.parametrize("with_agent", [True, False])
 def test_each_argument_taken_from_a_command_field_has_that_field_s_schema(with_agent):
     tools = every_tool(with_agent)
-    post, write = properties(tools["blackboard_post_signal"].arguments), properties(tools["blackboard_write"].arguments)
-    for argument, field in {"entry_id": "entry_id", "topic": "topic", "read_keys": "read_keys",
-                            "capabilities": "target_capabilities", "key": "dedupe_key"}.items():
-        assert {k: v for k, v in post[argument].items() if k != "title"} == \
-               {k: v for k, v in properties(PostSignal)[field].items() if k != "title"}, argument
+    post, write = (
+        properties(tools["blackboard_post_signal"].arguments),
+        properties(tools["blackboard_write"].arguments),
+    )
+    for argument, field in {
+        "entry_id": "entry_id",
+        "topic": "topic",
+        "read_keys": "read_keys",
+        "capabilities": "target_capabilities",
+        "key": "dedupe_key",
+    }.items():
+        assert {k: v for k, v in post[argument].items() if k != "title"} == {
+            k: v for k, v in properties(PostSignal)[field].items() if k != "title"
+        }, argument
     for argument in ("key", "confidence", "depends_on", "section", "replaces", "signal_id"):
-        assert {k: v for k, v in write[argument].items() if k not in ("title", "description")} == \
-               {k: v for k, v in properties(WriteEntry)[argument].items() if k != "title"}, argument
+        assert {k: v for k, v in write[argument].items() if k not in ("title", "description")} == {
+            k: v for k, v in properties(WriteEntry)[argument].items() if k != "title"
+        }, argument
 
 
 def test_an_optional_board_keeps_the_field_s_rule_and_takes_none():
-    model = derive("Arguments", WriteEntry, {"key": "key", "blackboard_id": "blackboard_id"}, optional=("blackboard_id",))
+    model = derive(
+        "Arguments", WriteEntry, {"key": "key", "blackboard_id": "blackboard_id"}, optional=("blackboard_id",)
+    )
 
     assert accepted(model, {"key": "a/b"}) == {"key": "a/b"}
     with pytest.raises(ValidationError) as refused:
         accepted(model, {"key": "a/b", "blackboard_id": "bad\x01board"})
     error = invalid(refused.value)
-    assert isinstance(error, InvalidInput) and error.field == "blackboard_id" and "control characters" in error.rule
+    assert (
+        isinstance(error, InvalidInput)
+        and error.field == "blackboard_id"
+        and "control characters" in error.rule
+    )
 
 
 def test_a_refusal_names_the_argument_the_caller_gave_not_the_command_field():

@@ -17,7 +17,9 @@ def test_every_folder_with_python_modules_is_a_listed_package_under_blackboard()
             relative = init.parent.relative_to(ROOT / folder)
             on_disk.add(".".join([package, *relative.parts]))
     folders_without_init = [
-        str(d.relative_to(ROOT)) for folder in mapping.values() for d in (ROOT / folder).rglob("*")
+        str(d.relative_to(ROOT))
+        for folder in mapping.values()
+        for d in (ROOT / folder).rglob("*")
         if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py")) and not (d / "__init__.py").exists()
     ]
 

@@ -13,20 +13,27 @@ from blackboard.infrastructure.cli.exits import FAMILIES, exit_code
 
 
 def test_importing_blackboard_loads_neither_the_api_nor_its_libraries_until_a_name_is_used():
-    probe = ("import sys, blackboard; before = {m for m in ('sqlalchemy', 'pydantic', 'blackboard.infrastructure') if m in sys.modules}; "
-             "blackboard.Blackboard; print(sorted(before), 'sqlalchemy' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    probe = (
+        "import sys, blackboard; before = {m for m in ('sqlalchemy', 'pydantic', 'blackboard.infrastructure') if m in sys.modules}; "
+        "blackboard.Blackboard; print(sorted(before), 'sqlalchemy' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
 
     assert done.stdout.split() == ["[]", "True"]
 
 
-@pytest.mark.parametrize(("name", "error", "code"), [
-    ("InvalidInput", blackboard.InvalidInput("signal_type", "is required"), 2),
-    ("Refused", blackboard.Refused("sig-1 is CLAIMED"), 3),
-    ("NotFound", blackboard.NotFound("no signal sig-1"), 4),
-    ("TimedOut", blackboard.TimedOut("timed out"), 5),
-    ("Unavailable", blackboard.Unavailable("database is locked"), 1),
-])
+@pytest.mark.parametrize(
+    ("name", "error", "code"),
+    [
+        ("InvalidInput", blackboard.InvalidInput("signal_type", "is required"), 2),
+        ("Refused", blackboard.Refused("sig-1 is CLAIMED"), 3),
+        ("NotFound", blackboard.NotFound("no signal sig-1"), 4),
+        ("TimedOut", blackboard.TimedOut("timed out"), 5),
+        ("Unavailable", blackboard.Unavailable("database is locked"), 1),
+    ],
+)
 def test_each_exception_is_the_family_of_one_exit_code_under_blackboard_error(name, error, code):
     assert isinstance(error, blackboard.BlackboardError)
     assert exit_code(error) == code
@@ -50,9 +57,13 @@ def test_settings_given_in_code_beat_the_environment_and_bad_ones_name_the_setti
     env = {"BLACKBOARD_CLAIM_TIMEOUT": "30", "BLACKBOARD_SQLITE_SYNCHRONOUS": "FULL"}
     config = configured({}, {"claim_timeout": 600, "sqlite_synchronous": "normal"}, env)
     assert (config.claim_timeout, config.sqlite_synchronous) == (600.0, "NORMAL")
-    with pytest.raises(blackboard.InvalidInput, match="^claim_timeout: must be seconds, above 0 and at most 1e\\+09, got -1$"):
+    with pytest.raises(
+        blackboard.InvalidInput, match="^claim_timeout: must be seconds, above 0 and at most 1e\\+09, got -1$"
+    ):
         configured({}, {"claim_timeout": -1}, env)
-    with pytest.raises(blackboard.InvalidInput, match="^claim_timout: is not a setting; the settings are db, "):
+    with pytest.raises(
+        blackboard.InvalidInput, match="^claim_timout: is not a setting; the settings are db, "
+    ):
         configured({}, {"claim_timout": 600}, env)
 
 

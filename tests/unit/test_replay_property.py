@@ -75,8 +75,12 @@ ARGUMENTS = {
     "overdue": [st.sampled_from([10, 30]), st.sampled_from([60, 300])],
 }
 # Repeated kinds weigh the draw towards the commands that move signals along.
-KINDS = ["post"] * 4 + ["claim"] * 4 + ["complete"] * 3 + [
-    "fail", "expire", "unclaim", "tick", "tick", "overdue", "repost"]
+KINDS = (
+    ["post"] * 4
+    + ["claim"] * 4
+    + ["complete"] * 3
+    + ["fail", "expire", "unclaim", "tick", "tick", "overdue", "repost"]
+)
 commands = st.one_of([st.tuples(st.just(kind), *ARGUMENTS[kind]) for kind in KINDS])
 
 
@@ -118,15 +122,23 @@ def run(board: BlackboardAggregate, script: list[tuple]) -> tuple[list[Blackboar
                 signal_id = f"sig-{len(ids) + 1:08x}"
                 caps = [signal_type.value] + ([extra] if extra else [])
                 signal = board.post_signal(
-                    signal_id=signal_id, signal_type=signal_type, posted_by="ps-orchestrator", at=now,
+                    signal_id=signal_id,
+                    signal_type=signal_type,
+                    posted_by="ps-orchestrator",
+                    at=now,
                     payload=SignalPayload(ps_id="PS-1", entry_id=f"e-{len(ids) + 1}", topic="t"),
-                    target_capabilities=caps, after=deps(refs), dedupe_key=key,
+                    target_capabilities=caps,
+                    after=deps(refs),
+                    dedupe_key=key,
                 )
                 if signal.signal_id == signal_id:
                     ids.append(signal_id)
             elif kind == "repost" and ids:  # the id of a signal already on the board
                 board.post_signal(
-                    signal_id=ids[args[0] % len(ids)], signal_type=SignalType.RESEARCH, posted_by="ps-o", at=now,
+                    signal_id=ids[args[0] % len(ids)],
+                    signal_type=SignalType.RESEARCH,
+                    posted_by="ps-o",
+                    at=now,
                     payload=SignalPayload(ps_id="PS-1", entry_id="e-0", topic="t"),
                 )
             elif kind == "claim":
@@ -174,8 +186,12 @@ def check_dependencies(board: BlackboardAggregate) -> None:
         if signal.status.is_final:
             continue
         upstream = {u: signals[u].status for u in signal.after}
-        assert not {u for u, status in upstream.items() if status.is_final and status is not SignalStatus.COMPLETED}
-        assert signal.waiting_for == {u for u, status in upstream.items() if status is not SignalStatus.COMPLETED}
+        assert not {
+            u for u, status in upstream.items() if status.is_final and status is not SignalStatus.COMPLETED
+        }
+        assert signal.waiting_for == {
+            u for u, status in upstream.items() if status is not SignalStatus.COMPLETED
+        }
         assert (signal.claimable_since is None) == bool(signal.waiting_for)
         if signal.status is SignalStatus.CLAIMED:
             assert not signal.waiting_for and signal.claimed_at >= signal.claimable_since
@@ -199,7 +215,9 @@ def test_replaying_the_recorded_events_rebuilds_the_live_board_and_the_read_mode
     check_dependencies(live)
 
     read_model = InMemorySignalReadModel()
-    records = [Recorded(position=n, event=e, recorded_at=e.occurred_at) for n, e in enumerate(events, start=1)]
+    records = [
+        Recorded(position=n, event=e, recorded_at=e.occurred_at) for n, e in enumerate(events, start=1)
+    ]
     half = len(records) // 2
     read_model.apply(records[:half])
     read_model.apply(records)  # the first half again: already folded, so ignored
@@ -212,40 +230,55 @@ def test_replaying_the_recorded_events_rebuilds_the_live_board_and_the_read_mode
 def test_the_command_generator_reaches_every_event_type_and_refusal():
     # A fixed script, so the property above is known to be able to exercise every edge.
     script = [
-        ("post", 0, None, [], "k0"),                # sig-1 RESEARCH
-        ("post", 1, None, [ref("any", 0)], None),   # sig-2 ANALYSIS after sig-1
-        ("post", 0, None, [], "k0"),                # dedupe: nothing recorded
-        ("claim", ref("any", 1), 1),                # DependenciesPending
-        ("claim", ref("any", 0), 1),                # BelowThreshold (0.8 is not above 0.8)
-        ("claim", ref("any", 0), "best"),           # claimed by ps-researcher
-        ("complete", ref("any", 0), 1),             # NotTheClaimer
-        ("complete", ref("any", 0), "claimer"),     # completed; sig-2 becomes claimable
-        ("claim", ref("POSTED", 0), 1),             # sig-2 claimed by ps-analyst
-        ("fail", ref("any", 1), "claimer"),         # failed
-        ("post", 2, None, [], None),                # sig-3 REVIEW
-        ("unclaim", ref("POSTED", 0)),              # sig-3 unclaimed
-        ("post", 0, None, [ref("any", 2)], None),   # sig-4 after an unclaimed one: expired at once
-        ("post", 0, None, [], None),                # sig-5
-        ("post", 3, "REVIEW", [], None),            # sig-6 SYNTHESIS or REVIEW, after nothing
-        ("claim", ref("any", 5), 2),                # ps-reviewer, 0.6 over its own 0.5
+        ("post", 0, None, [], "k0"),  # sig-1 RESEARCH
+        ("post", 1, None, [ref("any", 0)], None),  # sig-2 ANALYSIS after sig-1
+        ("post", 0, None, [], "k0"),  # dedupe: nothing recorded
+        ("claim", ref("any", 1), 1),  # DependenciesPending
+        ("claim", ref("any", 0), 1),  # BelowThreshold (0.8 is not above 0.8)
+        ("claim", ref("any", 0), "best"),  # claimed by ps-researcher
+        ("complete", ref("any", 0), 1),  # NotTheClaimer
+        ("complete", ref("any", 0), "claimer"),  # completed; sig-2 becomes claimable
+        ("claim", ref("POSTED", 0), 1),  # sig-2 claimed by ps-analyst
+        ("fail", ref("any", 1), "claimer"),  # failed
+        ("post", 2, None, [], None),  # sig-3 REVIEW
+        ("unclaim", ref("POSTED", 0)),  # sig-3 unclaimed
+        ("post", 0, None, [ref("any", 2)], None),  # sig-4 after an unclaimed one: expired at once
+        ("post", 0, None, [], None),  # sig-5
+        ("post", 3, "REVIEW", [], None),  # sig-6 SYNTHESIS or REVIEW, after nothing
+        ("claim", ref("any", 5), 2),  # ps-reviewer, 0.6 over its own 0.5
         ("tick", 400),
-        ("overdue", 30, 300),                       # sig-5 and sig-6 expired by timeout
-        ("expire", ref("any", 4)),                  # InvalidTransition
-        ("repost", ref("any", 0)),                  # DuplicateSignal
-        ("claim", ref("unknown", 0), 0),            # SignalNotFound
+        ("overdue", 30, 300),  # sig-5 and sig-6 expired by timeout
+        ("expire", ref("any", 4)),  # InvalidTransition
+        ("repost", ref("any", 0)),  # DuplicateSignal
+        ("claim", ref("unknown", 0), 0),  # SignalNotFound
     ]
     board = BlackboardAggregate(BB)
 
     events, refused = run(board, script)
 
     assert {type(e) for e in events} == {
-        AgentSignalPosted, AgentSignalClaimed, AgentSignalCompleted, AgentSignalFailed,
-        AgentSignalExpired, AgentSignalUnclaimed}
+        AgentSignalPosted,
+        AgentSignalClaimed,
+        AgentSignalCompleted,
+        AgentSignalFailed,
+        AgentSignalExpired,
+        AgentSignalUnclaimed,
+    }
     assert refused == [
-        "DependenciesPending", "BelowThreshold", "NotTheClaimer", "InvalidTransition", "DuplicateSignal",
-        "SignalNotFound"]
+        "DependenciesPending",
+        "BelowThreshold",
+        "NotTheClaimer",
+        "InvalidTransition",
+        "DuplicateSignal",
+        "SignalNotFound",
+    ]
     assert [board.signal(f"sig-{n:08x}").status for n in range(1, 7)] == [
-        SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.UNCLAIMED,
-        SignalStatus.EXPIRED, SignalStatus.EXPIRED, SignalStatus.EXPIRED]
+        SignalStatus.COMPLETED,
+        SignalStatus.FAILED,
+        SignalStatus.UNCLAIMED,
+        SignalStatus.EXPIRED,
+        SignalStatus.EXPIRED,
+        SignalStatus.EXPIRED,
+    ]
     assert "ps-reviewer did not finish" in board.signal("sig-00000006").result.error  # claim timeout, 300s
     assert board.signal("sig-00000005").result.error.startswith("not claimed within 30s")

@@ -18,7 +18,9 @@ def landing_board() -> tuple[Board, KnowledgeQueries]:
 
 
 def claimed(board: Board) -> str:
-    signal = board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
+    signal = board.service.post_signal(
+        PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t")
+    )
     board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher"))
     return signal.signal_id
 
@@ -27,28 +29,48 @@ def test_each_knowledge_item_of_a_completion_becomes_a_finding_keyed_by_the_sign
     board, queries = landing_board()
     signal_id = claimed(board)
 
-    board.service.complete_signal(CompleteSignal(signal_id=signal_id, agent_id="ps-researcher",
-                                                 knowledge_items=("one", "two")))
+    board.service.complete_signal(
+        CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", knowledge_items=("one", "two"))
+    )
 
-    landed = [queries.read(ReadEntry(blackboard_id="ps-1", key=f"{signal_id}/knowledge/{n}")).current for n in (1, 2)]
+    landed = [
+        queries.read(ReadEntry(blackboard_id="ps-1", key=f"{signal_id}/knowledge/{n}")).current
+        for n in (1, 2)
+    ]
     assert [(v.value, v.author, v.signal_id, v.entry_type) for v in landed] == [
-        ("one", "ps-researcher", signal_id, "finding"), ("two", "ps-researcher", signal_id, "finding")]
+        ("one", "ps-researcher", signal_id, "finding"),
+        ("two", "ps-researcher", signal_id, "finding"),
+    ]
 
 
 def test_a_workers_batch_of_outcomes_lands_its_knowledge_too():
     board, queries = landing_board()
     signal_id = claimed(board)
 
-    board.service.record_outcomes(RecordOutcomes(blackboard_id="ps-1", agent_id="ps-researcher", outcomes=(
-        CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", knowledge_items=("from a handler",)),)))
+    board.service.record_outcomes(
+        RecordOutcomes(
+            blackboard_id="ps-1",
+            agent_id="ps-researcher",
+            outcomes=(
+                CompleteSignal(
+                    signal_id=signal_id, agent_id="ps-researcher", knowledge_items=("from a handler",)
+                ),
+            ),
+        )
+    )
 
-    assert queries.read(ReadEntry(blackboard_id="ps-1", key=f"{signal_id}/knowledge/1")).current.value == "from a handler"
+    assert (
+        queries.read(ReadEntry(blackboard_id="ps-1", key=f"{signal_id}/knowledge/1")).current.value
+        == "from a handler"
+    )
 
 
 def test_a_completion_delivered_twice_lands_its_items_once():
     board, _ = landing_board()
     signal_id = claimed(board)
-    board.service.complete_signal(CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", knowledge_items=("x",)))
+    board.service.complete_signal(
+        CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", knowledge_items=("x",))
+    )
     completion = [r.event for r in board.store.read_all() if r.event.event_type == "AgentSignalCompleted"]
 
     board.dispatcher.publish(completion)

@@ -91,7 +91,9 @@ def test_threads_racing_for_one_signal_leave_exactly_one_winner():
     def claim(name: str) -> None:
         start.wait()
         try:
-            outcomes.append(board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id=name)))
+            outcomes.append(
+                board.service.claim_signal(ClaimSignal(signal_id=signal.signal_id, agent_id=name))
+            )
         except AlreadyClaimed as refused:
             outcomes.append(refused)
 
@@ -125,7 +127,9 @@ def test_completing_a_signal_loads_what_waits_on_it_down_the_chain_while_open():
     board.service.claim_signal(ClaimSignal(signal_id=first.signal_id, agent_id="ps-researcher"))
     loaded = spy_on_loads(board)
 
-    board.service.fail_signal(FailSignal(signal_id=first.signal_id, agent_id="ps-researcher", error="no sources"))
+    board.service.fail_signal(
+        FailSignal(signal_id=first.signal_id, agent_id="ps-researcher", error="no sources")
+    )
 
     assert loaded == [{first.signal_id, second.signal_id, third.signal_id}]
     assert board.queries.get_signal(GetSignalById(signal_id=third.signal_id)).status is SignalStatus.EXPIRED
@@ -206,7 +210,9 @@ def test_failing_a_signal_expires_what_waits_for_it():
     dependant = board.service.post_signal(research(signal_type="REVIEW", after=(upstream.signal_id,)))
     board.service.claim_signal(ClaimSignal(signal_id=upstream.signal_id, agent_id="ps-researcher"))
 
-    board.service.fail_signal(FailSignal(signal_id=upstream.signal_id, agent_id="ps-researcher", error="no sources"))
+    board.service.fail_signal(
+        FailSignal(signal_id=upstream.signal_id, agent_id="ps-researcher", error="no sources")
+    )
 
     ended = board.queries.get_signal(GetSignalById(signal_id=dependant.signal_id))
     assert ended.status is SignalStatus.EXPIRED
@@ -252,4 +258,8 @@ def test_every_stored_event_carries_who_did_it_and_which_command_caused_it():
     assert posted.metadata["actor"] == "ps-skill" and claimed.metadata["actor"] == "ps-researcher"
     assert posted.metadata["command"] == "PostSignal" and claimed.metadata["command"] == "ClaimSignal"
     assert posted.metadata["correlation_id"] == "ps-1/run-9"
-    assert claimed.metadata["correlation_id"] == claimed.metadata["causation_id"] != posted.metadata["causation_id"]
+    assert (
+        claimed.metadata["correlation_id"]
+        == claimed.metadata["causation_id"]
+        != posted.metadata["causation_id"]
+    )

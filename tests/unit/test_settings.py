@@ -40,10 +40,20 @@ def readme_configuration() -> list[tuple[list[str], list[str], list[str]]]:
     return rows
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("1", True), ("true", True), ("yes", True), ("TRUE", True), (" Yes ", True),
-    ("0", False), ("false", False), ("no", False), ("No", False),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("true", True),
+        ("yes", True),
+        ("TRUE", True),
+        (" Yes ", True),
+        ("0", False),
+        ("false", False),
+        ("no", False),
+        ("No", False),
+    ],
+)
 def test_pool_pre_ping_accepts_yes_and_no_words(raw, expected):
     assert settings.load({}, env={"BLACKBOARD_POOL_PRE_PING": raw}).pool_pre_ping is expected
 
@@ -59,19 +69,24 @@ def test_any_other_pool_pre_ping_value_is_refused_naming_the_variable_and_the_ru
         settings.load({}, env={"BLACKBOARD_POOL_PRE_PING": raw})
 
     assert refused.value.field == "BLACKBOARD_POOL_PRE_PING"
-    assert str(refused.value) == f"BLACKBOARD_POOL_PRE_PING: must be 1, true, yes, 0, false or no, got {raw!r}"
+    assert (
+        str(refused.value) == f"BLACKBOARD_POOL_PRE_PING: must be 1, true, yes, 0, false or no, got {raw!r}"
+    )
 
 
-@pytest.mark.parametrize(("variable", "raw", "rule"), [
-    ("BLACKBOARD_CLAIM_THRESHOLD", "abc", "a number from 0 to 1"),
-    ("BLACKBOARD_CLAIM_THRESHOLD", "1.5", "a number from 0 to 1"),
-    ("BLACKBOARD_POST_TIMEOUT", "-1", "seconds, above 0 and at most 1e+09"),
-    ("BLACKBOARD_CLAIM_TIMEOUT", "0", "seconds, above 0 and at most 1e+09"),
-    ("BLACKBOARD_SQLITE_SYNCHRONOUS", "SOMETIMES", "OFF or NORMAL or FULL or EXTRA"),
-    ("BLACKBOARD_POOL_SIZE", "2.5", "a whole number from 1 to 10000"),
-    ("BLACKBOARD_MAX_OVERFLOW", "-1", "a whole number from 0 to 10000"),
-    ("BLACKBOARD_POLL_INTERVAL", "soon", "seconds, above 0 and at most 1e+09"),
-])
+@pytest.mark.parametrize(
+    ("variable", "raw", "rule"),
+    [
+        ("BLACKBOARD_CLAIM_THRESHOLD", "abc", "a number from 0 to 1"),
+        ("BLACKBOARD_CLAIM_THRESHOLD", "1.5", "a number from 0 to 1"),
+        ("BLACKBOARD_POST_TIMEOUT", "-1", "seconds, above 0 and at most 1e+09"),
+        ("BLACKBOARD_CLAIM_TIMEOUT", "0", "seconds, above 0 and at most 1e+09"),
+        ("BLACKBOARD_SQLITE_SYNCHRONOUS", "SOMETIMES", "OFF or NORMAL or FULL or EXTRA"),
+        ("BLACKBOARD_POOL_SIZE", "2.5", "a whole number from 1 to 10000"),
+        ("BLACKBOARD_MAX_OVERFLOW", "-1", "a whole number from 0 to 10000"),
+        ("BLACKBOARD_POLL_INTERVAL", "soon", "seconds, above 0 and at most 1e+09"),
+    ],
+)
 def test_a_bad_variable_is_refused_naming_it_and_its_rule(variable, raw, rule):
     with pytest.raises(InvalidInput) as refused:
         settings.load({}, env={variable: raw})
@@ -79,11 +94,19 @@ def test_a_bad_variable_is_refused_naming_it_and_its_rule(variable, raw, rule):
     assert str(refused.value) == f"{variable}: must be {rule}, got {raw!r}"
 
 
-@pytest.mark.parametrize(("flag", "name", "value", "message"), [
-    ("--concurrency", "concurrency", 0, "--concurrency: must be a whole number from 1 to 10000, got 0"),
-    ("--grace", "grace", -1.0, "--grace: must be 0 or more seconds, at most 1e+09, got -1"),
-    ("--head-start", "head_start", -0.5, "--head-start: must be 0 or more seconds, at most 1e+09, got -0.5"),
-])
+@pytest.mark.parametrize(
+    ("flag", "name", "value", "message"),
+    [
+        ("--concurrency", "concurrency", 0, "--concurrency: must be a whole number from 1 to 10000, got 0"),
+        ("--grace", "grace", -1.0, "--grace: must be 0 or more seconds, at most 1e+09, got -1"),
+        (
+            "--head-start",
+            "head_start",
+            -0.5,
+            "--head-start: must be 0 or more seconds, at most 1e+09, got -0.5",
+        ),
+    ],
+)
 def test_a_bad_worker_option_is_refused_naming_the_flag_and_its_rule(flag, name, value, message):
     with pytest.raises(InvalidInput, match=re.escape(message)):
         settings.load({name: value}, env={})
@@ -99,14 +122,19 @@ def test_a_flag_beats_its_variable_which_beats_the_default():
 
 
 def test_a_setting_without_a_variable_is_not_read_from_the_environment():
-    assert settings.load({}, env={"BLACKBOARD_MAX_ATTEMPTS": "3", "BLACKBOARD_GRACE": "1"}) == BlackboardSettings()
+    assert (
+        settings.load({}, env={"BLACKBOARD_MAX_ATTEMPTS": "3", "BLACKBOARD_GRACE": "1"})
+        == BlackboardSettings()
+    )
 
 
 def test_json_output_is_on_for_a_yes_word_off_for_a_no_word():
     assert settings.load({}, env={"BLACKBOARD_JSON": "yes"}).json is True
     assert settings.load({}, env={"BLACKBOARD_JSON": "no"}).json is False
     assert settings.load({"json": True}, env={}).json is True
-    with pytest.raises(InvalidInput, match="BLACKBOARD_JSON: must be 1, true, yes, 0, false or no, got 'off'"):
+    with pytest.raises(
+        InvalidInput, match="BLACKBOARD_JSON: must be 1, true, yes, 0, false or no, got 'off'"
+    ):
         settings.load({}, env={"BLACKBOARD_JSON": "off"})
 
 
@@ -131,8 +159,12 @@ def test_readme_configuration_table_names_every_variable_its_flag_and_default():
 def test_the_help_names_the_default_of_every_option_that_is_a_setting():
     defaults = BlackboardSettings()
     parser = build_parser()
-    helps = {option: action.help for sub in [parser, *parser._subparsers._group_actions[0].choices.values()]
-             for action in sub._actions for option in action.option_strings}
+    helps = {
+        option: action.help
+        for sub in [parser, *parser._subparsers._group_actions[0].choices.values()]
+        for action in sub._actions
+        for option in action.option_strings
+    }
 
     for name, knob in KNOBS.items():
         if knob.flag and knob.flag != "--json":
@@ -141,24 +173,49 @@ def test_the_help_names_the_default_of_every_option_that_is_a_setting():
 
 def everything_but_the_defaults() -> BlackboardSettings:
     return BlackboardSettings(
-        db=PG_URL, agents_dir="elsewhere", json=True, claim_threshold=0.6, post_timeout=12.0, claim_timeout=90.0,
-        sqlite_synchronous="NORMAL", sqlite_busy_timeout=4.0, pool_size=3, max_overflow=0, pool_timeout=7.0,
-        pool_pre_ping=True, poll_interval=0.5, echo=True, artifacts_dir="/srv/artifacts",
-        concurrency=4, grace=2.0, head_start=0.0,
+        db=PG_URL,
+        agents_dir="elsewhere",
+        json=True,
+        claim_threshold=0.6,
+        post_timeout=12.0,
+        claim_timeout=90.0,
+        sqlite_synchronous="NORMAL",
+        sqlite_busy_timeout=4.0,
+        pool_size=3,
+        max_overflow=0,
+        pool_timeout=7.0,
+        pool_pre_ping=True,
+        poll_interval=0.5,
+        echo=True,
+        artifacts_dir="/srv/artifacts",
+        concurrency=4,
+        grace=2.0,
+        head_start=0.0,
     )
 
 
 def test_the_container_builds_the_store_s_and_the_service_s_settings_from_every_value():
     config = everything_but_the_defaults()
-    assert all(getattr(config, f.name) != getattr(BlackboardSettings(), f.name)
-               for f in dataclasses.fields(config)), "every value differs from its default"
+    assert all(
+        getattr(config, f.name) != getattr(BlackboardSettings(), f.name) for f in dataclasses.fields(config)
+    ), "every value differs from its default"
     container = Container(config=config)
 
     store, service = container.store_settings(), container.settings()
 
-    assert store == StoreSettings(url=PG_URL, synchronous="NORMAL", busy_timeout=4.0, pool_size=3, max_overflow=0,
-                                  pool_timeout=7.0, pool_pre_ping=True, echo=True)
-    assert service == Settings(claim_threshold=0.6, post_timeout=timedelta(seconds=12), claim_timeout=timedelta(seconds=90))
+    assert store == StoreSettings(
+        url=PG_URL,
+        synchronous="NORMAL",
+        busy_timeout=4.0,
+        pool_size=3,
+        max_overflow=0,
+        pool_timeout=7.0,
+        pool_pre_ping=True,
+        echo=True,
+    )
+    assert service == Settings(
+        claim_threshold=0.6, post_timeout=timedelta(seconds=12), claim_timeout=timedelta(seconds=90)
+    )
 
 
 @pytest.mark.parametrize(("raw", "expected"), [(None, False), ("yes", True), ("0", False)])
@@ -174,16 +231,26 @@ def test_the_setting_reaches_the_postgresql_engine_s_pool(raw, expected):
     engine.dispose()
 
 
-@pytest.mark.parametrize(("post", "claim", "sweep", "renew"), [
-    (30.0, 300.0, 10.0, 100.0),  # the defaults: a sweep every 10 s at most, a renewal every 100 s
-    (3.0, 9.0, 1.0, 3.0),  # a third of the shorter timeout; a third of the claim timeout
-    (0.6, 0.9, 0.5, 0.5),  # never more often than every half second
-])
+@pytest.mark.parametrize(
+    ("post", "claim", "sweep", "renew"),
+    [
+        (30.0, 300.0, 10.0, 100.0),  # the defaults: a sweep every 10 s at most, a renewal every 100 s
+        (3.0, 9.0, 1.0, 3.0),  # a third of the shorter timeout; a third of the claim timeout
+        (0.6, 0.9, 0.5, 0.5),  # never more often than every half second
+    ],
+)
 def test_a_worker_sweeps_and_renews_every_third_of_the_timeouts(post, claim, sweep, renew):
-    config = BlackboardSettings(post_timeout=post, claim_timeout=claim, concurrency=3, grace=5.0, head_start=0.2)
+    config = BlackboardSettings(
+        post_timeout=post, claim_timeout=claim, concurrency=3, grace=5.0, head_start=0.2
+    )
 
     options = worker_options(config, "ps-researcher", once=False, blackboard_id="ps-1")
 
     assert (options.sweep_every, options.renew_every) == pytest.approx((sweep, renew))
     assert (options.agent, options.concurrency, options.grace, options.head_start, options.blackboard_id) == (
-        "ps-researcher", 3, 5.0, 0.2, "ps-1")
+        "ps-researcher",
+        3,
+        5.0,
+        0.2,
+        "ps-1",
+    )

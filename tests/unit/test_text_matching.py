@@ -18,7 +18,10 @@ from blackboard.infrastructure.agents.text_index import TextIndex, scaled
 from tests.fakes import T0, Board, agent
 
 AGENTS = {
-    "code-reviewer": ("REVIEW", "Expert code review specialist. Reviews code for quality, security and maintainability."),
+    "code-reviewer": (
+        "REVIEW",
+        "Expert code review specialist. Reviews code for quality, security and maintainability.",
+    ),
     "debugger": ("DEBUG", "Debugging specialist for errors, test failures, crashes and stack traces."),
     "sql-pro": ("SQL", "Writes complex SQL queries, optimizes execution plans and designs database schemas."),
     "technical-writer": ("DOCS", "Writes clear documentation, READMEs, user guides and tutorials."),
@@ -29,7 +32,9 @@ def write_agents(folder: Path, agents: dict[str, tuple[str, str]] = AGENTS) -> P
     for name, (capability, description) in agents.items():
         (folder / f"{name}.md").write_text(
             f"---\nname: {name}\ndescription: {description}\ncapabilities: {{{capability}: 0.5}}\n"
-            f"command: echo done\n---\nYou are {name}.\n", encoding="utf-8")
+            f"command: echo done\n---\nYou are {name}.\n",
+            encoding="utf-8",
+        )
     return folder
 
 
@@ -66,7 +71,9 @@ def test_scores_are_deterministic_for_the_same_folder(tmp_path):
 def test_the_index_follows_the_folder(tmp_path, registry):
     request = "restart the kubernetes pods and roll back the helm chart"
     assert "kube-admin" not in registry.text_scores(request)
-    write_agents(tmp_path, {"kube-admin": ("OPS", "Runs Kubernetes clusters, pods, deployments and helm charts.")})
+    write_agents(
+        tmp_path, {"kube-admin": ("OPS", "Runs Kubernetes clusters, pods, deployments and helm charts.")}
+    )
     assert "kube-admin" not in registry.text_scores(request)  # the folder as last read
     assert "kube-admin" in [a.agent_id for a in registry.get_all()]  # read again
     assert registry.text_scores(request)["kube-admin"] > 0.8
@@ -88,8 +95,16 @@ def test_one_word_in_common_never_reaches_the_threshold_however_rare_or_repeated
 
 # -- the service and the claim policy ---------------------------------------------------------------
 def post(board: Board, topic: str, prompt: str = "", targets: tuple[str, ...] = (AUTO,)):
-    return board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic=topic,
-                                                prompt=prompt, target_capabilities=targets))
+    return board.service.post_signal(
+        PostSignal(
+            signal_type="RESEARCH",
+            ps_id="ps-1",
+            entry_id="e-1",
+            topic=topic,
+            prompt=prompt,
+            target_capabilities=targets,
+        )
+    )
 
 
 @pytest.fixture
@@ -125,7 +140,9 @@ def test_auto_that_nobody_fits_is_unclaimed_when_posted(board):
 
 def test_auto_and_a_declared_capability_count_at_the_agent_s_best_of_them(board):
     signal = post(board, "banana bread", targets=(AUTO, "SQL"))
-    scores = {v.agent.agent_id: v.score for v in board.queries.match(GetSignalById(signal_id=signal.signal_id))}
+    scores = {
+        v.agent.agent_id: v.score for v in board.queries.match(GetSignalById(signal_id=signal.signal_id))
+    }
     assert scores["sql-pro"] == 0.5 and scores["debugger"] == 0.0
 
 

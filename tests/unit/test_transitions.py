@@ -61,12 +61,27 @@ class Fact:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-def posted(signal_id: str = A, t: float = 0, *, after: tuple[str, ...] = (), dedupe_key: str | None = None,
-           caps: tuple[str, ...] = ("RESEARCH",)) -> Fact:
-    return Fact(AgentSignalPosted, signal_id, at(t), dict(
-        signal_type=SignalType.RESEARCH, payload=PAYLOAD, target_capabilities=caps,
-        posted_by="ps-orchestrator", after=after, dedupe_key=dedupe_key,
-    ))
+def posted(
+    signal_id: str = A,
+    t: float = 0,
+    *,
+    after: tuple[str, ...] = (),
+    dedupe_key: str | None = None,
+    caps: tuple[str, ...] = ("RESEARCH",),
+) -> Fact:
+    return Fact(
+        AgentSignalPosted,
+        signal_id,
+        at(t),
+        dict(
+            signal_type=SignalType.RESEARCH,
+            payload=PAYLOAD,
+            target_capabilities=caps,
+            posted_by="ps-orchestrator",
+            after=after,
+            dedupe_key=dedupe_key,
+        ),
+    )
 
 
 def claimed(signal_id: str = A, t: float = 1, by: str = "ps-researcher") -> Fact:
@@ -74,11 +89,17 @@ def claimed(signal_id: str = A, t: float = 1, by: str = "ps-researcher") -> Fact
 
 
 def completed(signal_id: str = A, t: float = 2, by: str = "ps-researcher") -> Fact:
-    return Fact(AgentSignalCompleted, signal_id, at(t), dict(
-        completed_by=by, result=SignalResult(artifact_path=f"out/{signal_id}.md")))
+    return Fact(
+        AgentSignalCompleted,
+        signal_id,
+        at(t),
+        dict(completed_by=by, result=SignalResult(artifact_path=f"out/{signal_id}.md")),
+    )
 
 
-def failed(signal_id: str = A, t: float = 2, by: str = "ps-researcher", error: str = "source offline") -> Fact:
+def failed(
+    signal_id: str = A, t: float = 2, by: str = "ps-researcher", error: str = "source offline"
+) -> Fact:
     return Fact(AgentSignalFailed, signal_id, at(t), dict(failed_by=by, error=error))
 
 
@@ -92,7 +113,9 @@ def unclaimed(signal_id: str = A, t: float = 2, reason: str = "no capable agent"
 
 def events_of(*facts: Fact) -> list[BlackboardEvent]:
     return [
-        f.event_class(blackboard_id=BB, version=n, occurred_at=f.occurred_at, signal_id=f.signal_id, **f.fields)
+        f.event_class(
+            blackboard_id=BB, version=n, occurred_at=f.occurred_at, signal_id=f.signal_id, **f.fields
+        )
         for n, f in enumerate(facts, start=1)
     ]
 
@@ -103,8 +126,12 @@ def history(*facts: Fact) -> BlackboardAggregate:
 
 def post(board: BlackboardAggregate, signal_id: str, t: float = 0, **kwargs: Any):
     return board.post_signal(
-        signal_id=signal_id, signal_type=SignalType.RESEARCH, payload=PAYLOAD,
-        posted_by="ps-orchestrator", at=at(t), **kwargs,
+        signal_id=signal_id,
+        signal_type=SignalType.RESEARCH,
+        payload=PAYLOAD,
+        posted_by="ps-orchestrator",
+        at=at(t),
+        **kwargs,
     )
 
 
@@ -136,10 +163,20 @@ def test_posting_a_signal_records_it_as_posted_and_claimable_at_once():
     assert isinstance(event, AgentSignalPosted)
     assert (event.blackboard_id, event.version, event.occurred_at, event.signal_id) == (BB, 1, T0, A)
     assert event.target_capabilities == ("RESEARCH", "ANALYSIS")
-    assert (event.posted_by, event.payload, event.after, event.dedupe_key) == ("ps-orchestrator", PAYLOAD, (), "k-1")
+    assert (event.posted_by, event.payload, event.after, event.dedupe_key) == (
+        "ps-orchestrator",
+        PAYLOAD,
+        (),
+        "k-1",
+    )
     assert signal.status is SignalStatus.POSTED
     assert signal.is_claimable and signal.claimable_since == T0 and signal.created_at == T0
-    assert (signal.claimed_by, signal.claimed_at, signal.completed_at, signal.result) == (None, None, None, None)
+    assert (signal.claimed_by, signal.claimed_at, signal.completed_at, signal.result) == (
+        None,
+        None,
+        None,
+        None,
+    )
     assert signal.version == 1 and board.version == 1
     assert board.signal(A) == signal
 
@@ -251,7 +288,11 @@ def test_claimed_to_completed_records_the_result():
     assert (event.completed_by, event.result) == ("ps-researcher", result)
     assert signal.status is SignalStatus.COMPLETED
     assert (signal.result, signal.completed_at, signal.claimed_by, signal.claimed_at) == (
-        result, at(9), "ps-researcher", at(1))
+        result,
+        at(9),
+        "ps-researcher",
+        at(1),
+    )
     assert signal.version == 3
 
 
@@ -276,7 +317,12 @@ def test_claimed_to_expired_records_the_reason_and_keeps_the_claimer():
 
     [event] = board.collect_events()
     assert isinstance(event, AgentSignalExpired)
-    assert (event.signal_id, event.version, event.occurred_at, event.reason) == (A, 3, at(400), "claimer vanished")
+    assert (event.signal_id, event.version, event.occurred_at, event.reason) == (
+        A,
+        3,
+        at(400),
+        "claimer vanished",
+    )
     assert signal.status is SignalStatus.EXPIRED
     assert signal.result == SignalResult(error="claimer vanished")
     assert (signal.completed_at, signal.claimed_by, signal.version) == (at(400), "ps-researcher", 3)
@@ -458,8 +504,17 @@ def test_every_command_on_a_signal_that_is_not_on_the_board_is_refused_as_not_fo
 
 
 def test_every_refusal_is_a_blackboard_error():
-    for error in (AlreadyClaimed, BelowThreshold, DependenciesPending, DuplicateSignal, InvalidTransition,
-                  NotTheClaimer, SignalNotClaimable, SignalNotFound, UnknownDependency):
+    for error in (
+        AlreadyClaimed,
+        BelowThreshold,
+        DependenciesPending,
+        DuplicateSignal,
+        InvalidTransition,
+        NotTheClaimer,
+        SignalNotClaimable,
+        SignalNotFound,
+        UnknownDependency,
+    ):
         assert issubclass(error, BlackboardError)
 
 
@@ -478,8 +533,12 @@ def test_a_signal_posted_after_an_unfinished_one_waits_and_cannot_be_claimed():
 
 def test_a_signal_becomes_claimable_when_the_last_of_its_upstreams_completes():
     board = history(
-        posted(A, 0), posted(B, 0), posted(C, 1, after=(A, B)),
-        claimed(A, 2), claimed(B, 3), completed(A, 10),
+        posted(A, 0),
+        posted(B, 0),
+        posted(C, 1, after=(A, B)),
+        claimed(A, 2),
+        claimed(B, 3),
+        completed(A, 10),
     )
     assert board.signal(C).waiting_for == {B} and board.signal(C).claimable_since is None
     with pytest.raises(DependenciesPending):
@@ -542,14 +601,20 @@ def test_the_expiry_reason_of_a_dependant_carries_the_upstreams_own_error():
 
 def test_a_dependant_waiting_for_two_upstreams_expires_when_one_fails_after_the_other_completed():
     board = history(
-        posted(A, 0), posted(B, 0), posted(C, 1, after=(A, B)),
-        claimed(A, 2), claimed(B, 2), completed(A, 3),
+        posted(A, 0),
+        posted(B, 0),
+        posted(C, 1, after=(A, B)),
+        claimed(A, 2),
+        claimed(B, 2),
+        completed(A, 3),
     )
 
     board.fail_signal(B, "ps-researcher", "boom", at(10))
 
     assert [(type(e), e.signal_id) for e in board.collect_events()] == [
-        (AgentSignalFailed, B), (AgentSignalExpired, C)]
+        (AgentSignalFailed, B),
+        (AgentSignalExpired, C),
+    ]
     assert board.signal(C).status is SignalStatus.EXPIRED
 
 
@@ -562,7 +627,9 @@ def test_completing_an_upstream_does_not_end_its_dependants():
     assert [e.signal_id for e in board.collect_events()] == [A]
 
 
-@pytest.mark.parametrize("upstream_status", [SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED])
+@pytest.mark.parametrize(
+    "upstream_status", [SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED]
+)
 def test_posting_after_an_upstream_that_already_ended_badly_expires_the_new_signal_at_once(upstream_status):
     board = board_with_a_in(upstream_status)
 

@@ -14,7 +14,9 @@ def test_loopback_addresses_are_local(host):
     check_bind(host, 8765, None)  # no token needed
 
 
-@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.4", "10.0.0.1", "example.com", "localhost.example.com", ""])
+@pytest.mark.parametrize(
+    "host", ["0.0.0.0", "::", "192.168.1.4", "10.0.0.1", "example.com", "localhost.example.com", ""]
+)
 def test_any_other_address_needs_a_token(host):
     assert not is_loopback(host)
     with pytest.raises(InvalidInput) as refused:
@@ -25,7 +27,9 @@ def test_any_other_address_needs_a_token(host):
         check_bind(host, 8765, "a-long-enough-token")
 
 
-@pytest.mark.parametrize("token", ["short", "has space in it", "semi;colon;token", "x" * 257, "ünïcode-token"])
+@pytest.mark.parametrize(
+    "token", ["short", "has space in it", "semi;colon;token", "x" * 257, "ünïcode-token"]
+)
 def test_a_token_that_could_not_travel_in_a_header_a_query_and_a_cookie_is_refused(token):
     with pytest.raises(InvalidInput) as refused:
         check_bind("0.0.0.0", 8765, token)

@@ -35,8 +35,19 @@ def test_a_signal_id_is_sig_and_eight_lowercase_hex_digits(value):
 
 @pytest.mark.parametrize(
     "value",
-    ["sig-0123ABCD", "sig-0123abc", "sig-0123abcde", "sig-0123abcg", "SIG-0123abcd", "sig_0123abcd",
-     "0123abcd", "", " sig-0123abcd", "xsig-0123abcd", "sig-0123abcd\n"],
+    [
+        "sig-0123ABCD",
+        "sig-0123abc",
+        "sig-0123abcde",
+        "sig-0123abcg",
+        "SIG-0123abcd",
+        "sig_0123abcd",
+        "0123abcd",
+        "",
+        " sig-0123abcd",
+        "xsig-0123abcd",
+        "sig-0123abcd\n",
+    ],
 )
 def test_a_signal_id_of_any_other_shape_is_refused_naming_the_field(value):
     with pytest.raises(ValueError, match="signal_id"):
@@ -114,8 +125,11 @@ def test_a_result_refuses_unknown_fields_and_defaults_to_nothing():
 
 # ======================================================================= statuses
 def test_the_final_statuses_are_completed_failed_expired_and_unclaimed():
-    assert {s for s in SignalStatus if s.is_final} == FINAL_STATUSES == {
-        SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED}
+    assert (
+        {s for s in SignalStatus if s.is_final}
+        == FINAL_STATUSES
+        == {SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED}
+    )
 
 
 # ================================================================ AgentSignal.to_document
@@ -148,13 +162,23 @@ def at(seconds: float) -> datetime:
 def signal_in(status: SignalStatus) -> AgentSignal:
     board = BlackboardAggregate("bb-1")
     board.post_signal(
-        signal_id="sig-0000000a", signal_type=SignalType.ANALYSIS, posted_by="ps-orchestrator", at=at(0),
-        payload=SignalPayload(ps_id="PS-1", entry_id="e-7", topic="Claims", prompt="Look", context={"k": [1]}),
-        target_capabilities=["ANALYSIS", "RESEARCH"], dedupe_key="key-1",
+        signal_id="sig-0000000a",
+        signal_type=SignalType.ANALYSIS,
+        posted_by="ps-orchestrator",
+        at=at(0),
+        payload=SignalPayload(
+            ps_id="PS-1", entry_id="e-7", topic="Claims", prompt="Look", context={"k": [1]}
+        ),
+        target_capabilities=["ANALYSIS", "RESEARCH"],
+        dedupe_key="key-1",
     )
     board.post_signal(
-        signal_id="sig-0000000b", signal_type=SignalType.REVIEW, posted_by="ps-orchestrator", at=at(1),
-        payload=SignalPayload(ps_id="PS-1", entry_id="e-8", topic="Review"), after=["sig-0000000a"],
+        signal_id="sig-0000000b",
+        signal_type=SignalType.REVIEW,
+        posted_by="ps-orchestrator",
+        at=at(1),
+        payload=SignalPayload(ps_id="PS-1", entry_id="e-8", topic="Review"),
+        after=["sig-0000000a"],
     )
     analyst = agent("ps-analyst", ANALYSIS=0.9)
     if status is SignalStatus.CLAIMED:
@@ -188,7 +212,13 @@ COMPLETED_DOCUMENT = {
     "signal_id": "sig-0000000a",
     "blackboard_id": "bb-1",
     "signal_type": "ANALYSIS",
-    "payload": {"ps_id": "PS-1", "entry_id": "e-7", "topic": "Claims", "prompt": "Look", "context": {"k": [1]}},
+    "payload": {
+        "ps_id": "PS-1",
+        "entry_id": "e-7",
+        "topic": "Claims",
+        "prompt": "Look",
+        "context": {"k": [1]},
+    },
     "target_capabilities": ["ANALYSIS", "RESEARCH"],
     "posted_by": "ps-orchestrator",
     "claimed_by": "ps-analyst",
@@ -210,30 +240,49 @@ def test_the_document_carries_every_field_of_the_signal():
 
     document = signal.to_document()
 
-    assert {field: document.get(field) for field in COMPLETED_DOCUMENT} == COMPLETED_DOCUMENT  # more may follow
+    assert {
+        field: document.get(field) for field in COMPLETED_DOCUMENT
+    } == COMPLETED_DOCUMENT  # more may follow
 
 
 def test_the_document_of_a_waiting_signal_names_what_it_waits_for(validator):
     board = BlackboardAggregate("bb-1")
     for sid in ("sig-0000000a", "sig-0000000b"):
-        board.post_signal(signal_id=sid, signal_type=SignalType.RESEARCH, posted_by="ps-o", at=at(0),
-                          payload=SignalPayload(ps_id="PS-1", entry_id="e-1", topic="t"))
-    board.post_signal(signal_id="sig-0000000c", signal_type=SignalType.SYNTHESIS, posted_by="ps-o", at=at(1),
-                      payload=SignalPayload(ps_id="PS-1", entry_id="e-2", topic="t"),
-                      after=["sig-0000000b", "sig-0000000a"])
+        board.post_signal(
+            signal_id=sid,
+            signal_type=SignalType.RESEARCH,
+            posted_by="ps-o",
+            at=at(0),
+            payload=SignalPayload(ps_id="PS-1", entry_id="e-1", topic="t"),
+        )
+    board.post_signal(
+        signal_id="sig-0000000c",
+        signal_type=SignalType.SYNTHESIS,
+        posted_by="ps-o",
+        at=at(1),
+        payload=SignalPayload(ps_id="PS-1", entry_id="e-2", topic="t"),
+        after=["sig-0000000b", "sig-0000000a"],
+    )
 
     document = board.signal("sig-0000000c").to_document()
 
     validator.validate(document)
     assert document["after"] == ["sig-0000000b", "sig-0000000a"]
     assert document["waiting_for"] == ["sig-0000000a", "sig-0000000b"]
-    assert document["claimable_since"] is None and document["claimed_at"] is None and document["result"] is None
+    assert (
+        document["claimable_since"] is None and document["claimed_at"] is None and document["result"] is None
+    )
 
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("signal_id", "sig-XYZ"), ("status", "DONE"), ("created_at", "yesterday"), ("version", 0),
-     ("target_capabilities", [])],
+    [
+        ("signal_id", "sig-XYZ"),
+        ("status", "DONE"),
+        ("created_at", "yesterday"),
+        ("version", 0),
+        ("target_capabilities", []),
+    ],
 )
 def test_the_contract_check_itself_catches_a_broken_document(field, value, validator):
     document = {**signal_in(SignalStatus.POSTED).to_document(), field: value}
@@ -247,14 +296,26 @@ def test_a_transition_returns_a_changed_copy_equal_to_what_dataclasses_replace_m
     from dataclasses import replace
 
     posted = AgentSignal(
-        signal_id="sig-0000000a", blackboard_id="b", signal_type=SignalType.RESEARCH,
-        payload=SignalPayload(ps_id="ps-1", entry_id="e-1", topic="t"), target_capabilities=("RESEARCH",),
-        posted_by="ps", created_at=T0, after=("sig-0000000b",), waiting_for=frozenset({"sig-0000000b"}),
+        signal_id="sig-0000000a",
+        blackboard_id="b",
+        signal_type=SignalType.RESEARCH,
+        payload=SignalPayload(ps_id="ps-1", entry_id="e-1", topic="t"),
+        target_capabilities=("RESEARCH",),
+        posted_by="ps",
+        created_at=T0,
+        after=("sig-0000000b",),
+        waiting_for=frozenset({"sig-0000000b"}),
     )
     claimed = posted.claimed("ps-researcher", T0 + timedelta(seconds=1), token="tok")
 
-    assert claimed == replace(posted, version=2, status=SignalStatus.CLAIMED, claimed_by="ps-researcher",
-                              claimed_at=T0 + timedelta(seconds=1), claim_token="tok")
+    assert claimed == replace(
+        posted,
+        version=2,
+        status=SignalStatus.CLAIMED,
+        claimed_by="ps-researcher",
+        claimed_at=T0 + timedelta(seconds=1),
+        claim_token="tok",
+    )
     assert posted.status is SignalStatus.POSTED and posted.version == 1  # the original is untouched
     with pytest.raises(AttributeError):
         claimed.status = SignalStatus.POSTED  # still frozen

@@ -35,10 +35,12 @@ class TakenOnceSeen:
 
 def analysts_board() -> Board:
     board = Board()
-    board.registry = FixedAgentDefinitions([
-        AgentDefinition(profile=RESEARCHER, path=Path("ps-researcher.md")),
-        AgentDefinition(profile=ANALYST, path=Path("ps-analyst.md"), command="echo done"),
-    ])
+    board.registry = FixedAgentDefinitions(
+        [
+            AgentDefinition(profile=RESEARCHER, path=Path("ps-researcher.md")),
+            AgentDefinition(profile=ANALYST, path=Path("ps-analyst.md"), command="echo done"),
+        ]
+    )
     board.rewire()
     return board
 
@@ -50,7 +52,9 @@ def analyst_worker(board: Board) -> Worker:
 
 def test_a_signal_the_better_fit_takes_between_the_look_and_the_claim_is_logged_as_gone_to_it(caplog):
     board = analysts_board()
-    research = board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
+    research = board.service.post_signal(
+        PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t")
+    )
     board.container.queries.override(providers.Object(TakenOnceSeen(board)))
     worker = analyst_worker(board)
 
@@ -63,7 +67,9 @@ def test_a_signal_the_better_fit_takes_between_the_look_and_the_claim_is_logged_
 
 def test_the_analyst_takes_what_only_it_fits_without_a_lost_race_line(caplog):
     board = analysts_board()
-    analysis = board.service.post_signal(PostSignal(signal_type="ANALYSIS", ps_id="ps-1", entry_id="e-1", topic="t"))
+    analysis = board.service.post_signal(
+        PostSignal(signal_type="ANALYSIS", ps_id="ps-1", entry_id="e-1", topic="t")
+    )
     worker = analyst_worker(board)
 
     with caplog.at_level(logging.INFO, logger="blackboard.worker"):

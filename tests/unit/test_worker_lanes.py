@@ -103,7 +103,9 @@ def board_running(definition: AgentDefinition) -> Board:
 
 
 def run_worker(board: Board, **options) -> tuple[Worker, threading.Thread]:
-    defaults = worker_options(BlackboardSettings(head_start=0), WORKER.agent_id, once=False, blackboard_id=None)
+    defaults = worker_options(
+        BlackboardSettings(head_start=0), WORKER.agent_id, once=False, blackboard_id=None
+    )
     worker = board.container.worker(options=dataclasses.replace(defaults, **options))
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
@@ -123,12 +125,16 @@ def until(condition, timeout: float = 10.0) -> None:
 
 
 def test_an_entrypoint_past_its_timeout_fails_its_signal_while_the_others_complete(tmp_path, module):
-    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.3)
+    definition = AgentDefinition(
+        profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.3
+    )
     board = board_running(definition)
     hanging, quick = post(board, "hang"), post(board, "sleep 0.01")
     worker, thread = run_worker(board, concurrency=4)
 
-    until(lambda: board.read_model.get(hanging).status.is_final and board.read_model.get(quick).status.is_final)
+    until(
+        lambda: board.read_model.get(hanging).status.is_final and board.read_model.get(quick).status.is_final
+    )
     worker.stop()
     thread.join(10)
 
@@ -139,7 +145,9 @@ def test_an_entrypoint_past_its_timeout_fails_its_signal_while_the_others_comple
 
 
 def test_a_stopped_worker_gives_up_on_a_running_entrypoint_once_the_grace_period_is_over(tmp_path, module):
-    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    definition = AgentDefinition(
+        profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60
+    )
     board = board_running(definition)
     hanging = post(board, "hang")
     worker, thread = run_worker(board, grace=0.2)
@@ -155,7 +163,9 @@ def test_a_stopped_worker_gives_up_on_a_running_entrypoint_once_the_grace_period
 
 
 def test_a_long_entrypoint_call_has_its_claim_renewed_and_then_completes(tmp_path, module):
-    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    definition = AgentDefinition(
+        profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60
+    )
     board = board_running(definition)
     slow = post(board, "sleep 0.5")
     worker, thread = run_worker(board, renew_every=0.1)
@@ -172,7 +182,9 @@ def test_a_long_entrypoint_call_has_its_claim_renewed_and_then_completes(tmp_pat
 def test_a_call_that_returns_after_its_timeout_is_recorded_once_as_timed_out(tmp_path, module):
     import sys
 
-    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.2)
+    definition = AgentDefinition(
+        profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.2
+    )
     board = board_running(definition)
     hanging = post(board, "hang")
     worker, thread = run_worker(board)
@@ -183,13 +195,18 @@ def test_a_call_that_returns_after_its_timeout_is_recorded_once_as_timed_out(tmp
     worker.stop()
     thread.join(10)
 
-    assert board.event_types().count("AgentSignalFailed") == 1 and "AgentSignalCompleted" not in board.event_types()
+    assert (
+        board.event_types().count("AgentSignalFailed") == 1
+        and "AgentSignalCompleted" not in board.event_types()
+    )
     assert board.read_model.get(hanging).result.error.startswith("timed out after 0.2s")
     assert worker.handled == 1
 
 
 def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module):
-    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.5)
+    definition = AgentDefinition(
+        profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=0.5
+    )
     board = board_running(definition)
     hanging = post(board, "hang")
     board.container.service.override(providers.Object(SlowRenewals(board.service)))
@@ -206,7 +223,9 @@ def test_a_slow_renewal_does_not_hold_up_another_call_s_timeout(tmp_path, module
 
 
 def test_a_document_whose_upstream_results_cannot_be_read_fails_the_signal_with_the_reason(tmp_path, module):
-    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    definition = AgentDefinition(
+        profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60
+    )
     board = board_running(definition)
     upstream = post(board, "sleep 0")
     downstream = post(board, "sleep 0", after=(upstream,))
@@ -220,11 +239,16 @@ def test_a_document_whose_upstream_results_cannot_be_read_fails_the_signal_with_
     assert board.read_model.get(upstream).status is SignalStatus.COMPLETED
     failed = board.read_model.get(downstream)
     assert failed.status is SignalStatus.FAILED
-    assert failed.result.error == "the worker could not run the handler: RuntimeError: upstream results unreadable"
+    assert (
+        failed.result.error
+        == "the worker could not run the handler: RuntimeError: upstream results unreadable"
+    )
 
 
 def test_a_renewal_that_finds_the_claim_lost_stops_the_call_naming_why(tmp_path, module):
-    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    definition = AgentDefinition(
+        profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60
+    )
     board = board_running(definition)
     hanging = post(board, "hang")
     board.container.service.override(providers.Object(LostClaims(board.service, hanging)))
@@ -239,7 +263,9 @@ def test_a_renewal_that_finds_the_claim_lost_stops_the_call_naming_why(tmp_path,
 
 
 def test_each_call_gets_a_document_of_its_own_made_of_json_values(tmp_path, module):
-    definition = AgentDefinition(profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60)
+    definition = AgentDefinition(
+        profile=WORKER, path=tmp_path / "ps-py.md", entrypoint=f"{module}:handle", timeout=60
+    )
     board = board_running(definition)
     first, second = post(board, "mutate"), post(board, "mutate")
     worker, thread = run_worker(board)

@@ -1,6 +1,11 @@
 """Agents declared as Markdown files with YAML frontmatter (contracts/agent-file.md)."""
 
-from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileInvalid, AgentFileProblem, read_agent_file
+from blackboard.infrastructure.agents.parsing import (
+    AgentDefinition,
+    AgentFileInvalid,
+    AgentFileProblem,
+    read_agent_file,
+)
 from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
 __all__ = [

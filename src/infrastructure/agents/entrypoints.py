@@ -96,7 +96,10 @@ def _style(function: Entrypoint) -> str:
     except (TypeError, ValueError):  # a builtin without a signature: the one-argument call
         return "document"
     kinds = inspect.Parameter
-    if any(p.name == "agent" and p.kind in (kinds.KEYWORD_ONLY, kinds.POSITIONAL_OR_KEYWORD) for p in parameters[1:]):
+    if any(
+        p.name == "agent" and p.kind in (kinds.KEYWORD_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+        for p in parameters[1:]
+    ):
         return "keyword"
     positional = [p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
     takes_more = any(p.kind is kinds.VAR_POSITIONAL for p in parameters)

@@ -63,12 +63,22 @@ def run_handler(
         "BLACKBOARD_PROMPT_FILE": str(agent.path.resolve()),
     }
     process = subprocess.Popen(
-        agent.command, shell=True, cwd=agent.path.resolve().parent, env=env, start_new_session=True,
-        text=True, encoding="utf-8", errors="replace",  # bytes that are not UTF-8 read as U+FFFD, never a dead thread
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        agent.command,
+        shell=True,
+        cwd=agent.path.resolve().parent,
+        env=env,
+        start_new_session=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",  # bytes that are not UTF-8 read as U+FFFD, never a dead thread
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     collected: dict[str, str] = {}
-    talker = threading.Thread(target=lambda: collected.update(zip(("out", "err"), process.communicate(json.dumps(document)))))
+    talker = threading.Thread(
+        target=lambda: collected.update(zip(("out", "err"), process.communicate(json.dumps(document))))
+    )
     talker.start()
 
     def ended(seconds: float) -> bool:
@@ -127,8 +137,11 @@ def timeout_of(agent: AgentDefinition) -> float:
 
 
 def _watch(
-    ended: Callable[[float], bool], timeout: float,
-    tick: Callable[[], None] | None, tick_every: float, cancel: threading.Event | None,
+    ended: Callable[[float], bool],
+    timeout: float,
+    tick: Callable[[], None] | None,
+    tick_every: float,
+    cancel: threading.Event | None,
 ) -> str | None:
     """Wait for a handler to end (`ended(seconds)` waits up to that long): None when it ended by
     itself, else the reason to stop it (cancel, timeout, or a tick that raised)."""

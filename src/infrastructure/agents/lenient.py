@@ -36,7 +36,10 @@ def read_frontmatter(head: str) -> Frontmatter:
 
     try:
         data = yaml.load(head, Loader=_loader())
-    except (yaml.YAMLError, ValueError) as strict:  # ValueError: a value YAML types but cannot build (2024-13-45)
+    except (
+        yaml.YAMLError,
+        ValueError,
+    ) as strict:  # ValueError: a value YAML types but cannot build (2024-13-45)
         blocks = _blocks(head)
         if not blocks:
             raise strict from None
@@ -66,13 +69,17 @@ def _leniently(blocks: list[tuple[str, int, list[str]]]) -> Frontmatter:
         except (yaml.YAMLError, ValueError) as exc:
             reason = f"{_problem(exc)}, line {line + _line_in(exc)} of the file"
             if key in OWNED:
-                read.errors.append((f"{key}: is not valid YAML ({reason})", f"quote the {key} or fix its YAML"))
+                read.errors.append(
+                    (f"{key}: is not valid YAML ({reason})", f"quote the {key} or fix its YAML")
+                )
                 continue
             read.data[key] = _as_text(key, lines)
-            read.warnings.append((
-                f"{key}: is not strict YAML ({reason}); read as plain text, as Claude Code reads it",
-                f"quote the {key}",
-            ))
+            read.warnings.append(
+                (
+                    f"{key}: is not strict YAML ({reason}); read as plain text, as Claude Code reads it",
+                    f"quote the {key}",
+                )
+            )
             continue
         read.data[key] = value.get(key) if isinstance(value, dict) else None
     return read

@@ -40,9 +40,14 @@ def from_value(value: Any) -> HandlerOutcome:
     if isinstance(value, dict) and ("artifact_path" in value or "knowledge_items" in value):
         return _fields(value, "handler result")
     if isinstance(value, dict):
-        return HandlerOutcome(False, error=f"handler result: a dict must hold artifact_path and/or knowledge_items, "
-                                           f"got keys {sorted(map(str, value))}")
-    return HandlerOutcome(False, error=f"handler result: must be a dict, a str or None, got {type(value).__name__}")
+        return HandlerOutcome(
+            False,
+            error=f"handler result: a dict must hold artifact_path and/or knowledge_items, "
+            f"got keys {sorted(map(str, value))}",
+        )
+    return HandlerOutcome(
+        False, error=f"handler result: must be a dict, a str or None, got {type(value).__name__}"
+    )
 
 
 def _fields(value: dict[str, Any], source: str) -> HandlerOutcome:
@@ -67,5 +72,7 @@ def artifact_refusal(artifact_path: str, agent_folder: Path, artifacts_dir: str)
         return f"artifact_path {artifact_path[:200]!r} cannot be resolved: {exc}"
     if any(target.is_relative_to(root) for root in allowed):
         return None
-    return (f"artifact_path {artifact_path[:200]!r} leads outside the agent's folder {allowed[0]} and the "
-            f"artifacts folder {allowed[1]} (set BLACKBOARD_ARTIFACTS_DIR to allow another folder)")
+    return (
+        f"artifact_path {artifact_path[:200]!r} leads outside the agent's folder {allowed[0]} and the "
+        f"artifacts folder {allowed[1]} (set BLACKBOARD_ARTIFACTS_DIR to allow another folder)"
+    )

@@ -59,8 +59,13 @@ class AgentDefinition:
 
     def handler_view(self) -> dict[str, Any]:
         """What a handler is told about its agent (the `agent` object of the document it gets)."""
-        return {"name": self.name, "description": self.description, "instructions": self.instructions,
-                "model": self.model, "tools": list(self.tools)}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "instructions": self.instructions,
+            "model": self.model,
+            "tools": list(self.tools),
+        }
 
 
 class AgentFileInvalid(Exception):
@@ -79,20 +84,29 @@ def _frontmatter(path: Path, text: str) -> tuple[Frontmatter, str]:
     handler = frontmatter.YAMLHandler()
     text = text.lstrip("\ufeff").strip()
     if not handler.detect(text):
-        raise AgentFileInvalid(path, [("frontmatter: is missing", "start the file with a block between --- lines")])
+        raise AgentFileInvalid(
+            path, [("frontmatter: is missing", "start the file with a block between --- lines")]
+        )
     try:
         head, body = handler.split(text)
     except ValueError:  # an opening --- without a closing one
-        raise AgentFileInvalid(path, [("frontmatter: has no closing --- line", "end the block with a --- line")]) from None
+        raise AgentFileInvalid(
+            path, [("frontmatter: has no closing --- line", "end the block with a --- line")]
+        ) from None
     try:
         read = read_frontmatter(head)
     except (yaml.YAMLError, ValueError) as exc:  # ValueError: a value YAML types but cannot build
-        raise AgentFileInvalid(path, [(f"frontmatter: is not valid YAML: {_yaml_reason(exc)}", "fix the YAML")]) from None
+        raise AgentFileInvalid(
+            path, [(f"frontmatter: is not valid YAML: {_yaml_reason(exc)}", "fix the YAML")]
+        ) from None
     if read.errors:
         raise AgentFileInvalid(path, list(read.errors))
     if not isinstance(read.data, dict):
         kind = type(read.data).__name__
-        raise AgentFileInvalid(path, [(f"frontmatter: must be a mapping of keys to values, got a {kind}", "write key: value lines")])
+        raise AgentFileInvalid(
+            path,
+            [(f"frontmatter: must be a mapping of keys to values, got a {kind}", "write key: value lines")],
+        )
     return read, body.strip()
 
 
@@ -110,10 +124,19 @@ def _text_of(path: Path) -> str:
     with path.open("rb") as file:
         raw = file.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
-        raise AgentFileInvalid(path, [(f"file: is bigger than {MAX_FILE_BYTES // 1024} KiB, too big for an agent file",
-                                       "move it out of the agents folder")])
+        raise AgentFileInvalid(
+            path,
+            [
+                (
+                    f"file: is bigger than {MAX_FILE_BYTES // 1024} KiB, too big for an agent file",
+                    "move it out of the agents folder",
+                )
+            ],
+        )
     if b"\0" in raw:
-        raise AgentFileInvalid(path, [("file: is binary (it holds NUL bytes)", "move it out of the agents folder")])
+        raise AgentFileInvalid(
+            path, [("file: is binary (it holds NUL bytes)", "move it out of the agents folder")]
+        )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -56,7 +56,9 @@ class FrontmatterAgentRegistry(AgentRegistry):
     declare the same name, the first one keeps it and each later one is reported as a duplicate.
     """
 
-    def __init__(self, agents_dirs: Path | Sequence[Path], default_threshold: float = DEFAULT_THRESHOLD) -> None:
+    def __init__(
+        self, agents_dirs: Path | Sequence[Path], default_threshold: float = DEFAULT_THRESHOLD
+    ) -> None:
         given = [agents_dirs] if isinstance(agents_dirs, (str, Path)) else list(agents_dirs)
         self.agents_dirs = tuple(Path(folder) for folder in given)
         self.default_threshold = default_threshold
@@ -90,7 +92,10 @@ class FrontmatterAgentRegistry(AgentRegistry):
         with self._lock:
             if self._index is None or self._index[0] is not snapshot:
                 agents = sorted(snapshot.agents.values(), key=lambda d: d.name)
-                texts = [agent_text(d.name, d.description, [c.type for c in d.profile.capabilities]) for d in agents]
+                texts = [
+                    agent_text(d.name, d.description, [c.type for c in d.profile.capabilities])
+                    for d in agents
+                ]
                 self._index = (snapshot, TextIndex([d.name for d in agents], texts))
             index = self._index[1]
         return index.scores(text)
@@ -139,7 +144,11 @@ class FrontmatterAgentRegistry(AgentRegistry):
             elif outcome.name in agents:
                 first = agents[outcome.name].path
                 message = f"name: {outcome.name!r} is already declared by {first}, which is kept; this file is left out"
-                reports.append(FileReport(outcome.path, None, (AgentFileProblem(outcome.path, message, "rename one of them"),)))
+                reports.append(
+                    FileReport(
+                        outcome.path, None, (AgentFileProblem(outcome.path, message, "rename one of them"),)
+                    )
+                )
             else:
                 agents[outcome.name] = outcome
                 reports.append(FileReport(outcome.path, outcome))

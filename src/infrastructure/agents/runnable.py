@@ -23,5 +23,7 @@ def unrunnable_warning(signal: AgentSignal, registry: FrontmatterAgentRegistry) 
     if not definitions or any(d.runnable for d in definitions):
         return None
     names = ", ".join(d.name for d in definitions)
-    return (f"only agents with no command or entrypoint fit {signal.signal_id} ({names}): no worker can run them, "
-            f"so it waits until it expires unless one claims it by hand (give one a command or an entrypoint)")
+    return (
+        f"only agents with no command or entrypoint fit {signal.signal_id} ({names}): no worker can run them, "
+        f"so it waits until it expires unless one claims it by hand (give one a command or an entrypoint)"
+    )

@@ -57,18 +57,28 @@ def _walk(folder: str, files: list, said: tuple[list, list], seen: dict, top: bo
         st = os.stat(folder)
         if (st.st_dev, st.st_ino) in seen:
             first = seen[(st.st_dev, st.st_ino)]
-            problems.append(AgentFileProblem(Path(folder), f"folder: leads back to {first}, already read (a symbolic "
-                                                           "link loop or a folder named twice); skipped", "remove the link"))
+            problems.append(
+                AgentFileProblem(
+                    Path(folder),
+                    f"folder: leads back to {first}, already read (a symbolic "
+                    "link loop or a folder named twice); skipped",
+                    "remove the link",
+                )
+            )
             return
         seen[(st.st_dev, st.st_ino)] = folder
         with os.scandir(folder) as found:
             entries = sorted(found, key=lambda e: e.name)
     except FileNotFoundError:
         if not top:  # a missing top folder is an empty one (it may appear later)
-            problems.append(AgentFileProblem(Path(folder), "folder: is a broken symbolic link", "remove the link"))
+            problems.append(
+                AgentFileProblem(Path(folder), "folder: is a broken symbolic link", "remove the link")
+            )
         return
     except NotADirectoryError:
-        problems.append(AgentFileProblem(Path(folder), "folder: is not a folder", "name a folder of agent files"))
+        problems.append(
+            AgentFileProblem(Path(folder), "folder: is not a folder", "name a folder of agent files")
+        )
         return
     except OSError as exc:
         problems.append(AgentFileProblem(Path(folder), f"folder: {_why(exc)}", _fix(exc)))
@@ -96,7 +106,11 @@ def _file(entry: os.DirEntry, files: list, bad_files: list) -> None:
         bad_files.append(AgentFileProblem(Path(entry.path), f"file: {_why(exc)}", _fix(exc)))
         return
     if not stat.S_ISREG(st.st_mode):
-        bad_files.append(AgentFileProblem(Path(entry.path), "file: is not a regular file", "move it out of the agents folder"))
+        bad_files.append(
+            AgentFileProblem(
+                Path(entry.path), "file: is not a regular file", "move it out of the agents folder"
+            )
+        )
         return
     files.append((entry.path, (st.st_mtime_ns, st.st_size, st.st_ino)))
 

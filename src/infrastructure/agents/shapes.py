@@ -34,7 +34,10 @@ def usable_capabilities(value: Any, name: str) -> tuple[Any, tuple[str, str] | N
         if any(isinstance(item, dict) and {"type", "score"} & set(item) for item in value):
             return value, None
     what = "is empty" if value in ({}, [], "") else f"is not a score map ({_shown(value)})"
-    return None, (f"capabilities: {what}; ignored: the agent takes signals for its name, {name.upper()}, at 1.0", FIX)
+    return None, (
+        f"capabilities: {what}; ignored: the agent takes signals for its name, {name.upper()}, at 1.0",
+        FIX,
+    )
 
 
 def _shown(value: Any) -> str:

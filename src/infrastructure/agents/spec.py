@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Strict, Tag, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Strict,
+    Tag,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"

@@ -17,15 +17,84 @@ from typing import Any
 K1, B = 1.5, 0.75  # BM25's usual constants (Lucene's, bm25s's defaults)
 # words every agent file of the common collections uses; they say nothing about who fits
 BOILERPLATE = (
-    "agent", "agents", "assistant", "commentary", "context", "example", "examples", "proactively", "use",
-    "used", "user", "using", "when", "will", "help", "need", "needs", "please", "task", "tasks",
+    "agent",
+    "agents",
+    "assistant",
+    "commentary",
+    "context",
+    "example",
+    "examples",
+    "proactively",
+    "use",
+    "used",
+    "user",
+    "using",
+    "when",
+    "will",
+    "help",
+    "need",
+    "needs",
+    "please",
+    "task",
+    "tasks",
 )
 # everyday words Lucene's short English list keeps
 COMMON = (
-    "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "their", "its", "can", "could",
-    "should", "would", "do", "does", "did", "have", "has", "had", "from", "how", "what", "which", "who", "why",
-    "all", "any", "some", "more", "most", "other", "so", "than", "too", "very", "just", "about", "into", "over",
-    "only", "up", "out", "also", "get", "make", "new", "want", "let", "like", "via", "etc",
+    "i",
+    "me",
+    "my",
+    "we",
+    "our",
+    "you",
+    "your",
+    "he",
+    "she",
+    "they",
+    "them",
+    "their",
+    "its",
+    "can",
+    "could",
+    "should",
+    "would",
+    "do",
+    "does",
+    "did",
+    "have",
+    "has",
+    "had",
+    "from",
+    "how",
+    "what",
+    "which",
+    "who",
+    "why",
+    "all",
+    "any",
+    "some",
+    "more",
+    "most",
+    "other",
+    "so",
+    "than",
+    "too",
+    "very",
+    "just",
+    "about",
+    "into",
+    "over",
+    "only",
+    "up",
+    "out",
+    "also",
+    "get",
+    "make",
+    "new",
+    "want",
+    "let",
+    "like",
+    "via",
+    "etc",
 )
 _EXAMPLE_TAGS = re.compile(r"</?example>|\\n")  # descriptions embed <example> blocks and escaped newlines
 
@@ -82,8 +151,9 @@ class TextIndex:
     def _tokenize(texts: Sequence[str], with_ids: bool) -> Any:
         import bm25s
 
-        return bm25s.tokenize(list(texts), stopwords=_stopwords(), stemmer=_stemmer(), return_ids=with_ids,
-                              show_progress=False)
+        return bm25s.tokenize(
+            list(texts), stopwords=_stopwords(), stemmer=_stemmer(), return_ids=with_ids, show_progress=False
+        )
 
 
 def scaled(raw: float, unit: float) -> float:

@@ -27,5 +27,14 @@ class Blackboard(SignalCalls, KnowledgeCalls):
     """
 
 
-__all__ = ["Blackboard", "BlackboardError", "Closed", "Conflict", "InvalidInput", "NotFound", "Refused",
-           "TimedOut", "Unavailable"]
+__all__ = [
+    "Blackboard",
+    "BlackboardError",
+    "Closed",
+    "Conflict",
+    "InvalidInput",
+    "NotFound",
+    "Refused",
+    "TimedOut",
+    "Unavailable",
+]

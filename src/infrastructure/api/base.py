@@ -48,11 +48,21 @@ class Parts:
 
     @classmethod
     def build(cls, container: Any) -> Parts:
-        engine = container.engine()  # opens (creates, upgrades) the database first: an unreachable one fails here
+        engine = (
+            container.engine()
+        )  # opens (creates, upgrades) the database first: an unreachable one fails here
         try:
-            return cls(engine, container.service(), container.queries(), container.watcher(), container.event_store(),
-                       container.notifier(), container.agent_registry(), container.knowledge(),
-                       container.knowledge_queries())
+            return cls(
+                engine,
+                container.service(),
+                container.queries(),
+                container.watcher(),
+                container.event_store(),
+                container.notifier(),
+                container.agent_registry(),
+                container.knowledge(),
+                container.knowledge_queries(),
+            )
         except BaseException:
             engine.dispose()
             raise
@@ -61,14 +71,17 @@ class Parts:
 class Base:
     """Opening and closing; the calls themselves are in SignalCalls and KnowledgeCalls."""
 
-    def __init__(self, url: str | None = None, *, agents_dir: str | os.PathLike[str] | None = None,
-                 **settings: Any) -> None:
+    def __init__(
+        self, url: str | None = None, *, agents_dir: str | os.PathLike[str] | None = None, **settings: Any
+    ) -> None:
         """`url` and `agents_dir` as `--db` and `--agents-dir`; each beats its environment variable
         (BLACKBOARD_DB, ...), which beats the default, as for the CLI. `settings` set any other field
         of `BlackboardSettings` by name (`claim_timeout=600`, `sqlite_synchronous="NORMAL"`)."""
         from blackboard.infrastructure.settings import configured
 
-        config = configured({"db": url, "agents_dir": None if agents_dir is None else os.fspath(agents_dir)}, settings)
+        config = configured(
+            {"db": url, "agents_dir": None if agents_dir is None else os.fspath(agents_dir)}, settings
+        )
         self._built: Parts | None = Parts.build(_Container(config=config))
         self._closing = threading.Lock()
 
@@ -93,7 +106,9 @@ class Base:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
 
@@ -102,7 +117,9 @@ def request(model: type[M], as_given: dict[str, Any] | None = None, **given: Any
     `as_given` are passed even when None, a JSON null); a broken rule is InvalidInput naming the
     argument and the rule, before anything is written."""
     try:
-        return model(**{name: value for name, value in given.items() if value is not None}, **(as_given or {}))
+        return model(
+            **{name: value for name, value in given.items() if value is not None}, **(as_given or {})
+        )
     except ValidationError as exc:
         raise invalid_input(exc, ARGUMENTS) from None
 
@@ -135,4 +152,3 @@ def check_wait(timeout: float | None, since: int | None = None) -> None:
         raise InvalidInput("timeout", f"must be 0 or more seconds, got {timeout:g}")
     if since is not None and since < 0:
         raise InvalidInput("since", f"must be a log position, 0 or more, got {since}")
-

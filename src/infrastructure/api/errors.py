@@ -22,4 +22,13 @@ class Closed(Unavailable):
         super().__init__("this Blackboard is closed; open a new one")
 
 
-__all__ = ["BlackboardError", "Closed", "Conflict", "InvalidInput", "NotFound", "Refused", "TimedOut", "Unavailable"]
+__all__ = [
+    "BlackboardError",
+    "Closed",
+    "Conflict",
+    "InvalidInput",
+    "NotFound",
+    "Refused",
+    "TimedOut",
+    "Unavailable",
+]

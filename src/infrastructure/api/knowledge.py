@@ -6,7 +6,13 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from blackboard.application.knowledge_commands import ListEntries, ReadEntry, ResolveEntry, SummarizeBoard, WriteEntry
+from blackboard.application.knowledge_commands import (
+    ListEntries,
+    ReadEntry,
+    ResolveEntry,
+    SummarizeBoard,
+    WriteEntry,
+)
 from blackboard.domain.entries import KEY_PATTERN
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
@@ -17,50 +23,134 @@ UNSET: Any = object()  # `resolve` without a merged value (None is a value: JSON
 
 
 class KnowledgeCalls(Base):
-    def write(self, key: str, value: Any, *, blackboard_id: str, author: str, entry_type: str | None = None,
-              section: str | None = None, role: str | None = None, label: str | None = None,
-              confidence: float | None = None, depends_on: Iterable[str] = (), topics: Iterable[str] = (),
-              meta: Mapping[str, Any] | None = None, replaces: int | None = None, signal_id: str | None = None,
-              token: str | None = None, correlation_id: str | None = None) -> Entry:
+    def write(
+        self,
+        key: str,
+        value: Any,
+        *,
+        blackboard_id: str,
+        author: str,
+        entry_type: str | None = None,
+        section: str | None = None,
+        role: str | None = None,
+        label: str | None = None,
+        confidence: float | None = None,
+        depends_on: Iterable[str] = (),
+        topics: Iterable[str] = (),
+        meta: Mapping[str, Any] | None = None,
+        replaces: int | None = None,
+        signal_id: str | None = None,
+        token: str | None = None,
+        correlation_id: str | None = None,
+    ) -> Entry:
         """`blackboard write`: a new version of the key. A different author's different value is kept
         as a candidate and raises Conflict (a Refused); a stale `replaces` raises Refused."""
         command = request(
-            WriteEntry, {"value": as_json(value, "value")}, blackboard_id=blackboard_id, key=key, author=author,
-            entry_type=entry_type, section=section, role=role, label=label, confidence=confidence,
-            depends_on=names(depends_on, "depends_on"), topics=names(topics, "topics"),
-            meta=None if meta is None else as_json(meta, "meta"), replaces=replaces, signal_id=signal_id, token=token,
+            WriteEntry,
+            {"value": as_json(value, "value")},
+            blackboard_id=blackboard_id,
+            key=key,
+            author=author,
+            entry_type=entry_type,
+            section=section,
+            role=role,
+            label=label,
+            confidence=confidence,
+            depends_on=names(depends_on, "depends_on"),
+            topics=names(topics, "topics"),
+            meta=None if meta is None else as_json(meta, "meta"),
+            replaces=replaces,
+            signal_id=signal_id,
+            token=token,
             correlation_id=correlation_id,
         )
         return _entry(self._parts.knowledge.write(command))
 
-    def read(self, key: str, *, blackboard_id: str, at: int | None = None, signal_id: str | None = None,
-             author: str | None = None, token: str | None = None) -> Entry:
+    def read(
+        self,
+        key: str,
+        *,
+        blackboard_id: str,
+        at: int | None = None,
+        signal_id: str | None = None,
+        author: str | None = None,
+        token: str | None = None,
+    ) -> Entry:
         """`blackboard read`: the key now (or right after log position `at`), with its candidates; with
         `signal_id`, read by `author` under that signal's key permissions."""
-        return _entry(self._parts.knowledge_queries.read(_read(key, blackboard_id, at, signal_id, author, token)))
+        return _entry(
+            self._parts.knowledge_queries.read(_read(key, blackboard_id, at, signal_id, author, token))
+        )
 
-    def history(self, key: str, *, blackboard_id: str, at: int | None = None, signal_id: str | None = None,
-                author: str | None = None, token: str | None = None) -> History:
+    def history(
+        self,
+        key: str,
+        *,
+        blackboard_id: str,
+        at: int | None = None,
+        signal_id: str | None = None,
+        author: str | None = None,
+        token: str | None = None,
+    ) -> History:
         """`blackboard read --history`: every recorded version, oldest first, with its `status`."""
         query = _read(key, blackboard_id, at, signal_id, author, token, history=True)
         return History.model_validate(self._parts.knowledge_queries.history(query))
 
-    def entries(self, *, blackboard_id: str, section: str | None = None, role: str | None = None,
-                author: str | None = None, label: str | None = None, entry_type: str | None = None,
-                topic: str | None = None, prefix: str | None = None, conflicts: bool = False, at: int | None = None,
-                limit: int | None = None) -> Entries:
+    def entries(
+        self,
+        *,
+        blackboard_id: str,
+        section: str | None = None,
+        role: str | None = None,
+        author: str | None = None,
+        label: str | None = None,
+        entry_type: str | None = None,
+        topic: str | None = None,
+        prefix: str | None = None,
+        conflicts: bool = False,
+        at: int | None = None,
+        limit: int | None = None,
+    ) -> Entries:
         """`blackboard entries`: the board's current entries in key order, filtered."""
-        query = request(ListEntries, blackboard_id=blackboard_id, section=section, role=role, author=author,
-                        label=label, entry_type=entry_type, topic=topic, prefix=prefix, conflicts=conflicts, at=at,
-                        limit=limit)
+        query = request(
+            ListEntries,
+            blackboard_id=blackboard_id,
+            section=section,
+            role=role,
+            author=author,
+            label=label,
+            entry_type=entry_type,
+            topic=topic,
+            prefix=prefix,
+            conflicts=conflicts,
+            at=at,
+            limit=limit,
+        )
         return Entries.model_validate([e.to_document() for e in self._parts.knowledge_queries.entries(query)])
 
-    def resolve(self, key: str, *, blackboard_id: str, author: str, rationale: str, pick: int | None = None,
-                value: Any = UNSET, correlation_id: str | None = None) -> Entry:
+    def resolve(
+        self,
+        key: str,
+        *,
+        blackboard_id: str,
+        author: str,
+        rationale: str,
+        pick: int | None = None,
+        value: Any = UNSET,
+        correlation_id: str | None = None,
+    ) -> Entry:
         """`blackboard resolve`: end the key's conflict with candidate `pick` or a merged `value`."""
         merged = {} if value is UNSET else {"value": as_json(value, "value")}
-        command = request(ResolveEntry, merged, blackboard_id=blackboard_id, key=key, author=author,
-                          rationale=rationale, pick=pick, correlation_id=correlation_id)
+        command = request(
+            ResolveEntry,
+            merged,
+            blackboard_id=blackboard_id,
+            key=key,
+            author=author,
+            rationale=rationale,
+            pick=pick,
+            correlation_id=correlation_id,
+        )
         return _entry(self._parts.knowledge.resolve(command))
 
     def summary(self, *, blackboard_id: str) -> Summary:
@@ -68,14 +158,16 @@ class KnowledgeCalls(Base):
         query = request(SummarizeBoard, blackboard_id=blackboard_id)
         return Summary.model_validate(self._parts.knowledge_queries.summary(query))
 
-    def watch_topic(self, topic: str, *, blackboard_id: str, since: int | None = None,
-                    timeout: float | None = None) -> Entry:
+    def watch_topic(
+        self, topic: str, *, blackboard_id: str, since: int | None = None, timeout: float | None = None
+    ) -> Entry:
         """`blackboard watch --topic`: the first entry version published to the topic after `since`
         (default: now); its `position` is the next `since`. TimedOut after `timeout` seconds."""
         return self.poll_topic(topic, blackboard_id=blackboard_id, since=since, timeout=timeout)[0]
 
-    def poll_topic(self, topic: str, *, blackboard_id: str, since: int | None = None,
-                   timeout: float | None = None) -> Entries:
+    def poll_topic(
+        self, topic: str, *, blackboard_id: str, since: int | None = None, timeout: float | None = None
+    ) -> Entries:
         """Every entry version published to the topic after `since` (default: now), in log order, as
         soon as there is one (each as `watch --topic --follow` prints it; the last one's `position`
         is the next `since`). TimedOut after `timeout` seconds with none."""
@@ -88,10 +180,25 @@ class KnowledgeCalls(Base):
         return Entries.model_validate([documents.published(r).to_document() for r in found])
 
 
-def _read(key: str, blackboard_id: str, at: int | None, signal_id: str | None, author: str | None,
-          token: str | None, history: bool = False) -> ReadEntry:
-    return request(ReadEntry, blackboard_id=blackboard_id, key=key, history=history, at=at, signal_id=signal_id,
-                   token=token, reader=author)
+def _read(
+    key: str,
+    blackboard_id: str,
+    at: int | None,
+    signal_id: str | None,
+    author: str | None,
+    token: str | None,
+    history: bool = False,
+) -> ReadEntry:
+    return request(
+        ReadEntry,
+        blackboard_id=blackboard_id,
+        key=key,
+        history=history,
+        at=at,
+        signal_id=signal_id,
+        token=token,
+        reader=author,
+    )
 
 
 def _entry(item: Any) -> Entry:

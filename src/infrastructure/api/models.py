@@ -13,7 +13,9 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer, RootModel
 
-Time = Annotated[datetime, PlainSerializer(lambda value: value.isoformat(), return_type=str, when_used="json")]
+Time = Annotated[
+    datetime, PlainSerializer(lambda value: value.isoformat(), return_type=str, when_used="json")
+]
 Number = int | float  # as written: a file's `timeout: 60` stays 60, as the CLI prints it
 T = TypeVar("T", bound=BaseModel)
 

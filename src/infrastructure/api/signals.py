@@ -23,17 +23,41 @@ from blackboard.infrastructure.api.models import Agents, Events, Ranking, Signal
 
 
 class SignalCalls(Base):
-    def post(self, signal_type: str, ps_id: str, entry_id: str, topic: str, *, prompt: str | None = None,
-             context: Mapping[str, Any] | None = None, capabilities: Iterable[str] = (), posted_by: str | None = None,
-             blackboard_id: str | None = None, after: Iterable[str] = (), dedupe_key: str | None = None,
-             read_keys: Iterable[str] = (), write_keys: Iterable[str] = (), correlation_id: str | None = None) -> Signal:
+    def post(
+        self,
+        signal_type: str,
+        ps_id: str,
+        entry_id: str,
+        topic: str,
+        *,
+        prompt: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: Iterable[str] = (),
+        posted_by: str | None = None,
+        blackboard_id: str | None = None,
+        after: Iterable[str] = (),
+        dedupe_key: str | None = None,
+        read_keys: Iterable[str] = (),
+        write_keys: Iterable[str] = (),
+        correlation_id: str | None = None,
+    ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id)."""
         command = request(
-            PostSignal, signal_type=signal_type, ps_id=ps_id, entry_id=entry_id, topic=topic, prompt=prompt,
+            PostSignal,
+            signal_type=signal_type,
+            ps_id=ps_id,
+            entry_id=entry_id,
+            topic=topic,
+            prompt=prompt,
             context=None if context is None else as_json(context, "context"),
-            target_capabilities=names(capabilities, "capabilities"), posted_by=posted_by, blackboard_id=blackboard_id,
-            after=names(after, "after"), dedupe_key=dedupe_key, read_keys=names(read_keys, "read_keys"),
-            write_keys=names(write_keys, "write_keys"), correlation_id=correlation_id,
+            target_capabilities=names(capabilities, "capabilities"),
+            posted_by=posted_by,
+            blackboard_id=blackboard_id,
+            after=names(after, "after"),
+            dedupe_key=dedupe_key,
+            read_keys=names(read_keys, "read_keys"),
+            write_keys=names(write_keys, "write_keys"),
+            correlation_id=correlation_id,
         )
         posted = self._parts.service.post_signal(command)
         return Signal.model_validate(documents.posted(posted, self._parts.registry))
@@ -43,11 +67,24 @@ class SignalCalls(Base):
         command = request(ClaimSignal, signal_id=signal_id, agent_id=agent, token=token)
         return _signal(self._parts.service.claim_signal(command))
 
-    def complete(self, signal_id: str, *, agent: str, artifact_path: str | None = None,
-                 knowledge_items: Iterable[str] = (), token: str | None = None) -> Signal:
+    def complete(
+        self,
+        signal_id: str,
+        *,
+        agent: str,
+        artifact_path: str | None = None,
+        knowledge_items: Iterable[str] = (),
+        token: str | None = None,
+    ) -> Signal:
         """`blackboard complete`: the claimer hands back its result (its knowledge items land as entries)."""
-        command = request(CompleteSignal, signal_id=signal_id, agent_id=agent, artifact_path=artifact_path,
-                          knowledge_items=names(knowledge_items, "knowledge_items"), token=token)
+        command = request(
+            CompleteSignal,
+            signal_id=signal_id,
+            agent_id=agent,
+            artifact_path=artifact_path,
+            knowledge_items=names(knowledge_items, "knowledge_items"),
+            token=token,
+        )
         return _signal(self._parts.service.complete_signal(command))
 
     def fail(self, signal_id: str, *, agent: str, error: str, token: str | None = None) -> Signal:
@@ -68,16 +105,38 @@ class SignalCalls(Base):
     def show(self, signal_id: str, *, at: int | None = None) -> Signal:
         """`blackboard show`: one signal, now or right after log position `at`."""
         found = self._parts.queries.get_signal(request(GetSignalById, signal_id=signal_id, at=at))
-        return Signal.model_validate(documents.signal(found) if at is not None else documents.signals_now([found], self._parts.queries)[0])
+        return Signal.model_validate(
+            documents.signal(found)
+            if at is not None
+            else documents.signals_now([found], self._parts.queries)[0]
+        )
 
-    def signals(self, *, status: str | None = None, signal_type: str | None = None, capability: str | None = None,
-                blackboard_id: str | None = None, limit: int | None = None, at: int | None = None) -> Signals:
+    def signals(
+        self,
+        *,
+        status: str | None = None,
+        signal_type: str | None = None,
+        capability: str | None = None,
+        blackboard_id: str | None = None,
+        limit: int | None = None,
+        at: int | None = None,
+    ) -> Signals:
         """`blackboard signals`: the read model, oldest first."""
-        query = request(ListSignals, status=status, signal_type=signal_type, capability=capability,
-                        blackboard_id=blackboard_id, limit=limit, at=at)
+        query = request(
+            ListSignals,
+            status=status,
+            signal_type=signal_type,
+            capability=capability,
+            blackboard_id=blackboard_id,
+            limit=limit,
+            at=at,
+        )
         found = self._parts.queries.list_signals(query)
-        return Signals.model_validate([documents.signal(s) for s in found] if at is not None
-                                      else documents.signals_now(found, self._parts.queries))
+        return Signals.model_validate(
+            [documents.signal(s) for s in found]
+            if at is not None
+            else documents.signals_now(found, self._parts.queries)
+        )
 
     def match(self, signal_id: str) -> Ranking:
         """`blackboard match`: the registry's agents ranked for the signal, best first."""
@@ -96,12 +155,20 @@ class SignalCalls(Base):
         query = request(GetSignalById, signal_id=signal_id)
         return _signal(self._parts.watcher.wait_for_signal(query.signal_id, timeout))
 
-    def watch(self, signal_types: Iterable[str], *, blackboard_id: str | None = None, since: int | None = None,
-              timeout: float | None = None) -> WatchedSignal:
+    def watch(
+        self,
+        signal_types: Iterable[str],
+        *,
+        blackboard_id: str | None = None,
+        since: int | None = None,
+        timeout: float | None = None,
+    ) -> WatchedSignal:
         """`blackboard watch --type`: the first signal of those types to complete after `since` (default:
         now), with the `position` to pass as `since` next time; TimedOut after `timeout` seconds."""
         check_wait(timeout, since)
-        query = request(WatchSignals, signal_types=names(signal_types, "signal_types"), blackboard_id=blackboard_id)
+        query = request(
+            WatchSignals, signal_types=names(signal_types, "signal_types"), blackboard_id=blackboard_id
+        )
         start = since if since is not None else self._parts.store.last_position()
         found, position = self._parts.watcher.watch(query.model_copy(update={"since": start}), timeout)
         return WatchedSignal.model_validate(documents.watched(found, position))
@@ -109,8 +176,12 @@ class SignalCalls(Base):
     def events(self, *, blackboard_id: str | None = None, since: int = 0, limit: int | None = None) -> Events:
         """`blackboard events`: the event log after position `since`, in order, with global positions."""
         if since < 0 or (limit is not None and limit < 1):
-            raise InvalidInput("since" if since < 0 else "limit", "must be 0 or more (since), 1 or more (limit)")
-        return Events.model_validate(documents.events(self._parts.queries.events(since, limit, blackboard_id)))
+            raise InvalidInput(
+                "since" if since < 0 else "limit", "must be 0 or more (since), 1 or more (limit)"
+            )
+        return Events.model_validate(
+            documents.events(self._parts.queries.events(since, limit, blackboard_id))
+        )
 
     def position(self) -> int:
         """The event log's last position now: a `since` from which a watch sees only what comes next."""
@@ -119,4 +190,3 @@ class SignalCalls(Base):
 
 def _signal(item: Any) -> Signal:
     return Signal.model_validate(documents.signal(item))
-

@@ -18,18 +18,50 @@ from blackboard.infrastructure.cli.exits import OK, UNEXPECTED, exit_code
 
 # Model fields, as the options a user typed.
 OPTIONS = {
-    "signal_type": "--type", "ps_id": "--ps-id", "entry_id": "--entry-id", "topic": "--topic",
-    "prompt": "--prompt", "context": "--context", "target_capabilities": "--capability",
-    "posted_by": "--posted-by", "blackboard_id": "--blackboard", "after": "--after", "dedupe_key": "--key",
-    "correlation_id": "--correlation-id", "signal_id": "SIG", "agent_id": "--agent",
-    "artifact_path": "--artifact", "knowledge_items": "--knowledge", "error": "--error", "limit": "--limit",
-    "capability": "--capability", "capabilities": "--capability", "status": "--status", "signal_types": "--type", "since": "--since",
+    "signal_type": "--type",
+    "ps_id": "--ps-id",
+    "entry_id": "--entry-id",
+    "topic": "--topic",
+    "prompt": "--prompt",
+    "context": "--context",
+    "target_capabilities": "--capability",
+    "posted_by": "--posted-by",
+    "blackboard_id": "--blackboard",
+    "after": "--after",
+    "dedupe_key": "--key",
+    "correlation_id": "--correlation-id",
+    "signal_id": "SIG",
+    "agent_id": "--agent",
+    "artifact_path": "--artifact",
+    "knowledge_items": "--knowledge",
+    "error": "--error",
+    "limit": "--limit",
+    "capability": "--capability",
+    "capabilities": "--capability",
+    "status": "--status",
+    "signal_types": "--type",
+    "since": "--since",
     # the knowledge commands'
-    "key": "KEY", "value": "--value", "author": "--author", "entry_type": "--type", "section": "--section",
-    "role": "--role", "label": "--label", "confidence": "--confidence", "depends_on": "--depends-on",
-    "topics": "--topic", "meta": "--meta", "replaces": "--replaces", "pick": "--pick", "rationale": "--rationale",
-    "at": "--at", "prefix": "--prefix", "token": "--token",
-    "read_keys": "--read-key", "write_keys": "--write-key", "reader": "--author",  # key permissions
+    "key": "KEY",
+    "value": "--value",
+    "author": "--author",
+    "entry_type": "--type",
+    "section": "--section",
+    "role": "--role",
+    "label": "--label",
+    "confidence": "--confidence",
+    "depends_on": "--depends-on",
+    "topics": "--topic",
+    "meta": "--meta",
+    "replaces": "--replaces",
+    "pick": "--pick",
+    "rationale": "--rationale",
+    "at": "--at",
+    "prefix": "--prefix",
+    "token": "--token",
+    "read_keys": "--read-key",
+    "write_keys": "--write-key",
+    "reader": "--author",  # key permissions
 }
 
 
@@ -89,7 +121,9 @@ def _check_text(args: Any) -> None:
 def _flags(args: Any) -> dict[str, Any]:
     """The settings given as options (None: not given). `--json` is given only when set."""
     return {
-        "db": args.db, "agents_dir": os.pathsep.join(args.agents_dir) if args.agents_dir else None, "json": True if getattr(args, "json", False) else None,
+        "db": args.db,
+        "agents_dir": os.pathsep.join(args.agents_dir) if args.agents_dir else None,
+        "json": True if getattr(args, "json", False) else None,
         **{name: getattr(args, name, None) for name in ("concurrency", "grace", "head_start")},  # worker's
     }
 
@@ -107,7 +141,9 @@ def _report(exc: Exception, as_json: bool) -> int:
 
     error = _invalid(exc) if isinstance(exc, ValidationError) else exc  # a command model refused a value
     code = exit_code(error)
-    if isinstance(error, BlackboardError) and (ended := getattr(error, "output", None)) is not None:  # `wait` prints the signal that ended badly
+    if (
+        isinstance(error, BlackboardError) and (ended := getattr(error, "output", None)) is not None
+    ):  # `wait` prints the signal that ended badly
         _print(ended.data if as_json else ended.text, as_json)
     # our own errors are one line already; another (a bug, a driver's error) is cut to its first line
     message = str(error) if isinstance(error, BlackboardError) and code != UNEXPECTED else _first_line(error)
@@ -140,4 +176,6 @@ def terminal_safe(text: str) -> str:
     C1 controls) and bidirectional overrides that stored text may hold are shown escaped (`\\x1b`), not
     sent raw, so a topic or an error cannot move the cursor, recolour or rewrite what is shown. Line
     breaks and tabs stay. (JSON output escapes control characters itself.)"""
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+    return _UNSAFE.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )

@@ -49,11 +49,20 @@ def post(
     registry: Lazy = Provide[Container.agent_registry.provider],
 ) -> Output | None:
     command = PostSignal(
-        signal_type=args.signal_type, ps_id=args.ps_id, entry_id=args.entry_id, topic=args.topic,
-        prompt=args.prompt, context=_json_object(args.context, "--context"),
-        target_capabilities=tuple(args.capabilities), posted_by=args.posted_by, blackboard_id=args.blackboard,
-        after=tuple(args.after), dedupe_key=args.key, correlation_id=args.correlation_id,
-        read_keys=tuple(args.read_keys), write_keys=tuple(args.write_keys),
+        signal_type=args.signal_type,
+        ps_id=args.ps_id,
+        entry_id=args.entry_id,
+        topic=args.topic,
+        prompt=args.prompt,
+        context=_json_object(args.context, "--context"),
+        target_capabilities=tuple(args.capabilities),
+        posted_by=args.posted_by,
+        blackboard_id=args.blackboard,
+        after=tuple(args.after),
+        dedupe_key=args.key,
+        correlation_id=args.correlation_id,
+        read_keys=tuple(args.read_keys),
+        write_keys=tuple(args.write_keys),
     )
     posted = service().post_signal(command)
     data = documents.posted(posted, registry())
@@ -74,8 +83,11 @@ def claim(args: argparse.Namespace, service: Lazy = Provide[Container.service.pr
 @inject
 def complete(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
     command = CompleteSignal(
-        signal_id=args.signal_id, agent_id=args.agent, artifact_path=args.artifact,
-        knowledge_items=tuple(args.knowledge), token=args.token,
+        signal_id=args.signal_id,
+        agent_id=args.agent,
+        artifact_path=args.artifact,
+        knowledge_items=tuple(args.knowledge),
+        token=args.token,
     )
     return render.signal(service().complete_signal(command))
 
@@ -102,13 +114,18 @@ def worker(
 
     options = worker_options(config, args.agent, args.once, args.board)
     logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr,
-        format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s", datefmt="%H:%M:%S",
+        level=logging.INFO,
+        stream=sys.stderr,
+        format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s",
+        datefmt="%H:%M:%S",
     )
     running = new_worker(options=options)
     running.install_signal_handlers()
     running.run()
-    return Output({"agent": args.agent, "handled": running.handled}, f"worker {args.agent} handled {running.handled} signal(s)")
+    return Output(
+        {"agent": args.agent, "handled": running.handled},
+        f"worker {args.agent} handled {running.handled} signal(s)",
+    )
 
 
 @inject
@@ -148,7 +165,9 @@ def watch(
     if args.topic is not None:
         return watch_topic(args)  # entries: the knowledge side, imported only for it
     if not args.signal_types:
-        raise InvalidInput("--type", "is required: give --type T to watch signals, or --topic T to watch entries")
+        raise InvalidInput(
+            "--type", "is required: give --type T to watch signals, or --topic T to watch entries"
+        )
     if args.follow:
         raise InvalidInput("--follow", "goes with --topic: a signal watch prints one signal and its position")
     query = WatchSignals(signal_types=tuple(args.signal_types), blackboard_id=args.blackboard, since=0)
@@ -183,14 +202,18 @@ def db_upgrade(args: argparse.Namespace, engine: Lazy = Provide[Container.engine
 
 
 @inject
-def projection_rebuild(args: argparse.Namespace, projector: Lazy = Provide[Container.projector.provider]) -> Output:
+def projection_rebuild(
+    args: argparse.Namespace, projector: Lazy = Provide[Container.projector.provider]
+) -> Output:
     rebuilder = projector()
     if sys.stderr.isatty():
         from rich.progress import Progress
 
         with Progress(transient=True) as bar:
             task = bar.add_task("replaying events", total=None)
-            folded = rebuilder.rebuild(args.resume, lambda done, last: bar.update(task, completed=done, total=last))
+            folded = rebuilder.rebuild(
+                args.resume, lambda done, last: bar.update(task, completed=done, total=last)
+            )
     else:
         folded = rebuilder.rebuild(args.resume)
     return Output({"events": folded}, f"read model rebuilt: {folded} events replayed")
@@ -207,7 +230,9 @@ def _json_object(raw: str | None, option: str) -> dict[str, Any]:
 
 def _check_timeout(timeout: float | None) -> None:
     if timeout is not None and not 0 <= timeout <= MAX_SECONDS:  # nan too: a wait that never ends
-        raise InvalidInput("--timeout", f"must be 0 or more seconds, at most {MAX_SECONDS:g}, got {timeout:g}")
+        raise InvalidInput(
+            "--timeout", f"must be 0 or more seconds, at most {MAX_SECONDS:g}, got {timeout:g}"
+        )
 
 
 def _check_watch(args: argparse.Namespace) -> None:

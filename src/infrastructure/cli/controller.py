@@ -31,9 +31,13 @@ def next_moves(
 
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit", f"must be 1 or more, got {args.limit}")
-    plan = Controller(queries(), registry(), config.claim_threshold).next(args.blackboard, args.limit, clock().now())
+    plan = Controller(queries(), registry(), config.claim_threshold).next(
+        args.blackboard, args.limit, clock().now()
+    )
     data = {"next": [_move(m) for m in plan.moves], "waiting_for_an_agent": [_move(m) for m in plan.waiting]}
-    lines = [f"{n}. {_line(m)}" for n, m in enumerate(plan.moves, 1)] or ["nothing to do next: no open signal a runnable agent fits"]
+    lines = [f"{n}. {_line(m)}" for n, m in enumerate(plan.moves, 1)] or [
+        "nothing to do next: no open signal a runnable agent fits"
+    ]
     if plan.waiting:
         lines += ["waiting for an agent (no runnable agent scores above its threshold):"]
         lines += [f"   {_line(m)}" for m in plan.waiting]
@@ -43,23 +47,39 @@ def next_moves(
 def _move(move: Move) -> dict[str, Any]:
     s, best = move.signal, move.best
     return {
-        "signal_id": s.signal_id, "blackboard_id": s.blackboard_id, "signal_type": s.signal_type.value,
-        "topic": s.payload.topic, "target_capabilities": list(s.target_capabilities),
+        "signal_id": s.signal_id,
+        "blackboard_id": s.blackboard_id,
+        "signal_type": s.signal_type.value,
+        "topic": s.payload.topic,
+        "target_capabilities": list(s.target_capabilities),
         "agent": best.agent_id if best else None,
         "score": best.score if best else move.best_score,
         "threshold": best.threshold if best else None,
         "age_seconds": round(move.age.total_seconds(), 3),
-        "dependencies": [{"signal_id": u.signal_id, "status": u.status.value, "result_present": u.has_result}
-                         for u in move.upstreams],
+        "dependencies": [
+            {"signal_id": u.signal_id, "status": u.status.value, "result_present": u.has_result}
+            for u in move.upstreams
+        ],
     }
 
 
 def _line(move: Move) -> str:
     s, best = move.signal, move.best
-    who = f"{best.agent_id} (score {best.score:.2f} > {best.threshold:.2f})" if best else f"best score {move.best_score:.2f}"
-    deps = "; ".join(f"after {u.signal_id} {u.status.value.lower()}, {'result present' if u.has_result else 'no result'}"
-                     for u in move.upstreams) or "no dependencies"
-    return f"{s.signal_id} {s.signal_type.value} {s.payload.topic!r} -> {who}, waiting {_age(move.age)}, {deps}"
+    who = (
+        f"{best.agent_id} (score {best.score:.2f} > {best.threshold:.2f})"
+        if best
+        else f"best score {move.best_score:.2f}"
+    )
+    deps = (
+        "; ".join(
+            f"after {u.signal_id} {u.status.value.lower()}, {'result present' if u.has_result else 'no result'}"
+            for u in move.upstreams
+        )
+        or "no dependencies"
+    )
+    return (
+        f"{s.signal_id} {s.signal_type.value} {s.payload.topic!r} -> {who}, waiting {_age(move.age)}, {deps}"
+    )
 
 
 def _age(age: timedelta) -> str:

@@ -46,6 +46,8 @@ def exit_code(error: BaseException) -> int:
 
 def help_text() -> str:
     """The exit codes as `blackboard --help` lists them."""
-    rows = (textwrap.fill(meaning, 96, initial_indent=f"  {code:<5}", subsequent_indent=" " * 7)
-            for code, meaning in MEANINGS.items())
+    rows = (
+        textwrap.fill(meaning, 96, initial_indent=f"  {code:<5}", subsequent_indent=" " * 7)
+        for code, meaning in MEANINGS.items()
+    )
     return "exit codes:\n" + "\n".join(rows)

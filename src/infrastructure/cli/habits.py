@@ -22,7 +22,9 @@ def schema_text(document: str) -> str:
     """The JSON schema shipped inside the package (`blackboard/infrastructure/schemas/`)."""
     from importlib import resources
 
-    return (resources.files("blackboard.infrastructure") / "schemas" / SCHEMA_FILES[document]).read_text("utf-8")
+    return (resources.files("blackboard.infrastructure") / "schemas" / SCHEMA_FILES[document]).read_text(
+        "utf-8"
+    )
 
 
 def schema(args: argparse.Namespace) -> Output:
@@ -57,7 +59,10 @@ def status(
     position = store().last_position() if args.watch else 0  # before the first overview reads
     boards = queries().overview(args.blackboard)
     if args.watch:
-        status_view.Watch(lambda: queries().overview(args.blackboard), store(), notifier(), position,
-                          args.interval).run(boards, config.json)
+        status_view.Watch(
+            lambda: queries().overview(args.blackboard), store(), notifier(), position, args.interval
+        ).run(boards, config.json)
         return None
-    return Output([b.to_document() for b in boards], "" if config.json else status_view.text(boards))  # rich: text only
+    return Output(
+        [b.to_document() for b in boards], "" if config.json else status_view.text(boards)
+    )  # rich: text only

@@ -42,11 +42,22 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
     if args.token is not None and args.signal is None:
         raise InvalidInput("--token", "needs --signal SIG: it is that signal's claim token")
     command = WriteEntry(
-        blackboard_id=args.blackboard, key=args.key, value=_value(args), author=args.author,
-        entry_type=args.entry_type, section=args.section, role=args.role, label=args.label,
-        confidence=args.confidence, depends_on=tuple(args.depends_on), topics=tuple(args.topics),
+        blackboard_id=args.blackboard,
+        key=args.key,
+        value=_value(args),
+        author=args.author,
+        entry_type=args.entry_type,
+        section=args.section,
+        role=args.role,
+        label=args.label,
+        confidence=args.confidence,
+        depends_on=tuple(args.depends_on),
+        topics=tuple(args.topics),
         meta=_json(args.meta, "--meta", object_only=True) if args.meta is not None else {},
-        replaces=args.replaces, signal_id=args.signal, token=args.token, correlation_id=args.correlation_id,
+        replaces=args.replaces,
+        signal_id=args.signal,
+        token=args.token,
+        correlation_id=args.correlation_id,
     )
     try:
         return entry_output(knowledge().write(command))
@@ -59,11 +70,23 @@ def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_q
     from blackboard.application.knowledge_commands import ReadEntry
 
     if args.signal is None and (args.token is not None or args.author is not None):
-        raise InvalidInput("--token" if args.token is not None else "--author", "needs --signal SIG: it says who reads under that signal")
+        raise InvalidInput(
+            "--token" if args.token is not None else "--author",
+            "needs --signal SIG: it says who reads under that signal",
+        )
     if args.signal is not None and args.author is None:
-        raise InvalidInput("--author", "is required with --signal: the reader, who must be the signal's claimer")
-    query = ReadEntry(blackboard_id=args.blackboard, key=args.key, history=args.history, at=args.at,
-                      signal_id=args.signal, token=args.token, reader=args.author)
+        raise InvalidInput(
+            "--author", "is required with --signal: the reader, who must be the signal's claimer"
+        )
+    query = ReadEntry(
+        blackboard_id=args.blackboard,
+        key=args.key,
+        history=args.history,
+        at=args.at,
+        signal_id=args.signal,
+        token=args.token,
+        reader=args.author,
+    )
     if query.history:
         versions = queries().history(query)
         return Output(versions, "\n".join(_history_line(v) for v in versions))
@@ -79,8 +102,16 @@ def entries(
     from blackboard.application.knowledge_commands import ListEntries
 
     query = ListEntries(
-        blackboard_id=args.blackboard, section=args.section, role=args.role, author=args.author, label=args.label,
-        entry_type=args.entry_type, topic=args.topic, prefix=args.prefix, conflicts=args.conflicts, at=args.at,
+        blackboard_id=args.blackboard,
+        section=args.section,
+        role=args.role,
+        author=args.author,
+        label=args.label,
+        entry_type=args.entry_type,
+        topic=args.topic,
+        prefix=args.prefix,
+        conflicts=args.conflicts,
+        at=args.at,
         limit=args.limit,
     )
     status().require_board(query.blackboard_id)  # an unknown board is exit 4, not an empty list
@@ -93,13 +124,22 @@ def resolve(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowle
     from blackboard.application.knowledge_commands import ResolveEntry
 
     merged = {"value": _json(args.value, "--value")} if args.value is not None else {}
-    command = ResolveEntry(blackboard_id=args.blackboard, key=args.key, author=args.author, pick=args.pick,
-                           rationale=args.rationale, correlation_id=args.correlation_id, **merged)
+    command = ResolveEntry(
+        blackboard_id=args.blackboard,
+        key=args.key,
+        author=args.author,
+        pick=args.pick,
+        rationale=args.rationale,
+        correlation_id=args.correlation_id,
+        **merged,
+    )
     return entry_output(knowledge().resolve(command))
 
 
 @inject
-def summary(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
+def summary(
+    args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]
+) -> Output:
     from blackboard.application.knowledge_commands import SummarizeBoard
 
     found = queries().summary(SummarizeBoard(blackboard_id=args.blackboard))
@@ -110,7 +150,9 @@ def summary(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledg
         "  by author: " + _counts(found["entries_by_author"]),
         "  signals: " + _counts(found["signals_by_status"]),
         "  open conflicts: " + (", ".join(found["open_conflicts"]) or "none"),
-        f"  latest: {latest['key']} v{latest['version']} by {latest['author']}" if latest else "  latest: none",
+        f"  latest: {latest['key']} v{latest['version']} by {latest['author']}"
+        if latest
+        else "  latest: none",
     ]
     return Output(found, "\n".join(lines))
 
@@ -133,7 +175,9 @@ def watch_topic(
         raise InvalidInput("--topic", "must be 1..200 characters of A-Z a-z 0-9 _ . : / - (as a key)")
     if args.signal_types:
         raise InvalidInput("--topic", "watches entries; --type watches signals: give one of them")
-    position = args.since if args.since is not None else store().last_position()  # from now, taken before reading
+    position = (
+        args.since if args.since is not None else store().last_position()
+    )  # from now, taken before reading
     deadline = None if args.timeout is None else time.monotonic() + args.timeout
     try:
         while True:
@@ -164,7 +208,9 @@ def entry_output(entry: Entry) -> Output:
     details += [f"depends on {', '.join(v.depends_on)}"] if v.depends_on else []
     details += [f"topics {', '.join(v.topics)}"] if v.topics else []
     details += [f"signal {v.signal_id}"] if v.signal_id else []
-    lines.append("  " + "; ".join(details) + f"; written {v.written_at:%Y-%m-%d %H:%M:%S} at position {v.position}")
+    lines.append(
+        "  " + "; ".join(details) + f"; written {v.written_at:%Y-%m-%d %H:%M:%S} at position {v.position}"
+    )
     lines += [f"  candidate v{c.version} by {c.author}: {_short(c.value)}" for c in entry.candidates]
     return Output(entry.to_document(), "\n".join(lines))
 
@@ -177,8 +223,10 @@ def _line(entry: Entry) -> str:
 
 def _history_line(document: dict[str, Any]) -> str:
     why = f" ({document['rationale']})" if document.get("rationale") else ""
-    return (f"v{document['version']:<4} {document['status']:<10} by {document['author']}  at position "
-            f"{document['position']}: {_short(document['value'])}{why}")
+    return (
+        f"v{document['version']:<4} {document['status']:<10} by {document['author']}  at position "
+        f"{document['position']}: {_short(document['value'])}{why}"
+    )
 
 
 def _short(value: Any, width: int = 60) -> str:

@@ -8,8 +8,17 @@ from typing import Any
 
 
 def add_mcp_command(commands: Any, _command: Callable[..., argparse.ArgumentParser]) -> None:
-    mcp = _command(commands, "mcp", "serve the board to an LLM client as Model Context Protocol tools, over stdio",
-                   "blackboard --db sqlite:///board.db mcp --agent ps-researcher --blackboard ps-42", "mcp")
-    mcp.add_argument("--agent", metavar="NAME", help="act as this registry agent: the author of its writes, the "
-                     "claimer of its claims (without it: read, post and write as the author a call names; no claims)")
+    mcp = _command(
+        commands,
+        "mcp",
+        "serve the board to an LLM client as Model Context Protocol tools, over stdio",
+        "blackboard --db sqlite:///board.db mcp --agent ps-researcher --blackboard ps-42",
+        "mcp",
+    )
+    mcp.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="act as this registry agent: the author of its writes, the "
+        "claimer of its claims (without it: read, post and write as the author a call names; no claims)",
+    )
     mcp.add_argument("--blackboard", metavar="ID", help="the board of tools whose blackboard_id is left out")

@@ -35,15 +35,21 @@ def signals(
 ) -> Output:
     paged = not args.all and args.limit is None
     query = ListSignals(
-        status=args.status, signal_type=args.signal_type, capabilities=tuple(args.capabilities),
-        blackboard_id=args.blackboard, limit=PAGE + 1 if paged else args.limit, at=args.at,
+        status=args.status,
+        signal_type=args.signal_type,
+        capabilities=tuple(args.capabilities),
+        blackboard_id=args.blackboard,
+        limit=PAGE + 1 if paged else args.limit,
+        at=args.at,
     )
     status().require_board(query.blackboard_id)
     found = queries().list_signals(query)
     if paged and len(found) > PAGE:
         found = found[:PAGE]
-        _more(f"the {PAGE} oldest signals shown; more remain: --limit N or --all shows more, "
-              "--status, --type, --capability or --blackboard fewer")
+        _more(
+            f"the {PAGE} oldest signals shown; more remain: --limit N or --all shows more, "
+            "--status, --type, --capability or --blackboard fewer"
+        )
     return render.signals(found, overdue=queries().overdue(found) if args.at is None else None)
 
 
@@ -66,8 +72,10 @@ def events(
     write = _jsonl if args.jsonl else _json_array if config.json else _text
     shown, last = write(itertools.islice(found, limit))
     if args.limit is None and shown == limit and next(found, None) is not None:
-        _more(f"{limit} events shown; more remain after position {last}: --since {last} shows the next page, "
-              "--limit N or --all more")
+        _more(
+            f"{limit} events shown; more remain after position {last}: --since {last} shows the next page, "
+            "--limit N or --all more"
+        )
 
 
 def _jsonl(records: Iterable[Recorded]) -> tuple[int, int]:
@@ -76,6 +84,7 @@ def _jsonl(records: Iterable[Recorded]) -> tuple[int, int]:
 
 def _json_array(records: Iterable[Recorded]) -> tuple[int, int]:
     """What `json.dumps(documents, indent=2)` prints, one element at a time."""
+
     def item(record: Recorded, first: bool) -> str:
         text = json.dumps(documents.event(record), indent=2).replace("\n", "\n  ")
         return ("[\n  " if first else ",\n  ") + text
@@ -86,7 +95,9 @@ def _json_array(records: Iterable[Recorded]) -> tuple[int, int]:
 
 
 def _text(records: Iterable[Recorded]) -> tuple[int, int]:
-    shown, last = _each(records, lambda r, _: terminal_safe(render.event_line(r)) + "\n")  # as `main` prints text
+    shown, last = _each(
+        records, lambda r, _: terminal_safe(render.event_line(r)) + "\n"
+    )  # as `main` prints text
     if not shown:
         print("no events")
     return shown, last

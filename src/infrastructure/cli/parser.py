@@ -32,8 +32,11 @@ def whole(raw: str) -> int:
 
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
     parser = commands.add_parser(
-        name, help=summary, description=summary[0].upper() + summary[1:] + ".",
-        epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter,
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     parser.set_defaults(run=run)
@@ -47,128 +50,274 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=exits.help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--db", metavar="URL", help=f"event store URL (env BLACKBOARD_DB; default {DEFAULT_URL})")
-    parser.add_argument("--agents-dir", metavar="DIR", action="append",
-                        help="folder of agent .md files, read recursively; repeatable; ./.claude/agents when ./agents "
-                             "does not exist (env BLACKBOARD_AGENTS_DIR, folders separated by os.pathsep; default ./agents)")
+    parser.add_argument(
+        "--db", metavar="URL", help=f"event store URL (env BLACKBOARD_DB; default {DEFAULT_URL})"
+    )
+    parser.add_argument(
+        "--agents-dir",
+        metavar="DIR",
+        action="append",
+        help="folder of agent .md files, read recursively; repeatable; ./.claude/agents when ./agents "
+        "does not exist (env BLACKBOARD_AGENTS_DIR, folders separated by os.pathsep; default ./agents)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (env BLACKBOARD_JSON=1)")
     parser.add_argument("--version", action=LazyVersion)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    db = commands.add_parser("db", help="the database schema").add_subparsers(dest="db_command", required=True, metavar="ACTION")
-    _command(db, "upgrade", "create or upgrade the schema (alembic)", "blackboard --db sqlite:///board.db db upgrade", "db_upgrade")
+    db = commands.add_parser("db", help="the database schema").add_subparsers(
+        dest="db_command", required=True, metavar="ACTION"
+    )
+    _command(
+        db,
+        "upgrade",
+        "create or upgrade the schema (alembic)",
+        "blackboard --db sqlite:///board.db db upgrade",
+        "db_upgrade",
+    )
 
-    post = _command(commands, "post", "post a signal for an agent to claim",
-                    'blackboard post --type RESEARCH --ps-id ps-42 --entry-id e-7 --topic "event stores" --key ps-42/e-7',
-                    "post")
-    post.add_argument("--type", required=True, choices=SIGNAL_TYPES, dest="signal_type", metavar="TYPE",
-                      help="one of " + ", ".join(SIGNAL_TYPES))
+    post = _command(
+        commands,
+        "post",
+        "post a signal for an agent to claim",
+        'blackboard post --type RESEARCH --ps-id ps-42 --entry-id e-7 --topic "event stores" --key ps-42/e-7',
+        "post",
+    )
+    post.add_argument(
+        "--type",
+        required=True,
+        choices=SIGNAL_TYPES,
+        dest="signal_type",
+        metavar="TYPE",
+        help="one of " + ", ".join(SIGNAL_TYPES),
+    )
     post.add_argument("--ps-id", required=True, help="the problem statement this work belongs to")
     post.add_argument("--entry-id", required=True, help="the PS entry, e-N")
     post.add_argument("--topic", required=True, help="what the work is about (1..200 characters)")
     post.add_argument("--prompt", default="", help="instructions for the agent")
     post.add_argument("--context", metavar="JSON", help="a JSON object handed to the agent")
-    post.add_argument("--capability", action="append", default=[], metavar="CAP", dest="capabilities",
-                      help="a capability the signal targets (repeatable; default: its type)")
+    post.add_argument(
+        "--capability",
+        action="append",
+        default=[],
+        metavar="CAP",
+        dest="capabilities",
+        help="a capability the signal targets (repeatable; default: its type)",
+    )
     post.add_argument("--posted-by", default="ps-skill", help="who posts (default ps-skill)")
     post.add_argument("--blackboard", help="the board (default: the PS id)")
-    post.add_argument("--after", action="append", default=[], metavar="SIG",
-                      help="claimable only once this signal completed (repeatable)")
-    post.add_argument("--key", help="dedupe key: posting again with it on the same board returns the first signal")
+    post.add_argument(
+        "--after",
+        action="append",
+        default=[],
+        metavar="SIG",
+        help="claimable only once this signal completed (repeatable)",
+    )
+    post.add_argument(
+        "--key", help="dedupe key: posting again with it on the same board returns the first signal"
+    )
     post.add_argument("--correlation-id", help="ties the events to the caller's own run")
     post.add_argument("-q", "--quiet", action="store_true", help="print only the new signal's id")
-    post.add_argument("--read-key", action="append", default=[], metavar="K", dest="read_keys",
-                      help="an entry key its claimer may read while it holds the claim; a trailing * matches a prefix (repeatable)")
-    post.add_argument("--write-key", action="append", default=[], metavar="K", dest="write_keys",
-                      help="an entry key its claimer may write while it holds the claim; a trailing * matches a prefix (repeatable)")
+    post.add_argument(
+        "--read-key",
+        action="append",
+        default=[],
+        metavar="K",
+        dest="read_keys",
+        help="an entry key its claimer may read while it holds the claim; a trailing * matches a prefix (repeatable)",
+    )
+    post.add_argument(
+        "--write-key",
+        action="append",
+        default=[],
+        metavar="K",
+        dest="write_keys",
+        help="an entry key its claimer may write while it holds the claim; a trailing * matches a prefix (repeatable)",
+    )
 
-    claim = _command(commands, "claim", "claim a signal for an agent of the registry",
-                     "blackboard claim sig-1a2b3c4d --agent ps-researcher", "claim")
+    claim = _command(
+        commands,
+        "claim",
+        "claim a signal for an agent of the registry",
+        "blackboard claim sig-1a2b3c4d --agent ps-researcher",
+        "claim",
+    )
     claim.add_argument("signal_id", metavar="SIG")
     claim.add_argument("--agent", required=True, help="the agent's name in the agents folder")
-    claim.add_argument("--token", help="a token of yours: completing, failing or renewing this claim will need it")
+    claim.add_argument(
+        "--token", help="a token of yours: completing, failing or renewing this claim will need it"
+    )
 
-    complete = _command(commands, "complete", "complete a claimed signal with its result",
-                        "blackboard complete sig-1a2b3c4d --agent ps-researcher --artifact docs/findings.md",
-                        "complete")
+    complete = _command(
+        commands,
+        "complete",
+        "complete a claimed signal with its result",
+        "blackboard complete sig-1a2b3c4d --agent ps-researcher --artifact docs/findings.md",
+        "complete",
+    )
     complete.add_argument("signal_id", metavar="SIG")
     complete.add_argument("--agent", required=True, help="the claimer")
     complete.add_argument("--artifact", help="path of what the agent produced")
-    complete.add_argument("--knowledge", action="append", default=[], metavar="TEXT", help="a finding (repeatable)")
+    complete.add_argument(
+        "--knowledge", action="append", default=[], metavar="TEXT", help="a finding (repeatable)"
+    )
     complete.add_argument("--token", help="the claim's token, required when the claim has one")
 
-    fail = _command(commands, "fail", "report that a claimed signal could not be done",
-                    'blackboard fail sig-1a2b3c4d --agent ps-researcher --error "no sources found"', "fail")
+    fail = _command(
+        commands,
+        "fail",
+        "report that a claimed signal could not be done",
+        'blackboard fail sig-1a2b3c4d --agent ps-researcher --error "no sources found"',
+        "fail",
+    )
     fail.add_argument("signal_id", metavar="SIG")
     fail.add_argument("--agent", required=True, help="the claimer")
     fail.add_argument("--error", required=True, help="what went wrong")
     fail.add_argument("--token", help="the claim's token, required when the claim has one")
 
-    retry = _command(commands, "retry", "post a FAILED or EXPIRED signal's work again, as a new linked signal",
-                     "blackboard retry sig-1a2b3c4d", "retry")
+    retry = _command(
+        commands,
+        "retry",
+        "post a FAILED or EXPIRED signal's work again, as a new linked signal",
+        "blackboard retry sig-1a2b3c4d",
+        "retry",
+    )
     retry.add_argument("signal_id", metavar="SIG")
     retry.add_argument("--posted-by", default="ps-skill", help="who posts the retry (default ps-skill)")
 
-    worker = _command(commands, "worker", "run an agent: claim the signals it fits best, run its handler, "
-                      "complete or fail them", "blackboard worker --agent ps-researcher --concurrency 2", "worker")
+    worker = _command(
+        commands,
+        "worker",
+        "run an agent: claim the signals it fits best, run its handler, complete or fail them",
+        "blackboard worker --agent ps-researcher --concurrency 2",
+        "worker",
+    )
     worker.add_argument("--agent", required=True, help="the agent's name in the agents folder")
     worker.add_argument("--once", action="store_true", help="handle at most one signal, then exit")
     worker.add_argument("--concurrency", type=int, metavar="N", help="handlers run at once (default 1)")
     worker.add_argument("--board", metavar="ID", help="only signals of this board")
-    worker.add_argument("--grace", type=float, metavar="SECONDS",
-                        help="on SIGINT/SIGTERM, how long running handlers may finish before their signals fail (default 30)")
-    worker.add_argument("--head-start", type=float, metavar="SECONDS",
-                        help="seconds per point of score an agent waits when another fits the signal better, "
-                             "so the best fit usually wins (default 0.1)")
+    worker.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="on SIGINT/SIGTERM, how long running handlers may finish before their signals fail (default 30)",
+    )
+    worker.add_argument(
+        "--head-start",
+        type=float,
+        metavar="SECONDS",
+        help="seconds per point of score an agent waits when another fits the signal better, "
+        "so the best fit usually wins (default 0.1)",
+    )
 
     show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
     show.add_argument("signal_id", metavar="SIG")
-    show.add_argument("--at", type=whole, metavar="POSITION", help="as the signal was right after this log position")
+    show.add_argument(
+        "--at", type=whole, metavar="POSITION", help="as the signal was right after this log position"
+    )
 
-    signals = _command(commands, "signals", "list signals from the read model, oldest first",
-                       "blackboard signals --status POSTED --capability RESEARCH", "signals")
+    signals = _command(
+        commands,
+        "signals",
+        "list signals from the read model, oldest first",
+        "blackboard signals --status POSTED --capability RESEARCH",
+        "signals",
+    )
     signals.add_argument("--status", choices=STATUSES, metavar="S", help="one of " + ", ".join(STATUSES))
-    signals.add_argument("--type", choices=SIGNAL_TYPES, dest="signal_type", metavar="T", help="a signal type")
-    signals.add_argument("--capability", action="append", default=[], metavar="C", dest="capabilities",
-                         help="signals targeting this capability (repeatable: any of them)")
+    signals.add_argument(
+        "--type", choices=SIGNAL_TYPES, dest="signal_type", metavar="T", help="a signal type"
+    )
+    signals.add_argument(
+        "--capability",
+        action="append",
+        default=[],
+        metavar="C",
+        dest="capabilities",
+        help="signals targeting this capability (repeatable: any of them)",
+    )
     signals.add_argument("--blackboard", metavar="ID", help="signals of this board")
     _add_paging(signals, "signals")
-    signals.add_argument("--at", type=whole, metavar="POSITION", help="as the boards were right after this log position")
+    signals.add_argument(
+        "--at", type=whole, metavar="POSITION", help="as the boards were right after this log position"
+    )
 
-    match = _command(commands, "match", "rank the registry's agents for a signal",
-                     "blackboard match sig-1a2b3c4d", "match")
+    match = _command(
+        commands, "match", "rank the registry's agents for a signal", "blackboard match sig-1a2b3c4d", "match"
+    )
     match.add_argument("signal_id", metavar="SIG")
 
-    _command(commands, "agents", "every agent file: the agents loaded, the files left out and why, N of M loaded",
-             "blackboard --agents-dir ./agents agents", "agents")
+    _command(
+        commands,
+        "agents",
+        "every agent file: the agents loaded, the files left out and why, N of M loaded",
+        "blackboard --agents-dir ./agents agents",
+        "agents",
+    )
 
-    watch = _command(commands, "watch", "block until a signal of these types completes (--type), or an entry is "
-                     "published to a topic (--topic), then print it and the log position to pass as --since next",
-                     "blackboard watch --type RESEARCH --blackboard ps-42 --timeout 600", "watch")
-    watch.add_argument("--type", action="append", choices=SIGNAL_TYPES, dest="signal_types",
-                       metavar="T", help="a signal type (repeatable); give --type or --topic")
+    watch = _command(
+        commands,
+        "watch",
+        "block until a signal of these types completes (--type), or an entry is "
+        "published to a topic (--topic), then print it and the log position to pass as --since next",
+        "blackboard watch --type RESEARCH --blackboard ps-42 --timeout 600",
+        "watch",
+    )
+    watch.add_argument(
+        "--type",
+        action="append",
+        choices=SIGNAL_TYPES,
+        dest="signal_types",
+        metavar="T",
+        help="a signal type (repeatable); give --type or --topic",
+    )
     watch.add_argument("--topic", metavar="T", help="entries published to this topic (needs --blackboard)")
-    watch.add_argument("--follow", action="store_true",
-                       help="with --topic: keep printing entries, one JSON object a line, until interrupted or --timeout")
+    watch.add_argument(
+        "--follow",
+        action="store_true",
+        help="with --topic: keep printing entries, one JSON object a line, until interrupted or --timeout",
+    )
     watch.add_argument("--blackboard", metavar="ID", help="only completions (entries) on this board")
-    watch.add_argument("--timeout", type=float, metavar="SECONDS",
-                       help="give up after this long (exit 5); with --follow, stop then (exit 0)")
-    watch.add_argument("--since", type=whole, metavar="POSITION",
-                       help="count what happens after this log position (default: from now)")
+    watch.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up after this long (exit 5); with --follow, stop then (exit 0)",
+    )
+    watch.add_argument(
+        "--since",
+        type=whole,
+        metavar="POSITION",
+        help="count what happens after this log position (default: from now)",
+    )
 
-    wait = _command(commands, "wait", "block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED",
-                    "blackboard wait sig-1a2b3c4d --timeout 300", "wait")
+    wait = _command(
+        commands,
+        "wait",
+        "block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED",
+        "blackboard wait sig-1a2b3c4d --timeout 300",
+        "wait",
+    )
     wait.add_argument("signal_id", metavar="SIG")
     wait.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after this long (exit 5)")
 
-    _command(commands, "expire", "expire signals past their timeouts and print them", "blackboard expire", "expire")
+    _command(
+        commands, "expire", "expire signals past their timeouts and print them", "blackboard expire", "expire"
+    )
 
-    events = _command(commands, "events", "print the event log in order, with global positions",
-                      "blackboard events --blackboard ps-42 --since 120", "events")
+    events = _command(
+        commands,
+        "events",
+        "print the event log in order, with global positions",
+        "blackboard events --blackboard ps-42 --since 120",
+        "events",
+    )
     events.add_argument("--blackboard", metavar="ID", help="only this board's events")
-    events.add_argument("--since", type=whole, default=0, metavar="POSITION", help="only events after this position")
+    events.add_argument(
+        "--since", type=whole, default=0, metavar="POSITION", help="only events after this position"
+    )
     _add_paging(events, "events")
-    events.add_argument("--jsonl", action="store_true", help="one JSON object a line, streamed (any number of events)")
+    events.add_argument(
+        "--jsonl", action="store_true", help="one JSON object a line, streamed (any number of events)"
+    )
 
     from blackboard.infrastructure.cli.knowledge_parser import add_knowledge_commands
 
@@ -185,8 +334,13 @@ def build_parser() -> argparse.ArgumentParser:
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
         dest="projection_command", required=True, metavar="ACTION"
     )
-    rebuild = _command(projection, "rebuild", "rebuild the read model by replaying every event",
-                       "blackboard projection rebuild", "projection_rebuild")
+    rebuild = _command(
+        projection,
+        "rebuild",
+        "rebuild the read model by replaying every event",
+        "blackboard projection rebuild",
+        "projection_rebuild",
+    )
     rebuild.add_argument("--resume", action="store_true", help="continue an interrupted rebuild")
     return parser
 

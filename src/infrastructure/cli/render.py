@@ -28,8 +28,9 @@ def signal(item: AgentSignal, overdue: Mapping[str, datetime] | None = None) -> 
     return Output(_document(item, due), signal_text(item, due))
 
 
-def signals(items: Sequence[AgentSignal], empty: str = "no signals",
-            overdue: Mapping[str, datetime] | None = None) -> Output:
+def signals(
+    items: Sequence[AgentSignal], empty: str = "no signals", overdue: Mapping[str, datetime] | None = None
+) -> Output:
     marks = overdue or {}
     lines = [signal_line(s, marks.get(s.signal_id)) for s in items] or [empty]
     return Output([_document(s, marks.get(s.signal_id)) for s in items], "\n".join(lines))
@@ -44,19 +45,25 @@ def _document(s: AgentSignal, due: datetime | None) -> dict[str, Any]:
 def signal_line(s: AgentSignal, due: datetime | None = None) -> str:
     who = f" by {s.claimed_by}" if s.claimed_by else ""
     late = f" OVERDUE since {due:%H:%M:%S}" if due else ""
-    return f"{s.signal_id}  {s.signal_type:<13} {s.status:<9}{who}{late}  [{s.blackboard_id}] {s.payload.topic}"
+    return (
+        f"{s.signal_id}  {s.signal_type:<13} {s.status:<9}{who}{late}  [{s.blackboard_id}] {s.payload.topic}"
+    )
 
 
 def signal_text(s: AgentSignal, due: datetime | None = None) -> str:
     lines = [signal_line(s, due), f"  posted by {s.posted_by} at {s.created_at:%Y-%m-%d %H:%M:%S}"]
     if due:
-        lines.append(f"  overdue: its deadline passed at {due:%Y-%m-%d %H:%M:%S}; "
-                     "the next command on it or the next sweep records it EXPIRED")
+        lines.append(
+            f"  overdue: its deadline passed at {due:%Y-%m-%d %H:%M:%S}; "
+            "the next command on it or the next sweep records it EXPIRED"
+        )
     if s.after:
         waiting = f" (waiting for {', '.join(sorted(s.waiting_for))})" if s.waiting_for else ""
         lines.append(f"  after {', '.join(s.after)}{waiting}")
     if s.read_keys or s.write_keys:
-        lines.append(f"  keys: read {', '.join(s.read_keys) or 'none'}; write {', '.join(s.write_keys) or 'none'}")
+        lines.append(
+            f"  keys: read {', '.join(s.read_keys) or 'none'}; write {', '.join(s.write_keys) or 'none'}"
+        )
     if s.claimed_at:
         lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}")
     if s.completed_at:
@@ -74,14 +81,29 @@ def events(records: Sequence[Recorded]) -> Output:
 
 
 def event_line(r: Recorded) -> str:
-    return (f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
-            f"{r.event.event_type:<22} {_summary(r)}")
+    return (
+        f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3]
+        + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
+        f"{r.event.event_type:<22} {_summary(r)}"
+    )
 
 
 def _summary(record: Recorded) -> str:
     data = record.event.data()
-    keep = ("signal_id", "signal_type", "after", "claimed_by", "completed_by", "failed_by", "error", "reason",
-            "key", "author", "holder", "picked")  # the last four: entry events
+    keep = (
+        "signal_id",
+        "signal_type",
+        "after",
+        "claimed_by",
+        "completed_by",
+        "failed_by",
+        "error",
+        "reason",
+        "key",
+        "author",
+        "holder",
+        "picked",
+    )  # the last four: entry events
     return " ".join(f"{k}={data[k]}" for k in keep if data.get(k))
 
 

@@ -29,19 +29,28 @@ def table(boards: Sequence[BoardStatus]) -> Any:
     from blackboard.infrastructure.cli import terminal_safe
 
     statuses = [str(s) for s in SignalStatus]
-    grid = Table(title="blackboard status", title_justify="left", box=box.SIMPLE_HEAD, show_footer=len(boards) > 1)
+    grid = Table(
+        title="blackboard status", title_justify="left", box=box.SIMPLE_HEAD, show_footer=len(boards) > 1
+    )
     grid.add_column("board", footer="all", no_wrap=True)
     for status in statuses:
-        grid.add_column(status.lower(), justify="right", footer=str(sum(b.signals.get(status, 0) for b in boards)))
+        grid.add_column(
+            status.lower(), justify="right", footer=str(sum(b.signals.get(status, 0) for b in boards))
+        )
     oldest = max((b.waiting_seconds for b in boards if b.waiting_seconds is not None), default=None)
     grid.add_column("oldest waiting", justify="right", footer=_age(oldest))
     grid.add_column("entries", justify="right", footer=str(sum(b.entries for b in boards)))
     grid.add_column("conflicts", justify="right", footer=str(sum(b.open_conflicts for b in boards)))
     grid.add_column("live workers", footer=str(len({w for b in boards for w in b.live_workers})))
     for b in boards:  # names as plain text: no rich markup, no terminal control characters
-        grid.add_row(Text(terminal_safe(b.blackboard_id)), *(str(b.signals.get(s, 0)) for s in statuses),
-                     _age(b.waiting_seconds), str(b.entries), str(b.open_conflicts),
-                     Text(terminal_safe(", ".join(b.live_workers) or "-")))
+        grid.add_row(
+            Text(terminal_safe(b.blackboard_id)),
+            *(str(b.signals.get(s, 0)) for s in statuses),
+            _age(b.waiting_seconds),
+            str(b.entries),
+            str(b.open_conflicts),
+            Text(terminal_safe(", ".join(b.live_workers) or "-")),
+        )
     return grid
 
 
@@ -50,7 +59,9 @@ def text(boards: Sequence[BoardStatus]) -> str:
         return "no boards: the store holds no signal and no entry"
     from rich.console import Console
 
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 1000  # a pipe gets every column whole
+    width = (
+        shutil.get_terminal_size().columns if sys.stdout.isatty() else 1000
+    )  # a pipe gets every column whole
     out = io.StringIO()
     Console(file=out, width=width, color_system=None).print(table(boards))
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
@@ -59,8 +70,14 @@ def text(boards: Sequence[BoardStatus]) -> str:
 class Watch:
     """Redraws the overview: `position` is the log's end as the overview on screen last read it."""
 
-    def __init__(self, overview: Callable[[], list[BoardStatus]], store: EventStore, notifier: LogNotifier,
-                 position: int, interval: float | None) -> None:
+    def __init__(
+        self,
+        overview: Callable[[], list[BoardStatus]],
+        store: EventStore,
+        notifier: LogNotifier,
+        position: int,
+        interval: float | None,
+    ) -> None:
         self._overview = overview
         self._store = store
         self._notifier = notifier
@@ -84,7 +101,9 @@ class Watch:
         shown = None
         while True:
             documents = [b.to_document() for b in boards]
-            if (state := [{**d, "oldest_waiting_seconds": None} for d in documents]) != shown:  # a change, not an age
+            if (
+                state := [{**d, "oldest_waiting_seconds": None} for d in documents]
+            ) != shown:  # a change, not an age
                 print(json.dumps(documents), flush=True)
                 shown = state
             boards = self._next()

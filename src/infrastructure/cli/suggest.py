@@ -19,7 +19,9 @@ class SuggestingParser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors end with the closest known word, when one is close.
     Its subparsers are of this class too (`add_subparsers` makes them of the parent's type)."""
 
-    def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> tuple[Any, list[str]]:
+    def parse_known_args(
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
         namespace, extras = super().parse_known_args(args, namespace)
         if extras and not hasattr(namespace, _OWNER):  # the innermost subcommand's parser comes first
             setattr(namespace, _OWNER, self)
@@ -40,7 +42,11 @@ class SuggestingParser(argparse.ArgumentParser):
             typed, known = found["value"], [str(c) for a in self._actions if a.choices for c in a.choices]
         elif message.startswith(_UNRECOGNIZED):
             typed = message.removeprefix(_UNRECOGNIZED).split()[0].split("=")[0]
-            known = [o for o in self._option_string_actions if o.startswith("--")] if typed.startswith("-") else []
+            known = (
+                [o for o in self._option_string_actions if o.startswith("--")]
+                if typed.startswith("-")
+                else []
+            )
         else:
             return ""
         close = difflib.get_close_matches(typed, known, n=3, cutoff=0.7)
@@ -51,8 +57,14 @@ class LazyVersion(argparse.Action):
     """`--version`: prints `blackboard X.Y.Z` (the installed distribution's) and exits 0."""
 
     def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="print the version and exit", **kwargs)
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="print the version and exit",
+            **kwargs,
+        )
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
         from importlib.metadata import PackageNotFoundError, version

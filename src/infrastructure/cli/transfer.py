@@ -26,8 +26,18 @@ if TYPE_CHECKING:
 
 FORMAT = "blackboard-export"
 FORMAT_VERSION = 1
-FIELDS = ("position", "event_id", "stream_id", "version", "event_type", "schema_version", "data", "metadata",
-          "occurred_at", "recorded_at")
+FIELDS = (
+    "position",
+    "event_id",
+    "stream_id",
+    "version",
+    "event_type",
+    "schema_version",
+    "data",
+    "metadata",
+    "occurred_at",
+    "recorded_at",
+)
 
 
 @inject
@@ -47,22 +57,39 @@ def export(args: argparse.Namespace, transfer: Any = Provide[Container.transfer.
         raise InvalidInput("--output", f"must be a file that can be written: {exc}") from None
     size = target.stat().st_size
     streams = len({e.stream_id for e in events})
-    return Output({"blackboard_id": args.board, "events": len(events), "streams": streams, "output": str(target),
-                   "bytes": size},
-                  f"exported blackboard {args.board}: {len(events)} events in {streams} streams to {target} ({size} bytes)")
+    return Output(
+        {
+            "blackboard_id": args.board,
+            "events": len(events),
+            "streams": streams,
+            "output": str(target),
+            "bytes": size,
+        },
+        f"exported blackboard {args.board}: {len(events)} events in {streams} streams to {target} ({size} bytes)",
+    )
 
 
 @inject
 def import_board(args: argparse.Namespace, transfer: Any = Provide[Container.transfer.provider]) -> Output:
     board, events = from_document(_read(args.file))
     done = transfer().import_board(board, events)
-    where = ("the export's own positions" if done.kept_positions
-             else f"new positions {done.positions[0]}..{done.positions[-1]}, in the export's order")
-    return Output({"blackboard_id": board, "events": done.events, "streams": done.streams,
-                   "kept_positions": done.kept_positions, "first_position": done.positions[0],
-                   "last_position": done.positions[-1]},
-                  f"imported blackboard {board}: {done.events} events in {done.streams} streams, at {where}; "
-                  "the read model is caught up")
+    where = (
+        "the export's own positions"
+        if done.kept_positions
+        else f"new positions {done.positions[0]}..{done.positions[-1]}, in the export's order"
+    )
+    return Output(
+        {
+            "blackboard_id": board,
+            "events": done.events,
+            "streams": done.streams,
+            "kept_positions": done.kept_positions,
+            "first_position": done.positions[0],
+            "last_position": done.positions[-1],
+        },
+        f"imported blackboard {board}: {done.events} events in {done.streams} streams, at {where}; "
+        "the read model is caught up",
+    )
 
 
 def dump(document: dict[str, Any]) -> str:
@@ -77,9 +104,15 @@ def to_document(blackboard_id: str, events: list[StoredEvent]) -> dict[str, Any]
         "blackboard_id": blackboard_id,
         "events": [
             {
-                "position": e.position, "event_id": e.event_id, "stream_id": e.stream_id, "version": e.version,
-                "event_type": e.event_type, "schema_version": e.schema_version, "data": dict(e.data),
-                "metadata": dict(e.metadata), "occurred_at": e.occurred_at.isoformat(),
+                "position": e.position,
+                "event_id": e.event_id,
+                "stream_id": e.stream_id,
+                "version": e.version,
+                "event_type": e.event_type,
+                "schema_version": e.schema_version,
+                "data": dict(e.data),
+                "metadata": dict(e.metadata),
+                "occurred_at": e.occurred_at.isoformat(),
                 "recorded_at": e.recorded_at.isoformat(),
             }
             for e in events
@@ -97,7 +130,9 @@ def from_document(text: str) -> tuple[str, list[StoredEvent]]:
     try:
         document = json.loads(text, parse_constant=refuse)
     except json.JSONDecodeError as exc:
-        raise InvalidInput("FILE", f"must be JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise InvalidInput(
+            "FILE", f"must be JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     except RecursionError:
         raise InvalidInput("FILE", "must be JSON nested less deeply (thousands of levels)") from None
     if not isinstance(document, dict):
@@ -105,11 +140,20 @@ def from_document(text: str) -> tuple[str, list[StoredEvent]]:
     if document.get("format") != FORMAT:
         raise InvalidInput("format", f"must be {FORMAT!r}, got {document.get('format')!r}")
     if document.get("format_version") != FORMAT_VERSION or isinstance(document.get("format_version"), bool):
-        raise InvalidInput("format_version", f"must be {FORMAT_VERSION} (the only version this blackboard reads), "
-                                             f"got {document.get('format_version')!r}")
+        raise InvalidInput(
+            "format_version",
+            f"must be {FORMAT_VERSION} (the only version this blackboard reads), "
+            f"got {document.get('format_version')!r}",
+        )
     board = document.get("blackboard_id")
-    if not isinstance(board, str) or not 1 <= len(board) <= 200 or any(ord(c) < 32 or ord(c) == 127 for c in board):
-        raise InvalidInput("blackboard_id", f"must be 1..200 characters without control characters, got {board!r}")
+    if (
+        not isinstance(board, str)
+        or not 1 <= len(board) <= 200
+        or any(ord(c) < 32 or ord(c) == 127 for c in board)
+    ):
+        raise InvalidInput(
+            "blackboard_id", f"must be 1..200 characters without control characters, got {board!r}"
+        )
     items = document.get("events")
     if not isinstance(items, list):
         raise InvalidInput("events", f"must be an array of events, got {_kind(items)}")
@@ -134,8 +178,11 @@ def _event(at: str, item: Any) -> dict[str, Any]:
     for name in ("data", "metadata"):
         if not isinstance(item[name], dict):
             raise InvalidInput(f"{at}.{name}", f"must be a JSON object, got {_kind(item[name])}")
-    return {**item, "occurred_at": _moment(f"{at}.occurred_at", item["occurred_at"]),
-            "recorded_at": _moment(f"{at}.recorded_at", item["recorded_at"])}
+    return {
+        **item,
+        "occurred_at": _moment(f"{at}.occurred_at", item["occurred_at"]),
+        "recorded_at": _moment(f"{at}.recorded_at", item["recorded_at"]),
+    }
 
 
 def _moment(field: str, value: Any) -> datetime:
@@ -150,7 +197,8 @@ def _moment(field: str, value: Any) -> datetime:
 
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number")
+        type(value), "a number"
+    )
 
 
 def _read(path: str) -> str:

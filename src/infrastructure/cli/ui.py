@@ -38,12 +38,17 @@ def ui(
         from blackboard.infrastructure.web.server import serve
         from blackboard.infrastructure.web.view import BoardView
     except ImportError as exc:
-        raise MissingExtra(f"the web view needs its libraries ({exc.name}): pip install 'agent-blackboard[ui]'") from None
+        raise MissingExtra(
+            f"the web view needs its libraries ({exc.name}): pip install 'agent-blackboard[ui]'"
+        ) from None
     view = BoardView(store(), signals(), queries(), knowledge(), entries())
     host = f"[{args.host}]" if ":" in args.host else args.host
     board = f"?board={args.board}" if args.board else ""
     gate = "; open it with ?token=<your token>" if token else ""
-    print(f"blackboard ui: serving http://{host}:{args.port}/{board} (read-only{gate}; Ctrl-C stops)",
-          file=sys.stderr, flush=True)
+    print(
+        f"blackboard ui: serving http://{host}:{args.port}/{board} (read-only{gate}; Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )
     serve(view, notifier(), args.host, args.port, token)
     return None

@@ -9,7 +9,13 @@ from pydantic import Field
 
 from blackboard.application.errors import WaitTimedOut
 from blackboard.application.knowledge_commands import (
-    Key, ListEntries, Position, ReadEntry, ResolveEntry, SummarizeBoard, WriteEntry,
+    Key,
+    ListEntries,
+    Position,
+    ReadEntry,
+    ResolveEntry,
+    SummarizeBoard,
+    WriteEntry,
 )
 from blackboard.domain.entries import KeyInConflict
 from blackboard.domain.errors import InvalidInput, RuleViolation
@@ -19,11 +25,23 @@ from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
 
 TOPIC = {
-    "action": (Literal["subscribe", "poll"], Field(description="subscribe: start from now; poll: entries since")),
+    "action": (
+        Literal["subscribe", "poll"],
+        Field(description="subscribe: start from now; poll: entries since"),
+    ),
     "topic": (Key, Field(description="the topic (an entry key's characters)")),
-    "since": (Position | None, Field(default=None, description="a log position (default: where this server's "
-                                     "last subscribe or poll of the topic got to, else now)")),
-    "timeout_seconds": (Annotated[float, Field(ge=0)], Field(default=0.0, description="wait this long for one")),
+    "since": (
+        Position | None,
+        Field(
+            default=None,
+            description="a log position (default: where this server's "
+            "last subscribe or poll of the topic got to, else now)",
+        ),
+    ),
+    "timeout_seconds": (
+        Annotated[float, Field(ge=0)],
+        Field(default=0.0, description="wait this long for one"),
+    ),
 }
 
 
@@ -36,8 +54,11 @@ class KeptAsCandidate(RuleViolation):
 
 
 def write(session: Session, given: dict[str, Any], progress: Progress) -> Any:
-    given.update(blackboard_id=session.board(given), author=session.agent or given.get("author"),
-                 token=session.token(given.get("signal_id")))
+    given.update(
+        blackboard_id=session.board(given),
+        author=session.agent or given.get("author"),
+        token=session.token(given.get("signal_id")),
+    )
     try:
         return session.knowledge.write(build(WriteEntry, {}, **given)).to_document()
     except KeyInConflict as conflict:
@@ -47,12 +68,20 @@ def write(session: Session, given: dict[str, Any], progress: Progress) -> Any:
 def read(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     named = given.pop("author", None)  # without --agent: who reads under a signal
     if given.get("signal_id") is not None and (session.agent or named) is None:
-        raise InvalidInput("author", "is required with signal_id: the reader, who must be the signal's claimer")
-    if given.get("signal_id") is not None or named is not None:  # the model refuses an author without a signal
+        raise InvalidInput(
+            "author", "is required with signal_id: the reader, who must be the signal's claimer"
+        )
+    if (
+        given.get("signal_id") is not None or named is not None
+    ):  # the model refuses an author without a signal
         given.update(reader=session.agent or named, token=session.token(given.get("signal_id")))
     given["blackboard_id"] = session.board(given)
     query = build(ReadEntry, {"reader": "author"}, **given)
-    return session.knowledge_queries.history(query) if query.history else session.knowledge_queries.read(query).to_document()
+    return (
+        session.knowledge_queries.history(query)
+        if query.history
+        else session.knowledge_queries.read(query).to_document()
+    )
 
 
 def entries(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -78,7 +107,9 @@ def topic(session: Session, given: dict[str, Any], progress: Progress) -> Any:
         session.positions[board, name] = session.store.last_position()
         return {**heading, "position": session.positions[board, name]}
     since = given.get("since")
-    since = since if since is not None else session.positions.get((board, name), session.store.last_position())
+    since = (
+        since if since is not None else session.positions.get((board, name), session.store.last_position())
+    )
     timeout, started, found = given.get("timeout_seconds", 0.0), time.monotonic(), []
     while not found:
         left, seen = timeout - (time.monotonic() - started), session.store.last_position()
@@ -99,29 +130,112 @@ def knowledge_tools(with_agent: bool) -> list[Tool]:
     board = {"blackboard_id": "the board (default: the server's --blackboard)"}
     optional = ("blackboard_id", *who)
     return [
-        Tool("blackboard_write", "Write a new version of an entry key. A value that disagrees with the key's holder "
-             "is kept as a conflict candidate: a tool error naming the holder. `signal_id`: the signal whose work "
-             "it is (its key permissions apply).",
-             derive("WriteArguments", WriteEntry, same("key", "value", "entry_type", "section", "role", "label",
-                    "confidence", "depends_on", "topics", "meta", "replaces", "signal_id", "blackboard_id",
-                    "correlation_id", *who), optional=("blackboard_id",), notes=board), write),
-        Tool("blackboard_read", "Read an entry key's current version and its conflict candidates "
-             "(`history`: every version; `at`: as it was right after that log position).",
-             derive("ReadArguments", ReadEntry, same("key", "history", "at", "signal_id", "blackboard_id")
-                    | ({} if with_agent else {"author": "reader"}), optional=optional, notes=board), read),
-        Tool("blackboard_list", "List a board's current entries, filtered, in key order.",
-             derive("ListArguments", ListEntries, same("section", "role", "author", "label", "entry_type", "topic",
-                    "prefix", "conflicts", "at", "limit", "blackboard_id"), optional=("blackboard_id",),
-                    notes=board), entries),
-        Tool("blackboard_resolve", "End a key's conflict with one candidate (`pick`) or a merged `value`, saying why.",
-             derive("ResolveArguments", ResolveEntry, same("key", "rationale", "pick", "value", "blackboard_id",
-                    "correlation_id", *who), optional=("blackboard_id",), notes=board), resolve),
-        Tool("blackboard_topic", "subscribe: start following a topic from now. poll: the entry versions published to "
-             "it since then (or `since`), waiting up to timeout_seconds for one, and the position to poll from next.",
-             derive("TopicArguments", SummarizeBoard, same("blackboard_id"), optional=("blackboard_id",), own=TOPIC,
-                    notes=board), topic, waits=True),
-        Tool("blackboard_summary", "Count a board's entries by type and author and its signals by status; list its "
-             "open conflicts; show its latest entry.",
-             derive("SummaryArguments", SummarizeBoard, same("blackboard_id"), optional=("blackboard_id",),
-                    notes=board), summary),
+        Tool(
+            "blackboard_write",
+            "Write a new version of an entry key. A value that disagrees with the key's holder "
+            "is kept as a conflict candidate: a tool error naming the holder. `signal_id`: the signal whose work "
+            "it is (its key permissions apply).",
+            derive(
+                "WriteArguments",
+                WriteEntry,
+                same(
+                    "key",
+                    "value",
+                    "entry_type",
+                    "section",
+                    "role",
+                    "label",
+                    "confidence",
+                    "depends_on",
+                    "topics",
+                    "meta",
+                    "replaces",
+                    "signal_id",
+                    "blackboard_id",
+                    "correlation_id",
+                    *who,
+                ),
+                optional=("blackboard_id",),
+                notes=board,
+            ),
+            write,
+        ),
+        Tool(
+            "blackboard_read",
+            "Read an entry key's current version and its conflict candidates "
+            "(`history`: every version; `at`: as it was right after that log position).",
+            derive(
+                "ReadArguments",
+                ReadEntry,
+                same("key", "history", "at", "signal_id", "blackboard_id")
+                | ({} if with_agent else {"author": "reader"}),
+                optional=optional,
+                notes=board,
+            ),
+            read,
+        ),
+        Tool(
+            "blackboard_list",
+            "List a board's current entries, filtered, in key order.",
+            derive(
+                "ListArguments",
+                ListEntries,
+                same(
+                    "section",
+                    "role",
+                    "author",
+                    "label",
+                    "entry_type",
+                    "topic",
+                    "prefix",
+                    "conflicts",
+                    "at",
+                    "limit",
+                    "blackboard_id",
+                ),
+                optional=("blackboard_id",),
+                notes=board,
+            ),
+            entries,
+        ),
+        Tool(
+            "blackboard_resolve",
+            "End a key's conflict with one candidate (`pick`) or a merged `value`, saying why.",
+            derive(
+                "ResolveArguments",
+                ResolveEntry,
+                same("key", "rationale", "pick", "value", "blackboard_id", "correlation_id", *who),
+                optional=("blackboard_id",),
+                notes=board,
+            ),
+            resolve,
+        ),
+        Tool(
+            "blackboard_topic",
+            "subscribe: start following a topic from now. poll: the entry versions published to "
+            "it since then (or `since`), waiting up to timeout_seconds for one, and the position to poll from next.",
+            derive(
+                "TopicArguments",
+                SummarizeBoard,
+                same("blackboard_id"),
+                optional=("blackboard_id",),
+                own=TOPIC,
+                notes=board,
+            ),
+            topic,
+            waits=True,
+        ),
+        Tool(
+            "blackboard_summary",
+            "Count a board's entries by type and author and its signals by status; list its "
+            "open conflicts; show its latest entry.",
+            derive(
+                "SummaryArguments",
+                SummarizeBoard,
+                same("blackboard_id"),
+                optional=("blackboard_id",),
+                notes=board,
+            ),
+            summary,
+        ),
     ]

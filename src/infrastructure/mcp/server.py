@@ -33,8 +33,13 @@ if TYPE_CHECKING:
 
 # The CLI's error families (cli/exits.py), named in a tool error's structured content with the exit code
 # the same failure gives on the command line.
-FAMILIES = ((InvalidInput, "invalid_input", 2), (RuleViolation, "refused", 3), (NotFound, "not_found", 4),
-            (TimedOut, "timed_out", 5), (Unavailable, "unavailable", 1))
+FAMILIES = (
+    (InvalidInput, "invalid_input", 2),
+    (RuleViolation, "refused", 3),
+    (NotFound, "not_found", 4),
+    (TimedOut, "timed_out", 5),
+    (Unavailable, "unavailable", 1),
+)
 CALLS_AT_ONCE = 8  # waits served at once, each in a worker thread
 
 
@@ -52,20 +57,29 @@ async def _serve(server: Server[Any]) -> None:
 
 def build_server(session: Session) -> Server[Any]:
     tools = every_tool(with_agent=session.agent is not None)
-    listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema) for t in tools.values()]
+    listed = [
+        types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+        for t in tools.values()
+    ]
     limiter = anyio.CapacityLimiter(CALLS_AT_ONCE)
 
     async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         tool = tools.get(params.name)
         if tool is None:
             return refusal(InvalidInput("name", f"no tool {params.name}; the tools are {', '.join(tools)}"))
         gone = threading.Event()  # set when the call is cancelled, or the server stops, while it runs
         call = functools.partial(tool.call, session, dict(params.arguments or {}), _progress(ctx, gone))
         try:
-            data = await anyio.to_thread.run_sync(call, limiter=limiter, abandon_on_cancel=True) if tool.waits else call()
+            data = (
+                await anyio.to_thread.run_sync(call, limiter=limiter, abandon_on_cancel=True)
+                if tool.waits
+                else call()
+            )
             return result(data)
         except anyio.get_cancelled_exc_class():
             gone.set()  # a wait's thread stops at its next progress, within a second, not at its timeout
@@ -73,21 +87,29 @@ def build_server(session: Session) -> Server[Any]:
         except Exception as exc:  # noqa: BLE001 - every failure is the caller's tool error, never the server's end
             return refusal(exc)
 
-    return Server("blackboard", version=_version(), instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                  on_call_tool=call_tool)
+    return Server(
+        "blackboard",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
 
 
 def result(data: Any) -> types.CallToolResult:
     """The JSON document the CLI prints with --json, as text; an object also as structured content."""
     text = json.dumps(data, ensure_ascii=False)
-    return types.CallToolResult(content=[types.TextContent(text=text)],
-                                structured_content=data if isinstance(data, dict) else None)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=data if isinstance(data, dict) else None
+    )
 
 
 def refusal(exc: Exception) -> types.CallToolResult:
     """A tool error whose text is the CLI's message (without its `blackboard: ` prefix)."""
     error = invalid(exc) if isinstance(exc, ValidationError) else exc
-    family, code = next(((name, code) for kind, name, code in FAMILIES if isinstance(error, kind)), ("unexpected", 1))
+    family, code = next(
+        ((name, code) for kind, name, code in FAMILIES if isinstance(error, kind)), ("unexpected", 1)
+    )
     message = str(error) if isinstance(error, BlackboardError) else f"unexpected error: {_first_line(error)}"
     content: list[Any] = [types.TextContent(text=message)]
     details: dict[str, Any] = {"error": message, "family": family, "exit_code": code}
@@ -104,6 +126,7 @@ class CallAbandoned(Exception):
 def _progress(ctx: ServerRequestContext[Any], gone: threading.Event) -> Any:
     """Progress for a call, sent from its worker thread; nothing when the client gave no progress token.
     Once the call is abandoned, it ends the call's thread instead."""
+
     def report(done: float, total: float | None, message: str) -> None:
         if gone.is_set():
             raise CallAbandoned(message)

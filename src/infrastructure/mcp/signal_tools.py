@@ -9,7 +9,12 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from blackboard.application.commands import (
-    ClaimSignal, CompleteSignal, FailSignal, GetSignalById, ListSignals, PostSignal,
+    ClaimSignal,
+    CompleteSignal,
+    FailSignal,
+    GetSignalById,
+    ListSignals,
+    PostSignal,
 )
 from blackboard.application.errors import WaitTimedOut
 from blackboard.domain.errors import SignalNotFound
@@ -29,7 +34,9 @@ def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
         fields["posted_by"] = session.agent
     fields.setdefault("blackboard_id", session.default_board)
     posted = session.service.post_signal(build(PostSignal, {v: k for k, v in POST.items()}, **fields))
-    return documents.posted(posted, session.registry)  # with the CLI's warning when no fitting agent can run it
+    return documents.posted(
+        posted, session.registry
+    )  # with the CLI's warning when no fitting agent can run it
 
 
 def claim(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -37,8 +44,11 @@ def claim(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     given.setdefault("blackboard_id", session.default_board)
     held = session.token(signal_id)
     try:
-        return documents.signal(session.service.claim_signal(
-            build(ClaimSignal, {}, **given, agent_id=agent, token=session.new_token(signal_id))))
+        return documents.signal(
+            session.service.claim_signal(
+                build(ClaimSignal, {}, **given, agent_id=agent, token=session.new_token(signal_id))
+            )
+        )
     except Exception:
         if held is None:
             session.forget(signal_id)
@@ -57,7 +67,9 @@ def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> A
     agent, signal_id = session.acting(tool), given["signal_id"]
     given.setdefault("blackboard_id", session.default_board)
     command = build(model, {}, **given, agent_id=agent, token=session.token(signal_id))
-    done = (session.service.complete_signal if model is CompleteSignal else session.service.fail_signal)(command)
+    done = (session.service.complete_signal if model is CompleteSignal else session.service.fail_signal)(
+        command
+    )
     session.forget(signal_id)
     return documents.signal(done)
 
@@ -65,7 +77,11 @@ def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> A
 def show(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     board = given.pop("blackboard_id", None)
     found = _on_board(session, board, GetSignalById(**given))
-    return documents.signal(found) if given.get("at") is not None else documents.signals_now([found], session.queries)[0]
+    return (
+        documents.signal(found)
+        if given.get("at") is not None
+        else documents.signals_now([found], session.queries)[0]
+    )
 
 
 def _on_board(session: Session, board: str | None, query: GetSignalById) -> Any:
@@ -80,7 +96,11 @@ def _on_board(session: Session, board: str | None, query: GetSignalById) -> Any:
 def signals(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     given.setdefault("blackboard_id", session.default_board)
     found = session.queries.list_signals(ListSignals(**given))
-    return [documents.signal(s) for s in found] if given.get("at") is not None else documents.signals_now(found, session.queries)
+    return (
+        [documents.signal(s) for s in found]
+        if given.get("at") is not None
+        else documents.signals_now(found, session.queries)
+    )
 
 
 def match(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -113,31 +133,82 @@ def _board() -> dict[str, Any]:
 
 def signal_tools(with_agent: bool) -> list[Tool]:
     board = {"blackboard_id": "the board (default: the server's --blackboard, else ps_id)"}
-    post_fields = same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context") | {
-        "capabilities": "target_capabilities"} | same("after") | {"key": "dedupe_key"} | same(
-        "read_keys", "write_keys", "blackboard_id", "correlation_id", *(() if with_agent else ("posted_by",)))
+    post_fields = (
+        same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context")
+        | {"capabilities": "target_capabilities"}
+        | same("after")
+        | {"key": "dedupe_key"}
+        | same(
+            "read_keys",
+            "write_keys",
+            "blackboard_id",
+            "correlation_id",
+            *(() if with_agent else ("posted_by",)),
+        )
+    )
     one = same("signal_id", "blackboard_id", "correlation_id")
     on_board = {"blackboard_id": ON_BOARD}
     return [
-        Tool("blackboard_post_signal", "Post a signal (a unit of work) for an agent to claim; returns the signal. "
-             "`key` dedupes: posting again with it on the same board returns the first signal.",
-             derive("PostSignalArguments", PostSignal, post_fields, notes=board), post),
-        Tool("blackboard_claim", "Claim a POSTED signal as the server's agent; returns the signal.",
-             derive("ClaimArguments", ClaimSignal, one, notes=on_board), claim),
-        Tool("blackboard_complete", "Complete a signal the server's agent claimed, with its result; returns the signal.",
-             derive("CompleteArguments", CompleteSignal, one | same("artifact_path", "knowledge_items"),
-                    notes=on_board), complete),
-        Tool("blackboard_fail", "Report that a signal the server's agent claimed could not be done; returns the signal.",
-             derive("FailArguments", FailSignal, one | same("error"), notes=on_board), fail),
-        Tool("blackboard_show", "Show one signal (`at`: as it was right after that log position).",
-             derive("ShowArguments", GetSignalById, same("signal_id", "at"), own=_board(), notes=on_board), show),
-        Tool("blackboard_signals", "List signals, oldest first, filtered.",
-             derive("SignalsArguments", ListSignals, same("status", "signal_type", "capability", "limit",
-                                                           "blackboard_id", "at")), signals),
-        Tool("blackboard_match", "Rank the registry's agents for a signal, best first.",
-             derive("MatchArguments", GetSignalById, same("signal_id"), own=_board(), notes=on_board), match),
-        Tool("blackboard_wait", "Block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED, and return it; "
-             "a tool error after timeout_seconds. Reports progress when the call carries a progress token.",
-             derive("WaitArguments", GetSignalById, same("signal_id"), own={**WAITING, **_board()}, notes=on_board),
-             wait, waits=True),
+        Tool(
+            "blackboard_post_signal",
+            "Post a signal (a unit of work) for an agent to claim; returns the signal. "
+            "`key` dedupes: posting again with it on the same board returns the first signal.",
+            derive("PostSignalArguments", PostSignal, post_fields, notes=board),
+            post,
+        ),
+        Tool(
+            "blackboard_claim",
+            "Claim a POSTED signal as the server's agent; returns the signal.",
+            derive("ClaimArguments", ClaimSignal, one, notes=on_board),
+            claim,
+        ),
+        Tool(
+            "blackboard_complete",
+            "Complete a signal the server's agent claimed, with its result; returns the signal.",
+            derive(
+                "CompleteArguments",
+                CompleteSignal,
+                one | same("artifact_path", "knowledge_items"),
+                notes=on_board,
+            ),
+            complete,
+        ),
+        Tool(
+            "blackboard_fail",
+            "Report that a signal the server's agent claimed could not be done; returns the signal.",
+            derive("FailArguments", FailSignal, one | same("error"), notes=on_board),
+            fail,
+        ),
+        Tool(
+            "blackboard_show",
+            "Show one signal (`at`: as it was right after that log position).",
+            derive("ShowArguments", GetSignalById, same("signal_id", "at"), own=_board(), notes=on_board),
+            show,
+        ),
+        Tool(
+            "blackboard_signals",
+            "List signals, oldest first, filtered.",
+            derive(
+                "SignalsArguments",
+                ListSignals,
+                same("status", "signal_type", "capability", "limit", "blackboard_id", "at"),
+            ),
+            signals,
+        ),
+        Tool(
+            "blackboard_match",
+            "Rank the registry's agents for a signal, best first.",
+            derive("MatchArguments", GetSignalById, same("signal_id"), own=_board(), notes=on_board),
+            match,
+        ),
+        Tool(
+            "blackboard_wait",
+            "Block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED, and return it; "
+            "a tool error after timeout_seconds. Reports progress when the call carries a progress token.",
+            derive(
+                "WaitArguments", GetSignalById, same("signal_id"), own={**WAITING, **_board()}, notes=on_board
+            ),
+            wait,
+            waits=True,
+        ),
     ]

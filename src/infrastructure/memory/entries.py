@@ -18,15 +18,23 @@ from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 
 
 class InMemoryEntryTransaction(EntryTransaction):
-    def __init__(self, blackboard_id: str, key: str, store: InMemoryEventStore, read_model: InMemorySignalReadModel,
-                 holds: ExitStack | None = None) -> None:
+    def __init__(
+        self,
+        blackboard_id: str,
+        key: str,
+        store: InMemoryEventStore,
+        read_model: InMemorySignalReadModel,
+        holds: ExitStack | None = None,
+    ) -> None:
         super().__init__(blackboard_id, key)
         self._store = store
         self._read_model = read_model
         self._holds = holds or ExitStack()  # what this transaction holds besides its key, until it ends
 
     def signal(self, signal_id: str) -> AgentSignal | None:
-        self._holds.enter_context(self._store.hold(self.blackboard_id))  # the board's writers wait for this write
+        self._holds.enter_context(
+            self._store.hold(self.blackboard_id)
+        )  # the board's writers wait for this write
         if self._read_model.position() == self._store.last_position():
             found = self._read_model.get(signal_id)
             return found if found is not None and found.blackboard_id == self.blackboard_id else None
@@ -36,7 +44,9 @@ class InMemoryEntryTransaction(EntryTransaction):
     def load(self) -> Entry | None:
         if self._read_model.position() == self._store.last_position():
             return self._read_model.entry(self.blackboard_id, self.key)
-        return entry_rules.replay((r.event, r.position) for r in _records(self._store, self.blackboard_id, self.key))
+        return entry_rules.replay(
+            (r.event, r.position) for r in _records(self._store, self.blackboard_id, self.key)
+        )
 
     def commit(self, events: Sequence[EntryEvent], metadata: Mapping[str, Any]) -> list[Recorded]:
         if not events:
@@ -65,8 +75,13 @@ class InMemoryEntryReadModel(EntryReadModel):
         return _records(self._store, blackboard_id, key, upto)
 
 
-def _records(store: InMemoryEventStore, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
+def _records(
+    store: InMemoryEventStore, blackboard_id: str, key: str | None = None, upto: int | None = None
+) -> list[Recorded]:
     return [
-        r for r in store.read_all(limit=upto)
-        if isinstance(r.event, EntryEvent) and r.event.blackboard_id == blackboard_id and key in (None, r.event.key)
+        r
+        for r in store.read_all(limit=upto)
+        if isinstance(r.event, EntryEvent)
+        and r.event.blackboard_id == blackboard_id
+        and key in (None, r.event.key)
     ]

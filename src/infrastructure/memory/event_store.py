@@ -23,7 +23,9 @@ class InMemoryEventStore(EventStore):
         self._lock = threading.Lock()
         self._board_locks: defaultdict[str, threading.RLock] = defaultdict(threading.RLock)
         self._now = now
-        self._stored: dict[str, StoredEvent] = {}  # event id -> as imported: its data in its own schema version
+        self._stored: dict[
+            str, StoredEvent
+        ] = {}  # event id -> as imported: its data in its own schema version
 
     @contextmanager
     def hold(self, blackboard_id: str) -> Iterator[None]:
@@ -67,7 +69,7 @@ class InMemoryEventStore(EventStore):
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         with self._lock:
             start = bisect.bisect_right(self._log, after, key=lambda r: r.position)  # positions may have gaps
-            return self._log[start:None if limit is None else start + limit]
+            return self._log[start : None if limit is None else start + limit]
 
     def last_position(self) -> int:
         with self._lock:
@@ -75,15 +77,29 @@ class InMemoryEventStore(EventStore):
 
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:
         with self._lock:
-            return [self._stored.get(r.event.event_id) or _as_stored(r) for r in self._log
-                    if r.event.stream_id.split(STREAM_SEPARATOR, 1)[0] == blackboard_id]
+            return [
+                self._stored.get(r.event.event_id) or _as_stored(r)
+                for r in self._log
+                if r.event.stream_id.split(STREAM_SEPARATOR, 1)[0] == blackboard_id
+            ]
 
     def import_events(self, blackboard_id: str, events: Sequence[StoredEvent]) -> list[int]:
         if any(e.stream_id.split(STREAM_SEPARATOR, 1)[0] != blackboard_id for e in events):
             raise ValueError(f"every imported event must belong to board {blackboard_id!r}")
-        loaded = [load_event(e.event_type, e.schema_version, {"event_id": e.event_id, "blackboard_id": blackboard_id,
-                                                               "version": e.version, "occurred_at": e.occurred_at},
-                             dict(e.data)) for e in events]
+        loaded = [
+            load_event(
+                e.event_type,
+                e.schema_version,
+                {
+                    "event_id": e.event_id,
+                    "blackboard_id": blackboard_id,
+                    "version": e.version,
+                    "occurred_at": e.occurred_at,
+                },
+                dict(e.data),
+            )
+            for e in events
+        ]
         with self._board_lock(blackboard_id), self._lock:
             held = {s for s in self._streams if s.split(STREAM_SEPARATOR, 1)[0] == blackboard_id}
             if held:
@@ -108,7 +124,14 @@ def _fields(stored: StoredEvent) -> dict[str, Any]:
 def _as_stored(record: Recorded) -> StoredEvent:
     event = record.event
     return StoredEvent(
-        position=record.position, event_id=event.event_id, stream_id=event.stream_id, version=event.version,
-        event_type=event.event_type, schema_version=type(event).schema_version, data=event.data(),
-        metadata=dict(record.metadata), occurred_at=event.occurred_at, recorded_at=record.recorded_at,
+        position=record.position,
+        event_id=event.event_id,
+        stream_id=event.stream_id,
+        version=event.version,
+        event_type=event.event_type,
+        schema_version=type(event).schema_version,
+        data=event.data(),
+        metadata=dict(record.metadata),
+        occurred_at=event.occurred_at,
+        recorded_at=record.recorded_at,
     )

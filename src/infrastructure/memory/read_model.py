@@ -18,7 +18,9 @@ class InMemorySignalReadModel(SignalReadModel):
         self._boards: dict[str, BlackboardAggregate] = {}
         self._position = 0
         self._lock = threading.Lock()
-        self._entries: dict[tuple[str, str], Entry] = {}  # (board, key): folded here too, as the SQL fold does
+        self._entries: dict[
+            tuple[str, str], Entry
+        ] = {}  # (board, key): folded here too, as the SQL fold does
 
     def get(self, signal_id: str) -> AgentSignal | None:
         with self._lock:
@@ -51,7 +53,9 @@ class InMemorySignalReadModel(SignalReadModel):
                 self._position = record.position
                 if isinstance(event, EntryEvent):
                     where = (event.blackboard_id, event.key)
-                    self._entries[where] = entry_rules.evolve(self._entries.get(where), event, record.position)
+                    self._entries[where] = entry_rules.evolve(
+                        self._entries.get(where), event, record.position
+                    )
                     continue
                 board = self._boards.setdefault(event.blackboard_id, BlackboardAggregate(event.blackboard_id))
                 board.apply(event)
@@ -64,7 +68,9 @@ class InMemorySignalReadModel(SignalReadModel):
     def board_entries(self, blackboard_id: str) -> list[Entry]:
         """Every entry of one board, in key order."""
         with self._lock:
-            return sorted((e for (b, _), e in self._entries.items() if b == blackboard_id), key=lambda e: e.key)
+            return sorted(
+                (e for (b, _), e in self._entries.items() if b == blackboard_id), key=lambda e: e.key
+            )
 
     def reset(self) -> None:
         with self._lock:

@@ -28,12 +28,17 @@ class InMemoryUnitOfWork(UnitOfWork):
 
     @contextmanager
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
-        with self._store.hold(entry_stream_id(blackboard_id, key)), ExitStack() as holds:  # the key's own stream
+        with (
+            self._store.hold(entry_stream_id(blackboard_id, key)),
+            ExitStack() as holds,
+        ):  # the key's own stream
             yield InMemoryEntryTransaction(blackboard_id, key, self._store, self._read_model, holds)
 
 
 class _Transaction(BoardTransaction):
-    def __init__(self, blackboard_id: str, store: InMemoryEventStore, read_model: InMemorySignalReadModel) -> None:
+    def __init__(
+        self, blackboard_id: str, store: InMemoryEventStore, read_model: InMemorySignalReadModel
+    ) -> None:
         super().__init__(blackboard_id)
         self._store = store
         self._read_model = read_model
@@ -48,7 +53,8 @@ class _Transaction(BoardTransaction):
 
     def taken(self, signal_id: str) -> bool:
         return self._read_model.get(signal_id) is not None or any(
-            isinstance(r.event, AgentSignalPosted) and r.event.signal_id == signal_id for r in self._store.read_all()
+            isinstance(r.event, AgentSignalPosted) and r.event.signal_id == signal_id
+            for r in self._store.read_all()
         )
 
     def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
@@ -80,4 +86,6 @@ class _Rows(BoardRows):
         return [s for s in self._signals if s.retry_of in signal_ids]
 
     def overdue(self, overdue_: Overdue) -> list[AgentSignal]:
-        return [s for s in self._signals if overdue(s, overdue_.at, overdue_.post_timeout, overdue_.claim_timeout)]
+        return [
+            s for s in self._signals if overdue(s, overdue_.at, overdue_.post_timeout, overdue_.claim_timeout)
+        ]

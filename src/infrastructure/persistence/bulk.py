@@ -23,7 +23,13 @@ from typing import Any
 from sqlalchemy import Connection, Table
 
 # The PostgreSQL type that json_to_recordset gives each column, by the column's SQLAlchemy type.
-_TYPES = {"String": "varchar", "Text": "text", "Integer": "integer", "BigInteger": "bigint", "DateTime": "timestamptz"}
+_TYPES = {
+    "String": "varchar",
+    "Text": "text",
+    "Integer": "integer",
+    "BigInteger": "bigint",
+    "DateTime": "timestamptz",
+}
 SMALLEST = 2  # fewer rows than this: a plain statement is as cheap
 
 
@@ -52,16 +58,23 @@ def _record(table: Table, names: Sequence[str], prefix: str = "") -> str:
     return ", ".join(f"{prefix}{n} {_type(table, n)}" for n in names)
 
 
-def insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]], returning: str | None = None,
-           key: str | None = None) -> list[Any]:
+def insert(
+    conn: Connection,
+    table: Table,
+    rows: Sequence[Mapping[str, Any]],
+    returning: str | None = None,
+    key: str | None = None,
+) -> list[Any]:
     """Insert `rows` (dicts keyed by column name, all with the same keys) in one statement, in their
     order (so a sequence default, like events.position, follows it); with `returning`, that column
     of each inserted row, in the order of `rows`, matched up by `key`, a column unique among them."""
     names = list(rows[0])
     listed = ", ".join(names)
-    sql = (f"INSERT INTO {table.name} ({listed}) SELECT {listed} "
-           f"FROM ROWS FROM (json_to_recordset(%(rows)s::json) AS ({_record(table, names)})) "
-           f"WITH ORDINALITY AS u({listed}, bulk_n) ORDER BY bulk_n")
+    sql = (
+        f"INSERT INTO {table.name} ({listed}) SELECT {listed} "
+        f"FROM ROWS FROM (json_to_recordset(%(rows)s::json) AS ({_record(table, names)})) "
+        f"WITH ORDINALITY AS u({listed}, bulk_n) ORDER BY bulk_n"
+    )
     if returning is None:
         conn.exec_driver_sql(sql, {"rows": _document(rows)})
         return []
@@ -74,11 +87,19 @@ def insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]], re
     return [found[row[key]] for row in rows]
 
 
-def update(conn: Connection, table: Table, key: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]],
-           prefix: str = "") -> int:
+def update(
+    conn: Connection,
+    table: Table,
+    key: str,
+    columns: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    prefix: str = "",
+) -> int:
     """Set `columns` of the row whose `key` matches, for each of `rows` (dict keys: `prefix` + column)."""
     sets = ", ".join(f"{c} = v.{prefix}{c}" for c in columns)
-    sql = (f"UPDATE {table.name} AS t SET {sets} "
-           f"FROM json_to_recordset(%(rows)s::json) AS v({_record(table, [key, *columns], prefix)}) "
-           f"WHERE t.{key} = v.{prefix}{key}")
+    sql = (
+        f"UPDATE {table.name} AS t SET {sets} "
+        f"FROM json_to_recordset(%(rows)s::json) AS v({_record(table, [key, *columns], prefix)}) "
+        f"WHERE t.{key} = v.{prefix}{key}"
+    )
     return int(conn.exec_driver_sql(sql, {"rows": _document(rows)}).rowcount)

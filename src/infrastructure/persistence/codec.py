@@ -13,7 +13,10 @@ from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, 
 
 
 def event_row(
-    event: BlackboardEvent, metadata: Mapping[str, Any], recorded_at: datetime, metadata_json: str | None = None
+    event: BlackboardEvent,
+    metadata: Mapping[str, Any],
+    recorded_at: datetime,
+    metadata_json: str | None = None,
 ) -> dict[str, Any]:
     """`metadata_json`: the metadata already encoded, when many events of one append share it."""
     return {
@@ -23,7 +26,9 @@ def event_row(
         "event_type": event.event_type,
         "schema_version": type(event).schema_version,
         "data": json.dumps(event.data(), separators=(",", ":")),
-        "metadata": metadata_json if metadata_json is not None else json.dumps(dict(metadata), separators=(",", ":")),
+        "metadata": metadata_json
+        if metadata_json is not None
+        else json.dumps(dict(metadata), separators=(",", ":")),
         "occurred_at": event.occurred_at,
         "recorded_at": recorded_at,
     }
@@ -34,8 +39,10 @@ def event_from_row(row: Any) -> BlackboardEvent:
     if cls is not None and row.schema_version == cls.schema_version:
         # the stored JSON is current: pydantic parses it with the envelope in one pass (half the time
         # of json.loads and then validating a dict; every replay, catch-up and `events` goes through here)
-        envelope = (f'{{"event_id":{json.dumps(row.event_id)},"blackboard_id":{json.dumps(board_of_stream(row.stream_id))},'
-                    f'"version":{int(row.version)},"occurred_at":"{row.occurred_at.isoformat()}"')
+        envelope = (
+            f'{{"event_id":{json.dumps(row.event_id)},"blackboard_id":{json.dumps(board_of_stream(row.stream_id))},'
+            f'"version":{int(row.version)},"occurred_at":"{row.occurred_at.isoformat()}"'
+        )
         fields = row.data.strip()[1:]  # the stored object without its opening brace
         return cls.model_validate_json(envelope + ("," + fields if fields.strip() != "}" else "}"))
     envelope = {
@@ -75,7 +82,8 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "claim_token": signal.claim_token,
         "renewed_at": signal.renewed_at,
         "keys_json": json.dumps({"read": list(signal.read_keys), "write": list(signal.write_keys)})
-        if signal.read_keys or signal.write_keys else None,
+        if signal.read_keys or signal.write_keys
+        else None,
     }
 
 

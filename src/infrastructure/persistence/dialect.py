@@ -68,8 +68,14 @@ class Dialect(abc.ABC):
         """Events were inserted with positions of their own (an import keeping an export's): the
         next append must be handed a position after them. SQLite's rowid follows the largest already."""
 
-    def insert_many(self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
-                    returning: str | None = None, key: str | None = None) -> list[Any]:
+    def insert_many(
+        self,
+        conn: Connection,
+        table: Table,
+        rows: Sequence[Mapping[str, Any]],
+        returning: str | None = None,
+        key: str | None = None,
+    ) -> list[Any]:
         """Insert `rows` in their order; with `returning`, that column of each, in the same order
         (matched by `key`, a column unique among them)."""
         if returning is None:
@@ -77,8 +83,15 @@ class Dialect(abc.ABC):
             return []
         return list(conn.scalars(_insert_returning(table, returning), list(rows)))
 
-    def update_many(self, conn: Connection, table: Table, key: str, columns: Sequence[str],
-                    rows: Sequence[Mapping[str, Any]], prefix: str = "") -> None:
+    def update_many(
+        self,
+        conn: Connection,
+        table: Table,
+        key: str,
+        columns: Sequence[str],
+        rows: Sequence[Mapping[str, Any]],
+        prefix: str = "",
+    ) -> None:
         """Set `columns` of the row whose `key` matches, for each row (dict keys: `prefix` + column)."""
         conn.execute(_update(table, key, tuple(columns), prefix), list(rows))
 
@@ -100,8 +113,11 @@ def _insert_returning(table: Table, column: str) -> Insert:
 
 @functools.cache
 def _update(table: Table, key: str, columns: tuple[str, ...], prefix: str) -> Update:
-    return (table.update().where(table.c[key] == bindparam(f"{prefix}{key}"))
-            .values({c: bindparam(f"{prefix}{c}") for c in columns}))
+    return (
+        table.update()
+        .where(table.c[key] == bindparam(f"{prefix}{key}"))
+        .values({c: bindparam(f"{prefix}{c}") for c in columns})
+    )
 
 
 _chosen: weakref.WeakKeyDictionary[Engine, Dialect] = weakref.WeakKeyDictionary()

@@ -11,24 +11,44 @@ from blackboard.domain.entries import Entry, Version
 
 def entry_row(entry: Entry) -> dict[str, Any]:
     current = entry.current
-    state = {"version": entry.version, "current": _version(current), "candidates": [_version(c) for c in entry.candidates]}
+    state = {
+        "version": entry.version,
+        "current": _version(current),
+        "candidates": [_version(c) for c in entry.candidates],
+    }
     return {
-        "blackboard_id": entry.blackboard_id, "key": entry.key, "version": entry.version,
-        "current_version": current.version, "author": current.author, "entry_type": current.entry_type,
-        "section": current.section, "role": current.role, "label": current.label, "signal_id": current.signal_id,
-        "position": current.position, "candidates": len(entry.candidates),
+        "blackboard_id": entry.blackboard_id,
+        "key": entry.key,
+        "version": entry.version,
+        "current_version": current.version,
+        "author": current.author,
+        "entry_type": current.entry_type,
+        "section": current.section,
+        "role": current.role,
+        "label": current.label,
+        "signal_id": current.signal_id,
+        "position": current.position,
+        "candidates": len(entry.candidates),
         "state_json": json.dumps(state, separators=(",", ":"), ensure_ascii=False),
     }
 
 
 def topic_rows(entry: Entry) -> list[dict[str, str]]:
-    return [{"blackboard_id": entry.blackboard_id, "key": entry.key, "topic": t} for t in dict.fromkeys(entry.current.topics)]
+    return [
+        {"blackboard_id": entry.blackboard_id, "key": entry.key, "topic": t}
+        for t in dict.fromkeys(entry.current.topics)
+    ]
 
 
 def entry_from_row(row: Any) -> Entry:
     state = json.loads(row.state_json)
-    return Entry(row.blackboard_id, row.key, state["version"], _from(row, state["current"]),
-                 tuple(_from(row, c) for c in state["candidates"]))
+    return Entry(
+        row.blackboard_id,
+        row.key,
+        state["version"],
+        _from(row, state["current"]),
+        tuple(_from(row, c) for c in state["candidates"]),
+    )
 
 
 def _version(v: Version) -> dict[str, Any]:
@@ -39,7 +59,12 @@ def _version(v: Version) -> dict[str, Any]:
 
 def _from(row: Any, data: dict[str, Any]) -> Version:
     return Version(
-        **{**data, "written_at": datetime.fromisoformat(data["written_at"]), "depends_on": tuple(data["depends_on"]),
-           "topics": tuple(data["topics"])},
-        blackboard_id=row.blackboard_id, key=row.key,
+        **{
+            **data,
+            "written_at": datetime.fromisoformat(data["written_at"]),
+            "depends_on": tuple(data["depends_on"]),
+            "topics": tuple(data["topics"]),
+        },
+        blackboard_id=row.blackboard_id,
+        key=row.key,
     )

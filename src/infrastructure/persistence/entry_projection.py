@@ -21,18 +21,26 @@ from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS
 Keys = MutableMapping[tuple[str, str], Entry | None]  # (board, key) -> its state, None: never written
 
 DROP_ROW = delete(ENTRIES).where(ENTRIES.c.blackboard_id == bindparam("b"), ENTRIES.c.key == bindparam("k"))
-DROP_TOPICS = delete(ENTRY_TOPICS).where(ENTRY_TOPICS.c.blackboard_id == bindparam("b"),
-                                         ENTRY_TOPICS.c.key == bindparam("k"))
+DROP_TOPICS = delete(ENTRY_TOPICS).where(
+    ENTRY_TOPICS.c.blackboard_id == bindparam("b"), ENTRY_TOPICS.c.key == bindparam("k")
+)
 
 
 def fold_entries(conn: Connection, records: Sequence[Recorded], known: Keys, complete: bool = False) -> None:
     """Fold entry records (in position order) into the rows. `known` holds states matching the rows
     (and keeps the new ones); with `complete`, a key missing from it has no row."""
-    touched = list(dict.fromkeys((r.event.blackboard_id, r.event.key) for r in records  # type: ignore[attr-defined]
-                                 if isinstance(r.event, EntryEvent)))
+    touched = list(
+        dict.fromkeys(
+            (r.event.blackboard_id, r.event.key)
+            for r in records  # type: ignore[attr-defined]
+            if isinstance(r.event, EntryEvent)
+        )
+    )
     missing = [k for k in touched if k not in known]
     if missing and not complete:
-        for row in conn.execute(select(ENTRIES).where(tuple_(ENTRIES.c.blackboard_id, ENTRIES.c.key).in_(missing))):
+        for row in conn.execute(
+            select(ENTRIES).where(tuple_(ENTRIES.c.blackboard_id, ENTRIES.c.key).in_(missing))
+        ):
             known[(row.blackboard_id, row.key)] = entry_from_row(row)
     for record in records:
         event = record.event

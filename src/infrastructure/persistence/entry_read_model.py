@@ -25,12 +25,16 @@ def get_in(conn: Connection, blackboard_id: str, key: str) -> Entry | None:
     return entry_from_row(row) if row is not None else None
 
 
-def records_in(conn: Connection, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
+def records_in(
+    conn: Connection, blackboard_id: str, key: str | None = None, upto: int | None = None
+) -> list[Recorded]:
     """One key's events (its stream: indexed), or every entry stream of the board (`<board>\\x1f...`)."""
     if key is not None:
         query = select(EVENTS).where(EVENTS.c.stream_id == entry_stream_id(blackboard_id, key))
     else:
-        query = select(EVENTS).where(EVENTS.c.stream_id.like(_escaped(blackboard_id) + STREAM_SEPARATOR + "%", escape="\\"))
+        query = select(EVENTS).where(
+            EVENTS.c.stream_id.like(_escaped(blackboard_id) + STREAM_SEPARATOR + "%", escape="\\")
+        )
     if upto is not None:
         query = query.where(EVENTS.c.position <= upto)
     return [recorded_from_row(row) for row in conn.execute(query.order_by(EVENTS.c.position))]
@@ -51,7 +55,8 @@ class SqlEntryReadModel(EntryReadModel):
                 query = query.where(ENTRIES.c[column] == wanted)
         if criteria.topic is not None:  # EXISTS over the topics' primary key (board, topic, key)
             published = select(ENTRY_TOPICS.c.key).where(
-                ENTRY_TOPICS.c.blackboard_id == ENTRIES.c.blackboard_id, ENTRY_TOPICS.c.topic == criteria.topic,
+                ENTRY_TOPICS.c.blackboard_id == ENTRIES.c.blackboard_id,
+                ENTRY_TOPICS.c.topic == criteria.topic,
                 ENTRY_TOPICS.c.key == ENTRIES.c.key,
             )
             query = query.where(published.exists())
@@ -67,10 +72,24 @@ class SqlEntryReadModel(EntryReadModel):
         """Counted where the rows are: a summary reads no value, however large the board."""
         board = ENTRIES.c.blackboard_id == blackboard_id
         with _translated(), read_connection(self._engine) as conn:
-            by_type = dict(conn.execute(select(ENTRIES.c.entry_type, func.count()).where(board).group_by(ENTRIES.c.entry_type)).all())
-            by_author = dict(conn.execute(select(ENTRIES.c.author, func.count()).where(board).group_by(ENTRIES.c.author)).all())
-            in_conflict = list(conn.scalars(select(ENTRIES.c.key).where(board, ENTRIES.c.candidates > 0).order_by(ENTRIES.c.key)))
-            latest = conn.execute(select(ENTRIES).where(board).order_by(ENTRIES.c.position.desc()).limit(1)).one_or_none()
+            by_type = dict(
+                conn.execute(
+                    select(ENTRIES.c.entry_type, func.count()).where(board).group_by(ENTRIES.c.entry_type)
+                ).all()
+            )
+            by_author = dict(
+                conn.execute(
+                    select(ENTRIES.c.author, func.count()).where(board).group_by(ENTRIES.c.author)
+                ).all()
+            )
+            in_conflict = list(
+                conn.scalars(
+                    select(ENTRIES.c.key).where(board, ENTRIES.c.candidates > 0).order_by(ENTRIES.c.key)
+                )
+            )
+            latest = conn.execute(
+                select(ENTRIES).where(board).order_by(ENTRIES.c.position.desc()).limit(1)
+            ).one_or_none()
         return EntryCounts(by_type, by_author, in_conflict, entry_from_row(latest) if latest else None)
 
     def board_counts(self, blackboard_id: str | None = None) -> dict[str, tuple[int, int]]:
@@ -80,7 +99,9 @@ class SqlEntryReadModel(EntryReadModel):
         if blackboard_id is not None:
             query = query.where(board == blackboard_id)
         with _translated(), read_connection(self._engine) as conn:
-            return {name: (entries, int(in_conflict or 0)) for name, entries, in_conflict in conn.execute(query)}
+            return {
+                name: (entries, int(in_conflict or 0)) for name, entries, in_conflict in conn.execute(query)
+            }
 
     def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
         with _translated(), read_connection(self._engine) as conn:

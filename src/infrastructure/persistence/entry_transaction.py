@@ -41,7 +41,9 @@ class SqlEntryTransaction(EntryTransaction):
     def signal(self, signal_id: str) -> AgentSignal | None:
         dialect_of(self._conn.engine).share_board(self._conn, self.blackboard_id)
         _, last, folded_to = self._conn.execute(STATE, {"stream": self.blackboard_id}).one()
-        if (folded_to or 0) == last:  # live: the signal's row is its state, every commit on the board wrote it
+        if (
+            folded_to or 0
+        ) == last:  # live: the signal's row is its state, every commit on the board wrote it
             row = self._conn.execute(BY_ID, {"board": self.blackboard_id, "id": signal_id}).first()
             return signal_from_row(row) if row is not None else None
         board = BlackboardAggregate.replay(self.blackboard_id, load_in(self._conn, self.blackboard_id))
@@ -51,5 +53,12 @@ class SqlEntryTransaction(EntryTransaction):
         if not events:
             return []
         stream = entry_stream_id(self.blackboard_id, self.key)
-        return append_in(self._conn, stream, events[0].version - 1, events, metadata, loaded={},
-                         entries={(self.blackboard_id, self.key): self._loaded})
+        return append_in(
+            self._conn,
+            stream,
+            events[0].version - 1,
+            events,
+            metadata,
+            loaded={},
+            entries={(self.blackboard_id, self.key): self._loaded},
+        )

@@ -11,7 +11,13 @@ from typing import Any
 from sqlalchemy import Connection, Engine, bindparam, func, select
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from blackboard.application.ports import ConcurrencyConflict, EventStore, Recorded, StoredEvent, StoreUnavailable
+from blackboard.application.ports import (
+    ConcurrencyConflict,
+    EventStore,
+    Recorded,
+    StoredEvent,
+    StoreUnavailable,
+)
 from blackboard.domain.events import BlackboardEvent
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
@@ -19,21 +25,23 @@ from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.tables import EVENTS
 
-VERSION = select(func.coalesce(func.max(EVENTS.c.version), 0)).where(EVENTS.c.stream_id == bindparam("stream"))
+VERSION = select(func.coalesce(func.max(EVENTS.c.version), 0)).where(
+    EVENTS.c.stream_id == bindparam("stream")
+)
 LAST_POSITION = select(func.coalesce(func.max(EVENTS.c.position), 0))
 # One round trip under the log's lock: the board's version, the log's end, the read model's checkpoint.
 STATE = select(
     VERSION.scalar_subquery(),
     LAST_POSITION.scalar_subquery(),
-    select(projection.CHECKPOINTS.c.position).where(projection.CHECKPOINTS.c.name == projection.NAME).scalar_subquery(),
+    select(projection.CHECKPOINTS.c.position)
+    .where(projection.CHECKPOINTS.c.name == projection.NAME)
+    .scalar_subquery(),
 )
 LOAD = (
     select(EVENTS)
     .where(EVENTS.c.stream_id == bindparam("stream"), EVENTS.c.version > bindparam("after"))
     .order_by(EVENTS.c.version)
 )
-
-
 
 
 def append_in(
@@ -61,7 +69,9 @@ def append_in(
         dialect.hold_log(conn)
         state = conn.execute(STATE, {"stream": blackboard_id}).one()
     current, last, folded_to = state
-    follows = [e.version for e in events] == list(range(expected_version + 1, expected_version + 1 + len(events)))
+    follows = [e.version for e in events] == list(
+        range(expected_version + 1, expected_version + 1 + len(events))
+    )
     if current != expected_version or not follows:
         if _all_stored(conn, events):
             return []
@@ -73,7 +83,13 @@ def append_in(
     recorded = [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
     dialect.notify(conn, positions[-1])
     if loaded is not None and (folded_to or 0) == last:  # the read model is live: it stays so
-        projection.fold(conn, recorded, projection.FoldCache(dict(loaded), entries=dict(entries or {})), after=last, dependants=dependants)
+        projection.fold(
+            conn,
+            recorded,
+            projection.FoldCache(dict(loaded), entries=dict(entries or {})),
+            after=last,
+            dependants=dependants,
+        )
     return recorded
 
 
@@ -120,12 +136,16 @@ class SqlAlchemyEventStore(EventStore):
     def import_events(self, blackboard_id: str, events: Sequence[StoredEvent]) -> list[int]:
         from blackboard.infrastructure.persistence import transfer
 
-        with translated(f"could not import {blackboard_id}"):  # no board given: an IntegrityError is no conflict
+        with translated(
+            f"could not import {blackboard_id}"
+        ):  # no board given: an IntegrityError is no conflict
             return transfer.import_events(self._engine, blackboard_id, events)
 
 
 def load_in(conn: Connection, blackboard_id: str, after_version: int = 0) -> list[BlackboardEvent]:
-    return [event_from_row(row) for row in conn.execute(LOAD, {"stream": blackboard_id, "after": after_version})]
+    return [
+        event_from_row(row) for row in conn.execute(LOAD, {"stream": blackboard_id, "after": after_version})
+    ]
 
 
 @contextmanager

@@ -35,9 +35,13 @@ ENTRY_LOCKS = 0x656E  # advisory lock class of the entry keys, apart from the bo
 LOG_LOCK = 0x626C6B62
 PROJECTION_LOCK = 0x626C7072
 MIGRATION_LOCK = 0x626C6D67
-HOLD_BOARD = text("SELECT pg_advisory_xact_lock_shared(:projection), pg_advisory_xact_lock(:kind, hashtext(:board))")
+HOLD_BOARD = text(
+    "SELECT pg_advisory_xact_lock_shared(:projection), pg_advisory_xact_lock(:kind, hashtext(:board))"
+)
 HOLD = text("SELECT pg_advisory_xact_lock(:key)")
-SET_SEQUENCE = text("SELECT setval(pg_get_serial_sequence('events', 'position'), (SELECT max(position) FROM events))")
+SET_SEQUENCE = text(
+    "SELECT setval(pg_get_serial_sequence('events', 'position'), (SELECT max(position) FROM events))"
+)
 SHARE_BOARD = text("SELECT pg_advisory_xact_lock_shared(:kind, hashtext(:board))")
 NOTIFY = text("SELECT pg_notify(:channel, :position)")
 
@@ -86,14 +90,27 @@ class PostgresDialect(Dialect):
         # delivered on commit: listeners wake as soon as the events are visible
         conn.execute(NOTIFY, {"channel": NOTIFY_CHANNEL, "position": str(position)})
 
-    def insert_many(self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
-                    returning: str | None = None, key: str | None = None) -> list[Any]:
+    def insert_many(
+        self,
+        conn: Connection,
+        table: Table,
+        rows: Sequence[Mapping[str, Any]],
+        returning: str | None = None,
+        key: str | None = None,
+    ) -> list[Any]:
         if len(rows) < bulk.SMALLEST:
             return super().insert_many(conn, table, rows, returning, key)
         return bulk.insert(conn, table, rows, returning=returning, key=key)
 
-    def update_many(self, conn: Connection, table: Table, key: str, columns: Sequence[str],
-                    rows: Sequence[Mapping[str, Any]], prefix: str = "") -> None:
+    def update_many(
+        self,
+        conn: Connection,
+        table: Table,
+        key: str,
+        columns: Sequence[str],
+        rows: Sequence[Mapping[str, Any]],
+        prefix: str = "",
+    ) -> None:
         if len(rows) < bulk.SMALLEST:
             super().update_many(conn, table, key, columns, rows, prefix)
         else:

@@ -24,15 +24,30 @@ from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
 
 NAME = "blackboard_signals"
-CHANGING = ("status", "claimed_by", "claimed_at", "completed_at", "result_json", "version",
-            "waiting_json", "waiting", "claimable_since", "claim_token", "renewed_at")
+CHANGING = (
+    "status",
+    "claimed_by",
+    "claimed_at",
+    "completed_at",
+    "result_json",
+    "version",
+    "waiting_json",
+    "waiting",
+    "claimable_since",
+    "claim_token",
+    "renewed_at",
+)
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
 GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id).where(
     DEPENDENCIES.c.upstream_id.in_(bindparam("upstream_ids", expanding=True))
 )
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
-INSERT_SIGNALS, INSERT_CAPABILITIES, INSERT_DEPENDENCIES = insert(SIGNALS), insert(CAPABILITIES), insert(DEPENDENCIES)
+INSERT_SIGNALS, INSERT_CAPABILITIES, INSERT_DEPENDENCIES = (
+    insert(SIGNALS),
+    insert(CAPABILITIES),
+    insert(DEPENDENCIES),
+)
 SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
 
 
@@ -44,14 +59,19 @@ class FoldCache:
     dependants: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     complete: bool = False
     position: int = 0  # the checkpoint the cache matches, for a rebuild going page by page
-    entries: dict[tuple[str, str], Any] = field(default_factory=dict)  # (board, key) -> Entry | None: entry_projection
+    entries: dict[tuple[str, str], Any] = field(
+        default_factory=dict
+    )  # (board, key) -> Entry | None: entry_projection
 
 
 class Fold:
     """One transaction's worth of folding: reads what it needs, writes each changed signal once."""
 
     def __init__(
-        self, conn: Connection, cache: FoldCache | None = None, dependants: Mapping[str, list[str]] | None = None
+        self,
+        conn: Connection,
+        cache: FoldCache | None = None,
+        dependants: Mapping[str, list[str]] | None = None,
     ) -> None:
         self._conn = conn
         self._cache = cache or FoldCache()
@@ -106,14 +126,19 @@ class Fold:
             self._conn.execute(INSERT_SIGNALS, [signal_row(s) for s in self._new.values()])
             self._conn.execute(
                 INSERT_CAPABILITIES,
-                [{"signal_id": s.signal_id, "capability": c} for s in self._new.values()
-                 for c in dict.fromkeys(map(canonical_capability, s.target_capabilities))],  # compared in that form
+                [
+                    {"signal_id": s.signal_id, "capability": c}
+                    for s in self._new.values()
+                    for c in dict.fromkeys(map(canonical_capability, s.target_capabilities))
+                ],  # compared in that form
             )
         if self._new_dependencies:
             self._conn.execute(INSERT_DEPENDENCIES, self._new_dependencies)
         if self._changed:
             rows = [changing_row(s) for s in self._changed.values()]
-            dialect_of(self._conn.engine).update_many(self._conn, SIGNALS, "signal_id", CHANGING, rows, prefix="b_")
+            dialect_of(self._conn.engine).update_many(
+                self._conn, SIGNALS, "signal_id", CHANGING, rows, prefix="b_"
+            )
 
     def _lookup(self, signal_id: str) -> AgentSignal:
         """The signal as it stands: `_prefetch` read every stored one these events touch."""
@@ -160,9 +185,13 @@ def fold(
         batch.apply(signal_events)
         batch.flush()
     if len(signal_events) < len(fresh):  # entries live in tables of their own: their order to signals is moot
-        from blackboard.infrastructure.persistence.entry_projection import fold_entries  # not for signals alone
+        from blackboard.infrastructure.persistence.entry_projection import (
+            fold_entries,
+        )  # not for signals alone
 
-        fold_entries(conn, [r for r in fresh if isinstance(r.event, EntryEvent)], cache.entries, cache.complete)
+        fold_entries(
+            conn, [r for r in fresh if isinstance(r.event, EntryEvent)], cache.entries, cache.complete
+        )
     set_checkpoint(conn, fresh[-1].position)
     return len(fresh)
 

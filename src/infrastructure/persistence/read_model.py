@@ -11,7 +11,13 @@ from typing import Any, ParamSpec, TypeVar
 from sqlalchemy import Engine, Select, bindparam, func, select
 from sqlalchemy.exc import DBAPIError
 
-from blackboard.application.ports import BoardSignals, Recorded, SignalFilter, SignalReadModel, StoreUnavailable
+from blackboard.application.ports import (
+    BoardSignals,
+    Recorded,
+    SignalFilter,
+    SignalReadModel,
+    StoreUnavailable,
+)
 from blackboard.domain.capabilities import canonical_capability, targets_auto
 from blackboard.domain.signals import AgentSignal, Candidate, signal_text
 from blackboard.infrastructure.persistence import projection
@@ -59,10 +65,17 @@ class SqlSignalReadModel(SignalReadModel):
             return [signal_from_row(row) for row in conn.execute(_matching(select(SIGNALS), criteria))]
 
     @_translated
-    def candidates(self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None) -> list[Candidate]:
+    def candidates(
+        self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None
+    ) -> list[Candidate]:
         criteria = SignalFilter.claimable(capabilities, limit, blackboard_id)
-        columns = (SIGNALS.c.signal_id, SIGNALS.c.blackboard_id, SIGNALS.c.target_capabilities, SIGNALS.c.created_at,
-                   SIGNALS.c.payload_json)
+        columns = (
+            SIGNALS.c.signal_id,
+            SIGNALS.c.blackboard_id,
+            SIGNALS.c.target_capabilities,
+            SIGNALS.c.created_at,
+            SIGNALS.c.payload_json,
+        )
         with read_connection(self._engine) as conn:
             return [_candidate(*row) for row in conn.execute(_matching(select(*columns), criteria))]
 
@@ -81,8 +94,11 @@ class SqlSignalReadModel(SignalReadModel):
 
     @_translated
     def count_by_status(self, blackboard_id: str) -> dict[str, int]:
-        query = (select(SIGNALS.c.status, func.count()).where(SIGNALS.c.blackboard_id == blackboard_id)
-                 .group_by(SIGNALS.c.status))
+        query = (
+            select(SIGNALS.c.status, func.count())
+            .where(SIGNALS.c.blackboard_id == blackboard_id)
+            .group_by(SIGNALS.c.status)
+        )
         with read_connection(self._engine) as conn:
             return dict(conn.execute(query).all())
 
@@ -93,19 +109,31 @@ class SqlSignalReadModel(SignalReadModel):
         mine = (board == blackboard_id,) if blackboard_id is not None else ()
         lease = func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at)
         with read_connection(self._engine) as conn:
-            counts = conn.execute(select(board, status, func.count()).where(*mine).group_by(board, status)).all()
-            oldest = dict(conn.execute(select(board, func.min(SIGNALS.c.created_at)).where(*mine, status == "POSTED")
-                                       .group_by(board)).all())
-            live = conn.execute(select(board, SIGNALS.c.claimed_by).distinct()
-                                .where(*mine, status == "CLAIMED", lease >= live_since)).all()
+            counts = conn.execute(
+                select(board, status, func.count()).where(*mine).group_by(board, status)
+            ).all()
+            oldest = dict(
+                conn.execute(
+                    select(board, func.min(SIGNALS.c.created_at))
+                    .where(*mine, status == "POSTED")
+                    .group_by(board)
+                ).all()
+            )
+            live = conn.execute(
+                select(board, SIGNALS.c.claimed_by)
+                .distinct()
+                .where(*mine, status == "CLAIMED", lease >= live_since)
+            ).all()
         by_board: dict[str, dict[str, int]] = {}
         for name, state, n in counts:
             by_board.setdefault(name, {})[state] = n
         workers: dict[str, list[str]] = {}
         for name, agent in live:
             workers.setdefault(name, []).append(agent)
-        return [BoardSignals(name, by_status, _utc(oldest.get(name)), tuple(sorted(workers.get(name, ()))))
-                for name, by_status in sorted(by_board.items())]
+        return [
+            BoardSignals(name, by_status, _utc(oldest.get(name)), tuple(sorted(workers.get(name, ()))))
+            for name, by_status in sorted(by_board.items())
+        ]
 
     @_translated
     def position(self) -> int:
@@ -144,9 +172,10 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
         query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
     if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
         able = select(CAPABILITIES.c.signal_id).where(
-            CAPABILITIES.c.signal_id == SIGNALS.c.signal_id, CAPABILITIES.c.capability.in_(
+            CAPABILITIES.c.signal_id == SIGNALS.c.signal_id,
+            CAPABILITIES.c.capability.in_(
                 [canonical_capability(c) for c in criteria.capabilities]  # the projection stores that form
-            )
+            ),
         )
         query = query.where(able.exists())
     return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
@@ -165,5 +194,10 @@ def _candidate(signal_id: str, board: str, targets: str, created: Any, payload: 
     if not targets_auto(candidate):
         return candidate
     fields = json.loads(payload)
-    return Candidate(signal_id, board, candidate.target_capabilities, created,
-                     signal_text(fields.get("topic", ""), fields.get("prompt", "")))
+    return Candidate(
+        signal_id,
+        board,
+        candidate.target_capabilities,
+        created,
+        signal_text(fields.get("topic", ""), fields.get("prompt", "")),
+    )

@@ -40,8 +40,14 @@ class SqliteDialect(Dialect):
     def writer_turn(self) -> AbstractContextManager[Any] | None:
         return self._turn
 
-    def insert_many(self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
-                    returning: str | None = None, key: str | None = None) -> list[Any]:
+    def insert_many(
+        self,
+        conn: Connection,
+        table: Table,
+        rows: Sequence[Mapping[str, Any]],
+        returning: str | None = None,
+        key: str | None = None,
+    ) -> list[Any]:
         if returning is None or len(rows) <= FEW:
             return super().insert_many(conn, table, rows, returning, key)
         # a long multi-row INSERT ... RETURNING is parsed anew every time: an executemany, then one query
@@ -49,7 +55,9 @@ class SqliteDialect(Dialect):
             raise ValueError(f"insert_many: RETURNING {returning} needs a key column")
         conn.execute(table.insert(), list(rows))
         keys = [row[key] for row in rows]
-        found = dict(conn.execute(select(table.c[key], table.c[returning]).where(table.c[key].in_(keys))).all())
+        found = dict(
+            conn.execute(select(table.c[key], table.c[returning]).where(table.c[key].in_(keys))).all()
+        )
         return [found[k] for k in keys]
 
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
@@ -64,11 +72,15 @@ class SqliteDialect(Dialect):
         lock file first (writer_lock.py) rather than in SQLite's sleeping busy handler."""
         synchronous = settings.synchronous.upper()
         if synchronous not in SYNCHRONOUS_MODES:
-            raise ValueError(f"synchronous: {settings.synchronous!r} is not one of {', '.join(SYNCHRONOUS_MODES)}")
+            raise ValueError(
+                f"synchronous: {settings.synchronous!r} is not one of {', '.join(SYNCHRONOUS_MODES)}"
+            )
         url = make_url(settings.url)
         database = url.database or ""
         in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
-        options: dict[str, Any] = {"connect_args": {"timeout": settings.busy_timeout, "check_same_thread": False}}
+        options: dict[str, Any] = {
+            "connect_args": {"timeout": settings.busy_timeout, "check_same_thread": False}
+        }
         if in_memory:
             options["poolclass"] = StaticPool  # one shared connection, or every checkout sees an empty db
         else:
@@ -116,7 +128,11 @@ def use_wal(database: str, turn: AbstractContextManager[Any], busy_timeout: floa
                     conn.execute("PRAGMA journal_mode=WAL").fetchone()
                     return
                 except sqlite3.OperationalError as refused:
-                    if "locked" not in str(refused) and "busy" not in str(refused) or time.monotonic() >= deadline:
+                    if (
+                        "locked" not in str(refused)
+                        and "busy" not in str(refused)
+                        or time.monotonic() >= deadline
+                    ):
                         raise
                 time.sleep(pause)
                 pause = min(pause * 2, 0.1)

@@ -62,7 +62,9 @@ EVENTS = Table(
     metadata,
     Column("position", Position, primary_key=True, autoincrement=True),
     Column("event_id", String(36), nullable=False, unique=True),
-    Column("stream_id", String(401), nullable=False),  # a board (200), or a board, \x1f and an entry key (200)
+    Column(
+        "stream_id", String(401), nullable=False
+    ),  # a board (200), or a board, \x1f and an entry key (200)
     Column("version", Integer, nullable=False),
     Column("event_type", String(100), nullable=False),
     Column("schema_version", Integer, nullable=False),
@@ -99,7 +101,9 @@ SIGNALS = Table(
     Column("claim_token", String(100)),
     Column("renewed_at", Moment),
     Column("keys_json", Text),  # {"read": [...], "write": [...]}: key permissions; NULL when it has none
-    Index("ix_blackboard_signals_open", "status", "waiting", "created_at", "signal_id"),  # the candidates' order
+    Index(
+        "ix_blackboard_signals_open", "status", "waiting", "created_at", "signal_id"
+    ),  # the candidates' order
     Index("ix_blackboard_signals_board", "blackboard_id", "created_at"),
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
     Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check

@@ -21,14 +21,18 @@ from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
 
-CHUNK = 1000  # event ids per IN (...): SQLite's bound-parameter limit is far above, a long list is slow to render
+CHUNK = (
+    1000  # event ids per IN (...): SQLite's bound-parameter limit is far above, a long list is slow to render
+)
 
 
 def _of_board(blackboard_id: str):  # noqa: ANN202 - a SQLAlchemy clause
     """The board's own stream and its entry streams (`<board>\\x1f<key>`), the board matched literally."""
     escaped = blackboard_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return or_(EVENTS.c.stream_id == blackboard_id,
-               EVENTS.c.stream_id.like(escaped + STREAM_SEPARATOR + "%", escape="\\"))
+    return or_(
+        EVENTS.c.stream_id == blackboard_id,
+        EVENTS.c.stream_id.like(escaped + STREAM_SEPARATOR + "%", escape="\\"),
+    )
 
 
 def board_events(engine: Engine, blackboard_id: str) -> list[StoredEvent]:
@@ -36,9 +40,16 @@ def board_events(engine: Engine, blackboard_id: str) -> list[StoredEvent]:
     with read_connection(engine) as conn:
         return [
             StoredEvent(
-                position=row.position, event_id=row.event_id, stream_id=row.stream_id, version=row.version,
-                event_type=row.event_type, schema_version=row.schema_version, data=json.loads(row.data),
-                metadata=json.loads(row.metadata), occurred_at=row.occurred_at, recorded_at=row.recorded_at,
+                position=row.position,
+                event_id=row.event_id,
+                stream_id=row.stream_id,
+                version=row.version,
+                event_type=row.event_type,
+                schema_version=row.schema_version,
+                data=json.loads(row.data),
+                metadata=json.loads(row.metadata),
+                occurred_at=row.occurred_at,
+                recorded_at=row.recorded_at,
             )
             for row in conn.execute(query)
         ]
@@ -54,7 +65,9 @@ def import_events(engine: Engine, blackboard_id: str, events: Sequence[StoredEve
         # the board first, then the log: the order every command takes them in, so none deadlocks with this
         dialect.hold_board(conn, blackboard_id)
         dialect.hold_log(conn)
-        streams = conn.scalar(select(func.count(func.distinct(EVENTS.c.stream_id))).where(_of_board(blackboard_id)))
+        streams = conn.scalar(
+            select(func.count(func.distinct(EVENTS.c.stream_id))).where(_of_board(blackboard_id))
+        )
         if streams:
             raise BoardExists(blackboard_id, f"this store holds {streams} of its streams already")
         if taken := _taken(conn, EVENTS.c.event_id, [e.event_id for e in events]):
@@ -79,7 +92,7 @@ def import_events(engine: Engine, blackboard_id: str, events: Sequence[StoredEve
 
 def _taken(conn: Connection, column: Column[str], ids: list[str]) -> str | None:
     for start in range(0, len(ids), CHUNK):
-        found = conn.scalar(select(column).where(column.in_(ids[start:start + CHUNK])).limit(1))
+        found = conn.scalar(select(column).where(column.in_(ids[start : start + CHUNK])).limit(1))
         if found is not None:
             return found
     return None

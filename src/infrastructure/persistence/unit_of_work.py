@@ -31,25 +31,36 @@ from blackboard.infrastructure.persistence.tables import DEPENDENCIES, SIGNALS, 
 if TYPE_CHECKING:
     from blackboard.application.knowledge_ports import EntryTransaction
 
-BY_ID = select(SIGNALS).where(SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id"))
+BY_ID = select(SIGNALS).where(
+    SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id")
+)
 BY_IDS = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id.in_(bindparam("ids", expanding=True))
 )
 DEPENDANTS = (
     select(SIGNALS)
     .join(DEPENDENCIES, DEPENDENCIES.c.signal_id == SIGNALS.c.signal_id)
-    .where(DEPENDENCIES.c.upstream_id.in_(bindparam("ids", expanding=True)), SIGNALS.c.blackboard_id == bindparam("board"))
+    .where(
+        DEPENDENCIES.c.upstream_id.in_(bindparam("ids", expanding=True)),
+        SIGNALS.c.blackboard_id == bindparam("board"),
+    )
 )
-WITH_KEY = select(SIGNALS).where(SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.dedupe_key == bindparam("key"))
+WITH_KEY = select(SIGNALS).where(
+    SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.dedupe_key == bindparam("key")
+)
 RETRIES = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.retry_of.in_(bindparam("ids", expanding=True))
 )
 OVERDUE = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"),
     or_(
-        (SIGNALS.c.status == "POSTED") & (SIGNALS.c.claimable_since <= bindparam("posted_before", type_=Moment())),
+        (SIGNALS.c.status == "POSTED")
+        & (SIGNALS.c.claimable_since <= bindparam("posted_before", type_=Moment())),
         (SIGNALS.c.status == "CLAIMED")
-        & (func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at) <= bindparam("claimed_before", type_=Moment())),
+        & (
+            func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at)
+            <= bindparam("claimed_before", type_=Moment())
+        ),
     ),
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
@@ -61,7 +72,10 @@ class SqlUnitOfWork(UnitOfWork):
 
     @contextmanager
     def board(self, blackboard_id: str) -> Iterator[BoardTransaction]:
-        with translated(f"could not write to {blackboard_id}", blackboard_id), write_transaction(self._engine) as conn:
+        with (
+            translated(f"could not write to {blackboard_id}", blackboard_id),
+            write_transaction(self._engine) as conn,
+        ):
             dialect_of(self._engine).hold_board(conn, blackboard_id)
             yield _SqlTransaction(blackboard_id, conn)
 
@@ -69,10 +83,15 @@ class SqlUnitOfWork(UnitOfWork):
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
         """The key's own stream is held (PostgreSQL: its advisory lock, never the board's), so
         writers of different keys, and of the board's signals, do not wait on each other."""
-        from blackboard.infrastructure.persistence.entry_transaction import SqlEntryTransaction  # not for signals
+        from blackboard.infrastructure.persistence.entry_transaction import (
+            SqlEntryTransaction,
+        )  # not for signals
 
         stream = entry_stream_id(blackboard_id, key)
-        with translated(f"could not write {key} on {blackboard_id}", stream), write_transaction(self._engine) as conn:
+        with (
+            translated(f"could not write {key} on {blackboard_id}", stream),
+            write_transaction(self._engine) as conn,
+        ):
             dialect_of(self._engine).hold_entry(conn, stream)
             yield SqlEntryTransaction(blackboard_id, key, conn)
 
@@ -84,7 +103,9 @@ class _SqlTransaction(BoardTransaction):
         self._state: tuple[int, int, int | None] | None = None  # version, log's end, checkpoint
 
     def rows(self) -> BoardRows | None:
-        self._state = version, last, folded_to = tuple(self._conn.execute(STATE, {"stream": self.blackboard_id}).one())
+        self._state = version, last, folded_to = tuple(
+            self._conn.execute(STATE, {"stream": self.blackboard_id}).one()
+        )
         if (folded_to or 0) != last:
             return None
         return _SqlRows(self._conn, self.blackboard_id, version)
@@ -100,8 +121,16 @@ class _SqlTransaction(BoardTransaction):
         events = board.collect_events()
         if not events:
             return []
-        return append_in(self._conn, board.id, events[0].version - 1, events, metadata,
-                         loaded=self.loaded, dependants=self.loaded_dependants, state=self._state)
+        return append_in(
+            self._conn,
+            board.id,
+            events[0].version - 1,
+            events,
+            metadata,
+            loaded=self.loaded,
+            dependants=self.loaded_dependants,
+            state=self._state,
+        )
 
 
 class _SqlRows(BoardRows):
@@ -127,8 +156,11 @@ class _SqlRows(BoardRows):
         return self._many(RETRIES, ids=sorted(signal_ids)) if signal_ids else []
 
     def overdue(self, overdue: Overdue) -> list[AgentSignal]:
-        return self._many(OVERDUE, posted_before=overdue.at - overdue.post_timeout,
-                          claimed_before=overdue.at - overdue.claim_timeout)
+        return self._many(
+            OVERDUE,
+            posted_before=overdue.at - overdue.post_timeout,
+            claimed_before=overdue.at - overdue.claim_timeout,
+        )
 
     def _many(self, query: Any, **params: Any) -> list[AgentSignal]:
         return [signal_from_row(row) for row in self._conn.execute(query, {"board": self._board, **params})]

@@ -41,7 +41,9 @@ class WriterLock:
             self._threads.release()
             raise
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
         try:
             if self._fd is not None:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)

@@ -38,8 +38,11 @@ def check_bind(host: str, port: int, token: str | None) -> None:
     if token is not None and not TOKEN_RULE.fullmatch(token):
         raise InvalidInput("--token", "must be 8 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -")
     if not is_loopback(host) and not token:
-        raise InvalidInput("--host", f"{host} is not a loopback address: give --token T (or {TOKEN_ENV}), "
-                           "which every request must then present")
+        raise InvalidInput(
+            "--host",
+            f"{host} is not a loopback address: give --token T (or {TOKEN_ENV}), "
+            "which every request must then present",
+        )
 
 
 class TokenGate:
@@ -59,11 +62,18 @@ class TokenGate:
 
         request = Request(scope)
         header = request.headers.get("authorization", "")
-        given = [request.headers.get("x-blackboard-token"), header[7:] if header.lower().startswith("bearer ") else None,
-                 request.cookies.get(COOKIE), request.query_params.get("token")]
+        given = [
+            request.headers.get("x-blackboard-token"),
+            header[7:] if header.lower().startswith("bearer ") else None,
+            request.cookies.get(COOKIE),
+            request.query_params.get("token"),
+        ]
         if not any(g and hmac.compare_digest(g.encode(), self._token) for g in given):
-            response = PlainTextResponse("a token is required: open the page as /?token=T (the --token "
-                                         "of `blackboard ui`), or send the header X-Blackboard-Token", status_code=401)
+            response = PlainTextResponse(
+                "a token is required: open the page as /?token=T (the --token "
+                "of `blackboard ui`), or send the header X-Blackboard-Token",
+                status_code=401,
+            )
             await response(scope, receive, send)
             return
         await self.app(scope, receive, _setting_cookie(send, self._token.decode()) if given[3] else send)
@@ -75,4 +85,5 @@ def _setting_cookie(send: Any, token: str) -> Any:
             cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
             message["headers"] = [*message.get("headers", []), (b"set-cookie", cookie.encode())]
         await send(message)
+
     return sending

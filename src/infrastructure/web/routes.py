@@ -34,6 +34,7 @@ def position(request: Request, name: str, default: int | None = None) -> int | N
 
 def answers(handler: Callable[[Request], Any]) -> Handler:
     """Runs a blocking read off the event loop and maps refusals to 4xx (503 if the database is down)."""
+
     @functools.wraps(handler)
     async def endpoint(request: Request) -> Response:
         try:
@@ -47,6 +48,7 @@ def answers(handler: Callable[[Request], Any]) -> Handler:
         except Exception as exc:  # noqa: BLE001 - a bug answers 500 and is logged in one line; the server goes on
             logger.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
             return JSONResponse({"error": "unexpected error (see the server's log)"}, status_code=500)
+
     return endpoint
 
 
@@ -65,7 +67,9 @@ def api(view: BoardView) -> dict[str, Handler]:
         return view.board(request.path_params["board"], position(request, "at"))
 
     def entry(request: Request) -> Any:
-        return view.entry_history(request.path_params["board"], request.path_params["key"], position(request, "at"))
+        return view.entry_history(
+            request.path_params["board"], request.path_params["key"], position(request, "at")
+        )
 
     def events(request: Request) -> Any:
         limit = position(request, "limit", MAX_EVENTS)
@@ -73,5 +77,7 @@ def api(view: BoardView) -> dict[str, Handler]:
             raise InvalidInput("limit", f"must be 1 to {MAX_EVENTS}, got {limit}")
         return view.events(request.query_params.get("board") or None, position(request, "since", 0), limit)  # type: ignore[arg-type]
 
-    return {name: answers(handler) for name, handler in
-            (("boards", boards), ("board", board), ("entry", entry), ("events", events))}
+    return {
+        name: answers(handler)
+        for name, handler in (("boards", boards), ("board", board), ("entry", entry), ("events", events))
+    }

@@ -14,9 +14,17 @@ from blackboard.infrastructure.web.view import BoardView
 def serve(view: BoardView, notifier: LogNotifier, host: str, port: int, token: str | None) -> None:
     app = build_app(view, notifier, token, host)
     # a stream never ends by itself: on Ctrl-C give open pages a second, then close them
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=1,
-                            server_header=False, limit_concurrency=200, h11_max_incomplete_event_size=64 * 1024,
-                            log_config=LOG_CONFIG)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=1,
+        server_header=False,
+        limit_concurrency=200,
+        h11_max_incomplete_event_size=64 * 1024,
+        log_config=LOG_CONFIG,
+    )
     server = uvicorn.Server(config)
     try:
         server.run()
@@ -42,9 +50,14 @@ class OneLine(logging.Formatter):
 
 
 LOG_CONFIG = {
-    "version": 1, "disable_existing_loggers": False,
+    "version": 1,
+    "disable_existing_loggers": False,
     "formatters": {"one_line": {"()": OneLine}},
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "one_line", "stream": "ext://sys.stderr"}},
-    "loggers": {name: {"handlers": ["stderr"], "level": "WARNING", "propagate": False}
-                for name in ("uvicorn", "uvicorn.error", "blackboard")},
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "one_line", "stream": "ext://sys.stderr"}
+    },
+    "loggers": {
+        name: {"handlers": ["stderr"], "level": "WARNING", "propagate": False}
+        for name in ("uvicorn", "uvicorn.error", "blackboard")
+    },
 }

@@ -18,8 +18,14 @@ PAGE = 1000  # log records read at a time
 
 
 class BoardView:
-    def __init__(self, store: EventStore, signals: SignalReadModel, queries: BlackboardQueries,
-                 knowledge: KnowledgeQueries, entries: EntryReadModel) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        signals: SignalReadModel,
+        queries: BlackboardQueries,
+        knowledge: KnowledgeQueries,
+        entries: EntryReadModel,
+    ) -> None:
         self._store = store
         self._signals = signals
         self._queries = queries
@@ -39,8 +45,13 @@ class BoardView:
         position = self._store.last_position() if at is None else at
         signals = self._queries.list_signals(ListSignals(blackboard_id=blackboard_id, at=at))
         entries = self._knowledge.entries(ListEntries(blackboard_id=blackboard_id, at=at))
-        return {"blackboard_id": blackboard_id, "position": position, "live": at is None,
-                "signals": [s.to_document() for s in signals], "entries": [e.to_document() for e in entries]}
+        return {
+            "blackboard_id": blackboard_id,
+            "position": position,
+            "live": at is None,
+            "signals": [s.to_document() for s in signals],
+            "entries": [e.to_document() for e in entries],
+        }
 
     def entry_history(self, blackboard_id: str, key: str, at: int | None) -> list[dict[str, Any]]:
         return self._knowledge.history(ReadEntry(blackboard_id=blackboard_id, key=key, history=True, at=at))
@@ -81,8 +92,13 @@ def event_document(record: Recorded) -> dict[str, Any]:
     event = record.event
     data = documents.event(record)["data"]  # as `events` shows it: a claim's token hidden
     return {
-        "position": record.position, "event_type": event.event_type, "blackboard_id": event.blackboard_id,
-        "key": event.key if isinstance(event, EntryEvent) else None, "signal_id": event.signal_id,
-        "version": event.version, "recorded_at": record.recorded_at.isoformat(),
-        "data": data, "actor": record.metadata.get("actor"),
+        "position": record.position,
+        "event_type": event.event_type,
+        "blackboard_id": event.blackboard_id,
+        "key": event.key if isinstance(event, EntryEvent) else None,
+        "signal_id": event.signal_id,
+        "version": event.version,
+        "recorded_at": record.recorded_at.isoformat(),
+        "data": data,
+        "actor": record.metadata.get("actor"),
     }

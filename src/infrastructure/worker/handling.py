@@ -48,8 +48,11 @@ class Handling:
         started = time.monotonic()
         try:
             outcome = run_handler(
-                agent, self.document(claimed), tick=lambda: self.renew(agent, claimed),
-                tick_every=self._renew_every, cancel=self._cancel,
+                agent,
+                self.document(claimed),
+                tick=lambda: self.renew(agent, claimed),
+                tick_every=self._renew_every,
+                cancel=self._cancel,
             )
         except Exception as exc:  # noqa: BLE001 - the signal fails with the reason, the worker goes on
             logger.exception("handling %s went wrong", claimed.signal_id)
@@ -69,28 +72,49 @@ class Handling:
     def renew(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
         """A lost claim stops the handler (the work is someone else's now); an outage does not."""
         try:
-            self._service.renew_claim(RenewClaim(
-                signal_id=claimed.signal_id, agent_id=agent.name, token=self._token, blackboard_id=claimed.blackboard_id
-            ))
+            self._service.renew_claim(
+                RenewClaim(
+                    signal_id=claimed.signal_id,
+                    agent_id=agent.name,
+                    token=self._token,
+                    blackboard_id=claimed.blackboard_id,
+                )
+            )
         except StoreUnavailable as down:
             logger.warning("could not renew the claim on %s (%s); will try again", claimed.signal_id, down)
             return
         logger.debug("renewed the claim on %s", claimed.signal_id)
 
-    def hand_over(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, started: float) -> None:
+    def hand_over(
+        self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, started: float
+    ) -> None:
         command = self._command(agent, claimed, outcome)
         self._recorder.hand_over(Done(claimed, command, time.monotonic() - started))
 
-    def _command(self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome) -> CompleteSignal | FailSignal:
-        common = {"signal_id": claimed.signal_id, "agent_id": agent.name, "token": self._token,
-                  "blackboard_id": claimed.blackboard_id}
-        if outcome.succeeded and outcome.artifact_path is not None and (
-            refused := artifact_refusal(outcome.artifact_path, agent.path.resolve().parent, self._artifacts_dir)
+    def _command(
+        self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome
+    ) -> CompleteSignal | FailSignal:
+        common = {
+            "signal_id": claimed.signal_id,
+            "agent_id": agent.name,
+            "token": self._token,
+            "blackboard_id": claimed.blackboard_id,
+        }
+        if (
+            outcome.succeeded
+            and outcome.artifact_path is not None
+            and (
+                refused := artifact_refusal(
+                    outcome.artifact_path, agent.path.resolve().parent, self._artifacts_dir
+                )
+            )
         ):
             return FailSignal(**common, error=f"handler output refused: {refused}")
         if outcome.succeeded:
             try:
-                return CompleteSignal(**common, artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items)
+                return CompleteSignal(
+                    **common, artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items
+                )
             except ValidationError as bad:  # e.g. an empty artifact_path: the handler's mistake, said as such
                 problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in bad.errors())
                 return FailSignal(**common, error=f"handler output refused: {problem}")

@@ -28,9 +28,16 @@ class ClaimLoop:
     `release` (its outcome recorded)."""
 
     def __init__(
-        self, options: WorkerOptions, service: BlackboardService, queries: BlackboardQueries, store: EventStore,
-        notifier: LogNotifier, agents: Callable[[str], AgentDefinition | None],
-        everyone: Callable[[], list[AgentProfile]], threshold: float, token: str,
+        self,
+        options: WorkerOptions,
+        service: BlackboardService,
+        queries: BlackboardQueries,
+        store: EventStore,
+        notifier: LogNotifier,
+        agents: Callable[[str], AgentDefinition | None],
+        everyone: Callable[[], list[AgentProfile]],
+        threshold: float,
+        token: str,
         start: Callable[[AgentDefinition, AgentSignal], None],
     ) -> None:
         self._options, self._service, self._queries = options, service, queries
@@ -56,7 +63,9 @@ class ClaimLoop:
             self._active.pop(signal_id, None)
         self.freed.set()
 
-    def definition(self) -> AgentDefinition:  # as its file says now: a changed file counts from the next round
+    def definition(
+        self,
+    ) -> AgentDefinition:  # as its file says now: a changed file counts from the next round
         agent = self._agents(self._options.agent)
         if agent is None:
             raise AgentNotFound(self._options.agent)
@@ -94,23 +103,39 @@ class ClaimLoop:
         if free <= 0:
             return False
         agent, claimed_any = self.definition(), False
-        plan = plan_claims(self._candidates(agent.profile, free), agent.profile, self._others, self._threshold,
-                           self._options.head_start, free, self._queries.scorer.profile)
+        plan = plan_claims(
+            self._candidates(agent.profile, free),
+            agent.profile,
+            self._others,
+            self._threshold,
+            self._options.head_start,
+            free,
+            self._queries.scorer.profile,
+        )
         if plan.wait:
             time.sleep(plan.wait)  # so that an agent fitting better gets there first
         for board in plan.claims:
             if free <= 0 or self.stopping.is_set():
                 break
-            claims = self._service.claim_signals(ClaimSignals(
-                blackboard_id=board.blackboard_id, signal_ids=board.signal_ids, agent_id=agent.name,
-                token=self._token, limit=free,
-            ))
+            claims = self._service.claim_signals(
+                ClaimSignals(
+                    blackboard_id=board.blackboard_id,
+                    signal_ids=board.signal_ids,
+                    agent_id=agent.name,
+                    token=self._token,
+                    limit=free,
+                )
+            )
             for signal_id, refused in claims.skipped.items():
                 _log_skipped(agent, signal_id, refused)
             for claimed in claims.claimed:
-                logger.info("claimed %s %s %r (score %.2f)", claimed.signal_id, claimed.signal_type,
-                            claimed.payload.topic,
-                            self._queries.scorer.profile(agent.profile, claimed).score(claimed))
+                logger.info(
+                    "claimed %s %s %r (score %.2f)",
+                    claimed.signal_id,
+                    claimed.signal_type,
+                    claimed.payload.topic,
+                    self._queries.scorer.profile(agent.profile, claimed).score(claimed),
+                )
                 self._active[claimed.signal_id] = claimed
                 self._start(agent, claimed)
             free, claimed_any = free - len(claims.claimed), claimed_any or bool(claims.claimed)
@@ -121,8 +146,12 @@ class ClaimLoop:
         for capability in search.capabilities:  # a few of the oldest per capability
             # as the read model stands: appends fold into it as they commit, and a stale candidate costs
             # nothing (the claim decides on the board itself)
-            query = GetOpenSignals(capabilities=(capability,), limit=search.limit,
-                                   blackboard_id=self._options.blackboard_id, catch_up=False)
+            query = GetOpenSignals(
+                capabilities=(capability,),
+                limit=search.limit,
+                blackboard_id=self._options.blackboard_id,
+                catch_up=False,
+            )
             found.extend(self._queries.open_candidates(query))
         return found
 
@@ -146,5 +175,9 @@ class ClaimLoop:
 def _log_skipped(agent: AgentDefinition, signal_id: str, refused: BlackboardError) -> None:
     # normal in a race: said at INFO only when a different agent took the signal
     other = isinstance(refused, AlreadyClaimed) and refused.claimed_by != agent.name
-    logger.log(logging.INFO if other else logging.DEBUG, "%s %s", signal_id,
-               f"went to {refused.claimed_by}" if isinstance(refused, AlreadyClaimed) else f"skipped: {refused}")
+    logger.log(
+        logging.INFO if other else logging.DEBUG,
+        "%s %s",
+        signal_id,
+        f"went to {refused.claimed_by}" if isinstance(refused, AlreadyClaimed) else f"skipped: {refused}",
+    )

@@ -49,10 +49,19 @@ class Worker:
         self._handled = 0
         self._stopped_at: float | None = None
         slots = 1 if options.once else options.concurrency
-        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="handler")  # threads come with work
+        self._pool = ThreadPoolExecutor(
+            max_workers=slots, thread_name_prefix="handler"
+        )  # threads come with work
         self._recorder = Recorder(service, options.agent, self._cancel, self._recorded)
-        self._handling = Handling(service, queries, self.token, options.renew_every, self._cancel, self._recorder,
-                                  options.artifacts_dir)
+        self._handling = Handling(
+            service,
+            queries,
+            self.token,
+            options.renew_every,
+            self._cancel,
+            self._recorder,
+            options.artifacts_dir,
+        )
         self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
         self._loop = ClaimLoop(
             options, service, queries, store, notifier, agents, everyone, threshold, self.token, self._start
@@ -66,7 +75,11 @@ class Worker:
         """Stop claiming; running handlers may finish within the grace period."""
         if not self._loop.stopping.is_set():
             self._stopped_at = time.monotonic()
-            logger.info("stopping: no new claims; %d handler(s) running, %gs to finish", self._loop.running, self._options.grace)
+            logger.info(
+                "stopping: no new claims; %d handler(s) running, %gs to finish",
+                self._loop.running,
+                self._options.grace,
+            )
         self._loop.stop()
 
     def install_signal_handlers(self) -> None:
@@ -77,13 +90,21 @@ class Worker:
         """Work until stopped (or, with `once`, after at most one signal). Returns the exit code."""
         definition = self._loop.definition()
         if not definition.runnable:  # an unknown agent, or one with nothing to run, fails now
-            raise InvalidInput("command", (
-                f"agent {self._options.agent} is not runnable: it has no command or entrypoint in its file "
-                f"({definition.path}), so a worker has nothing to run for it (add command: or entrypoint: to the file)"
-            ))
+            raise InvalidInput(
+                "command",
+                (
+                    f"agent {self._options.agent} is not runnable: it has no command or entrypoint in its file "
+                    f"({definition.path}), so a worker has nothing to run for it (add command: or entrypoint: to the file)"
+                ),
+            )
         if definition.entrypoint:
             load_entrypoint(definition)  # an entrypoint that does not import fails now too (exit 2)
-        logger.info("worker %s started (token %s, concurrency %d)", self._options.agent, self.token, self._options.concurrency)
+        logger.info(
+            "worker %s started (token %s, concurrency %d)",
+            self._options.agent,
+            self.token,
+            self._options.concurrency,
+        )
         self._recorder.start()
         try:
             self._loop.run()

@@ -107,7 +107,11 @@ def _log_outcome(done: Done, result: AgentSignal | BlackboardError) -> None:
     if isinstance(result, BlackboardError):  # the claim is no longer ours (it expired meanwhile)
         logger.warning("could not record the outcome of %s: %s", sid, result)
     elif isinstance(command, CompleteSignal):
-        logger.info("completed %s in %.2fs: %s", sid, done.took,
-                    command.artifact_path or f"{len(command.knowledge_items)} knowledge item(s)")
+        logger.info(
+            "completed %s in %.2fs: %s",
+            sid,
+            done.took,
+            command.artifact_path or f"{len(command.knowledge_items)} knowledge item(s)",
+        )
     else:
         logger.info("failed %s after %.2fs: %s", sid, done.took, command.error)

@@ -43,7 +43,9 @@ class Supervisor:
     this one thread keeps the timeouts and the grace period of every call and has the pool renew their
     claims, so no thread per signal sits waiting. `cancel` set: the grace period is over."""
 
-    def __init__(self, handling: Handling, pool: Executor, cancel: threading.Event, renew_every: float) -> None:
+    def __init__(
+        self, handling: Handling, pool: Executor, cancel: threading.Event, renew_every: float
+    ) -> None:
         self._handling = handling
         self._pool = pool
         self._cancel = cancel
