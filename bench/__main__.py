@@ -2,7 +2,8 @@
 
 Sections, all run by default (BENCH_SECTIONS=a,b,... picks some): (a) command throughput, (b) the
 eventsourcing baseline, (c) latency on a small vs a huge board, warm and cold, (d) rebuild speed,
-(e) concurrent writers, (k) knowledge entries on a small and a huge board, (l) `events` and `status` on a long log, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
+(e) concurrent writers, (k) knowledge entries on a small and a huge board, (l) `events` and `status`
+on a long log, (f) `blackboard worker` processes on SQLite (drain, wake-up), (g) the same on
 PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless named), (m) a post through
 the Python API against a `blackboard post` process, (t) `match` by text over 1,000 agent files,
 (s) CLI start-up,
@@ -316,7 +317,8 @@ def main() -> None:
     config.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
     say(
         f"\nwrote {config.out} in {report['duration_s']} s; load average at the end "
-        f"{' '.join(f'{x:.1f}' for x in report['load_average_at_end'])} (the machine is shared: see docs/performance.md)"
+        f"{' '.join(f'{x:.1f}' for x in report['load_average_at_end'])} "
+        "(the machine is shared: see docs/performance.md)"
     )
     if failed:
         raise SystemExit(f"sections that failed: {', '.join(failed)}")
@@ -423,7 +425,8 @@ def print_baseline(tp: dict[str, Any], config: Config) -> list[dict[str, Any]]:
             ],
             rows,
             f"    eventsourcing: PERSISTENCE_MODULE=eventsourcing.sqlite, SQLITE_DBNAME=<temp file>; it ran with\n"
-            f"    journal_mode={settings['journal_mode']}, synchronous={settings['synchronous']} (it never sets it: SQLite's default), "
+            f"    journal_mode={settings['journal_mode']}, synchronous={settings['synchronous']} "
+            "(it never sets it: SQLite's default), "
             "no snapshotting.\n"
             "    It has no setting for PRAGMA synchronous: the NORMAL row patches its connect inside the benchmark.\n"
             "    With all its defaults (no aggregate cache) it replays the whole board on every command, O(N) each,\n"
@@ -706,8 +709,9 @@ def print_workers(wk: dict[str, Any]) -> list[dict[str, Any]]:
                     f"p99<={TARGET_P99_MS:g}",
                 ],
                 rows,
-                "    post>append: the poster's own decide-to-append step (median); append>claim: from the post's append\n"
-                "    starting to the worker's claim decision (median).  idle cpu: one CPU's share each idle worker\n"
+                "    post>append: the poster's own decide-to-append step (median); append>claim: from the post's\n"
+                "    append starting to the worker's claim decision (median).\n"
+                "    idle cpu: one CPU's share each idle worker\n"
                 "    used over 2 s with nothing to do, before the posts.",
             )
         )

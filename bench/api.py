@@ -111,7 +111,8 @@ def _report(wall: dict[str, list[float]], cpu: dict[str, float]) -> dict[str, An
             "(m) in-process API post vs CLI post, SQLite files, taking turns (ms)",
             ["interface", "posts", "median", "p95", "min", "cpu/post"],
             rows,
-            f"    a CLI post costs {ratio}x an API post (wall, medians): a process start, imports and an engine per call;\n"
+            f"    a CLI post costs {ratio}x an API post (wall, medians): a process start, imports and an engine "
+            "per call;\n"
             "    at FULL a post's wall time is mostly its commit's fsync, which a loaded disk stretches"
             if ratio
             else None,

@@ -20,7 +20,6 @@ from eventsourcing.domain import Aggregate, event
 from bench.common import AGENT, temp_dir
 from blackboard.domain.capabilities import DEFAULT_THRESHOLD
 
-
 BOARD = "ps-bench"
 
 

@@ -111,7 +111,7 @@ def machine() -> dict[str, Any]:
     def ver(dist: str) -> str | None:
         try:
             return version(dist)
-        except Exception:
+        except Exception:  # noqa: BLE001 - not installed, or a broken install: no version to report
             return None
 
     return {
@@ -150,8 +150,8 @@ def bench_container(
 ) -> Container:
     """The application as the CLI and the worker build it: `Container` configured from one
     `BlackboardSettings` (`flags` by its field names, e.g. post_timeout=86400; validated as it is
-    built). The caller's BLACKBOARD_* environment is not read. Without `agents_dir` the agent registry is AGENT alone, in
-    memory (a folder is scanned on every lookup, which the command timings should not include)."""
+    built). The caller's BLACKBOARD_* environment is not read. Without `agents_dir` the agent registry is
+    AGENT alone, in memory (a folder is scanned on every lookup, which the command timings should not include)."""
     from dependency_injector import providers
 
     from blackboard.infrastructure.container import Container
@@ -216,7 +216,9 @@ def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], not
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:
-        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths)))
+        return "  ".join(
+            v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        )
 
     out = [f"\n== {title}", line(headers), line(["-" * w for w in widths])]
     out += [line(r) for r in cells]

@@ -42,7 +42,8 @@ A no-op agent: its handler does nothing, which completes the signal with no know
 """
 HANDLERS = {  # the agent file's handler line, by kind
     "command": 'command: "true"',  # a process per signal (`sh -c true`)
-    "entrypoint": "entrypoint: bench_noop_handler:handle",  # a Python function in the worker, like the job queues' tasks
+    # a Python function in the worker, like the job queues' tasks
+    "entrypoint": "entrypoint: bench_noop_handler:handle",
 }
 HANDLER_MODULE = "def handle(document):\n    return None\n"
 STARTED = " started (token "  # what a blackboard worker logs once it runs

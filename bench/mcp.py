@@ -115,7 +115,8 @@ def run(repetitions: int, warmup: int = 5) -> dict[str, Any]:
                 ],
                 [f"MCP median, target <= {TARGET_MS:g} ms", round(mcp_ms, 2), "", "", verdict(ok)],
             ],
-            f"    the CLI call costs {cli_ms / mcp_ms:.0f}x the tool call: its process start, imports and database open",
+            f"    the CLI call costs {cli_ms / mcp_ms:.0f}x the tool call: its process start, imports and "
+            "database open",
         )
     )
     return {

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any, Protocol
 
-from blackboard.application.commands import ClaimSignal, CompleteSignal
 from bench.common import AGENT, Config, post_command, progress, temp_dir, wired
+from blackboard.application.commands import ClaimSignal, CompleteSignal
 
 KINDS = ("post", "claim", "complete")
 CHUNK = 50  # commands per turn when two stores are driven side by side

@@ -11,9 +11,9 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
 from blackboard.infrastructure.persistence.engine import make_engine
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 # The machine's PostgreSQL (trust auth). CI must reach it: a failure to connect fails the tests.
 PG_ADMIN_URL = os.environ.get("BLACKBOARD_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

@@ -14,12 +14,12 @@ from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings, service_settings
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 from blackboard.infrastructure.notifier import PollingNotifier
+from blackboard.infrastructure.settings import BlackboardSettings, service_settings
 
 T0 = datetime(2026, 1, 4, 9, 0, tzinfo=UTC)
 

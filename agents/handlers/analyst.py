@@ -1,4 +1,5 @@
-"""ps-analyst's handler: breaks the signal's prompt into requirements, questions and statements, and weighs the inputs (offline)."""
+"""ps-analyst's handler: breaks the signal's prompt into requirements, questions and statements, and weighs
+the inputs (offline)."""
 
 from __future__ import annotations
 

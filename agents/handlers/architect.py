@@ -1,4 +1,5 @@
-"""ps-architect's handler: a decision record (DECISION) or a synthesis (SYNTHESIS) built from the upstream results (offline)."""
+"""ps-architect's handler: a decision record (DECISION) or a synthesis (SYNTHESIS) built from the upstream
+results (offline)."""
 
 from __future__ import annotations
 

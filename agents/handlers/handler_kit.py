@@ -1,4 +1,5 @@
-"""Shared by the example handlers: read the claimed signal, gather its inputs, write a Markdown artifact, answer in JSON.
+"""Shared by the example handlers: read the claimed signal, gather its inputs, write a Markdown artifact,
+answer in JSON.
 
 A handler is run by `blackboard worker` through the shell, in the agents folder, with the AgentSignal
 JSON document on stdin and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE in its
@@ -15,17 +16,22 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 SIGNAL_ID = re.compile(r"^sig-[0-9a-f]{8}$")
 STOPWORDS = frozenset(
-    "a an and are as at be by can could do does for from has have how in into is it its of on or our "
-    "should that the their them then there these this to was we what when where which who why will "
-    "with would you your not no if than so such any all each about over under between after before "
-    "must shall need use used using also more most other some very already".split()
+    """
+    a an and are as at be by can could do does for from
+    has have how in into is it its of on or our should that
+    the their them then there these this to was we what when where which
+    who why will with would you your not no if than so such any
+    all each about over under between after before must shall need use used using
+    also more most other some very already
+    """.split()  # noqa: SIM905 - a list literal would take a line a word
 )
 
 
@@ -38,13 +44,13 @@ class Upstream:
     """The result of a signal this one came after (`payload.context.upstream[signal_id]`)."""
 
     signal_id: str
-    signal_type: Optional[str] = None
-    topic: Optional[str] = None
-    agent: Optional[str] = None
-    artifact_path: Optional[str] = None
-    knowledge_items: List[str] = field(default_factory=list)
-    error: Optional[str] = None
-    artifact_text: Optional[str] = None  # None when no artifact was named or it cannot be read
+    signal_type: str | None = None
+    topic: str | None = None
+    agent: str | None = None
+    artifact_path: str | None = None
+    knowledge_items: list[str] = field(default_factory=list)
+    error: str | None = None
+    artifact_text: str | None = None  # None when no artifact was named or it cannot be read
 
 
 @dataclass
@@ -58,9 +64,9 @@ class Job:
     entry_id: str
     topic: str
     prompt: str
-    context: Dict[str, Any]  # without `upstream`
-    upstream: List[Upstream]
-    prompt_file: Optional[str]
+    context: dict[str, Any]  # without `upstream`
+    upstream: list[Upstream]
+    prompt_file: str | None
     instructions: str  # the body of the agent file, if it could be read
 
 
@@ -69,11 +75,11 @@ class Report:
     """What a handler produced: the artifact's title and sections, and the knowledge items to hand back."""
 
     title: str
-    sections: List[tuple]  # (heading, Markdown text)
-    knowledge_items: List[str]
+    sections: list[tuple]  # (heading, Markdown text)
+    knowledge_items: list[str]
 
 
-def _require(doc: Dict[str, Any], key: str, where: str, kind: type) -> Any:
+def _require(doc: dict[str, Any], key: str, where: str, kind: type) -> Any:
     value = doc.get(key)
     if not isinstance(value, kind) or (kind is str and not value.strip()):
         raise BadInput(
@@ -106,7 +112,7 @@ def _upstream(signal_id: str, value: Any) -> Upstream:
     return up
 
 
-def _read_artifact(path: Optional[str]) -> Optional[str]:
+def _read_artifact(path: str | None) -> str | None:
     if not isinstance(path, str) or not path:
         return None
     for candidate in (Path(path), artifacts_dir() / path):
@@ -117,7 +123,7 @@ def _read_artifact(path: Optional[str]) -> Optional[str]:
     return None
 
 
-def _instructions(prompt_file: Optional[str]) -> str:
+def _instructions(prompt_file: str | None) -> str:
     if not prompt_file:
         return ""
     try:
@@ -128,14 +134,14 @@ def _instructions(prompt_file: Optional[str]) -> str:
     return parts[2].strip() if len(parts) == 3 and not parts[0].strip() else text.strip()
 
 
-def _given_instructions(doc: Dict[str, Any]) -> str:
+def _given_instructions(doc: dict[str, Any]) -> str:
     """The agent's instructions as the worker hands them over (`agent.instructions` in the document)."""
     agent = doc.get("agent")
     text = agent.get("instructions") if isinstance(agent, dict) else None
     return text.strip() if isinstance(text, str) else ""
 
 
-def read_job(stdin_text: str, env: Dict[str, str], default_agent: str) -> Job:
+def read_job(stdin_text: str, env: dict[str, str], default_agent: str) -> Job:
     """The signal document from stdin plus the worker's environment, checked."""
     try:
         doc = json.loads(stdin_text)
@@ -176,7 +182,7 @@ def read_job(stdin_text: str, env: Dict[str, str], default_agent: str) -> Job:
 
 
 # -- text helpers the handlers share ---------------------------------------------------------------
-def key_terms(text: str, limit: int = 8) -> List[str]:
+def key_terms(text: str, limit: int = 8) -> list[str]:
     """The most frequent meaningful words, most frequent first (ties in order of first appearance)."""
     words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9_-]{2,}", text.lower()) if w not in STOPWORDS]
     order = {w: i for i, w in reversed(list(enumerate(words)))}
@@ -184,7 +190,7 @@ def key_terms(text: str, limit: int = 8) -> List[str]:
     return sorted(counts, key=lambda w: (-counts[w], order[w]))[:limit]
 
 
-def sentences(text: str) -> List[str]:
+def sentences(text: str) -> list[str]:
     """The text cut into sentences and list items."""
     pieces = re.split(r"(?<=[.!?])\s+|\n+\s*(?:[-*]|\d+[.)])?\s*", text)
     return [p.strip() for p in pieces if p and p.strip()]
@@ -194,13 +200,13 @@ def show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def context_lines(context: Dict[str, Any]) -> str:
+def context_lines(context: dict[str, Any]) -> str:
     if not context:
         return "_No context was given with the signal._"
     return "\n".join(f"- **{key}**: {show(value)}" for key, value in sorted(context.items()))
 
 
-def upstream_lines(upstream: List[Upstream]) -> str:
+def upstream_lines(upstream: list[Upstream]) -> str:
     """Each upstream result: who did what, its artifact and knowledge items."""
     if not upstream:
         return "_This signal has no upstream results._"
@@ -236,7 +242,7 @@ def write_artifact(job: Job, report: Report) -> Path:
     folder = artifacts_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = (folder / f"{job.signal_id}-{_slug(job.agent)}-{_slug(job.topic)}.md").resolve()
-    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    now = datetime.now(UTC).replace(microsecond=0).isoformat()
     header = [
         f"# {report.title}",
         "",

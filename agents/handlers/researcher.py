@@ -1,4 +1,5 @@
-"""ps-researcher's handler: research notes on a topic, from the signal's prompt, context and upstream results (offline)."""
+"""ps-researcher's handler: research notes on a topic, from the signal's prompt, context and upstream results
+(offline)."""
 
 from __future__ import annotations
 

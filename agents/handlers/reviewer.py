@@ -30,10 +30,13 @@ def checks(up: Upstream, job: Job) -> list[tuple[str, bool]]:
 def build(job: Job) -> Report:
     results = {up.signal_id: checks(up, job) for up in job.upstream}
     passed = [sid for sid, found in results.items() if all(ok for _, ok in found)]
-    if not results:
-        verdict = "NOTHING TO REVIEW"
-    else:
-        verdict = "APPROVED" if len(passed) == len(results) else "CHANGES REQUESTED"
+    verdict = (
+        "NOTHING TO REVIEW"
+        if not results
+        else "APPROVED"
+        if len(passed) == len(results)
+        else "CHANGES REQUESTED"
+    )
     blocks = []
     for sid, found in results.items():
         lines = [f"- [{'x' if ok else ' '}] {what}" for what, ok in found]

@@ -24,7 +24,7 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
     handler = pg["handler_cost"].get("handler_call") or pg["handler_cost"].get("run_handler", {})
     handler_mean_s = handler.get("mean_ms", 0.0) / 1000  # BENCH_PG_HANDLER_REPS=0: not measured
     rows = []
-    for key, d in pg["drain"].items():
+    for d in pg["drain"].values():
         system, k = d["system"], d["workers"]
         excluded = ""
         if system == "blackboard" and d["steady_per_s"] and handler_mean_s:
@@ -71,34 +71,39 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                     "load",
                 ],
                 rows,
-                "    total: spawning the workers until the poll (every 20 ms) sees everything done.  start-up: until it\n"
-                "    first sees one item done.  steady: items/s from then on; the compared figure.  cpu: the workers'\n"
+                "    total: spawning the workers until the poll (every 20 ms) sees everything done.  start-up:\n"
+                "    until it first sees one item done.  steady: items/s from then on; the compared figure.\n"
+                "    cpu: the workers'\n"
                 "    own, and their children's (blackboard's handlers), per item in the steady part.  server cpu: the\n"
                 "    PostgreSQL server's processes (on this machine), per item in the steady part.  xacts: the\n"
-                "    database's commits and rollbacks (pg_stat_database) per item, the benchmark's own polls taken off.\n"
+                "    database's commits and rollbacks (pg_stat_database) per item, the benchmark's own polls\n"
+                "    taken off.\n"
                 + "".join(
                     f"    {name}{' ' + v[name] if v.get(name) else ''}: {note}.\n"
                     for name, note in pg.get("setup", {}).items()
                 )
                 + f"    blackboard's handler: {HANDLERS[pg['sizes'].get('BENCH_PG_HANDLER', 'entrypoint')]}; "
                 + (
-                    f"a handler call as the worker makes it, measured in this process: p50 {handler['p50_ms']} ms, mean "
+                    "a handler call as the worker makes it, measured in this process: "
+                    f"p50 {handler['p50_ms']} ms, mean "
                     f"{handler['mean_ms']} ms, p90 {handler['p90_ms']} ms (a bare subprocess.run(['true']): "
                     f"p50 {pg['handler_cost']['subprocess_true'].get('p50_ms')} ms).\n"
                     if handler.get("n")
                     else "the handler call not measured (BENCH_PG_HANDLER_REPS=0).\n"
                 )
-                + "    bb excl. handler: the steady rate with that mean taken off each signal's worker time; an estimate, "
+                + "    bb excl. handler: the steady rate with that mean taken off each signal's worker time; "
+                "an estimate, "
                 "not compared.",
             )
         )
-    for key, d in pg["drain"].items():
+    for d in pg["drain"].values():
         if d["system"] == "blackboard":
             say(
                 f"    blackboard, {d['workers']} worker(s), from the event log: claim -> completed p50 "
                 f"{d['claim_to_completed'].get('p50_ms')} ms; completed -> the same worker's next claim p50 "
                 f"{d['completed_to_next_claim'].get('p50_ms')} ms, mean {d.get('completed_to_next_claim_mean_ms')} ms, "
-                f"{d.get('completed_to_next_claim_over_200ms')} of {d['completed_to_next_claim'].get('n')} over 200 ms; "
+                f"{d.get('completed_to_next_claim_over_200ms')} of {d['completed_to_next_claim'].get('n')} "
+                "over 200 ms; "
                 f"claimed twice: {d.get('claimed_twice')}"
             )
     targets = []
@@ -145,7 +150,8 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
             )
         say(
             table(
-                f"(g) the worker's candidate query (candidates, limit 100) on the {pg['sizes']['BENCH_PG_SIGNALS']}-signal "
+                "(g) the worker's candidate query (candidates, limit 100) on the "
+                f"{pg['sizes']['BENCH_PG_SIGNALS']}-signal "
                 f"backlog, before and after ANALYZE (this server: autovacuum={pg['server_settings']['autovacuum']})",
                 [
                     "statistics",
@@ -174,8 +180,9 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                 ["step", "p50 ms", "mean ms", "p90 ms", "SQL statements", "pool checkouts"],
                 rows,
                 "    the worker's calls in its order, for a worker with that many free slots: last_position,\n"
-                "    candidates (2 per slot, as the worker reads them), claim_signals (one command, the board held), a handler call\n"
-                "    for each, record_outcomes (one command); no head start to pay (no other agent fits better).\n"
+                "    candidates (2 per slot, as the worker reads them), claim_signals (one command, the board\n"
+                "    held), a handler call for each, record_outcomes (one command); no head start to pay\n"
+                "    (no other agent fits better).\n"
                 f"    A bare SELECT 1 round trip: p50 {cp['select_1_round_trip']['p50_ms']} ms.",
             )
         )
@@ -229,8 +236,8 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                 rows,
                 "    defaults: `blackboard worker --agent bench-noop`, the only agent, so no head start to wait.\n"
                 "    post>append: the poster's decide-to-append step;\n"
-                "    post call: the poster's whole post_signal (decide, append, commit, catch up); append>claim: from the\n"
-                "    post's append starting to the worker's claim decision (all three medians).",
+                "    post call: the poster's whole post_signal (decide, append, commit, catch up); append>claim:\n"
+                "    from the post's append starting to the worker's claim decision (all three medians).",
             )
         )
     return targets

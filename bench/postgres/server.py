@@ -59,7 +59,7 @@ def database_stats(dbs: Databases, db: str, polls: int) -> dict[str, Any]:
         row = conn.execute(
             f"SELECT {', '.join(columns)} FROM pg_stat_database WHERE datname = %s", (db,)
         ).fetchone()
-    stats = dict(zip(columns, (int(x) for x in row or (0,) * len(columns))))
+    stats = dict(zip(columns, (int(x) for x in row or (0,) * len(columns)), strict=True))
     # the benchmark's own: one autocommit statement per poll, and the few reads after the run
     stats["transactions_by_workers"] = max(0, stats["xact_commit"] + stats["xact_rollback"] - polls)
     return stats

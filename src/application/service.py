@@ -106,9 +106,12 @@ class BlackboardService:
                 read_keys=cmd.read_keys,
                 write_keys=cmd.write_keys,
             )
-            if board.has_pending_events and signal.status is SignalStatus.POSTED:
-                if reason := self._nobody_can_take(signal):
-                    signal = board.mark_unclaimed(signal.signal_id, reason, now)
+            if (
+                board.has_pending_events
+                and signal.status is SignalStatus.POSTED
+                and (reason := self._nobody_can_take(signal))
+            ):
+                signal = board.mark_unclaimed(signal.signal_id, reason, now)
             return signal
 
         scope = Scope(upstreams=cmd.after, key=cmd.dedupe_key)

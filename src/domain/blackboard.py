@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile, Claimant
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD, Claimant
 from blackboard.domain.errors import (
     AlreadyClaimed,
     BelowThreshold,
@@ -15,8 +15,8 @@ from blackboard.domain.errors import (
     InvalidInput,
     InvalidTransition,
     NotTheClaimer,
-    SignalNotClaimable,
     SignalExpired,
+    SignalNotClaimable,
     SignalNotFound,
     StaleClaim,
     UnknownDependency,

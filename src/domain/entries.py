@@ -9,12 +9,11 @@ the same state again.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from blackboard.domain.errors import NotFound, RuleViolation
-from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent, EntryWritten
 
 ENTRY_TYPES = (
     "query",

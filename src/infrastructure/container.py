@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from blackboard.infrastructure.injection import containers, providers
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
@@ -16,9 +15,10 @@ from blackboard.application.projection import Projector
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService, Settings
 from blackboard.application.watching import Watcher
-from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
-from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent
+from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
+from blackboard.infrastructure.injection import containers, providers
+from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from blackboard.application.knowledge_queries import KnowledgeQueries
     from blackboard.application.status import StatusQueries
     from blackboard.application.transfer import BoardTransfer
-    from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 

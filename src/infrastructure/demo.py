@@ -207,7 +207,8 @@ def main() -> None:
     say(shown(cli("projection", "rebuild").stdout))
     same = data("signals") == before and data("entries", "--blackboard", "ps-demo") == entries_before
     say(
-        f"   The rebuilt read model (signals and entries) is {'identical to' if same else 'DIFFERENT from'} the live one."
+        "   The rebuilt read model (signals and entries) is "
+        f"{'identical to' if same else 'DIFFERENT from'} the live one."
     )
 
     say(

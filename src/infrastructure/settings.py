@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 import os
-from datetime import timedelta
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.capabilities import DEFAULT_THRESHOLD

@@ -1,4 +1,5 @@
-"""Shared steps for the blackboard features, run on the in-memory `Board` of tests/fakes.py and on the real container over a SQLite file (tests/bdd/sqlite_board.py).
+"""Shared steps for the blackboard features, run on the in-memory `Board` of tests/fakes.py and on the real
+container over a SQLite file (tests/bdd/sqlite_board.py).
 
 Values travel between steps through `target_fixture`: `entry` (a PostSignal the PS skill is about to
 send), `signal` (the signal last posted or touched), `outcome` (what a command returned, or the

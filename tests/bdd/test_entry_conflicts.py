@@ -1,4 +1,5 @@
-"""Steps of features/entry_conflicts.feature: entries on the in-memory board of tests/fakes.py and on the container over a SQLite file."""
+"""Steps of features/entry_conflicts.feature: entries on the in-memory board of tests/fakes.py and on the
+container over a SQLite file."""
 
 from __future__ import annotations
 

@@ -13,7 +13,6 @@ from blackboard.application.knowledge_commands import ResolveEntry, WriteEntry
 from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel
 from blackboard.application.ports import SignalReadModel, UnitOfWork
 from blackboard.application.projection import Projector
-from blackboard.domain import entry_rules
 from blackboard.domain.entries import KeyInConflict
 from blackboard.domain.events import EntryWritten
 from tests.fakes import EventDispatcher, TickingClock

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import abc
 import threading
-
-import pytest
-
 from dataclasses import replace
 from datetime import UTC, datetime
+
+import pytest
 
 from blackboard.application.errors import BoardExists, ConcurrencyConflict
 from blackboard.application.ports import EventStore, StoredEvent
@@ -116,7 +115,7 @@ class EventStoreContract(abc.ABC):
                     done += 1
                 except ConcurrencyConflict:
                     continue
-                except BaseException as exc:  # surface anything else in the main thread
+                except BaseException as exc:  # noqa: BLE001 - surfaced in the main thread
                     errors.append(exc)
                     return
 

@@ -4,22 +4,20 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from blackboard.infrastructure.persistence.engine import make_engine
-from blackboard.infrastructure.persistence.schema import ensure_schema
-from blackboard.infrastructure.persistence.tables import metadata
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
-
-from blackboard.domain import entry_rules
-from tests.fakes import TickingClock
-
 from blackboard.application.projection import Projector
+from blackboard.domain import entry_rules
+from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.infrastructure.persistence.schema import ensure_schema
+from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.contract.entry_contract import EntryContract, Parts
 from tests.contract.event_store_contract import EventStoreContract
 from tests.contract.read_model_contract import ReadModelContract
+from tests.fakes import TickingClock
 
 
 class TestSqlAlchemyEventStore(EventStoreContract):

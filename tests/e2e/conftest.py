@@ -23,6 +23,7 @@ import pytest
 from jsonschema import Draft7Validator, FormatChecker
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
+
 from tests.paths import CONTRACTS as CONTRACTS_DIR
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
@@ -69,7 +70,7 @@ def assert_signals(documents: Any) -> list[dict[str, Any]]:
 def assert_events(items: Any) -> list[dict[str, Any]]:
     assert isinstance(items, list), f"expected a JSON array of events, got {items!r}"
     for item in items:
-        assert EVENT_KEYS <= set(item), f"an event lacks {EVENT_KEYS - set(item)}: {item}"
+        assert set(item) >= EVENT_KEYS, f"an event lacks {EVENT_KEYS - set(item)}: {item}"
         assert isinstance(item["position"], int) and isinstance(item["version"], int)
         assert isinstance(item["data"], dict)
         assert FORMATS.conforms(item["recorded_at"], "date-time"), item["recorded_at"]
@@ -275,8 +276,8 @@ You do what nobody else does.
 
 def write_agents(folder: Path, extra: dict[str, str] | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in {**AGENT_FILES, **(extra or {})}.items():
-        (folder / name).write_text(text, encoding="utf-8")
+    for name, content in {**AGENT_FILES, **(extra or {})}.items():
+        (folder / name).write_text(content, encoding="utf-8")
     return folder
 
 
@@ -323,7 +324,8 @@ def empty_database(url: str) -> None:
         tables = (
             conn.execute(
                 text(
-                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'alembic_version'"
+                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                    "AND tablename <> 'alembic_version'"
                 )
             )
             .scalars()

@@ -103,7 +103,10 @@ class Board:
         runner_up = self.rankings[0][1]["agent"]
         self.runner_up = runner_up, cli("claim", ids[0], "--agent", runner_up)  # before the specialist does
         claims = cli.many(
-            {i: (("--json", "claim", i, "--agent", who), None) for i, (_, _, who) in zip(ids, EVERYDAY)}
+            {
+                i: (("--json", "claim", i, "--agent", who), None)
+                for i, (_, _, who) in zip(ids, EVERYDAY, strict=True)
+            }
         )
         self.claims = [claims[i].result() for i in ids[: len(EVERYDAY)]]
 

@@ -25,7 +25,8 @@ Echoes what it is given.
 POINTER = """---
 name: ps-pointer
 capabilities: {{REVIEW: 0.95}}
-command: "python3 -c 'import json, sys; json.load(sys.stdin); print(json.dumps({{\\"artifact_path\\": sys.argv[1]}}))' {path}"
+command: "python3 -c 'import json, sys; json.load(sys.stdin); \\
+  print(json.dumps({{\\"artifact_path\\": sys.argv[1]}}))' {path}"
 ---
 Names an artifact.
 """

@@ -3,12 +3,11 @@ its slider shows the board as it was at an earlier log position (the same as `--
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
+
 from tests.e2e.conftest import Cli, database_url
 from tests.e2e.web import UiServer, artifact, browser  # noqa: F401 - the browser fixture
 

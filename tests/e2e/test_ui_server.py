@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 
 import pytest
+
 from tests.e2e.conftest import Cli
 from tests.e2e.web import UiServer, free_port
 

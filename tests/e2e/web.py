@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from tests.e2e.conftest import BLACKBOARD, Cli
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

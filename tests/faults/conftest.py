@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from blackboard.infrastructure import settings
-from tests.faults.invariants import counts, violations
 from tests.fakes import UnwiredContainer
+from tests.faults.invariants import counts, violations
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = float(os.environ.get("BLACKBOARD_FAULT_SCALE", "1"))

@@ -8,8 +8,8 @@ from datetime import timedelta
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import AgentSignalClaimed, AgentSignalCompleted
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
-from tests.faults.invariants import violations
 from tests.fakes import T0, InMemoryEventStore, InMemorySignalReadModel, agent
+from tests.faults.invariants import violations
 
 RESEARCHER, ANALYST = agent("ps-researcher", RESEARCH=0.9), agent("ps-analyst", RESEARCH=0.85)
 

@@ -4,10 +4,6 @@ surfaces a traceback, every completion's knowledge item lands on the board, and 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 from sqlalchemy import create_engine, text
 
 from blackboard.domain.signals import SignalStatus

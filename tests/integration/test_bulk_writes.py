@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from blackboard.application.commands import ClaimSignals, PostSignal
-from blackboard.application.projection import Projector
 from blackboard.application.ports import SignalFilter
+from blackboard.application.projection import Projector
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.infrastructure.persistence import bulk
 from blackboard.infrastructure.persistence.codec import changing_row, signal_row

@@ -24,7 +24,10 @@ from blackboard.infrastructure.agents.handler import call_entrypoint_here, run_h
 ROOT = Path(__file__).resolve().parents[2]
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 BODY = "You review code.\n\nBe specific: name the file and the line."
-HEAD = "name: {name}\ndescription: Reviews code. Examples: <example>Context: a diff</example>\ntools: Read, Grep\nmodel: opus\n"
+HEAD = (
+    "name: {name}\ndescription: Reviews code. Examples: <example>Context: a diff</example>\n"
+    "tools: Read, Grep\nmodel: opus\n"
+)
 DUMP = 'import json, sys; print(json.dumps({"knowledge_items": [json.dumps(json.load(sys.stdin)["agent"])]}))'
 EXPECTED_AGENT = {
     "name": "reviewer",
@@ -162,7 +165,7 @@ def test_the_readme_s_llm_example_sends_the_agent_s_body_as_the_system_prompt(tm
 class FakeMessagesAPI(BaseHTTPRequestHandler):
     requests: list[dict[str, Any]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         type(self).requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
         reply = {

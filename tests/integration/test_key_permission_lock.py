@@ -1,4 +1,5 @@
-"""Key permissions in the SQL store: a write naming a signal holds that signal against its board's writers until it commits
+"""Key permissions in the SQL store: a write naming a signal holds that signal against its board's writers
+until it commits
 (PostgreSQL: the board's advisory lock taken shared; SQLite: the one writer), and a rebuild keeps the key lists."""
 
 from __future__ import annotations

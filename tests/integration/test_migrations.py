@@ -10,24 +10,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine, text
-from sqlalchemy.engine import make_url
-
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
 
 from blackboard.infrastructure.persistence.engine import make_engine
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.schema import (
     HEAD,
     current_revision,
-    migrations_folder,
     ensure_schema,
+    migrations_folder,
     upgrade,
 )
 from blackboard.infrastructure.persistence.tables import metadata
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.conftest import PG_ADMIN_URL
 
 ROOT = Path(__file__).resolve().parents[2]

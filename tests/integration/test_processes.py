@@ -42,7 +42,7 @@ def _post_claim_complete(url: str, worker: int, start, results) -> None:
                 CompleteSignal(signal_id=signal.signal_id, agent_id="ps-researcher")
             )
         results.put(("ok", worker))
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - the parent reports the child's traceback
         results.put(("error", traceback.format_exc()))
 
 
@@ -59,7 +59,7 @@ def _claim_everything(url: str, worker: int, signal_ids: list[str], start, resul
             except AlreadyClaimed:
                 pass
         results.put(("ok", won))
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - the parent reports the child's traceback
         results.put(("error", traceback.format_exc()))
 
 

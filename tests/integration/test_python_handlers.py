@@ -1,6 +1,7 @@
 """An `entrypoint`: a Python function of the agent's folder, called as a worker calls it (on a lane, in its process).
 
-Timeouts, the grace period and claim renewals of these calls are the worker's supervisor's: tests/unit/test_worker_lanes.py.
+Timeouts, the grace period and claim renewals of these calls are the worker's supervisor's:
+tests/unit/test_worker_lanes.py.
 """
 
 from __future__ import annotations

@@ -6,15 +6,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blackboard.application.commands import ClaimSignal, CompleteSignal, ExpireSignals, FailSignal, PostSignal
-from blackboard.application.commands import GetSignalById
+from blackboard.application.commands import (
+    ClaimSignal,
+    CompleteSignal,
+    ExpireSignals,
+    FailSignal,
+    GetSignalById,
+    PostSignal,
+)
 from blackboard.application.ports import SignalFilter
 from blackboard.application.projection import Projector
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.persistence.engine import make_engine
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.schema import ensure_schema
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.fakes import Board
 from tests.integration.conftest import AGENTS as PROFILES
 from tests.integration.conftest import SqlBoard

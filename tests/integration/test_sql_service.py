@@ -23,8 +23,8 @@ from blackboard.application.commands import (
 from blackboard.application.ports import SignalFilter
 from blackboard.application.projection import Projector
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.events import AgentSignalExpired
 from blackboard.domain.errors import AlreadyClaimed, DependenciesPending, NotTheClaimer
+from blackboard.domain.events import AgentSignalExpired
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.persistence.tables import EVENTS
 from tests.fakes import T0

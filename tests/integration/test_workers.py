@@ -96,7 +96,8 @@ class Board:
         (self.agents / "pyhandlers").mkdir(exist_ok=True)
         (self.agents / "pyhandlers" / "work.py").write_text(source)
         (self.agents / f"{name}.md").write_text(
-            f"---\nname: {name}\ncapabilities: {{{capability}: 0.9}}\nentrypoint: pyhandlers.work:handle\n---\nTest agent.\n"
+            f"---\nname: {name}\ncapabilities: {{{capability}: 0.9}}\n"
+            "entrypoint: pyhandlers.work:handle\n---\nTest agent.\n"
         )
 
     def records(self, event_type: str) -> list:

@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from blackboard.infrastructure.agents import AgentFileInvalid, FrontmatterAgentRegistry, read_agent_file
-from blackboard.infrastructure.agents import parsing
+from blackboard.infrastructure.agents import (
+    AgentFileInvalid,
+    FrontmatterAgentRegistry,
+    parsing,
+    read_agent_file,
+)
 from blackboard.infrastructure.agents.lenient import read_frontmatter
 
 COLLECTION = Path(__file__).resolve().parents[1] / "fixtures" / "agent-collection"

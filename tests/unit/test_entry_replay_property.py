@@ -18,12 +18,12 @@ from blackboard.domain.errors import BlackboardError
 from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 from blackboard.infrastructure.persistence.engine import make_engine
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
+from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.fakes import InMemoryEventStore, InMemorySignalReadModel, TickingClock
 
 KEYS = st.sampled_from(["plan", "plan/a", "notes"])

@@ -14,7 +14,8 @@ from blackboard.infrastructure.cli.exits import FAMILIES, exit_code
 
 def test_importing_blackboard_loads_neither_the_api_nor_its_libraries_until_a_name_is_used():
     probe = (
-        "import sys, blackboard; before = {m for m in ('sqlalchemy', 'pydantic', 'blackboard.infrastructure') if m in sys.modules}; "
+        "import sys, blackboard; "
+        "before = {m for m in ('sqlalchemy', 'pydantic', 'blackboard.infrastructure') if m in sys.modules}; "
         "blackboard.Blackboard; print(sorted(before), 'sqlalchemy' in sys.modules)"
     )
     done = subprocess.run(

@@ -1,7 +1,8 @@
 """Running an agent's handler, a shell `command` or a Python `entrypoint`, as contracts/agent-file.md says.
 
 A command runs through the shell, in the agent file's folder, with the signal document (and the
-agent under `agent`: name, description, instructions, model, tools) on standard input and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0 with a JSON
+agent under `agent`: name, description, instructions, model, tools) on standard input and
+BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0 with a JSON
 object (artifact_path and/or knowledge_items) completes the signal with that result; exit 0 with
 plain text completes it with the text as its one knowledge item; any other exit, or running past
 `timeout`, fails it with the end of stderr. An entrypoint is called in this process
@@ -77,7 +78,9 @@ def run_handler(
     )
     collected: dict[str, str] = {}
     talker = threading.Thread(
-        target=lambda: collected.update(zip(("out", "err"), process.communicate(json.dumps(document))))
+        target=lambda: collected.update(
+            zip(("out", "err"), process.communicate(json.dumps(document)), strict=True)
+        )
     )
     talker.start()
 

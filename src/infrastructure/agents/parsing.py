@@ -15,7 +15,6 @@ from blackboard.infrastructure.agents.lenient import Frontmatter, read_frontmatt
 from blackboard.infrastructure.agents.shapes import usable_capabilities
 from blackboard.infrastructure.agents.spec import AgentFileSpec, names, plain_messages, text
 
-
 MAX_FILE_BYTES = 1024 * 1024  # an agent file is a page of text; a bigger one is something else
 
 

@@ -2,7 +2,8 @@
 
 Collections keep agents in subfolders (`engineering/backend.md`), so folders are walked recursively,
 in name order, symbolic links followed. Skipped without a word: names starting with a dot (`.git`,
-editors' swap files), `README.md`, which documents a collection, and `__pycache__` or `node_modules` folders. Reported, each with its path and
+editors' swap files), `README.md`, which documents a collection, and `__pycache__` or `node_modules`
+folders. Reported, each with its path and
 the rule, while the walk goes on: a folder that cannot be read, a symbolic link that loops or leads
 nowhere, a path that is not a regular file.
 """

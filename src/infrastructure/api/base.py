@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from blackboard.infrastructure.injection import containers
 from pydantic import BaseModel, ValidationError
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.api.errors import Closed
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.injection import containers
 from blackboard.infrastructure.input_errors import invalid_input
 
 M = TypeVar("M", bound=BaseModel)

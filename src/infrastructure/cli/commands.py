@@ -7,8 +7,6 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from blackboard.infrastructure.injection import Provide, inject
-
 from blackboard.application.commands import (
     ClaimSignal,
     CompleteSignal,
@@ -26,6 +24,7 @@ from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.json_input import parse_json
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import MAX_SECONDS, BlackboardSettings, worker_options
 
 if TYPE_CHECKING:
@@ -37,8 +36,8 @@ Lazy = Callable[[], Any]  # a provider: called only once the input has been vali
 class SignalEndedBadly(RuleViolation):
     """`wait` found the signal FAILED, EXPIRED or UNCLAIMED: exit 3, with the signal printed."""
 
-    def __init__(self, output: Output, status: str) -> None:
-        super().__init__(f"the signal ended {status}")
+    def __init__(self, output: Output, ended: str) -> None:
+        super().__init__(f"the signal ended {ended}")
         self.output = output
 
 
@@ -144,7 +143,7 @@ def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.pr
 @inject
 def agents(
     args: argparse.Namespace,
-    registry: "FrontmatterAgentRegistry" = Provide[Container.agent_registry],
+    registry: FrontmatterAgentRegistry = Provide[Container.agent_registry],
     config: BlackboardSettings = Provide[Container.config],
 ) -> Output:
     from blackboard.infrastructure.cli.agents_report import report
@@ -242,10 +241,10 @@ def _check_watch(args: argparse.Namespace) -> None:
 
 
 # The knowledge commands live in their own module; `main` runs every command by name from this one.
-from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, watch_topic, write  # noqa: E402,F401
-from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
-from blackboard.infrastructure.cli.paging import events, signals  # noqa: E402,F401
-from blackboard.infrastructure.cli.habits import completion, schema, status  # noqa: E402,F401
-from blackboard.infrastructure.cli.mcp_command import mcp  # noqa: E402,F401
 from blackboard.infrastructure.cli.controller import next_moves  # noqa: E402,F401
+from blackboard.infrastructure.cli.habits import completion, schema, status  # noqa: E402,F401
+from blackboard.infrastructure.cli.knowledge import entries, read, resolve, summary, watch_topic, write  # noqa: E402,F401
+from blackboard.infrastructure.cli.mcp_command import mcp  # noqa: E402,F401
+from blackboard.infrastructure.cli.paging import events, signals  # noqa: E402,F401
+from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
 from blackboard.infrastructure.cli.ui import ui  # noqa: E402,F401

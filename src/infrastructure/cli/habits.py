@@ -7,11 +7,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from blackboard.infrastructure.injection import Provide, inject
-
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]

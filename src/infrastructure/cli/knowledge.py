@@ -12,12 +12,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from blackboard.infrastructure.injection import Provide, inject
-
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.injection import Provide, inject
 
 if TYPE_CHECKING:
     from blackboard.domain.entries import Entry, KeyInConflict
@@ -218,7 +217,8 @@ def entry_output(entry: Entry) -> Output:
 def _line(entry: Entry) -> str:
     v = entry.current
     conflict = f"  IN CONFLICT ({len(entry.candidates)} candidates)" if entry.in_conflict else ""
-    return f"{entry.key}  v{v.version} {v.entry_type:<14} by {v.author}  [{entry.blackboard_id}] {_short(v.value)}{conflict}"
+    head = f"{entry.key}  v{v.version} {v.entry_type:<14} by {v.author}"
+    return f"{head}  [{entry.blackboard_id}] {_short(v.value)}{conflict}"
 
 
 def _history_line(document: dict[str, Any]) -> str:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from blackboard.infrastructure.injection import Provide, inject
-
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
 
 

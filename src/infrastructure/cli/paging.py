@@ -11,8 +11,6 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from blackboard.infrastructure.injection import Provide, inject
-
 from blackboard.application.commands import ListSignals
 from blackboard.application.ports import Recorded
 from blackboard.domain.errors import InvalidInput
@@ -21,8 +19,8 @@ from blackboard.infrastructure.cli import render, terminal_safe
 from blackboard.infrastructure.cli.parser import PAGE
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
-
 
 Lazy = Callable[[], Any]
 

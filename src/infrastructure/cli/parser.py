@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 
 from blackboard.infrastructure.cli import exits
-from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.controller_parser import add_next_command
+from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
 

@@ -15,11 +15,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from blackboard.infrastructure.injection import Provide, inject
-
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.injection import Provide, inject
 
 if TYPE_CHECKING:
     from blackboard.application.ports import StoredEvent

@@ -10,9 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from blackboard.infrastructure.injection import Provide, inject
-
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.web.auth import TOKEN_ENV, check_bind
 
 Lazy = Callable[[], Any]

@@ -10,8 +10,8 @@ from blackboard.application.knowledge_ports import EntryTransaction
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, entry_stream_id
-from blackboard.infrastructure.memory.entries import InMemoryEntryTransaction
 from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.memory.entries import InMemoryEntryTransaction
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 

@@ -1,4 +1,5 @@
-"""The one fold: events into the signal tables (and entry events into the entry tables) with the domain's own evolution, many events per write.
+"""The one fold: events into the signal tables (and entry events into the entry tables) with the domain's own
+evolution, many events per write.
 
 It serves a command's commit (seeded with the rows the command loaded, so it reads nothing), a
 catch-up and a rebuild (reading, in one query each, the rows and dependants a page touches, or

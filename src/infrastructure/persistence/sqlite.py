@@ -10,11 +10,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Connection, Engine, Table, create_engine, event, select
 from sqlalchemy.engine import make_url

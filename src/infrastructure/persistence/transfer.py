@@ -26,7 +26,7 @@ CHUNK = (
 )
 
 
-def _of_board(blackboard_id: str):  # noqa: ANN202 - a SQLAlchemy clause
+def _of_board(blackboard_id: str):
     """The board's own stream and its entry streams (`<board>\\x1f<key>`), the board matched literally."""
     escaped = blackboard_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return or_(

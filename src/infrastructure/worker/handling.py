@@ -54,7 +54,7 @@ class Handling:
                 tick_every=self._renew_every,
                 cancel=self._cancel,
             )
-        except Exception as exc:  # noqa: BLE001 - the signal fails with the reason, the worker goes on
+        except Exception as exc:
             logger.exception("handling %s went wrong", claimed.signal_id)
             outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
         self.hand_over(agent, claimed, outcome, started)

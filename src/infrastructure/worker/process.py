@@ -94,7 +94,8 @@ class Worker:
                 "command",
                 (
                     f"agent {self._options.agent} is not runnable: it has no command or entrypoint in its file "
-                    f"({definition.path}), so a worker has nothing to run for it (add command: or entrypoint: to the file)"
+                    f"({definition.path}), so a worker has nothing to run for it "
+                    "(add command: or entrypoint: to the file)"
                 ),
             )
         if definition.entrypoint:

@@ -72,7 +72,7 @@ class Recorder:
                 batch, self._ready = self._ready, []
             try:
                 self._store_batch(batch)
-            except Exception:  # noqa: BLE001 - the recorder must not die: these claims will expire
+            except Exception:
                 logger.exception("could not record %d outcome(s)", len(batch))
             self._recorded(batch)
 

@@ -78,7 +78,7 @@ class Supervisor:
         try:
             try:
                 document = self._handling.document(flight.claimed)
-            except Exception as exc:  # noqa: BLE001 - e.g. the upstream results could not be read
+            except Exception as exc:
                 logger.exception("handling %s went wrong", flight.claimed.signal_id)
                 outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
             else:
@@ -114,7 +114,7 @@ class Supervisor:
                     elif now >= flight.next_tick and not flight.renewing:
                         flight.next_tick, flight.renewing = now + self._renew_every, True
                         self._pool.submit(self._renew_flight, flight)
-                except Exception:  # noqa: BLE001 - the supervisor must not die: the others still need it
+                except Exception:
                     logger.exception("could not supervise the call on %s", flight.claimed.signal_id)
 
     def _renew_flight(self, flight: _Flight) -> None:
