@@ -13,7 +13,7 @@ from typing import Any
 
 from bench.common import AGENT, Config, bench_container, progress, temp_dir
 from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSignal
-from blackboard.application.knowledge_commands import ListEntries, ReadEntry, WriteEntry
+from blackboard.application.knowledge.commands import ListEntries, ReadEntry, WriteEntry
 from blackboard.domain.events import AgentSignalPosted, EntryWritten
 from blackboard.domain.signals import SignalPayload, SignalType
 from blackboard.infrastructure.persistence.codec import event_row

@@ -53,7 +53,7 @@ class PostSignal(Command):
     blackboard_id: BoardName | None = None
     after: tuple[SignalIdText, ...] = ()
     dedupe_key: NonEmpty | None = None
-    # entry keys its claimer may read and write while it holds the claim (domain/key_permissions.py)
+    # entry keys its claimer may read and write while it holds the claim (domain/knowledge/permissions.py)
     read_keys: tuple[KeyPattern, ...] = ()
     write_keys: tuple[KeyPattern, ...] = ()
 

@@ -22,7 +22,7 @@ from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
 if TYPE_CHECKING:
-    from blackboard.application.knowledge_ports import EntryTransaction
+    from blackboard.application.knowledge.ports import EntryTransaction
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from blackboard.application.knowledge_ports import EntryReadModel
-from blackboard.application.knowledge_queries import BoardNotFound
+from blackboard.application.knowledge.ports import EntryReadModel
+from blackboard.application.knowledge.queries import BoardNotFound
 from blackboard.application.ports import Clock, SignalReadModel
 from blackboard.application.projection import Projector
 

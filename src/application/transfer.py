@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from blackboard.application.errors import BoardNotFound
 from blackboard.application.ports import EventStore, StoredEvent
 from blackboard.application.projection import Projector
-from blackboard.domain import entry_rules
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.entries import KEY_PATTERN
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.events import STREAM_SEPARATOR, BlackboardEvent, EntryEvent, load_event
+from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.domain.knowledge.entries import KEY_PATTERN
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,7 +118,7 @@ class AgentSignal:
     retry_of: str | None = None
     claim_token: str | None = None  # never shown in the document: it is the claimer's proof
     renewed_at: datetime | None = None  # the claim's last renewal; the claim timeout counts from it
-    read_keys: tuple[str, ...] = ()  # key permissions of its claimer (domain/key_permissions.py)
+    read_keys: tuple[str, ...] = ()  # key permissions of its claimer (domain/knowledge/permissions.py)
     write_keys: tuple[str, ...] = ()
     version: int = 1
 

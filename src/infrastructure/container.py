@@ -27,12 +27,12 @@ from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 from blackboard.infrastructure.settings import BlackboardSettings, service_settings, store_settings
 
 if TYPE_CHECKING:
-    from blackboard.application.knowledge import KnowledgeService
-    from blackboard.application.knowledge_queries import KnowledgeQueries
+    from blackboard.application.knowledge.queries import KnowledgeQueries
+    from blackboard.application.knowledge.service import KnowledgeService
     from blackboard.application.status import StatusQueries
     from blackboard.application.transfer import BoardTransfer
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
-    from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
+    from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 
@@ -102,7 +102,7 @@ def knowledge_service(
 ) -> KnowledgeService:
     """Imported on first use, like the registry: a command on signals needs none of the knowledge side.
     `settings` give the claim timeout that key permissions check leases against."""
-    from blackboard.application.knowledge import KnowledgeService
+    from blackboard.application.knowledge.service import KnowledgeService
 
     return KnowledgeService(uow, publisher, clock, settings.claim_timeout if settings else None)
 
@@ -114,7 +114,7 @@ def knowledge_queries(
     clock: Clock | None = None,
     settings: Settings | None = None,
 ) -> KnowledgeQueries:
-    from blackboard.application.knowledge_queries import KnowledgeQueries
+    from blackboard.application.knowledge.queries import KnowledgeQueries
 
     return KnowledgeQueries(entries, signals, projector, clock, settings.claim_timeout if settings else None)
 
@@ -140,7 +140,7 @@ def status_queries(
 
 
 def entry_read_model(engine: Engine) -> SqlEntryReadModel:
-    from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
+    from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
 
     return SqlEntryReadModel(engine)
 
@@ -168,7 +168,7 @@ class Container(containers.DeclarativeContainer):
     wiring_config = containers.WiringConfiguration(
         modules=[
             "blackboard.infrastructure.cli.commands",
-            "blackboard.infrastructure.cli.knowledge",
+            "blackboard.infrastructure.cli.knowledge.commands",
             "blackboard.infrastructure.cli.transfer",
             "blackboard.infrastructure.cli.paging",
             "blackboard.infrastructure.cli.habits",

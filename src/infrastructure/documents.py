@@ -16,7 +16,7 @@ from blackboard.domain.signals import AgentSignal
 
 if TYPE_CHECKING:
     from blackboard.application.queries import BlackboardQueries
-    from blackboard.domain.entries import Entry
+    from blackboard.domain.knowledge.entries import Entry
     from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileProblem
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
@@ -129,8 +129,8 @@ def _agent(d: AgentDefinition, default_threshold: float) -> dict[str, Any]:
 def published(record: Recorded) -> Entry:
     """An entry as the version a topic watch found left it (its conflict, if any, is not the
     subscriber's concern): its document is what the watch prints."""
-    from blackboard.domain import entry_rules
-    from blackboard.domain.entries import Entry
+    from blackboard.domain.knowledge import rules as entry_rules
+    from blackboard.domain.knowledge.entries import Entry
 
     event: Any = record.event  # an entry event: a topic watch finds nothing else
     return Entry(

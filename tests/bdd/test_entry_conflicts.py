@@ -7,12 +7,12 @@ import pytest
 from pytest_bdd import given, parsers, scenarios, then, when
 
 from blackboard.application.commands import CompleteSignal
-from blackboard.application.knowledge import KnowledgeService, result_key
-from blackboard.application.knowledge_commands import ReadEntry, ResolveEntry, WriteEntry
-from blackboard.application.knowledge_queries import KnowledgeQueries
-from blackboard.domain.entries import Entry, KeyInConflict
+from blackboard.application.knowledge.commands import ReadEntry, ResolveEntry, WriteEntry
+from blackboard.application.knowledge.queries import KnowledgeQueries
+from blackboard.application.knowledge.service import KnowledgeService, result_key
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.events import AgentSignalCompleted
+from blackboard.domain.knowledge.entries import Entry, KeyInConflict
 from blackboard.domain.signals import AgentSignal
 from tests.bdd.sqlite_board import entry_read_model
 from tests.fakes import Board

@@ -7,11 +7,11 @@ import pytest
 from pytest_bdd import given, parsers, scenarios, then, when
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSignal
-from blackboard.application.knowledge import KnowledgeService
-from blackboard.application.knowledge_commands import ReadEntry, WriteEntry
-from blackboard.application.knowledge_queries import KnowledgeQueries
-from blackboard.domain.entries import Entry, EntryNotFound
+from blackboard.application.knowledge.commands import ReadEntry, WriteEntry
+from blackboard.application.knowledge.queries import KnowledgeQueries
+from blackboard.application.knowledge.service import KnowledgeService
 from blackboard.domain.errors import BlackboardError
+from blackboard.domain.knowledge.entries import Entry, EntryNotFound
 from blackboard.domain.signals import AgentSignal
 from tests.bdd.sqlite_board import entry_read_model
 from tests.fakes import Board

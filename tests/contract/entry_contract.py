@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from blackboard.application.knowledge import KnowledgeService
-from blackboard.application.knowledge_commands import ResolveEntry, WriteEntry
-from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel
+from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
+from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel
+from blackboard.application.knowledge.service import KnowledgeService
 from blackboard.application.ports import SignalReadModel, UnitOfWork
 from blackboard.application.projection import Projector
-from blackboard.domain.entries import KeyInConflict
 from blackboard.domain.events import EntryWritten
+from blackboard.domain.knowledge.entries import KeyInConflict
 from tests.fakes import EventDispatcher, TickingClock
 
 

@@ -5,10 +5,10 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from blackboard.application.projection import Projector
-from blackboard.domain import entry_rules
+from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.infrastructure.persistence.engine import make_engine
-from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
@@ -97,8 +97,8 @@ def test_on_postgresql_writers_of_other_keys_and_claimers_do_not_wait_on_a_held_
     from concurrent.futures import ThreadPoolExecutor
 
     from blackboard.application.dispatcher import EventDispatcher
-    from blackboard.application.knowledge import KnowledgeService
-    from blackboard.application.knowledge_commands import WriteEntry
+    from blackboard.application.knowledge.commands import WriteEntry
+    from blackboard.application.knowledge.service import KnowledgeService
     from blackboard.application.ports import Scope
 
     uow = SqlUnitOfWork(pg_engine)
@@ -123,8 +123,8 @@ def test_on_postgresql_a_second_writer_of_the_same_key_waits_for_the_first(pg_en
     import threading
 
     from blackboard.application.dispatcher import EventDispatcher
-    from blackboard.application.knowledge import KnowledgeService
-    from blackboard.application.knowledge_commands import WriteEntry
+    from blackboard.application.knowledge.commands import WriteEntry
+    from blackboard.application.knowledge.service import KnowledgeService
 
     uow = SqlUnitOfWork(pg_engine)
     knowledge = KnowledgeService(uow, EventDispatcher(), TickingClock())

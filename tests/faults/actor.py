@@ -22,7 +22,7 @@ from blackboard.application.commands import (
     PostSignal,
     RetrySignal,
 )
-from blackboard.application.knowledge_commands import WriteEntry
+from blackboard.application.knowledge.commands import WriteEntry
 from blackboard.application.ports import SignalFilter
 from blackboard.domain.errors import NotFound, RuleViolation
 from blackboard.domain.signals import SignalStatus

@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 
 from sqlalchemy import insert
 
-from blackboard.domain import events, key_permissions
+from blackboard.domain import events
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import AgentSignalFailed
+from blackboard.domain.knowledge import permissions as key_permissions
 from blackboard.domain.signals import SignalResult
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.tables import EVENTS

@@ -9,17 +9,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blackboard.application.dispatcher import EventDispatcher
-from blackboard.application.knowledge import KnowledgeService
-from blackboard.application.knowledge_commands import ResolveEntry, WriteEntry
-from blackboard.application.knowledge_ports import EntryFilter
+from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
+from blackboard.application.knowledge.ports import EntryFilter
+from blackboard.application.knowledge.service import KnowledgeService
 from blackboard.application.projection import Projector
-from blackboard.domain import entry_rules
 from blackboard.domain.errors import BlackboardError
+from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 from blackboard.infrastructure.persistence.engine import make_engine
-from blackboard.infrastructure.persistence.entry_read_model import SqlEntryReadModel
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork

@@ -6,9 +6,15 @@ from datetime import timedelta
 
 import pytest
 
-from blackboard.domain import entry_rules
-from blackboard.domain.entries import CandidateNotFound, Entry, KeyInConflict, NotInConflict, StaleVersion
 from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryWritten, entry_stream_id
+from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.domain.knowledge.entries import (
+    CandidateNotFound,
+    Entry,
+    KeyInConflict,
+    NotInConflict,
+    StaleVersion,
+)
 from tests.fakes import T0
 
 

@@ -77,7 +77,7 @@ def test_an_artifacts_folder_set_elsewhere_is_allowed_too(tmp_path):
 
 def test_commands_from_any_interface_refuse_json_that_cannot_be_stored():
     from blackboard.application.commands import PostSignal
-    from blackboard.application.knowledge_commands import WriteEntry
+    from blackboard.application.knowledge.commands import WriteEntry
 
     with pytest.raises(InvalidInput, match=r"^context: numbers must be finite, got inf at /a$"):
         PostSignal(

@@ -9,12 +9,12 @@ import pytest
 from pydantic import ValidationError
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, FailSignal, PostSignal, RetrySignal
-from blackboard.application.knowledge import KnowledgeService
-from blackboard.application.knowledge_commands import ReadEntry, WriteEntry
-from blackboard.application.knowledge_queries import KnowledgeQueries
-from blackboard.domain import key_permissions
+from blackboard.application.knowledge.commands import ReadEntry, WriteEntry
+from blackboard.application.knowledge.queries import KnowledgeQueries
+from blackboard.application.knowledge.service import KnowledgeService
 from blackboard.domain.errors import SignalNotFound
-from blackboard.domain.key_permissions import KeyPermissionDenied
+from blackboard.domain.knowledge import permissions as key_permissions
+from blackboard.domain.knowledge.permissions import KeyPermissionDenied
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalStatus, SignalType
 from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
 from tests.fakes import Board, agent

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from blackboard.application.knowledge_commands import ResolveEntry, WriteEntry
-from blackboard.domain.entries import MAX_VALUE_BYTES
+from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
+from blackboard.domain.knowledge.entries import MAX_VALUE_BYTES
 
 
 def test_a_value_of_more_than_1_mib_of_json_is_refused():

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from blackboard.application.commands import PostSignal
-from blackboard.application.knowledge_commands import WriteEntry
+from blackboard.application.knowledge.commands import WriteEntry
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.mcp.schemas import accepted, derive, invalid
 from blackboard.infrastructure.mcp.tools import every_tool

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSignal, RecordOutcomes
-from blackboard.application.knowledge_commands import ReadEntry
-from blackboard.application.knowledge_queries import KnowledgeQueries
+from blackboard.application.knowledge.commands import ReadEntry
+from blackboard.application.knowledge.queries import KnowledgeQueries
 from blackboard.infrastructure.container import landing_dispatcher
 from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
 from tests.fakes import Board, agent

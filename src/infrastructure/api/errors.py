@@ -8,8 +8,8 @@ interface raised it (cli/exits.py): `InvalidInput` 2, `Refused` 3 (`Conflict` is
 from __future__ import annotations
 
 from blackboard.application.errors import TimedOut, Unavailable
-from blackboard.domain.entries import KeyInConflict
 from blackboard.domain.errors import BlackboardError, InvalidInput, NotFound, RuleViolation
+from blackboard.domain.knowledge.entries import KeyInConflict
 
 Refused = RuleViolation  # the state machine or a rule of the board refused the call; nothing was written
 Conflict = KeyInConflict  # a write kept as a conflict candidate (it *was* recorded); `.entry` is the key now

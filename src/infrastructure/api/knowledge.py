@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from blackboard.application.knowledge_commands import (
+from blackboard.application.knowledge.commands import (
     ListEntries,
     ReadEntry,
     ResolveEntry,
     SummarizeBoard,
     WriteEntry,
 )
-from blackboard.domain.entries import KEY_PATTERN
 from blackboard.domain.errors import InvalidInput
+from blackboard.domain.knowledge.entries import KEY_PATTERN
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
 from blackboard.infrastructure.api.models import Entries, Entry, History, Summary

@@ -319,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--jsonl", action="store_true", help="one JSON object a line, streamed (any number of events)"
     )
 
-    from blackboard.infrastructure.cli.knowledge_parser import add_knowledge_commands
+    from blackboard.infrastructure.cli.knowledge.parser import add_knowledge_commands
 
     add_knowledge_commands(commands, _command)
     from blackboard.infrastructure.cli.habits_parser import add_habit_commands

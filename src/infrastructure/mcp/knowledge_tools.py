@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from blackboard.application.errors import WaitTimedOut
-from blackboard.application.knowledge_commands import (
+from blackboard.application.knowledge.commands import (
     Key,
     ListEntries,
     Position,
@@ -17,8 +17,8 @@ from blackboard.application.knowledge_commands import (
     SummarizeBoard,
     WriteEntry,
 )
-from blackboard.domain.entries import KeyInConflict
 from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.domain.knowledge.entries import KeyInConflict
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.mcp.schemas import derive, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build

@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel, EntryTransaction
+from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel, EntryTransaction
 from blackboard.application.ports import Recorded
-from blackboard.domain import entry_rules
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent, entry_stream_id
+from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.domain.knowledge.entries import Entry
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel

@@ -6,10 +6,10 @@ import threading
 from collections.abc import Iterable
 
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
-from blackboard.domain import entry_rules
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent
+from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.domain.knowledge.entries import Entry
 from blackboard.domain.signals import AgentSignal
 
 

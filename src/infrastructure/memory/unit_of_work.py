@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from blackboard.application.knowledge_ports import EntryTransaction
+from blackboard.application.knowledge.ports import EntryTransaction
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, entry_stream_id

@@ -186,7 +186,7 @@ def fold(
         batch.apply(signal_events)
         batch.flush()
     if len(signal_events) < len(fresh):  # entries live in tables of their own: their order to signals is moot
-        from blackboard.infrastructure.persistence.entry_projection import (
+        from blackboard.infrastructure.persistence.knowledge.projection import (
             fold_entries,
         )  # not for signals alone
 
@@ -200,7 +200,7 @@ def fold(
 def clear(conn: Connection) -> None:
     for table in (CAPABILITIES, DEPENDENCIES, SIGNALS):
         conn.execute(delete(table))
-    from blackboard.infrastructure.persistence.entry_projection import clear_entries
+    from blackboard.infrastructure.persistence.knowledge.projection import clear_entries
 
     clear_entries(conn)
     set_checkpoint(conn, 0)

@@ -29,7 +29,7 @@ from blackboard.infrastructure.persistence.event_store import STATE, append_in, 
 from blackboard.infrastructure.persistence.tables import DEPENDENCIES, SIGNALS, Moment
 
 if TYPE_CHECKING:
-    from blackboard.application.knowledge_ports import EntryTransaction
+    from blackboard.application.knowledge.ports import EntryTransaction
 
 BY_ID = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id")
@@ -83,7 +83,7 @@ class SqlUnitOfWork(UnitOfWork):
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
         """The key's own stream is held (PostgreSQL: its advisory lock, never the board's), so
         writers of different keys, and of the board's signals, do not wait on each other."""
-        from blackboard.infrastructure.persistence.entry_transaction import (
+        from blackboard.infrastructure.persistence.knowledge.transaction import (
             SqlEntryTransaction,
         )  # not for signals
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from blackboard.application.commands import ListSignals
-from blackboard.application.knowledge_commands import ListEntries, ReadEntry
-from blackboard.application.knowledge_ports import EntryReadModel
-from blackboard.application.knowledge_queries import KnowledgeQueries
+from blackboard.application.knowledge.commands import ListEntries, ReadEntry
+from blackboard.application.knowledge.ports import EntryReadModel
+from blackboard.application.knowledge.queries import KnowledgeQueries
 from blackboard.application.ports import EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import EntryEvent

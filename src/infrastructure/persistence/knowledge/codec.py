@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from blackboard.domain.entries import Entry, Version
+from blackboard.domain.knowledge.entries import Entry, Version
 
 
 def entry_row(entry: Entry) -> dict[str, Any]:

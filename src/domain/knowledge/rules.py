@@ -15,8 +15,15 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from blackboard.domain.entries import CONTENT, CandidateNotFound, Entry, NotInConflict, StaleVersion, Version
 from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent, EntryWritten
+from blackboard.domain.knowledge.entries import (
+    CONTENT,
+    CandidateNotFound,
+    Entry,
+    NotInConflict,
+    StaleVersion,
+    Version,
+)
 
 
 def write(

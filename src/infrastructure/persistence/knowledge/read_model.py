@@ -8,13 +8,13 @@ from sqlalchemy import Connection, Engine, bindparam, case, func, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.errors import StoreUnavailable
-from blackboard.application.knowledge_ports import EntryCounts, EntryFilter, EntryReadModel
+from blackboard.application.knowledge.ports import EntryCounts, EntryFilter, EntryReadModel
 from blackboard.application.ports import Recorded
-from blackboard.domain.entries import Entry
 from blackboard.domain.events import STREAM_SEPARATOR, entry_stream_id
+from blackboard.domain.knowledge.entries import Entry
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.engine import read_connection
-from blackboard.infrastructure.persistence.entry_codec import entry_from_row
+from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS, EVENTS
 
 GET = select(ENTRIES).where(ENTRIES.c.blackboard_id == bindparam("board"), ENTRIES.c.key == bindparam("key"))

@@ -8,17 +8,17 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from blackboard.application.knowledge_ports import EntryTransaction
+from blackboard.application.knowledge.ports import EntryTransaction
 from blackboard.application.ports import Recorded
-from blackboard.domain import entry_rules
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent, entry_stream_id
+from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.domain.knowledge.entries import Entry
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
-from blackboard.infrastructure.persistence.entry_read_model import get_in, records_in
 from blackboard.infrastructure.persistence.event_store import STATE, append_in, load_in
+from blackboard.infrastructure.persistence.knowledge.read_model import get_in, records_in
 from blackboard.infrastructure.persistence.unit_of_work import BY_ID
 
 

@@ -7,14 +7,15 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from blackboard.application.knowledge_commands import ListEntries, ReadEntry, SummarizeBoard
-from blackboard.application.knowledge_ports import EntryFilter, EntryReadModel
+from blackboard.application.knowledge.commands import ListEntries, ReadEntry, SummarizeBoard
+from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel
 from blackboard.application.ports import Clock, Recorded, SignalReadModel
 from blackboard.application.projection import Projector
-from blackboard.domain import entry_rules, key_permissions
-from blackboard.domain.entries import Entry, EntryNotFound
 from blackboard.domain.errors import NotFound, SignalNotFound
 from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent
+from blackboard.domain.knowledge import permissions as key_permissions
+from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.domain.knowledge.entries import Entry, EntryNotFound
 
 
 class BoardNotFound(NotFound):

@@ -12,10 +12,10 @@ from collections.abc import MutableMapping, Sequence
 from sqlalchemy import Connection, bindparam, delete, insert, select, tuple_
 
 from blackboard.application.ports import Recorded
-from blackboard.domain import entry_rules
-from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent
-from blackboard.infrastructure.persistence.entry_codec import entry_from_row, entry_row, topic_rows
+from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.domain.knowledge.entries import Entry
+from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row, entry_row, topic_rows
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS
 
 Keys = MutableMapping[tuple[str, str], Entry | None]  # (board, key) -> its state, None: never written

@@ -19,7 +19,7 @@ from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
 
 if TYPE_CHECKING:
-    from blackboard.domain.entries import Entry, KeyInConflict
+    from blackboard.domain.knowledge.entries import Entry, KeyInConflict
 
 
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
@@ -35,8 +35,8 @@ class KeptAsCandidate(RuleViolation):
 
 @inject
 def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledge.provider]) -> Output:
-    from blackboard.application.knowledge_commands import WriteEntry
-    from blackboard.domain.entries import KeyInConflict
+    from blackboard.application.knowledge.commands import WriteEntry
+    from blackboard.domain.knowledge.entries import KeyInConflict
 
     if args.token is not None and args.signal is None:
         raise InvalidInput("--token", "needs --signal SIG: it is that signal's claim token")
@@ -66,7 +66,7 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
 
 @inject
 def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
-    from blackboard.application.knowledge_commands import ReadEntry
+    from blackboard.application.knowledge.commands import ReadEntry
 
     if args.signal is None and (args.token is not None or args.author is not None):
         raise InvalidInput(
@@ -98,7 +98,7 @@ def entries(
     queries: Lazy = Provide[Container.knowledge_queries.provider],
     status: Lazy = Provide[Container.status.provider],
 ) -> Output:
-    from blackboard.application.knowledge_commands import ListEntries
+    from blackboard.application.knowledge.commands import ListEntries
 
     query = ListEntries(
         blackboard_id=args.blackboard,
@@ -120,7 +120,7 @@ def entries(
 
 @inject
 def resolve(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledge.provider]) -> Output:
-    from blackboard.application.knowledge_commands import ResolveEntry
+    from blackboard.application.knowledge.commands import ResolveEntry
 
     merged = {"value": _json(args.value, "--value")} if args.value is not None else {}
     command = ResolveEntry(
@@ -139,7 +139,7 @@ def resolve(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowle
 def summary(
     args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]
 ) -> Output:
-    from blackboard.application.knowledge_commands import SummarizeBoard
+    from blackboard.application.knowledge.commands import SummarizeBoard
 
     found = queries().summary(SummarizeBoard(blackboard_id=args.blackboard))
     latest = found["latest_entry"]
@@ -166,7 +166,7 @@ def watch_topic(
     `--since`); with `--follow`, every one, a JSON line each, flushed as it comes, until interrupted
     or `--timeout`. The log position to resume from goes to stderr as it ends."""
     from blackboard.application.errors import WaitTimedOut
-    from blackboard.domain.entries import KEY_PATTERN
+    from blackboard.domain.knowledge.entries import KEY_PATTERN
 
     if args.blackboard is None:
         raise InvalidInput("--blackboard", "is required with --topic: topics belong to one board")
@@ -243,7 +243,7 @@ def _value(args: argparse.Namespace) -> Any:
         return _json(args.value, "--value")
     if args.text is not None:
         return args.text
-    from blackboard.domain.entries import MAX_VALUE_BYTES
+    from blackboard.domain.knowledge.entries import MAX_VALUE_BYTES
 
     try:
         if os.path.getsize(args.file) > MAX_VALUE_BYTES:

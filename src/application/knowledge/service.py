@@ -11,12 +11,13 @@ from uuid import uuid4
 
 from blackboard.application.commands import Command
 from blackboard.application.errors import StoreUnavailable
-from blackboard.application.knowledge_commands import ResolveEntry, WriteEntry
+from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
 from blackboard.application.ports import Clock, EventPublisher, UnitOfWork
-from blackboard.domain import entry_rules, key_permissions
-from blackboard.domain.entries import Entry, EntryNotFound, KeyInConflict, StaleVersion
 from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent, EntryCandidateKept
+from blackboard.domain.knowledge import permissions as key_permissions
+from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.domain.knowledge.entries import Entry, EntryNotFound, KeyInConflict, StaleVersion
 
 logger = logging.getLogger(__name__)
 LANDING_ATTEMPTS = 12  # about 40 s of retries: a server restart or a failover, not a long outage

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from blackboard.application.ports import Recorded
-from blackboard.domain.entries import Entry
 from blackboard.domain.events import EntryEvent
+from blackboard.domain.knowledge.entries import Entry
 from blackboard.domain.signals import AgentSignal
 
 

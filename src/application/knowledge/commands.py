@@ -12,7 +12,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from blackboard.application.commands import Command, Message, printable
 from blackboard.application.json_values import check_json
-from blackboard.domain.entries import KEY_PATTERN, MAX_VALUE_BYTES
+from blackboard.domain.knowledge.entries import KEY_PATTERN, MAX_VALUE_BYTES
 from blackboard.domain.signals import NonEmpty, SignalIdText
 
 MAX_META_BYTES = 16 * 1024  # `meta` is small free metadata; content goes in the value
