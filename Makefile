@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 lint: $(STAMP)
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/ruff check --quiet .
-	$(BIN)/lint-imports
+	$(BIN)/python tools/lint_tree.py build/lint
+	cd build/lint && PYTHONPATH=. ../../$(BIN)/lint-imports --config ../../pyproject.toml
 
 test: lint
 	$(BIN)/python -m pytest -m "not faults"
