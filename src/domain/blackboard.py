@@ -274,7 +274,7 @@ class BlackboardAggregate:
     ) -> bool:
         """Record the expiry of a signal past its deadline at `at` (and of what waits for it), as a
         sweep would; whether it did. A command that finds its signal late calls this before deciding,
-        so a deadline holds without a sweeper running (README: "Deadlines")."""
+        so a deadline holds without a sweeper running (docs/agents.md: "Leases, timeouts and expiry")."""
         signal = self.signal(signal_id)
         if not overdue(signal, at, post_timeout, claim_timeout):
             return False

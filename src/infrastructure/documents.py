@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def signal(item: AgentSignal, overdue: Mapping[str, datetime] | None = None) -> dict[str, Any]:
     """The AgentSignal document of contracts/agent-signal.schema.json. A signal in `overdue`
     (BlackboardQueries.overdue: past its deadline, not yet expired) also carries `overdue_since`, its
-    deadline (the schema allows properties beyond its own; README: "Deadlines")."""
+    deadline (the schema allows properties beyond its own; docs/agents.md: "Leases, timeouts and expiry")."""
     document = item.to_document()
     if (due := (overdue or {}).get(item.signal_id)) is not None:
         document["overdue_since"] = due.isoformat()

@@ -274,7 +274,7 @@ def worker_options(
         artifacts_dir=settings.artifacts_dir,
         # expire what is overdue a few times per the shorter timeout, every 0.5 s to 10 s
         sweep_every=min(10.0, max(0.5, min(settings.post_timeout, settings.claim_timeout) / 3)),
-        # a running handler's claim is renewed every third of the claim timeout (README: "Leases")
+        # a running handler's claim is renewed every third of the claim timeout (docs/agents.md: "Leases")
         renew_every=max(0.5, settings.claim_timeout / 3),
     )
 

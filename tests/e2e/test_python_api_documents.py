@@ -321,8 +321,8 @@ def test_blackboard_without_arguments_opens_the_clis_default_store(tmp_path, mon
 
 
 def test_the_readme_example_runs_as_written(tmp_path):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    example = re.search(r"```python\n(.*?)```", readme[readme.index("## Python API") :], re.S)
+    page = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", page, re.S)
     assert example is not None
     shutil.copytree(ROOT / "agents", tmp_path / "agents")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}

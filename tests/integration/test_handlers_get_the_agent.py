@@ -131,7 +131,7 @@ def test_an_entrypoint_gets_the_agent_as_an_argument_or_in_the_document(tmp_path
 
 
 def readme_llm_script() -> str:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "agents.md").read_text()
     [script] = re.findall(r"```bash\n(#!/bin/sh\n# handlers/llm\.sh.*?)```", readme, flags=re.DOTALL)
     return script
 

@@ -18,7 +18,7 @@ from blackboard.infrastructure.persistence.engine import StoreSettings, make_eng
 from blackboard.infrastructure.settings import KNOBS, BlackboardSettings, worker_options
 
 PG_URL = "postgresql+psycopg://nobody@127.0.0.1:1/x"  # never connected to: an engine connects on first use
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 def shown(value: object) -> str:
@@ -28,7 +28,7 @@ def shown(value: object) -> str:
 
 
 def readme_configuration() -> list[tuple[list[str], list[str], list[str]]]:
-    """(flags, variables, defaults) of each row of README's "### Configuration" table."""
+    """(flags, variables, defaults) of each row of docs/cli.md's "### Configuration" table."""
     section = README.read_text().split("### Configuration", 1)[1].split("\n#", 1)[0]
     rows = []
     for line in section.splitlines():

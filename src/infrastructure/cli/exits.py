@@ -1,6 +1,6 @@
 """Exit codes: the one table from error family to code, and what each code means.
 
-`main` chooses every exit code here; the parser's help prints `MEANINGS`, and a test holds README's
+`main` chooses every exit code here; the parser's help prints `MEANINGS`, and a test holds docs/cli.md's
 "Exit codes" table to both. Light on purpose: the parser imports it before the arguments are known.
 """
 

@@ -38,7 +38,7 @@ def signals(
 
 def _document(s: AgentSignal, due: datetime | None) -> dict[str, Any]:
     """The signal's document; an overdue one not yet expired also carries `overdue_since`, its deadline
-    (the schema allows properties beyond its own; README: "Deadlines")."""
+    (the schema allows properties beyond its own; docs/agents.md: "Leases, timeouts and expiry")."""
     return documents.signal(s, {s.signal_id: due} if due is not None else None)
 
 

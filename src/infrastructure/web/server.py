@@ -28,7 +28,7 @@ def serve(view: BoardView, notifier: LogNotifier, host: str, port: int, token: s
     server = uvicorn.Server(config)
     try:
         server.run()
-    except SystemExit:  # uvicorn exits 3 when it cannot bind: here that is exit 1 (README: exit codes)
+    except SystemExit:  # uvicorn exits 3 when it cannot bind: here that is exit 1 (docs/cli.md: exit codes)
         if server.started:
             raise
         raise CannotServe(f"could not listen on {host}:{port} (the line above says why)") from None
@@ -39,7 +39,7 @@ class CannotServe(RuntimeError):
 
 
 class OneLine(logging.Formatter):
-    """A failure in one line on stderr, its error named, never a traceback (README: exit codes)."""
+    """A failure in one line on stderr, its error named, never a traceback (docs/cli.md: exit codes)."""
 
     def format(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
