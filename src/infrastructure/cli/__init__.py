@@ -136,7 +136,7 @@ def _quiet_broken_pipe() -> int:
 
 
 def _report(exc: Exception, as_json: bool) -> int:
-    """One line on stderr and the code of the error's family (exits.FAMILIES)."""
+    """One line on stderr and the code of the error's family (error_families.FAMILIES)."""
     from pydantic import ValidationError
 
     error = _invalid(exc) if isinstance(exc, ValidationError) else exc  # a command model refused a value
