@@ -22,6 +22,7 @@ from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from blackboard.domain.errors import BlackboardError, InvalidInput
+from blackboard.infrastructure.documents import jsonable
 from blackboard.infrastructure.error_families import family_of
 from blackboard.infrastructure.mcp.pipes import standard_pipes
 from blackboard.infrastructure.mcp.schemas import invalid
@@ -88,7 +89,9 @@ def build_server(session: Session) -> Server[Any]:
 
 
 def result(data: Any) -> types.CallToolResult:
-    """The JSON document the CLI prints with --json, as text; an object also as structured content."""
+    """The JSON document the CLI prints with --json (documents.py), as text; an object also as structured
+    content."""
+    data = jsonable(data)
     text = json.dumps(data, ensure_ascii=False)
     return types.CallToolResult(
         content=[types.TextContent(text=text)], structured_content=data if isinstance(data, dict) else None
@@ -104,6 +107,7 @@ def refusal(exc: Exception) -> types.CallToolResult:
     content: list[Any] = [types.TextContent(text=message)]
     details: dict[str, Any] = {"error": message, "family": family.name, "exit_code": family.exit_code}
     if (document := getattr(error, "document", None)) is not None:  # a write kept as a candidate: the entry
+        document = jsonable(document)
         content.append(types.TextContent(text=json.dumps(document, ensure_ascii=False)))
         details["entry"] = document
     return types.CallToolResult(content=content, structured_content=details, is_error=True)
