@@ -56,7 +56,9 @@ def _plain(node: Any, definitions: dict[str, Any]) -> Any:
     for keyword, value in node.items():
         if keyword in ("title", "default"):
             continue
-        if keyword == "properties":
+        if keyword == "description":  # a model's docstring: one line
+            plain[keyword] = " ".join(value.split())
+        elif keyword == "properties":
             plain[keyword] = {name: _plain(sub, definitions) for name, sub in value.items()}
         else:
             plain[keyword] = _plain(value, definitions)

@@ -78,7 +78,12 @@ class Payload(Document):
 
 
 class Result(Document):
-    artifact_path: str | None
+    """What the agent handed back. Without an artifact (a failure, an expiry, knowledge items alone)
+    `artifact_path` is left out, not null: seed 003's schema (section 9.1) wants a string there."""
+
+    artifact_path: Annotated[str | None, WithJsonSchema({"type": "string"})] = Field(
+        default=None, exclude_if=_absent
+    )
     knowledge_items: list[str]
     error: str | None
 
