@@ -1,0 +1,216 @@
+"""The examples of the README and the docs: every fenced block of a page, with the note before it, and the
+bash script that runs a page's shell blocks one after another in one shell.
+
+A block is run by its language (test_examples.py): `bash`/`sh` in the page's shell session, `python` in a
+subprocess, `json` parsed (and checked when it is a client configuration), `markdown` with frontmatter loaded
+as an agent file by the real registry. `text` is a picture or an output: nothing to run. Any other block needs
+a note right before it, `<!-- example: not run, REASON -->`. One more note exists:
+`<!-- example: in the background -->` runs a shell block as a background job of the page (a loop that waits
+for more work), stopped when the page's last block has run.
+
+In a shell block:
+- every command must exit 0, but one whose trailing comment says `# exit N` must exit N;
+- `blackboard ui ...` serves on a free port instead of its own (pages run side by side), until it answers
+  (200, or 401 when the command gives `--token`), then is stopped with Ctrl-C and must exit 0 or 130;
+- `blackboard worker ...` without `--once`, and any command that ends in `&`, runs in the background until
+  the page's last block has run, then gets Ctrl-C: it must still be running then and stop with exit 0 or
+  130, or have ended by itself with exit 0;
+- a PostgreSQL URL (`postgresql+psycopg://...`) points at a database created for the page.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+SHELL = {"bash", "sh"}
+NOT_RUN = "not run, "
+BACKGROUND = "in the background"
+
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<lang>[^`\s]*)\s*$")
+_NOTE = re.compile(r"^\s*<!--\s*example:\s*(?P<note>.*?)\s*-->\s*$")
+_EXIT = re.compile(r"(?:^|\s)#\s*exit (\d+)\b")
+_PG_URL = re.compile(r"postgresql\+psycopg://[^\s'\"]+")
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int  # the page's line of the block's first line (after the fence)
+    language: str
+    text: str
+    note: str | None  # the `<!-- example: ... -->` right before the fence
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+    @property
+    def not_run(self) -> bool:
+        return self.note is not None and self.note.startswith(NOT_RUN)
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced blocks of a page, in order."""
+    found, lines = [], page.read_text(encoding="utf-8").splitlines()
+    index = 0
+    while index < len(lines):
+        opening = _FENCE.match(lines[index])
+        if not opening:
+            index += 1
+            continue
+        indent, fence = opening["indent"], opening["fence"]
+        end = index + 1
+        while end < len(lines) and lines[end].strip() != fence:
+            end += 1
+        before = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), "")
+        note = _NOTE.match(before)
+        body = [line[len(indent) :] if line.startswith(indent) else line for line in lines[index + 1 : end]]
+        found.append(
+            Block(page, index + 2, opening["lang"].lower(), "\n".join(body) + "\n", note and note["note"])
+        )
+        index = end + 1
+    return found
+
+
+def every_block() -> list[Block]:
+    return [block for page in PAGES for block in blocks(page)]
+
+
+# -- a page's shell session -----------------------------------------------------------------------------------
+PRELUDE = r"""
+set -e -m -o pipefail
+__docs_jobs=()
+trap 'echo "DOCS-EXAMPLE-FAILED $? $LINENO" >&2' ERR
+trap '__docs_abandon' EXIT
+
+__docs_abandon() {  # on the way out, nothing of the page stays running
+  local pid
+  for pid in "${__docs_jobs[@]}"; do kill -KILL -- -$pid 2>/dev/null || true; done
+}
+
+__docs_expect() {  # want, got, where
+  [ "$2" = "$1" ] || { echo "DOCS-EXAMPLE-EXIT $3: exit $2, the page says exit $1" >&2; exit 97; }
+}
+
+__docs_background() {  # where, command...: a command that runs until stopped
+  shift
+  "$@" &
+  __docs_jobs+=($!)
+}
+
+__docs_serve() {  # where, command...: serve on a free port until it answers, then Ctrl-C it
+  local where=$1 expect=200 prev= port replaced=0 pid rc
+  shift
+  port=$("$DOCS_PYTHON" "$DOCS_HELPER" free-port)
+  local args=()
+  for arg in "$@"; do
+    if [ "$prev" = --port ]; then arg=$port; replaced=1; fi
+    if [ "$prev" = --token ]; then expect=401; fi
+    args+=("$arg"); prev=$arg
+  done
+  [ $replaced = 1 ] || args+=(--port "$port")
+  "${args[@]}" &
+  pid=$!
+  if ! "$DOCS_PYTHON" "$DOCS_HELPER" answers "http://127.0.0.1:$port/" "$expect"; then
+    kill -INT -- -$pid 2>/dev/null || true
+    echo "DOCS-EXAMPLE-EXIT $where: the server did not answer $expect on port $port" >&2
+    exit 97
+  fi
+  kill -INT -- -$pid
+  wait $pid && rc=0 || rc=$?
+  case $rc in 0|130) ;; *) echo "DOCS-EXAMPLE-EXIT $where: exit $rc after Ctrl-C" >&2; exit 97;; esac
+}
+
+__docs_stop() {  # Ctrl-C every background job; each must still run, or have ended with 0
+  local pid rc
+  for pid in "${__docs_jobs[@]}"; do
+    if kill -0 $pid 2>/dev/null; then
+      kill -INT -- -$pid 2>/dev/null || kill -INT $pid 2>/dev/null || true
+      wait $pid && rc=0 || rc=$?
+      case $rc in 0|130) ;; *) echo "DOCS-EXAMPLE-EXIT background job: exit $rc after Ctrl-C" >&2; exit 97;; esac
+    else
+      wait $pid && rc=0 || rc=$?
+      [ $rc = 0 ] || { echo "DOCS-EXAMPLE-EXIT background job: ended by itself with exit $rc" >&2; exit 97; }
+    fi
+  done
+  __docs_jobs=()
+}
+"""
+
+
+@dataclass(frozen=True)
+class Script:
+    text: str
+    origin: list[str]  # the page line each script line comes from ("" for the harness's own)
+
+    def where(self, line: int) -> str:
+        return next((o for o in reversed(self.origin[:line]) if o), "?")
+
+
+def shell_script(page_blocks: list[Block], setup: str = "", pg_url: str | None = None) -> Script:
+    """One bash script running the page's shell blocks in order, then stopping what runs in the background."""
+    lines: list[str] = PRELUDE.splitlines()
+    origin = [""] * len(lines)
+
+    def add(text: str, where: str) -> None:
+        for line in text.splitlines():
+            lines.append(line)
+            origin.append(where)
+
+    add(setup, "(the harness's set-up of the page)")
+    for block in page_blocks:
+        if block.language not in SHELL or block.not_run:
+            continue
+        text = _PG_URL.sub(pg_url, block.text) if pg_url else block.text
+        add(f"echo '--- {block.where}' >&2", "")
+        if block.note == BACKGROUND:
+            add("(", block.where)
+            _add_commands(text, block, add)
+            add(") &", block.where)
+            add("__docs_jobs+=($!)", block.where)
+        else:
+            _add_commands(text, block, add)
+    add("__docs_stop", "(stopping the page's background jobs)")
+    return Script("\n".join(lines) + "\n", origin)
+
+
+def _add_commands(text: str, block: Block, add) -> None:
+    for first, command in _commands(text):
+        where = f"{block.page.relative_to(ROOT)}:{block.line + first}"
+        last = command.splitlines()[-1]
+        code = re.sub(r"\s#.*$", "", last).rstrip()
+        expected = _EXIT.search(last)
+        start = command.lstrip()
+        if start.startswith("blackboard ui"):
+            add(f"__docs_serve {where!r} {start}", where)
+        elif start.startswith("blackboard worker") and "--once" not in command and not code.endswith("&"):
+            add(f"__docs_background {where!r} {start}", where)
+        elif expected:
+            add("{ " + command, where)
+            add("} && __docs_rc=0 || __docs_rc=$?", where)
+            add(f"__docs_expect {expected[1]} $__docs_rc {where!r}", where)
+        else:
+            add(command, where)
+            if code.endswith("&") and not code.endswith("&&"):
+                add("__docs_jobs+=($!)", where)
+
+
+def _commands(text: str) -> list[tuple[int, str]]:
+    """(offset of its first line, the command) for each logical line: continuation lines joined."""
+    found: list[tuple[int, str]] = []
+    pending: list[str] = []
+    for offset, line in enumerate(text.splitlines()):
+        if not pending:
+            start = offset
+        pending.append(line)
+        if not line.endswith("\\"):
+            found.append((start, "\n".join(pending)))
+            pending = []
+    if pending:
+        found.append((start, "\n".join(pending)))
+    return found
