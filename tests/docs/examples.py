@@ -20,7 +20,13 @@ In a shell block:
 
 from __future__ import annotations
 
+import os
 import re
+import resource
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,11 +53,15 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
+        return f"{_shown(self.page)}:{self.line}"
 
     @property
     def not_run(self) -> bool:
         return self.note is not None and self.note.startswith(NOT_RUN)
+
+
+def _shown(page: Path) -> str:
+    return str(page.relative_to(ROOT)) if page.is_relative_to(ROOT) else page.name
 
 
 def blocks(page: Path) -> list[Block]:
@@ -116,7 +126,7 @@ __docs_serve() {  # where, command...: serve on a free port until it answers, th
   [ $replaced = 1 ] || args+=(--port "$port")
   "${args[@]}" &
   pid=$!
-  if ! "$DOCS_PYTHON" "$DOCS_HELPER" answers "http://127.0.0.1:$port/" "$expect"; then
+  if ! "$DOCS_PYTHON" "$DOCS_HELPER" answers "http://127.0.0.1:$port/" "$expect" $pid; then
     kill -INT -- -$pid 2>/dev/null || true
     echo "DOCS-EXAMPLE-EXIT $where: the server did not answer $expect on port $port" >&2
     exit 97
@@ -179,9 +189,9 @@ def shell_script(page_blocks: list[Block], setup: str = "", pg_url: str | None =
     return Script("\n".join(lines) + "\n", origin)
 
 
-def _add_commands(text: str, block: Block, add) -> None:
+def _add_commands(text: str, block: Block, add: Callable[[str, str], None]) -> None:
     for first, command in _commands(text):
-        where = f"{block.page.relative_to(ROOT)}:{block.line + first}"
+        where = f"{_shown(block.page)}:{block.line + first}"
         last = command.splitlines()[-1]
         code = re.sub(r"\s#.*$", "", last).rstrip()
         expected = _EXIT.search(last)
@@ -214,3 +224,61 @@ def _commands(text: str) -> list[tuple[int, str]]:
     if pending:
         found.append((start, "\n".join(pending)))
     return found
+
+
+# -- running it -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Ran:
+    returncode: int | None  # None: still running at the timeout (then stopped)
+    output: str  # stdout and stderr, interleaved
+    seconds: float
+    cpu_seconds: float  # of every process the session waited for
+
+    def failure(self, script: Script) -> str:
+        """Where the session failed: the page's line and what happened."""
+        if self.returncode is None:
+            return "still running at the timeout"
+        failed = re.search(r"DOCS-EXAMPLE-FAILED (\d+) (\d+)", self.output)
+        if failed:
+            return f"{script.where(int(failed[2]))}: exit {failed[1]}"
+        said = re.search(r"DOCS-EXAMPLE-EXIT (.*)", self.output)
+        return said[1] if said else f"the session ended with exit {self.returncode}"
+
+
+def run(script: Script, folder: Path, env: Mapping[str, str], timeout: float) -> Ran:
+    """Run the script with bash in `folder`; whatever it leaves running is stopped."""
+    path, log = folder.parent / f"{folder.name}.sh", folder.parent / f"{folder.name}.log"
+    path.write_text(script.text)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            ["bash", str(path)],
+            cwd=folder,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            returncode: int | None = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            returncode = None
+        finally:
+            end_session(process.pid)
+            process.wait()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Ran(returncode, log.read_text(), time.monotonic() - started, cpu)
+
+
+def end_session(session: int) -> None:
+    """Kill every process of a session: a page's background jobs have process groups of their own."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == session:
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            continue

@@ -1,13 +1,15 @@
-"""What a page's shell session asks the harness for: `free-port` prints a free TCP port; `answers URL STATUS`
-waits (up to 30 s) until URL answers with that HTTP status, and exits 1 if it never does."""
+"""What a page's shell session asks the harness for: `free-port` prints a free TCP port; `answers URL STATUS PID`
+waits (up to 30 s, while process PID lives) until URL answers, and exits 1 unless it answered that status."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -16,9 +18,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def answers(url: str, status: int, within: float = 30.0) -> bool:
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # not a zombie
+
+
+def answers(url: str, status: int, pid: int, within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and _alive(pid):
         try:
             with urllib.request.urlopen(url, timeout=5) as response:
                 got = response.status
@@ -36,4 +46,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "free-port":
         print(free_port())
     else:
-        sys.exit(0 if answers(sys.argv[2], int(sys.argv[3])) else 1)
+        sys.exit(0 if answers(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])) else 1)

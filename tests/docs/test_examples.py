@@ -12,10 +12,8 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,11 +35,12 @@ from tests.docs.examples import (
     Block,
     blocks,
     every_block,
+    run,
     shell_script,
 )
 
 HELPER = Path(__file__).with_name("helper.py")
-PAGE_TIMEOUT = 180.0  # seconds a page's shell session may take before the test fails (a hang, never reached)
+PAGE_TIMEOUT = 300.0  # seconds a page's shell session may take before the test fails (a hang, never reached)
 RUNS = SHELL | {"python", "json", "markdown"}
 
 # What a page takes for granted, beyond a fresh folder with `agents/` in it. Keep this short: each entry is
@@ -96,7 +95,8 @@ def test_few_blocks_are_left_unrun():
 # -- a folder to run in ---------------------------------------------------------------------------------------
 @pytest.fixture
 def workdir(tmp_path) -> Path:
-    """A fresh folder laid out as a clone's root: a copy of the example agents, and what alembic reads."""
+    """A fresh folder laid out as a clone's root after `make demo`: a copy of the example agents, what
+    alembic reads, and the virtualenv."""
     work = tmp_path / "work"
     shutil.copytree(
         ROOT / "agents", work / "agents", ignore=shutil.ignore_patterns("artifacts", "__pycache__")
@@ -104,15 +104,19 @@ def workdir(tmp_path) -> Path:
     for name in ("alembic.ini", "pyproject.toml"):
         shutil.copy(ROOT / name, work / name)
     (work / "migrations").symlink_to(ROOT / "migrations")
+    (work / ".venv").symlink_to(Path(sys.prefix))  # the README's `. .venv/bin/activate`, after `make demo`
     (tmp_path / "home").mkdir()
     return work
 
 
 @pytest.fixture(scope="session")
-def pycache(tmp_path_factory) -> Path:
-    """Where the pages' processes keep compiled modules: a user's install has them, so each command of a
-    page does not compile the package again (the tests' own environment may forbid writing them)."""
-    return tmp_path_factory.mktemp("pycache")
+def pycache() -> Path:
+    """Where the pages' processes keep compiled modules, shared by runs and by xdist's workers: a user's
+    install has them, so each command of a page does not compile the package again (this machine's
+    environment forbids writing them beside the sources)."""
+    folder = ROOT / "build" / "pycache"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def environment(work: Path, pycache: Path) -> dict[str, str]:
@@ -143,28 +147,6 @@ def pg_page_url() -> Iterator[str]:
     admin.dispose()
 
 
-def _end_session(session: int) -> None:
-    """Stop what a page left running: every process of its session (background jobs have groups of their own)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session:
-            try:
-                os.kill(int(stat.parent.name), signal.SIGKILL)
-            except OSError:
-                pass
-
-
-def _failure(output: str, script) -> str:
-    failed = re.search(r"DOCS-EXAMPLE-FAILED (\d+) (\d+)", output)
-    if failed:
-        return f"{script.where(int(failed[2]))}: exit {failed[1]}"
-    said = re.search(r"DOCS-EXAMPLE-EXIT (.*)", output)
-    return said[1] if said else "the page's session failed"
-
-
 # -- shell blocks: one session per page ----------------------------------------------------------------------
 @pytest.mark.parametrize("page", SHELL_PAGES, ids=_name)
 def test_the_shell_examples_of_a_page_run_as_written(page: Path, workdir: Path, pycache: Path, request):
@@ -172,31 +154,12 @@ def test_the_shell_examples_of_a_page_run_as_written(page: Path, workdir: Path, 
     needs_pg = any("postgresql+psycopg://" in b.text for b in page_blocks if b.language in SHELL)
     pg_url = request.getfixturevalue("pg_page_url") if needs_pg else None
     script = shell_script(page_blocks, SETUP.get(_name(page), ""), pg_url)
-    (workdir.parent / "page.sh").write_text(script.text)
-    log = workdir.parent / "page.log"
-    started = time.monotonic()
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            ["bash", str(workdir.parent / "page.sh")],
-            cwd=workdir,
-            env=environment(workdir, pycache),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            process.wait(timeout=PAGE_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"{_name(page)}: still running after {PAGE_TIMEOUT:.0f} s\n{log.read_text()[-4000:]}")
-        finally:
-            _end_session(process.pid)
-            process.wait()
-    output = log.read_text()
-    took = time.monotonic() - started
-    assert process.returncode == 0, f"{_failure(output, script)}\n--- output (the end) ---\n{output[-6000:]}"
-    assert "Traceback (most recent call last)" not in output, output[-6000:]
-    print(f"{_name(page)}: {took:.1f} s")
+
+    ran = run(script, workdir, environment(workdir, pycache), PAGE_TIMEOUT)
+
+    assert ran.returncode == 0, f"{ran.failure(script)}\n--- output (the end) ---\n{ran.output[-6000:]}"
+    assert "Traceback (most recent call last)" not in ran.output, ran.output[-6000:]
+    print(f"{_name(page)}: {ran.seconds:.1f} s, {ran.cpu_seconds:.1f} s of CPU")
 
 
 # -- python, JSON and agent-file blocks ----------------------------------------------------------------------
@@ -237,6 +200,38 @@ def test_an_agent_file_example_loads_in_the_real_registry_without_a_warning(bloc
     assert report.agent.name == frontmatter.loads(block.text).metadata["name"]
 
 
+def test_the_entrypoint_example_completes_a_signal_in_a_worker_of_the_agent_file_example(
+    workdir: Path, pycache: Path
+):
+    """docs/agents.md's agent file, with the `entrypoint` its comment offers instead of `command`, and the
+    Python function it names, saved where that function's comment says: a real worker runs them."""
+    page = blocks(ROOT / "docs" / "agents.md")
+    [agent_file] = [b for b in page if b.language == "markdown"]
+    [handler] = [b for b in page if b.language == "python" and "def handle(" in b.text]
+    saved_as = re.search(r"^# (handlers/\S+\.py)", handler.text)[1]
+    entrypoint = re.search(r"entrypoint: (\S+)", handler.text)[1]
+    (workdir / "agents" / saved_as).write_text(handler.text)
+    agent = re.sub(r"^command: .*$", f"entrypoint: {entrypoint}", agent_file.text, flags=re.M)
+    (workdir / "agents" / "ps-researcher.md").write_text(agent)
+    env = environment(workdir, pycache)
+
+    def blackboard(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            ["blackboard", *args], cwd=workdir, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    sig = blackboard(
+        "post", "-q", "--type", "RESEARCH", "--ps-id", "ps-42", "--entry-id", "e-1", "--topic", "logs"
+    )
+    blackboard("worker", "--agent", "ps-researcher", "--once")
+    shown = json.loads(blackboard("--json", "show", sig.stdout.strip()).stdout)
+
+    assert shown["status"] == "COMPLETED", shown
+    assert shown["result"]["knowledge_items"] == ["ps-researcher found nothing new on logs"]
+
+
 # -- what running the examples revealed --------------------------------------------------------------------
 def test_the_tour_s_worker_opening_a_fresh_database_logs_only_its_own_lines(workdir: Path, pycache: Path):
     """The README's tour starts its worker first, so the worker creates the database: the migration's
@@ -260,7 +255,7 @@ def test_the_tour_s_worker_opening_a_fresh_database_logs_only_its_own_lines(work
 # -- the command table's examples -------------------------------------------------------------------------
 def _table_examples() -> list[tuple[str, str]]:
     """(the row's command, its example) of each row of docs/cli.md's "### Commands" table."""
-    section = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split("### Commands", 1)[1]
+    section = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split("## Commands", 1)[1]
     rows = [line for line in section.strip().split("\n\n", 1)[0].splitlines() if line.startswith("| `")]
     found = []
     for row in rows:
