@@ -198,3 +198,11 @@ def test_a_profile_declaring_auto_gets_its_text_score_instead():
     assert scored.score(Candidate("sig-1", "bb", (AUTO,), T0)) == 0.3
     assert scored.score(Candidate("sig-1", "bb", (AUTO, "REVIEW"), T0)) == 0.7
     assert scored.score(Candidate("sig-1", "bb", ("REVIEW",), T0)) == 0.7
+
+
+def test_requests_of_words_no_file_has_leave_the_index_as_it_was():
+    index = TextIndex([AgentText("kube", "kubernetes pods"), AgentText("react", "react hooks")])
+    kept = len(index._words._stems)
+    for n in range(50):
+        assert index.scores(f"zorblax{n} quuxification{n} pods")["kube"] > 0
+    assert len(index._words._stems) == kept  # a long-running worker's memory does not grow with its requests

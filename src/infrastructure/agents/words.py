@@ -129,7 +129,8 @@ _WORD = re.compile(r"\w\w+")  # runs of two word characters or more, as bm25s an
 
 class Words:
     """A text's words as the index sees them: lower-cased, two characters or more, stop-words and boilerplate
-    out, Snowball-stemmed (so "reviews" finds "review"); each distinct word stemmed once."""
+    out, Snowball-stemmed (so "reviews" finds "review"). The stems of the indexed files' words are kept, so each
+    is stemmed once; a request's other words are stemmed each time, so no request makes the cache grow."""
 
     def __init__(self) -> None:
         import Stemmer
@@ -138,18 +139,19 @@ class Words:
         self._stems: dict[str, str] = dict.fromkeys((*STOPWORDS_EN, *COMMON, *BOILERPLATE), "")
 
     def __call__(self, text: str) -> list[str]:
-        stems = self._stems
+        """The words of a request, in order."""
+        stems, stemmer = self._stems, self._stemmer
         found = []
         for word in _WORD.findall(text.lower()):
             stem = stems.get(word)
             if stem is None:
-                stem = self._stem(word)
+                stem = stemmer.stemWord(word)
             if stem:
                 found.append(stem)
         return found
 
     def counts(self, text: str) -> dict[str, int]:
-        """How often each word occurs in `text` (the words counted before they are stemmed: fewer to stem)."""
+        """How often each word occurs in an indexed text (counted before they are stemmed: fewer to stem)."""
         found: dict[str, int] = {}
         stems = self._stems
         for word, times in Counter(_WORD.findall(text.lower())).items():
