@@ -5,8 +5,8 @@ own, so no score comes from the index's cache of recent texts. `match` of a sign
 capability, on the same folder, is measured beside it.
 
 Two folders of 1,000: generated files whose body is one line, and the 109 public files of the labelled set
-(tests/fixtures/matching) copied over and over under names of their own, bodies of 300 to 1,900 words, asked
-the set's requests: the target holds for both."""
+(tests/fixtures/matching) copied over and over under names of their own (bodies of 130 to 2,400 words, 860 in
+the middle), asked the set's requests: the target is for both."""
 
 from __future__ import annotations
 
