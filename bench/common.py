@@ -39,6 +39,7 @@ SECTIONS = (
     "l",
     "m",
     "t",
+    "q",
     "s",
     "p",
 )  # all of them run by default; BENCH_SECTIONS picks some
