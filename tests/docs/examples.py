@@ -12,9 +12,10 @@ In a shell block:
 - every command must exit 0, but one whose trailing comment says `# exit N` must exit N;
 - `blackboard ui ...` serves on a free port instead of its own (pages run side by side), until it answers
   (200, or 401 when the command gives `--token`), then is stopped with Ctrl-C and must exit 0 or 130;
-- `blackboard worker ...` without `--once`, and any command that ends in `&`, runs in the background until
-  the page's last block has run, then gets Ctrl-C: it must still be running then and stop with exit 0 or
-  130, or have ended by itself with exit 0;
+- `blackboard worker ...` without `--once`, in the background whether it ends in `&` or not, runs until the
+  page's last block has run, from the moment it says it started (its log is shown at the end); any other
+  command that ends in `&` runs in the background from where it is. At the end each gets Ctrl-C: it must
+  still be running then and stop with exit 0 or 130, or have ended by itself with exit 0;
 - a PostgreSQL URL (`postgresql+psycopg://...`) points at a database created for the page.
 """
 
@@ -95,22 +96,36 @@ def every_block() -> list[Block]:
 PRELUDE = r"""
 set -e -m -o pipefail
 __docs_jobs=()
+__docs_logs=()
 trap 'echo "DOCS-EXAMPLE-FAILED $? $LINENO" >&2' ERR
 trap '__docs_abandon' EXIT
 
-__docs_abandon() {  # on the way out, nothing of the page stays running
+__docs_abandon() {  # on the way out, nothing of the page stays running, and the workers' logs are shown
   local pid
   for pid in "${__docs_jobs[@]}"; do kill -KILL -- -$pid 2>/dev/null || true; done
+  __docs_show_logs
+}
+
+__docs_show_logs() {
+  local log
+  for log in "${__docs_logs[@]}"; do echo "--- the log of a worker" >&2; cat "$log" >&2; done
+  __docs_logs=()
 }
 
 __docs_expect() {  # want, got, where
   [ "$2" = "$1" ] || { echo "DOCS-EXAMPLE-EXIT $3: exit $2, the page says exit $1" >&2; exit 97; }
 }
 
-__docs_background() {  # where, command...: a command that runs until stopped
+__docs_background() {  # where, worker...: a worker that runs until the page ends, once it says it started
+  local where=$1 log pid
   shift
-  "$@" &
-  __docs_jobs+=($!)
+  log=$(mktemp "$DOCS_TMP/worker-XXXXXX")
+  "$@" 2>"$log" &
+  pid=$!
+  __docs_jobs+=($pid)
+  __docs_logs+=("$log")
+  "$DOCS_PYTHON" "$DOCS_HELPER" says "$log" " started (" $pid || {
+    echo "DOCS-EXAMPLE-EXIT $where: the worker did not start" >&2; exit 97; }
 }
 
 __docs_serve() {  # where, command...: serve on a free port until it answers, then Ctrl-C it
@@ -149,6 +164,7 @@ __docs_stop() {  # Ctrl-C every background job; each must still run, or have end
     fi
   done
   __docs_jobs=()
+  __docs_show_logs
 }
 """
 
@@ -198,8 +214,8 @@ def _add_commands(text: str, block: Block, add: Callable[[str, str], None]) -> N
         start = command.lstrip()
         if start.startswith("blackboard ui"):
             add(f"__docs_serve {where!r} {start}", where)
-        elif start.startswith("blackboard worker") and "--once" not in command and not code.endswith("&"):
-            add(f"__docs_background {where!r} {start}", where)
+        elif start.startswith("blackboard worker") and "--once" not in command:
+            add(f"__docs_background {where!r} {code.removesuffix('&').lstrip()}", where)
         elif expected:
             add("{ " + command, where)
             add("} && __docs_rc=0 || __docs_rc=$?", where)

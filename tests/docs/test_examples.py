@@ -50,8 +50,7 @@ SETUP = {
     # writes a report of its own (`--file report.md`)
     "docs/skill/SKILL.md": "\n".join(
         [
-            "blackboard worker --agent ps-researcher 2>worker-researcher.log &",
-            "__docs_jobs+=($!)",
+            "__docs_background '(set-up)' blackboard worker --agent ps-researcher",
             "printf '# Report\\n\\nWhat we found.\\n' > report.md",
         ]
     ),
@@ -129,6 +128,7 @@ def environment(work: Path, pycache: Path) -> dict[str, str]:
         BLACKBOARD_DB=f"sqlite:///{work / 'blackboard.db'}",
         DOCS_PYTHON=sys.executable,
         DOCS_HELPER=str(HELPER),
+        DOCS_TMP=str(work.parent),
         PYTHONPYCACHEPREFIX=str(pycache),
     )
     return env
@@ -278,3 +278,17 @@ def test_each_example_of_the_command_table_is_accepted_by_the_parser_as_its_row_
     except SystemExit as refused:
         pytest.fail(f"`blackboard {example}` is refused by the parser (exit {refused.code})")
     assert parsed.command == command
+
+
+def test_ctrl_c_while_the_command_line_is_still_starting_is_exit_130_without_a_traceback(monkeypatch):
+    """Stopping deploy-postgres.md's workers right after they were started (a second, on a busy machine)
+    printed a traceback from the parser's imports: main() now catches Ctrl-C from its first line."""
+    from blackboard.infrastructure import cli
+    from blackboard.infrastructure.cli import parser
+
+    def pressed_ctrl_c():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parser, "build_parser", pressed_ctrl_c)
+
+    assert cli.main(["signals"]) == 130

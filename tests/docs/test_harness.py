@@ -21,7 +21,7 @@ def run_page(tmp_path: Path, markdown: str, timeout: float = 30.0) -> tuple[Ran,
     folder = tmp_path / "work"
     folder.mkdir()
     script = shell_script(blocks(page))
-    env = {**os.environ, "DOCS_PYTHON": sys.executable, "DOCS_HELPER": str(HELPER)}
+    env = {**os.environ, "DOCS_PYTHON": sys.executable, "DOCS_HELPER": str(HELPER), "DOCS_TMP": str(tmp_path)}
     ran = run(script, folder, env, timeout)
     return ran, ran.failure(script)
 
@@ -71,7 +71,8 @@ FAKE = """#!/bin/sh
 case "$1" in
   ui) shift; while [ $# -gt 0 ]; do [ "$1" = --port ] && port=$2; shift; done
       exec "{python}" -m http.server --bind 127.0.0.1 "$port" ;;
-  worker) exit 1 ;;
+  worker) [ "$3" = fails ] && exit 1
+          echo "worker $3 started (token t)" >&2; exec sleep 600 ;;
 esac
 """
 
@@ -98,6 +99,15 @@ def test_a_server_given_a_token_must_refuse_a_request_without_it(tmp_path, fake_
     assert ran.returncode != 0 and "did not answer 401" in failure, ran.output
 
 
-def test_a_worker_runs_in_the_background_and_fails_the_page_when_it_fails(tmp_path, fake_blackboard):
-    ran, failure = run_page(tmp_path, "```bash\nblackboard worker --agent x\nsleep 1\n```\n")
-    assert ran.returncode != 0 and "ended by itself with exit 1" in failure, ran.output
+def test_a_worker_runs_in_the_background_once_it_said_it_started_and_is_stopped_at_the_end(
+    tmp_path, fake_blackboard
+):
+    ran, _ = run_page(tmp_path, "```bash\nblackboard worker --agent x &\necho after\n```\n")
+    assert ran.returncode == 0 and ran.output.index("after") < ran.output.index("worker x started"), (
+        ran.output
+    )
+
+
+def test_a_worker_that_never_starts_fails_the_page(tmp_path, fake_blackboard):
+    ran, failure = run_page(tmp_path, "```bash\nblackboard worker --agent fails\necho after\n```\n")
+    assert ran.returncode != 0 and "the worker did not start" in failure and "after" not in ran.output
