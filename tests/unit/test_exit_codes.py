@@ -26,7 +26,7 @@ README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 def readme_exit_codes() -> dict[int, str]:
     """code -> the 'error family' cell of docs/cli.md's "### Exit codes" table."""
-    section = README.read_text().split("### Exit codes", 1)[1].split("\n#", 1)[0]
+    section = README.read_text().split("## Exit codes", 1)[1].split("\n#", 1)[0]
     rows = [line.split("|")[1:-1] for line in section.splitlines() if re.match(r"\|\s*\d+\s*\|", line)]
     return {int(cells[0]): cells[1].strip() for cells in rows}
 

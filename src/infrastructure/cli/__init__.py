@@ -83,14 +83,17 @@ WIRED = tuple(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from blackboard.infrastructure.cli.parser import build_parser
+    try:  # Ctrl-C while the parser is still being imported (a second on a busy machine): no traceback
+        from blackboard.infrastructure.cli.parser import build_parser
 
-    parser = build_parser()
-    if "_ARGCOMPLETE" in os.environ:  # the shell asks what may come next (`blackboard completion SHELL`)
-        import argcomplete
+        parser = build_parser()
+        if "_ARGCOMPLETE" in os.environ:  # the shell asks what may come next (`blackboard completion SHELL`)
+            import argcomplete
 
-        argcomplete.autocomplete(parser)  # answers and exits
-    args = parser.parse_args(argv)  # usage errors exit 2 here, before anything is opened
+            argcomplete.autocomplete(parser)  # answers and exits
+        args = parser.parse_args(argv)  # usage errors exit 2 here, before anything is opened
+    except KeyboardInterrupt as interrupted:
+        return exit_code(interrupted)
     as_json = False
     try:
         from blackboard.infrastructure import settings
