@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
@@ -26,20 +25,6 @@ class BoardStatus:
     entries: int
     open_conflicts: int  # keys in conflict
     live_workers: tuple[str, ...]
-
-    def to_document(self) -> dict[str, Any]:
-        return {
-            "blackboard_id": self.blackboard_id,
-            "signals": dict(self.signals),
-            "signals_total": sum(self.signals.values()),
-            "oldest_waiting_since": self.oldest_waiting.isoformat() if self.oldest_waiting else None,
-            "oldest_waiting_seconds": None
-            if self.waiting_seconds is None
-            else round(self.waiting_seconds, 1),
-            "entries": self.entries,
-            "open_conflicts": self.open_conflicts,
-            "live_workers": list(self.live_workers),
-        }
 
 
 class StatusQueries:

@@ -65,6 +65,23 @@ OPTIONS = {
 }
 
 
+# The modules whose commands take their adapters from the container (`Provide[Container.x]`); every one
+# is imported by `commands` anyway.
+WIRED = tuple(
+    f"blackboard.infrastructure.cli.{name}"
+    for name in (
+        "commands",
+        "knowledge.commands",
+        "transfer",
+        "paging",
+        "habits",
+        "ui",
+        "controller",
+        "mcp_command",
+    )
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:  # Ctrl-C while the parser is still being imported (a second on a busy machine): no traceback
         from blackboard.infrastructure.cli.parser import build_parser
@@ -87,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from blackboard.infrastructure.cli import commands
         from blackboard.infrastructure.container import Container
 
-        container = Container(config=config)  # wires `commands` as it is built (Container.wiring_config)
+        container = Container(config=config)  # the one container: the API and the tests build the same
+        container.wire(modules=WIRED)  # the commands' `Provide[...]`; each builds only what it calls
         try:
             output = getattr(commands, args.run)(args)
         finally:
@@ -139,7 +157,7 @@ def _quiet_broken_pipe() -> int:
 
 
 def _report(exc: Exception, as_json: bool) -> int:
-    """One line on stderr and the code of the error's family (exits.FAMILIES)."""
+    """One line on stderr and the code of the error's family (error_families.FAMILIES)."""
     from pydantic import ValidationError
 
     error = _invalid(exc) if isinstance(exc, ValidationError) else exc  # a command model refused a value
