@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
@@ -36,12 +37,16 @@ if TYPE_CHECKING:
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 
-def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgentRegistry:
-    """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms."""
+def agent_registry(
+    agents_dir: str, default_threshold: float, artifacts_dir: str = ""
+) -> FrontmatterAgentRegistry:
+    """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms. The
+    artifacts folder is never read as agents (handlers write Markdown there)."""
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.agents.scan import folders_from
 
-    return FrontmatterAgentRegistry(folders_from(agents_dir), default_threshold)
+    artifacts = [Path(artifacts_dir).absolute()] if artifacts_dir else []
+    return FrontmatterAgentRegistry(folders_from(agents_dir), default_threshold, artifacts)
 
 
 def build_worker(
@@ -189,6 +194,7 @@ class Container(containers.DeclarativeContainer):
         agent_registry,
         agents_dir=config.provided.agents_dir,
         default_threshold=config.provided.claim_threshold,
+        artifacts_dir=config.provided.artifacts_dir,
     )
     clock = providers.Singleton(SystemClock)
     dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)

@@ -88,7 +88,8 @@ def _shown(data: dict[str, Any]) -> dict[str, Any]:
 
 def agents(registry: FrontmatterAgentRegistry) -> dict[str, Any]:
     """Every file the registry looked at: `agents` (loaded, with their fields), `left_out` (file and
-    problems, each with its fix), `folders` (each named folder and whether it exists), and the counts."""
+    problems, each with its fix), `folders` (each folder read, whether it exists, and the glob it came
+    from), and the counts."""
     files = registry.files()
     loaded = sorted((f.agent for f in files if f.agent), key=lambda d: d.name)
     left_out: dict[str, list[AgentFileProblem]] = {}
@@ -99,10 +100,23 @@ def agents(registry: FrontmatterAgentRegistry) -> dict[str, Any]:
         "left_out": [
             {"file": path, "problems": [_problem(p) for p in found]} for path, found in left_out.items()
         ],
-        "folders": [{"folder": str(f), "exists": f.is_dir()} for f in registry.agents_dirs],
+        "folders": _folders(registry),
         "loaded": len(loaded),
         "files": len(files),
     }
+
+
+def _folders(registry: FrontmatterAgentRegistry) -> list[dict[str, Any]]:
+    """Each folder read, with the glob it came from (`glob`, null for a folder named as it is); a glob
+    that matches nothing is listed as itself, a folder that does not exist."""
+    listed: list[dict[str, Any]] = []
+    for given, matched in registry.folders():
+        if matched is None:
+            listed.append({"folder": str(given), "exists": given.is_dir(), "glob": None})
+        else:
+            found = [{"folder": str(f), "exists": True, "glob": str(given)} for f in matched]
+            listed += found or [{"folder": str(given), "exists": False, "glob": str(given)}]
+    return listed
 
 
 def _problem(p: AgentFileProblem) -> dict[str, str]:

@@ -144,6 +144,7 @@ class LeftOut(Document):
 class Folder(Document):
     folder: str
     exists: bool
+    glob: str | None = None  # the `--agents-dir` glob this folder matched (None: named as it is)
 
 
 class Agents(Document):

@@ -61,6 +61,7 @@ class Worker:
             self._cancel,
             self._recorder,
             options.artifacts_dir,
+            options.handler_env,
         )
         self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
         self._loop = ClaimLoop(
