@@ -32,6 +32,7 @@ from blackboard.application.ports import (
     SignalReadModel,
     UnitOfWork,
 )
+from blackboard.application.presence import PresenceStore, fitting
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
@@ -75,8 +76,10 @@ class BlackboardService:
         ids: IdGenerator,
         settings: Settings,
         projector: Projector | None = None,
+        presence: PresenceStore | None = None,
     ) -> None:
         self.settings = settings
+        self._presence = presence  # live workers: a POSTED signal waits while one that fits it is live
         self._uow = uow
         self._projector = projector
         self._read_model = read_model
@@ -263,12 +266,20 @@ class BlackboardService:
         ):  # rows an import or an unfinished rebuild left unfolded name live boards too
             self._projector.catch_up()
         ended: list[AgentSignal] = []
-        for board_id in self._read_model.live_boards(cmd.blackboard_id):
+        boards = self._read_model.live_boards(cmd.blackboard_id)
+        workers = self._presence.workers() if self._presence is not None and boards else []
+        for board_id in boards:
             overdue = Overdue(self._clock.now(), self.settings.post_timeout, self.settings.claim_timeout)
+
+            def decide(board: BlackboardAggregate, _: BoardTransaction, now: datetime) -> list[AgentSignal]:
+                # the rows loaded are past the earliest deadline; a live worker that fits may push it later
+                fits = fitting(board.signals.values(), workers, self._scorer, self.settings.claim_threshold)
+                return board.expire_overdue(now, overdue.post_timeout, overdue.claim_timeout, fits)
+
             ended += self._execute(
                 board_id,
                 Scope(overdue=overdue, ends=True),
-                lambda board, _, now: board.expire_overdue(now, overdue.post_timeout, overdue.claim_timeout),
+                decide,
                 cmd,
                 actor="expiry-sweeper",
                 at=overdue.at,
@@ -372,15 +383,27 @@ class BlackboardService:
         signal_ids: tuple[str, ...],
         now: datetime,
     ) -> tuple[BlackboardAggregate, bool]:
-        """Expire the named signals past their deadlines by this service's clock, as the sweeper would,
-        so a deadline holds whether a sweeper runs or not. Rare, so only then is the board loaded again
+        """Expire the named signals past their deadlines by this service's clock, by the sweeper's rule
+        (`deadline`, live workers read through the presence port), so a deadline holds whether a sweeper
+        runs or not. Rare, so only then is the board loaded again
         with what waits on them (the expiry ends those too)."""
         post, claim = self.settings.post_timeout, self.settings.claim_timeout
         signals = board.signals
+        # past the earliest deadline first (no I/O); only then ask whether a live worker fits them
         late = [sid for sid in signal_ids if sid in signals and overdue(signals[sid], now, post, claim)]
+        if late and self._presence is not None:
+            fits = fitting(
+                [signals[sid] for sid in late],
+                self._presence.workers(),
+                self._scorer,
+                self.settings.claim_threshold,
+            )
+            late = [sid for sid in late if overdue(signals[sid], now, post, claim, fits.get(sid))]
+        else:
+            fits = {}
         if not late:
             return board, False
         board = tx.load(replace(scope, ends=True))
         for signal_id in late:
-            board.expire_if_overdue(signal_id, now, post, claim)
+            board.expire_if_overdue(signal_id, now, post, claim, fits.get(signal_id))
         return board, True
