@@ -139,9 +139,7 @@ class Watch:
         shown = None
         while True:
             documents = [b.to_document() for b in boards]
-            if (
-                state := [{**d, "oldest_waiting_seconds": None} for d in documents]
-            ) != shown:  # a change, not an age
+            if (state := [_changeable(d) for d in documents]) != shown:  # a change, not an age or a beat
                 print(json.dumps(documents), flush=True)
                 shown = state
             boards = self._next()
@@ -153,6 +151,12 @@ class Watch:
         time.sleep(max(0.0, SPACING - (time.monotonic() - started)))  # a busy log redraws 4 times a second
         self._position = self._store.last_position()  # before reading: an append after it wakes the next wait
         return self._overview()
+
+
+def _changeable(board: dict[str, Any]) -> dict[str, Any]:
+    """What of a board's document counts as a change: not its ages, nor its workers' beats."""
+    workers = [{**w, "last_beat_at": None} for w in board.get("workers", ())]
+    return {**board, "oldest_waiting_seconds": None, "workers": workers}
 
 
 def _age(seconds: float | None) -> str:
