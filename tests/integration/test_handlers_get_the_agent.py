@@ -150,7 +150,7 @@ def test_the_readme_s_llm_example_sends_the_agent_s_body_as_the_system_prompt(tm
     definition = FrontmatterAgentRegistry(agents).definition("reviewer")
     document = {"signal_id": "sig-0000abcd", "payload": {"topic": "the login endpoint"}}
 
-    artifacts = tmp_path / "artifacts"  # a worker hands its handlers this folder, absolute, outside the agents'
+    artifacts = tmp_path / "artifacts"  # as a worker hands it over: absolute, outside the agents folder
     path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
     outcome = run_handler(definition, document, {"PATH": path, "BLACKBOARD_ARTIFACTS_DIR": str(artifacts)})
 
