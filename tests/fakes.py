@@ -16,6 +16,7 @@ from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
+from blackboard.infrastructure.memory.presence import InMemoryPresenceStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 from blackboard.infrastructure.notifier import PollingNotifier
@@ -89,6 +90,7 @@ class Board:
         self.clock = TickingClock()
         self.settings = settings or service_settings(BlackboardSettings())
         self.ids = SequentialIds()
+        self.presence = InMemoryPresenceStore()  # live workers, as their beats leave them
         self.rewire()
 
     def compose(self) -> Container:
@@ -102,6 +104,7 @@ class Board:
         container.clock.override(providers.Object(self.clock))
         container.ids.override(providers.Object(self.ids))
         container.settings.override(providers.Object(self.settings))
+        container.presence.override(providers.Object(self.presence))
         container.notifier.override(providers.Singleton(PollingNotifier, container.event_store))
         return container
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from blackboard.application.queries import BlackboardQueries
     from blackboard.application.status import BoardStatus
     from blackboard.domain.knowledge import entries as domain
+    from blackboard.domain.presence import WorkerPresence
     from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileProblem
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
@@ -279,6 +280,7 @@ class LeftOut(Document):
 class Folder(Document):
     folder: str
     exists: bool
+    glob: str | None = None  # the --agents-dir glob it came from
 
 
 class Agents(Document):
@@ -293,7 +295,8 @@ class Agents(Document):
 
 def agents(registry: "FrontmatterAgentRegistry") -> Agents:
     """Every file the registry looked at: `agents` (loaded, with their fields), `left_out` (file and
-    problems, each with its fix), `folders` (each named folder and whether it exists), and the counts."""
+    problems, each with its fix), `folders` (each folder read, whether it exists, and the glob it came
+    from), and the counts."""
     files = registry.files()
     loaded = sorted((f.agent for f in files if f.agent), key=lambda d: d.name)
     left_out: dict[str, list[AgentFileProblem]] = {}
@@ -304,10 +307,23 @@ def agents(registry: "FrontmatterAgentRegistry") -> Agents:
         left_out=[
             LeftOut(file=path, problems=[_problem(p) for p in found]) for path, found in left_out.items()
         ],
-        folders=[Folder(folder=str(f), exists=f.is_dir()) for f in registry.agents_dirs],
+        folders=_folders(registry),
         loaded=len(loaded),
         files=len(files),
     )
+
+
+def _folders(registry: "FrontmatterAgentRegistry") -> list[Folder]:
+    """Each folder read, with the glob it came from (`glob`, null for a folder named as it is); a glob
+    that matches nothing is listed as itself, a folder that does not exist."""
+    listed: list[Folder] = []
+    for given, matched in registry.folders():
+        if matched is None:
+            listed.append(Folder(folder=str(given), exists=given.is_dir(), glob=None))
+        else:
+            found = [Folder(folder=str(f), exists=True, glob=str(given)) for f in matched]
+            listed += found or [Folder(folder=str(given), exists=False, glob=str(given))]
+    return listed
 
 
 def _problem(p: "AgentFileProblem") -> FileProblem:
@@ -485,6 +501,32 @@ def summary(s: "BoardSummary") -> Summary:
 # ---------------------------------------------------------------- the store
 
 
+class Worker(Document):
+    """A live worker as `status` shows it (presence: a table, not events)."""
+
+    worker_id: str
+    agent: str
+    host: str
+    pid: int
+    started_at: Time
+    last_beat_at: Time
+    boards: list[str] | None  # null: every board
+    running: list[str]  # what it runs on the board shown (or on any, outside a board)
+
+
+def worker(w: "WorkerPresence", blackboard_id: str | None = None) -> Worker:
+    return Worker(
+        worker_id=w.worker_id,
+        agent=w.agent_id,
+        host=w.host,
+        pid=w.pid,
+        started_at=w.started_at,
+        last_beat_at=w.last_beat,
+        boards=list(w.boards) or None,
+        running=[sid for sid, board in w.running if blackboard_id in (None, board)],
+    )
+
+
 class Status(Document):
     """One board in `blackboard status`."""
 
@@ -495,7 +537,8 @@ class Status(Document):
     oldest_waiting_seconds: float | None
     entries: int
     open_conflicts: int
-    live_workers: list[str]
+    live_workers: list[str]  # agents of the live workers serving it, and of its live claims
+    workers: list[Worker]  # the live workers serving it
 
 
 def status(b: "BoardStatus") -> Status:
@@ -508,6 +551,7 @@ def status(b: "BoardStatus") -> Status:
         entries=b.entries,
         open_conflicts=b.open_conflicts,
         live_workers=list(b.live_workers),
+        workers=[worker(w, b.blackboard_id) for w in b.workers],
     )
 
 

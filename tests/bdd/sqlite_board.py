@@ -15,6 +15,7 @@ class SqliteBoard(Board):
         self.on_file = Container(config=BlackboardSettings(db=url))
         super().__init__()
         self.store, self.read_model = self.on_file.event_store(), self.on_file.read_model()
+        self.presence = self.on_file.presence()  # live workers in the file's table
         self.rewire()
 
     def unit_of_work(self) -> UnitOfWork:

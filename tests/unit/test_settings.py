@@ -117,14 +117,19 @@ def test_a_flag_beats_its_variable_which_beats_the_default():
 
     loaded = settings.load({"db": "sqlite:///from-flag.db", "agents_dir": None}, env=env)
 
-    assert loaded.db == "sqlite:///from-flag.db" and loaded.agents_dir == "env-agents"
+    assert loaded.db == f"sqlite:///{Path('from-flag.db').absolute()}" and loaded.agents_dir == "env-agents"
     assert loaded.claim_timeout == 300.0
 
 
 def test_a_setting_without_a_variable_is_not_read_from_the_environment():
     assert (
         settings.load({}, env={"BLACKBOARD_MAX_ATTEMPTS": "3", "BLACKBOARD_GRACE": "1"})
-        == BlackboardSettings()
+        == settings.load({}, env={})
+        == dataclasses.replace(
+            BlackboardSettings(),
+            db=f"sqlite:///{Path('.blackboard/blackboard.db').absolute()}",
+            artifacts_dir=str(Path("artifacts").absolute()),
+        )
     )
 
 
@@ -186,6 +191,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
         pool_timeout=7.0,
         pool_pre_ping=True,
         poll_interval=0.5,
+        beat_interval=0.75,
         echo=True,
         artifacts_dir="/srv/artifacts",
         concurrency=4,

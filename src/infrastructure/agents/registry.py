@@ -16,7 +16,7 @@ from blackboard.infrastructure.agents.parsing import (
     AgentFileProblem,
     read_agent_file,
 )
-from blackboard.infrastructure.agents.scan import FileKey, Scan, scan
+from blackboard.infrastructure.agents.scan import FileKey, Scan, is_glob, matches, scan
 from blackboard.infrastructure.agents.text_index import AgentText, TextIndex
 
 logger = logging.getLogger(__name__)
@@ -47,9 +47,9 @@ class FrontmatterAgentRegistry(AgentRegistry):
     """Agents from the `*.md` files under the agents folders (contracts/agent-file.md): each folder is
     walked recursively, dot-files and README.md aside (scan.py).
 
-    Every call looks at the folders again (a walk and a stat per file), so an added, changed or removed
-    file counts from the next call on, without a restart; a file whose (path, mtime_ns, size, inode) is
-    unchanged is not parsed again. A missing folder is an empty one.
+    Every call looks at the folders again (a walk and a stat per file, globs matched again), so an
+    added, changed or removed file counts from the next call on, without a restart; a file whose
+    (path, mtime_ns, size, inode) is unchanged is not parsed again. A missing folder is an empty one.
 
     A bad file never stops the others from loading: it is left out and reported by `problems()` (and
     `files()`). Folders are read in the order given, files in path order within each; when two files
@@ -57,10 +57,14 @@ class FrontmatterAgentRegistry(AgentRegistry):
     """
 
     def __init__(
-        self, agents_dirs: Path | Sequence[Path], default_threshold: float = DEFAULT_THRESHOLD
+        self,
+        agents_dirs: Path | Sequence[Path],
+        default_threshold: float = DEFAULT_THRESHOLD,
+        artifacts_dirs: Sequence[Path] = (),
     ) -> None:
         given = [agents_dirs] if isinstance(agents_dirs, (str, Path)) else list(agents_dirs)
-        self.agents_dirs = tuple(Path(folder) for folder in given)
+        self.agents_dirs = tuple(Path(folder) for folder in given)  # as given: a glob stays a glob
+        self.artifacts_dirs = tuple(Path(folder) for folder in artifacts_dirs)  # never read as agents
         self.default_threshold = default_threshold
         self._parsed: dict[str, tuple[FileKey, AgentDefinition | AgentFileInvalid]] = {}
         self._snapshot = _Snapshot(Scan((), (), ()), {}, (), ())
@@ -72,6 +76,10 @@ class FrontmatterAgentRegistry(AgentRegistry):
     def agents_dir(self) -> Path:
         """The first folder (the one new agent files go to)."""
         return self.agents_dirs[0]
+
+    def folders(self) -> list[tuple[Path, list[Path] | None]]:
+        """Each folder as given, with the folders it matches now when it is a glob (None when it is not)."""
+        return [(folder, matches(folder) if is_glob(folder) else None) for folder in self.agents_dirs]
 
     # -- the AgentRegistry port ---------------------------------------------------------------
     def get_all(self) -> list[AgentProfile]:
@@ -120,7 +128,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
     # -- reading the folders ------------------------------------------------------------------
     def _refresh(self) -> _Snapshot:
         with self._lock:
-            found = scan(self.agents_dirs)
+            found = scan(self.agents_dirs, self.artifacts_dirs)
             if found != self._snapshot.scan:
                 self._snapshot = self._assemble(found)
             self._read_once = True

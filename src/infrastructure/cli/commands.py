@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,9 @@ def post(
     for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
         print(f"blackboard: warning: {warning}", file=sys.stderr)
     if args.quiet:  # `SIG=$(blackboard post -q ...)`: the id alone, whatever the output format
+        if posted.status is SignalStatus.UNCLAIMED:  # the id alone would hide that nobody will take it
+            why = posted.result.error if posted.result and posted.result.error else "no reason given"
+            print(f"blackboard: warning: {posted.signal_id} ended UNCLAIMED at once: {why}", file=sys.stderr)
         print(posted.signal_id)
         return None
     return Output(data, render.signal(posted).text)
@@ -115,9 +119,11 @@ def worker(
     logging.basicConfig(
         level=logging.INFO,
         stream=sys.stderr,
-        format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s",
+        format=f"%(asctime)s.%(msecs)03d {args.agent.replace('%', '%%')}[%(process)d] %(message)s",
         datefmt="%H:%M:%S",
     )
+    # an entrypoint runs in this process: it (and what it starts) reaches the board as a command's does
+    os.environ.update(options.handler_env)
     running = new_worker(options=options)
     running.install_signal_handlers()
     running.run()

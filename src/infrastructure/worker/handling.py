@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -35,8 +36,10 @@ class Handling:
         cancel: threading.Event,
         recorder: Recorder,
         artifacts_dir: str = "artifacts",
+        handler_env: Mapping[str, str] | None = None,
     ) -> None:
         self._artifacts_dir = artifacts_dir
+        self._handler_env = dict(handler_env or {})
         self._service = service
         self._queries = queries
         self._token = token
@@ -51,6 +54,7 @@ class Handling:
             outcome = run_handler(
                 agent,
                 self.document(claimed),
+                self._handler_env,
                 tick=lambda: self.renew(agent, claimed),
                 tick_every=self._renew_every,
                 cancel=self._cancel,
@@ -58,6 +62,9 @@ class Handling:
         except Exception as exc:
             logger.exception("handling %s went wrong", claimed.signal_id)
             outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
+        if outcome.succeeded and outcome.stderr:  # a failure's stderr is in its error, logged with it
+            for line in outcome.stderr.splitlines():
+                logger.info("%s stderr: %s", claimed.signal_id, line)
         self.hand_over(agent, claimed, outcome, started)
 
     def document(self, claimed: AgentSignal) -> dict[str, Any]:
