@@ -7,7 +7,7 @@ worker registers nowhere, but a live one keeps its claims' leases fresh."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,6 +15,7 @@ from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
 from blackboard.application.ports import Clock, SignalReadModel
 from blackboard.application.projection import Projector
+from blackboard.application.usage import UsageTotal, total, usage_document
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,11 @@ class BoardStatus:
     entries: int
     open_conflicts: int  # keys in conflict
     live_workers: tuple[str, ...]
+    usage: dict[str, UsageTotal] = field(default_factory=dict)  # what runners' runs cost, per agent
+
+    @property
+    def usage_total(self) -> UsageTotal:
+        return total(self.usage.values())
 
     def to_document(self) -> dict[str, Any]:
         return {
@@ -39,6 +45,7 @@ class BoardStatus:
             "entries": self.entries,
             "open_conflicts": self.open_conflicts,
             "live_workers": list(self.live_workers),
+            "usage": usage_document(self.usage),
         }
 
 
@@ -65,6 +72,7 @@ class StatusQueries:
             b.blackboard_id: b for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id)
         }
         entries = self._entries.board_counts(blackboard_id)
+        usage = self._signals.usage_totals(blackboard_id)
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)
         boards = []
@@ -81,6 +89,7 @@ class StatusQueries:
                     held,
                     conflicts,
                     counted.workers if counted else (),
+                    usage.get(board, {}),
                 )
             )
         return boards

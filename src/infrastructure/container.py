@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
@@ -52,8 +52,10 @@ def build_worker(
     store: EventStore,
     notifier: LogNotifier,
     settings: Settings,
+    board_tools: Any = None,
 ) -> Worker:
-    """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command."""
+    """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command.
+    `board_tools`: the board's tools bound to a claim (mcp/binding.py), for the model API runners."""
     from blackboard.infrastructure.worker import Worker
 
     return Worker(
@@ -65,6 +67,7 @@ def build_worker(
         store,
         notifier,
         settings.claim_threshold,
+        board_tools,
     )
 
 

@@ -116,6 +116,8 @@ def _agent(d: AgentDefinition, default_threshold: float) -> dict[str, Any]:
         "capabilities": [c.model_dump() for c in d.profile.capabilities],
         "threshold": d.profile.threshold_or(default_threshold),
         "runnable": d.runnable,
+        "runner": d.runner_name,  # who runs a file with no handler; None for a command or an entrypoint
+        "missing": d.runner_missing,  # what that runner lacks to start, and how to get it
         "command": d.command,
         "entrypoint": d.entrypoint,
         "timeout": d.timeout,

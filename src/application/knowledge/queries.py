@@ -11,6 +11,7 @@ from blackboard.application.knowledge.commands import ListEntries, ReadEntry, Su
 from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel
 from blackboard.application.ports import Clock, Recorded, SignalReadModel
 from blackboard.application.projection import Projector
+from blackboard.application.usage import usage_document
 from blackboard.domain.errors import NotFound, SignalNotFound
 from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent
 from blackboard.domain.knowledge import permissions as key_permissions
@@ -120,6 +121,10 @@ class KnowledgeQueries:
             "signals_by_status": dict(sorted(signals.items())),
             "open_conflicts": counts.in_conflict,
             "latest_entry": counts.latest.to_document() if counts.latest else None,
+            # what runners' runs on the board cost, in total and per agent (docs/agents.md, "Runners")
+            "usage": usage_document(
+                self._signals.usage_totals(query.blackboard_id).get(query.blackboard_id, {})
+            ),
         }
 
     def _catch_up(self) -> None:

@@ -38,6 +38,36 @@ class Result(Document):
     error: str | None = None
 
 
+class Usage(Document):
+    """What a runner's run of a signal cost (docs/agents.md, "Runners")."""
+
+    runner: str
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: Number | None = None
+    turns: int = 0
+    duration_ms: int = 0
+    session_id: str | None = None
+    transcript_path: str | None = None
+
+
+class UsageTotal(Document):
+    """Runs summed: `cost_usd` of those priced, `unpriced_runs` how many were not."""
+
+    runs: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Number
+    unpriced_runs: int
+    turns: int
+    duration_ms: int
+
+
+class BoardUsage(UsageTotal):
+    by_agent: dict[str, UsageTotal]
+
+
 class Signal(Document):
     """One AgentSignal (contracts/agent-signal.schema.json)."""
 
@@ -62,6 +92,8 @@ class Signal(Document):
     lease_renewed_at: Time | None
     read_keys: list[str]
     write_keys: list[str]
+    budget_usd: Number | None = None
+    usage: Usage | None = None
 
 
 class WatchedSignal(Signal):
@@ -127,6 +159,8 @@ class Agent(Document):
     capabilities: list[dict[str, Any]]
     threshold: Number
     runnable: bool
+    runner: str | None = None
+    missing: str | None = None
     command: str | None
     entrypoint: str | None
     timeout: Number | None
@@ -177,6 +211,7 @@ class Summary(Document):
     signals_by_status: dict[str, int]
     open_conflicts: list[str]
     latest_entry: Entry | None
+    usage: BoardUsage
 
 
 class Listing(RootModel[list[T]], Generic[T]):

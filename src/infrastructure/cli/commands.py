@@ -62,6 +62,7 @@ def post(
         correlation_id=args.correlation_id,
         read_keys=tuple(args.read_keys),
         write_keys=tuple(args.write_keys),
+        budget_usd=args.budget_usd,
     )
     posted = service().post_signal(command)
     data = documents.posted(posted, registry())
@@ -108,17 +109,24 @@ def worker(
     args: argparse.Namespace,
     config: BlackboardSettings = Provide[Container.config],
     new_worker: Lazy = Provide[Container.worker.provider],
+    container: Container = Provide[Container.__self__],
 ) -> Output:
+    import dataclasses
     import logging
 
-    options = worker_options(config, args.agent, args.once, args.board)
+    from blackboard.infrastructure.cli.runner_options import run_options
+    from blackboard.infrastructure.mcp.binding import tools_factory  # bound board tools: model API runners'
+
+    options = dataclasses.replace(
+        worker_options(config, args.agent, args.once, args.board), run=run_options(args, config)
+    )
     logging.basicConfig(
         level=logging.INFO,
         stream=sys.stderr,
         format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s",
         datefmt="%H:%M:%S",
     )
-    running = new_worker(options=options)
+    running = new_worker(options=options, board_tools=tools_factory(container))
     running.install_signal_handlers()
     running.run()
     return Output(

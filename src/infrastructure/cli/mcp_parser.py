@@ -22,3 +22,10 @@ def add_mcp_command(commands: Any, _command: Callable[..., argparse.ArgumentPars
         "claimer of its claims (without it: read, post and write as the author a call names; no claims)",
     )
     mcp.add_argument("--blackboard", metavar="ID", help="the board of tools whose blackboard_id is left out")
+    mcp.add_argument(
+        "--signal",
+        metavar="SIG",
+        help="work on this claimed signal only, as a runner's run does (needs --agent, and the claim's token "
+        "in BLACKBOARD_CLAIM_TOKEN): writes and reads under its key permissions, no claim, complete or fail, "
+        "every call refused once the claim is over",
+    )

@@ -54,6 +54,41 @@ def table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
+def usage_table(boards: Sequence[BoardStatus]) -> Any:
+    """What runners' runs cost, per board and agent; None when nothing ran on these boards."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    rows = [(b.blackboard_id, agent, t) for b in boards for agent, t in sorted(b.usage.items())]
+    if not rows:
+        return None
+    grid = Table(title="runner usage", title_justify="left", box=box.SIMPLE_HEAD)
+    for name in ("board", "agent"):
+        grid.add_column(name, no_wrap=True)
+    for name in ("runs", "tokens in", "tokens out", "cost", "turns", "time"):
+        grid.add_column(name, justify="right")
+    for board, agent, t in rows:
+        grid.add_row(
+            Text(terminal_safe(board)),
+            Text(terminal_safe(agent)),
+            str(t.runs),
+            f"{t.input_tokens:,}",
+            f"{t.output_tokens:,}",
+            cost_text(t.cost_usd, t.unpriced_runs),
+            str(t.turns),
+            _age(t.duration_ms / 1000),
+        )
+    return grid
+
+
+def cost_text(cost: float, unpriced: int) -> str:
+    """$0.0123, and how many runs had no price (their cost is not in the sum)."""
+    return f"${cost:.4f}" + (f" (+{unpriced} unpriced)" if unpriced else "")
+
+
 def text(boards: Sequence[BoardStatus]) -> str:
     if not boards:
         return "no boards: the store holds no signal and no entry"
@@ -63,7 +98,10 @@ def text(boards: Sequence[BoardStatus]) -> str:
         shutil.get_terminal_size().columns if sys.stdout.isatty() else 1000
     )  # a pipe gets every column whole
     out = io.StringIO()
-    Console(file=out, width=width, color_system=None).print(table(boards))
+    console = Console(file=out, width=width, color_system=None)
+    console.print(table(boards))
+    if (usage := usage_table(boards)) is not None:
+        console.print(usage)
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
 
 
@@ -93,9 +131,9 @@ class Watch:
     def _table(self, boards: list[BoardStatus]) -> None:
         from rich.live import Live
 
-        with Live(table(boards), auto_refresh=False, redirect_stdout=False) as live:
+        with Live(_screen(boards), auto_refresh=False, redirect_stdout=False) as live:
             while True:
-                live.update(table(self._next()), refresh=True)
+                live.update(_screen(self._next()), refresh=True)
 
     def _lines(self, boards: list[BoardStatus]) -> None:
         shown = None
@@ -115,6 +153,13 @@ class Watch:
         time.sleep(max(0.0, SPACING - (time.monotonic() - started)))  # a busy log redraws 4 times a second
         self._position = self._store.last_position()  # before reading: an append after it wakes the next wait
         return self._overview()
+
+
+def _screen(boards: Sequence[BoardStatus]) -> Any:
+    from rich.console import Group
+
+    usage = usage_table(boards)
+    return table(boards) if usage is None else Group(table(boards), usage)
 
 
 def _age(seconds: float | None) -> str:

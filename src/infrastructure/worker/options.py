@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,3 +20,16 @@ class WorkerOptions:
     head_start: float  # seconds per point of score: an agent waits (best other score - its own)
     # x this before claiming, so when several agents fit one signal the best fit usually gets it
     artifacts_dir: str = "artifacts"  # besides the agent's folder, where an artifact path may point
+    run: RunOptions = field(default_factory=lambda: RunOptions())  # for agents a runner runs
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The `worker` command's runner flags (docs/agents.md, "Runners")."""
+
+    runner: str | None = None  # --runner: overrides the agent file's
+    model: str | None = None  # --model / BLACKBOARD_MODEL: for a file whose model is absent or inherit
+    workdir: str | None = None  # --workdir: where runs work (default: where the worker runs)
+    permission_mode: str | None = None  # --permission-mode: widens what a headless run may do
+    allowed_tools: tuple[str, ...] = ()  # --allow-tool: pre-approved besides the file's tools
+    board_env: tuple[tuple[str, str], ...] = ()  # the settings a run's board session needs, as variables
