@@ -119,14 +119,19 @@ def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunCont
 
     thread = threading.Thread(target=body, name=f"run-{loop.request.signal_id}", daemon=True)
     thread.start()
-    while thread.is_alive():
-        reason = control.wait(POLL)
-        if reason is not None and thread.is_alive():
-            loop.stopped.set()
-            loop.tools.close()
-            outcome = loop.ended(False, error=reason)
-            loop.transcript.close()
-            return outcome
+    try:
+        while thread.is_alive():
+            reason = control.wait(POLL)
+            if reason is not None and thread.is_alive():
+                loop.stopped.set()
+                loop.tools.close()
+                outcome = loop.ended(False, error=reason)
+                loop.transcript.close()
+                return outcome
+    except BaseException:
+        loop.stopped.set()  # whatever went wrong here, the run does not go on unwatched
+        loop.tools.close()
+        raise
     loop.tools.close()
     loop.transcript.close()
     return box[0]

@@ -94,13 +94,17 @@ class Session:
         ]
         for reader in readers:
             reader.start()
-        while process.poll() is None:
-            reason = control.wait(POLL)
-            if reason is not None and process.poll() is None:
-                kill_tree(process)  # before anything is recorded: nothing the run sends afterwards lands
-                for reader in readers:
-                    reader.join(timeout=5)
-                return self.ended(False, error=reason)
+        try:
+            while process.poll() is None:
+                reason = control.wait(POLL)
+                if reason is not None and process.poll() is None:
+                    kill_tree(process)  # before anything is recorded: nothing the run sends afterwards lands
+                    for reader in readers:
+                        reader.join(timeout=5)
+                    return self.ended(False, error=reason)
+        except BaseException:
+            kill_tree(process)  # whatever went wrong here, the run does not go on unwatched
+            raise
         for reader in readers:
             reader.join(timeout=5)
         return self.outcome(process.returncode)

@@ -47,7 +47,7 @@ class WorkerControl(RunControl):
         cancel: threading.Event,
         renew: Callable[[], None],
         renew_every: float,
-        ended: Callable[[], str | None] = lambda: None,
+        ended: Callable[[], str | None],
     ) -> None:
         self._timeout, self._cancel, self._renew, self._every = timeout, cancel, renew, renew_every
         self._ended = ended
@@ -115,6 +115,7 @@ class Runs:
                 self._cancel,
                 lambda: self._handling.renew(agent, claimed),
                 self._renew_every,
+                lambda: self._handling.claim_ended(agent, claimed),
             )
             outcome = runner_for(name).run(request, control)
         except Exception as exc:
