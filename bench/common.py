@@ -41,6 +41,7 @@ SECTIONS = (
     "t",
     "s",
     "p",
+    "r",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.

@@ -8,10 +8,13 @@ run starts.
 
 from __future__ import annotations
 
+from functools import cache
+
 from blackboard.application.runners import Runner
 from blackboard.infrastructure.runners.catalog import RUNNERS
 
 
+@cache  # one per process: a model API runner keeps its SDK client (and its connections) across runs
 def runner_for(name: str) -> Runner:
     """The runner of that name (one of catalog.RUNNERS)."""
     if name == "claude-code":

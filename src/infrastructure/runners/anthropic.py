@@ -43,7 +43,7 @@ def _converse(loop: Loop) -> RunOutcome:
     import anthropic  # the optional SDK, imported by a run only
 
     request = loop.request
-    client = anthropic.Anthropic(max_retries=0)
+    client = loop.client(lambda: anthropic.Anthropic(max_retries=0))
     tools = [
         {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
         for t in loop.tools.specs()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest
 from blackboard.infrastructure.runners.transcript import Transcript
@@ -28,14 +29,26 @@ class Stopped(Exception):
     """The run was told to stop while the loop waited out a rate limit."""
 
 
+_CLIENTS: dict[str, object] = {}  # one SDK client per runner and process: its connections are reused
+_CLIENTS_LOCK = threading.Lock()
+
+
 class Loop:
     """One run's state, shared by the loop's thread and the watching one."""
 
     def __init__(self, request: RunRequest, runner: str, model: str) -> None:
+        self.runner = runner
         self.request = request
         self.tally = Tally(runner, model)
         self.transcript = Transcript(request.transcript_path)
         self.stopped = threading.Event()
+
+    def client(self, make: Callable[[], Any]) -> Any:
+        """The runner's SDK client, made on first use (it reads its API's environment then)."""
+        with _CLIENTS_LOCK:
+            if self.runner not in _CLIENTS:
+                _CLIENTS[self.runner] = make()
+            return _CLIENTS[self.runner]
 
     @property
     def tools(self) -> BoardTools:

@@ -44,7 +44,7 @@ def _converse(loop: Loop) -> RunOutcome:
     import openai  # the optional SDK, imported by a run only
 
     request = loop.request
-    client = openai.OpenAI(max_retries=0)
+    client = loop.client(lambda: openai.OpenAI(max_retries=0))
     tools = [
         {
             "type": "function",
