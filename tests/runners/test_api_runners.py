@@ -87,6 +87,25 @@ def test_an_anthropic_run_sends_the_body_and_the_signal_and_its_tool_calls_are_h
     )  # sonnet 5.5: $2 in, $10 out per Mtok
     kinds = [r["type"] for r in board.transcript(done)]
     assert kinds[0] == "request" and kinds.count("tool_call") == 3 and kinds[-1] == "result"
+    assert board.cli.ok("show", signal["signal_id"], "--transcript") == board.transcript(done)
+    shown = board.cli("show", signal["signal_id"], "--transcript").expect(0).stdout.splitlines()
+    assert shown[0] == f"transcript of {signal['signal_id']} (anthropic): {usage['transcript_path']}"
+    assert (
+        '  tool blackboard_write({"key": "secret/x", "value": "outside"}) refused: write of secret/x'
+        in "\n".join(shown)
+    )
+    assert shown[-1] == "  result: succeeded: FINAL ANSWER"
+
+
+def test_a_signal_no_runner_ran_has_no_transcript_to_show(board):
+    signal = board.post("nobody")
+
+    refused = board.cli("show", signal["signal_id"], "--transcript").expect(4)
+
+    assert (
+        refused.stderr
+        == f"blackboard: {signal['signal_id']} has no transcript: no runner's run of it kept one\n"
+    )
 
 
 def test_an_openai_run_takes_its_model_from_the_worker_and_completes_with_the_json_answer(board):

@@ -101,6 +101,13 @@ def test_claude_code_runs_the_agent_file_with_the_board_attached_and_bound_to_th
     transcript = board.transcript(done)
     assert transcript[-1]["type"] == "result" and transcript[-1]["result"] == "REVIEW DONE: two bugs found"
     assert any(line["type"] == "system" and line.get("subtype") == "init" for line in transcript)
+    shown = board.cli("show", signal["signal_id"], "--transcript").expect(0).stdout
+    assert "  system init: model claude-sonnet-5-5" in shown
+    assert (
+        'assistant: calls mcp__blackboard__blackboard_write({"key": "notes/review", "value": "two bugs"})'
+        in shown
+    )
+    assert "  result success: 5 turn(s)" in shown and shown.rstrip().endswith("REVIEW DONE: two bugs found")
 
 
 def test_the_claim_token_reaches_the_board_server_through_its_environment_and_no_command_line(

@@ -223,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--at", type=whole, metavar="POSITION", help="as the signal was right after this log position"
     )
+    show.add_argument(
+        "--transcript",
+        action="store_true",
+        help="the transcript of the runner's run of it (Claude Code's messages, or the API's), one line per step",
+    )
 
     signals = _command(
         commands,
