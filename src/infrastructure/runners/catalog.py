@@ -9,10 +9,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import time
 from collections.abc import Mapping
 
 RUNNERS = ("claude-code", "anthropic", "openai")
 DEFAULT_RUNNER = "claude-code"  # for a file with no handler and no `runner`: Claude Code's own agent files
+FRESH_FOR = 2.0  # seconds an answer of `missing` is kept: `agents` and `next` ask it for every agent file
+_answers: dict[tuple[str, str | None, str | None], tuple[float, str | None]] = {}
 
 
 def claude_executable(env: Mapping[str, str] | None = None) -> str | None:
@@ -24,8 +27,18 @@ def claude_executable(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def missing(runner: str, env: Mapping[str, str] | None = None) -> str | None:
-    """What `runner` lacks to start, said with how to get it; None when it can start."""
+    """What `runner` lacks to start, said with how to get it; None when it can start. Kept for a
+    couple of seconds per runner, BLACKBOARD_CLAUDE and PATH, so a folder of many files costs one look."""
     env = os.environ if env is None else env
+    key = (runner, env.get("BLACKBOARD_CLAUDE"), env.get("PATH"))
+    if (known := _answers.get(key)) is not None and time.monotonic() - known[0] < FRESH_FOR:
+        return known[1]
+    answer = _look(runner, env)
+    _answers[key] = (time.monotonic(), answer)
+    return answer
+
+
+def _look(runner: str, env: Mapping[str, str]) -> str | None:
     if runner == "claude-code":
         if claude_executable(env) is not None:
             return None
