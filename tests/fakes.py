@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from dependency_injector import containers, providers
+from dependency_injector import providers
 
 from blackboard.application.dispatcher import EventDispatcher
 from blackboard.application.ports import Clock, IdGenerator, UnitOfWork
@@ -34,7 +34,7 @@ __all__ = [
     "agent",
     "Board",
     "CountingStore",
-    "UnwiredContainer",
+    "Container",
 ]
 
 
@@ -78,12 +78,6 @@ class FixedAgentDefinitions(FixedAgentRegistry):
         return self._definitions.get(agent_id)
 
 
-class UnwiredContainer(Container):
-    """The composition root, not wired into the CLI's module: a test takes what it needs from the providers."""
-
-    wiring_config = containers.WiringConfiguration(auto_wire=False)
-
-
 class Board:
     """A service and its queries, built by the container over fresh in-memory adapters."""
 
@@ -99,7 +93,7 @@ class Board:
 
     def compose(self) -> Container:
         """A container over the current adapters, as a process of its own would build it."""
-        container = UnwiredContainer(config=BlackboardSettings(claim_threshold=self.settings.claim_threshold))
+        container = Container(config=BlackboardSettings(claim_threshold=self.settings.claim_threshold))
         container.event_store.override(providers.Object(self.store))
         container.read_model.override(providers.Object(self.read_model))
         container.unit_of_work.override(providers.Object(self.unit_of_work()))

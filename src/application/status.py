@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
 from blackboard.application.ports import Clock, SignalReadModel
 from blackboard.application.projection import Projector
-from blackboard.application.usage import UsageTotal, total, usage_document
+from blackboard.application.usage import UsageTotal, total
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,21 +31,6 @@ class BoardStatus:
     @property
     def usage_total(self) -> UsageTotal:
         return total(self.usage.values())
-
-    def to_document(self) -> dict[str, Any]:
-        return {
-            "blackboard_id": self.blackboard_id,
-            "signals": dict(self.signals),
-            "signals_total": sum(self.signals.values()),
-            "oldest_waiting_since": self.oldest_waiting.isoformat() if self.oldest_waiting else None,
-            "oldest_waiting_seconds": None
-            if self.waiting_seconds is None
-            else round(self.waiting_seconds, 1),
-            "entries": self.entries,
-            "open_conflicts": self.open_conflicts,
-            "live_workers": list(self.live_workers),
-            "usage": usage_document(self.usage),
-        }
 
 
 class StatusQueries:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from blackboard.domain.signals import SignalUsage
 
@@ -45,28 +44,9 @@ class UsageTotal:
             self.duration_ms + other.duration_ms,
         )
 
-    def to_document(self) -> dict[str, Any]:
-        return {
-            "runs": self.runs,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(self.cost_usd, 6),
-            "unpriced_runs": self.unpriced_runs,
-            "turns": self.turns,
-            "duration_ms": self.duration_ms,
-        }
-
 
 def total(parts: Iterable[UsageTotal]) -> UsageTotal:
     summed = UsageTotal()
     for part in parts:
         summed += part
     return summed
-
-
-def usage_document(by_agent: Mapping[str, UsageTotal]) -> dict[str, Any]:
-    """A board's total and, under `by_agent`, each agent's (in name order); zeros when nothing ran."""
-    return {
-        **total(by_agent.values()).to_document(),
-        "by_agent": {agent: by_agent[agent].to_document() for agent in sorted(by_agent)},
-    }

@@ -1,8 +1,10 @@
-"""The documents the Python API returns, typed (`from blackboard.models import Signal, Entry`)."""
+"""The documents the Python API returns, typed (`from blackboard.models import Signal, Entry`): the models
+every interface's documents are defined by (infrastructure/documents.py)."""
 
-from blackboard.infrastructure.api.models import (
+from blackboard.infrastructure.documents import (
     Agent,
     Agents,
+    BoardUsage,
     Candidates,
     Document,
     Entries,
@@ -19,6 +21,8 @@ from blackboard.infrastructure.api.models import (
     Signal,
     Signals,
     Summary,
+    Usage,
+    UsageTotal,
     Version,
     WatchedSignal,
 )
@@ -26,6 +30,7 @@ from blackboard.infrastructure.api.models import (
 __all__ = [
     "Agent",
     "Agents",
+    "BoardUsage",
     "Candidates",
     "Document",
     "Entries",
@@ -42,6 +47,8 @@ __all__ = [
     "Signal",
     "Signals",
     "Summary",
+    "Usage",
+    "UsageTotal",
     "Version",
     "WatchedSignal",
 ]

@@ -165,21 +165,12 @@ def open_database(settings: StoreSettings) -> Engine:
 
 
 class Container(containers.DeclarativeContainer):
-    """Built from one BlackboardSettings (`Container(config=settings.load(...))`; the defaults without
-    one); override providers in tests."""
+    """The one composition root, used unchanged by every entry point: the CLI (which wires its command
+    modules into it, cli/__init__.py), `blackboard mcp` (the CLI's instance), the Python API and the
+    tests each build one instance from their BlackboardSettings (`Container(config=settings.load(...))`;
+    the defaults without one) and take what they use from its providers; building it wires nothing and
+    builds nothing. Tests override providers."""
 
-    wiring_config = containers.WiringConfiguration(
-        modules=[
-            "blackboard.infrastructure.cli.commands",
-            "blackboard.infrastructure.cli.knowledge.commands",
-            "blackboard.infrastructure.cli.transfer",
-            "blackboard.infrastructure.cli.paging",
-            "blackboard.infrastructure.cli.habits",
-            "blackboard.infrastructure.cli.ui",
-            "blackboard.infrastructure.cli.controller",
-            "blackboard.infrastructure.cli.mcp_command",
-        ]
-    )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 
     store_settings = providers.Singleton(store_settings, config)

@@ -29,7 +29,7 @@ def shown(value: object) -> str:
 
 def readme_configuration() -> list[tuple[list[str], list[str], list[str]]]:
     """(flags, variables, defaults) of each row of docs/cli.md's "### Configuration" table."""
-    section = README.read_text().split("### Configuration", 1)[1].split("\n#", 1)[0]
+    section = README.read_text().split("## Configuration", 1)[1].split("\n#", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = line.split("|")[1:-1]

@@ -105,7 +105,7 @@ def call_entrypoint_here(agent: AgentDefinition, document: dict[str, Any]) -> Ha
 
     For a caller that runs it on a thread it can give up on (a worker's lane) and watches the
     timeout itself. `document` is handed over as it is: it must be the caller's own fresh copy,
-    with JSON values only (as AgentSignal.to_document builds it). It gains the `agent` object, which
+    with JSON values only (as documents.jsonable gives it). It gains the `agent` object, which
     a function taking a second argument (or `agent=`) also gets on its own."""
     try:
         function = load_entrypoint(agent)

@@ -17,7 +17,7 @@ from blackboard.infrastructure.agents.parsing import (
     read_agent_file,
 )
 from blackboard.infrastructure.agents.scan import FileKey, Scan, scan
-from blackboard.infrastructure.agents.text_index import TextIndex, agent_text
+from blackboard.infrastructure.agents.text_index import AgentText, TextIndex
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         return found.profile if found else None
 
     def text_scores(self, text: str) -> dict[str, float]:
-        """BM25 relevance of each agent's name, description and capabilities to `text`, in 0..1
+        """BM25F relevance of each agent's name, capabilities, description and body to `text`, in 0..1
         (docs/matching.md), for the agents as the folder was last read (`get_all`, `get` and `definitions`
         read it: a caller scores the very agents it just got, and a large folder is not scanned twice).
         The index is built once per load of the folder: a changed file rebuilds it."""
@@ -92,11 +92,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         with self._lock:
             if self._index is None or self._index[0] is not snapshot:
                 agents = sorted(snapshot.agents.values(), key=lambda d: d.name)
-                texts = [
-                    agent_text(d.name, d.description, [c.type for c in d.profile.capabilities])
-                    for d in agents
-                ]
-                self._index = (snapshot, TextIndex([d.name for d in agents], texts))
+                self._index = (snapshot, TextIndex([_text_of(d) for d in agents]))
             index = self._index[1]
         return index.scores(text)
 
@@ -167,3 +163,8 @@ class FrontmatterAgentRegistry(AgentRegistry):
         except OSError as exc:  # unreadable, or removed between the scan and the read
             fix = "make it readable (chmod a+r)" if isinstance(exc, PermissionError) else ""
             return AgentFileInvalid(path, [(f"file: cannot be read ({exc.strerror or exc})", fix)])
+
+
+def _text_of(agent: AgentDefinition) -> AgentText:
+    capabilities = tuple(c.type for c in agent.profile.capabilities)
+    return AgentText(agent.name, agent.description, capabilities, agent.instructions)

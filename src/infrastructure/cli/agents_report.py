@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def report(registry: FrontmatterAgentRegistry) -> Output:
-    data = documents.agents(registry)
+    data = documents.jsonable(documents.agents(registry))
     return Output(data, "\n".join(_lines(data)))
 
 

@@ -65,7 +65,7 @@ def post(
         budget_usd=args.budget_usd,
     )
     posted = service().post_signal(command)
-    data = documents.posted(posted, registry())
+    data = documents.jsonable(documents.posted(posted, registry()))
     for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
         print(f"blackboard: warning: {warning}", file=sys.stderr)
     if args.quiet:  # `SIG=$(blackboard post -q ...)`: the id alone, whatever the output format
@@ -109,7 +109,7 @@ def worker(
     args: argparse.Namespace,
     config: BlackboardSettings = Provide[Container.config],
     new_worker: Lazy = Provide[Container.worker.provider],
-    container: Container = Provide[Container.__self__],
+    container: Container = Provide[Container],
 ) -> Output:
     import dataclasses
     import logging
@@ -187,7 +187,7 @@ def watch(
     # the completion's position: a caller looping with --since it misses nothing, not even a completion
     # that landed while it was printing
     print(f"position {position}", file=sys.stderr)
-    return Output(documents.watched(found, position), render.signal_text(found))
+    return Output(documents.jsonable(documents.watched(found, position)), render.signal_text(found))
 
 
 @inject

@@ -47,6 +47,7 @@ def status(
     notifier: Lazy = Provide[Container.notifier.provider],
     config: BlackboardSettings = Provide[Container.config],
 ) -> Output | None:
+    from blackboard.infrastructure import documents
     from blackboard.infrastructure.cli import status_view
 
     if args.interval is not None and not args.watch:
@@ -63,5 +64,6 @@ def status(
         ).run(boards, config.json)
         return None
     return Output(
-        [b.to_document() for b in boards], "" if config.json else status_view.text(boards)
+        documents.jsonable([documents.status(b) for b in boards]),
+        "" if config.json else status_view.text(boards),
     )  # rich: text only

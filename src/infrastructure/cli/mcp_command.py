@@ -1,4 +1,4 @@
-"""`blackboard mcp`: starts the MCP server (infrastructure/mcp) on the settings the CLI loaded."""
+"""`blackboard mcp`: starts the MCP server (infrastructure/mcp) on the CLI's container."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ import os
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
-from blackboard.infrastructure.settings import BlackboardSettings
 
 
 @inject
-def mcp(args: argparse.Namespace, config: BlackboardSettings = Provide[Container.config]) -> None:
+def mcp(args: argparse.Namespace, container: Container = Provide[Container]) -> None:
     """Serves until the client closes the server's standard input; prints nothing else on stdout."""
     claim = None
     if args.signal is not None:  # a runner's run: bound to its claim, the token from the environment only
@@ -26,7 +25,7 @@ def mcp(args: argparse.Namespace, config: BlackboardSettings = Provide[Container
         claim = (args.signal, token)
     from blackboard.infrastructure.mcp.server import serve  # the SDK is imported by this command only
 
-    serve(Container(config=config), args.agent, args.blackboard, claim)
+    serve(container, args.agent, args.blackboard, claim)
 
 
 CLAIM_TOKEN = "BLACKBOARD_CLAIM_TOKEN"  # never a command-line argument: other users can read those

@@ -16,6 +16,7 @@ from typing import Any
 from blackboard.application.ports import EventStore, LogNotifier
 from blackboard.application.status import BoardStatus
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure import documents
 
 INTERVAL = 2.0  # seconds between two redraws when nothing happens (the ages move on)
 SPACING = 0.25  # at least this long between two redraws, however busy the log is
@@ -138,11 +139,11 @@ class Watch:
     def _lines(self, boards: list[BoardStatus]) -> None:
         shown = None
         while True:
-            documents = [b.to_document() for b in boards]
+            shown_now = documents.jsonable([documents.status(b) for b in boards])
             if (
-                state := [{**d, "oldest_waiting_seconds": None} for d in documents]
+                state := [{**d, "oldest_waiting_seconds": None} for d in shown_now]
             ) != shown:  # a change, not an age
-                print(json.dumps(documents), flush=True)
+                print(json.dumps(shown_now), flush=True)
                 shown = state
             boards = self._next()
 

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from blackboard.application.runners import BoardTools, ToolAnswer, ToolsFactory, ToolSpec
 from blackboard.domain.errors import BlackboardError
+from blackboard.infrastructure.documents import jsonable
 from blackboard.infrastructure.mcp.schemas import invalid
 from blackboard.infrastructure.mcp.session import Session
 from blackboard.infrastructure.mcp.tools import Tool, every_tool
@@ -42,7 +43,7 @@ class BoundTools(BoardTools):
             data = tool.call(self._session, dict(arguments), self._progress)
         except Exception as exc:  # noqa: BLE001 - every failure is the model's tool error, never the run's end
             return ToolAnswer(message(exc), True)
-        return ToolAnswer(json.dumps(data, ensure_ascii=False))
+        return ToolAnswer(json.dumps(jsonable(data), ensure_ascii=False))
 
     def close(self) -> None:
         self._session.close()

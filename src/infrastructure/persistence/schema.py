@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from sqlalchemy import Engine, text
@@ -31,6 +32,8 @@ def current_revision(engine: Engine) -> str | None:
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Run the migrations up to `revision` on this engine's database."""
+    # whichever command comes first migrates: alembic's INFO lines are not that command's (a worker's log)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     from alembic import command  # alembic is imported only when a migration runs
     from alembic.config import Config
 

@@ -18,6 +18,7 @@ from blackboard.domain.signals import AgentSignal, SignalStatus, SignalUsage
 from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
 from blackboard.infrastructure.agents.outcome import artifact_refusal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.documents import jsonable, signal
 from blackboard.infrastructure.worker.recorder import Done, Recorder
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -62,10 +63,10 @@ class Handling:
 
     def document(self, claimed: AgentSignal) -> dict[str, Any]:
         """The signal document, with the results of the signals it came after in context.upstream."""
-        document = claimed.to_document()
+        document = jsonable(signal(claimed))
         if claimed.after:
             document["payload"]["context"]["upstream"] = {
-                upstream: self._queries.get_signal(GetSignalById(signal_id=upstream)).to_document()
+                upstream: jsonable(signal(self._queries.get_signal(GetSignalById(signal_id=upstream))))
                 for upstream in claimed.after
             }
         return document
