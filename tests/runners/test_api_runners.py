@@ -10,6 +10,7 @@ from datetime import datetime
 
 import pytest
 
+from blackboard import Blackboard
 from tests.runners.standins import call, fail, say, slow, stand_in
 
 WRITER = "runner: anthropic\nmodel: sonnet\n"
@@ -282,6 +283,10 @@ def test_summary_and_status_total_the_usage_per_agent_and_board(board):
     assert usage["cost_usd"] == pytest.approx((300 * 2 + 30 * 10 + 1000 * 2.5 + 100 * 10) / 1e6)
     (status,) = board.cli.ok("status")
     assert status["usage"] == usage
+    with Blackboard(
+        board.cli.db_url, agents_dir=board.agents
+    ) as api:  # the Python API's document is the same
+        assert api.summary(blackboard_id="ps-1").usage.model_dump(mode="json") == usage
     text = board.cli("status").expect(0).stdout
     assert "runner usage" in text and "writer" in text and "analyst" in text
     summary_text = board.cli("summary", "--blackboard", "ps-1").expect(0).stdout

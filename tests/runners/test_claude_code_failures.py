@@ -96,7 +96,10 @@ def test_a_run_past_its_timeout_is_killed_with_its_whole_tree_and_records_nothin
     done = board.show(signal["signal_id"])
     assert done["result"]["error"] == "timed out after 8s (the agent file's timeout)"
     assert "notes/late" not in board.entries()
-    assert done["usage"]["turns"] == 0 and done["usage"]["session_id"]  # stopped before any answer
+    assert (done["usage"]["runner"], done["usage"]["turns"]) == (
+        "claude-code",
+        0,
+    )  # stopped before any answer
 
 
 def test_a_worker_stopped_mid_run_ends_the_run_after_its_grace_and_leaves_nothing_behind(board, tmp_path):
