@@ -8,7 +8,8 @@ PostgreSQL beside pgqueuer and procrastinate (skipped without a server unless na
 the Python API against a `blackboard post` process, (t) `match` by text over 1,000 agent files, (q) how
 well `--capability auto` picks on a labelled set of public agent files (before and after matching read bodies),
 (s) CLI start-up,
-(p) a post as an MCP tool call against a CLI post.
+(p) a post as an MCP tool call against a CLI post, (r) a runner's own overhead per signal beside a command
+handler's, and the board tools' context size in tokens.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -129,6 +130,15 @@ def main() -> None:
                 f"<= {mcp.TARGET_MS:g}",
                 p["pass"],
             )
+        )
+
+    def run_r() -> None:  # (r) runners: overhead per signal beside a command handler's; the tools' tokens
+        from bench import runners
+
+        # no target: the figures are reported side by side (docs/performance.md, section r)
+        report["runners"] = runners.run(
+            int(os.environ.get("BENCH_RUNNER_SIGNALS", "20")),
+            int(os.environ.get("BENCH_RUNNER_CLAUDE_SIGNALS", "5")),
         )
 
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
@@ -318,6 +328,7 @@ def main() -> None:
         ("q", run_q),
         ("s", run_s),
         ("p", run_p),
+        ("r", run_r),
     ):
         if name in config.sections:
             section(name, run)

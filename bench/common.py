@@ -42,6 +42,7 @@ SECTIONS = (
     "q",
     "s",
     "p",
+    "r",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.

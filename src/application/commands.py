@@ -7,7 +7,15 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from blackboard.application.json_values import check_json
-from blackboard.domain.signals import EntryId, NonEmpty, SignalIdText, SignalStatus, SignalType, Topic
+from blackboard.domain.signals import (
+    EntryId,
+    NonEmpty,
+    SignalIdText,
+    SignalStatus,
+    SignalType,
+    SignalUsage,
+    Topic,
+)
 
 
 def printable(text: str) -> str:
@@ -56,6 +64,8 @@ class PostSignal(Command):
     # entry keys its claimer may read and write while it holds the claim (domain/knowledge/permissions.py)
     read_keys: tuple[KeyPattern, ...] = ()
     write_keys: tuple[KeyPattern, ...] = ()
+    # what a runner's run of it may spend at most, in US dollars (the agent file's max_budget_usd may be smaller)
+    budget_usd: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] | None = None
 
     @property
     def board(self) -> str:
@@ -97,6 +107,7 @@ class CompleteSignal(Command):
     knowledge_items: tuple[str, ...] = ()
     blackboard_id: NonEmpty | None = None
     token: NonEmpty | None = None
+    usage: SignalUsage | None = None  # what a runner's run of it cost
 
 
 class FailSignal(Command):
@@ -107,6 +118,7 @@ class FailSignal(Command):
     error: NonEmpty
     blackboard_id: NonEmpty | None = None
     token: NonEmpty | None = None
+    usage: SignalUsage | None = None  # what a runner's run of it cost
 
 
 class ClaimSignals(Command):

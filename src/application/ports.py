@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable  # noqa: F401 - the errors of these ports
 from blackboard.application.loading import load_scope
+from blackboard.application.usage import UsageTotal
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.capabilities import (
     AgentProfile,
@@ -354,6 +355,19 @@ class SignalReadModel(abc.ABC):
             )
             for board, found in sorted(boards.items())
         ]
+
+    def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:
+        """What runners' runs cost, per board and agent (who completed or failed the signal): board ->
+        agent -> total, for every board (or the one named) where a run was recorded. This default reads
+        every signal; a store totals where the rows are."""
+        totals: dict[str, dict[str, UsageTotal]] = {}
+        for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
+            if signal.usage is None:
+                continue
+            agents = totals.setdefault(signal.blackboard_id, {})
+            agent = str(signal.claimed_by)
+            agents[agent] = agents.get(agent, UsageTotal()) + UsageTotal.of(signal.usage)
+        return totals
 
     @abc.abstractmethod
     def position(self) -> int:

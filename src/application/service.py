@@ -114,6 +114,7 @@ class BlackboardService:
                 dedupe_key=cmd.dedupe_key,
                 read_keys=cmd.read_keys,
                 write_keys=cmd.write_keys,
+                budget_usd=cmd.budget_usd,
             )
             if (
                 board.has_pending_events
@@ -152,7 +153,9 @@ class BlackboardService:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
-            lambda board, _, now: board.complete_signal(cmd.signal_id, cmd.agent_id, result, now, cmd.token),
+            lambda board, _, now: board.complete_signal(
+                cmd.signal_id, cmd.agent_id, result, now, cmd.token, cmd.usage
+            ),
             cmd,
             actor=cmd.agent_id,
             deadlines=(cmd.signal_id,),
@@ -162,7 +165,9 @@ class BlackboardService:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
-            lambda board, _, now: board.fail_signal(cmd.signal_id, cmd.agent_id, cmd.error, now, cmd.token),
+            lambda board, _, now: board.fail_signal(
+                cmd.signal_id, cmd.agent_id, cmd.error, now, cmd.token, cmd.usage
+            ),
             cmd,
             actor=cmd.agent_id,
             deadlines=(cmd.signal_id,),
@@ -218,13 +223,18 @@ class BlackboardService:
                         )
                         results.append(
                             board.complete_signal(
-                                outcome.signal_id, outcome.agent_id, result, now, outcome.token
+                                outcome.signal_id, outcome.agent_id, result, now, outcome.token, outcome.usage
                             )
                         )
                     else:
                         results.append(
                             board.fail_signal(
-                                outcome.signal_id, outcome.agent_id, outcome.error, now, outcome.token
+                                outcome.signal_id,
+                                outcome.agent_id,
+                                outcome.error,
+                                now,
+                                outcome.token,
+                                outcome.usage,
                             )
                         )
                 except BlackboardError as refused:

@@ -8,7 +8,7 @@ on its board too (a claim by hand, or a worker started before workers beat)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from blackboard.application.knowledge.ports import EntryReadModel
@@ -16,6 +16,7 @@ from blackboard.application.knowledge.queries import BoardNotFound
 from blackboard.application.ports import Clock, SignalReadModel
 from blackboard.application.presence import PresenceStore
 from blackboard.application.projection import Projector
+from blackboard.application.usage import UsageTotal, total
 from blackboard.domain.presence import WorkerPresence
 
 
@@ -29,6 +30,11 @@ class BoardStatus:
     open_conflicts: int  # keys in conflict
     live_workers: tuple[str, ...]  # agents of the live workers serving it, and of its live claims
     workers: tuple[WorkerPresence, ...] = ()  # the live workers serving it
+    usage: dict[str, UsageTotal] = field(default_factory=dict)  # what runners' runs cost, per agent
+
+    @property
+    def usage_total(self) -> UsageTotal:
+        return total(self.usage.values())
 
 
 class StatusQueries:
@@ -63,6 +69,7 @@ class StatusQueries:
             b.blackboard_id: b for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id)
         }
         entries = self._entries.board_counts(blackboard_id)
+        usage = self._signals.usage_totals(blackboard_id)
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)
         live = self.live_workers()
@@ -82,6 +89,7 @@ class StatusQueries:
                     conflicts,
                     tuple(sorted({*(counted.workers if counted else ()), *(w.agent_id for w in serving)})),
                     serving,
+                    usage.get(board, {}),
                 )
             )
         return boards

@@ -4,6 +4,7 @@ every interface's documents are defined by (infrastructure/documents.py)."""
 from blackboard.infrastructure.documents import (
     Agent,
     Agents,
+    BoardUsage,
     Candidates,
     Document,
     Entries,
@@ -20,6 +21,8 @@ from blackboard.infrastructure.documents import (
     Signal,
     Signals,
     Summary,
+    Usage,
+    UsageTotal,
     Version,
     WatchedSignal,
 )
@@ -27,6 +30,7 @@ from blackboard.infrastructure.documents import (
 __all__ = [
     "Agent",
     "Agents",
+    "BoardUsage",
     "Candidates",
     "Document",
     "Entries",
@@ -43,6 +47,8 @@ __all__ = [
     "Signal",
     "Signals",
     "Summary",
+    "Usage",
+    "UsageTotal",
     "Version",
     "WatchedSignal",
 ]

@@ -40,6 +40,7 @@ from blackboard.domain.signals import (
     SignalResult,
     SignalStatus,
     SignalType,
+    SignalUsage,
 )
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
@@ -139,6 +140,7 @@ class BlackboardAggregate:
         retry_of: str | None = None,
         read_keys: Sequence[str] = (),
         write_keys: Sequence[str] = (),
+        budget_usd: float | None = None,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
@@ -162,6 +164,7 @@ class BlackboardAggregate:
             retry_of=retry_of,
             read_keys=tuple(dict.fromkeys(read_keys)),
             write_keys=tuple(dict.fromkeys(write_keys)),
+            budget_usd=budget_usd,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -202,17 +205,31 @@ class BlackboardAggregate:
         return self._signals[signal_id]
 
     def complete_signal(
-        self, signal_id: str, agent_id: str, result: SignalResult, at: datetime, token: str | None = None
+        self,
+        signal_id: str,
+        agent_id: str,
+        result: SignalResult,
+        at: datetime,
+        token: str | None = None,
+        usage: SignalUsage | None = None,
     ) -> AgentSignal:
         self._check_claimer(signal_id, agent_id, "completed", token)
-        self._record(AgentSignalCompleted, at, signal_id=signal_id, completed_by=agent_id, result=result)
+        self._record(
+            AgentSignalCompleted, at, signal_id=signal_id, completed_by=agent_id, result=result, usage=usage
+        )
         return self._signals[signal_id]
 
     def fail_signal(
-        self, signal_id: str, agent_id: str, error: str, at: datetime, token: str | None = None
+        self,
+        signal_id: str,
+        agent_id: str,
+        error: str,
+        at: datetime,
+        token: str | None = None,
+        usage: SignalUsage | None = None,
     ) -> AgentSignal:
         self._check_claimer(signal_id, agent_id, "failed", token)
-        self._record(AgentSignalFailed, at, signal_id=signal_id, failed_by=agent_id, error=error)
+        self._record(AgentSignalFailed, at, signal_id=signal_id, failed_by=agent_id, error=error, usage=usage)
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
 
@@ -252,6 +269,7 @@ class BlackboardAggregate:
             retry_of=signal_id,
             read_keys=old.read_keys,  # the same work needs the same keys
             write_keys=old.write_keys,
+            budget_usd=old.budget_usd,
         )
 
     def latest_retry(self, signal_id: str) -> str:

@@ -9,7 +9,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
 
 ENVELOPE = frozenset({"event_id", "blackboard_id", "version", "occurred_at"})
 
@@ -42,7 +42,7 @@ class BlackboardEvent(BaseModel):
 
 
 class AgentSignalPosted(BlackboardEvent):
-    schema_version: ClassVar[int] = 3  # 2 added retry_of, 3 read_keys and write_keys
+    schema_version: ClassVar[int] = 4  # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd
 
     signal_type: SignalType
     payload: SignalPayload
@@ -54,6 +54,7 @@ class AgentSignalPosted(BlackboardEvent):
     # key patterns (a trailing `*` matches a prefix) its claimer may read and write while it holds the claim
     read_keys: tuple[str, ...] = ()
     write_keys: tuple[str, ...] = ()
+    budget_usd: float | None = Field(default=None, gt=0)  # what a runner's run of it may spend at most
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -71,13 +72,19 @@ class AgentSignalClaimRenewed(BlackboardEvent):
 
 
 class AgentSignalCompleted(BlackboardEvent):
+    schema_version: ClassVar[int] = 2  # 2 added usage
+
     completed_by: str = Field(min_length=1)
     result: SignalResult
+    usage: SignalUsage | None = None  # what the run cost, when a runner ran it
 
 
 class AgentSignalFailed(BlackboardEvent):
+    schema_version: ClassVar[int] = 2  # 2 added usage
+
     failed_by: str = Field(min_length=1)
     error: str
+    usage: SignalUsage | None = None
 
 
 class AgentSignalExpired(BlackboardEvent):
@@ -163,7 +170,10 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 1): lambda data: {**data, "retry_of": None},
     ("AgentSignalPosted", 2): lambda data: {**data, "read_keys": [], "write_keys": []},  # no key permissions
+    ("AgentSignalPosted", 3): lambda data: {**data, "budget_usd": None},  # no budget of its own
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
+    ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
+    ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},
 }
 
 

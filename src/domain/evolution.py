@@ -46,6 +46,7 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             retry_of=event.retry_of,
             read_keys=event.read_keys,
             write_keys=event.write_keys,
+            budget_usd=event.budget_usd,
         )
     ]
 
@@ -62,7 +63,7 @@ def _(event: AgentSignalClaimRenewed, lookup: Lookup, dependants: Dependants) ->
 
 @evolve.register
 def _(event: AgentSignalCompleted, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
-    done = lookup(event.signal_id).completed(event.result, event.occurred_at)
+    done = lookup(event.signal_id).completed(event.result, event.occurred_at, event.usage)
     released = [
         lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)
     ]
@@ -71,7 +72,7 @@ def _(event: AgentSignalCompleted, lookup: Lookup, dependants: Dependants) -> li
 
 @evolve.register
 def _(event: AgentSignalFailed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
-    return [lookup(event.signal_id).failed(event.error, event.occurred_at)]
+    return [lookup(event.signal_id).failed(event.error, event.occurred_at, event.usage)]
 
 
 @evolve.register

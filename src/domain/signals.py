@@ -79,6 +79,25 @@ class SignalResult(BaseModel):
     error: str | None = None
 
 
+class SignalUsage(BaseModel):
+    """What a runner's run of a signal cost (docs/agents.md, "Runners"): recorded with its completion or
+    failure. `input_tokens` counts every input token the model read (cached or not); `cost_usd` is None
+    when the runner neither reported nor could price it; `transcript_path` is where the run's transcript
+    was kept."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    runner: NonEmpty
+    model: str | None = None
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0)
+    turns: int = Field(default=0, ge=0)
+    duration_ms: int = Field(default=0, ge=0)
+    session_id: str | None = None
+    transcript_path: str | None = None
+
+
 def signal_text(topic: str, prompt: str) -> str:
     return f"{topic}\n{prompt}" if prompt else topic
 
@@ -120,6 +139,8 @@ class AgentSignal:
     renewed_at: datetime | None = None  # the claim's last renewal; the claim timeout counts from it
     read_keys: tuple[str, ...] = ()  # key permissions of its claimer (domain/knowledge/permissions.py)
     write_keys: tuple[str, ...] = ()
+    budget_usd: float | None = None  # what a runner's run of it may spend at most (`post --budget-usd`)
+    usage: SignalUsage | None = None  # what its run cost, when a runner ran it
     version: int = 1
 
     @property
@@ -155,11 +176,13 @@ class AgentSignal:
     def renewed(self, at: datetime) -> AgentSignal:
         return self._changed(renewed_at=at)
 
-    def completed(self, result: SignalResult, at: datetime) -> AgentSignal:
-        return self._next(status=SignalStatus.COMPLETED, result=result, completed_at=at)
+    def completed(self, result: SignalResult, at: datetime, usage: SignalUsage | None = None) -> AgentSignal:
+        return self._next(status=SignalStatus.COMPLETED, result=result, completed_at=at, usage=usage)
 
-    def failed(self, error: str, at: datetime) -> AgentSignal:
-        return self._next(status=SignalStatus.FAILED, result=SignalResult(error=error), completed_at=at)
+    def failed(self, error: str, at: datetime, usage: SignalUsage | None = None) -> AgentSignal:
+        return self._next(
+            status=SignalStatus.FAILED, result=SignalResult(error=error), completed_at=at, usage=usage
+        )
 
     def expired(self, reason: str, at: datetime) -> AgentSignal:
         return self._next(status=SignalStatus.EXPIRED, result=SignalResult(error=reason), completed_at=at)

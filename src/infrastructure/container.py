@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
@@ -61,8 +61,10 @@ def build_worker(
     settings: Settings,
     presence: PresenceStore | None = None,
     clock: Clock | None = None,
+    board_tools: Any = None,
 ) -> Worker:
-    """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command."""
+    """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command.
+    `board_tools`: the board's tools bound to a claim (mcp/binding.py), for the model API runners."""
     from blackboard.infrastructure.worker import Worker
 
     return Worker(
@@ -76,6 +78,7 @@ def build_worker(
         settings.claim_threshold,
         presence,
         clock,
+        board_tools,
     )
 
 

@@ -38,6 +38,7 @@ from blackboard.domain.signals import (
 )
 
 if TYPE_CHECKING:
+    from blackboard.application import usage as application_usage
     from blackboard.application.knowledge.queries import BoardSummary
     from blackboard.application.queries import BlackboardQueries
     from blackboard.application.status import BoardStatus
@@ -89,6 +90,21 @@ class Result(Document):
     error: str | None
 
 
+class Usage(Document):
+    """What a runner's run of a signal cost (docs/agents.md, "Runners"): recorded with its completion or
+    failure; `transcript_path` links the run's transcript."""
+
+    runner: str
+    model: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Number | None
+    turns: int
+    duration_ms: int
+    session_id: str | None
+    transcript_path: str | None
+
+
 class Signal(Document):
     """The document that every interface (CLI --json, MCP tools, Python API) returns for one signal
     (contracts/agent-signal.schema.json; field names and constraints follow section 9.1 of the main
@@ -117,6 +133,8 @@ class Signal(Document):
     lease_renewed_at: Time | None
     read_keys: list[str]
     write_keys: list[str]
+    budget_usd: Number | None = None  # what a runner's run of it may spend (`post --budget-usd`)
+    usage: Usage | None = None  # what a runner's run of it cost, once it ended
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # a post that only agents with nothing to run fit
@@ -184,6 +202,8 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
         "lease_renewed_at": s.renewed_at,
         "read_keys": list(s.read_keys),
         "write_keys": list(s.write_keys),
+        "budget_usd": s.budget_usd,
+        "usage": None if s.usage is None else Usage(**s.usage.model_dump()),
     }  # never the claim's token: it is the claimer's proof
 
 
@@ -263,6 +283,8 @@ class Agent(Document):
     capabilities: list[dict[str, Any]]
     threshold: Number
     runnable: bool
+    runner: str | None = None  # who runs a file with no handler; None for a command or an entrypoint
+    missing: str | None = None  # what that runner lacks to start, and how to get it
     command: str | None
     entrypoint: str | None
     timeout: Number | None
@@ -337,6 +359,8 @@ def _agent(d: "AgentDefinition", default_threshold: float) -> Agent:
         capabilities=[c.model_dump() for c in d.profile.capabilities],
         threshold=d.profile.threshold_or(default_threshold),
         runnable=d.runnable,
+        runner=d.runner_name,
+        missing=d.runner_missing,
         command=d.command,
         entrypoint=d.entrypoint,
         timeout=d.timeout,
@@ -473,6 +497,46 @@ def _version_fields(v: "domain.Version") -> dict[str, Any]:
     }
 
 
+class UsageTotal(Document):
+    """Runs summed: `cost_usd` of those priced, `unpriced_runs` how many were not."""
+
+    runs: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Number
+    unpriced_runs: int
+    turns: int
+    duration_ms: int
+
+
+class BoardUsage(UsageTotal):
+    """What runners' runs on a board cost: the total, and each agent's under `by_agent` (name order)."""
+
+    by_agent: dict[str, UsageTotal]
+
+
+def _total(t: "application_usage.UsageTotal") -> dict[str, Any]:
+    return {
+        "runs": t.runs,
+        "input_tokens": t.input_tokens,
+        "output_tokens": t.output_tokens,
+        "cost_usd": round(t.cost_usd, 6),
+        "unpriced_runs": t.unpriced_runs,
+        "turns": t.turns,
+        "duration_ms": t.duration_ms,
+    }
+
+
+def board_usage(by_agent: Mapping[str, "application_usage.UsageTotal"]) -> BoardUsage:
+    """A board's total and each agent's; zeros when nothing ran."""
+    from blackboard.application.usage import total
+
+    return BoardUsage(
+        **_total(total(by_agent.values())),
+        by_agent={agent: UsageTotal(**_total(by_agent[agent])) for agent in sorted(by_agent)},
+    )
+
+
 class Summary(Document):
     """A board at a glance: entries by type and author, signals by status, open conflicts, the latest entry."""
 
@@ -483,6 +547,7 @@ class Summary(Document):
     signals_by_status: dict[str, int]
     open_conflicts: list[str]
     latest_entry: Entry | None
+    usage: BoardUsage  # what runners' runs on the board cost (docs/agents.md, "Runners")
 
 
 def summary(s: "BoardSummary") -> Summary:
@@ -495,6 +560,7 @@ def summary(s: "BoardSummary") -> Summary:
         signals_by_status=dict(sorted(s.signals_by_status.items())),
         open_conflicts=list(counts.in_conflict),
         latest_entry=entry(counts.latest) if counts.latest else None,
+        usage=board_usage(s.usage),
     )
 
 
@@ -539,6 +605,7 @@ class Status(Document):
     open_conflicts: int
     live_workers: list[str]  # agents of the live workers serving it, and of its live claims
     workers: list[Worker]  # the live workers serving it
+    usage: BoardUsage  # what runners' runs on the board cost, per agent
 
 
 def status(b: "BoardStatus") -> Status:
@@ -552,6 +619,7 @@ def status(b: "BoardStatus") -> Status:
         open_conflicts=b.open_conflicts,
         live_workers=list(b.live_workers),
         workers=[worker(w, b.blackboard_id) for w in b.workers],
+        usage=board_usage(b.usage),
     )
 
 

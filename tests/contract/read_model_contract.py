@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
+from blackboard.application.usage import UsageTotal
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.signals import SignalResult, SignalStatus
+from blackboard.domain.signals import SignalResult, SignalStatus, SignalUsage
 from tests.contract.stories import RESEARCHER, every_event_type, post, posts
 from tests.fakes import T0
 
@@ -149,6 +150,40 @@ class ReadModelContract(abc.ABC):
             "sig-0000000a",
         ]
         assert read_model.candidates(("NOBODY",), 10) == []
+
+    def test_usage_totals_add_up_each_board_s_runs_per_agent_and_keep_the_run_on_its_signal(self, read_model):
+        board = BlackboardAggregate("bb-1")
+        runs = {
+            "sig-00000001": SignalUsage(
+                runner="anthropic",
+                model="m",
+                input_tokens=100,
+                output_tokens=10,
+                cost_usd=0.5,
+                turns=2,
+                duration_ms=900,
+            ),
+            "sig-00000002": SignalUsage(
+                runner="openai", input_tokens=40, output_tokens=4, turns=1, duration_ms=100
+            ),  # no price
+        }
+        for n, signal_id in enumerate(runs, start=1):
+            post(board, n)
+            board.claim_signal(signal_id, RESEARCHER, T0)
+        board.complete_signal("sig-00000001", "ps-researcher", SignalResult(), T0, usage=runs["sig-00000001"])
+        board.fail_signal("sig-00000002", "ps-researcher", "budget spent", T0, usage=runs["sig-00000002"])
+        post(board, 3)  # ran by no runner: no usage
+        read_model.apply(recorded(board.collect_events()))
+        read_model.apply(recorded(board_history("bb-2", 10, completed=1), first_position=100))
+
+        assert read_model.usage_totals() == {
+            "bb-1": {"ps-researcher": UsageTotal(2, 140, 14, 0.5, 1, 3, 1000)}
+        }
+        assert read_model.usage_totals("bb-2") == {}
+        assert read_model.get("sig-00000001").usage == runs["sig-00000001"]
+        assert read_model.get("sig-00000002").usage == runs["sig-00000002"]
+        read_model.reset()
+        assert read_model.usage_totals() == {}
 
     def test_reset_forgets_everything(self, read_model):
         read_model.apply(recorded(every_event_type()))

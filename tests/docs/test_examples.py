@@ -206,7 +206,7 @@ def test_the_entrypoint_example_completes_a_signal_in_a_worker_of_the_agent_file
     """docs/agents.md's agent file, with the `entrypoint` its comment offers instead of `command`, and the
     Python function it names, saved where that function's comment says: a real worker runs them."""
     page = blocks(ROOT / "docs" / "agents.md")
-    [agent_file] = [b for b in page if b.language == "markdown"]
+    agent_file = [b for b in page if b.language == "markdown"][0]  # the first; the Runners section's follow
     [handler] = [b for b in page if b.language == "python" and "def handle(" in b.text]
     saved_as = re.search(r"^# (handlers/\S+\.py)", handler.text)[1]
     entrypoint = re.search(r"entrypoint: (\S+)", handler.text)[1]

@@ -116,6 +116,9 @@ class Cli:
     def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
         env.update(BLACKBOARD_DB=self.db_url, BLACKBOARD_AGENTS_DIR=str(self.agents_dir))
+        # no Claude Code, whatever the machine has: an agent with no handler has no runner that can start
+        # (a runner test names the pinned one in `extra`)
+        env.update(BLACKBOARD_CLAUDE=str(self.cwd / "no-claude-here"))
         env.update(extra or {})
         return env
 

@@ -62,12 +62,14 @@ class Served:
 
 
 @asynccontextmanager
-async def served(cli: Cli, *args: str) -> AsyncIterator[Served]:
-    """`blackboard --db URL --agents-dir DIR mcp ARGS`, started by the SDK's stdio client, initialised."""
+async def served(cli: Cli, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
+    """`blackboard --db URL --agents-dir DIR mcp ARGS`, started by the SDK's stdio client, initialised;
+    `env`: variables it gets besides the SDK's safe default ones."""
     command = StdioServerParameters(
         command=BLACKBOARD,
         args=["--db", cli.db_url, "--agents-dir", str(cli.agents_dir), "mcp", *args],
         cwd=str(cli.cwd),
+        env=env,
     )
     with tempfile.TemporaryFile("w+", encoding="utf-8") as stderr:
         async with (

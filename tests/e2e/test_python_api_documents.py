@@ -50,8 +50,10 @@ def unwarned(document: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in document.items() if k != "warnings"}
 
 
-def test_signal_documents_are_the_clis_both_ways(store, board):
+def test_signal_documents_are_the_clis_both_ways(store, board, monkeypatch):
     api, cli = store
+    no_claude = {"BLACKBOARD_CLAUDE": "/nonexistent/claude"}  # no runner can start, whatever the machine has
+    monkeypatch.setenv("BLACKBOARD_CLAUDE", no_claude["BLACKBOARD_CLAUDE"])
     upstream = api.post(
         "RESEARCH",
         board,
@@ -76,15 +78,12 @@ def test_signal_documents_are_the_clis_both_ways(store, board):
         ps=board,
         entry="e-2",
         topic="review it",
+        env=no_claude,
     )
     same(api.show(printed["signal_id"]), unwarned(printed))
-    # the fixture's agents have nothing to run: both interfaces say so in the posted document
-    assert doc(upstream)["warnings"][0].startswith(
-        f"only agents with no command or entrypoint fit {upstream.signal_id}"
-    )
-    assert printed["warnings"][0].startswith(
-        f"only agents with no command or entrypoint fit {printed['signal_id']}"
-    )
+    # the fixture's agents have no handler, and their runner cannot start: both interfaces say so
+    assert doc(upstream)["warnings"][0].startswith(f"only agents no worker can run fit {upstream.signal_id}")
+    assert printed["warnings"][0].startswith(f"only agents no worker can run fit {printed['signal_id']}")
 
     claimed = api.claim(upstream.signal_id, agent="ps-researcher", token="t-1")
     same(claimed, cli.ok("show", upstream.signal_id))
@@ -125,7 +124,7 @@ def test_signal_documents_are_the_clis_both_ways(store, board):
         cli.ok("signals", "--blackboard", board, "--at", str(position)),
     )
     same(api.match(retried["signal_id"]), cli.ok("match", retried["signal_id"]))
-    same(api.agents(), cli.ok("agents"))
+    same(api.agents(), cli.ok("agents", env=no_claude))
     same(
         api.watch(["RESEARCH"], blackboard_id=board, since=0, timeout=10),
         cli.ok("watch", "--type", "RESEARCH", "--blackboard", board, "--since", "0", "--timeout", "10"),

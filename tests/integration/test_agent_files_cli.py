@@ -42,6 +42,8 @@ def cli(
         "BLACKBOARD_DB": f"sqlite:///{tmp_path / 'b.db'}",
         "BLACKBOARD_JSON": "",
         "BLACKBOARD_AGENTS_DIR": os.pathsep.join(map(str, folders or [])),
+        # no Claude Code here, whatever the machine has: an agent with no handler has no runner that can start
+        "BLACKBOARD_CLAUDE": str(tmp_path / "no-claude"),
         **(env or {}),
     }
     done = subprocess.run(
@@ -180,9 +182,8 @@ def test_post_warns_when_only_agents_with_nothing_to_run_fit(tmp_path, collectio
     jsonschema.validate(document, json.loads(SIGNAL_SCHEMA.read_text()))
     assert document["status"] == "POSTED" and document["target_capabilities"] == ["Code-Reviewer"]
     [warning] = document["warnings"]
-    assert warning.startswith(
-        f"only agents with no command or entrypoint fit {document['signal_id']} (code-reviewer)"
-    )
+    assert warning.startswith(f"only agents no worker can run fit {document['signal_id']} (code-reviewer): ")
+    assert "the claude-code runner needs Claude Code" in warning
     assert f"blackboard: warning: {warning}" in only_unrunnable.stderr
 
     (collection / "runner.md").write_text(
@@ -221,12 +222,53 @@ def test_signals_and_match_compare_capabilities_in_any_case(tmp_path, collection
     assert ranking[0] == {"agent": "debugger", "score": 1.0, "threshold": 0.8, "passes": True}
 
 
-def test_a_worker_refuses_to_start_for_an_agent_with_nothing_to_run(tmp_path, collection):
+def test_a_worker_refuses_to_start_for_an_agent_whose_runner_cannot_start(tmp_path, collection):
     done = cli(tmp_path, "worker", "--agent", "code-reviewer", "--once", folders=[collection])
 
     assert done.returncode == 2
-    assert (
-        "agent code-reviewer is not runnable" in done.stderr
-        and "has no command or entrypoint in its file" in done.stderr
-    )
+    assert "agent code-reviewer's runner" in done.stderr
+    assert f"BLACKBOARD_CLAUDE={str(tmp_path / 'no-claude')!r} is not an executable" in done.stderr
     assert str(collection / "engineering" / "code-reviewer.md") in done.stderr
+
+
+def test_an_agent_with_no_handler_is_runnable_by_claude_code_when_claude_is_there(tmp_path, collection):
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+
+    report = json.loads(
+        cli(tmp_path, "--json", "agents", folders=[collection], env={"BLACKBOARD_CLAUDE": str(claude)}).stdout
+    )
+    text = cli(tmp_path, "agents", folders=[collection], env={"BLACKBOARD_CLAUDE": str(claude)}).stdout
+
+    reviewer = next(a for a in report["agents"] if a["name"] == "code-reviewer")
+    assert (reviewer["runnable"], reviewer["runner"], reviewer["missing"]) == (True, "claude-code", None)
+    line = next(line for line in text.splitlines() if line.startswith("code-reviewer "))
+    assert "runner claude-code" in line and "not runnable" not in line
+
+
+def test_a_worker_without_the_runner_s_sdk_names_the_extra_to_install(tmp_path, collection):
+    (collection / "writer.md").write_text("---\nname: writer\nrunner: openai\n---\nWrite.\n")
+    hidden = tmp_path / "hide-openai"
+    hidden.mkdir()
+    (hidden / "openai.py").write_text("raise ImportError('hidden by the test')\n")
+    (hidden / "sitecustomize.py").write_text(
+        "import importlib.util, sys\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: None if name == 'openai' else real(name, *a)\n"
+    )
+
+    done = cli(
+        tmp_path,
+        "worker",
+        "--agent",
+        "writer",
+        "--once",
+        folders=[collection],
+        env={"PYTHONPATH": str(hidden)},
+    )
+
+    assert done.returncode == 2
+    assert "the openai runner needs the openai Python SDK" in done.stderr
+    assert "pip install 'agent-blackboard[openai]'" in done.stderr

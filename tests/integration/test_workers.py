@@ -265,15 +265,16 @@ def test_once_exits_0_when_there_is_nothing_to_do(board):
     assert done.returncode == 0 and "handled 0 signal(s)" in done.stdout
 
 
-def test_a_worker_for_an_agent_without_a_command_refuses_to_start(board):
+def test_a_worker_for_an_agent_without_a_command_refuses_to_start_when_its_runner_cannot(board):
     (board.agents / "idle.md").write_text(
         "---\nname: idle\ncapabilities: {RESEARCH: 0.9}\n---\nNo command.\n"
     )
     signal_id = board.post("RESEARCH", 1)
+    board.env["BLACKBOARD_CLAUDE"] = str(board.agents / "no-claude")  # whatever the machine has
 
     done = board.cli("worker", "--agent", "idle", "--once")
 
-    assert done.returncode == 2 and "has no command" in done.stderr
+    assert done.returncode == 2 and "the claude-code runner needs Claude Code" in done.stderr
     assert board.status(signal_id) is SignalStatus.POSTED  # nothing claimed, nothing failed
 
 

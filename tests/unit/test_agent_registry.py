@@ -236,7 +236,27 @@ BAD_FILES = {
     ),
     "both-handlers.md": (
         agent("both-handlers", more="command: python3 handlers/noop.py\nentrypoint: handlers.noop:handle\n"),
-        "command, entrypoint: name one handler (a shell command or a Python function), not both",
+        "command, entrypoint, runner: name one way to run the agent",
+    ),
+    "command-and-runner.md": (
+        agent("command-and-runner", more="command: python3 handlers/noop.py\nrunner: anthropic\n"),
+        "command, entrypoint, runner: name one way to run the agent",
+    ),
+    "unknown-runner.md": (
+        agent("unknown-runner", more="runner: gemini\n"),
+        "runner: must be claude-code, anthropic or openai, got 'gemini'",
+    ),
+    "zero-turns.md": (
+        agent("zero-turns", more="max_turns: 0\n"),
+        "max_turns: must be a whole number of turns, 1 or more, got 0",
+    ),
+    "text-turns.md": (
+        agent("text-turns", more="max_turns: many\n"),
+        "max_turns: must be a whole number of turns, 1 or more, got 'many'",
+    ),
+    "free-budget.md": (
+        agent("free-budget", more="max_budget_usd: 0\n"),
+        "max_budget_usd: must be a positive number of US dollars, got 0",
     ),
 }
 

@@ -22,6 +22,12 @@ FILES = {  # name: (capabilities, description, runnable)
 }
 
 
+@pytest.fixture(autouse=True)
+def no_claude_code(monkeypatch, tmp_path) -> None:
+    """An agent with no handler stays unrunnable whatever the machine has: no Claude Code for its runner."""
+    monkeypatch.setenv("BLACKBOARD_CLAUDE", str(tmp_path / "no-claude"))
+
+
 def write_agents(folder: Path) -> Path:
     for name, (capabilities, description, runnable) in FILES.items():
         handler = "command: echo done\n" if runnable else ""

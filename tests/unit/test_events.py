@@ -27,7 +27,7 @@ from blackboard.domain.events import (
     load_event,
     upcast,
 )
-from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
 from tests.fakes import T0
 
 ENV = {"blackboard_id": "bb-1", "occurred_at": T0 + timedelta(seconds=5), "signal_id": "sig-0000000a"}
@@ -176,7 +176,7 @@ def test_old_shaped_data_loads_through_the_given_upcaster():
         0,
         envelope,
         failed_v0_data(),
-        upcasters={("AgentSignalFailed", 0): rename_message_to_error},
+        upcasters={**domain_events.UPCASTERS, ("AgentSignalFailed", 0): rename_message_to_error},
     )
 
     assert loaded == AgentSignalFailed(
@@ -194,10 +194,18 @@ def test_upcasting_works_on_a_copy_and_leaves_the_stored_data_alone():
     data = failed_v0_data()
 
     upcasted = upcast(
-        "AgentSignalFailed", 0, data, upcasters={("AgentSignalFailed", 0): rename_message_to_error}
+        "AgentSignalFailed",
+        0,
+        data,
+        upcasters={**domain_events.UPCASTERS, ("AgentSignalFailed", 0): rename_message_to_error},
     )
 
-    assert upcasted == {"signal_id": "sig-0000000a", "failed_by": "ps-researcher", "error": "source offline"}
+    assert upcasted == {
+        "signal_id": "sig-0000000a",
+        "failed_by": "ps-researcher",
+        "error": "source offline",
+        "usage": None,
+    }
     assert data == failed_v0_data()
 
 
@@ -205,9 +213,9 @@ def test_data_at_the_current_schema_version_is_not_upcast():
     def must_not_run(data: dict) -> dict:
         raise AssertionError("upcaster ran on current data")
 
-    data = {"signal_id": "sig-0000000a", "failed_by": "ps-a", "error": "e"}
+    data = {"signal_id": "sig-0000000a", "failed_by": "ps-a", "error": "e", "usage": None}
 
-    assert upcast("AgentSignalFailed", 1, data, upcasters={("AgentSignalFailed", 1): must_not_run}) == data
+    assert upcast("AgentSignalFailed", 2, data, upcasters={("AgentSignalFailed", 2): must_not_run}) == data
 
 
 def test_upcasters_run_one_schema_version_at_a_time_in_order(monkeypatch):
@@ -268,3 +276,63 @@ def test_an_unknown_event_type_raises_unknown_event_type(call):
 
 def test_unknown_event_type_is_a_lookup_error():
     assert issubclass(UnknownEventType, LookupError)
+
+
+# ==================================================================== runners' usage (schema versions 2 and 4)
+def test_a_completion_or_failure_stored_before_usage_loads_with_no_usage():
+    envelope = {
+        "event_id": "ev-1",
+        "blackboard_id": "bb-1",
+        "version": 3,
+        "occurred_at": "2026-01-04T09:00:05+00:00",
+    }
+    completed_v1 = {"signal_id": "sig-0000000a", "completed_by": "ps-a", "result": {"knowledge_items": ["x"]}}
+    failed_v1 = {"signal_id": "sig-0000000a", "failed_by": "ps-a", "error": "source offline"}
+
+    completed = load_event("AgentSignalCompleted", 1, envelope, completed_v1)
+    failed = load_event("AgentSignalFailed", 1, envelope, failed_v1)
+
+    assert completed.usage is None and completed.result.knowledge_items == ("x",)
+    assert failed.usage is None and failed.error == "source offline"
+
+
+def test_a_post_stored_before_budgets_loads_with_no_budget():
+    envelope = {
+        "event_id": "ev-1",
+        "blackboard_id": "bb-1",
+        "version": 1,
+        "occurred_at": "2026-01-04T09:00:00+00:00",
+    }
+    posted_v3 = {
+        "signal_id": "sig-0000000a",
+        "signal_type": "RESEARCH",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t"},
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-skill",
+        "after": [],
+        "dedupe_key": None,
+        "retry_of": None,
+        "read_keys": [],
+        "write_keys": [],
+    }
+
+    assert load_event("AgentSignalPosted", 3, envelope, posted_v3).budget_usd is None
+
+
+def test_a_run_s_usage_round_trips_through_the_stored_data():
+    usage = SignalUsage(
+        runner="claude-code",
+        model="claude-opus-5-5",
+        input_tokens=10,
+        output_tokens=3,
+        cost_usd=0.01,
+        turns=2,
+        duration_ms=1500,
+        session_id="s-1",
+        transcript_path="/t.jsonl",
+    )
+    event = AgentSignalCompleted(**ENV, version=2, completed_by="ps-a", result=SignalResult(), usage=usage)
+    event_type, schema_version, envelope, data = stored(event)
+
+    assert schema_version == 2
+    assert load_event(event_type, schema_version, envelope, data) == event

@@ -30,7 +30,9 @@ def test_blackboard_mcp_serves_from_the_one_container_the_cli_built_from_its_set
     from blackboard.infrastructure.mcp import server
 
     served = []
-    monkeypatch.setattr(server, "serve", lambda container, agent, board: served.append((container, board)))
+    monkeypatch.setattr(
+        server, "serve", lambda container, agent, board, claim=None: served.append((container, board))
+    )
     url = f"sqlite:///{tmp_path / 'b.db'}"
 
     assert main(["--db", url, "--agents-dir", str(tmp_path), "mcp", "--blackboard", "ps-1"]) == 0

@@ -4,13 +4,14 @@ keys' own events from the log (never a board's signals)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from blackboard.application.knowledge.commands import ListEntries, ReadEntry, SummarizeBoard
 from blackboard.application.knowledge.ports import EntryCounts, EntryFilter, EntryReadModel
 from blackboard.application.ports import Clock, Recorded, SignalReadModel
 from blackboard.application.projection import Projector
+from blackboard.application.usage import UsageTotal
 from blackboard.domain.errors import NotFound, SignalNotFound
 from blackboard.domain.events import EntryEvent
 from blackboard.domain.knowledge import permissions as key_permissions
@@ -30,6 +31,7 @@ class BoardSummary:
     blackboard_id: str
     entries: EntryCounts
     signals_by_status: dict[str, int]
+    usage: dict[str, UsageTotal] = field(default_factory=dict)  # runners' runs, per agent
 
 
 class KnowledgeQueries:
@@ -122,7 +124,13 @@ class KnowledgeQueries:
         signals = self._signals.count_by_status(query.blackboard_id)
         if counts.latest is None and not signals:
             raise BoardNotFound(query.blackboard_id)
-        return BoardSummary(query.blackboard_id, counts, dict(signals))
+        return BoardSummary(
+            query.blackboard_id,
+            counts,
+            dict(signals),
+            # what runners' runs on the board cost, per agent (docs/agents.md, "Runners")
+            self._signals.usage_totals(query.blackboard_id).get(query.blackboard_id, {}),
+        )
 
     def _catch_up(self) -> None:
         if self._projector is not None:

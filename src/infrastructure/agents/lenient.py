@@ -16,7 +16,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # keys whose value the blackboard acts on: a guess at what they mean would do the wrong work
-OWNED = frozenset({"name", "capabilities", "threshold", "command", "entrypoint", "timeout"})
+OWNED = frozenset(
+    {
+        "name",
+        "capabilities",
+        "threshold",
+        "command",
+        "entrypoint",
+        "timeout",
+        "runner",
+        "max_turns",
+        "max_budget_usd",
+    }
+)
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
 
 

@@ -41,6 +41,9 @@ class AgentDefinition:
     command: str | None = None
     entrypoint: str | None = None  # `package.module:function`, run in the worker's process
     timeout: float | None = None  # seconds
+    runner: str | None = None  # the file's `runner`, as written (None: none named)
+    max_turns: int | None = None  # a runner's run may take at most this many turns
+    max_budget_usd: float | None = None  # and spend at most this much
     instructions: str = ""  # the Markdown body: the agent's system prompt
     model: str | None = None  # Claude Code's `model` (sonnet, opus, inherit, a model id ...), as written
     tools: tuple[str, ...] = ()  # Claude Code's `tools`, from a comma-separated string or a list
@@ -52,9 +55,29 @@ class AgentDefinition:
         return self.profile.agent_id
 
     @property
-    def runnable(self) -> bool:
-        """Whether a worker has something to run for this agent: a command or an entrypoint."""
+    def has_handler(self) -> bool:
         return bool(self.command or self.entrypoint)
+
+    @property
+    def runner_name(self) -> str | None:
+        """The runner a worker uses for it: the file's `runner`, else claude-code when the file has no
+        handler (contracts/runners.md); None for a file with a command or an entrypoint."""
+        from blackboard.infrastructure.runners.catalog import DEFAULT_RUNNER
+
+        return None if self.has_handler else (self.runner or DEFAULT_RUNNER)
+
+    @property
+    def runner_missing(self) -> str | None:
+        """What its runner lacks to start (and how to get it); None when it has a handler or its runner can start."""
+        from blackboard.infrastructure.runners.catalog import missing
+
+        runner = self.runner_name
+        return None if runner is None else missing(runner)
+
+    @property
+    def runnable(self) -> bool:
+        """Whether a worker can run this agent: a command, an entrypoint, or a runner that can start."""
+        return self.has_handler or self.runner_missing is None
 
     def handler_view(self) -> dict[str, Any]:
         """What a handler is told about its agent (the `agent` object of the document it gets)."""
@@ -172,6 +195,9 @@ def read_agent_file(path: Path) -> AgentDefinition:
         command=spec.command,
         entrypoint=spec.entrypoint,
         timeout=spec.timeout,
+        runner=spec.runner,
+        max_turns=spec.max_turns,
+        max_budget_usd=spec.max_budget_usd,
         instructions=body,
         model=text(spec.model) or None,
         tools=names(spec.tools),

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 def unrunnable_warning(signal: AgentSignal, registry: FrontmatterAgentRegistry) -> str | None:
-    """A warning when every agent that may claim the signal has no `command` or `entrypoint` (no worker
-    can run it, so only a claim by hand takes it); None when one of them can run, or none fits."""
+    """A warning when no agent that may claim the signal can be run by a worker (no handler, and a runner
+    that cannot start), so only a claim by hand takes it; None when one of them can run, or none fits."""
     if signal.status is not SignalStatus.POSTED:
         return None
     scored = Scorer(registry).profiles(signal)  # by text for a signal targeting auto
@@ -23,7 +23,8 @@ def unrunnable_warning(signal: AgentSignal, registry: FrontmatterAgentRegistry) 
     if not definitions or any(d.runnable for d in definitions):
         return None
     names = ", ".join(d.name for d in definitions)
+    why = "; ".join(dict.fromkeys(str(d.runner_missing) for d in definitions))
     return (
-        f"only agents with no command or entrypoint fit {signal.signal_id} ({names}): no worker can run them, "
-        f"so it waits until it expires unless one claims it by hand (give one a command or an entrypoint)"
+        f"only agents no worker can run fit {signal.signal_id} ({names}): {why}; "
+        f"so it waits until it expires unless one claims it by hand (or give one a command or an entrypoint)"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -67,14 +67,19 @@ class AgentFileSpec(BaseModel):
     command: str | None = None
     entrypoint: str | None = Field(default=None, pattern=ENTRYPOINT_PATTERN)
     timeout: Number | None = Field(default=None, gt=0)
+    # who runs a file with no handler (docs/agents.md, "Runners"); claude-code when it names none
+    runner: Literal["claude-code", "anthropic", "openai"] | None = None
+    max_turns: Annotated[int, Strict(), Field(ge=1)] | None = None
+    max_budget_usd: Number | None = Field(default=None, gt=0)
     description: Any = None  # Claude Code's keys: read as they come, normalised by `text` and `names`
     model: Any = None
     tools: Any = None
 
     @model_validator(mode="after")
     def _one_handler(self) -> AgentFileSpec:
-        if self.command is not None and self.entrypoint is not None:  # which would a worker run?
-            raise PydanticCustomError("one_handler", "name one handler, not both")
+        named = [self.command, self.entrypoint, self.runner]
+        if sum(value is not None for value in named) > 1:  # which would a worker run?
+            raise PydanticCustomError("one_handler", "name one handler, not several")
         return self
 
     def capability_pairs(self) -> list[tuple[str, float]]:
@@ -115,7 +120,10 @@ def plain_message(error: Any) -> str:
     if error["loc"][-1:] == ("[key]",):
         return f"{field_path(error['loc'][:2])}: {value!r} is not a capability name (non-empty text)"
     if kind == "one_handler":
-        return "command, entrypoint: name one handler (a shell command or a Python function), not both"
+        return (
+            "command, entrypoint, runner: name one way to run the agent (a shell command, a Python function "
+            "or a runner), not several"
+        )
     if kind == "missing":
         return f"{field}: is required"
     is_score = leaf in ("score", "threshold") or field.startswith("capabilities")
@@ -123,6 +131,12 @@ def plain_message(error: Any) -> str:
         return f"{field}: must be between 0 and 1, {_got(value)}"
     if kind == "greater_than" and leaf == "timeout":
         return f"{field}: must be a positive number of seconds, {_got(value)}"
+    if kind == "greater_than" and leaf == "max_budget_usd":
+        return f"{field}: must be a positive number of US dollars, {_got(value)}"
+    if leaf == "max_turns" and kind in ("greater_than_equal", "int_type", "int_parsing", "int_from_float"):
+        return f"{field}: must be a whole number of turns, 1 or more, {_got(value)}"
+    if kind == "literal_error" and leaf == "runner":
+        return f"{field}: must be claude-code, anthropic or openai, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "name":
         return f"{field}: {NAME_RULE}, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "entrypoint":

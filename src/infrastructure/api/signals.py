@@ -40,8 +40,10 @@ class SignalCalls(Base):
         read_keys: Iterable[str] = (),
         write_keys: Iterable[str] = (),
         correlation_id: str | None = None,
+        budget_usd: float | None = None,
     ) -> Signal:
-        """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id)."""
+        """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id);
+        `budget_usd` bounds what a runner's run of it may spend."""
         command = request(
             PostSignal,
             signal_type=signal_type,
@@ -58,6 +60,7 @@ class SignalCalls(Base):
             read_keys=names(read_keys, "read_keys"),
             write_keys=names(write_keys, "write_keys"),
             correlation_id=correlation_id,
+            budget_usd=budget_usd,
         )
         posted = self._parts.service.post_signal(command)
         return documents.posted(posted, self._parts.registry)

@@ -61,6 +61,7 @@ OPTIONS = {
     "token": "--token",
     "read_keys": "--read-key",
     "write_keys": "--write-key",
+    "budget_usd": "--budget-usd",
     "reader": "--author",  # key permissions
 }
 

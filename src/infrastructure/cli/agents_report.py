@@ -24,7 +24,9 @@ def _lines(data: dict[str, Any]) -> list[str]:
     lines = []
     for a in data["agents"]:
         capabilities = " ".join(f"{c['type']}={c['score']:g}" for c in a["capabilities"])
-        runs = "" if a["runnable"] else "  not runnable (no command or entrypoint)"
+        runs = f"  runner {a['runner']}" if a["runner"] else ""
+        if not a["runnable"]:
+            runs += f"  not runnable ({a['missing']})"
         lines.append(f"{a['name']:<20} {capabilities}  (threshold {a['threshold']:g}){runs}  {a['file']}")
         lines += [f"    warning: {_said(w)}" for w in a["warnings"]]
     if data["left_out"]:

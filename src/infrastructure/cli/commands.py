@@ -63,6 +63,7 @@ def post(
         correlation_id=args.correlation_id,
         read_keys=tuple(args.read_keys),
         write_keys=tuple(args.write_keys),
+        budget_usd=args.budget_usd,
     )
     posted = service().post_signal(command)
     data = documents.jsonable(documents.posted(posted, registry()))
@@ -112,10 +113,17 @@ def worker(
     args: argparse.Namespace,
     config: BlackboardSettings = Provide[Container.config],
     new_worker: Lazy = Provide[Container.worker.provider],
+    container: Container = Provide[Container],
 ) -> Output:
+    import dataclasses
     import logging
 
-    options = worker_options(config, args.agent, args.once, args.board)
+    from blackboard.infrastructure.cli.runner_options import run_options
+    from blackboard.infrastructure.mcp.binding import tools_factory  # bound board tools: model API runners'
+
+    options = dataclasses.replace(
+        worker_options(config, args.agent, args.once, args.board), run=run_options(args, config)
+    )
     logging.basicConfig(
         level=logging.INFO,
         stream=sys.stderr,
@@ -124,7 +132,7 @@ def worker(
     )
     # an entrypoint runs in this process: it (and what it starts) reaches the board as a command's does
     os.environ.update(options.handler_env)
-    running = new_worker(options=options)
+    running = new_worker(options=options, board_tools=tools_factory(container))
     running.install_signal_handlers()
     running.run()
     return Output(
@@ -137,6 +145,10 @@ def worker(
 def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     query = GetSignalById(signal_id=args.signal_id, at=args.at)
     found = queries().get_signal(query)
+    if args.transcript:
+        from blackboard.infrastructure.cli.transcript_view import transcript
+
+        return transcript(found)
     return render.signal(found, queries().overdue([found]) if args.at is None else None)
 
 

@@ -24,10 +24,23 @@ def mcp(args: argparse.Namespace, container: Container = Provide[Container]) -> 
     if args.print_config:
         data = client_config(container.config(), args.agent, args.blackboard)
         return Output(data, json.dumps(data, indent=2))
+    claim = None
+    if args.signal is not None:  # a runner's run: bound to its claim, the token from the environment only
+        if args.agent is None:
+            raise InvalidInput("--signal", "goes with --agent: the claimer whose claim the session works on")
+        token = os.environ.get(CLAIM_TOKEN, "")
+        if not token:
+            raise InvalidInput(
+                "--signal", f"needs the claim's token in the environment variable {CLAIM_TOKEN}"
+            )
+        claim = (args.signal, token)
     from blackboard.infrastructure.mcp.server import serve  # the SDK is imported by this command only
 
-    serve(container, args.agent, args.blackboard)
+    serve(container, args.agent, args.blackboard, claim)
     return None
+
+
+CLAIM_TOKEN = "BLACKBOARD_CLAIM_TOKEN"  # never a command-line argument: other users can read those
 
 
 def client_config(config: BlackboardSettings, agent: str | None, board: str | None) -> dict[str, Any]:

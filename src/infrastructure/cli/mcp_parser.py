@@ -29,3 +29,10 @@ def add_mcp_command(commands: Any, _command: Callable[..., argparse.ArgumentPars
         "Code's .mcp.json or Claude Desktop), with this command's absolute path, the database as an "
         "absolute URL and the agents folders as absolute paths, then exit",
     )
+    mcp.add_argument(
+        "--signal",
+        metavar="SIG",
+        help="work on this claimed signal only, as a runner's run does (needs --agent, and the claim's token "
+        "in BLACKBOARD_CLAIM_TOKEN): writes and reads under its key permissions, no claim, complete or fail, "
+        "every call refused once the claim is over",
+    )

@@ -9,6 +9,7 @@ import argparse
 
 from blackboard.infrastructure.cli import exits
 from blackboard.infrastructure.cli.controller_parser import add_next_command
+from blackboard.infrastructure.cli.runner_options import add_runner_flags
 from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
@@ -133,6 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="write_keys",
         help="an entry key its claimer may write while it holds the claim; a trailing * matches a prefix (repeatable)",
     )
+    post.add_argument(
+        "--budget-usd",
+        type=float,
+        metavar="USD",
+        help="the most a runner's run of it may spend, in US dollars (the agent file's max_budget_usd, "
+        "if smaller, wins)",
+    )
 
     claim = _command(
         commands,
@@ -208,11 +216,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds per point of score an agent waits when another fits the signal better, "
         "so the best fit usually wins (default 0.1)",
     )
+    add_runner_flags(worker)
 
     show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
     show.add_argument("signal_id", metavar="SIG")
     show.add_argument(
         "--at", type=whole, metavar="POSITION", help="as the signal was right after this log position"
+    )
+    show.add_argument(
+        "--transcript",
+        action="store_true",
+        help="the transcript of the runner's run of it (Claude Code's messages, or the API's), one line per step",
     )
 
     signals = _command(

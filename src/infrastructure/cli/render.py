@@ -73,7 +73,26 @@ def signal_text(s: AgentSignal, due: datetime | None = None) -> str:
     lines += [f"  knowledge: {k}" for k in (s.result.knowledge_items if s.result else ())]
     if s.result and s.result.error:
         lines.append(f"  reason: {s.result.error}")
+    if s.budget_usd is not None:
+        lines.append(f"  budget: ${s.budget_usd:g}")
+    if s.usage is not None:
+        lines += usage_lines(s)
     return "\n".join(lines)
+
+
+def usage_lines(s: AgentSignal) -> list[str]:
+    """A runner's run: what it cost, and where its transcript is."""
+    u = s.usage
+    assert u is not None
+    cost = "cost unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+    lines = [
+        f"  run: {u.runner}{f' ({u.model})' if u.model else ''}, {u.input_tokens:,} tokens in, "
+        f"{u.output_tokens:,} out, {cost}, {u.turns} turn(s), {u.duration_ms / 1000:.1f}s"
+        + (f", session {u.session_id}" if u.session_id else "")
+    ]
+    if u.transcript_path:
+        lines.append(f"  transcript: {u.transcript_path}")
+    return lines
 
 
 def events(records: Sequence[Recorded]) -> Output:

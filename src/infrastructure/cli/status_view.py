@@ -89,6 +89,41 @@ def _boards_table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
+def usage_table(boards: Sequence[BoardStatus]) -> Any:
+    """What runners' runs cost, per board and agent; None when nothing ran on these boards."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    rows = [(b.blackboard_id, agent, t) for b in boards for agent, t in sorted(b.usage.items())]
+    if not rows:
+        return None
+    grid = Table(title="runner usage", title_justify="left", box=box.SIMPLE_HEAD)
+    for name in ("board", "agent"):
+        grid.add_column(name, no_wrap=True)
+    for name in ("runs", "tokens in", "tokens out", "cost", "turns", "time"):
+        grid.add_column(name, justify="right")
+    for board, agent, t in rows:
+        grid.add_row(
+            Text(terminal_safe(board)),
+            Text(terminal_safe(agent)),
+            str(t.runs),
+            f"{t.input_tokens:,}",
+            f"{t.output_tokens:,}",
+            cost_text(t.cost_usd, t.unpriced_runs),
+            str(t.turns),
+            _age(t.duration_ms / 1000),
+        )
+    return grid
+
+
+def cost_text(cost: float, unpriced: int) -> str:
+    """$0.0123, and how many runs had no price (their cost is not in the sum)."""
+    return f"${cost:.4f}" + (f" (+{unpriced} unpriced)" if unpriced else "")
+
+
 def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) -> str:
     empty = "no boards: the store holds no signal and no entry"
     if not boards and not workers:
@@ -99,7 +134,10 @@ def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) 
         shutil.get_terminal_size().columns if sys.stdout.isatty() else 1000
     )  # a pipe gets every column whole
     out = io.StringIO()
-    Console(file=out, width=width, color_system=None).print(table(boards, workers))
+    console = Console(file=out, width=width, color_system=None)
+    console.print(table(boards, workers))
+    if (usage := usage_table(boards)) is not None:
+        console.print(usage)
     shown = "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
     return shown if boards else f"{empty}\n\n{shown}"
 
@@ -132,9 +170,9 @@ class Watch:
     def _table(self, boards: list[BoardStatus]) -> None:
         from rich.live import Live
 
-        with Live(table(boards, self._workers()), auto_refresh=False, redirect_stdout=False) as live:
+        with Live(_screen(boards, self._workers()), auto_refresh=False, redirect_stdout=False) as live:
             while True:
-                live.update(table(self._next(), self._workers()), refresh=True)
+                live.update(_screen(self._next(), self._workers()), refresh=True)
 
     def _lines(self, boards: list[BoardStatus]) -> None:
         shown = None
@@ -158,6 +196,13 @@ def _changeable(board: dict[str, Any]) -> dict[str, Any]:
     """What of a board's document counts as a change: not its ages, nor its workers' beats."""
     workers = [{**w, "last_beat_at": None} for w in board.get("workers", ())]
     return {**board, "oldest_waiting_seconds": None, "workers": workers}
+
+
+def _screen(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) -> Any:
+    from rich.console import Group
+
+    usage = usage_table(boards)
+    return table(boards, workers) if usage is None else Group(table(boards, workers), usage)
 
 
 def _age(seconds: float | None) -> str:

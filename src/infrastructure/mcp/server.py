@@ -35,9 +35,14 @@ if TYPE_CHECKING:
 CALLS_AT_ONCE = 8  # waits served at once, each in a worker thread
 
 
-def serve(container: Container, agent: str | None, board: str | None) -> None:
-    """Serve until the client closes standard input. An unknown agent stops it before it serves."""
+def serve(
+    container: Container, agent: str | None, board: str | None, claim: tuple[str, str] | None = None
+) -> None:
+    """Serve until the client closes standard input. An unknown agent stops it before it serves.
+    `claim`: (signal, token) a runner's run works on; the session is bound to it (Session.bind)."""
     session = Session(container, agent, board)  # builds the use cases now, on this thread
+    if claim is not None:
+        session.bind(*claim)
     anyio.run(_serve, build_server(session))
 
 
@@ -48,7 +53,7 @@ async def _serve(server: Server[Any]) -> None:
 
 
 def build_server(session: Session) -> Server[Any]:
-    tools = every_tool(with_agent=session.agent is not None)
+    tools = every_tool(with_agent=session.agent is not None, bound=session.bound is not None)
     listed = [
         types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
         for t in tools.values()

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from blackboard.application.commands import GetSignalById
 from blackboard.domain.errors import AgentNotFound, InvalidInput, RuleViolation
+from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.mcp.schemas import invalid
 
 if TYPE_CHECKING:
@@ -23,6 +25,24 @@ class NeedsAgent(RuleViolation):
 
     def __init__(self, tool: str) -> None:
         super().__init__(f"{tool} acts as an agent: start the server with `blackboard mcp --agent NAME`")
+
+
+class ClaimOver(RuleViolation):
+    """A session bound to a claim refuses every call once the claim is over: nothing the run sends after
+    its end is recorded."""
+
+    def __init__(self, signal_id: str, why: str) -> None:
+        super().__init__(
+            f"this session was bound to the claim on {signal_id}, which is over ({why}): nothing more is recorded"
+        )
+
+
+class NotThisSignal(RuleViolation):
+    def __init__(self, bound: str, named: str) -> None:
+        super().__init__(f"this session works on {bound} only, not on {named}")
+
+
+SIGNAL_SCOPED = frozenset({"blackboard_write", "blackboard_read"})  # calls that act under a signal's keys
 
 
 class Session:
@@ -44,6 +64,39 @@ class Session:
         self.positions: dict[tuple[str, str], int] = {}  # (board, topic) -> the log position polled up to
         self._tokens: dict[str, str] = {}
         self._lock = threading.Lock()
+        self.bound: str | None = None  # the claimed signal a runner's session works on (`bind`)
+        self.closed = False
+
+    def bind(self, signal_id: str, token: str) -> None:
+        """Work on this claim only (a runner's run, `blackboard mcp --signal`): writes and reads act under
+        its key permissions with its token, the signal's board is the default board, and every call is
+        refused once the claim is over. The tools offered leave out claim, complete and fail."""
+        signal = self.queries.get_signal(GetSignalById(signal_id=signal_id))
+        self.bound, self.default_board = signal_id, self.default_board or signal.blackboard_id
+        with self._lock:
+            self._tokens[signal_id] = token
+
+    def close(self) -> None:
+        self.closed = True
+
+    def admit(self, tool: str, given: dict[str, Any]) -> dict[str, Any]:
+        """A bound session's check before each call: the claim still held by its agent with its token, and
+        a write or read under the bound signal (the default) and no other. Unbound: the arguments as given."""
+        if self.bound is None:
+            return given
+        if self.closed:
+            raise ClaimOver(self.bound, "the run has ended")
+        signal = self.queries.get_signal(GetSignalById(signal_id=self.bound))
+        if signal.status is not SignalStatus.CLAIMED:
+            raise ClaimOver(self.bound, f"it is {signal.status}")
+        if signal.claimed_by != self.agent or signal.claim_token != self.token(self.bound):
+            raise ClaimOver(self.bound, "it is held by another claim now")
+        if tool in SIGNAL_SCOPED:
+            named = given.get("signal_id") or self.bound
+            if named != self.bound:
+                raise NotThisSignal(self.bound, named)
+            given = {**given, "signal_id": self.bound}
+        return given
 
     def board(self, given: dict[str, Any], field: str = "blackboard_id") -> str:
         board = given.get(field) or self.default_board

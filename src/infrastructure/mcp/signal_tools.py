@@ -141,6 +141,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
         | same(
             "read_keys",
             "write_keys",
+            "budget_usd",
             "blackboard_id",
             "correlation_id",
             *(() if with_agent else ("posted_by",)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 from pydantic import BaseModel
@@ -33,13 +33,19 @@ class Tool:
         return self.arguments.model_json_schema()
 
     def call(self, session: Session, arguments: dict[str, Any], progress: Progress) -> Any:
-        return self.run(session, accepted(self.arguments, arguments), progress)
+        return self.run(session, session.admit(self.name, accepted(self.arguments, arguments)), progress)
 
 
-def every_tool(with_agent: bool) -> dict[str, Tool]:
+CLAIM_TOOLS = frozenset({"blackboard_claim", "blackboard_complete", "blackboard_fail"})
+
+
+@cache  # the tools hold no state: built once per process, their schemas with them (a runner's run each)
+def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     """The contract's tools, by name. A server with an agent writes, posts and resolves as it; one
-    without takes the `author` (`posted_by`) each call names."""
+    without takes the `author` (`posted_by`) each call names. A session bound to a claim (a runner's run)
+    offers no claim, complete or fail: its final answer is the outcome."""
     from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools
     from blackboard.infrastructure.mcp.signal_tools import signal_tools
 
-    return {tool.name: tool for tool in (*signal_tools(with_agent), *knowledge_tools(with_agent))}
+    tools = (*signal_tools(with_agent), *knowledge_tools(with_agent))
+    return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS)}

@@ -9,7 +9,14 @@ from typing import Any
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, board_of_stream, load_event
-from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus, SignalType
+from blackboard.domain.signals import (
+    AgentSignal,
+    SignalPayload,
+    SignalResult,
+    SignalStatus,
+    SignalType,
+    SignalUsage,
+)
 
 
 def event_row(
@@ -84,6 +91,8 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "keys_json": json.dumps({"read": list(signal.read_keys), "write": list(signal.write_keys)})
         if signal.read_keys or signal.write_keys
         else None,
+        "budget_usd": signal.budget_usd,
+        "usage_json": signal.usage.model_dump_json() if signal.usage else None,
     }
 
 
@@ -102,6 +111,7 @@ def changing_row(signal: AgentSignal) -> dict[str, Any]:
         "b_claimable_since": signal.claimable_since,
         "b_claim_token": signal.claim_token,
         "b_renewed_at": signal.renewed_at,
+        "b_usage_json": signal.usage.model_dump_json() if signal.usage else None,
     }
 
 
@@ -127,6 +137,8 @@ def signal_from_row(row: Any) -> AgentSignal:
         claim_token=row.claim_token,
         renewed_at=row.renewed_at,
         version=row.version,
+        budget_usd=row.budget_usd,
+        usage=SignalUsage.model_validate_json(row.usage_json) if row.usage_json else None,
         **_keys(row.keys_json),
     )
 

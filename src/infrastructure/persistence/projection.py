@@ -17,12 +17,24 @@ from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import canonical_capability
-from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent, EntryEvent
+from blackboard.domain.events import (
+    AgentSignalCompleted,
+    AgentSignalFailed,
+    AgentSignalPosted,
+    BlackboardEvent,
+    EntryEvent,
+)
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
-from blackboard.infrastructure.persistence.tables import CAPABILITIES, CHECKPOINTS, DEPENDENCIES, SIGNALS
+from blackboard.infrastructure.persistence.tables import (
+    CAPABILITIES,
+    CHECKPOINTS,
+    DEPENDENCIES,
+    SIGNAL_USAGE,
+    SIGNALS,
+)
 
 NAME = "blackboard_signals"
 CHANGING = (
@@ -37,6 +49,7 @@ CHANGING = (
     "claimable_since",
     "claim_token",
     "renewed_at",
+    "usage_json",
 )
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
@@ -44,10 +57,11 @@ GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id
     DEPENDENCIES.c.upstream_id.in_(bindparam("upstream_ids", expanding=True))
 )
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
-INSERT_SIGNALS, INSERT_CAPABILITIES, INSERT_DEPENDENCIES = (
+INSERT_SIGNALS, INSERT_CAPABILITIES, INSERT_DEPENDENCIES, INSERT_USAGE = (
     insert(SIGNALS),
     insert(CAPABILITIES),
     insert(DEPENDENCIES),
+    insert(SIGNAL_USAGE),
 )
 SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
 
@@ -79,6 +93,9 @@ class Fold:
         self._new: dict[str, AgentSignal] = {}
         self._changed: dict[str, AgentSignal] = {}
         self._new_dependencies: list[dict[str, str]] = []
+        self._usage: list[
+            dict[str, Any]
+        ] = []  # runs recorded by these events: the rows summary and status total
         # upstream -> its dependants in the tables: given (a command loaded them) or prefetched
         self._stored_dependants: dict[str, list[str]] = dict(dependants or {})
 
@@ -117,6 +134,8 @@ class Fold:
                 self._new[signal.signal_id] = signal
             else:
                 self._changed[signal.signal_id] = signal
+        if isinstance(event, (AgentSignalCompleted, AgentSignalFailed)) and event.usage is not None:
+            self._usage.append(usage_row(event))
         if isinstance(event, AgentSignalPosted):
             for upstream in event.after:
                 self._cache.dependants[upstream].append(event.signal_id)
@@ -135,6 +154,8 @@ class Fold:
             )
         if self._new_dependencies:
             self._conn.execute(INSERT_DEPENDENCIES, self._new_dependencies)
+        if self._usage:
+            self._conn.execute(INSERT_USAGE, self._usage)
         if self._changed:
             rows = [changing_row(s) for s in self._changed.values()]
             dialect_of(self._conn.engine).update_many(
@@ -153,6 +174,25 @@ class Fold:
         stored = self._stored_dependants.get(upstream_id, [])  # `_prefetch` read those of every completion
         pending = [d["signal_id"] for d in self._new_dependencies if d["upstream_id"] == upstream_id]
         return list(dict.fromkeys([*stored, *pending]))
+
+
+def usage_row(event: AgentSignalCompleted | AgentSignalFailed) -> dict[str, Any]:
+    """A run's usage as the row `summary` and `status` total; the agent is who completed or failed it."""
+    usage = event.usage
+    assert usage is not None
+    agent = event.completed_by if isinstance(event, AgentSignalCompleted) else event.failed_by
+    return {
+        "signal_id": event.signal_id,
+        "blackboard_id": event.blackboard_id,
+        "agent": agent,
+        "runner": usage.runner,
+        "model": usage.model,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost_usd": usage.cost_usd,
+        "turns": usage.turns,
+        "duration_ms": usage.duration_ms,
+    }
 
 
 def checkpoint(conn: Connection) -> int:
@@ -198,7 +238,7 @@ def fold(
 
 
 def clear(conn: Connection) -> None:
-    for table in (CAPABILITIES, DEPENDENCIES, SIGNALS):
+    for table in (CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE, SIGNALS):
         conn.execute(delete(table))
     from blackboard.infrastructure.persistence.knowledge.projection import clear_entries
 

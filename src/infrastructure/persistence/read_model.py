@@ -18,6 +18,7 @@ from blackboard.application.ports import (
     SignalReadModel,
     StoreUnavailable,
 )
+from blackboard.application.usage import UsageTotal
 from blackboard.domain.capabilities import canonical_capability, targets_auto
 from blackboard.domain.signals import AgentSignal, Candidate, signal_text
 from blackboard.infrastructure.persistence import projection
@@ -25,6 +26,7 @@ from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
+from blackboard.infrastructure.persistence.tables import SIGNAL_USAGE
 
 BOARD_OF = select(SIGNALS.c.blackboard_id).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 P = ParamSpec("P")
@@ -133,6 +135,37 @@ class SqlSignalReadModel(SignalReadModel):
             BoardSignals(name, by_status, _utc(oldest.get(name)), tuple(sorted(workers.get(name, ()))))
             for name, by_status in sorted(by_board.items())
         ]
+
+    @_translated
+    def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:
+        """One GROUP BY over signal_usage (its board index), whatever the length of the log."""
+        u = SIGNAL_USAGE.c
+        query = select(
+            u.blackboard_id,
+            u.agent,
+            func.count(),
+            func.sum(u.input_tokens),
+            func.sum(u.output_tokens),
+            func.sum(func.coalesce(u.cost_usd, 0.0)),
+            func.count() - func.count(u.cost_usd),  # COUNT(column) leaves the NULLs out
+            func.sum(u.turns),
+            func.sum(u.duration_ms),
+        ).group_by(u.blackboard_id, u.agent)
+        if blackboard_id is not None:
+            query = query.where(u.blackboard_id == blackboard_id)
+        totals: dict[str, dict[str, UsageTotal]] = {}
+        with read_connection(self._engine) as conn:
+            for board, agent, runs, tokens_in, tokens_out, cost, unpriced, turns, ms in conn.execute(query):
+                totals.setdefault(board, {})[agent] = UsageTotal(
+                    int(runs),
+                    int(tokens_in),
+                    int(tokens_out),
+                    float(cost),
+                    int(unpriced),
+                    int(turns),
+                    int(ms),
+                )
+        return totals
 
     @_translated
     def position(self) -> int:

@@ -102,6 +102,8 @@ SIGNALS = Table(
     Column("claim_token", String(100)),
     Column("renewed_at", Moment),
     Column("keys_json", Text),  # {"read": [...], "write": [...]}: key permissions; NULL when it has none
+    Column("budget_usd", Float),  # what a runner's run may spend; NULL: no budget of its own
+    Column("usage_json", Text),  # SignalUsage of a runner's run, with its completion or failure; else NULL
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "created_at", "signal_id"
     ),  # the candidates' order
@@ -109,6 +111,24 @@ SIGNALS = Table(
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
     Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check
     Index("ix_blackboard_signals_retry_of", "retry_of"),  # a retry's chain
+)
+
+# One runner's run, as its completion or failure recorded it: what `summary` and `status` total per
+# board and agent with GROUP BYs, whatever the length of the log.
+SIGNAL_USAGE = Table(
+    "signal_usage",
+    metadata,
+    Column("signal_id", String(12), primary_key=True),
+    Column("blackboard_id", String(200), nullable=False),
+    Column("agent", String(200), nullable=False),  # who completed or failed it
+    Column("runner", String(40), nullable=False),
+    Column("model", String(200)),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("cost_usd", Float),  # NULL: neither reported nor priced
+    Column("turns", Integer, nullable=False),
+    Column("duration_ms", BigInteger, nullable=False),
+    Index("ix_signal_usage_board", "blackboard_id", "agent"),
 )
 
 # One target capability of a signal: the index behind "open signals for these capabilities".

@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,7 +15,7 @@ from blackboard.application.commands import CompleteSignal, FailSignal, GetSigna
 from blackboard.application.ports import StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService
-from blackboard.domain.signals import AgentSignal
+from blackboard.domain.signals import AgentSignal, SignalStatus, SignalUsage
 from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
 from blackboard.infrastructure.agents.outcome import artifact_refusal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
@@ -93,27 +94,54 @@ class Handling:
             return
         logger.debug("renewed the claim on %s", claimed.signal_id)
 
+    def claim_ended(self, agent: AgentDefinition, claimed: AgentSignal) -> str | None:
+        """Why this worker's claim on the signal is over (ended by another hand, taken over), or None while
+        it holds it. An outage is no end: None."""
+        try:
+            now = self._queries.get_signal(GetSignalById(signal_id=claimed.signal_id))
+        except StoreUnavailable:
+            return None
+        if now.status is not SignalStatus.CLAIMED:
+            return f"stopped: the signal is {now.status} now"
+        if now.claimed_by != agent.name or now.claim_token != self._token:
+            return "stopped: the claim is held by another worker now"
+        return None
+
     def hand_over(
-        self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome, started: float
+        self,
+        agent: AgentDefinition,
+        claimed: AgentSignal,
+        outcome: HandlerOutcome,
+        started: float,
+        usage: SignalUsage | None = None,
+        folder: Path | None = None,
     ) -> None:
-        command = self._command(agent, claimed, outcome)
+        """`usage`: what a runner's run cost, recorded with the outcome; `folder`: where a relative
+        artifact path leads from (a run's workdir; the agent file's folder by default)."""
+        command = self._command(agent, claimed, outcome, usage, folder)
         self._recorder.hand_over(Done(claimed, command, time.monotonic() - started))
 
     def _command(
-        self, agent: AgentDefinition, claimed: AgentSignal, outcome: HandlerOutcome
+        self,
+        agent: AgentDefinition,
+        claimed: AgentSignal,
+        outcome: HandlerOutcome,
+        usage: SignalUsage | None = None,
+        folder: Path | None = None,
     ) -> CompleteSignal | FailSignal:
         common = {
             "signal_id": claimed.signal_id,
             "agent_id": agent.name,
             "token": self._token,
             "blackboard_id": claimed.blackboard_id,
+            "usage": usage,
         }
         if (
             outcome.succeeded
             and outcome.artifact_path is not None
             and (
                 refused := artifact_refusal(
-                    outcome.artifact_path, agent.path.resolve().parent, self._artifacts_dir
+                    outcome.artifact_path, folder or agent.path.resolve().parent, self._artifacts_dir
                 )
             )
         ):

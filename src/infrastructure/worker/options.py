@@ -25,3 +25,16 @@ class WorkerOptions:
     # what every handler gets in its environment: the worker's database, agents folders and artifacts
     # folder as absolute addresses (docs/agents.md: "How a handler reaches the board")
     handler_env: Mapping[str, str] = field(default_factory=dict)
+    run: RunOptions = field(default_factory=lambda: RunOptions())  # for agents a runner runs
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The `worker` command's runner flags (docs/agents.md, "Runners")."""
+
+    runner: str | None = None  # --runner: overrides the agent file's
+    model: str | None = None  # --model / BLACKBOARD_MODEL: for a file whose model is absent or inherit
+    workdir: str | None = None  # --workdir: where runs work (default: where the worker runs)
+    permission_mode: str | None = None  # --permission-mode: widens what a headless run may do
+    allowed_tools: tuple[str, ...] = ()  # --allow-tool: pre-approved besides the file's tools
+    board_env: tuple[tuple[str, str], ...] = ()  # the settings a run's board session needs, as variables

@@ -14,6 +14,7 @@ from typing import Any
 from blackboard.application.ports import Clock, EventStore, LogNotifier
 from blackboard.application.presence import PresenceStore
 from blackboard.application.queries import BlackboardQueries
+from blackboard.application.runners import ToolsFactory
 from blackboard.application.service import BlackboardService
 from blackboard.domain.capabilities import AgentProfile
 from blackboard.domain.errors import InvalidInput
@@ -25,6 +26,7 @@ from blackboard.infrastructure.worker.handling import Handling
 from blackboard.infrastructure.worker.loop import ClaimLoop
 from blackboard.infrastructure.worker.options import WorkerOptions
 from blackboard.infrastructure.worker.recorder import Done, Recorder
+from blackboard.infrastructure.worker.runs import Runs
 from blackboard.infrastructure.worker.supervisor import Supervisor
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -46,7 +48,9 @@ class Worker:
         threshold: float,
         presence: PresenceStore | None = None,
         clock: Clock | None = None,
+        board_tools: ToolsFactory | None = None,
     ) -> None:
+        """`board_tools`: the board's tools bound to a claim, for the agents a model API runner runs."""
         self._options = options
         self.token = f"{options.agent}/{uuid.uuid4()}"  # this process's claims, and no one else's
         self._cancel = threading.Event()  # the grace period is over: stop the handlers still running
@@ -68,6 +72,15 @@ class Worker:
             options.handler_env,
         )
         self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
+        self._runs = Runs(
+            self._handling,
+            options.run,
+            options.artifacts_dir,
+            options.renew_every,
+            self._cancel,
+            self.token,
+            board_tools,
+        )
         self._loop = ClaimLoop(
             options, service, queries, store, notifier, agents, everyone, threshold, self.token, self._start
         )
@@ -108,7 +121,9 @@ class Worker:
     def run(self) -> int:
         """Work until stopped (or, with `once`, after at most one signal). Returns the exit code."""
         definition = self._loop.definition()
-        if not definition.runnable:  # an unknown agent, or one with nothing to run, fails now
+        if self._runs.runner_of(definition) is not None:
+            check_runner(definition, self._runs.runner_of(definition), self._options.run.runner is not None)
+        elif not definition.runnable:  # an unknown agent, or one with nothing to run, fails now
             raise InvalidInput(
                 "command",
                 (
@@ -117,7 +132,7 @@ class Worker:
                     "(add command: or entrypoint: to the file)"
                 ),
             )
-        if definition.entrypoint:
+        if definition.entrypoint and self._runs.runner_of(definition) is None:
             load_entrypoint(definition)  # an entrypoint that does not import fails now too (exit 2)
         logger.info(
             "worker %s started (token %s, concurrency %d)",
@@ -141,8 +156,10 @@ class Worker:
         return 0
 
     def _start(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
-        """From the claim loop: a claimed signal goes to its handler."""
-        if agent.entrypoint:
+        """From the claim loop: a claimed signal goes to its handler, or its runner."""
+        if self._runs.runner_of(agent) is not None:
+            self._pool.submit(self._runs.run, agent, claimed)
+        elif agent.entrypoint:
             self._lanes.start(agent, claimed)
         else:
             self._pool.submit(self._handling.run_command, agent, claimed)
@@ -166,3 +183,16 @@ class Worker:
                 self._cancel.set()
             self._loop.freed.wait(0.05)
             self._loop.freed.clear()
+
+
+def check_runner(agent: AgentDefinition, runner: str | None, forced: bool) -> None:
+    """A worker that cannot start its runner refuses to start (exit 2), saying what is missing and how to
+    get it; one that can has it prepared now (its SDK imported), before the first claim."""
+    from blackboard.infrastructure.runners import runner_for
+    from blackboard.infrastructure.runners.catalog import missing
+
+    lacking = missing(str(runner))
+    if lacking is not None:
+        whose = "--runner" if forced else f"agent {agent.name}'s runner ({agent.path})"
+        raise InvalidInput("runner", f"{whose}: {lacking}")
+    runner_for(str(runner)).prepare()

@@ -157,7 +157,20 @@ def summary(
         if latest
         else "  latest: none",
     ]
+    usage = found["usage"]
+    if usage["runs"]:
+        lines.append("  runner usage: " + _usage(usage))
+        lines += [f"    {agent}: {_usage(total)}" for agent, total in usage["by_agent"].items()]
     return Output(found, "\n".join(lines))
+
+
+def _usage(total: dict[str, Any]) -> str:
+    """`3 runs, 12,400 tokens in, 2,100 out, $0.0421 (+1 unpriced), 9 turns, 48.2s`"""
+    unpriced = f" (+{total['unpriced_runs']} unpriced)" if total["unpriced_runs"] else ""
+    return (
+        f"{total['runs']} run(s), {total['input_tokens']:,} tokens in, {total['output_tokens']:,} out, "
+        f"${total['cost_usd']:.4f}{unpriced}, {total['turns']} turn(s), {total['duration_ms'] / 1000:.1f}s"
+    )
 
 
 @inject

@@ -1,0 +1,144 @@
+"""The runner port: an agent file with no handler, run by a coding agent or a model API (contracts/runners.md).
+
+A worker claims a signal as always; for an agent with no `command` and no `entrypoint` it hands the
+work to a Runner with a RunRequest (the agent as its file says, the prompt, the limits, the claim) and
+turns the RunOutcome into the signal's completion or failure, its usage recorded with it.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from blackboard.domain.signals import SignalUsage
+
+
+@dataclass(frozen=True, slots=True)
+class AgentBrief:
+    """The agent as its file says, for a runner: the body is the system prompt; `settings` are the
+    file's other keys as written (Claude Code's `permissionMode`, `disallowedTools` ...)."""
+
+    name: str
+    description: str
+    instructions: str
+    tools: tuple[str, ...] = ()
+    model: str | None = None  # as written: an alias, a model id, `inherit`, or none
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    """What bounds one run: seconds, turns, US dollars (None: no bound of that kind)."""
+
+    timeout: float
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Permissions:
+    """A headless run asks nobody: the file's tools and the board's are allowed, everything else refused,
+    unless these widen it (a worker's `--permission-mode`, `--allow-tool`)."""
+
+    mode: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One board tool as a model sees it: its name, what it does, its JSON schema."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnswer:
+    """A tool call's result as the model reads it: JSON text, or an error's message."""
+
+    text: str
+    is_error: bool = False
+
+
+class BoardTools(abc.ABC):
+    """The board's tools (the MCP server's) bound to one claim: the claimer's agent, the claimed signal and
+    its token. They write within the signal's key permissions, may post follow-up signals, and offer no
+    way to complete or fail a signal. Once `close`d, or once the claim is over, every call is refused."""
+
+    @abc.abstractmethod
+    def specs(self) -> list[ToolSpec]: ...
+
+    @abc.abstractmethod
+    def call(self, name: str, arguments: Mapping[str, Any]) -> ToolAnswer:
+        """Run one call; never raises (a refusal is an answer with is_error)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """From now on every call is refused: the run is over, nothing it sends is recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """One claimed signal for one run."""
+
+    agent: AgentBrief
+    signal_id: str
+    blackboard_id: str
+    prompt: str  # the user message: the signal, its upstreams' results, its keys, how to answer
+    token: str  # the claim's token: it reaches the board session through the environment only
+    limits: RunLimits
+    workdir: str  # where the run works (the worker's --workdir)
+    transcript_path: str  # where the run's transcript is kept
+    model: str | None = None  # the worker's --model / BLACKBOARD_MODEL, for a file that names none
+    permissions: Permissions = field(default_factory=Permissions)
+    board_env: Mapping[str, str] = field(
+        default_factory=dict
+    )  # what a board session needs (the store's URL ...)
+    tools: BoardTools | None = None  # in-process board tools, for the model API runners
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a run ended: the final answer (which completes the signal), or why it failed; and what it cost."""
+
+    succeeded: bool
+    usage: SignalUsage
+    answer: str = ""
+    error: str | None = None
+
+
+class RunControl(abc.ABC):
+    """What a running run asks of the worker: whether to stop (the reason: the timeout, the worker's grace
+    over, the claim lost), and a wait that ends early when it must. Checking also renews the claim's lease
+    when it is due."""
+
+    @abc.abstractmethod
+    def stop_reason(self) -> str | None: ...
+
+    @abc.abstractmethod
+    def wait(self, seconds: float) -> str | None:
+        """Wait up to `seconds`; the reason to stop, as soon as there is one (None: the time passed)."""
+
+
+class Runner(abc.ABC):
+    """Runs an agent's work on one signal and says how it ended. `run` never raises: an error is a
+    failed outcome naming it. A run stopped by `control` fails naming why, and stops everything it
+    started (a process tree, the board session) before it returns."""
+
+    name: str
+
+    @abc.abstractmethod
+    def missing(self) -> str | None:
+        """What it lacks to start (and how to get it), or None."""
+
+    def prepare(self) -> None:
+        """Once, before the first run: what every run needs (an SDK imported), so no run waits for it."""
+
+    @abc.abstractmethod
+    def run(self, request: RunRequest, control: RunControl) -> RunOutcome: ...
+
+
+ToolsFactory = Callable[[str, str, str, str], BoardTools]  # (agent, board, signal, token) -> bound tools

@@ -1,0 +1,32 @@
+"""Runners: an agent file with no handler, run by Claude Code or a model API (contracts/runners.md).
+
+One module per runner (`claude_code`, `anthropic`, `openai`), each implementing the application's Runner
+port; `catalog` says which runner runs an agent and what each needs; `prompt` builds the run's message,
+`usage` counts and prices it, `transcript` keeps it. The SDKs and the executable are reached only when a
+run starts.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from blackboard.application.runners import Runner
+from blackboard.infrastructure.runners.catalog import RUNNERS
+
+
+@cache  # one per process: a model API runner keeps its SDK client (and its connections) across runs
+def runner_for(name: str) -> Runner:
+    """The runner of that name (one of catalog.RUNNERS)."""
+    if name == "claude-code":
+        from blackboard.infrastructure.runners.claude_code import ClaudeCodeRunner
+
+        return ClaudeCodeRunner()
+    if name == "anthropic":
+        from blackboard.infrastructure.runners.anthropic import AnthropicRunner
+
+        return AnthropicRunner()
+    if name == "openai":
+        from blackboard.infrastructure.runners.openai import OpenAIRunner
+
+        return OpenAIRunner()
+    raise LookupError(f"there is no runner {name!r}; the runners are {', '.join(RUNNERS)}")

@@ -1,0 +1,142 @@
+"""The `anthropic` runner: the Messages API through the official SDK (`pip install 'agent-blackboard[anthropic]'`).
+
+The body is the system prompt, the signal the first user message, the board's tools (the MCP server's,
+bound to the claim) offered as tools; each answer that calls tools gets their results and is asked
+again, until one answers without a tool call: the final answer. The SDK reads ANTHROPIC_API_KEY and
+ANTHROPIC_BASE_URL itself. Its own retries are off: a 429 or an overload is waited out here, as long as
+its retry-after says, and counts as no attempt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
+from blackboard.infrastructure.runners import catalog
+from blackboard.infrastructure.runners.api_loop import MAX_TOKENS, Loop, budget_of, model_for, run_watched
+from blackboard.infrastructure.runners.usage import ANTHROPIC_ALIASES, Tally
+
+RETRIED_STATUSES = frozenset({429, 529})  # rate limited, overloaded
+
+
+class AnthropicRunner(Runner):
+    name = "anthropic"
+
+    def missing(self) -> str | None:
+        return catalog.missing(self.name)
+
+    def prepare(self) -> None:
+        import anthropic  # noqa: F401 - the SDK takes seconds to import: once per worker, not per run
+
+    def run(self, request: RunRequest, control: RunControl) -> RunOutcome:
+        model = model_for(request, ANTHROPIC_ALIASES)
+        if model is None:
+            return refused(self.name, NO_MODEL)
+        if budget_of(request) is not None and not Tally(self.name, model).priced():
+            return refused(self.name, unpriced(model), model)
+        loop = Loop(request, self.name, model)
+        loop.tally.priced()
+        return run_watched(loop, _converse, control)
+
+
+def _converse(loop: Loop) -> RunOutcome:
+    import anthropic  # the optional SDK, imported by a run only
+
+    request = loop.request
+    client = loop.client(lambda: anthropic.Anthropic(max_retries=0))
+    tools = [
+        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+        for t in loop.tools.specs()
+    ]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
+    loop.transcript.record(
+        "request",
+        model=loop.tally.model,
+        system=request.agent.instructions,
+        prompt=request.prompt,
+        tools=[t["name"] for t in tools],
+    )
+    while True:
+
+        def ask() -> Any:
+            with client.messages.stream(
+                model=str(loop.tally.model),
+                max_tokens=MAX_TOKENS,
+                system=request.agent.instructions or anthropic.NOT_GIVEN,
+                messages=messages,
+                tools=tools,
+            ) as stream:
+                return stream.get_final_message()
+
+        answer = loop.waiting_out(ask, _retry_after)
+        u = answer.usage
+        loop.tally.add(
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_creation_input_tokens or 0,
+            u.cache_read_input_tokens or 0,
+        )
+        content = [block.model_dump(mode="json", exclude_none=True) for block in answer.content]
+        loop.transcript.record(
+            "response", content=content, stop_reason=answer.stop_reason, usage=loop.usage_now()
+        )
+        calls = [block for block in answer.content if block.type == "tool_use"]
+        if (over := loop.over_limits(wants_more=bool(calls))) is not None:
+            return loop.ended(False, error=over)
+        if not calls:
+            text = "".join(block.text for block in answer.content if block.type == "text").strip()
+            return loop.ended(True, answer=text)
+        messages.append({"role": "assistant", "content": content})
+        results = []
+        for use in calls:
+            loop.go_on()
+            said = loop.tools.call(use.name, use.input if isinstance(use.input, dict) else {})
+            loop.transcript.record(
+                "tool_call", name=use.name, arguments=use.input, result=said.text, is_error=said.is_error
+            )
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": use.id,
+                    "content": said.text,
+                    "is_error": said.is_error,
+                }
+            )
+        messages.append({"role": "user", "content": results})
+
+
+def _retry_after(error: Exception) -> float | None:
+    """Seconds to wait before asking again, 0 for "not said"; None when the error is no rate limit."""
+    import anthropic
+
+    if not isinstance(error, anthropic.APIStatusError) or error.status_code not in RETRIED_STATUSES:
+        return None
+    return retry_after_seconds(error.response.headers)
+
+
+def retry_after_seconds(headers: Any) -> float:
+    """`retry-after-ms`, else `retry-after` in seconds; 0 when neither is a number."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return max(0.0, float(headers.get(name)) * scale)
+        except (TypeError, ValueError):
+            continue
+    return 0.0
+
+
+NO_MODEL = (
+    "no model: the agent file's model is absent or inherit, and neither worker --model nor BLACKBOARD_MODEL "
+    "names one"
+)
+
+
+def unpriced(model: str) -> str:
+    return (
+        f"a budget is set, but the runner has no price for {model}, so it could not keep to it "
+        "(add the model to BLACKBOARD_PRICES, in USD per million tokens: '{\"" + model + "\": [3, 15]}')"
+    )
+
+
+def refused(runner: str, error: str, model: str | None = None) -> RunOutcome:
+    """A run that could not start: nothing was spent."""
+    return RunOutcome(False, Tally(runner, model).usage(), error=error)

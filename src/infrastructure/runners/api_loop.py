@@ -1,0 +1,155 @@
+"""What the model API runners share: a tool loop on a thread of its own that the worker's thread watches,
+the model named by the file or the worker, rate limits waited out, turns and budget counted.
+
+The loop runs apart so that a stop (the timeout, the worker's grace over, the claim lost) never waits
+for an API call to return: the board tools are closed at once (every later call refused, nothing more
+recorded) and the call is abandoned on its thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest
+from blackboard.infrastructure.runners.transcript import Transcript
+from blackboard.infrastructure.runners.usage import Tally
+
+logger = logging.getLogger("blackboard.worker")
+
+POLL = 0.05  # seconds between looks at the control while the loop runs
+MAX_TOKENS = 16384  # of one answer
+FIRST_WAIT, LONGEST_WAIT = 1.0, 60.0  # seconds, when a rate limit says no retry-after
+CLAUDE_CODE_ONLY = frozenset({"inherit", "sonnet", "opus", "haiku", "fable"})  # not a model id elsewhere
+
+
+class Stopped(Exception):
+    """The run was told to stop while the loop waited out a rate limit."""
+
+
+_CLIENTS: dict[str, object] = {}  # one SDK client per runner and process: its connections are reused
+_CLIENTS_LOCK = threading.Lock()
+
+
+class Loop:
+    """One run's state, shared by the loop's thread and the watching one."""
+
+    def __init__(self, request: RunRequest, runner: str, model: str) -> None:
+        self.runner = runner
+        self.request = request
+        self.tally = Tally(runner, model)
+        self.transcript = Transcript(request.transcript_path)
+        self.stopped = threading.Event()
+
+    def client(self, make: Callable[[], Any]) -> Any:
+        """The runner's SDK client, made on first use (it reads its API's environment then)."""
+        with _CLIENTS_LOCK:
+            if self.runner not in _CLIENTS:
+                _CLIENTS[self.runner] = make()
+            return _CLIENTS[self.runner]
+
+    @property
+    def tools(self) -> BoardTools:
+        assert self.request.tools is not None, "a model API run needs the board's tools"
+        return self.request.tools
+
+    def ended(self, succeeded: bool, answer: str = "", error: str | None = None) -> RunOutcome:
+        self.transcript.record(
+            "result", succeeded=succeeded, answer=answer, error=error, usage=self.usage_now()
+        )
+        return RunOutcome(succeeded, self.tally.usage(self.request.transcript_path), answer, error)
+
+    def usage_now(self) -> dict[str, object]:
+        return self.tally.usage().model_dump(mode="json", exclude={"transcript_path"})
+
+    def go_on(self) -> None:
+        """Before each call out (to the model, to a tool): a stopped run goes no further."""
+        if self.stopped.is_set():
+            raise Stopped
+
+    def over_limits(self, wants_more: bool) -> str | None:
+        """Why the run must end now, after an answer: its turns or its budget spent while it wants more."""
+        limits = self.request.limits
+        budget = budget_of(self.request)
+        if wants_more and budget is not None and (self.tally.cost_usd or 0.0) >= budget:
+            return f"budget spent: ${self.tally.cost_usd:.4f} of ${budget:g} before the final answer"
+        if wants_more and limits.max_turns is not None and self.tally.turns >= limits.max_turns:
+            return f"max_turns reached: {limits.max_turns} turn(s) without a final answer"
+        return None
+
+    def waiting_out(
+        self, call: Callable[[], object], retry_after: Callable[[Exception], float | None]
+    ) -> object:
+        """`call`, again after each rate-limit or overload answer, as long as its retry-after says (doubling
+        from a second when it says nothing): such an answer is not a failed attempt, only a wait."""
+        delay = FIRST_WAIT
+        while True:
+            self.go_on()
+            try:
+                return call()
+            except Exception as exc:
+                wait = retry_after(exc)
+                if wait is None:
+                    raise
+                wait = wait if wait > 0 else delay
+                delay = min(LONGEST_WAIT, delay * 2)
+                self.transcript.record("rate_limited", error=str(exc)[:500], wait_seconds=wait)
+                logger.info("%s: %s; waiting %.1fs", self.request.signal_id, str(exc)[:200], wait)
+                if self.stopped.wait(wait):
+                    raise Stopped from exc
+
+
+def budget_of(request: RunRequest) -> float | None:
+    return request.limits.max_budget_usd
+
+
+def model_for(request: RunRequest, aliases: dict[str, str] | None = None) -> str | None:
+    """The file's model unless it is `inherit` (or, for another API than Anthropic's, one of Claude Code's
+    aliases), else the worker's --model / BLACKBOARD_MODEL; Claude Code's aliases as `aliases` maps them."""
+    chosen = request.agent.model
+    if chosen is None or chosen in CLAUDE_CODE_ONLY - set(aliases or {}):
+        chosen = request.model
+    if chosen is None:
+        return None
+    return (aliases or {}).get(chosen, chosen)
+
+
+def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunControl) -> RunOutcome:
+    """Run `work` on its own thread; end the run as soon as `control` says to stop, closing the board
+    tools first, so nothing the abandoned loop sends afterwards is recorded."""
+    box: list[RunOutcome] = []
+
+    def body() -> None:
+        try:
+            box.append(work(loop))
+        except Stopped:
+            pass
+        except Exception as exc:
+            logger.debug("run of %s failed", loop.request.signal_id, exc_info=exc)  # the failure says it
+            box.append(loop.ended(False, error=f"the model API answered with an error: {said(exc)}"))
+
+    thread = threading.Thread(target=body, name=f"run-{loop.request.signal_id}", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            reason = control.wait(POLL)
+            if reason is not None and thread.is_alive():
+                loop.stopped.set()
+                loop.tools.close()
+                outcome = loop.ended(False, error=reason)
+                loop.transcript.close()
+                return outcome
+    except BaseException:
+        loop.stopped.set()  # whatever went wrong here, the run does not go on unwatched
+        loop.tools.close()
+        raise
+    loop.tools.close()
+    loop.transcript.close()
+    return box[0]
+
+
+def said(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text[:1000]}" if text else type(error).__name__

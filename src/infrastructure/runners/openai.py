@@ -1,0 +1,125 @@
+"""The `openai` runner: Chat Completions through the official SDK (`pip install 'agent-blackboard[openai]'`).
+
+Configured by the SDK's own OPENAI_API_KEY and OPENAI_BASE_URL, so it also reaches any server that speaks
+the same API (a local model server, a proxy). The body is the system message, the signal the user
+message, the board's tools (the MCP server's, bound to the claim) offered as functions, in a loop until
+the model answers without a tool call. A 429 is waited out as its retry-after says.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
+from blackboard.infrastructure.runners import catalog
+from blackboard.infrastructure.runners.anthropic import NO_MODEL, refused, retry_after_seconds, unpriced
+from blackboard.infrastructure.runners.api_loop import Loop, budget_of, model_for, run_watched
+from blackboard.infrastructure.runners.usage import Tally
+
+RETRIED_STATUSES = frozenset({429, 503})  # rate limited, overloaded
+
+
+class OpenAIRunner(Runner):
+    name = "openai"
+
+    def missing(self) -> str | None:
+        return catalog.missing(self.name)
+
+    def prepare(self) -> None:
+        import openai  # noqa: F401 - the SDK takes seconds to import: once per worker, not per run
+
+    def run(self, request: RunRequest, control: RunControl) -> RunOutcome:
+        model = model_for(request)
+        if model is None:
+            return refused(self.name, NO_MODEL)
+        if budget_of(request) is not None and not Tally(self.name, model).priced():
+            return refused(self.name, unpriced(model), model)
+        loop = Loop(request, self.name, model)
+        loop.tally.priced()
+        return run_watched(loop, _converse, control)
+
+
+def _converse(loop: Loop) -> RunOutcome:
+    import openai  # the optional SDK, imported by a run only
+
+    request = loop.request
+    client = loop.client(lambda: openai.OpenAI(max_retries=0))
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": dict(t.input_schema)},
+        }
+        for t in loop.tools.specs()
+    ]
+    messages: list[dict[str, Any]] = []
+    if request.agent.instructions:
+        messages.append({"role": "system", "content": request.agent.instructions})
+    messages.append({"role": "user", "content": request.prompt})
+    loop.transcript.record(
+        "request",
+        model=loop.tally.model,
+        system=request.agent.instructions,
+        prompt=request.prompt,
+        tools=[t["function"]["name"] for t in tools],
+    )
+    while True:
+        answer: Any = loop.waiting_out(
+            lambda: client.chat.completions.create(
+                model=str(loop.tally.model), messages=messages, tools=tools
+            ),
+            _retry_after,
+        )
+        usage = answer.usage
+        cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None) or 0
+        if usage is not None:
+            loop.tally.add(usage.prompt_tokens - cached, usage.completion_tokens, cache_read=cached)
+        else:
+            loop.tally.add(0, 0)
+        said = answer.choices[0].message
+        loop.transcript.record(
+            "response", message=said.model_dump(mode="json", exclude_none=True), usage=loop.usage_now()
+        )
+        calls = list(said.tool_calls or ())
+        if (over := loop.over_limits(wants_more=bool(calls))) is not None:
+            return loop.ended(False, error=over)
+        if not calls:
+            return loop.ended(True, answer=(said.content or "").strip())
+        messages.append(said.model_dump(mode="json", exclude_none=True))
+        for call in calls:
+            loop.go_on()
+            arguments = _arguments(call.function.arguments)
+            result = (
+                loop.tools.call(call.function.name, arguments)
+                if isinstance(arguments, dict)
+                else _not_json(call.function.arguments)
+            )
+            loop.transcript.record(
+                "tool_call",
+                name=call.function.name,
+                arguments=arguments,
+                result=result.text,
+                is_error=result.is_error,
+            )
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+
+
+def _arguments(raw: str | None) -> Any:
+    try:
+        return json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return None
+
+
+def _not_json(raw: str | None) -> Any:
+    from blackboard.application.runners import ToolAnswer
+
+    return ToolAnswer(f"arguments: must be a JSON object, got {str(raw)[:200]!r}", True)
+
+
+def _retry_after(error: Exception) -> float | None:
+    import openai
+
+    if not isinstance(error, openai.APIStatusError) or error.status_code not in RETRIED_STATUSES:
+        return None
+    return retry_after_seconds(error.response.headers)

@@ -1,0 +1,169 @@
+"""The worker's path for an agent a runner runs: the request, the run in a pool thread under a control that
+keeps the timeout and the grace period and renews the claim, and its outcome with its usage to the recorder."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from blackboard.application.runners import (
+    AgentBrief,
+    Permissions,
+    RunControl,
+    RunLimits,
+    RunOutcome,
+    RunRequest,
+    ToolsFactory,
+)
+from blackboard.domain.signals import AgentSignal, SignalUsage
+from blackboard.infrastructure.agents.handler import CANCELLED, POLL
+from blackboard.infrastructure.agents.outcome import HandlerOutcome, from_stdout
+from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.runners import runner_for
+from blackboard.infrastructure.runners.prompt import build_prompt
+from blackboard.infrastructure.worker.handling import Handling, said
+from blackboard.infrastructure.worker.options import RunOptions
+
+logger = logging.getLogger("blackboard.worker")
+
+RUN_TIMEOUT = 1800.0  # seconds, for an agent file run by a runner that names no timeout
+CHECK_EVERY = 1.0  # seconds between looks at whether the claim still holds (ended by another hand: stop)
+OURS = frozenset(  # the agent file's keys the blackboard acts on: not handed to Claude Code
+    {"capabilities", "threshold", "command", "entrypoint", "timeout", "runner", "max_turns", "max_budget_usd"}
+)
+
+
+class WorkerControl(RunControl):
+    """The timeout, the worker's grace period (`cancel` set: over), the claim's renewal every `renew_every`
+    seconds (`renew` raising: the claim is lost, the run stops) and, every second, whether the claim still
+    holds (`ended`: why not), so a signal ended by another hand stops its run at once."""
+
+    def __init__(
+        self,
+        timeout: float,
+        cancel: threading.Event,
+        renew: Callable[[], None],
+        renew_every: float,
+        ended: Callable[[], str | None],
+    ) -> None:
+        self._timeout, self._cancel, self._renew, self._every = timeout, cancel, renew, renew_every
+        self._ended = ended
+        self._deadline = time.monotonic() + timeout
+        self._next_renewal = time.monotonic() + renew_every
+        self._next_check = time.monotonic() + CHECK_EVERY
+
+    def stop_reason(self) -> str | None:
+        now = time.monotonic()
+        if self._cancel.is_set():
+            return CANCELLED
+        if now >= self._deadline:
+            return f"timed out after {self._timeout:g}s (the agent file's timeout)"
+        if now >= self._next_check:
+            self._next_check = now + CHECK_EVERY
+            if (ended := self._ended()) is not None:
+                return ended
+        if now >= self._next_renewal:
+            self._next_renewal = now + self._every
+            try:
+                self._renew()
+            except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
+                return f"stopped: {exc}"
+        return None
+
+    def wait(self, seconds: float) -> str | None:
+        until = time.monotonic() + seconds
+        while (reason := self.stop_reason()) is None:
+            left = until - time.monotonic()
+            if left <= 0:
+                return None
+            self._cancel.wait(min(POLL, left))
+        return reason
+
+
+class Runs:
+    """Runs claimed signals of agents with no handler (or every agent, with `worker --runner`)."""
+
+    def __init__(
+        self,
+        handling: Handling,
+        options: RunOptions,
+        artifacts_dir: str,
+        renew_every: float,
+        cancel: threading.Event,
+        token: str,
+        board_tools: ToolsFactory | None,
+    ) -> None:
+        self._handling, self._options, self._artifacts_dir = handling, options, artifacts_dir
+        self._renew_every, self._cancel, self._token = renew_every, cancel, token
+        self._board_tools = board_tools
+        self.workdir = Path(options.workdir or ".").resolve()
+
+    def runner_of(self, agent: AgentDefinition) -> str | None:
+        """The runner for this agent: --runner, else the file's (claude-code for a file with no handler)."""
+        return self._options.runner or agent.runner_name
+
+    def run(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
+        """In a pool thread: run the agent's runner on the signal, hand its outcome over. Never raises."""
+        started, name = time.monotonic(), str(self.runner_of(agent))
+        try:
+            request = self.request(agent, claimed)
+            control = WorkerControl(
+                request.limits.timeout,
+                self._cancel,
+                lambda: self._handling.renew(agent, claimed),
+                self._renew_every,
+                lambda: self._handling.claim_ended(agent, claimed),
+            )
+            outcome = runner_for(name).run(request, control)
+        except Exception as exc:
+            logger.exception("running %s went wrong", claimed.signal_id)
+            outcome = RunOutcome(
+                False,
+                SignalUsage(runner=name),
+                error=f"the worker could not run the {name} runner: {said(exc)}",
+            )
+        handled = (
+            from_stdout(outcome.answer) if outcome.succeeded else HandlerOutcome(False, error=outcome.error)
+        )
+        self._handling.hand_over(agent, claimed, handled, started, usage=outcome.usage, folder=self.workdir)
+
+    def request(self, agent: AgentDefinition, claimed: AgentSignal) -> RunRequest:
+        budgets = [b for b in (agent.max_budget_usd, claimed.budget_usd) if b is not None]
+        tools = None
+        if self.runner_of(agent) != "claude-code":  # Claude Code reaches the board through `blackboard mcp`
+            if self._board_tools is None:
+                raise RuntimeError("this worker was built without the board's tools (board_tools)")
+            tools = self._board_tools(agent.name, claimed.blackboard_id, claimed.signal_id, self._token)
+        return RunRequest(
+            agent=AgentBrief(
+                name=agent.name,
+                description=agent.description,
+                instructions=agent.instructions,
+                tools=agent.tools,
+                model=agent.model,
+                settings={k: v for k, v in agent.extra.items() if k not in OURS},
+            ),
+            signal_id=claimed.signal_id,
+            blackboard_id=claimed.blackboard_id,
+            prompt=build_prompt(self._handling.document(claimed)),
+            token=self._token,
+            limits=RunLimits(
+                timeout=agent.timeout or RUN_TIMEOUT,
+                max_turns=agent.max_turns,
+                max_budget_usd=min(budgets) if budgets else None,
+            ),
+            workdir=str(self.workdir),
+            transcript_path=str(self.transcripts / f"{claimed.signal_id}.jsonl"),
+            model=self._options.model,
+            permissions=Permissions(self._options.permission_mode, self._options.allowed_tools),
+            board_env=dict(self._options.board_env),
+            tools=tools,
+        )
+
+    @property
+    def transcripts(self) -> Path:
+        """Beside the artifacts: `<artifacts folder>/transcripts`, the artifacts folder relative to the workdir."""
+        return self.workdir / self._artifacts_dir / "transcripts"

@@ -1,0 +1,107 @@
+"""`blackboard mcp --agent NAME --signal SIG`: the session a runner's run gets, bound to one claim, driven by
+the MCP SDK's own stdio client against a real server (SQLite file and PostgreSQL). It offers no claim,
+complete or fail; writes and reads act under the signal and its key permissions; every call is refused once
+the claim is over; the token comes from the environment only."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.conftest import Cli, database_url
+from tests.e2e.mcp_client import served
+
+pytestmark = pytest.mark.anyio
+AGENT = "ps-researcher"
+TOKEN = "tok-bound-1"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def mcli(request, make_cli, tmp_path_factory) -> Iterator[Cli]:
+    url = database_url(request, tmp_path_factory, "mcp-bound")
+    made = make_cli(url, tmp_path_factory.mktemp("cwd"))
+    made.ok("events", "--limit", "1")
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def claimed(mcli) -> str:
+    board = f"bound-{uuid.uuid4().hex[:8]}"
+    sig = mcli.post("--ps-id", board, "--read-key", "notes/*", "--write-key", "notes/*")["signal_id"]
+    mcli.ok("claim", sig, "--agent", AGENT, "--token", TOKEN)
+    return sig
+
+
+async def test_a_bound_session_works_on_its_claim_only_and_offers_no_way_to_end_it(mcli, claimed):
+    async with served(
+        mcli, "--agent", AGENT, "--signal", claimed, env={"BLACKBOARD_CLAIM_TOKEN": TOKEN}
+    ) as server:
+        tools = {t.name for t in (await server.session.list_tools()).tools}
+        written = await server.call("blackboard_write", key="notes/a", value="inside")
+        read = await server.call("blackboard_read", key="notes/a")
+        outside, details = await server.refused("blackboard_write", key="secret", value="x")
+        other, _ = await server.refused(
+            "blackboard_write", key="notes/b", value="x", signal_id="sig-00000000"
+        )
+        summary = await server.call("blackboard_summary")
+
+    assert not tools & {"blackboard_claim", "blackboard_complete", "blackboard_fail"}
+    assert {"blackboard_write", "blackboard_read", "blackboard_post_signal"} <= tools
+    assert (written["signal_id"], written["author"], read["value"]) == (claimed, AGENT, "inside")
+    assert "not in its write keys" in outside and details["exit_code"] == 3
+    assert other == f"this session works on {claimed} only, not on sig-00000000"
+    assert summary["signals_by_status"] == {"CLAIMED": 1}  # the signal's board is the default board
+
+
+async def test_once_the_claim_is_over_every_call_is_refused_and_nothing_is_recorded(mcli, claimed):
+    async with served(
+        mcli, "--agent", AGENT, "--signal", claimed, env={"BLACKBOARD_CLAIM_TOKEN": TOKEN}
+    ) as server:
+        await server.call("blackboard_write", key="notes/before", value="in time")
+        mcli.ok("fail", claimed, "--agent", AGENT, "--token", TOKEN, "--error", "run stopped")
+        refused, details = await server.refused("blackboard_write", key="notes/after", value="too late")
+        posted, _ = await server.refused(
+            "blackboard_post_signal",
+            signal_type="RESEARCH",
+            ps_id="x",
+            entry_id="e-1",
+            topic="late follow-up",
+        )
+
+    expected = (
+        f"this session was bound to the claim on {claimed}, "
+        "which is over (it is FAILED): nothing more is recorded"
+    )
+    assert refused == expected and posted == expected and details["exit_code"] == 3
+    board = mcli.ok("show", claimed)["blackboard_id"]
+    keys = [e["key"] for e in mcli.ok("entries", "--blackboard", board)]
+    assert keys == ["notes/before"]
+    mcli("signals", "--blackboard", "x").expect(4)  # no such board: the late post made none
+
+
+async def test_a_session_bound_with_another_token_is_refused(mcli, claimed):
+    async with served(
+        mcli, "--agent", AGENT, "--signal", claimed, env={"BLACKBOARD_CLAIM_TOKEN": "forged"}
+    ) as server:
+        refused, _ = await server.refused("blackboard_write", key="notes/a", value="x")
+
+    assert refused.endswith("(it is held by another claim now): nothing more is recorded")
+
+
+def test_signal_needs_the_agent_and_the_token_in_the_environment(mcli, claimed):
+    without_agent = mcli("mcp", "--signal", claimed).expect(2)
+    without_token = mcli("mcp", "--agent", AGENT, "--signal", claimed).expect(2)
+
+    assert "--signal: goes with --agent" in without_agent.stderr
+    assert (
+        "--signal: needs the claim's token in the environment variable BLACKBOARD_CLAIM_TOKEN"
+        in without_token.stderr
+    )

@@ -1,0 +1,61 @@
+"""The real Claude Code CLI the runner tests drive, and what they look for in /proc while it runs.
+
+`claude_executable` is the one place that finds it: the pinned version that `make test` provisions at
+.tools/claude-code/node_modules/.bin/claude (`npm install --prefix .tools/claude-code
+@anthropic-ai/claude-code@2.1.332`). A test that needs it and finds it missing fails, naming that command.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+VERSION = "2.1.332"
+CLAUDE = Path(__file__).resolve().parents[2] / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
+INSTALL = f"npm install --prefix .tools/claude-code @anthropic-ai/claude-code@{VERSION}"
+
+
+def claude_executable() -> str:
+    if not os.access(CLAUDE, os.X_OK):
+        pytest.fail(f"Claude Code {VERSION} is needed at {CLAUDE}: run `{INSTALL}`", pytrace=False)
+    return str(CLAUDE)
+
+
+def claude_env(api_url: str, home: Path) -> dict[str, str]:
+    """What a worker needs to run Claude Code against the stand-in: no real credentials, no real home,
+    no traffic but the model calls."""
+    return {
+        "BLACKBOARD_CLAUDE": claude_executable(),
+        "ANTHROPIC_BASE_URL": api_url,
+        "ANTHROPIC_API_KEY": "sk-ant-dummy",
+        "HOME": str(home),
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+
+
+def processes() -> dict[int, tuple[str, int, str]]:
+    """pid -> (command line, process group, state) of every process there is."""
+    found = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        found[int(entry.name)] = (cmdline, int(fields[2]), fields[0])
+    return found
+
+
+def live_in_group(pgid: int) -> list[int]:
+    """The processes of a group that are still alive (a zombie waiting for its parent is not)."""
+    return [pid for pid, (_, group, state) in processes().items() if group == pgid and state != "Z"]
+
+
+def environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)

@@ -1,0 +1,293 @@
+"""The anthropic and openai runners through the real worker and the official SDKs, against local stand-ins
+for each API: what the model was sent, the board tools it called (bound to the claim), the outcome and the
+usage recorded with it. No test calls a real model."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+
+import pytest
+
+from blackboard import Blackboard
+from tests.runners.standins import call, fail, say, slow, stand_in
+
+WRITER = "runner: anthropic\nmodel: sonnet\n"
+BOUND_TOOLS = {  # the MCP server's tools, less claim, complete and fail
+    "blackboard_post_signal",
+    "blackboard_show",
+    "blackboard_signals",
+    "blackboard_match",
+    "blackboard_wait",
+    "blackboard_write",
+    "blackboard_read",
+    "blackboard_list",
+    "blackboard_resolve",
+    "blackboard_topic",
+    "blackboard_summary",
+}
+
+
+def anthropic_env(url: str) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+
+def openai_env(url: str) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "sk-test"}
+
+
+def test_an_anthropic_run_sends_the_body_and_the_signal_and_its_tool_calls_are_held_to_the_key_permissions(
+    board,
+):
+    board.agent("writer", WRITER, "You are WRITER-BODY.")
+    signal = board.post(
+        "writer", "--prompt", "P-TEXT", "--write-key", "notes/*", "--read-key", "notes/*", topic="summarise X"
+    )
+    script = [
+        call(
+            "blackboard_write", {"key": "notes/draft", "value": "inside"}, input_tokens=1000, output_tokens=50
+        ),
+        call("blackboard_write", {"key": "secret/x", "value": "outside"}),
+        call("blackboard_complete", {"signal_id": signal["signal_id"]}),
+        say("FINAL ANSWER", input_tokens=2000, output_tokens=100),
+    ]
+    with stand_in(script) as api:
+        board.cli("worker", "--agent", "writer", "--once", env=anthropic_env(api.url)).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert (done["status"], done["result"]["knowledge_items"]) == ("COMPLETED", ["FINAL ANSWER"])
+    first = api.model_calls[0].body
+    assert first["model"] == "claude-sonnet-5-5"  # Claude Code's alias, as the anthropic runner maps it
+    assert first["system"] == "You are WRITER-BODY."
+    prompt = first["messages"][0]["content"]
+    assert "summarise X" in prompt and "P-TEXT" in prompt and "notes/*" in prompt
+    assert {t["name"] for t in first["tools"]} == BOUND_TOOLS
+    results = [
+        b
+        for m in api.model_calls[3].body["messages"]
+        if m["role"] == "user"
+        for b in m["content"]
+        if isinstance(b, dict)
+    ]
+    inside, outside, complete = results
+    assert not inside["is_error"] and outside["is_error"] and complete["is_error"]
+    assert "secret/x is not in its write keys" in outside["content"]
+    assert "no tool blackboard_complete" in complete["content"]
+    entries = board.entries()
+    assert (
+        entries["notes/draft"]["value"] == "inside"
+        and entries["notes/draft"]["signal_id"] == signal["signal_id"]
+    )
+    assert entries["notes/draft"]["author"] == "writer" and "secret/x" not in entries
+    usage = done["usage"]
+    assert (usage["runner"], usage["model"], usage["turns"]) == ("anthropic", "claude-sonnet-5-5", 4)
+    assert (usage["input_tokens"], usage["output_tokens"]) == (1000 + 100 + 100 + 2000, 50 + 20 + 20 + 100)
+    assert usage["cost_usd"] == pytest.approx(
+        (3200 * 2 + 190 * 10) / 1e6
+    )  # sonnet 5.5: $2 in, $10 out per Mtok
+    kinds = [r["type"] for r in board.transcript(done)]
+    assert kinds[0] == "request" and kinds.count("tool_call") == 3 and kinds[-1] == "result"
+    assert board.cli.ok("show", signal["signal_id"], "--transcript") == board.transcript(done)
+    shown = board.cli("show", signal["signal_id"], "--transcript").expect(0).stdout.splitlines()
+    assert shown[0] == f"transcript of {signal['signal_id']} (anthropic): {usage['transcript_path']}"
+    assert (
+        '  tool blackboard_write({"key": "secret/x", "value": "outside"}) refused: write of secret/x'
+        in "\n".join(shown)
+    )
+    assert shown[-1] == "  result: succeeded: FINAL ANSWER"
+
+
+def test_a_signal_no_runner_ran_has_no_transcript_to_show(board):
+    signal = board.post("nobody")
+
+    refused = board.cli("show", signal["signal_id"], "--transcript").expect(4)
+
+    assert (
+        refused.stderr
+        == f"blackboard: {signal['signal_id']} has no transcript: no runner's run of it kept one\n"
+    )
+
+
+def test_an_openai_run_takes_its_model_from_the_worker_and_completes_with_the_json_answer(board):
+    board.agent("analyst", "runner: openai\n", "You are ANALYST-BODY.")
+    signal = board.post("analyst", topic="compare the options")
+    answer = json.dumps({"knowledge_items": ["option A is cheaper", "option B is faster"]})
+    script = [call("blackboard_summary", {}), say(answer, input_tokens=300, output_tokens=40)]
+    with stand_in(script) as api:
+        board.cli(
+            "worker", "--agent", "analyst", "--once", "--model", "gpt-4o", env=openai_env(api.url)
+        ).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert done["result"]["knowledge_items"] == ["option A is cheaper", "option B is faster"]
+    first, second = (c.body for c in api.model_calls)
+    assert first["model"] == "gpt-4o" and first["messages"][0] == {
+        "role": "system",
+        "content": "You are ANALYST-BODY.",
+    }
+    assert {t["function"]["name"] for t in first["tools"]} == BOUND_TOOLS
+    summary = json.loads(second["messages"][-1]["content"])
+    assert summary["blackboard_id"] == "ps-1" and summary["signals_by_status"] == {"CLAIMED": 1}
+    usage = done["usage"]
+    assert (usage["runner"], usage["model"], usage["turns"], usage["input_tokens"]) == (
+        "openai",
+        "gpt-4o",
+        2,
+        400,
+    )
+    assert usage["cost_usd"] == pytest.approx((400 * 2.5 + 60 * 10) / 1e6)
+
+
+def test_a_rate_limited_answer_is_waited_out_as_its_retry_after_says_and_is_no_failed_attempt(board):
+    board.agent("writer", WRITER, "Write.")
+    signal = board.post("writer")
+    script = [fail(429, "rate_limit_error", "slow down", {"retry-after": "1"}), say("done after the wait")]
+    with stand_in(script) as api:
+        started = time.monotonic()
+        board.cli("worker", "--agent", "writer", "--once", env=anthropic_env(api.url)).expect(0)
+        took = time.monotonic() - started
+
+    done = board.show(signal["signal_id"])
+    assert done["status"] == "COMPLETED" and done["usage"]["turns"] == 1
+    assert len(api.model_calls) == 2 and took >= 1.0
+    assert "rate_limited" in [r["type"] for r in board.transcript(done)]
+
+
+def test_an_api_error_fails_the_signal_naming_it_with_the_usage_so_far(board):
+    board.agent("writer", WRITER, "Write.")
+    signal = board.post("writer")
+    script = [call("blackboard_summary", {}), fail(400, "invalid_request_error", "prompt is too long")]
+    with stand_in(script) as api:
+        board.cli("worker", "--agent", "writer", "--once", env=anthropic_env(api.url)).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert done["status"] == "FAILED"
+    assert "the model API answered with an error" in done["result"]["error"]
+    assert "prompt is too long" in done["result"]["error"]
+    assert done["usage"]["turns"] == 1 and done["usage"]["input_tokens"] == 100
+
+
+def test_the_smaller_budget_wins_and_spending_it_fails_the_run(board):
+    board.agent("writer", WRITER + "max_budget_usd: 5\n", "Write.")
+    signal = board.post("writer", "--budget-usd", "0.01")
+    script = [call("blackboard_summary", {}, input_tokens=10_000), say("never reached")]
+    with stand_in(script) as api:
+        board.cli("worker", "--agent", "writer", "--once", env=anthropic_env(api.url)).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert done["budget_usd"] == 0.01 and done["status"] == "FAILED"
+    assert done["result"]["error"].startswith("budget spent: $0.0202 of $0.01")
+    assert len(api.model_calls) == 1
+
+
+def test_max_turns_reached_fails_the_run(board):
+    board.agent("writer", WRITER + "max_turns: 2\n", "Write.")
+    signal = board.post("writer")
+    with stand_in([call("blackboard_summary", {})] * 5) as api:
+        board.cli("worker", "--agent", "writer", "--once", env=anthropic_env(api.url)).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert done["result"]["error"] == "max_turns reached: 2 turn(s) without a final answer"
+    assert len(api.model_calls) == 2 and done["usage"]["turns"] == 2
+
+
+def test_a_run_past_its_timeout_fails_at_once_and_nothing_its_late_answer_asks_for_is_recorded(board):
+    board.agent("writer", WRITER + "timeout: 2\n", "Write.")
+    signal = board.post("writer", "--write-key", "notes/*")
+    script = [slow(5, call("blackboard_write", {"key": "notes/late", "value": "too late"})), say("never")]
+    with stand_in(script) as api:
+        worker = board.cli.start("worker", "--agent", "writer", env=anthropic_env(api.url))
+        until(lambda: board.show(signal["signal_id"])["status"] == "FAILED", 60)
+        until(lambda: time.monotonic() > 0 and len(api.model_calls) == 1, 5)
+        time.sleep(6)  # the abandoned call's answer comes meanwhile; the worker is still up
+        worker.terminate()
+        board.cli.finish(worker)
+
+    done = board.show(signal["signal_id"])
+    assert done["result"]["error"] == "timed out after 2s (the agent file's timeout)"
+    ran = datetime.fromisoformat(done["completed_at"]) - datetime.fromisoformat(done["claimed_at"])
+    assert ran.total_seconds() < 5  # failed at its timeout, not when the slow answer came
+    assert "notes/late" not in board.entries() and len(api.model_calls) == 1
+
+
+def until(condition, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not hold in time"
+        time.sleep(0.1)
+
+
+def test_a_run_that_needs_a_price_it_does_not_have_for_its_budget_fails_before_calling_the_model(board):
+    board.agent("local", "runner: openai\nmodel: my-local-model\nmax_budget_usd: 1\n", "Answer.")
+    signal = board.post("local")
+    with stand_in([say("never")]) as api:
+        board.cli("worker", "--agent", "local", "--once", env=openai_env(api.url)).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert (
+        "no price for my-local-model" in done["result"]["error"]
+        and "BLACKBOARD_PRICES" in done["result"]["error"]
+    )
+    assert not api.model_calls
+
+
+def test_a_price_given_in_blackboard_prices_prices_the_run(board):
+    board.agent("local", "runner: openai\nmodel: my-local-model\nmax_budget_usd: 1\n", "Answer.")
+    signal = board.post("local")
+    env = {"BLACKBOARD_PRICES": '{"my-local-model": [1, 2]}'}
+    with stand_in([say("priced", input_tokens=1_000_000, output_tokens=0)]) as api:
+        board.cli("worker", "--agent", "local", "--once", env={**openai_env(api.url), **env}).expect(0)
+
+    assert board.show(signal["signal_id"])["usage"]["cost_usd"] == pytest.approx(1.0)
+
+
+def test_a_file_with_no_model_and_no_worker_model_fails_saying_where_a_model_comes_from(board):
+    board.agent("writer", "runner: anthropic\nmodel: inherit\n", "Write.")
+    signal = board.post("writer")
+    with stand_in([say("never")]) as api:
+        board.cli("worker", "--agent", "writer", "--once", env=anthropic_env(api.url)).expect(0)
+
+    error = board.show(signal["signal_id"])["result"]["error"]
+    assert "worker --model nor BLACKBOARD_MODEL" in error and not api.model_calls
+
+
+def test_blackboard_model_names_the_model_and_the_alias_maps_for_anthropic(board):
+    board.agent("writer", "runner: anthropic\n", "Write.")
+    board.post("writer")
+    with stand_in([say("ok")]) as api:
+        env = {**anthropic_env(api.url), "BLACKBOARD_MODEL": "haiku"}
+        board.cli("worker", "--agent", "writer", "--once", env=env).expect(0)
+
+    assert api.model_calls[0].body["model"] == "claude-haiku-5-5"
+
+
+def test_summary_and_status_total_the_usage_per_agent_and_board(board):
+    board.agent("writer", WRITER, "Write.")
+    board.agent("analyst", "runner: openai\nmodel: gpt-4o\n", "Analyse.")
+    board.post("writer", topic="one")
+    board.post("writer", topic="two")
+    board.post("analyst", topic="three")
+    with stand_in(
+        [say("a", input_tokens=100, output_tokens=10), say("b", input_tokens=200, output_tokens=20)]
+    ) as api:
+        board.cli("worker", "--agent", "writer", "--once", env=anthropic_env(api.url)).expect(0)
+        board.cli("worker", "--agent", "writer", "--once", env=anthropic_env(api.url)).expect(0)
+    with stand_in([say("c", input_tokens=1000, output_tokens=100)]) as api:
+        board.cli("worker", "--agent", "analyst", "--once", env=openai_env(api.url)).expect(0)
+
+    usage = board.cli.ok("summary", "--blackboard", "ps-1")["usage"]
+    assert (usage["runs"], usage["input_tokens"], usage["output_tokens"], usage["turns"]) == (3, 1300, 130, 3)
+    assert usage["by_agent"]["writer"]["runs"] == 2 and usage["by_agent"]["writer"]["input_tokens"] == 300
+    assert usage["by_agent"]["analyst"]["cost_usd"] == pytest.approx((1000 * 2.5 + 100 * 10) / 1e6)
+    assert usage["cost_usd"] == pytest.approx((300 * 2 + 30 * 10 + 1000 * 2.5 + 100 * 10) / 1e6)
+    (status,) = board.cli.ok("status")
+    assert status["usage"] == usage
+    with Blackboard(
+        board.cli.db_url, agents_dir=board.agents
+    ) as api:  # the Python API's document is the same
+        assert api.summary(blackboard_id="ps-1").usage.model_dump(mode="json") == usage
+    text = board.cli("status").expect(0).stdout
+    assert "runner usage" in text and "writer" in text and "analyst" in text
+    summary_text = board.cli("summary", "--blackboard", "ps-1").expect(0).stdout
+    assert "runner usage: 3 run(s), 1,300 tokens in" in summary_text
