@@ -1,10 +1,11 @@
-# The two set-up commands of the README: `make demo` and `make test`. Both create .venv when missing.
+# The two set-up commands of the README: `make demo` and `make test`. Both create .venv when missing;
+# `make test` also provisions the programs its tests drive (`make tools`), `make demo` needs none of them.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test faults soak demo bench lint clean
+.PHONY: test tools faults soak demo bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +23,12 @@ lint: $(STAMP)
 	$(BIN)/python tools/lint_tree.py build/lint
 	cd build/lint && PYTHONPATH=. ../../$(BIN)/lint-imports --config ../../pyproject.toml
 
-test: lint
+# zsh, fish, chromium and chromium-driver (apt-get, when root on Debian) and Claude Code, pinned, in
+# .tools/claude-code (npm); or stop, naming what to install and how. Quiet and quick when all is there.
+tools:
+	$(PYTHON) tools/provision.py
+
+test: tools lint
 	$(BIN)/python -m pytest -m "not faults"
 
 # The fault suite (docs/faults.md): kills, racing processes, a server restart; CI runs it after `make test`.
@@ -48,4 +54,4 @@ demo: $(STAMP)
 	$(BIN)/python -m blackboard.infrastructure.demo
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .blackboard test-artifacts
+	rm -rf $(VENV) .tools .pytest_cache .hypothesis .blackboard test-artifacts
