@@ -32,6 +32,7 @@ SCHEMA = json.loads((CONTRACTS / "agent-signal.schema.json").read_text(encoding=
 EVENT_KEYS = {"position", "event_type", "stream_id", "version", "recorded_at", "data"}
 TIMEOUT = 60.0  # seconds one CLI call may take before the test fails (never reached when things work)
 PARALLEL = max(2, os.cpu_count() or 2)  # CLI calls run at once by Cli.many
+SLOW_MACHINE_POST_TIMEOUT = "600"  # seconds; BLACKBOARD_POST_TIMEOUT unless a test sets its own
 
 # jsonschema checks "date-time" only with the optional rfc3339-validator installed; check it here instead.
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
@@ -116,6 +117,9 @@ class Cli:
     def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
         env.update(BLACKBOARD_DB=self.db_url, BLACKBOARD_AGENTS_DIR=str(self.agents_dir))
+        # A test about expiry sets its own timeouts; the others must not see a signal expire because a busy
+        # machine (tests run on several processes) took over 30 s, the default, between two of their calls.
+        env.update(BLACKBOARD_POST_TIMEOUT=SLOW_MACHINE_POST_TIMEOUT)
         env.update(extra or {})
         return env
 

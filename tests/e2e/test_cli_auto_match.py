@@ -105,7 +105,7 @@ class Board:
         claims = cli.many(
             {
                 i: (("--json", "claim", i, "--agent", who), None)
-                for i, (_, _, who) in zip(ids, EVERYDAY, strict=True)
+                for i, (_, _, who) in zip(ids[: len(EVERYDAY)], EVERYDAY, strict=True)
             }
         )
         self.claims = [claims[i].result() for i in ids[: len(EVERYDAY)]]
