@@ -28,12 +28,12 @@ lint: $(STAMP)
 tools:
 	$(PYTHON) tools/provision.py
 
-# The tests run on TEST_WORKERS processes (pytest-xdist), a test file per process at a time, so that a file's
-# module fixtures are built once; each process has its own PostgreSQL database (tests/conftest.py).
-# Most of a test's time is spent waiting on the subprocesses it starts, so more processes than cores pay.
+# The tests run on TEST_WORKERS processes (pytest-xdist), each with its own PostgreSQL database; the files
+# whose module fixtures are costly keep to one process (tests/conftest.py: ONE_PROCESS_PER_FILE). A test
+# waits on the processes it starts much of its time, so more workers than cores pay (docs/performance.md).
 TEST_WORKERS ?= 4
 test: tools lint
-	$(BIN)/python -m pytest -m "not faults" -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -m "not faults" -n $(TEST_WORKERS) --dist loadgroup --durations=10
 
 # The fault suite (docs/faults.md): kills, racing processes, a server restart; CI runs it after `make test`.
 # BLACKBOARD_FAULT_SCALE=10 makes every round count ten times bigger.
