@@ -104,6 +104,7 @@ def install_claude_code() -> None:
         str(CLAUDE_CODE_DIR),
         "--no-fund",
         "--no-audit",
+        "--loglevel=error",  # not the engine and install-script notices: the check below says whether it runs
         CLAUDE_CODE_PACKAGE,
     ]
     if subprocess.run(command).returncode != 0:
