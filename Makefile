@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test tools faults soak demo bench lint clean
+.PHONY: test tools faults soak demo bench lint schemas clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ lint: $(STAMP)
 # .tools/claude-code (npm); or stop, naming what to install and how. Quiet and quick when all is there.
 tools:
 	$(PYTHON) tools/provision.py
+
+# The JSON schemas the package ships, generated from the document models (infrastructure/documents.py);
+# tests/unit/test_schemas.py fails while a checked-in file differs from what this writes
+schemas: $(STAMP)
+	$(BIN)/python tools/schemas.py
 
 # The tests run on TEST_WORKERS processes (pytest-xdist), each with its own PostgreSQL database; the files
 # whose module fixtures are costly keep to one process (tests/conftest.py: ONE_PROCESS_PER_FILE). A test

@@ -39,6 +39,7 @@ SECTIONS = (
     "l",
     "m",
     "t",
+    "q",
     "s",
     "p",
 )  # all of them run by default; BENCH_SECTIONS picks some
@@ -217,7 +218,7 @@ def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], not
 
     def line(values: Sequence[str]) -> str:
         return "  ".join(
-            v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths, strict=True))
+            v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths, strict=False))
         )
 
     out = [f"\n== {title}", line(headers), line(["-" * w for w in widths])]

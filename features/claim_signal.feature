@@ -55,8 +55,25 @@ Feature: Agents claim the signals they are able to do
     Given 31 seconds pass
     When the overdue signals are expired
     Then the signal is EXPIRED
-    And the signal's reason is "not claimed within 30s of becoming claimable"
+    And the signal's reason begins "not claimed within 30s of becoming claimable; no live worker fits it"
     And the recorded events are AgentSignalPosted, AgentSignalExpired
+
+  Scenario: A signal waits while a worker that fits it is live
+    Given a worker of "ps-investigator" beats
+    And 31 seconds pass
+    And the worker beats again
+    When the overdue signals are expired
+    Then no signal was expired
+    And the signal is POSTED
+
+  Scenario: Once the worker that fits it has stopped, the signal's post timeout runs out
+    Given a worker of "ps-investigator" beats
+    And 10 seconds pass
+    And the worker stops
+    And 31 seconds pass
+    When the overdue signals are expired
+    Then the signal is EXPIRED
+    And the signal's reason begins "not claimed within 30s of becoming claimable; the last worker that fits it, ps-investigator on bdd-host:4242, stopped at"
 
   Scenario: A signal still within its claim window is left alone
     Given 10 seconds pass

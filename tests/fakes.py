@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from dependency_injector import containers, providers
+from dependency_injector import providers
 
 from blackboard.application.dispatcher import EventDispatcher
 from blackboard.application.ports import Clock, IdGenerator, UnitOfWork
@@ -16,6 +16,7 @@ from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
+from blackboard.infrastructure.memory.presence import InMemoryPresenceStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 from blackboard.infrastructure.notifier import PollingNotifier
@@ -34,7 +35,7 @@ __all__ = [
     "agent",
     "Board",
     "CountingStore",
-    "UnwiredContainer",
+    "Container",
 ]
 
 
@@ -78,12 +79,6 @@ class FixedAgentDefinitions(FixedAgentRegistry):
         return self._definitions.get(agent_id)
 
 
-class UnwiredContainer(Container):
-    """The composition root, not wired into the CLI's module: a test takes what it needs from the providers."""
-
-    wiring_config = containers.WiringConfiguration(auto_wire=False)
-
-
 class Board:
     """A service and its queries, built by the container over fresh in-memory adapters."""
 
@@ -95,11 +90,12 @@ class Board:
         self.clock = TickingClock()
         self.settings = settings or service_settings(BlackboardSettings())
         self.ids = SequentialIds()
+        self.presence = InMemoryPresenceStore()  # live workers, as their beats leave them
         self.rewire()
 
     def compose(self) -> Container:
         """A container over the current adapters, as a process of its own would build it."""
-        container = UnwiredContainer(config=BlackboardSettings(claim_threshold=self.settings.claim_threshold))
+        container = Container(config=BlackboardSettings(claim_threshold=self.settings.claim_threshold))
         container.event_store.override(providers.Object(self.store))
         container.read_model.override(providers.Object(self.read_model))
         container.unit_of_work.override(providers.Object(self.unit_of_work()))
@@ -108,6 +104,7 @@ class Board:
         container.clock.override(providers.Object(self.clock))
         container.ids.override(providers.Object(self.ids))
         container.settings.override(providers.Object(self.settings))
+        container.presence.override(providers.Object(self.presence))
         container.notifier.override(providers.Singleton(PollingNotifier, container.event_store))
         return container
 

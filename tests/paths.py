@@ -14,3 +14,5 @@ CONTRACTS = next(
     (p for p in _CANDIDATES if p is not None and (p / "agent-signal.schema.json").exists()), _CANDIDATES[1]
 )
 SIGNAL_SCHEMA = CONTRACTS / "agent-signal.schema.json"
+ROOT = Path(__file__).resolve().parents[1]  # the repository
+SCHEMAS = ROOT / "src" / "infrastructure" / "schemas"  # generated from the models (tools/schemas.py)

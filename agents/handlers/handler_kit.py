@@ -3,7 +3,8 @@ answer in JSON.
 
 A handler is run by `blackboard worker` through the shell, in the agents folder, with the AgentSignal
 JSON document on stdin and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE in its
-environment (contracts/agent-file.md). It writes under BLACKBOARD_ARTIFACTS_DIR (default ./artifacts)
+environment (contracts/agent-file.md). It writes under BLACKBOARD_ARTIFACTS_DIR, the absolute path
+of the worker's artifacts folder (outside the agents folder; ./artifacts when run by hand without it),
 and prints {"artifact_path": ..., "knowledge_items": [...]}. Bad input: a message on stderr, exit 2.
 Standard library only, no network: these examples must run anywhere the blackboard does.
 """
@@ -230,6 +231,8 @@ def upstream_lines(upstream: list[Upstream]) -> str:
 
 # -- writing the artifact and answering the worker -----------------------------------------------
 def artifacts_dir() -> Path:
+    """The worker's artifacts folder: never the agents folder this handler runs in, whose Markdown files
+    are agents."""
     return Path(os.environ.get("BLACKBOARD_ARTIFACTS_DIR") or "artifacts")
 
 

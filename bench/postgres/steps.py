@@ -131,6 +131,7 @@ def claim_path(
     from bench.common import wired
     from blackboard.application.commands import ClaimSignals, CompleteSignal, GetOpenSignals, RecordOutcomes
     from blackboard.infrastructure.agents.parsing import read_agent_file
+    from blackboard.infrastructure.documents import jsonable, signal
 
     db = dbs.create("bb_steps", template=template)
     counted = {"statements": 0, "checkouts": 0}
@@ -190,7 +191,7 @@ def claim_path(
             )
             timed(
                 "handlers",
-                lambda: [worker_handler_call(agent, c.to_document()) for c in claims.claimed],
+                lambda: [worker_handler_call(agent, jsonable(signal(c))) for c in claims.claimed],
                 keep,
             )
             outcomes = tuple(

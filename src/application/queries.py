@@ -17,6 +17,7 @@ from blackboard.application.ports import (
     SignalFilter,
     SignalReadModel,
 )
+from blackboard.application.presence import PresenceStore, fitting
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, deadline
@@ -45,6 +46,7 @@ class BlackboardQueries:
         claim_threshold: float,
         clock: Clock | None = None,
         timeouts: tuple[timedelta, timedelta] | None = None,
+        presence: PresenceStore | None = None,
     ) -> None:
         self._store = store
         self._read_model = read_model
@@ -54,15 +56,25 @@ class BlackboardQueries:
         self.scorer = Scorer(registry)  # agents as they score for one signal: declared, or by text for auto
         self._clock = clock
         self._timeouts = timeouts  # (post, claim): what `overdue` measures against
+        self._presence = presence  # live workers: the deadline of a POSTED signal one fits is later
 
     def overdue(self, signals: Iterable[AgentSignal]) -> dict[str, datetime]:
         """The deadline of each of `signals` that is past it now but not yet expired (the next command
-        on it, or the next sweep, records the expiry); {} without a clock and timeouts."""
+        on it, or the next sweep, records the expiry), by the sweeper's rule (live workers included);
+        {} without a clock and timeouts."""
         if self._clock is None or self._timeouts is None:
             return {}
         now, (post, claim) = self._clock.now(), self._timeouts
+        late = [s for s in signals if (due := deadline(s, post, claim)) is not None and now >= due]
+        fits = (
+            fitting(late, self._presence.workers(), self.scorer, self._threshold)
+            if late and self._presence is not None
+            else {}
+        )
         return {
-            s.signal_id: due for s in signals if (due := deadline(s, post, claim)) is not None and now >= due
+            s.signal_id: due
+            for s in late
+            if (due := deadline(s, post, claim, fits.get(s.signal_id))) is not None and now >= due
         }
 
     def get_signal(self, query: GetSignalById) -> AgentSignal:

@@ -32,15 +32,22 @@ from blackboard.application.ports import (
     SignalReadModel,
     UnitOfWork,
 )
+from blackboard.application.presence import PresenceStore, fitting
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
+from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+class _WorkersNeeded(Exception):
+    """A named signal is past its earliest deadline: whether a live worker fits it decides, so the
+    command rolls back, reads the live workers outside the board's hold and decides again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +82,10 @@ class BlackboardService:
         ids: IdGenerator,
         settings: Settings,
         projector: Projector | None = None,
+        presence: PresenceStore | None = None,
     ) -> None:
         self.settings = settings
+        self._presence = presence  # live workers: a POSTED signal waits while one that fits it is live
         self._uow = uow
         self._projector = projector
         self._read_model = read_model
@@ -263,12 +272,20 @@ class BlackboardService:
         ):  # rows an import or an unfinished rebuild left unfolded name live boards too
             self._projector.catch_up()
         ended: list[AgentSignal] = []
-        for board_id in self._read_model.live_boards(cmd.blackboard_id):
+        boards = self._read_model.live_boards(cmd.blackboard_id)
+        workers = self._presence.workers() if self._presence is not None and boards else []
+        for board_id in boards:
             overdue = Overdue(self._clock.now(), self.settings.post_timeout, self.settings.claim_timeout)
+
+            def decide(board: BlackboardAggregate, _: BoardTransaction, now: datetime) -> list[AgentSignal]:
+                # the rows loaded are past the earliest deadline; a live worker that fits may push it later
+                fits = fitting(board.signals.values(), workers, self._scorer, self.settings.claim_threshold)
+                return board.expire_overdue(now, overdue.post_timeout, overdue.claim_timeout, fits)
+
             ended += self._execute(
                 board_id,
                 Scope(overdue=overdue, ends=True),
-                lambda board, _, now: board.expire_overdue(now, overdue.post_timeout, overdue.claim_timeout),
+                decide,
                 cmd,
                 actor="expiry-sweeper",
                 at=overdue.at,
@@ -333,6 +350,7 @@ class BlackboardService:
         actor: str,
         deadlines: tuple[str, ...] = (),
         at: datetime | None = None,
+        workers: list[WorkerPresence] | None = None,
     ) -> T:
         """Hold the board, load what `scope` names, decide, commit once; then tell subscribers.
         A refusal raises before anything is written (the transaction rolls back), except the expiry
@@ -347,17 +365,24 @@ class BlackboardService:
             "correlation_id": cmd.correlation_id or causation_id,
         }
         refused: BlackboardError | None = None
-        with self._uow.board(blackboard_id) as tx:
-            now = at or self._clock.now()  # after the hold: a command that waited for it decides now
-            board = tx.load(scope)
-            board, expired = self._enforce_deadlines(board, tx, scope, deadlines, now)
-            try:
-                outcome = decide(board, tx, now)
-            except BlackboardError as refusal:
-                if not expired:
-                    raise
-                refused = refusal  # the refusal of a signal just expired: the expiry stands
-            recorded = tx.commit(board, metadata)
+        try:
+            with self._uow.board(blackboard_id) as tx:
+                now = at or self._clock.now()  # after the hold: a command that waited for it decides now
+                board = tx.load(scope)
+                board, expired = self._enforce_deadlines(board, tx, scope, deadlines, now, workers)
+                try:
+                    outcome = decide(board, tx, now)
+                except BlackboardError as refusal:
+                    if not expired:
+                        raise
+                    refused = refusal  # the refusal of a signal just expired: the expiry stands
+                recorded = tx.commit(board, metadata)
+        except (
+            _WorkersNeeded
+        ):  # rolled back, nothing written: read who is live outside the hold, decide again
+            assert self._presence is not None
+            live = self._presence.workers()
+            return self._execute(blackboard_id, scope, decide, cmd, actor, deadlines, at, live)
         if recorded:
             self._publisher.publish([r.event for r in recorded])
         if refused is not None:
@@ -371,16 +396,28 @@ class BlackboardService:
         scope: Scope,
         signal_ids: tuple[str, ...],
         now: datetime,
+        workers: list[WorkerPresence] | None,
     ) -> tuple[BlackboardAggregate, bool]:
-        """Expire the named signals past their deadlines by this service's clock, as the sweeper would,
-        so a deadline holds whether a sweeper runs or not. Rare, so only then is the board loaded again
+        """Expire the named signals past their deadlines by this service's clock, by the sweeper's rule
+        (`deadline`, live workers read through the presence port), so a deadline holds whether a sweeper
+        runs or not. Rare, so only then is the board loaded again
         with what waits on them (the expiry ends those too)."""
         post, claim = self.settings.post_timeout, self.settings.claim_timeout
         signals = board.signals
+        # past the earliest deadline first (no I/O); only then ask whether a live worker fits them
         late = [sid for sid in signal_ids if sid in signals and overdue(signals[sid], now, post, claim)]
+        if late and self._presence is not None:
+            if workers is None:  # rare: read outside the board's hold (one connection may be all there is)
+                raise _WorkersNeeded
+            fits = fitting(
+                [signals[sid] for sid in late], workers, self._scorer, self.settings.claim_threshold
+            )
+            late = [sid for sid in late if overdue(signals[sid], now, post, claim, fits.get(sid))]
+        else:
+            fits = {}
         if not late:
             return board, False
         board = tx.load(replace(scope, ends=True))
         for signal_id in late:
-            board.expire_if_overdue(signal_id, now, post, claim)
+            board.expire_if_overdue(signal_id, now, post, claim, fits.get(signal_id))
         return board, True

@@ -1,20 +1,22 @@
 """The overview of the store (`blackboard status`): per board, its signals by status, how long its
-oldest waiting signal has waited, its open conflicts and the workers known to be live. Counted by
-the read models where the rows are (never a replay), so it costs the same on a log of any length.
+oldest waiting signal has waited, its open conflicts and the workers live on it. Counted by the read
+models where the rows are (never a replay), so it costs the same on a log of any length.
 
-"Live workers" are the agents holding a claim they took or renewed within the claim timeout: a
-worker registers nowhere, but a live one keeps its claims' leases fresh."""
+Live workers are the ones that announced themselves (application/presence.py) and still beat: each
+with what it runs. An agent holding a claim taken or renewed within the claim timeout counts as working
+on its board too (a claim by hand, or a worker started before workers beat)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
 from blackboard.application.ports import Clock, SignalReadModel
+from blackboard.application.presence import PresenceStore
 from blackboard.application.projection import Projector
+from blackboard.domain.presence import WorkerPresence
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,21 +27,8 @@ class BoardStatus:
     waiting_seconds: float | None  # and how long ago that was
     entries: int
     open_conflicts: int  # keys in conflict
-    live_workers: tuple[str, ...]
-
-    def to_document(self) -> dict[str, Any]:
-        return {
-            "blackboard_id": self.blackboard_id,
-            "signals": dict(self.signals),
-            "signals_total": sum(self.signals.values()),
-            "oldest_waiting_since": self.oldest_waiting.isoformat() if self.oldest_waiting else None,
-            "oldest_waiting_seconds": None
-            if self.waiting_seconds is None
-            else round(self.waiting_seconds, 1),
-            "entries": self.entries,
-            "open_conflicts": self.open_conflicts,
-            "live_workers": list(self.live_workers),
-        }
+    live_workers: tuple[str, ...]  # agents of the live workers serving it, and of its live claims
+    workers: tuple[WorkerPresence, ...] = ()  # the live workers serving it
 
 
 class StatusQueries:
@@ -50,12 +39,21 @@ class StatusQueries:
         projector: Projector,
         clock: Clock,
         claim_timeout: timedelta,
+        presence: PresenceStore | None = None,
     ) -> None:
         self._signals = signals
         self._entries = entries
         self._projector = projector
         self._clock = clock
         self._claim_timeout = claim_timeout
+        self._presence = presence
+
+    def live_workers(self) -> list[WorkerPresence]:
+        """Every worker that beats now (stopped and stale ones left out), by agent."""
+        if self._presence is None:
+            return []
+        now = self._clock.now()
+        return [w for w in self._presence.workers() if w.is_live(now)]
 
     def overview(self, blackboard_id: str | None = None) -> list[BoardStatus]:
         """Every board the store holds (or the one named: BoardNotFound if it holds none), in board order."""
@@ -67,11 +65,13 @@ class StatusQueries:
         entries = self._entries.board_counts(blackboard_id)
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)
+        live = self.live_workers()
         boards = []
         for board in sorted(signals.keys() | entries.keys()):
             counted = signals.get(board)
             oldest = counted.oldest_waiting if counted else None
             held, conflicts = entries.get(board, (0, 0))
+            serving = tuple(w for w in live if w.serves(board))
             boards.append(
                 BoardStatus(
                     board,
@@ -80,7 +80,8 @@ class StatusQueries:
                     (now - oldest).total_seconds() if oldest else None,
                     held,
                     conflicts,
-                    counted.workers if counted else (),
+                    tuple(sorted({*(counted.workers if counted else ()), *(w.agent_id for w in serving)})),
+                    serving,
                 )
             )
         return boards

@@ -1,6 +1,7 @@
-"""The documents the Python API returns, typed (`from blackboard.models import Signal, Entry`)."""
+"""The documents the Python API returns, typed (`from blackboard.models import Signal, Entry`): the models
+every interface's documents are defined by (infrastructure/documents.py)."""
 
-from blackboard.infrastructure.api.models import (
+from blackboard.infrastructure.documents import (
     Agent,
     Agents,
     Candidates,

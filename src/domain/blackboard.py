@@ -32,6 +32,7 @@ from blackboard.domain.events import (
     BlackboardEvent,
 )
 from blackboard.domain.evolution import evolve
+from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import (
     AgentSignal,
     SignalId,
@@ -260,25 +261,43 @@ class BlackboardAggregate:
         return signal_id
 
     def expire_overdue(
-        self, at: datetime, post_timeout: timedelta, claim_timeout: timedelta
+        self,
+        at: datetime,
+        post_timeout: timedelta,
+        claim_timeout: timedelta,
+        fitting: Mapping[str, WorkerPresence] | None = None,
     ) -> list[AgentSignal]:
-        """Expire every signal past its timeout (and what waits for it); return the signals ended."""
-        late = [s.signal_id for s in self._signals.values() if overdue(s, at, post_timeout, claim_timeout)]
+        """Expire every signal past its timeout (and what waits for it); return the signals ended.
+        `fitting` holds, per POSTED signal, the worker that fits it and counted as live the longest
+        (see `deadline`); a signal not in it has no such worker."""
+        fits = fitting or {}
+        late = [
+            s.signal_id
+            for s in self._signals.values()
+            if overdue(s, at, post_timeout, claim_timeout, fits.get(s.signal_id))
+        ]
         before = {sid for sid, s in self._signals.items() if s.status.is_final}
         for signal_id in late:
-            self.expire_if_overdue(signal_id, at, post_timeout, claim_timeout)
+            self.expire_if_overdue(signal_id, at, post_timeout, claim_timeout, fits.get(signal_id))
         return [s for sid, s in self._signals.items() if s.status.is_final and sid not in before]
 
     def expire_if_overdue(
-        self, signal_id: str, at: datetime, post_timeout: timedelta, claim_timeout: timedelta
+        self,
+        signal_id: str,
+        at: datetime,
+        post_timeout: timedelta,
+        claim_timeout: timedelta,
+        fitting: WorkerPresence | None = None,
     ) -> bool:
         """Record the expiry of a signal past its deadline at `at` (and of what waits for it), as a
         sweep would; whether it did. A command that finds its signal late calls this before deciding,
-        so a deadline holds without a sweeper running (docs/agents.md: "Leases, timeouts and expiry")."""
+        so a deadline holds without a sweeper running (docs/agents.md: "Leases, timeouts and expiry").
+        `fitting`: the worker that fits the signal and counted as live the longest, if any."""
         signal = self.signal(signal_id)
-        if not overdue(signal, at, post_timeout, claim_timeout):
+        if not overdue(signal, at, post_timeout, claim_timeout, fitting):
             return False
-        self._expire_with_dependants(signal_id, _timeout_reason(signal, post_timeout, claim_timeout), at)
+        reason = _timeout_reason(signal, post_timeout, claim_timeout, fitting)
+        self._expire_with_dependants(signal_id, reason, at)
         return True
 
     # ----------------------------------------------------------------- helpers
@@ -353,19 +372,39 @@ def _check_post(signal_id: str, posted_by: str, target_capabilities: Sequence[st
         raise InvalidInput("target_capabilities", "every capability must be a non-empty name")
 
 
-def deadline(signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta) -> datetime | None:
-    """When an open signal runs out of time: claimable and not claimed for `post_timeout`, or claimed
-    and not renewed for `claim_timeout`. None while it waits for upstreams, and once it has ended."""
+def deadline(
+    signal: AgentSignal,
+    post_timeout: timedelta,
+    claim_timeout: timedelta,
+    fitting: WorkerPresence | None = None,
+) -> datetime | None:
+    """When an open signal runs out of time. Claimed: `claim_timeout` after its claim was taken or last
+    renewed. Claimable and not claimed: `post_timeout` after the later of the moment it became
+    claimable and the moment `fitting` (the worker that fits it and counted as live the longest) stopped
+    counting as live; so the post timeout runs only while no live worker fits it, and a signal queued
+    behind a busy worker that fits it waits for that worker. None while it waits for upstreams, and once
+    it has ended. Without `fitting` the deadline is the earliest it can be: what waits for a worker's
+    presence reads only the signals past it."""
     if signal.status is POSTED and signal.claimable_since is not None:
-        return signal.claimable_since + post_timeout
+        since = signal.claimable_since
+        if fitting is not None and fitting.live_until > since:
+            since = fitting.live_until
+        return since + post_timeout
     if signal.status is CLAIMED and signal.lease_started is not None:
         return signal.lease_started + claim_timeout
     return None
 
 
-def overdue(signal: AgentSignal, at: datetime, post_timeout: timedelta, claim_timeout: timedelta) -> bool:
-    """Whether the signal is past its timeout at `at`: unclaimed too long, or its claim not renewed."""
-    due = deadline(signal, post_timeout, claim_timeout)
+def overdue(
+    signal: AgentSignal,
+    at: datetime,
+    post_timeout: timedelta,
+    claim_timeout: timedelta,
+    fitting: WorkerPresence | None = None,
+) -> bool:
+    """Whether the signal is past its deadline at `at` (`deadline`): unclaimed while no live worker fits
+    it for too long, or its claim not renewed."""
+    due = deadline(signal, post_timeout, claim_timeout, fitting)
     return due is not None and at >= due
 
 
@@ -376,12 +415,22 @@ def _refuse_expired(signal: AgentSignal, action: str, allowed: SignalStatus) -> 
         raise SignalExpired(signal.signal_id, action, allowed, signal.completed_at, reason)
 
 
-def _timeout_reason(signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta) -> str:
+def _timeout_reason(
+    signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta, fitting: WorkerPresence | None
+) -> str:
     if signal.status is POSTED:
-        return f"not claimed within {post_timeout.total_seconds():g}s of becoming claimable"
+        late = f"not claimed within {post_timeout.total_seconds():g}s of becoming claimable"
+        since = signal.claimable_since
+        if fitting is not None and since is not None and fitting.live_until > since:
+            return f"{late}; the last worker that fits it, {fitting.label}, {fitting.gone}"
+        return f"{late}; no live worker fits it since it became claimable at {_iso(since)}"
     return (
         f"{signal.claimed_by} did not finish within the claim timeout of {claim_timeout.total_seconds():g}s"
     )
+
+
+def _iso(moment: datetime | None) -> str:
+    return moment.isoformat() if moment is not None else "an unknown time"
 
 
 def _upstream_reason(upstream: AgentSignal) -> str:

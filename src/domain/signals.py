@@ -176,37 +176,7 @@ class AgentSignal:
             waiting_for=waiting, claimable_since=self.claimable_since or (None if waiting else at)
         )
 
-    def to_document(self) -> dict[str, Any]:
-        """The AgentSignal JSON document of contracts/agent-signal.schema.json."""
-        return {
-            "signal_id": self.signal_id,
-            "blackboard_id": self.blackboard_id,
-            "signal_type": self.signal_type.value,
-            "payload": self.payload.model_dump(mode="json"),
-            "target_capabilities": list(self.target_capabilities),
-            "posted_by": self.posted_by,
-            "claimed_by": self.claimed_by,
-            "status": self.status.value,
-            "created_at": self.created_at.isoformat(),
-            "claimed_at": _iso(self.claimed_at),
-            "completed_at": _iso(self.completed_at),
-            "result": self.result.model_dump(mode="json") if self.result else None,
-            "version": self.version,
-            "after": list(self.after),
-            "waiting_for": sorted(self.waiting_for),
-            "claimable_since": _iso(self.claimable_since),
-            "dedupe_key": self.dedupe_key,
-            "retry_of": self.retry_of,
-            "lease_renewed_at": _iso(self.renewed_at),
-            "read_keys": list(self.read_keys),
-            "write_keys": list(self.write_keys),
-        }
-
 
 _FIELDS = tuple(f.name for f in fields(AgentSignal))
 _NAMES = frozenset(_FIELDS)
 _NEW, _SET = object.__new__, object.__setattr__  # AgentSignal is frozen: its own __setattr__ refuses
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None

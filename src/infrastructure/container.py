@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
@@ -11,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from blackboard.application.dispatcher import EventDispatcher
 from blackboard.application.errors import StoreUnavailable
 from blackboard.application.ports import Clock, EventStore, LogNotifier, UnitOfWork
+from blackboard.application.presence import PresenceStore
 from blackboard.application.projection import Projector
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService, Settings
@@ -21,6 +23,7 @@ from blackboard.infrastructure.injection import containers, providers
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+from blackboard.infrastructure.persistence.presence import SqlPresenceStore
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
@@ -36,12 +39,16 @@ if TYPE_CHECKING:
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 
-def agent_registry(agents_dir: str, default_threshold: float) -> FrontmatterAgentRegistry:
-    """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms."""
+def agent_registry(
+    agents_dir: str, default_threshold: float, artifacts_dir: str = ""
+) -> FrontmatterAgentRegistry:
+    """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms. The
+    artifacts folder is never read as agents (handlers write Markdown there)."""
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.agents.scan import folders_from
 
-    return FrontmatterAgentRegistry(folders_from(agents_dir), default_threshold)
+    artifacts = [Path(artifacts_dir).absolute()] if artifacts_dir else []
+    return FrontmatterAgentRegistry(folders_from(agents_dir), default_threshold, artifacts)
 
 
 def build_worker(
@@ -52,6 +59,8 @@ def build_worker(
     store: EventStore,
     notifier: LogNotifier,
     settings: Settings,
+    presence: PresenceStore | None = None,
+    clock: Clock | None = None,
 ) -> Worker:
     """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command."""
     from blackboard.infrastructure.worker import Worker
@@ -65,6 +74,8 @@ def build_worker(
         store,
         notifier,
         settings.claim_threshold,
+        presence,
+        clock,
     )
 
 
@@ -132,11 +143,12 @@ def status_queries(
     projector: Projector,
     clock: Clock,
     settings: Settings,
+    presence: PresenceStore | None = None,
 ) -> StatusQueries:
     """Imported on first use: `status`, and the lists that check a board exists."""
     from blackboard.application.status import StatusQueries
 
-    return StatusQueries(signals, entries, projector, clock, settings.claim_timeout)
+    return StatusQueries(signals, entries, projector, clock, settings.claim_timeout, presence)
 
 
 def entry_read_model(engine: Engine) -> SqlEntryReadModel:
@@ -162,21 +174,12 @@ def open_database(settings: StoreSettings) -> Engine:
 
 
 class Container(containers.DeclarativeContainer):
-    """Built from one BlackboardSettings (`Container(config=settings.load(...))`; the defaults without
-    one); override providers in tests."""
+    """The one composition root, used unchanged by every entry point: the CLI (which wires its command
+    modules into it, cli/__init__.py), `blackboard mcp` (the CLI's instance), the Python API and the
+    tests each build one instance from their BlackboardSettings (`Container(config=settings.load(...))`;
+    the defaults without one) and take what they use from its providers; building it wires nothing and
+    builds nothing. Tests override providers."""
 
-    wiring_config = containers.WiringConfiguration(
-        modules=[
-            "blackboard.infrastructure.cli.commands",
-            "blackboard.infrastructure.cli.knowledge.commands",
-            "blackboard.infrastructure.cli.transfer",
-            "blackboard.infrastructure.cli.paging",
-            "blackboard.infrastructure.cli.habits",
-            "blackboard.infrastructure.cli.ui",
-            "blackboard.infrastructure.cli.controller",
-            "blackboard.infrastructure.cli.mcp_command",
-        ]
-    )
     config = providers.Dependency(instance_of=BlackboardSettings, default=BlackboardSettings())
 
     store_settings = providers.Singleton(store_settings, config)
@@ -189,6 +192,7 @@ class Container(containers.DeclarativeContainer):
         agent_registry,
         agents_dir=config.provided.agents_dir,
         default_threshold=config.provided.claim_threshold,
+        artifacts_dir=config.provided.artifacts_dir,
     )
     clock = providers.Singleton(SystemClock)
     dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
@@ -197,6 +201,7 @@ class Container(containers.DeclarativeContainer):
         log_notifier, engine, event_store, config.provided.poll_interval, dispatcher
     )
     settings = providers.Singleton(service_settings, config)
+    presence = providers.Singleton(SqlPresenceStore, engine)  # live workers: read by expiry and status
     service = providers.Singleton(
         BlackboardService,
         unit_of_work,
@@ -207,6 +212,7 @@ class Container(containers.DeclarativeContainer):
         ids,
         settings,
         projector,
+        presence,
     )
     queries = providers.Singleton(
         BlackboardQueries,
@@ -216,6 +222,7 @@ class Container(containers.DeclarativeContainer):
         config.provided.claim_threshold,
         clock,
         providers.Callable(lambda s: (s.post_timeout, s.claim_timeout), settings),
+        presence,
     )
     watcher = providers.Singleton(Watcher, event_store, queries, notifier)
     entry_read_model = providers.Singleton(entry_read_model, engine)
@@ -224,7 +231,9 @@ class Container(containers.DeclarativeContainer):
         knowledge_queries, entry_read_model, read_model, projector, clock, settings
     )
     transfer = providers.Singleton(board_transfer, event_store, projector)
-    status = providers.Singleton(status_queries, read_model, entry_read_model, projector, clock, settings)
+    status = providers.Singleton(
+        status_queries, read_model, entry_read_model, projector, clock, settings, presence
+    )
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command
     worker_options = providers.Dependency()
@@ -237,4 +246,6 @@ class Container(containers.DeclarativeContainer):
         store=event_store,
         notifier=notifier,
         settings=settings,
+        presence=presence,
+        clock=clock,
     )

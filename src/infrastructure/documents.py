@@ -1,83 +1,246 @@
-"""The JSON documents every interface returns (the CLI's `--json`, the Python API), built here once.
+"""The JSON documents every interface prints or returns, defined once: pydantic models, and the functions
+that build them from the core's values.
 
-Each interface renders or types these documents, never builds its own, so the same call gives the
-same document whichever interface made it.
+The CLI prints `model_dump(mode="json")` of these (`--json`), the MCP tools return it, the web view sends
+it, and the Python API returns the models themselves (`blackboard.models` re-exports them), so the same
+call gives the same document whichever interface made it. `schemas/*.json` are generated from the models
+(`make schemas`, tools/schemas.py; a test holds the files to them). A field that some documents carry
+and others do not (`overdue_since`, `warnings`) is left out when it has no value, never null. Extra
+properties pass through, as the contracts allow. Times are `datetime`s that dump as `isoformat()`.
 """
 
-from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    RootModel,
+    SerializerFunctionWrapHandler,
+    WithJsonSchema,
+    model_serializer,
+)
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import Volunteer
-from blackboard.domain.signals import AgentSignal
+from blackboard.domain.knowledge.entries import ENTRY_TYPES, KEY_PATTERN
+from blackboard.domain.signals import (
+    AgentSignal,
+    EntryId,
+    NonEmpty,
+    SignalIdText,
+    SignalStatus,
+    SignalType,
+    Topic,
+)
 
 if TYPE_CHECKING:
+    from blackboard.application.knowledge.queries import BoardSummary
     from blackboard.application.queries import BlackboardQueries
-    from blackboard.domain.knowledge.entries import Entry
+    from blackboard.application.status import BoardStatus
+    from blackboard.domain.knowledge import entries as domain
+    from blackboard.domain.presence import WorkerPresence
     from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileProblem
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
+DATE_TIME = {"type": "string", "format": "date-time"}
+TEXTS = {"type": "array", "items": {"type": "string"}}
+Time = Annotated[
+    datetime,
+    PlainSerializer(lambda value: value.isoformat(), return_type=str, when_used="json"),
+    WithJsonSchema(DATE_TIME),
+]
+Number = int | float  # as written: a file's `timeout: 60` stays 60, as the CLI prints it
+Key = Annotated[str, Field(pattern=f"^{KEY_PATTERN.pattern}$")]
+T = TypeVar("T", bound=BaseModel)
 
-def signal(item: AgentSignal, overdue: Mapping[str, datetime] | None = None) -> dict[str, Any]:
-    """The AgentSignal document of contracts/agent-signal.schema.json. A signal in `overdue`
-    (BlackboardQueries.overdue: past its deadline, not yet expired) also carries `overdue_since`, its
-    deadline (the schema allows properties beyond its own; docs/agents.md: "Leases, timeouts and expiry")."""
-    document = item.to_document()
-    if (due := (overdue or {}).get(item.signal_id)) is not None:
-        document["overdue_since"] = due.isoformat()
-    return document
+
+def _absent(value: Any) -> bool:
+    """For a field left out of the document when it has no value (its schema: the value's type alone)."""
+    return value is None
 
 
-def signals_now(items: Sequence[AgentSignal], queries: BlackboardQueries) -> list[dict[str, Any]]:
+class Document(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
+
+
+# ---------------------------------------------------------------- signals
+
+
+class Payload(Document):
+    ps_id: NonEmpty
+    entry_id: EntryId
+    topic: Topic
+    prompt: str
+    context: dict[str, Any]
+
+
+class Result(Document):
+    """What the agent handed back. Without an artifact (a failure, an expiry, knowledge items alone)
+    `artifact_path` is left out, not null: seed 003's schema (section 9.1) wants a string there."""
+
+    artifact_path: Annotated[str | None, WithJsonSchema({"type": "string"})] = Field(
+        default=None, exclude_if=_absent
+    )
+    knowledge_items: list[str]
+    error: str | None
+
+
+class Signal(Document):
+    """The document that every interface (CLI --json, MCP tools, Python API) returns for one signal
+    (contracts/agent-signal.schema.json; field names and constraints follow section 9.1 of the main
+    design). Extra properties are allowed."""
+
+    model_config = ConfigDict(title="AgentSignal")
+
+    signal_id: SignalIdText
+    blackboard_id: NonEmpty
+    signal_type: SignalType
+    payload: Payload
+    target_capabilities: Annotated[list[NonEmpty], Field(min_length=1)]
+    posted_by: NonEmpty
+    claimed_by: str | None
+    status: SignalStatus
+    created_at: Time
+    claimed_at: Time | None
+    completed_at: Time | None
+    result: Result | None
+    version: Annotated[int, Field(ge=1)]
+    after: list[str]
+    waiting_for: list[str]  # upstreams not yet completed
+    claimable_since: Time | None
+    dedupe_key: str | None
+    retry_of: str | None
+    lease_renewed_at: Time | None
+    read_keys: list[str]
+    write_keys: list[str]
+    # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
+    overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
+    # a post that only agents with nothing to run fit
+    warnings: Annotated[list[str] | None, WithJsonSchema(TEXTS)] = Field(default=None, exclude_if=_absent)
+
+
+class WatchedSignal(Signal):
+    """A signal a watch found, and the log position to pass as `since` to see the next one."""
+
+    position: int
+
+
+def signal(item: AgentSignal, overdue: Mapping[str, datetime] | None = None) -> Signal:
+    """One signal. A signal in `overdue` (BlackboardQueries.overdue: past its deadline, not yet expired)
+    also carries `overdue_since`, its deadline (docs/agents.md: "Leases, timeouts and expiry")."""
+    return Signal(**_signal_fields(item), overdue_since=(overdue or {}).get(item.signal_id))
+
+
+def signals_now(items: Sequence[AgentSignal], queries: "BlackboardQueries") -> list[Signal]:
     """Signals as they are now, the overdue ones marked."""
     overdue = queries.overdue(items)
     return [signal(s, overdue) for s in items]
 
 
-def posted(item: AgentSignal, registry: FrontmatterAgentRegistry) -> dict[str, Any]:
-    """A signal just posted; `warnings` (AgentSignal allows extra properties) when only agents with
-    nothing to run fit it."""
+def posted(item: AgentSignal, registry: "FrontmatterAgentRegistry") -> Signal:
+    """A signal just posted; `warnings` when only agents with nothing to run fit it."""
     from blackboard.infrastructure.agents.runnable import unrunnable_warning
 
     warning = unrunnable_warning(item, registry)
-    return item.to_document() if warning is None else {**item.to_document(), "warnings": [warning]}
+    return Signal(**_signal_fields(item), warnings=None if warning is None else [warning])
 
 
-def watched(item: AgentSignal, position: int) -> dict[str, Any]:
+def watched(item: AgentSignal, position: int) -> WatchedSignal:
     """A signal a watch found, with the log position to pass as `since` next time."""
-    return {**item.to_document(), "position": position}
+    return WatchedSignal(**_signal_fields(item), position=position)
 
 
-def ranking(volunteers: Sequence[Volunteer]) -> list[dict[str, Any]]:
+def _signal_fields(s: AgentSignal) -> dict[str, Any]:
+    result = s.result
+    return {
+        "signal_id": s.signal_id,
+        "blackboard_id": s.blackboard_id,
+        "signal_type": s.signal_type,
+        "payload": Payload(**s.payload.model_dump()),
+        "target_capabilities": list(s.target_capabilities),
+        "posted_by": s.posted_by,
+        "claimed_by": s.claimed_by,
+        "status": s.status,
+        "created_at": s.created_at,
+        "claimed_at": s.claimed_at,
+        "completed_at": s.completed_at,
+        "result": None
+        if result is None
+        else Result(
+            artifact_path=result.artifact_path,
+            knowledge_items=list(result.knowledge_items),
+            error=result.error,
+        ),
+        "version": s.version,
+        "after": list(s.after),
+        "waiting_for": sorted(s.waiting_for),
+        "claimable_since": s.claimable_since,
+        "dedupe_key": s.dedupe_key,
+        "retry_of": s.retry_of,
+        "lease_renewed_at": s.renewed_at,
+        "read_keys": list(s.read_keys),
+        "write_keys": list(s.write_keys),
+    }  # never the claim's token: it is the claimer's proof
+
+
+class Match(Document):
+    """One agent ranked for a signal, and whether it may claim it."""
+
+    agent: str
+    score: Number
+    threshold: Number
+    passes: bool
+
+
+def ranking(volunteers: Sequence[Volunteer]) -> list[Match]:
     """The registry's agents ranked for a signal, best first, and who may claim it."""
     return [
-        {"agent": v.agent.agent_id, "score": v.score, "threshold": v.threshold, "passes": v.passes}
+        Match(agent=v.agent.agent_id, score=v.score, threshold=v.threshold, passes=v.passes)
         for v in volunteers
     ]
 
 
-def events(records: Sequence[Recorded]) -> list[dict[str, Any]]:
+# ---------------------------------------------------------------- the log
+
+
+class Event(Document):
+    """One stored event with its global position, as `blackboard events` prints it."""
+
+    position: int
+    event_type: str
+    stream_id: str  # a board's, or an entry key's (`<board>\x1f<key>`)
+    version: int
+    event_id: str
+    schema_version: int
+    occurred_at: Time
+    recorded_at: Time
+    data: dict[str, Any]
+    metadata: dict[str, Any]
+
+
+def events(records: Sequence[Recorded]) -> list[Event]:
     """Stored events with their global positions, as `blackboard events` prints them."""
     return [event(r) for r in records]
 
 
-def event(r: Recorded) -> dict[str, Any]:
+def event(r: Recorded) -> Event:
     """One stored event (`events --jsonl` prints one a line, as it reads them)."""
-    return {
-        "position": r.position,
-        "event_type": r.event.event_type,
-        "stream_id": r.event.stream_id,  # a board's, or an entry key's (`<board>\x1f<key>`)
-        "version": r.event.version,
-        "event_id": r.event.event_id,
-        "schema_version": type(r.event).schema_version,
-        "occurred_at": r.event.occurred_at.isoformat(),
-        "recorded_at": r.recorded_at.isoformat(),
-        "data": _shown(r.event.data()),
-        "metadata": dict(r.metadata),
-    }
+    return Event(
+        position=r.position,
+        event_type=r.event.event_type,
+        stream_id=r.event.stream_id,
+        version=r.event.version,
+        event_id=r.event.event_id,
+        schema_version=type(r.event).schema_version,
+        occurred_at=r.event.occurred_at,
+        recorded_at=r.recorded_at,
+        data=_shown(r.event.data()),
+        metadata=dict(r.metadata),
+    )
 
 
 def _shown(data: dict[str, Any]) -> dict[str, Any]:
@@ -86,53 +249,344 @@ def _shown(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "token": "(hidden)"} if data.get("token") else data
 
 
-def agents(registry: FrontmatterAgentRegistry) -> dict[str, Any]:
+# ---------------------------------------------------------------- agents
+
+
+class FileProblem(Document):
+    message: str
+    fix: str
+
+
+class Agent(Document):
+    name: str
+    description: str | None
+    capabilities: list[dict[str, Any]]
+    threshold: Number
+    runnable: bool
+    command: str | None
+    entrypoint: str | None
+    timeout: Number | None
+    model: str | None
+    tools: list[str]
+    file: str
+    warnings: list[FileProblem]
+
+
+class LeftOut(Document):
+    file: str
+    problems: list[FileProblem]
+
+
+class Folder(Document):
+    folder: str
+    exists: bool
+    glob: str | None = None  # the --agents-dir glob it came from
+
+
+class Agents(Document):
+    """Every file the registry looked at: the agents that loaded, the files left out and why."""
+
+    agents: list[Agent]
+    left_out: list[LeftOut]
+    folders: list[Folder]
+    loaded: int
+    files: int
+
+
+def agents(registry: "FrontmatterAgentRegistry") -> Agents:
     """Every file the registry looked at: `agents` (loaded, with their fields), `left_out` (file and
-    problems, each with its fix), `folders` (each named folder and whether it exists), and the counts."""
+    problems, each with its fix), `folders` (each folder read, whether it exists, and the glob it came
+    from), and the counts."""
     files = registry.files()
     loaded = sorted((f.agent for f in files if f.agent), key=lambda d: d.name)
     left_out: dict[str, list[AgentFileProblem]] = {}
     for p in registry.problems():  # files, and folders that could not be walked
         left_out.setdefault(str(p.path), []).append(p)
-    return {
-        "agents": [_agent(d, registry.default_threshold) for d in loaded],
-        "left_out": [
-            {"file": path, "problems": [_problem(p) for p in found]} for path, found in left_out.items()
+    return Agents(
+        agents=[_agent(d, registry.default_threshold) for d in loaded],
+        left_out=[
+            LeftOut(file=path, problems=[_problem(p) for p in found]) for path, found in left_out.items()
         ],
-        "folders": [{"folder": str(f), "exists": f.is_dir()} for f in registry.agents_dirs],
-        "loaded": len(loaded),
-        "files": len(files),
-    }
+        folders=_folders(registry),
+        loaded=len(loaded),
+        files=len(files),
+    )
 
 
-def _problem(p: AgentFileProblem) -> dict[str, str]:
-    return {"message": p.message, "fix": p.fix}
+def _folders(registry: "FrontmatterAgentRegistry") -> list[Folder]:
+    """Each folder read, with the glob it came from (`glob`, null for a folder named as it is); a glob
+    that matches nothing is listed as itself, a folder that does not exist."""
+    listed: list[Folder] = []
+    for given, matched in registry.folders():
+        if matched is None:
+            listed.append(Folder(folder=str(given), exists=given.is_dir(), glob=None))
+        else:
+            found = [Folder(folder=str(f), exists=True, glob=str(given)) for f in matched]
+            listed += found or [Folder(folder=str(given), exists=False, glob=str(given))]
+    return listed
 
 
-def _agent(d: AgentDefinition, default_threshold: float) -> dict[str, Any]:
-    return {
-        "name": d.name,
-        "description": d.description,
-        "capabilities": [c.model_dump() for c in d.profile.capabilities],
-        "threshold": d.profile.threshold_or(default_threshold),
-        "runnable": d.runnable,
-        "command": d.command,
-        "entrypoint": d.entrypoint,
-        "timeout": d.timeout,
-        "model": d.model,
-        "tools": list(d.tools),
-        "file": str(d.path),
-        "warnings": [_problem(w) for w in d.warnings],
-    }
+def _problem(p: "AgentFileProblem") -> FileProblem:
+    return FileProblem(message=p.message, fix=p.fix)
+
+
+def _agent(d: "AgentDefinition", default_threshold: float) -> Agent:
+    return Agent(
+        name=d.name,
+        description=d.description,
+        capabilities=[c.model_dump() for c in d.profile.capabilities],
+        threshold=d.profile.threshold_or(default_threshold),
+        runnable=d.runnable,
+        command=d.command,
+        entrypoint=d.entrypoint,
+        timeout=d.timeout,
+        model=d.model,
+        tools=list(d.tools),
+        file=str(d.path),
+        warnings=[_problem(w) for w in d.warnings],
+    )
+
+
+# ---------------------------------------------------------------- entries
+
+
+class Version(Document):
+    """One version of an entry key (the entry document of contracts/knowledge.md, without `conflict`)."""
+
+    blackboard_id: NonEmpty
+    key: Key
+    version: Annotated[int, Field(ge=1)]
+    value: Any
+    entry_type: Literal[ENTRY_TYPES]  # type: ignore[valid-type]
+    author: NonEmpty
+    section: str
+    role: str
+    label: str
+    confidence: Annotated[float, Field(ge=0, le=1)] | None
+    depends_on: list[Key]
+    topics: list[str]
+    meta: dict[str, Any]
+    signal_id: str | None
+    written_at: Time
+    position: Annotated[int, Field(ge=1)]
+
+
+class Candidates(Document):
+    candidates: list[Version]
+
+
+class Entry(Version):
+    """The entry document that every interface (CLI --json, MCP tools, Python API) returns for one entry
+    key: its accepted version and, while it is in conflict, the candidates (contracts/knowledge.md, "The
+    entry document"). Extra properties are allowed."""
+
+    model_config = ConfigDict(title="Entry")
+
+    conflict: Candidates | None
+
+
+class HistoryVersion(Version):
+    """A recorded version and what became of it: `status` accepted, candidate (with `holder`) or
+    resolution (with `picked`, null for a merged value, and `rationale`)."""
+
+    conflict: None
+    status: Literal["accepted", "candidate", "resolution"]
+    holder: str | None = None
+    picked: int | None = None
+    rationale: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _its_own(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Only the fields of its status: `picked` is null for a merge, and absent elsewhere."""
+        data = handler(self)
+        for name in {"holder", "picked", "rationale"} - set(_OWN[self.status]):
+            data.pop(name, None)
+        return data
+
+
+_OWN = {"accepted": (), "candidate": ("holder",), "resolution": ("picked", "rationale")}
+
+
+def version(v: "domain.Version") -> Version:
+    return Version(**_version_fields(v))
+
+
+def entry(e: "domain.Entry") -> Entry:
+    """A key now: its accepted version and, while in conflict, the candidates."""
+    conflict = Candidates(candidates=[version(c) for c in e.candidates]) if e.candidates else None
+    return Entry(**_version_fields(e.current), conflict=conflict)
+
+
+def entries(items: Sequence["domain.Entry"]) -> list[Entry]:
+    return [entry(e) for e in items]
 
 
 def published(record: Recorded) -> Entry:
+    """What a topic watch prints of a version it found."""
+    return entry(published_entry(record))
+
+
+def published_entry(record: Recorded) -> "domain.Entry":
     """An entry as the version a topic watch found left it (its conflict, if any, is not the
-    subscriber's concern): its document is what the watch prints."""
+    subscriber's concern)."""
     from blackboard.domain.knowledge import rules as entry_rules
-    from blackboard.domain.knowledge.entries import Entry
+    from blackboard.domain.knowledge.entries import Entry as KeyState
 
     event: Any = record.event  # an entry event: a topic watch finds nothing else
-    return Entry(
+    return KeyState(
         event.blackboard_id, event.key, event.version, entry_rules.version_of(event, record.position)
     )
+
+
+def history_version(record: Recorded) -> HistoryVersion:
+    """A recorded version as an entry document, saying what became of it (`status`)."""
+    from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved
+    from blackboard.domain.knowledge import rules as entry_rules
+
+    event: Any = record.event  # an entry event: a key's history holds nothing else
+    fields = {**_version_fields(entry_rules.version_of(event, record.position)), "conflict": None}
+    if isinstance(event, EntryCandidateKept):
+        return HistoryVersion(**fields, status="candidate", holder=event.holder)
+    if isinstance(event, EntryConflictResolved):
+        return HistoryVersion(**fields, status="resolution", picked=event.picked, rationale=event.rationale)
+    return HistoryVersion(**fields, status="accepted")
+
+
+def _version_fields(v: "domain.Version") -> dict[str, Any]:
+    return {
+        "blackboard_id": v.blackboard_id,
+        "key": v.key,
+        "version": v.version,
+        "value": v.value,
+        "entry_type": v.entry_type,
+        "author": v.author,
+        "section": v.section,
+        "role": v.role,
+        "label": v.label,
+        "confidence": v.confidence,
+        "depends_on": list(v.depends_on),
+        "topics": list(v.topics),
+        "meta": dict(v.meta or {}),
+        "signal_id": v.signal_id,
+        "written_at": v.written_at,
+        "position": v.position,
+    }
+
+
+class Summary(Document):
+    """A board at a glance: entries by type and author, signals by status, open conflicts, the latest entry."""
+
+    blackboard_id: str
+    entries: int
+    entries_by_type: dict[str, int]
+    entries_by_author: dict[str, int]
+    signals_by_status: dict[str, int]
+    open_conflicts: list[str]
+    latest_entry: Entry | None
+
+
+def summary(s: "BoardSummary") -> Summary:
+    counts = s.entries
+    return Summary(
+        blackboard_id=s.blackboard_id,
+        entries=sum(counts.by_type.values()),
+        entries_by_type=dict(sorted(counts.by_type.items())),
+        entries_by_author=dict(sorted(counts.by_author.items())),
+        signals_by_status=dict(sorted(s.signals_by_status.items())),
+        open_conflicts=list(counts.in_conflict),
+        latest_entry=entry(counts.latest) if counts.latest else None,
+    )
+
+
+# ---------------------------------------------------------------- the store
+
+
+class Worker(Document):
+    """A live worker as `status` shows it (presence: a table, not events)."""
+
+    worker_id: str
+    agent: str
+    host: str
+    pid: int
+    started_at: Time
+    last_beat_at: Time
+    boards: list[str] | None  # null: every board
+    running: list[str]  # what it runs on the board shown (or on any, outside a board)
+
+
+def worker(w: "WorkerPresence", blackboard_id: str | None = None) -> Worker:
+    return Worker(
+        worker_id=w.worker_id,
+        agent=w.agent_id,
+        host=w.host,
+        pid=w.pid,
+        started_at=w.started_at,
+        last_beat_at=w.last_beat,
+        boards=list(w.boards) or None,
+        running=[sid for sid, board in w.running if blackboard_id in (None, board)],
+    )
+
+
+class Status(Document):
+    """One board in `blackboard status`."""
+
+    blackboard_id: str
+    signals: dict[str, int]  # by status, statuses with none left out
+    signals_total: int
+    oldest_waiting_since: Time | None
+    oldest_waiting_seconds: float | None
+    entries: int
+    open_conflicts: int
+    live_workers: list[str]  # agents of the live workers serving it, and of its live claims
+    workers: list[Worker]  # the live workers serving it
+
+
+def status(b: "BoardStatus") -> Status:
+    return Status(
+        blackboard_id=b.blackboard_id,
+        signals=dict(b.signals),
+        signals_total=sum(b.signals.values()),
+        oldest_waiting_since=b.oldest_waiting,
+        oldest_waiting_seconds=None if b.waiting_seconds is None else round(b.waiting_seconds, 1),
+        entries=b.entries,
+        open_conflicts=b.open_conflicts,
+        live_workers=list(b.live_workers),
+        workers=[worker(w, b.blackboard_id) for w in b.workers],
+    )
+
+
+# ---------------------------------------------------------------- lists, and JSON
+
+
+class Listing(RootModel[list[T]], Generic[T]):
+    """A list of documents: iterate it, index it, take its `len`; it dumps as the CLI's JSON array."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    def __iter__(self) -> Iterator[T]:  # type: ignore[override] - the items, not the model's fields
+        return iter(self.root)
+
+    def __len__(self) -> int:
+        return len(self.root)
+
+    def __getitem__(self, index: int) -> T:
+        return self.root[index]
+
+
+Signals = Listing[Signal]
+Entries = Listing[Entry]
+History = Listing[HistoryVersion]
+Ranking = Listing[Match]
+Events = Listing[Event]
+
+
+def jsonable(document: Any) -> Any:
+    """A document, or a list or object holding documents, as the JSON value the CLI prints and the MCP
+    tools return (any other value as it is)."""
+    if isinstance(document, BaseModel):
+        return document.model_dump(mode="json")
+    if isinstance(document, list | tuple):
+        return [jsonable(d) for d in document]
+    if isinstance(document, dict):
+        return {k: jsonable(v) for k, v in document.items()}
+    return document

@@ -109,6 +109,25 @@ def _db_url(raw: Any) -> str:
     return str(raw)
 
 
+def absolute_db(url: str) -> str:
+    """The URL with a SQLite file's relative path made absolute against the working directory, so a
+    process started in another folder (a worker's handler, an MCP client) reaches the same file;
+    PostgreSQL URLs, in-memory databases and `file:` URIs as they are."""
+    from sqlalchemy.engine import make_url
+
+    made = make_url(url)
+    database = made.database
+    if (
+        made.get_backend_name() != "sqlite"
+        or not database
+        or database == ":memory:"
+        or database.startswith("file:")
+        or os.path.isabs(database)
+    ):
+        return url
+    return made.set(database=os.path.abspath(database)).render_as_string(hide_password=False)
+
+
 def _any(value: Any) -> bool:
     return True
 
@@ -167,8 +186,12 @@ class BlackboardSettings:
     pool_pre_ping: bool = _knob(
         False, "1, true, yes, 0, false or no", _any, _yes_or_no, "BLACKBOARD_POOL_PRE_PING"
     )
+    # where handlers write: ./artifacts of the working directory, never inside an agents folder (the scan
+    # skips it wherever it is); made absolute when loaded, as `db` is, so handlers get one folder
     artifacts_dir: str = _knob("artifacts", "a folder", bool, str, "BLACKBOARD_ARTIFACTS_DIR")
     poll_interval: float = _knob(0.02, SECONDS, _above_0, _finite, "BLACKBOARD_POLL_INTERVAL")
+    # a worker's beat: how often it says it is live (docs/agents.md: "Live workers")
+    beat_interval: float = _knob(2.0, SECONDS, _above_0, _finite, "BLACKBOARD_BEAT_INTERVAL")
     # set in code only (tests, embedding)
     echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
     # a worker's options (`blackboard worker`)
@@ -206,7 +229,22 @@ def load(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Blac
         if not knob.check(value):
             raise InvalidInput(str(source), f"must be {knob.rule}, got {_shown(raw)}")
         values[name] = value
-    return BlackboardSettings(**values)
+    return BlackboardSettings(**_anchored(values))
+
+
+def _anchored(values: dict[str, Any]) -> dict[str, Any]:
+    """The SQLite file and the artifacts folder, relative to the working directory, made absolute once
+    when settings are read: what a worker hands its handlers then means the same in their folders."""
+    given = {**_anchors(BlackboardSettings()), **values}
+    return {
+        **values,
+        "db": absolute_db(given["db"]),
+        "artifacts_dir": os.path.abspath(given["artifacts_dir"]),
+    }
+
+
+def _anchors(config: BlackboardSettings) -> dict[str, Any]:
+    return {"db": config.db, "artifacts_dir": config.artifacts_dir}
 
 
 def configured(
@@ -226,7 +264,7 @@ def configured(
             raise InvalidInput(name, f"must be {knob.rule}, got {raw!r}") from None
         if not knob.check(values[name]):
             raise InvalidInput(name, f"must be {knob.rule}, got {raw!r}")
-    return replace(config, **values)
+    return replace(config, **_anchored({**_anchors(config), **values}))
 
 
 def store_settings(settings: BlackboardSettings) -> StoreSettings:
@@ -264,6 +302,7 @@ def worker_options(
         WorkerOptions,
     )  # the worker's imports cost a command that runs none
 
+    artifacts = os.path.abspath(settings.artifacts_dir)
     return WorkerOptions(
         agent=agent,
         once=once,
@@ -271,12 +310,28 @@ def worker_options(
         blackboard_id=blackboard_id,
         grace=settings.grace,
         head_start=settings.head_start,
-        artifacts_dir=settings.artifacts_dir,
+        artifacts_dir=artifacts,
+        beat_every=settings.beat_interval,
+        handler_env=handler_environment(settings),
         # expire what is overdue a few times per the shorter timeout, every 0.5 s to 10 s
         sweep_every=min(10.0, max(0.5, min(settings.post_timeout, settings.claim_timeout) / 3)),
         # a running handler's claim is renewed every third of the claim timeout (docs/agents.md: "Leases")
         renew_every=max(0.5, settings.claim_timeout / 3),
     )
+
+
+def handler_environment(settings: BlackboardSettings) -> dict[str, str]:
+    """What a worker hands its handlers so that `blackboard` (or the Python API) run by a handler, in the
+    agent's folder, reaches the worker's board: its database as an absolute URL, its agents folders and
+    its artifacts folder as absolute paths (a glob stays a glob, made absolute)."""
+    from blackboard.infrastructure.agents.scan import folders_from
+
+    folders = os.pathsep.join(os.path.abspath(f) for f in folders_from(settings.agents_dir))
+    return {
+        "BLACKBOARD_DB": absolute_db(settings.db),
+        "BLACKBOARD_AGENTS_DIR": folders,
+        "BLACKBOARD_ARTIFACTS_DIR": os.path.abspath(settings.artifacts_dir),
+    }
 
 
 def _shown(raw: Any) -> str:

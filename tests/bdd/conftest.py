@@ -9,7 +9,9 @@ A signal is named either as "the signal" (the last one posted) or by its type, "
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from pytest_bdd import given, parsers, then, when
@@ -29,6 +31,7 @@ from blackboard.application.queries import WatchResult
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted, BlackboardEvent
+from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal, SignalStatus, SignalType
 from tests.bdd.sqlite_board import SqliteBoard
 from tests.fakes import Board
@@ -284,6 +287,28 @@ def seconds_pass(board: Board, seconds: int) -> None:
     board.clock.advance(seconds)
 
 
+# ------------------------------------------------------------- live workers
+@given(parsers.parse('a worker of "{name}" beats'), target_fixture="live_worker")
+def a_worker_beats(board: Board, name: str) -> WorkerPresence:
+    profile = board.registry.get(name)
+    assert profile is not None, f"no agent {name} registered"
+    now = board.clock.now()
+    resolved = profile.model_copy(update={"threshold": profile.threshold_or(0.8)})
+    me = WorkerPresence(f"{name}/bdd", resolved, "bdd-host", 4242, now, now, timedelta(seconds=2))
+    board.presence.beat(me)
+    return me
+
+
+@given("the worker beats again")
+def beats_again(board: Board, live_worker: WorkerPresence) -> None:
+    board.presence.beat(dataclasses.replace(live_worker, last_beat=board.clock.now()))
+
+
+@given("the worker stops")
+def worker_stops(board: Board, live_worker: WorkerPresence) -> None:
+    board.presence.stopped(live_worker.worker_id, board.clock.now())
+
+
 @when("the overdue signals are expired", target_fixture="ended")
 def expire_overdue(board: Board) -> list[AgentSignal]:
     return board.service.expire_signals(ExpireSignals())
@@ -370,6 +395,14 @@ def artifact_is(board: Board, signal: AgentSignal, artifact: str) -> None:
 def reason_is(board: Board, signal: AgentSignal, reason: str) -> None:
     result = _read(board, signal.signal_id).result
     assert result is not None and result.error == reason, f"reason was {result and result.error!r}"
+
+
+@then(parsers.parse('the signal\'s reason begins "{reason}"'))
+def reason_begins(board: Board, signal: AgentSignal, reason: str) -> None:
+    result = _read(board, signal.signal_id).result
+    assert result is not None and (result.error or "").startswith(reason), (
+        f"reason was {result and result.error!r}"
+    )
 
 
 @then(

@@ -5,15 +5,17 @@ steps can register agents, move time and listen, as they do on the in-memory cor
 from __future__ import annotations
 
 from blackboard.application.ports import UnitOfWork
+from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings
-from tests.fakes import Board, UnwiredContainer
+from tests.fakes import Board
 
 
 class SqliteBoard(Board):
     def __init__(self, url: str) -> None:
-        self.on_file = UnwiredContainer(config=BlackboardSettings(db=url))
+        self.on_file = Container(config=BlackboardSettings(db=url))
         super().__init__()
         self.store, self.read_model = self.on_file.event_store(), self.on_file.read_model()
+        self.presence = self.on_file.presence()  # live workers in the file's table
         self.rewire()
 
     def unit_of_work(self) -> UnitOfWork:

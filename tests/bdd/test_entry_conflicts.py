@@ -14,6 +14,7 @@ from blackboard.domain.errors import BlackboardError
 from blackboard.domain.events import AgentSignalCompleted
 from blackboard.domain.knowledge.entries import Entry, KeyInConflict
 from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.documents import history_version
 from tests.bdd.sqlite_board import entry_read_model
 from tests.fakes import Board
 
@@ -133,8 +134,8 @@ def has_versions(queries: KnowledgeQueries, key: str, count: int) -> None:
 
 @then(parsers.parse('the last version of "{key}" was written by "{name}" because "{why}"'))
 def last_version_by(queries: KnowledgeQueries, key: str, name: str, why: str) -> None:
-    last = queries.history(ReadEntry(blackboard_id=BOARD, key=key, history=True))[-1]
-    assert (last["author"], last["status"], last["rationale"]) == (name, "resolution", why)
+    last = history_version(queries.history(ReadEntry(blackboard_id=BOARD, key=key, history=True))[-1])
+    assert (last.author, last.status, last.rationale) == (name, "resolution", why)
 
 
 @then(parsers.parse('the board holds the finding "{finding}" by "{name}", linked to the signal'))

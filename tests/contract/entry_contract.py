@@ -15,6 +15,8 @@ from blackboard.application.ports import SignalReadModel, UnitOfWork
 from blackboard.application.projection import Projector
 from blackboard.domain.events import EntryWritten
 from blackboard.domain.knowledge.entries import KeyInConflict
+from blackboard.infrastructure import documents
+from blackboard.infrastructure.documents import jsonable
 from tests.fakes import EventDispatcher, TickingClock
 
 
@@ -38,7 +40,7 @@ class Parts:
 
 
 def state(entries: list) -> list[dict]:
-    return [e.to_document() for e in entries]
+    return jsonable(documents.entries(entries))
 
 
 class EntryContract(abc.ABC):

@@ -16,6 +16,8 @@ import pytest
 from tests.e2e.conftest import Cli
 
 FOLDER = Path(__file__).parent.parent / "fixtures" / "everyday-agents"
+# the claims come after every post and match has run, which can take more than the default 30 s on a busy machine
+SLOW = {"BLACKBOARD_POST_TIMEOUT": "3600"}
 
 # (topic, prompt, the specialist people would pick)
 EVERYDAY = [
@@ -95,16 +97,19 @@ class Board:
             )
 
         asked = [(topic, prompt) for topic, prompt, _ in EVERYDAY] + NONSENSE
-        posted = cli.many({str(n): (post(n, t, p), None) for n, (t, p) in enumerate(asked)})
+        posted = cli.many({str(n): (post(n, t, p), SLOW) for n, (t, p) in enumerate(asked)})
         self.posted = [posted[str(n)].result().expect(0).json() for n in range(len(asked))]
         ids = [s["signal_id"] for s in self.posted]
-        matched = cli.many({i: (("--json", "match", i), None) for i in ids})
+        matched = cli.many({i: (("--json", "match", i), SLOW) for i in ids})
         self.rankings: list[list[dict[str, Any]]] = [matched[i].result().expect(0).json() for i in ids]
         runner_up = self.rankings[0][1]["agent"]
-        self.runner_up = runner_up, cli("claim", ids[0], "--agent", runner_up)  # before the specialist does
+        self.runner_up = (
+            runner_up,
+            cli("claim", ids[0], "--agent", runner_up, env=SLOW),
+        )  # before the specialist
         claims = cli.many(
             {
-                i: (("--json", "claim", i, "--agent", who), None)
+                i: (("--json", "claim", i, "--agent", who), SLOW)
                 for i, (_, _, who) in zip(ids[: len(EVERYDAY)], EVERYDAY, strict=True)
             }
         )

@@ -9,7 +9,8 @@ import subprocess
 import pytest
 from jsonschema import Draft7Validator
 
-from tests.e2e.conftest import BLACKBOARD, CONTRACTS, FORMATS, Cli
+from tests.e2e.conftest import BLACKBOARD, FORMATS, Cli
+from tests.paths import SCHEMAS
 
 COMMANDS = (
     "post",
@@ -72,9 +73,12 @@ def test_post_quiet_prints_only_the_new_id(cli):
     assert [s["signal_id"] + "\n" for s in cli.ok("signals")] == ids
 
 
-@pytest.mark.parametrize(("document", "contract"), [("signal", "agent-signal.schema.json")])
-def test_the_shipped_signal_schema_is_the_contracts(cli, document, contract):
-    assert cli.ok("schema", document) == json.loads((CONTRACTS / contract).read_text(encoding="utf-8"))
+@pytest.mark.parametrize(
+    ("document", "shipped"), [("signal", "agent-signal.schema.json"), ("entry", "entry.schema.json")]
+)
+def test_the_schema_command_prints_the_shipped_schema_generated_from_the_models(cli, document, shipped):
+    """The file is the models' (tests/unit/test_schemas.py); the signal's refines the contract's."""
+    assert cli.ok("schema", document) == json.loads((SCHEMAS / shipped).read_text(encoding="utf-8"))
     assert json.loads(cli("schema", document).expect(0).stdout) == cli.ok("schema", document)
 
 

@@ -27,7 +27,7 @@ from blackboard.application.ports import SignalFilter
 from blackboard.domain.errors import NotFound, RuleViolation
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import settings
-from tests.fakes import UnwiredContainer
+from blackboard.infrastructure.container import Container
 
 BOARDS = ("ps-f1", "ps-f2", "ps-f3")
 AGENTS = ("ps-researcher", "ps-analyst")
@@ -47,7 +47,7 @@ class Actor:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
         self.seed = seed
-        container = UnwiredContainer(config=settings.load({}))
+        container = Container(config=settings.load({}))
         self.service, self.read_model = container.service(), container.read_model()
         self.knowledge = container.knowledge()
         self.done: Counter[str] = Counter()

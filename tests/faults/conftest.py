@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from blackboard.infrastructure import settings
-from tests.fakes import UnwiredContainer
+from blackboard.infrastructure.container import Container
 from tests.faults.invariants import counts, violations
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,8 +52,8 @@ class Store:
             BLACKBOARD_CLAIM_TIMEOUT="2",
         )
 
-    def container(self) -> UnwiredContainer:
-        return UnwiredContainer(config=settings.load({}, env={**self.env, "BLACKBOARD_POOL_PRE_PING": "1"}))
+    def container(self) -> Container:
+        return Container(config=settings.load({}, env={**self.env, "BLACKBOARD_POOL_PRE_PING": "1"}))
 
     def actor(self, seed: int, operations: int) -> subprocess.Popen[str]:
         return subprocess.Popen(

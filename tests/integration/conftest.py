@@ -1,14 +1,14 @@
-"""A blackboard service over the real SQLAlchemy adapters."""
+"""A blackboard service over the real SQLAlchemy adapters, as the container builds them."""
 
 from __future__ import annotations
 
 import pytest
+from dependency_injector import providers
 from sqlalchemy import Engine
 
+from blackboard.application.ports import UnitOfWork
 from blackboard.application.service import Settings
-from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
-from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
-from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
+from blackboard.infrastructure.container import Container
 from tests.fakes import Board, agent
 
 AGENTS = (
@@ -19,17 +19,19 @@ AGENTS = (
 
 
 class SqlBoard(Board):
-    """tests.fakes.Board with the SQL event store, read model and unit of work in place of the fakes."""
+    """tests.fakes.Board with the SQL event store, read model and unit of work in place of the fakes: the
+    container's own, on the test's engine."""
 
     def __init__(self, engine: Engine, settings: Settings | None = None) -> None:
         self.engine = engine
+        self.on_engine = Container()
+        self.on_engine.engine.override(providers.Object(engine))
         super().__init__(*AGENTS, settings=settings)
-        self.store = SqlAlchemyEventStore(engine)
-        self.read_model = SqlSignalReadModel(engine)
+        self.store, self.read_model = self.on_engine.event_store(), self.on_engine.read_model()
         self.rewire()
 
-    def unit_of_work(self) -> SqlUnitOfWork:
-        return SqlUnitOfWork(self.engine)
+    def unit_of_work(self) -> UnitOfWork:
+        return self.on_engine.unit_of_work()
 
 
 @pytest.fixture

@@ -85,7 +85,7 @@ def test_agents_json_carries_every_file_with_its_fields_warnings_and_reasons(tmp
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["loaded"], report["files"]) == (8, 10)
-    assert report["folders"] == [{"folder": str(collection), "exists": True}]
+    assert report["folders"] == [{"folder": str(collection), "exists": True, "glob": None}]
     by_name = {a["name"]: a for a in report["agents"]}
     reviewer = by_name["code-reviewer"]
     assert (reviewer["runnable"], reviewer["model"], reviewer["tools"]) == (
@@ -159,7 +159,9 @@ def test_several_folders_from_the_environment_and_claude_agents_by_default(tmp_p
     shutil.copytree(collection, project / ".claude" / "agents")
     by_default = cli(tmp_path, "--json", "agents", cwd=project)  # no ./agents: ./.claude/agents
     report = json.loads(by_default.stdout)
-    assert report["loaded"] == 8 and report["folders"] == [{"folder": ".claude/agents", "exists": True}]
+    assert report["loaded"] == 8 and report["folders"] == [
+        {"folder": ".claude/agents", "exists": True, "glob": None}
+    ]
 
     missing = cli(tmp_path, "agents", folders=[tmp_path / "nowhere"])
     assert (

@@ -14,6 +14,7 @@ import pytest
 
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalType
 from blackboard.infrastructure.agents import AgentDefinition, FrontmatterAgentRegistry
+from blackboard.infrastructure.documents import jsonable, signal
 
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
 REGISTRY = FrontmatterAgentRegistry(AGENTS_DIR)
@@ -24,18 +25,20 @@ PROMPT = (
 
 
 def signal_document(signal_type: str, signal_id: str = "sig-0000000a", **context: Any) -> dict[str, Any]:
-    return (
-        AgentSignal(
-            signal_id=signal_id,
-            blackboard_id="ps-1",
-            signal_type=SignalType(signal_type),
-            payload=SignalPayload(ps_id="ps-1", entry_id="e-1", topic=TOPIC, prompt=PROMPT, context=context),
-            target_capabilities=(signal_type,),
-            posted_by="test",
-            created_at=datetime(2025, 1, 1, tzinfo=UTC),
+    return jsonable(
+        signal(
+            AgentSignal(
+                signal_id=signal_id,
+                blackboard_id="ps-1",
+                signal_type=SignalType(signal_type),
+                payload=SignalPayload(
+                    ps_id="ps-1", entry_id="e-1", topic=TOPIC, prompt=PROMPT, context=context
+                ),
+                target_capabilities=(signal_type,),
+                posted_by="test",
+                created_at=datetime(2025, 1, 1, tzinfo=UTC),
+            ).claimed("someone", datetime(2025, 1, 1, 0, 1, tzinfo=UTC))
         )
-        .claimed("someone", datetime(2025, 1, 1, 0, 1, tzinfo=UTC))
-        .to_document()
     )
 
 

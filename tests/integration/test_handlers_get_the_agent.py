@@ -150,15 +150,14 @@ def test_the_readme_s_llm_example_sends_the_agent_s_body_as_the_system_prompt(tm
     definition = FrontmatterAgentRegistry(agents).definition("reviewer")
     document = {"signal_id": "sig-0000abcd", "payload": {"topic": "the login endpoint"}}
 
-    outcome = run_handler(definition, document, {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    artifacts = tmp_path / "artifacts"  # as a worker hands it over: absolute, outside the agents folder
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    outcome = run_handler(definition, document, {"PATH": path, "BLACKBOARD_ARTIFACTS_DIR": str(artifacts)})
 
     assert outcome.succeeded, outcome.error
     written = Path(outcome.artifact_path).read_text()
     assert written.startswith(f"SYSTEM<{BODY}>\nUSER<")
-    assert (
-        '"topic": "the login endpoint"' in written
-        and Path(outcome.artifact_path).parent == agents / "artifacts"
-    )
+    assert '"topic": "the login endpoint"' in written and Path(outcome.artifact_path).parent == artifacts
 
 
 # -- ps-writer: a real model through the anthropic SDK, against a local stand-in for the API -------------

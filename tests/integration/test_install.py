@@ -97,13 +97,13 @@ def test_an_installed_blackboard_migrates_and_posts_beside_the_users_own_domain_
 
 def test_the_installed_package_ships_the_json_schemas_and_its_version(installed, tmp_path):
     """`blackboard schema` reads the schemas from inside the installed package (package-data), not from
-    the source tree; the signal's is the contract's."""
-    from tests.paths import SIGNAL_SCHEMA
+    the source tree: the files generated from the models."""
+    from tests.paths import SCHEMAS
 
     blackboard = str(installed / "bin" / "blackboard")
     signal = json.loads(run([blackboard, "--json", "schema", "signal"], cwd=tmp_path))
     entry = json.loads(run([blackboard, "--json", "schema", "entry"], cwd=tmp_path))
-    assert signal == json.loads(SIGNAL_SCHEMA.read_text(encoding="utf-8"))
+    assert signal == json.loads((SCHEMAS / "agent-signal.schema.json").read_text(encoding="utf-8"))
     assert entry["title"] == "Entry" and "conflict" in entry["properties"]
     assert run([blackboard, "--version"], cwd=tmp_path).startswith("blackboard ")
 

@@ -15,7 +15,7 @@ import pytest
 from blackboard.application.commands import PostSignal
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import settings
-from tests.fakes import UnwiredContainer
+from blackboard.infrastructure.container import Container
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 
@@ -65,7 +65,7 @@ class Board:
         self.cli("db", "upgrade")
         # configured as the workers are; this process lives through the restart test too: check pooled
         # connections before use
-        self.container = UnwiredContainer(
+        self.container = Container(
             config=settings.load({}, env={**self.env, "BLACKBOARD_POOL_PRE_PING": "1"})
         )
         self.read_model, self.store = self.container.read_model(), self.container.event_store()

@@ -189,7 +189,7 @@ BAD_FILES = {
     "yaml-command.md": (agent("yaml-command", more="command: echo a: b\n"), "command: is not valid YAML"),
     "no-frontmatter.md": ("Just some Markdown.\n", "frontmatter: is missing"),
     "no-name.md": ("---\ncapabilities: {RESEARCH: 0.9}\n---\n", "name: is required"),
-    "bad-name.md": (agent("Bad_Name"), "name: must be lowercase letters, digits and hyphens"),
+    "bad-name.md": (agent("-bad-name"), "name: must be 1 to 200 characters, not starting with a hyphen"),
     "score-list.md": (
         agent("score-list", "[{type: RESEARCH, score: 0.5}, {type: REVIEW, score: 1.4}]"),
         "capabilities[1].score: must be between 0 and 1, got 1.4",

@@ -15,6 +15,9 @@ from blackboard.application.knowledge.service import KnowledgeService
 from blackboard.application.projection import Projector
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.infrastructure.documents import entries as entry_documents
+from blackboard.infrastructure.documents import entry as entry_document
+from blackboard.infrastructure.documents import jsonable
 from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 from blackboard.infrastructure.persistence.engine import make_engine
@@ -60,7 +63,7 @@ def run(knowledge: KnowledgeService, operations) -> None:
 
 
 def documents(entries) -> list[dict]:
-    return [e.to_document() for e in entries.find(EntryFilter(blackboard_id="bb"))]
+    return jsonable(entry_documents(entries.find(EntryFilter(blackboard_id="bb"))))
 
 
 def replayed(entries) -> list[dict]:
@@ -68,7 +71,7 @@ def replayed(entries) -> list[dict]:
     streams = defaultdict(list)
     for record in entries.records("bb"):
         streams[record.event.key].append((record.event, record.position))
-    return [entry_rules.replay(pairs).to_document() for _, pairs in sorted(streams.items())]
+    return jsonable([entry_document(entry_rules.replay(pairs)) for _, pairs in sorted(streams.items())])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

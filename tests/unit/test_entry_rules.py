@@ -15,6 +15,8 @@ from blackboard.domain.knowledge.entries import (
     NotInConflict,
     StaleVersion,
 )
+from blackboard.infrastructure import documents
+from blackboard.infrastructure.documents import jsonable
 from tests.fakes import T0
 
 
@@ -166,7 +168,7 @@ def test_an_entry_streams_id_is_never_a_board_id_and_names_its_board():
 def test_the_document_carries_every_field_of_the_contract():
     entry, _ = written(("ps-a", "x"), ("ps-b", "y"))
 
-    document = entry.to_document()
+    document = jsonable(documents.entry(entry))
 
     assert set(document) >= {
         "blackboard_id",

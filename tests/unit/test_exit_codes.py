@@ -1,4 +1,5 @@
-"""Exit codes: one family per error, one code per family, and README's table saying the same as the CLI."""
+"""Exit codes: one family per error, one code per family (the one table, error_families.py), and docs/cli.md's
+table saying the same."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from blackboard.application.commands import PostSignal
 from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable, WaitTimedOut
 from blackboard.domain.errors import AlreadyClaimed, BlackboardError, InvalidInput, SignalNotFound
 from blackboard.infrastructure.cli import _report
-from blackboard.infrastructure.cli.exits import FAMILIES, INTERRUPTED, MEANINGS, OK, UNEXPECTED, exit_code
+from blackboard.infrastructure.cli.exits import INTERRUPTED, MEANINGS, OK, UNEXPECTED, exit_code
 from blackboard.infrastructure.cli.parser import build_parser
 from blackboard.infrastructure.container import open_database
+from blackboard.infrastructure.error_families import FAMILIES
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
@@ -24,7 +26,7 @@ README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 def readme_exit_codes() -> dict[int, str]:
     """code -> the 'error family' cell of docs/cli.md's "### Exit codes" table."""
-    section = README.read_text().split("### Exit codes", 1)[1].split("\n#", 1)[0]
+    section = README.read_text().split("## Exit codes", 1)[1].split("\n#", 1)[0]
     rows = [line.split("|")[1:-1] for line in section.splitlines() if re.match(r"\|\s*\d+\s*\|", line)]
     return {int(cells[0]): cells[1].strip() for cells in rows}
 
@@ -45,28 +47,31 @@ def every_blackboard_error() -> set[type[BlackboardError]]:
 
 def test_readme_lists_exactly_the_codes_the_cli_gives():
     assert set(readme_exit_codes()) == set(MEANINGS)
-    assert set(FAMILIES.values()) | {OK, UNEXPECTED, INTERRUPTED} == set(MEANINGS)
+    assert {family.exit_code for family in FAMILIES} | {OK, UNEXPECTED, INTERRUPTED} == set(MEANINGS)
 
 
-def test_readme_names_for_each_code_exactly_the_families_the_cli_maps_to_it():
-    family_names = {family.__name__ for family in FAMILIES}
+def test_readme_names_for_each_code_exactly_the_families_the_table_gives_it():
+    family_names = {family.kind.__name__ for family in FAMILIES}
     for code, cell in readme_exit_codes().items():
         named = {name for name in re.findall(r"`(\w+)`", cell) if name in family_names}
-        assert named == {f.__name__ for f, c in FAMILIES.items() if c == code}, f"exit {code}: {cell!r}"
+        assert named == {f.kind.__name__ for f in FAMILIES if f.exit_code == code}, f"exit {code}: {cell!r}"
 
 
 def test_every_error_the_blackboard_raises_on_purpose_belongs_to_exactly_one_family():
-    errors = every_blackboard_error() - set(FAMILIES)
+    kinds = {family.kind for family in FAMILIES}
+    errors = every_blackboard_error() - kinds
 
     assert {"WaitTimedOut", "StoreUnavailable", "ConcurrencyConflict"} <= {e.__name__ for e in errors}
     for error in errors:
-        families = [family.__name__ for family in FAMILIES if issubclass(error, family)]
+        families = [kind.__name__ for kind in kinds if issubclass(error, kind)]
         assert len(families) == 1, f"{error.__module__}.{error.__name__} is in {families or 'no family'}"
 
 
-def test_the_families_are_disjoint():
-    for family in FAMILIES:
-        assert [f for f in FAMILIES if issubclass(family, f)] == [family]
+def test_the_families_are_disjoint_and_each_has_its_own_name():
+    kinds = [family.kind for family in FAMILIES]
+    for kind in kinds:
+        assert [k for k in kinds if issubclass(kind, k)] == [kind]
+    assert len({family.name for family in FAMILIES}) == len(FAMILIES)
 
 
 @pytest.mark.parametrize(

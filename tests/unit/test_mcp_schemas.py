@@ -7,8 +7,9 @@ import pytest
 from pydantic import ValidationError
 
 from blackboard.application.commands import PostSignal
+from blackboard.application.errors import StoreUnavailable, WaitTimedOut
 from blackboard.application.knowledge.commands import WriteEntry
-from blackboard.domain.errors import InvalidInput
+from blackboard.domain.errors import AlreadyClaimed, InvalidInput, SignalNotFound
 from blackboard.infrastructure.mcp.schemas import accepted, derive, invalid
 from blackboard.infrastructure.mcp.tools import every_tool
 
@@ -70,8 +71,21 @@ def test_unknown_arguments_are_refused():
     assert invalid(refused.value).field == "colour"
 
 
-def test_a_tool_error_names_the_exit_code_the_cli_gives_the_same_family():
-    from blackboard.infrastructure.cli.exits import FAMILIES as CLI
-    from blackboard.infrastructure.mcp.server import FAMILIES as MCP
+@pytest.mark.parametrize(
+    ("error", "family", "code"),
+    [
+        (StoreUnavailable("database is locked"), "unavailable", 1),
+        (InvalidInput("--limit", "must be 1 or more"), "invalid_input", 2),
+        (AlreadyClaimed("sig-1", "CLAIMED", "ps-analyst"), "refused", 3),
+        (SignalNotFound("sig-1"), "not_found", 4),
+        (WaitTimedOut("sig-1 to finish", 2), "timed_out", 5),
+        (ZeroDivisionError("a bug"), "unexpected", 1),
+    ],
+)
+def test_a_tool_error_names_the_family_and_the_exit_code_the_cli_gives_the_same_error(error, family, code):
+    from blackboard.infrastructure.cli.exits import exit_code
+    from blackboard.infrastructure.mcp.server import refusal
 
-    assert {family: code for family, _, code in MCP} == CLI
+    details = refusal(error).structured_content
+
+    assert (details["family"], details["exit_code"]) == (family, code) and code == exit_code(error)

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 import blackboard
-from blackboard.infrastructure.cli.exits import FAMILIES, exit_code
+from blackboard.infrastructure.cli.exits import exit_code
+from blackboard.infrastructure.error_families import FAMILIES
 
 
 def test_importing_blackboard_loads_neither_the_api_nor_its_libraries_until_a_name_is_used():
@@ -38,7 +39,13 @@ def test_importing_blackboard_loads_neither_the_api_nor_its_libraries_until_a_na
 def test_each_exception_is_the_family_of_one_exit_code_under_blackboard_error(name, error, code):
     assert isinstance(error, blackboard.BlackboardError)
     assert exit_code(error) == code
-    assert type(error) in FAMILIES  # the CLI's own class, not a look-alike
+    assert type(error) in {family.kind for family in FAMILIES}  # the CLI's own class, not a look-alike
+
+
+def test_the_api_names_each_family_of_the_table_by_the_family_s_name():
+    for family in FAMILIES:
+        assert getattr(blackboard, family.api_name) is family.kind, family.name
+        assert family.api_name in blackboard.__all__
 
 
 def test_a_conflict_is_a_refusal_and_closed_is_unavailable():

@@ -29,7 +29,7 @@ def shown(value: object) -> str:
 
 def readme_configuration() -> list[tuple[list[str], list[str], list[str]]]:
     """(flags, variables, defaults) of each row of docs/cli.md's "### Configuration" table."""
-    section = README.read_text().split("### Configuration", 1)[1].split("\n#", 1)[0]
+    section = README.read_text().split("## Configuration", 1)[1].split("\n#", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = line.split("|")[1:-1]
@@ -117,14 +117,19 @@ def test_a_flag_beats_its_variable_which_beats_the_default():
 
     loaded = settings.load({"db": "sqlite:///from-flag.db", "agents_dir": None}, env=env)
 
-    assert loaded.db == "sqlite:///from-flag.db" and loaded.agents_dir == "env-agents"
+    assert loaded.db == f"sqlite:///{Path('from-flag.db').absolute()}" and loaded.agents_dir == "env-agents"
     assert loaded.claim_timeout == 300.0
 
 
 def test_a_setting_without_a_variable_is_not_read_from_the_environment():
     assert (
         settings.load({}, env={"BLACKBOARD_MAX_ATTEMPTS": "3", "BLACKBOARD_GRACE": "1"})
-        == BlackboardSettings()
+        == settings.load({}, env={})
+        == dataclasses.replace(
+            BlackboardSettings(),
+            db=f"sqlite:///{Path('.blackboard/blackboard.db').absolute()}",
+            artifacts_dir=str(Path("artifacts").absolute()),
+        )
     )
 
 
@@ -186,6 +191,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
         pool_timeout=7.0,
         pool_pre_ping=True,
         poll_interval=0.5,
+        beat_interval=0.75,
         echo=True,
         artifacts_dir="/srv/artifacts",
         concurrency=4,

@@ -1,5 +1,6 @@
-"""Scores from text (`post --capability auto`): the BM25 scale, the index per registry load, and the
-service and claim policy scoring a signal targeting `auto` by its topic and prompt (docs/matching.md)."""
+"""Scores from text (`post --capability auto`): the BM25F scale over name, description and body, the index per
+registry load, and the service and claim policy scoring a signal targeting `auto` by its topic and prompt
+(docs/matching.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from blackboard.domain.capabilities import AUTO, targets_auto
 from blackboard.domain.errors import BelowThreshold
 from blackboard.domain.signals import Candidate, SignalStatus
 from blackboard.infrastructure.agents import FrontmatterAgentRegistry
-from blackboard.infrastructure.agents.text_index import TextIndex, scaled
+from blackboard.infrastructure.agents.text_index import AgentText, TextIndex, scaled
 from tests.fakes import T0, Board, agent
 
 AGENTS = {
@@ -88,9 +89,45 @@ def test_the_index_is_built_once_per_load(registry, monkeypatch):
 
 
 def test_one_word_in_common_never_reaches_the_threshold_however_rare_or_repeated():
-    index = TextIndex(["a", "b", "c"], ["kubernetes pods", "postgres " * 9 + "vacuum", "react hooks"])
-    assert 0.7 < index.scores("postgres")["b"] < 0.8  # only b has it, nine times: still one word
-    assert index.scores("postgres vacuum")["b"] > 0.8
+    index = TextIndex(
+        [
+            AgentText("kube", "kubernetes pods"),
+            # only b has "postgres": in its name, nine times in its description and all through its body
+            AgentText(
+                "postgres-b", "postgres " * 9 + "vacuum", ("POSTGRES",), "postgres " * 40 + "vacuum replicas"
+            ),
+            AgentText("react", "react hooks"),
+        ]
+    )
+    assert 0.6 < index.scores("postgres")["postgres-b"] < 0.8  # still one word
+    assert index.scores("postgres vacuum replicas")["postgres-b"] > 0.8
+
+
+def test_a_word_only_the_body_has_finds_its_agent():
+    index = TextIndex(
+        [
+            AgentText(
+                "terraform-engineer", "Builds infrastructure as code.", (), "Remote backend, state locking."
+            ),
+            AgentText(
+                "cloud-architect", "Designs cloud infrastructure and code.", (), "Cost, regions, networks."
+            ),
+        ]
+    )
+    scores = index.scores("lock the remote backend")
+    assert list(scores) == ["terraform-engineer"] and scores["terraform-engineer"] > 0
+
+
+def test_a_word_weighs_more_in_the_name_than_in_the_description_and_there_more_than_in_the_body():
+    index = TextIndex(
+        [
+            AgentText("helm-pro", "Charts for clusters."),
+            AgentText("cluster-admin", "Runs helm charts."),
+            AgentText("ops", "Runs clusters.", (), "Sometimes helm."),
+        ]
+    )
+    scores = index.scores("helm")
+    assert scores["helm-pro"] > scores["cluster-admin"] > scores["ops"] > 0
 
 
 # -- the service and the claim policy ---------------------------------------------------------------
@@ -161,3 +198,11 @@ def test_a_profile_declaring_auto_gets_its_text_score_instead():
     assert scored.score(Candidate("sig-1", "bb", (AUTO,), T0)) == 0.3
     assert scored.score(Candidate("sig-1", "bb", (AUTO, "REVIEW"), T0)) == 0.7
     assert scored.score(Candidate("sig-1", "bb", ("REVIEW",), T0)) == 0.7
+
+
+def test_requests_of_words_no_file_has_leave_the_index_as_it_was():
+    index = TextIndex([AgentText("kube", "kubernetes pods"), AgentText("react", "react hooks")])
+    kept = len(index._words._stems)
+    for n in range(50):
+        assert index.scores(f"zorblax{n} quuxification{n} pods")["kube"] > 0
+    assert len(index._words._stems) == kept  # a long-running worker's memory does not grow with its requests

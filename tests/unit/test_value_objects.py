@@ -1,15 +1,12 @@
-"""Value objects of a signal: its id, its payload, and the AgentSignal document every interface returns."""
+"""Value objects of a signal: its id, its payload, its transitions."""
 
 from __future__ import annotations
 
-import json
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.signals import (
     FINAL_STATUSES,
     AgentSignal,
@@ -19,7 +16,7 @@ from blackboard.domain.signals import (
     SignalStatus,
     SignalType,
 )
-from tests.fakes import T0, agent
+from tests.fakes import T0
 from tests.paths import SIGNAL_SCHEMA
 
 SCHEMA_PATH = SIGNAL_SCHEMA
@@ -130,165 +127,6 @@ def test_the_final_statuses_are_completed_failed_expired_and_unclaimed():
         == FINAL_STATUSES
         == {SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED}
     )
-
-
-# ================================================================ AgentSignal.to_document
-def _is_datetime_with_offset(value: object) -> bool:
-    """RFC 3339 date-time, as the schema's `format` means; jsonschema needs an extra package for it."""
-    if not isinstance(value, str):
-        return True
-    try:
-        return datetime.fromisoformat(value).tzinfo is not None
-    except ValueError:
-        return False
-
-
-FORMATS = jsonschema.FormatChecker()
-FORMATS.checks("date-time")(_is_datetime_with_offset)
-
-
-@pytest.fixture(scope="module")
-def validator() -> jsonschema.Validator:
-    schema = json.loads(SCHEMA_PATH.read_text())
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=FORMATS)
-
-
-def at(seconds: float) -> datetime:
-    return T0 + timedelta(seconds=seconds)
-
-
-def signal_in(status: SignalStatus) -> AgentSignal:
-    board = BlackboardAggregate("bb-1")
-    board.post_signal(
-        signal_id="sig-0000000a",
-        signal_type=SignalType.ANALYSIS,
-        posted_by="ps-orchestrator",
-        at=at(0),
-        payload=SignalPayload(
-            ps_id="PS-1", entry_id="e-7", topic="Claims", prompt="Look", context={"k": [1]}
-        ),
-        target_capabilities=["ANALYSIS", "RESEARCH"],
-        dedupe_key="key-1",
-    )
-    board.post_signal(
-        signal_id="sig-0000000b",
-        signal_type=SignalType.REVIEW,
-        posted_by="ps-orchestrator",
-        at=at(1),
-        payload=SignalPayload(ps_id="PS-1", entry_id="e-8", topic="Review"),
-        after=["sig-0000000a"],
-    )
-    analyst = agent("ps-analyst", ANALYSIS=0.9)
-    if status is SignalStatus.CLAIMED:
-        board.claim_signal("sig-0000000a", analyst, at(2))
-    elif status is SignalStatus.COMPLETED:
-        board.claim_signal("sig-0000000a", analyst, at(2))
-        result = SignalResult(artifact_path="a.md", knowledge_items=("KI-1",))
-        board.complete_signal("sig-0000000a", "ps-analyst", result, at(3))
-    elif status is SignalStatus.FAILED:
-        board.claim_signal("sig-0000000a", analyst, at(2))
-        board.fail_signal("sig-0000000a", "ps-analyst", "boom", at(3))
-    elif status is SignalStatus.EXPIRED:
-        board.expire_signal("sig-0000000a", "late", at(40))
-    elif status is SignalStatus.UNCLAIMED:
-        board.mark_unclaimed("sig-0000000a", "nobody able", at(1))
-    signal = board.signal("sig-0000000a")
-    assert signal.status is status
-    return signal
-
-
-@pytest.mark.parametrize("status", list(SignalStatus))
-def test_the_document_of_a_signal_in_every_status_validates_against_the_contract(status, validator):
-    document = signal_in(status).to_document()
-
-    validator.validate(document)
-    assert json.loads(json.dumps(document)) == document  # plain JSON values only
-    assert document["status"] == status.value
-
-
-COMPLETED_DOCUMENT = {
-    "signal_id": "sig-0000000a",
-    "blackboard_id": "bb-1",
-    "signal_type": "ANALYSIS",
-    "payload": {
-        "ps_id": "PS-1",
-        "entry_id": "e-7",
-        "topic": "Claims",
-        "prompt": "Look",
-        "context": {"k": [1]},
-    },
-    "target_capabilities": ["ANALYSIS", "RESEARCH"],
-    "posted_by": "ps-orchestrator",
-    "claimed_by": "ps-analyst",
-    "status": "COMPLETED",
-    "created_at": "2026-01-04T09:00:00+00:00",
-    "claimed_at": "2026-01-04T09:00:02+00:00",
-    "completed_at": "2026-01-04T09:00:03+00:00",
-    "result": {"artifact_path": "a.md", "knowledge_items": ["KI-1"], "error": None},
-    "version": 3,
-    "after": [],
-    "waiting_for": [],
-    "claimable_since": "2026-01-04T09:00:00+00:00",
-    "dedupe_key": "key-1",
-}
-
-
-def test_the_document_carries_every_field_of_the_signal():
-    signal = signal_in(SignalStatus.COMPLETED)
-
-    document = signal.to_document()
-
-    assert {
-        field: document.get(field) for field in COMPLETED_DOCUMENT
-    } == COMPLETED_DOCUMENT  # more may follow
-
-
-def test_the_document_of_a_waiting_signal_names_what_it_waits_for(validator):
-    board = BlackboardAggregate("bb-1")
-    for sid in ("sig-0000000a", "sig-0000000b"):
-        board.post_signal(
-            signal_id=sid,
-            signal_type=SignalType.RESEARCH,
-            posted_by="ps-o",
-            at=at(0),
-            payload=SignalPayload(ps_id="PS-1", entry_id="e-1", topic="t"),
-        )
-    board.post_signal(
-        signal_id="sig-0000000c",
-        signal_type=SignalType.SYNTHESIS,
-        posted_by="ps-o",
-        at=at(1),
-        payload=SignalPayload(ps_id="PS-1", entry_id="e-2", topic="t"),
-        after=["sig-0000000b", "sig-0000000a"],
-    )
-
-    document = board.signal("sig-0000000c").to_document()
-
-    validator.validate(document)
-    assert document["after"] == ["sig-0000000b", "sig-0000000a"]
-    assert document["waiting_for"] == ["sig-0000000a", "sig-0000000b"]
-    assert (
-        document["claimable_since"] is None and document["claimed_at"] is None and document["result"] is None
-    )
-
-
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [
-        ("signal_id", "sig-XYZ"),
-        ("status", "DONE"),
-        ("created_at", "yesterday"),
-        ("version", 0),
-        ("target_capabilities", []),
-    ],
-)
-def test_the_contract_check_itself_catches_a_broken_document(field, value, validator):
-    document = {**signal_in(SignalStatus.POSTED).to_document(), field: value}
-
-    with pytest.raises(jsonschema.ValidationError):
-        validator.validate(document)
 
 
 # ===================================================================== transitions copy

@@ -4,15 +4,15 @@ keys' own events from the log (never a board's signals)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from blackboard.application.knowledge.commands import ListEntries, ReadEntry, SummarizeBoard
-from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel
+from blackboard.application.knowledge.ports import EntryCounts, EntryFilter, EntryReadModel
 from blackboard.application.ports import Clock, Recorded, SignalReadModel
 from blackboard.application.projection import Projector
 from blackboard.domain.errors import NotFound, SignalNotFound
-from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent
+from blackboard.domain.events import EntryEvent
 from blackboard.domain.knowledge import permissions as key_permissions
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry, EntryNotFound
@@ -21,6 +21,15 @@ from blackboard.domain.knowledge.entries import Entry, EntryNotFound
 class BoardNotFound(NotFound):
     def __init__(self, blackboard_id: str) -> None:
         super().__init__(f"no blackboard {blackboard_id}: it holds no signal and no entry")
+
+
+@dataclass(frozen=True, slots=True)
+class BoardSummary:
+    """What `summary` tells of a board: its entries' counts and its signals by status."""
+
+    blackboard_id: str
+    entries: EntryCounts
+    signals_by_status: dict[str, int]
 
 
 class KnowledgeQueries:
@@ -55,14 +64,15 @@ class KnowledgeQueries:
             raise EntryNotFound(query.blackboard_id, query.key, query.at)
         return entry
 
-    def history(self, query: ReadEntry) -> list[dict[str, Any]]:
-        """Every recorded version of the key (accepted, candidate, resolution), oldest first."""
+    def history(self, query: ReadEntry) -> list[Recorded]:
+        """Every recorded version of the key (accepted, candidate, resolution), oldest first: its events
+        with their positions."""
         if query.signal_id is not None:
             self._check(query)
         records = self._entries.records(query.blackboard_id, query.key, query.at)
         if not records:
             raise EntryNotFound(query.blackboard_id, query.key, query.at)
-        return [history_document(r) for r in records]
+        return records
 
     def _check(self, query: ReadEntry) -> None:
         self._catch_up()  # the signal's row as its last commit left it
@@ -106,21 +116,13 @@ class KnowledgeQueries:
         entries = (entry_rules.replay(_pairs(records)) for _, records in sorted(streams.items()))
         return [e for e in entries if e is not None]
 
-    def summary(self, query: SummarizeBoard) -> dict[str, Any]:
+    def summary(self, query: SummarizeBoard) -> BoardSummary:
         self._catch_up()
         counts = self._entries.counts(query.blackboard_id)
         signals = self._signals.count_by_status(query.blackboard_id)
         if counts.latest is None and not signals:
             raise BoardNotFound(query.blackboard_id)
-        return {
-            "blackboard_id": query.blackboard_id,
-            "entries": sum(counts.by_type.values()),
-            "entries_by_type": dict(sorted(counts.by_type.items())),
-            "entries_by_author": dict(sorted(counts.by_author.items())),
-            "signals_by_status": dict(sorted(signals.items())),
-            "open_conflicts": counts.in_conflict,
-            "latest_entry": counts.latest.to_document() if counts.latest else None,
-        }
+        return BoardSummary(query.blackboard_id, counts, dict(signals))
 
     def _catch_up(self) -> None:
         if self._projector is not None:
@@ -129,15 +131,3 @@ class KnowledgeQueries:
 
 def _pairs(records: list[Recorded]) -> list[tuple[EntryEvent, int]]:
     return [(r.event, r.position) for r in records if isinstance(r.event, EntryEvent)]
-
-
-def history_document(record: Recorded) -> dict[str, Any]:
-    """A recorded version as an entry document, saying what became of it (`status`)."""
-    event = record.event
-    assert isinstance(event, EntryEvent)
-    document = {**entry_rules.version_of(event, record.position).to_document(), "conflict": None}
-    if isinstance(event, EntryCandidateKept):
-        return {**document, "status": "candidate", "holder": event.holder}
-    if isinstance(event, EntryConflictResolved):
-        return {**document, "status": "resolution", "picked": event.picked, "rationale": event.rationale}
-    return {**document, "status": "accepted"}

@@ -64,27 +64,6 @@ class Version:
     meta: dict[str, Any] | None = None
     signal_id: str | None = None
 
-    def to_document(self) -> dict[str, Any]:
-        """The contract's entry document, without `conflict` (see Entry.to_document)."""
-        return {
-            "blackboard_id": self.blackboard_id,
-            "key": self.key,
-            "version": self.version,
-            "value": self.value,
-            "entry_type": self.entry_type,
-            "author": self.author,
-            "section": self.section,
-            "role": self.role,
-            "label": self.label,
-            "confidence": self.confidence,
-            "depends_on": list(self.depends_on),
-            "topics": list(self.topics),
-            "meta": dict(self.meta or {}),
-            "signal_id": self.signal_id,
-            "written_at": self.written_at.isoformat(),
-            "position": self.position,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -100,10 +79,6 @@ class Entry:
     @property
     def in_conflict(self) -> bool:
         return bool(self.candidates)
-
-    def to_document(self) -> dict[str, Any]:
-        conflict = {"candidates": [c.to_document() for c in self.candidates]} if self.candidates else None
-        return {**self.current.to_document(), "conflict": conflict}
 
 
 class KeyInConflict(RuleViolation):

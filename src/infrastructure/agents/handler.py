@@ -5,7 +5,8 @@ agent under `agent`: name, description, instructions, model, tools) on standard 
 BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0 with a JSON
 object (artifact_path and/or knowledge_items) completes the signal with that result; exit 0 with
 plain text completes it with the text as its one knowledge item; any other exit, or running past
-`timeout`, fails it with the end of stderr. An entrypoint is called in this process
+`timeout`, fails it with the end of stderr (on success, the end of stderr is kept in the outcome for the
+worker's log). An entrypoint is called in this process
 (`call_entrypoint_here`, on a lane the worker's supervisor watches), and its return value follows the
 same rules (`outcome.from_value`).
 """
@@ -20,6 +21,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, invoke, load_entrypoint
@@ -97,7 +99,7 @@ def run_handler(
         return HandlerOutcome(False, error=stopped + (f": {tail}" if tail else ""))
     if process.returncode != 0:
         return HandlerOutcome(False, error=f"exit {process.returncode}: {tail or '(no stderr)'}")
-    return from_stdout(collected.get("out", ""))
+    return replace(from_stdout(collected.get("out", "")), stderr=tail)
 
 
 def call_entrypoint_here(agent: AgentDefinition, document: dict[str, Any]) -> HandlerOutcome:
@@ -105,7 +107,7 @@ def call_entrypoint_here(agent: AgentDefinition, document: dict[str, Any]) -> Ha
 
     For a caller that runs it on a thread it can give up on (a worker's lane) and watches the
     timeout itself. `document` is handed over as it is: it must be the caller's own fresh copy,
-    with JSON values only (as AgentSignal.to_document builds it). It gains the `agent` object, which
+    with JSON values only (as documents.jsonable gives it). It gains the `agent` object, which
     a function taking a second argument (or `agent=`) also gets on its own."""
     try:
         function = load_entrypoint(agent)

@@ -16,6 +16,7 @@ class HandlerOutcome:
     artifact_path: str | None = None
     knowledge_items: tuple[str, ...] = field(default_factory=tuple)
     error: str | None = None
+    stderr: str = ""  # the end of a command's standard error: the worker logs it, also on success
 
 
 def from_stdout(stdout: str) -> HandlerOutcome:
@@ -63,7 +64,7 @@ def _fields(value: dict[str, Any], source: str) -> HandlerOutcome:
 def artifact_refusal(artifact_path: str, agent_folder: Path, artifacts_dir: str) -> str | None:
     """Why a handler may not name this artifact, or None when it may: the path, relative to the agent's
     folder unless absolute, must lead (symbolic links followed) inside that folder or inside the
-    artifacts folder (BLACKBOARD_ARTIFACTS_DIR, relative to the agent's folder unless absolute), so a
+    artifacts folder (BLACKBOARD_ARTIFACTS_DIR, which the worker passes as an absolute path), so a
     handler fed hostile signal data cannot make the board point readers at /etc/passwd or ~/.ssh."""
     try:
         target = (agent_folder / artifact_path).resolve()

@@ -16,8 +16,8 @@ from blackboard.infrastructure.agents.parsing import (
     AgentFileProblem,
     read_agent_file,
 )
-from blackboard.infrastructure.agents.scan import FileKey, Scan, scan
-from blackboard.infrastructure.agents.text_index import TextIndex, agent_text
+from blackboard.infrastructure.agents.scan import FileKey, Scan, is_glob, matches, scan
+from blackboard.infrastructure.agents.text_index import AgentText, TextIndex
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +47,9 @@ class FrontmatterAgentRegistry(AgentRegistry):
     """Agents from the `*.md` files under the agents folders (contracts/agent-file.md): each folder is
     walked recursively, dot-files and README.md aside (scan.py).
 
-    Every call looks at the folders again (a walk and a stat per file), so an added, changed or removed
-    file counts from the next call on, without a restart; a file whose (path, mtime_ns, size, inode) is
-    unchanged is not parsed again. A missing folder is an empty one.
+    Every call looks at the folders again (a walk and a stat per file, globs matched again), so an
+    added, changed or removed file counts from the next call on, without a restart; a file whose
+    (path, mtime_ns, size, inode) is unchanged is not parsed again. A missing folder is an empty one.
 
     A bad file never stops the others from loading: it is left out and reported by `problems()` (and
     `files()`). Folders are read in the order given, files in path order within each; when two files
@@ -57,10 +57,14 @@ class FrontmatterAgentRegistry(AgentRegistry):
     """
 
     def __init__(
-        self, agents_dirs: Path | Sequence[Path], default_threshold: float = DEFAULT_THRESHOLD
+        self,
+        agents_dirs: Path | Sequence[Path],
+        default_threshold: float = DEFAULT_THRESHOLD,
+        artifacts_dirs: Sequence[Path] = (),
     ) -> None:
         given = [agents_dirs] if isinstance(agents_dirs, (str, Path)) else list(agents_dirs)
-        self.agents_dirs = tuple(Path(folder) for folder in given)
+        self.agents_dirs = tuple(Path(folder) for folder in given)  # as given: a glob stays a glob
+        self.artifacts_dirs = tuple(Path(folder) for folder in artifacts_dirs)  # never read as agents
         self.default_threshold = default_threshold
         self._parsed: dict[str, tuple[FileKey, AgentDefinition | AgentFileInvalid]] = {}
         self._snapshot = _Snapshot(Scan((), (), ()), {}, (), ())
@@ -73,6 +77,10 @@ class FrontmatterAgentRegistry(AgentRegistry):
         """The first folder (the one new agent files go to)."""
         return self.agents_dirs[0]
 
+    def folders(self) -> list[tuple[Path, list[Path] | None]]:
+        """Each folder as given, with the folders it matches now when it is a glob (None when it is not)."""
+        return [(folder, matches(folder) if is_glob(folder) else None) for folder in self.agents_dirs]
+
     # -- the AgentRegistry port ---------------------------------------------------------------
     def get_all(self) -> list[AgentProfile]:
         return [d.profile for d in self.definitions()]
@@ -82,7 +90,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         return found.profile if found else None
 
     def text_scores(self, text: str) -> dict[str, float]:
-        """BM25 relevance of each agent's name, description and capabilities to `text`, in 0..1
+        """BM25F relevance of each agent's name, capabilities, description and body to `text`, in 0..1
         (docs/matching.md), for the agents as the folder was last read (`get_all`, `get` and `definitions`
         read it: a caller scores the very agents it just got, and a large folder is not scanned twice).
         The index is built once per load of the folder: a changed file rebuilds it."""
@@ -92,11 +100,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         with self._lock:
             if self._index is None or self._index[0] is not snapshot:
                 agents = sorted(snapshot.agents.values(), key=lambda d: d.name)
-                texts = [
-                    agent_text(d.name, d.description, [c.type for c in d.profile.capabilities])
-                    for d in agents
-                ]
-                self._index = (snapshot, TextIndex([d.name for d in agents], texts))
+                self._index = (snapshot, TextIndex([_text_of(d) for d in agents]))
             index = self._index[1]
         return index.scores(text)
 
@@ -124,7 +128,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
     # -- reading the folders ------------------------------------------------------------------
     def _refresh(self) -> _Snapshot:
         with self._lock:
-            found = scan(self.agents_dirs)
+            found = scan(self.agents_dirs, self.artifacts_dirs)
             if found != self._snapshot.scan:
                 self._snapshot = self._assemble(found)
             self._read_once = True
@@ -167,3 +171,8 @@ class FrontmatterAgentRegistry(AgentRegistry):
         except OSError as exc:  # unreadable, or removed between the scan and the read
             fix = "make it readable (chmod a+r)" if isinstance(exc, PermissionError) else ""
             return AgentFileInvalid(path, [(f"file: cannot be read ({exc.strerror or exc})", fix)])
+
+
+def _text_of(agent: AgentDefinition) -> AgentText:
+    capabilities = tuple(c.type for c in agent.profile.capabilities)
+    return AgentText(agent.name, agent.description, capabilities, agent.instructions)

@@ -16,7 +16,14 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+# What Claude Code's loader accepts (2.1.x: any text that does not start with `-`; collections name agents
+# `powershell-5.1-expert`), within what every interface can carry: at most 200 characters (the columns an
+# agent's name is stored in), no control character, no space at either end.
+NAME_PATTERN = r"^[^\s\x00-\x1f\x7f-](?:[^\x00-\x1f\x7f]{0,198}[^\s\x00-\x1f\x7f])?$"
+NAME_RULE = (
+    "must be 1 to 200 characters, not starting with a hyphen, with no control character and no space at "
+    "either end"
+)
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
 ENTRYPOINT_PATTERN = rf"^{_IDENTIFIER}(\.{_IDENTIFIER})*:{_IDENTIFIER}$"  # module.path:function
 
@@ -117,7 +124,7 @@ def plain_message(error: Any) -> str:
     if kind == "greater_than" and leaf == "timeout":
         return f"{field}: must be a positive number of seconds, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "name":
-        return f"{field}: must be lowercase letters, digits and hyphens, not starting with a hyphen, {_got(value)}"
+        return f"{field}: {NAME_RULE}, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "entrypoint":
         return (
             f"{field}: must be module.path:function, Python names joined by dots, a colon, then the "

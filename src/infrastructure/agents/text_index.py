@@ -1,129 +1,63 @@
-"""Text relevance of agents to a signal's topic and prompt: BM25 (bm25s) scaled to 0..1 (docs/matching.md).
+"""Text relevance of agents to a signal's topic and prompt: BM25F over each agent's name, description and body,
+scaled to 0..1 (docs/matching.md).
 
-bm25s and PyStemmer are imported when the first index is built, so only a command that scores a signal
-targeting `auto` pays for them.
+Plain Python; the stemmer (PyStemmer, words.py) is imported when the first index is built, so only a command
+that scores a signal targeting `auto` pays for it.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
-K1, B = 1.5, 0.75  # BM25's usual constants (Lucene's, bm25s's defaults)
-# words every agent file of the common collections uses; they say nothing about who fits
-BOILERPLATE = (
-    "agent",
-    "agents",
-    "assistant",
-    "commentary",
-    "context",
-    "example",
-    "examples",
-    "proactively",
-    "use",
-    "used",
-    "user",
-    "using",
-    "when",
-    "will",
-    "help",
-    "need",
-    "needs",
-    "please",
-    "task",
-    "tasks",
-)
-# everyday words Lucene's short English list keeps
-COMMON = (
-    "i",
-    "me",
-    "my",
-    "we",
-    "our",
-    "you",
-    "your",
-    "he",
-    "she",
-    "they",
-    "them",
-    "their",
-    "its",
-    "can",
-    "could",
-    "should",
-    "would",
-    "do",
-    "does",
-    "did",
-    "have",
-    "has",
-    "had",
-    "from",
-    "how",
-    "what",
-    "which",
-    "who",
-    "why",
-    "all",
-    "any",
-    "some",
-    "more",
-    "most",
-    "other",
-    "so",
-    "than",
-    "too",
-    "very",
-    "just",
-    "about",
-    "into",
-    "over",
-    "only",
-    "up",
-    "out",
-    "also",
-    "get",
-    "make",
-    "new",
-    "want",
-    "let",
-    "like",
-    "via",
-    "etc",
-)
+from blackboard.infrastructure.agents.words import Words
+
+# k1 and, per field, (weight, b): how much one occurrence counts, and how much the field's length tempers it
+# (BM25F, Zaragoza et al. 2004, "simple BM25F"). Chosen on the tuning part of tests/fixtures/matching.
+K1 = 1.2
+FIELDS = {
+    "name": (3.0, 0.0),  # the name's words and capability names: a handful of words, no length to temper
+    "description": (2.0, 0.75),
+    "body": (0.5, 0.75),  # long, and mostly words every agent of its kind uses
+}
+# The evidence a score of 0.8 stands for, in units of the most one word can weigh. Above 1, one word in common can
+# never pass 0.8; 1.3 rather than 1 because a body shares many weak words with any request (docs/matching.md:
+# on the tuning part, at 1.0 another agent than the intended one passed 0.8 for a third of the requests).
+STRONG = 1.3
 _EXAMPLE_TAGS = re.compile(r"</?example>|\\n")  # descriptions embed <example> blocks and escaped newlines
 
 
-def agent_text(name: str, description: str | None, capabilities: Sequence[str]) -> str:
-    """What an agent is matched on: its name (its words count twice), description and capability names."""
-    words = name.replace("-", " ").replace("_", " ")
-    caps = " ".join(c.replace("-", " ").replace("_", " ") for c in capabilities)
-    return f"{words} {words} {caps} {_EXAMPLE_TAGS.sub(' ', description or '')}"
+@dataclass(frozen=True, slots=True)
+class AgentText:
+    """What an agent is matched on, field by field."""
+
+    name: str
+    description: str = ""
+    capabilities: tuple[str, ...] = ()
+    body: str = ""  # the instructions: the Markdown after the frontmatter
+
+    def fields(self) -> dict[str, str]:
+        words = " ".join(w.replace("-", " ").replace("_", " ") for w in (self.name, *self.capabilities))
+        return {"name": words, "description": _EXAMPLE_TAGS.sub(" ", self.description), "body": self.body}
 
 
 class TextIndex:
-    """BM25 over the agents' texts, built once per registry load; `scores` answers in 0..1 per agent."""
+    """BM25F over the agents' fields, built once per registry load; `scores` answers in 0..1 per agent."""
 
-    def __init__(self, names: Sequence[str], texts: Sequence[str]) -> None:
-        import bm25s
-
-        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index it builds at DEBUG
-        self._names = list(names)
+    def __init__(self, agents: Sequence[AgentText]) -> None:
+        self._names = [a.name for a in agents]
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, dict[str, float]] = OrderedDict()  # the last texts scored
-        n = len(self._names)
-        # the most one word can weigh (Lucene's BM25: idf x tf / (tf + k1 x length norm) stays below idf):
-        # the idf of a word that only one agent's text has
-        self._unit = math.log(1 + (n - 0.5) / 1.5) if n else 1.0
-        self._retriever: Any = None
-        if n:
-            self._retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
-            self._retriever.index(self._tokenize(texts, with_ids=True), show_progress=False)
+        self._words = Words()
+        n = len(agents)
+        # the most one word can weigh: BM25F's saturation tf / (k1 + tf) stays below 1, so a word adds less than its
+        # idf, and the largest idf is that of a word only one agent has; 0.8 stands for STRONG times that
+        self._unit = STRONG * _idf(1, n) if n else 1.0
+        self._postings = self._index([a.fields() for a in agents])
 
     def scores(self, text: str) -> dict[str, float]:
         with self._lock:
@@ -138,47 +72,43 @@ class TextIndex:
         return found
 
     def _score(self, text: str) -> dict[str, float]:
-        if self._retriever is None:
-            return {}
-        vocabulary = self._retriever.vocab_dict
-        words = [w for w in dict.fromkeys(self._tokenize([text], with_ids=False)[0]) if w in vocabulary]
-        if not words:
-            return {}
-        raw = self._retriever.get_scores(words)
-        return {name: scaled(float(r), self._unit) for name, r in zip(self._names, raw, strict=True) if r > 0}
+        totals: dict[int, float] = {}
+        for word in dict.fromkeys(self._words(text)):  # each distinct word of the request counts once
+            for agent, weight in self._postings.get(word, ()):
+                totals[agent] = totals.get(agent, 0.0) + weight
+        return {self._names[a]: scaled(raw, self._unit) for a, raw in sorted(totals.items())}
 
-    @staticmethod
-    def _tokenize(texts: Sequence[str], with_ids: bool) -> Any:
-        import bm25s
+    def _index(self, agents: list[dict[str, str]]) -> dict[str, list[tuple[int, float]]]:
+        """word -> [(agent, its weight)]: idf x tf / (k1 + tf), tf summed over the fields, each weighted and
+        tempered by its length against the field's average."""
+        counted = [{f: self._words.counts(text) for f, text in fields.items()} for fields in agents]
+        lengths = [{f: sum(words.values()) for f, words in fields.items()} for fields in counted]
+        average = {f: (sum(ls[f] for ls in lengths) / len(lengths) or 1.0) for f in FIELDS} if lengths else {}
+        tf: dict[str, dict[int, float]] = {}
+        for agent, fields in enumerate(counted):
+            for field, words in fields.items():
+                weight, b = FIELDS[field]
+                scale = weight / (1 - b + b * lengths[agent][field] / average[field])
+                for word, times in words.items():
+                    per_agent = tf.get(word)
+                    if per_agent is None:
+                        tf[word] = {agent: times * scale}
+                    else:
+                        per_agent[agent] = per_agent.get(agent, 0.0) + times * scale
+        postings = {}
+        for word, per_agent in tf.items():
+            idf = _idf(len(per_agent), len(agents))
+            postings[word] = [(a, idf * t / (K1 + t)) for a, t in per_agent.items()]
+        return postings
 
-        return bm25s.tokenize(
-            list(texts), stopwords=_stopwords(), stemmer=_stemmer(), return_ids=with_ids, show_progress=False
-        )
+
+def _idf(df: int, n: int) -> float:
+    """Lucene's idf, always positive."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def scaled(raw: float, unit: float) -> float:
-    """BM25's unbounded sum to 0..1: 1 - 5 ** -(raw / unit), `unit` the most one word can weigh. So 0.8
-    is exactly what one word can never reach: above it takes more than one word in common. No match
+    """BM25F's unbounded sum to 0..1: 1 - 5 ** -(raw / unit), `unit` STRONG times the most one word can
+    weigh. So 0.8 is more than one word can ever reach: above it takes several words in common. No match
     is 0, and nothing is scaled up to fit the best agent."""
     return 1.0 - 5.0 ** -(raw / unit)
-
-
-_STEMMER: Any = None
-_STOPWORDS: list[str] = []
-
-
-def _stemmer() -> Any:
-    global _STEMMER
-    if _STEMMER is None:
-        import Stemmer
-
-        _STEMMER = Stemmer.Stemmer("english")
-    return _STEMMER
-
-
-def _stopwords() -> list[str]:
-    if not _STOPWORDS:
-        from bm25s.stopwords import STOPWORDS_EN
-
-        _STOPWORDS.extend([*STOPWORDS_EN, *COMMON, *BOILERPLATE])
-    return _STOPWORDS

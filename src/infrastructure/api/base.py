@@ -1,5 +1,5 @@
-"""What every call of the Python API shares: the application built once from the CLI's settings, a
-request model's refusal turned into InvalidInput naming the argument, and closing."""
+"""What every call of the Python API shares: the application built once by the one container from the
+CLI's settings, a request model's refusal turned into InvalidInput naming the argument, and closing."""
 
 from __future__ import annotations
 
@@ -16,19 +16,12 @@ from pydantic import BaseModel, ValidationError
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.api.errors import Closed
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import containers
 from blackboard.infrastructure.input_errors import invalid_input
 
 M = TypeVar("M", bound=BaseModel)
 
 # Request model fields, as the API's arguments name them (the others are spelled alike).
 ARGUMENTS = {"agent_id": "agent", "target_capabilities": "capabilities", "reader": "author"}
-
-
-class _Container(Container):
-    """The CLI's composition root, wiring no module: the API calls its providers itself."""
-
-    wiring_config = containers.WiringConfiguration()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +75,7 @@ class Base:
         config = configured(
             {"db": url, "agents_dir": None if agents_dir is None else os.fspath(agents_dir)}, settings
         )
-        self._built: Parts | None = Parts.build(_Container(config=config))
+        self._built: Parts | None = Parts.build(Container(config=config))
         self._closing = threading.Lock()
 
     @property

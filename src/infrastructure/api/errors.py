@@ -1,7 +1,8 @@
-"""The Python API's exceptions: the error families the CLI maps to exit codes, under the API's names.
+"""The Python API's exceptions: the error families of the one table (error_families.py), each under its
+family's name in CamelCase (`refused` is `Refused`; a test holds the names to the table).
 
 They are the same classes (aliases, not copies), so one error means one exit code whichever
-interface raised it (cli/exits.py): `InvalidInput` 2, `Refused` 3 (`Conflict` is one), `NotFound` 4,
+interface raised it: `InvalidInput` 2, `Refused` 3 (`Conflict` is one), `NotFound` 4,
 `TimedOut` 5, `Unavailable` 1; every one is a `BlackboardError`.
 """
 

@@ -13,10 +13,10 @@ from blackboard.application.knowledge.commands import (
     WriteEntry,
 )
 from blackboard.domain.errors import InvalidInput
-from blackboard.domain.knowledge.entries import KEY_PATTERN
+from blackboard.domain.knowledge.entries import KEY_PATTERN, KeyInConflict
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
-from blackboard.infrastructure.api.models import Entries, Entry, History, Summary
+from blackboard.infrastructure.documents import Entries, Entry, History, Summary
 
 UNSET: Any = object()  # `resolve` without a merged value (None is a value: JSON null)
 
@@ -43,7 +43,8 @@ class KnowledgeCalls(Base):
         correlation_id: str | None = None,
     ) -> Entry:
         """`blackboard write`: a new version of the key. A different author's different value is kept
-        as a candidate and raises Conflict (a Refused); a stale `replaces` raises Refused."""
+        as a candidate and raises Conflict (a Refused; its `document` is the key now, with its
+        candidates); a stale `replaces` raises Refused."""
         command = request(
             WriteEntry,
             {"value": as_json(value, "value")},
@@ -63,7 +64,11 @@ class KnowledgeCalls(Base):
             token=token,
             correlation_id=correlation_id,
         )
-        return _entry(self._parts.knowledge.write(command))
+        try:
+            return _entry(self._parts.knowledge.write(command))
+        except KeyInConflict as conflict:
+            conflict.document = documents.entry(conflict.entry)  # type: ignore[attr-defined]
+            raise
 
     def read(
         self,
@@ -93,7 +98,7 @@ class KnowledgeCalls(Base):
     ) -> History:
         """`blackboard read --history`: every recorded version, oldest first, with its `status`."""
         query = _read(key, blackboard_id, at, signal_id, author, token, history=True)
-        return History.model_validate(self._parts.knowledge_queries.history(query))
+        return History([documents.history_version(r) for r in self._parts.knowledge_queries.history(query)])
 
     def entries(
         self,
@@ -125,7 +130,7 @@ class KnowledgeCalls(Base):
             at=at,
             limit=limit,
         )
-        return Entries.model_validate([e.to_document() for e in self._parts.knowledge_queries.entries(query)])
+        return Entries(documents.entries(self._parts.knowledge_queries.entries(query)))
 
     def resolve(
         self,
@@ -155,7 +160,7 @@ class KnowledgeCalls(Base):
     def summary(self, *, blackboard_id: str) -> Summary:
         """`blackboard summary`: entries by type and author, signals by status, open conflicts, the latest entry."""
         query = request(SummarizeBoard, blackboard_id=blackboard_id)
-        return Summary.model_validate(self._parts.knowledge_queries.summary(query))
+        return documents.summary(self._parts.knowledge_queries.summary(query))
 
     def watch_topic(
         self, topic: str, *, blackboard_id: str, since: int | None = None, timeout: float | None = None
@@ -176,7 +181,7 @@ class KnowledgeCalls(Base):
             raise InvalidInput("topic", "must be 1..200 characters of A-Z a-z 0-9 _ . : / - (as a key)")
         start = since if since is not None else self._parts.store.last_position()
         found = self._parts.watcher.watch_topic(blackboard_id, topic, start, timeout)
-        return Entries.model_validate([documents.published(r).to_document() for r in found])
+        return Entries([documents.published(r) for r in found])
 
 
 def _read(
@@ -201,4 +206,4 @@ def _read(
 
 
 def _entry(item: Any) -> Entry:
-    return Entry.model_validate(item.to_document())
+    return documents.entry(item)

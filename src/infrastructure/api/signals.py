@@ -19,7 +19,7 @@ from blackboard.application.commands import (
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
-from blackboard.infrastructure.api.models import Agents, Events, Ranking, Signal, Signals, WatchedSignal
+from blackboard.infrastructure.documents import Agents, Events, Ranking, Signal, Signals, WatchedSignal
 
 
 class SignalCalls(Base):
@@ -60,7 +60,7 @@ class SignalCalls(Base):
             correlation_id=correlation_id,
         )
         posted = self._parts.service.post_signal(command)
-        return Signal.model_validate(documents.posted(posted, self._parts.registry))
+        return documents.posted(posted, self._parts.registry)
 
     def claim(self, signal_id: str, *, agent: str, token: str | None = None) -> Signal:
         """`blackboard claim`: the agent takes the signal if its score is above its threshold."""
@@ -100,12 +100,12 @@ class SignalCalls(Base):
     def expire(self) -> Signals:
         """`blackboard expire`: signals past their timeouts moved to EXPIRED."""
         expired = self._parts.service.expire_signals(ExpireSignals())
-        return Signals.model_validate([documents.signal(s) for s in expired])
+        return Signals([documents.signal(s) for s in expired])
 
     def show(self, signal_id: str, *, at: int | None = None) -> Signal:
         """`blackboard show`: one signal, now or right after log position `at`."""
         found = self._parts.queries.get_signal(request(GetSignalById, signal_id=signal_id, at=at))
-        return Signal.model_validate(
+        return (
             documents.signal(found)
             if at is not None
             else documents.signals_now([found], self._parts.queries)[0]
@@ -132,7 +132,7 @@ class SignalCalls(Base):
             at=at,
         )
         found = self._parts.queries.list_signals(query)
-        return Signals.model_validate(
+        return Signals(
             [documents.signal(s) for s in found]
             if at is not None
             else documents.signals_now(found, self._parts.queries)
@@ -141,11 +141,11 @@ class SignalCalls(Base):
     def match(self, signal_id: str) -> Ranking:
         """`blackboard match`: the registry's agents ranked for the signal, best first."""
         ranked = self._parts.queries.match(request(GetSignalById, signal_id=signal_id))
-        return Ranking.model_validate(documents.ranking(ranked))
+        return Ranking(documents.ranking(ranked))
 
     def agents(self) -> Agents:
         """`blackboard agents`: every file the registry looked at, loaded or left out with the reason and the fix."""
-        return Agents.model_validate(documents.agents(self._parts.registry))
+        return documents.agents(self._parts.registry)
 
     def wait(self, signal_id: str, *, timeout: float | None = None) -> Signal:
         """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED or UNCLAIMED (check
@@ -171,7 +171,7 @@ class SignalCalls(Base):
         )
         start = since if since is not None else self._parts.store.last_position()
         found, position = self._parts.watcher.watch(query.model_copy(update={"since": start}), timeout)
-        return WatchedSignal.model_validate(documents.watched(found, position))
+        return documents.watched(found, position)
 
     def events(self, *, blackboard_id: str | None = None, since: int = 0, limit: int | None = None) -> Events:
         """`blackboard events`: the event log after position `since`, in order, with global positions."""
@@ -179,9 +179,7 @@ class SignalCalls(Base):
             raise InvalidInput(
                 "since" if since < 0 else "limit", "must be 0 or more (since), 1 or more (limit)"
             )
-        return Events.model_validate(
-            documents.events(self._parts.queries.events(since, limit, blackboard_id))
-        )
+        return Events(documents.events(self._parts.queries.events(since, limit, blackboard_id)))
 
     def position(self) -> int:
         """The event log's last position now: a `since` from which a watch sees only what comes next."""
@@ -189,4 +187,4 @@ class SignalCalls(Base):
 
 
 def _signal(item: Any) -> Signal:
-    return Signal.model_validate(documents.signal(item))
+    return documents.signal(item)

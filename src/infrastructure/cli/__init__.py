@@ -65,15 +65,35 @@ OPTIONS = {
 }
 
 
+# The modules whose commands take their adapters from the container (`Provide[Container.x]`); every one
+# is imported by `commands` anyway.
+WIRED = tuple(
+    f"blackboard.infrastructure.cli.{name}"
+    for name in (
+        "commands",
+        "knowledge.commands",
+        "transfer",
+        "paging",
+        "habits",
+        "ui",
+        "controller",
+        "mcp_command",
+    )
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    from blackboard.infrastructure.cli.parser import build_parser
+    try:  # Ctrl-C while the parser is still being imported (a second on a busy machine): no traceback
+        from blackboard.infrastructure.cli.parser import build_parser
 
-    parser = build_parser()
-    if "_ARGCOMPLETE" in os.environ:  # the shell asks what may come next (`blackboard completion SHELL`)
-        import argcomplete
+        parser = build_parser()
+        if "_ARGCOMPLETE" in os.environ:  # the shell asks what may come next (`blackboard completion SHELL`)
+            import argcomplete
 
-        argcomplete.autocomplete(parser)  # answers and exits
-    args = parser.parse_args(argv)  # usage errors exit 2 here, before anything is opened
+            argcomplete.autocomplete(parser)  # answers and exits
+        args = parser.parse_args(argv)  # usage errors exit 2 here, before anything is opened
+    except KeyboardInterrupt as interrupted:
+        return exit_code(interrupted)
     as_json = False
     try:
         from blackboard.infrastructure import settings
@@ -84,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from blackboard.infrastructure.cli import commands
         from blackboard.infrastructure.container import Container
 
-        container = Container(config=config)  # wires `commands` as it is built (Container.wiring_config)
+        container = Container(config=config)  # the one container: the API and the tests build the same
+        container.wire(modules=WIRED)  # the commands' `Provide[...]`; each builds only what it calls
         try:
             output = getattr(commands, args.run)(args)
         finally:
@@ -136,7 +157,7 @@ def _quiet_broken_pipe() -> int:
 
 
 def _report(exc: Exception, as_json: bool) -> int:
-    """One line on stderr and the code of the error's family (exits.FAMILIES)."""
+    """One line on stderr and the code of the error's family (error_families.FAMILIES)."""
     from pydantic import ValidationError
 
     error = _invalid(exc) if isinstance(exc, ValidationError) else exc  # a command model refused a value

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def report(registry: FrontmatterAgentRegistry) -> Output:
-    data = documents.agents(registry)
+    data = documents.jsonable(documents.agents(registry))
     return Output(data, "\n".join(_lines(data)))
 
 
@@ -31,9 +31,17 @@ def _lines(data: dict[str, Any]) -> list[str]:
         lines.append("left out:")
         for item in data["left_out"]:
             lines += [f"  {item['file']}: {_said(p)}" for p in item["problems"]]
-    where = ", ".join(f["folder"] + ("" if f["exists"] else " (does not exist)") for f in data["folders"])
+    where = ", ".join(_folder(f) for f in data["folders"])
     lines.append(f"{data['loaded']} of {data['files']} files loaded from {where}")
     return lines
+
+
+def _folder(f: dict[str, Any]) -> str:
+    if f["glob"] is not None and not f["exists"]:
+        return f"{f['folder']} (a glob that matches no folder)"
+    if f["glob"] is not None:
+        return f"{f['folder']} (from {f['glob']})"
+    return f["folder"] + ("" if f["exists"] else " (does not exist)")
 
 
 def _said(p: dict[str, str]) -> str:

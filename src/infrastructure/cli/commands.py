@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -64,10 +65,13 @@ def post(
         write_keys=tuple(args.write_keys),
     )
     posted = service().post_signal(command)
-    data = documents.posted(posted, registry())
+    data = documents.jsonable(documents.posted(posted, registry()))
     for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
         print(f"blackboard: warning: {warning}", file=sys.stderr)
     if args.quiet:  # `SIG=$(blackboard post -q ...)`: the id alone, whatever the output format
+        if posted.status is SignalStatus.UNCLAIMED:  # the id alone would hide that nobody will take it
+            why = posted.result.error if posted.result and posted.result.error else "no reason given"
+            print(f"blackboard: warning: {posted.signal_id} ended UNCLAIMED at once: {why}", file=sys.stderr)
         print(posted.signal_id)
         return None
     return Output(data, render.signal(posted).text)
@@ -115,9 +119,11 @@ def worker(
     logging.basicConfig(
         level=logging.INFO,
         stream=sys.stderr,
-        format=f"%(asctime)s.%(msecs)03d {args.agent}[%(process)d] %(message)s",
+        format=f"%(asctime)s.%(msecs)03d {args.agent.replace('%', '%%')}[%(process)d] %(message)s",
         datefmt="%H:%M:%S",
     )
+    # an entrypoint runs in this process: it (and what it starts) reaches the board as a command's does
+    os.environ.update(options.handler_env)
     running = new_worker(options=options)
     running.install_signal_handlers()
     running.run()
@@ -175,7 +181,7 @@ def watch(
     # the completion's position: a caller looping with --since it misses nothing, not even a completion
     # that landed while it was printing
     print(f"position {position}", file=sys.stderr)
-    return Output(documents.watched(found, position), render.signal_text(found))
+    return Output(documents.jsonable(documents.watched(found, position)), render.signal_text(found))
 
 
 @inject

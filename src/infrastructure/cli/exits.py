@@ -1,28 +1,19 @@
-"""Exit codes: the one table from error family to code, and what each code means.
+"""Exit codes: what each code means, and the code of an error (its family's, from error_families.py).
 
 `main` chooses every exit code here; the parser's help prints `MEANINGS`, and a test holds docs/cli.md's
-"Exit codes" table to both. Light on purpose: the parser imports it before the arguments are known.
+"Exit codes" table to both and to the families' table. Light on purpose: the parser imports it before the
+arguments are known.
 """
 
 from __future__ import annotations
 
 import textwrap
 
-from blackboard.application.errors import TimedOut, Unavailable
-from blackboard.domain.errors import BlackboardError, InvalidInput, NotFound, RuleViolation
+from blackboard.infrastructure import error_families
 
 OK = 0
-UNEXPECTED = 1  # an error of no family (a bug, a broken install), or a reader that went away
+UNEXPECTED = error_families.UNEXPECTED.exit_code  # an error of no family, or a reader that went away
 INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
-
-# Every family of BlackboardError and its code. An error belongs to exactly one family.
-FAMILIES: dict[type[BlackboardError], int] = {
-    Unavailable: 1,
-    InvalidInput: 2,  # argparse's usage errors exit 2 too, and a command model's ValidationError is translated
-    RuleViolation: 3,
-    NotFound: 4,
-    TimedOut: 5,
-}
 
 MEANINGS: dict[int, str] = {
     OK: "done",
@@ -41,7 +32,7 @@ def exit_code(error: BaseException) -> int:
     """The code of the family `error` belongs to; UNEXPECTED when it belongs to none."""
     if isinstance(error, KeyboardInterrupt):
         return INTERRUPTED
-    return next((code for family, code in FAMILIES.items() if isinstance(error, family)), UNEXPECTED)
+    return error_families.family_of(error).exit_code
 
 
 def help_text() -> str:

@@ -47,6 +47,7 @@ def status(
     notifier: Lazy = Provide[Container.notifier.provider],
     config: BlackboardSettings = Provide[Container.config],
 ) -> Output | None:
+    from blackboard.infrastructure import documents
     from blackboard.infrastructure.cli import status_view
 
     if args.interval is not None and not args.watch:
@@ -59,9 +60,20 @@ def status(
     boards = queries().overview(args.blackboard)
     if args.watch:
         status_view.Watch(
-            lambda: queries().overview(args.blackboard), store(), notifier(), position, args.interval
+            lambda: queries().overview(args.blackboard),
+            store(),
+            notifier(),
+            position,
+            args.interval,
+            lambda: _serving(queries().live_workers(), args.blackboard),
         ).run(boards, config.json)
         return None
     return Output(
-        [b.to_document() for b in boards], "" if config.json else status_view.text(boards)
+        documents.jsonable([documents.status(b) for b in boards]),
+        "" if config.json else status_view.text(boards, _serving(queries().live_workers(), args.blackboard)),
     )  # rich: text only
+
+
+def _serving(workers: list[Any], blackboard_id: str | None) -> list[Any]:
+    """The live workers of the board asked for (every one without --blackboard)."""
+    return workers if blackboard_id is None else [w for w in workers if w.serves(blackboard_id)]

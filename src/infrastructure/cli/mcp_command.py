@@ -1,17 +1,66 @@
-"""`blackboard mcp`: starts the MCP server (infrastructure/mcp) on the settings the CLI loaded."""
+"""`blackboard mcp`: starts the MCP server (infrastructure/mcp) on the CLI's container, or, with
+`--print-config`, prints what a client needs to start it (Claude Code's `.mcp.json`, Claude Desktop)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
 
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.settings import BlackboardSettings, absolute_db
 
 
 @inject
-def mcp(args: argparse.Namespace, config: BlackboardSettings = Provide[Container.config]) -> None:
+def mcp(args: argparse.Namespace, container: Container = Provide[Container]) -> Output | None:
     """Serves until the client closes the server's standard input; prints nothing else on stdout."""
+    if args.print_config:
+        data = client_config(container.config(), args.agent, args.blackboard)
+        return Output(data, json.dumps(data, indent=2))
     from blackboard.infrastructure.mcp.server import serve  # the SDK is imported by this command only
 
-    serve(Container(config=config), args.agent, args.blackboard)
+    serve(container, args.agent, args.blackboard)
+    return None
+
+
+def client_config(config: BlackboardSettings, agent: str | None, board: str | None) -> dict[str, Any]:
+    """The `mcpServers` entry that starts this server as these settings would: the installed command by
+    its absolute path (a client starts it with its own PATH and working folder, where `blackboard` alone
+    may not be found, and fails without a hint), the database as an absolute URL and the agents folders
+    as absolute paths, then `mcp` with the `--agent` and `--blackboard` given."""
+    from blackboard.infrastructure.agents.scan import folders_from
+
+    args = ["--db", absolute_db(config.db)]
+    for folder in folders_from(config.agents_dir):
+        args += ["--agents-dir", os.path.abspath(folder)]
+    args.append("mcp")
+    if agent is not None:
+        args += ["--agent", agent]
+    if board is not None:
+        args += ["--blackboard", board]
+    return {"mcpServers": {"blackboard": {"command": installed_command(), "args": args}}}
+
+
+def installed_command() -> str:
+    """The absolute path of the `blackboard` command running now: the script this process was started
+    as, else the one beside this Python (a virtualenv's bin), else the one on PATH."""
+    started_as = Path(sys.argv[0])
+    if started_as.stem == "blackboard" and started_as.is_file():
+        return str(started_as.resolve())
+    beside = Path(sys.executable).parent / ("blackboard.exe" if os.name == "nt" else "blackboard")
+    if beside.is_file():
+        return str(beside.absolute())
+    if (on_path := shutil.which("blackboard")) is not None:
+        return str(Path(on_path).resolve())
+    raise InvalidInput(
+        "--print-config",
+        f"cannot find the installed `blackboard` command (not {started_as}, not beside {sys.executable}, "
+        "not on PATH): install the package (pip install agent-blackboard) and run it from there",
+    )

@@ -22,3 +22,10 @@ def add_mcp_command(commands: Any, _command: Callable[..., argparse.ArgumentPars
         "claimer of its claims (without it: read, post and write as the author a call names; no claims)",
     )
     mcp.add_argument("--blackboard", metavar="ID", help="the board of tools whose blackboard_id is left out")
+    mcp.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the client configuration that starts this server (the mcpServers JSON of Claude "
+        "Code's .mcp.json or Claude Desktop), with this command's absolute path, the database as an "
+        "absolute URL and the agents folders as absolute paths, then exit",
+    )

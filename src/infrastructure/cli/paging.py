@@ -77,14 +77,14 @@ def events(
 
 
 def _jsonl(records: Iterable[Recorded]) -> tuple[int, int]:
-    return _each(records, lambda r, _: json.dumps(documents.event(r)) + "\n")
+    return _each(records, lambda r, _: json.dumps(documents.jsonable(documents.event(r))) + "\n")
 
 
 def _json_array(records: Iterable[Recorded]) -> tuple[int, int]:
     """What `json.dumps(documents, indent=2)` prints, one element at a time."""
 
     def item(record: Recorded, first: bool) -> str:
-        text = json.dumps(documents.event(record), indent=2).replace("\n", "\n  ")
+        text = json.dumps(documents.jsonable(documents.event(record)), indent=2).replace("\n", "\n  ")
         return ("[\n  " if first else ",\n  ") + text
 
     shown, last = _each(records, item)

@@ -38,8 +38,8 @@ def signals(
 
 def _document(s: AgentSignal, due: datetime | None) -> dict[str, Any]:
     """The signal's document; an overdue one not yet expired also carries `overdue_since`, its deadline
-    (the schema allows properties beyond its own; docs/agents.md: "Leases, timeouts and expiry")."""
-    return documents.signal(s, {s.signal_id: due} if due is not None else None)
+    (docs/agents.md: "Leases, timeouts and expiry")."""
+    return documents.jsonable(documents.signal(s, {s.signal_id: due} if due is not None else None))
 
 
 def signal_line(s: AgentSignal, due: datetime | None = None) -> str:
@@ -77,7 +77,10 @@ def signal_text(s: AgentSignal, due: datetime | None = None) -> str:
 
 
 def events(records: Sequence[Recorded]) -> Output:
-    return Output(documents.events(records), "\n".join(event_line(r) for r in records) or "no events")
+    return Output(
+        documents.jsonable(documents.events(records)),
+        "\n".join(event_line(r) for r in records) or "no events",
+    )
 
 
 def event_line(r: Recorded) -> str:
@@ -108,7 +111,7 @@ def _summary(record: Recorded) -> str:
 
 
 def ranking(signal_id: str, volunteers: Sequence[Volunteer]) -> Output:
-    data = documents.ranking(volunteers)
+    data = documents.jsonable(documents.ranking(volunteers))
     lines = [f"agents for {signal_id}, best first (may claim when score > threshold):"] + [
         f"  {'yes' if v.passes else ' no'}  {v.agent.agent_id:<24} score {v.score:.2f}  threshold {v.threshold:.2f}"
         for v in volunteers

@@ -1,7 +1,7 @@
-"""How `status` looks: a rich table of the boards, and `--watch`, which keeps it on screen and redraws
-it whenever the log moves (woken by the log notifier: LISTEN/NOTIFY on PostgreSQL) or, to age the
-waiting times, every `--interval` seconds. With `--json`, `--watch` prints the overview as one JSON
-line each time it changes instead."""
+"""How `status` looks: a rich table of the boards and one of the live workers, and `--watch`, which
+keeps them on screen and redraws them whenever the log moves (woken by the log notifier: LISTEN/NOTIFY
+on PostgreSQL) or, to age the waiting times and catch up with the beats, every `--interval` seconds.
+With `--json`, `--watch` prints the overview as one JSON line each time it changes instead."""
 
 from __future__ import annotations
 
@@ -15,13 +15,48 @@ from typing import Any
 
 from blackboard.application.ports import EventStore, LogNotifier
 from blackboard.application.status import BoardStatus
+from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure import documents
 
 INTERVAL = 2.0  # seconds between two redraws when nothing happens (the ages move on)
 SPACING = 0.25  # at least this long between two redraws, however busy the log is
 
 
-def table(boards: Sequence[BoardStatus]) -> Any:
+def table(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) -> Any:
+    """The boards' table, and under it the live workers' (each with what it runs), when any beat."""
+    from rich.console import Group
+
+    shown = [t for t in (_boards_table(boards) if boards else None, _workers_table(workers)) if t is not None]
+    return Group(*shown)
+
+
+def _workers_table(workers: Sequence[WorkerPresence]) -> Any:
+    if not workers:
+        return None
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    now = max(w.last_beat for w in workers)  # ages as the freshest beat sees them: no clock read here
+    grid = Table(title="live workers", title_justify="left", box=box.SIMPLE_HEAD)
+    for column in ("agent", "host:pid", "boards", "up", "last beat", "running"):
+        grid.add_column(column, no_wrap=column != "running")
+    for w in workers:
+        grid.add_row(
+            Text(terminal_safe(w.agent_id)),
+            Text(terminal_safe(f"{w.host}:{w.pid}")),
+            Text(terminal_safe(", ".join(w.boards) or "all")),
+            _age((now - w.started_at).total_seconds()),
+            _age((now - w.last_beat).total_seconds()) + " ago",
+            Text(terminal_safe(", ".join(f"{s} ({b})" for s, b in w.running) or "-")),
+        )
+    return grid
+
+
+def _boards_table(boards: Sequence[BoardStatus]) -> Any:
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -54,17 +89,19 @@ def table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
-def text(boards: Sequence[BoardStatus]) -> str:
-    if not boards:
-        return "no boards: the store holds no signal and no entry"
+def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) -> str:
+    empty = "no boards: the store holds no signal and no entry"
+    if not boards and not workers:
+        return empty
     from rich.console import Console
 
     width = (
         shutil.get_terminal_size().columns if sys.stdout.isatty() else 1000
     )  # a pipe gets every column whole
     out = io.StringIO()
-    Console(file=out, width=width, color_system=None).print(table(boards))
-    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
+    Console(file=out, width=width, color_system=None).print(table(boards, workers))
+    shown = "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
+    return shown if boards else f"{empty}\n\n{shown}"
 
 
 class Watch:
@@ -77,8 +114,10 @@ class Watch:
         notifier: LogNotifier,
         position: int,
         interval: float | None,
+        workers: Callable[[], list[WorkerPresence]] = list,
     ) -> None:
         self._overview = overview
+        self._workers = workers  # beats are no events: the table catches up with them every interval
         self._store = store
         self._notifier = notifier
         self._position = position
@@ -93,18 +132,16 @@ class Watch:
     def _table(self, boards: list[BoardStatus]) -> None:
         from rich.live import Live
 
-        with Live(table(boards), auto_refresh=False, redirect_stdout=False) as live:
+        with Live(table(boards, self._workers()), auto_refresh=False, redirect_stdout=False) as live:
             while True:
-                live.update(table(self._next()), refresh=True)
+                live.update(table(self._next(), self._workers()), refresh=True)
 
     def _lines(self, boards: list[BoardStatus]) -> None:
         shown = None
         while True:
-            documents = [b.to_document() for b in boards]
-            if (
-                state := [{**d, "oldest_waiting_seconds": None} for d in documents]
-            ) != shown:  # a change, not an age
-                print(json.dumps(documents), flush=True)
+            shown_now = documents.jsonable([documents.status(b) for b in boards])
+            if (state := [_changeable(d) for d in shown_now]) != shown:  # a change, not an age or a beat
+                print(json.dumps(shown_now), flush=True)
                 shown = state
             boards = self._next()
 
@@ -115,6 +152,12 @@ class Watch:
         time.sleep(max(0.0, SPACING - (time.monotonic() - started)))  # a busy log redraws 4 times a second
         self._position = self._store.last_position()  # before reading: an append after it wakes the next wait
         return self._overview()
+
+
+def _changeable(board: dict[str, Any]) -> dict[str, Any]:
+    """What of a board's document counts as a change: not its ages, nor its workers' beats."""
+    workers = [{**w, "last_beat_at": None} for w in board.get("workers", ())]
+    return {**board, "oldest_waiting_seconds": None, "workers": workers}
 
 
 def _age(seconds: float | None) -> str:

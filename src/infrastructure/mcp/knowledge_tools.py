@@ -50,7 +50,7 @@ class KeptAsCandidate(RuleViolation):
 
     def __init__(self, conflict: KeyInConflict) -> None:
         super().__init__(str(conflict))
-        self.document = conflict.entry.to_document()
+        self.document = documents.jsonable(documents.entry(conflict.entry))
 
 
 def write(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -60,7 +60,7 @@ def write(session: Session, given: dict[str, Any], progress: Progress) -> Any:
         token=session.token(given.get("signal_id")),
     )
     try:
-        return session.knowledge.write(build(WriteEntry, {}, **given)).to_document()
+        return documents.entry(session.knowledge.write(build(WriteEntry, {}, **given)))
     except KeyInConflict as conflict:
         raise KeptAsCandidate(conflict) from None
 
@@ -77,25 +77,25 @@ def read(session: Session, given: dict[str, Any], progress: Progress) -> Any:
         given.update(reader=session.agent or named, token=session.token(given.get("signal_id")))
     given["blackboard_id"] = session.board(given)
     query = build(ReadEntry, {"reader": "author"}, **given)
-    return (
-        session.knowledge_queries.history(query)
-        if query.history
-        else session.knowledge_queries.read(query).to_document()
-    )
+    if query.history:
+        return [documents.history_version(r) for r in session.knowledge_queries.history(query)]
+    return documents.entry(session.knowledge_queries.read(query))
 
 
 def entries(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     query = ListEntries(**{**given, "blackboard_id": session.board(given)})
-    return [entry.to_document() for entry in session.knowledge_queries.entries(query)]
+    return documents.entries(session.knowledge_queries.entries(query))
 
 
 def resolve(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     given.update(blackboard_id=session.board(given), author=session.agent or given.get("author"))
-    return session.knowledge.resolve(build(ResolveEntry, {}, **given)).to_document()
+    return documents.entry(session.knowledge.resolve(build(ResolveEntry, {}, **given)))
 
 
 def summary(session: Session, given: dict[str, Any], progress: Progress) -> Any:
-    return session.knowledge_queries.summary(SummarizeBoard(blackboard_id=session.board(given)))
+    return documents.summary(
+        session.knowledge_queries.summary(SummarizeBoard(blackboard_id=session.board(given)))
+    )
 
 
 def topic(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -122,7 +122,7 @@ def topic(session: Session, given: dict[str, Any], progress: Progress) -> Any:
             progress(time.monotonic() - started, timeout, f"waiting for an entry on topic {name}")
     position = found[-1].position if found else since
     session.positions[board, name] = position
-    return {**heading, "entries": [documents.published(r).to_document() for r in found], "position": position}
+    return {**heading, "entries": [documents.published(r) for r in found], "position": position}
 
 
 def knowledge_tools(with_agent: bool) -> list[Tool]:

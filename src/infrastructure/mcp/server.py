@@ -21,8 +21,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from blackboard.application.errors import TimedOut, Unavailable
-from blackboard.domain.errors import BlackboardError, InvalidInput, NotFound, RuleViolation
+from blackboard.domain.errors import BlackboardError, InvalidInput
+from blackboard.infrastructure.documents import jsonable
+from blackboard.infrastructure.error_families import family_of
 from blackboard.infrastructure.mcp.pipes import standard_pipes
 from blackboard.infrastructure.mcp.schemas import invalid
 from blackboard.infrastructure.mcp.session import Session
@@ -31,15 +32,6 @@ from blackboard.infrastructure.mcp.tools import every_tool
 if TYPE_CHECKING:
     from blackboard.infrastructure.container import Container
 
-# The CLI's error families (cli/exits.py), named in a tool error's structured content with the exit code
-# the same failure gives on the command line.
-FAMILIES = (
-    (InvalidInput, "invalid_input", 2),
-    (RuleViolation, "refused", 3),
-    (NotFound, "not_found", 4),
-    (TimedOut, "timed_out", 5),
-    (Unavailable, "unavailable", 1),
-)
 CALLS_AT_ONCE = 8  # waits served at once, each in a worker thread
 
 
@@ -97,7 +89,9 @@ def build_server(session: Session) -> Server[Any]:
 
 
 def result(data: Any) -> types.CallToolResult:
-    """The JSON document the CLI prints with --json, as text; an object also as structured content."""
+    """The JSON document the CLI prints with --json (documents.py), as text; an object also as structured
+    content."""
+    data = jsonable(data)
     text = json.dumps(data, ensure_ascii=False)
     return types.CallToolResult(
         content=[types.TextContent(text=text)], structured_content=data if isinstance(data, dict) else None
@@ -105,15 +99,15 @@ def result(data: Any) -> types.CallToolResult:
 
 
 def refusal(exc: Exception) -> types.CallToolResult:
-    """A tool error whose text is the CLI's message (without its `blackboard: ` prefix)."""
+    """A tool error whose text is the CLI's message (without its `blackboard: ` prefix), naming the error's
+    family and the exit code the same failure gives on the command line (error_families.py)."""
     error = invalid(exc) if isinstance(exc, ValidationError) else exc
-    family, code = next(
-        ((name, code) for kind, name, code in FAMILIES if isinstance(error, kind)), ("unexpected", 1)
-    )
+    family = family_of(error)
     message = str(error) if isinstance(error, BlackboardError) else f"unexpected error: {_first_line(error)}"
     content: list[Any] = [types.TextContent(text=message)]
-    details: dict[str, Any] = {"error": message, "family": family, "exit_code": code}
+    details: dict[str, Any] = {"error": message, "family": family.name, "exit_code": family.exit_code}
     if (document := getattr(error, "document", None)) is not None:  # a write kept as a candidate: the entry
+        document = jsonable(document)
         content.append(types.TextContent(text=json.dumps(document, ensure_ascii=False)))
         details["entry"] = document
     return types.CallToolResult(content=content, structured_content=details, is_error=True)

@@ -1,4 +1,5 @@
-"""The EventStore port on SQLAlchemy: appends in the log's commit order, loads and reads back."""
+"""The EventStore port on SQLAlchemy: appends in the log's commit order, loads and reads back. It writes
+nothing but the log: the read model's rows are the unit of work's (unit_of_work.py) and the projector's."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from blackboard.application.ports import (
     StoreUnavailable,
 )
 from blackboard.domain.events import BlackboardEvent
-from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
@@ -29,14 +29,6 @@ VERSION = select(func.coalesce(func.max(EVENTS.c.version), 0)).where(
     EVENTS.c.stream_id == bindparam("stream")
 )
 LAST_POSITION = select(func.coalesce(func.max(EVENTS.c.position), 0))
-# One round trip under the log's lock: the board's version, the log's end, the read model's checkpoint.
-STATE = select(
-    VERSION.scalar_subquery(),
-    LAST_POSITION.scalar_subquery(),
-    select(projection.CHECKPOINTS.c.position)
-    .where(projection.CHECKPOINTS.c.name == projection.NAME)
-    .scalar_subquery(),
-)
 LOAD = (
     select(EVENTS)
     .where(EVENTS.c.stream_id == bindparam("stream"), EVENTS.c.version > bindparam("after"))
@@ -46,51 +38,38 @@ LOAD = (
 
 def append_in(
     conn: Connection,
-    blackboard_id: str,
+    stream_id: str,
     expected_version: int,
     events: Sequence[BlackboardEvent],
     metadata: Mapping[str, Any],
-    loaded: Mapping[str, Any] | None = None,
-    dependants: Mapping[str, list[str]] | None = None,
-    state: tuple[int, int, int | None] | None = None,
-    entries: Mapping[tuple[str, str], Any] | None = None,
+    version: int | None = None,
 ) -> list[Recorded]:
-    """Append in `conn`'s write transaction, which holds the board; the log is held from here to the
-    commit. With `loaded` (the signals the deciding command started from, and their `dependants`),
-    the read model is folded in the same transaction while it is live; without, it is left to a
-    catch-up; `entries` seeds the entry keys' states the same way. Raises ConcurrencyConflict, storing
-    nothing, if the board is not at `expected_version`. `state` (the board's version, the log's end, the
-    checkpoint), when this transaction read it and the dialect has one writer at a time, is still true
-    and is not read again."""
-    if any(e.stream_id != blackboard_id for e in events):  # a board's stream, or an entry key's
-        raise ValueError(f"every appended event must belong to stream {blackboard_id!r}")
+    """Append in `conn`'s write transaction, which holds the stream, and notify the log's listeners;
+    returns the events as recorded ([] when every one of them was stored already). Only appends: the
+    read model's rows are the caller's (the unit of work folds them in the same transaction). `version`
+    is the stream's version read by a caller that already holds the log (unit_of_work.hold_log);
+    without it the log is held here, to the commit, so positions follow commit order, and the version
+    read under it. Raises ConcurrencyConflict, storing nothing, if the stream is not at
+    `expected_version`."""
+    if any(e.stream_id != stream_id for e in events):  # a board's stream, or an entry key's
+        raise ValueError(f"every appended event must belong to stream {stream_id!r}")
     dialect = dialect_of(conn.engine)
-    if state is None or not dialect.one_writer:
+    if version is None:
         dialect.hold_log(conn)
-        state = conn.execute(STATE, {"stream": blackboard_id}).one()
-    current, last, folded_to = state
+        version = conn.scalar(VERSION, {"stream": stream_id})
     follows = [e.version for e in events] == list(
         range(expected_version + 1, expected_version + 1 + len(events))
     )
-    if current != expected_version or not follows:
+    if version != expected_version or not follows:
         if _all_stored(conn, events):
             return []
-        raise ConcurrencyConflict(blackboard_id, expected_version)
+        raise ConcurrencyConflict(stream_id, expected_version)
     now, meta = datetime.now(UTC), dict(metadata)
     meta_json = json.dumps(meta, separators=(",", ":"))
     rows = [event_row(e, meta, now, meta_json) for e in events]
     positions = dialect.insert_many(conn, EVENTS, rows, returning="position", key="event_id")
-    recorded = [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
     dialect.notify(conn, positions[-1])
-    if loaded is not None and (folded_to or 0) == last:  # the read model is live: it stays so
-        projection.fold(
-            conn,
-            recorded,
-            projection.FoldCache(dict(loaded), entries=dict(entries or {})),
-            after=last,
-            dependants=dependants,
-        )
-    return recorded
+    return [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
 
 
 class SqlAlchemyEventStore(EventStore):

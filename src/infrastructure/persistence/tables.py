@@ -1,4 +1,4 @@
-"""The tables: the event log, the signal and entry read models and their checkpoints.
+"""The tables: the event log, the signal and entry read models and their checkpoints, live workers.
 
 Core `Table`s rather than ORM classes: every statement here is Core, and importing
 `sqlalchemy.orm` would cost each CLI call about a tenth of a second for nothing.
@@ -14,6 +14,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -169,4 +170,23 @@ ENTRY_TOPICS = Table(
     Column("topic", String(200), primary_key=True),
     Column("key", KeyText, primary_key=True),
     Index("ix_entry_topics_key", "blackboard_id", "key"),  # rewriting a key's topics
+)
+
+# Live workers (docs/agents.md: "Live workers"): one row per worker process, kept fresh by its beats.
+# Not the event log: a beat is no fact about a board. What the expiry rule and `status` read.
+WORKERS = Table(
+    "worker_presence",
+    metadata,
+    Column("worker_id", String(300), primary_key=True),  # its claim token: `<agent>/<uuid>`
+    Column("agent_id", String(200), nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", Moment, nullable=False),
+    Column("last_beat_at", Moment, nullable=False),
+    Column("beat_seconds", Float, nullable=False),  # its own beat interval: how long until it is stale
+    Column("boards_json", Text, nullable=False),  # JSON array of the boards it serves; [] = every board
+    Column("capabilities_json", Text, nullable=False),  # JSON [{type, score}]: what it claims with
+    Column("threshold", Float, nullable=False),  # the threshold it claims with, resolved
+    Column("running_json", Text, nullable=False),  # JSON [[signal_id, blackboard_id], ...]
+    Column("stopped_at", Moment),  # set when it stopped; NULL while it runs (or died)
 )

@@ -4,16 +4,17 @@
 lock; PostgreSQL: the board's advisory lock, see postgres.py). Under that hold the read-model rows
 of the board are its state at its current version, because every commit on the board wrote them
 in its own transaction: so a decision loads only the rows it touches (`BoardRows`), never the whole
-board. `commit` appends the events and folds them into those rows with the one fold
-(projection.py), seeded with the rows the decision loaded, so it reads nothing more. While a
-rebuild has the read model behind the log, decisions replay the board's events instead and leave
-the rows to the rebuild.
+board. `commit` (`commit_in`) holds the log, has the event store append the events (it only
+appends), and folds the recorded events into those rows with the one fold (projection.py), seeded
+with the rows the decision loaded, so it reads nothing more. While a rebuild has the read model
+behind the log, decisions replay the board's events instead and leave the rows to the rebuild.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, bindparam, func, or_, select
@@ -22,15 +23,30 @@ from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, R
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import BlackboardEvent, entry_stream_id
 from blackboard.domain.signals import AgentSignal
+from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
-from blackboard.infrastructure.persistence.event_store import STATE, append_in, load_in, translated
+from blackboard.infrastructure.persistence.event_store import (
+    LAST_POSITION,
+    VERSION,
+    append_in,
+    load_in,
+    translated,
+)
 from blackboard.infrastructure.persistence.tables import DEPENDENCIES, SIGNALS, Moment
 
 if TYPE_CHECKING:
     from blackboard.application.knowledge.ports import EntryTransaction
 
+# One round trip: the stream's version, the log's end, the read model's checkpoint.
+STATE = select(
+    VERSION.scalar_subquery(),
+    LAST_POSITION.scalar_subquery(),
+    select(projection.CHECKPOINTS.c.position)
+    .where(projection.CHECKPOINTS.c.name == projection.NAME)
+    .scalar_subquery(),
+)
 BY_ID = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id")
 )
@@ -64,6 +80,57 @@ OVERDUE = select(SIGNALS).where(
     ),
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
+
+
+@dataclass(frozen=True, slots=True)
+class LogState:
+    """A stream's version, the log's end and how far the read model has folded it, read together."""
+
+    version: int
+    end: int
+    checkpoint: int
+
+    @property
+    def live(self) -> bool:
+        """The read model has folded the whole log (no rebuild is running, no catch-up is owed)."""
+        return self.checkpoint == self.end
+
+
+def read_log(conn: Connection, stream_id: str) -> LogState:
+    version, end, checkpoint = conn.execute(STATE, {"stream": stream_id}).one()
+    return LogState(version, end, checkpoint or 0)
+
+
+def hold_log(conn: Connection, stream_id: str, known: LogState | None = None) -> LogState:
+    """Hold the log from here to the commit (positions follow commit order) and read its state under
+    the hold. `known`, read earlier in this transaction, is still true where the database has one
+    writer at a time (SQLite), and is not read again."""
+    dialect = dialect_of(conn.engine)
+    if known is not None and dialect.one_writer:
+        return known
+    dialect.hold_log(conn)
+    return read_log(conn, stream_id)
+
+
+def commit_in(
+    conn: Connection,
+    stream_id: str,
+    events: Sequence[BlackboardEvent],
+    metadata: Mapping[str, Any],
+    seed: projection.FoldCache,
+    dependants: Mapping[str, list[str]] | None = None,
+    known: LogState | None = None,
+) -> list[Recorded]:
+    """Append the events (the event store) and fold the recorded ones into the rows (the one fold), in
+    `conn`'s transaction, which holds the stream: both land at the commit or neither. The fold starts
+    from `seed` (the states the decision loaded) and `dependants` (those it loaded of them), so it
+    reads nothing it already has. While the read model is behind the log (a rebuild runs, or a
+    catch-up is owed) the rows are left to the projector, which folds these events in their turn."""
+    log = hold_log(conn, stream_id, known)
+    recorded = append_in(conn, stream_id, events[0].version - 1, events, metadata, version=log.version)
+    if recorded and log.live:  # the read model is live: it stays so
+        projection.fold(conn, recorded, seed, after=log.end, dependants=dependants)
+    return recorded
 
 
 class SqlUnitOfWork(UnitOfWork):
@@ -100,15 +167,13 @@ class _SqlTransaction(BoardTransaction):
     def __init__(self, blackboard_id: str, conn: Connection) -> None:
         super().__init__(blackboard_id)
         self._conn = conn
-        self._state: tuple[int, int, int | None] | None = None  # version, log's end, checkpoint
+        self._log: LogState | None = None  # as `rows` found it
 
     def rows(self) -> BoardRows | None:
-        self._state = version, last, folded_to = tuple(
-            self._conn.execute(STATE, {"stream": self.blackboard_id}).one()
-        )
-        if (folded_to or 0) != last:
+        self._log = log = read_log(self._conn, self.blackboard_id)
+        if not log.live:
             return None
-        return _SqlRows(self._conn, self.blackboard_id, version)
+        return _SqlRows(self._conn, self.blackboard_id, log.version)
 
     def history(self) -> list[BlackboardEvent]:
         return load_in(self._conn, self.blackboard_id)
@@ -121,22 +186,20 @@ class _SqlTransaction(BoardTransaction):
         events = board.collect_events()
         if not events:
             return []
-        return append_in(
+        return commit_in(
             self._conn,
             board.id,
-            events[0].version - 1,
             events,
             metadata,
-            loaded=self.loaded,
+            projection.FoldCache(dict(self.loaded)),
             dependants=self.loaded_dependants,
-            state=self._state,
+            known=self._log,
         )
 
 
 class _SqlRows(BoardRows):
     def __init__(self, conn: Connection, blackboard_id: str, version: int) -> None:
         self._conn = conn
-        self._state: tuple[int, int, int | None] | None = None  # version, log's end, checkpoint
         self._board = blackboard_id
         self.version = version
 

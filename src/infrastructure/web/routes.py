@@ -12,8 +12,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from blackboard.application.errors import Unavailable
-from blackboard.domain.errors import InvalidInput, NotFound
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.error_families import NAMED, UNEXPECTED, family_of
 from blackboard.infrastructure.web.view import BoardView
 
 logger = logging.getLogger(__name__)
@@ -33,21 +33,21 @@ def position(request: Request, name: str, default: int | None = None) -> int | N
 
 
 def answers(handler: Callable[[Request], Any]) -> Handler:
-    """Runs a blocking read off the event loop and maps refusals to 4xx (503 if the database is down)."""
+    """Runs a blocking read off the event loop and answers an error with its family's HTTP status
+    (error_families.py: 400 bad input, 404 not found, 503 the database down)."""
 
     @functools.wraps(handler)
     async def endpoint(request: Request) -> Response:
         try:
             return JSONResponse(await run_in_threadpool(handler, request))
-        except (InvalidInput, ValidationError) as exc:
-            return JSONResponse({"error": _message(exc)}, status_code=400)
-        except NotFound as exc:
-            return JSONResponse({"error": str(exc)}, status_code=404)
-        except Unavailable as exc:
-            return JSONResponse({"error": str(exc)}, status_code=503)
         except Exception as exc:  # noqa: BLE001 - a bug answers 500 and is logged in one line; the server goes on
-            logger.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
-            return JSONResponse({"error": "unexpected error (see the server's log)"}, status_code=500)
+            family = NAMED["invalid_input"] if isinstance(exc, ValidationError) else family_of(exc)
+            if family is UNEXPECTED:
+                logger.error(
+                    "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc
+                )
+                return JSONResponse({"error": "unexpected error (see the server's log)"}, status_code=500)
+            return JSONResponse({"error": _message(exc)}, status_code=family.http_status)
 
     return endpoint
 

@@ -49,12 +49,15 @@ class BoardView:
             "blackboard_id": blackboard_id,
             "position": position,
             "live": at is None,
-            "signals": [s.to_document() for s in signals],
-            "entries": [e.to_document() for e in entries],
+            "signals": documents.jsonable([documents.signal(s) for s in signals]),
+            "entries": documents.jsonable(documents.entries(entries)),
         }
 
     def entry_history(self, blackboard_id: str, key: str, at: int | None) -> list[dict[str, Any]]:
-        return self._knowledge.history(ReadEntry(blackboard_id=blackboard_id, key=key, history=True, at=at))
+        records = self._knowledge.history(
+            ReadEntry(blackboard_id=blackboard_id, key=key, history=True, at=at)
+        )
+        return documents.jsonable([documents.history_version(r) for r in records])
 
     def events(self, blackboard_id: str | None, since: int, limit: int) -> dict[str, Any]:
         """Up to `limit` records after `since` (of one board, if given), and the position read up to."""
@@ -80,17 +83,17 @@ class BoardView:
         event, document = record.event, event_document(record)
         if isinstance(event, EntryEvent):
             entry = self._entries.get(event.blackboard_id, event.key)
-            document["entry"] = entry.to_document() if entry else None
+            document["entry"] = documents.jsonable(documents.entry(entry)) if entry else None
         elif event.signal_id:
             signal = self._signals.get(event.signal_id)
-            document["signal"] = signal.to_document() if signal else None
+            document["signal"] = documents.jsonable(documents.signal(signal)) if signal else None
         return document
 
 
 def event_document(record: Recorded) -> dict[str, Any]:
     """A record for the page: a claim's token is a secret of its claimer, so it is not shown."""
     event = record.event
-    data = documents.event(record)["data"]  # as `events` shows it: a claim's token hidden
+    data = documents.event(record).data  # as `events` shows it: a claim's token hidden
     return {
         "position": record.position,
         "event_type": event.event_type,

@@ -9,7 +9,9 @@ and renews its claim; a Python `entrypoint` runs on a lane (agents/lanes.py) tha
 over itself, while one supervisor thread (`supervisor`) keeps the timeouts and the grace period of
 every call and has the pool renew their claims, so no thread per signal sits waiting. The outcomes
 go to the recorder thread (`recorder`), which stores every outcome ready at that moment in one
-command, so a busy worker writes one transaction per batch, not one per signal. Between rounds the
+command, so a busy worker writes one transaction per batch, not one per signal. The beat thread
+(`beat`) says every few seconds that the worker is live, what it claims with and what it runs
+(presence, not events), so a signal that fits it waits for it rather than expiring. Between rounds the
 loop sleeps until the log moves past the noted position, so a signal posted or released meanwhile
 wakes it at once and none is missed. `process` starts and stops them together.
 """

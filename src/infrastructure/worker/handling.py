@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,6 +18,7 @@ from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
 from blackboard.infrastructure.agents.outcome import artifact_refusal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.documents import jsonable, signal
 from blackboard.infrastructure.worker.recorder import Done, Recorder
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -34,8 +36,10 @@ class Handling:
         cancel: threading.Event,
         recorder: Recorder,
         artifacts_dir: str = "artifacts",
+        handler_env: Mapping[str, str] | None = None,
     ) -> None:
         self._artifacts_dir = artifacts_dir
+        self._handler_env = dict(handler_env or {})
         self._service = service
         self._queries = queries
         self._token = token
@@ -50,6 +54,7 @@ class Handling:
             outcome = run_handler(
                 agent,
                 self.document(claimed),
+                self._handler_env,
                 tick=lambda: self.renew(agent, claimed),
                 tick_every=self._renew_every,
                 cancel=self._cancel,
@@ -57,14 +62,17 @@ class Handling:
         except Exception as exc:
             logger.exception("handling %s went wrong", claimed.signal_id)
             outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
+        if outcome.succeeded and outcome.stderr:  # a failure's stderr is in its error, logged with it
+            for line in outcome.stderr.splitlines():
+                logger.info("%s stderr: %s", claimed.signal_id, line)
         self.hand_over(agent, claimed, outcome, started)
 
     def document(self, claimed: AgentSignal) -> dict[str, Any]:
         """The signal document, with the results of the signals it came after in context.upstream."""
-        document = claimed.to_document()
+        document = jsonable(signal(claimed))
         if claimed.after:
             document["payload"]["context"]["upstream"] = {
-                upstream: self._queries.get_signal(GetSignalById(signal_id=upstream)).to_document()
+                upstream: jsonable(signal(self._queries.get_signal(GetSignalById(signal_id=upstream))))
                 for upstream in claimed.after
             }
         return document

@@ -54,6 +54,10 @@ class ClaimLoop:
     def running(self) -> int:
         return len(self._active)
 
+    def running_signals(self) -> list[tuple[str, str]]:
+        """(signal id, board) of each claim not yet recorded: what the beat says this worker runs."""
+        return [(s.signal_id, s.blackboard_id) for s in list(self._active.values())]
+
     def stop(self) -> None:
         self.stopping.set()
         self.freed.set()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,3 +21,7 @@ class WorkerOptions:
     head_start: float  # seconds per point of score: an agent waits (best other score - its own)
     # x this before claiming, so when several agents fit one signal the best fit usually gets it
     artifacts_dir: str = "artifacts"  # besides the agent's folder, where an artifact path may point
+    beat_every: float = 2.0  # seconds between the beats that say this worker is live (presence)
+    # what every handler gets in its environment: the worker's database, agents folders and artifacts
+    # folder as absolute addresses (docs/agents.md: "How a handler reaches the board")
+    handler_env: Mapping[str, str] = field(default_factory=dict)

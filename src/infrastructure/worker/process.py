@@ -1,4 +1,4 @@
-"""The worker as a whole: its claim loop, handler pool, supervisor and recorder started and stopped together."""
+"""The worker as a whole: its claim loop, handler pool, supervisor, recorder and beat started and stopped together."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from blackboard.application.ports import EventStore, LogNotifier
+from blackboard.application.ports import Clock, EventStore, LogNotifier
+from blackboard.application.presence import PresenceStore
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService
 from blackboard.domain.capabilities import AgentProfile
@@ -19,6 +20,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.agents.entrypoints import load_entrypoint
 from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.worker.beat import Heartbeat
 from blackboard.infrastructure.worker.handling import Handling
 from blackboard.infrastructure.worker.loop import ClaimLoop
 from blackboard.infrastructure.worker.options import WorkerOptions
@@ -42,6 +44,8 @@ class Worker:
         store: EventStore,
         notifier: LogNotifier,
         threshold: float,
+        presence: PresenceStore | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._options = options
         self.token = f"{options.agent}/{uuid.uuid4()}"  # this process's claims, and no one else's
@@ -61,10 +65,25 @@ class Worker:
             self._cancel,
             self._recorder,
             options.artifacts_dir,
+            options.handler_env,
         )
         self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
         self._loop = ClaimLoop(
             options, service, queries, store, notifier, agents, everyone, threshold, self.token, self._start
+        )
+        self._beat = (
+            None
+            if presence is None or clock is None
+            else Heartbeat(
+                presence,
+                clock,
+                self.token,
+                lambda: self._loop.definition().profile,
+                threshold,
+                (options.blackboard_id,) if options.blackboard_id else (),
+                options.beat_every,
+                self._loop.running_signals,
+            )
         )
 
     @property
@@ -107,6 +126,8 @@ class Worker:
             self._options.concurrency,
         )
         self._recorder.start()
+        if self._beat is not None:
+            self._beat.start()  # live from its first claim on: a signal that fits it waits for it
         try:
             self._loop.run()
         finally:
@@ -114,6 +135,8 @@ class Worker:
             self._lanes.close()
             self._recorder.close()
             self._pool.shutdown()
+            if self._beat is not None:
+                self._beat.stop()
         logger.info("worker %s stopped after %d signal(s)", self._options.agent, self._handled)
         return 0
 
@@ -123,11 +146,15 @@ class Worker:
             self._lanes.start(agent, claimed)
         else:
             self._pool.submit(self._handling.run_command, agent, claimed)
+        if self._beat is not None:
+            self._beat.changed()
 
     def _recorded(self, batch: list[Done]) -> None:
         """From the recorder's thread: these claims are settled, their slots free."""
         self._handled += len(batch)
         self._loop.release(done.claimed.signal_id for done in batch)
+        if self._beat is not None:
+            self._beat.changed()
 
     def _drain(self) -> None:
         """Let running handlers finish; once stopped and past the grace period, stop them too

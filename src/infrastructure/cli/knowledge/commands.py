@@ -87,7 +87,7 @@ def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_q
         reader=args.author,
     )
     if query.history:
-        versions = queries().history(query)
+        versions = documents.jsonable([documents.history_version(r) for r in queries().history(query)])
         return Output(versions, "\n".join(_history_line(v) for v in versions))
     return entry_output(queries().read(query))
 
@@ -115,7 +115,9 @@ def entries(
     )
     status().require_board(query.blackboard_id)  # an unknown board is exit 4, not an empty list
     found = queries().entries(query)
-    return Output([e.to_document() for e in found], "\n".join(_line(e) for e in found) or "no entries")
+    return Output(
+        documents.jsonable(documents.entries(found)), "\n".join(_line(e) for e in found) or "no entries"
+    )
 
 
 @inject
@@ -141,7 +143,9 @@ def summary(
 ) -> Output:
     from blackboard.application.knowledge.commands import SummarizeBoard
 
-    found = queries().summary(SummarizeBoard(blackboard_id=args.blackboard))
+    found = documents.jsonable(
+        documents.summary(queries().summary(SummarizeBoard(blackboard_id=args.blackboard)))
+    )
     latest = found["latest_entry"]
     lines = [
         f"blackboard {found['blackboard_id']}: {found['entries']} entries",
@@ -183,11 +187,12 @@ def watch_topic(
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             found = watcher().watch_topic(args.blackboard, args.topic, position, left)
             if not args.follow:
-                first = documents.published(found[0])
+                first = documents.published_entry(found[0])
                 print(f"position {found[0].position}", file=sys.stderr)
                 return entry_output(first)
             for record in found:
-                print(json.dumps(documents.published(record).to_document(), ensure_ascii=False), flush=True)
+                document = documents.jsonable(documents.published(record))
+                print(json.dumps(document, ensure_ascii=False), flush=True)
                 position = record.position
     except WaitTimedOut:
         if not args.follow:  # said with the timeout given, not the little left of it at the last wait
@@ -211,7 +216,7 @@ def entry_output(entry: Entry) -> Output:
         "  " + "; ".join(details) + f"; written {v.written_at:%Y-%m-%d %H:%M:%S} at position {v.position}"
     )
     lines += [f"  candidate v{c.version} by {c.author}: {_short(c.value)}" for c in entry.candidates]
-    return Output(entry.to_document(), "\n".join(lines))
+    return Output(documents.jsonable(documents.entry(entry)), "\n".join(lines))
 
 
 def _line(entry: Entry) -> str:

@@ -52,9 +52,23 @@ def entry_from_row(row: Any) -> Entry:
 
 
 def _version(v: Version) -> dict[str, Any]:
-    document = v.to_document()
-    del document["blackboard_id"], document["key"]  # the row's own columns
-    return document
+    """A version in the row's state (the board and key are the row's own columns)."""
+    return {
+        "version": v.version,
+        "value": v.value,
+        "entry_type": v.entry_type,
+        "author": v.author,
+        "section": v.section,
+        "role": v.role,
+        "label": v.label,
+        "confidence": v.confidence,
+        "depends_on": list(v.depends_on),
+        "topics": list(v.topics),
+        "meta": dict(v.meta or {}),
+        "signal_id": v.signal_id,
+        "written_at": v.written_at.isoformat(),
+        "position": v.position,
+    }
 
 
 def _from(row: Any, data: dict[str, Any]) -> Version:

@@ -1,5 +1,6 @@
 """One entry key held in a SQL write transaction: its state from its row (or its events while a
-rebuild runs), and its events and row committed together (see unit_of_work.py, which opens it)."""
+rebuild runs), and its events and row committed together (unit_of_work.commit_in: the event store
+appends, the fold writes the row, seeded with the state loaded here)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from blackboard.domain.knowledge.entries import Entry
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
-from blackboard.infrastructure.persistence.event_store import STATE, append_in, load_in
+from blackboard.infrastructure.persistence.event_store import load_in
 from blackboard.infrastructure.persistence.knowledge.read_model import get_in, records_in
-from blackboard.infrastructure.persistence.unit_of_work import BY_ID
+from blackboard.infrastructure.persistence.projection import FoldCache
+from blackboard.infrastructure.persistence.unit_of_work import BY_ID, commit_in, read_log
 
 
 class SqlEntryTransaction(EntryTransaction):
@@ -29,9 +31,8 @@ class SqlEntryTransaction(EntryTransaction):
         self._loaded: Entry | None = None
 
     def load(self) -> Entry | None:
-        stream = entry_stream_id(self.blackboard_id, self.key)
-        _, last, folded_to = self._conn.execute(STATE, {"stream": stream}).one()
-        if (folded_to or 0) == last:  # live: the key's row is its state, every commit wrote it
+        if read_log(self._conn, entry_stream_id(self.blackboard_id, self.key)).live:
+            # the key's row is its state: every commit on the key wrote it
             self._loaded = get_in(self._conn, self.blackboard_id, self.key)
         else:  # a rebuild is running: the key's own events, never the board's
             pairs = [(r.event, r.position) for r in records_in(self._conn, self.blackboard_id, self.key)]
@@ -40,10 +41,8 @@ class SqlEntryTransaction(EntryTransaction):
 
     def signal(self, signal_id: str) -> AgentSignal | None:
         dialect_of(self._conn.engine).share_board(self._conn, self.blackboard_id)
-        _, last, folded_to = self._conn.execute(STATE, {"stream": self.blackboard_id}).one()
-        if (
-            folded_to or 0
-        ) == last:  # live: the signal's row is its state, every commit on the board wrote it
+        if read_log(self._conn, self.blackboard_id).live:
+            # the signal's row is its state: every commit on the board wrote it
             row = self._conn.execute(BY_ID, {"board": self.blackboard_id, "id": signal_id}).first()
             return signal_from_row(row) if row is not None else None
         board = BlackboardAggregate.replay(self.blackboard_id, load_in(self._conn, self.blackboard_id))
@@ -53,12 +52,5 @@ class SqlEntryTransaction(EntryTransaction):
         if not events:
             return []
         stream = entry_stream_id(self.blackboard_id, self.key)
-        return append_in(
-            self._conn,
-            stream,
-            events[0].version - 1,
-            events,
-            metadata,
-            loaded={},
-            entries={(self.blackboard_id, self.key): self._loaded},
-        )
+        seed = FoldCache(entries={(self.blackboard_id, self.key): self._loaded})
+        return commit_in(self._conn, stream, events, metadata, seed)

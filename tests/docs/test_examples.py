@@ -1,0 +1,294 @@
+"""Every example of the README and the docs runs, so none goes stale (examples.py says how each kind runs).
+
+Each page's shell blocks run one after another in one real bash, with the venv's real `blackboard` first on
+PATH, in a fresh folder holding a copy of `agents/` and a fresh SQLite database (`BLACKBOARD_DB`); python
+blocks run in a subprocess; JSON blocks are parsed; agent files are loaded by the real registry. A block
+that is none of these, and is not a picture (`text`), must say why it is not run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import frontmatter
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+from blackboard.infrastructure.cli.parser import build_parser
+from tests.conftest import PG_ADMIN_URL
+from tests.docs.examples import (
+    BACKGROUND,
+    NOT_RUN,
+    PAGES,
+    ROOT,
+    SHELL,
+    Block,
+    blocks,
+    every_block,
+    run,
+    shell_script,
+)
+
+HELPER = Path(__file__).with_name("helper.py")
+PAGE_TIMEOUT = 300.0  # seconds a page's shell session may take before the test fails (a hang, never reached)
+RUNS = SHELL | {"python", "json", "markdown"}
+
+# What a page takes for granted, beyond a fresh folder with `agents/` in it. Keep this short: each entry is
+# a precondition the page itself states.
+SETUP = {
+    # the skill's reader works beside running agents ("an agent whose capabilities fit claims it"), and
+    # writes a report of its own (`--file report.md`)
+    "docs/skill/SKILL.md": "\n".join(
+        [
+            "__docs_background '(set-up)' blackboard worker --agent ps-researcher",
+            "printf '# Report\\n\\nWhat we found.\\n' > report.md",
+        ]
+    ),
+    # "a folder of Claude Code subagents, which declare no capabilities"
+    "docs/matching.md": f"export BLACKBOARD_AGENTS_DIR={ROOT / 'tests' / 'fixtures' / 'everyday-agents'}",
+}
+
+
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+SHELL_PAGES = [p for p in PAGES if any(b.language in SHELL and not b.not_run for b in blocks(p))]
+
+
+# -- the rule: every block runs, is a picture, or says why not ----------------------------------------------
+@pytest.mark.parametrize("block", every_block(), ids=lambda b: b.where)
+def test_every_block_of_the_docs_is_run_or_says_why_not(block: Block):
+    if block.note is not None:
+        assert block.note == BACKGROUND or (block.not_run and len(block.note) > len(NOT_RUN) + 10), (
+            f"{block.where}: unknown note {block.note!r}: `not run, REASON` or `{BACKGROUND}`"
+        )
+        assert block.note != BACKGROUND or block.language in SHELL, (
+            f"{block.where}: only shell runs in the background"
+        )
+        return
+    assert block.language, f"{block.where}: a block names its language (`text` for a picture or an output)"
+    assert block.language in RUNS | {"text"}, (
+        f"{block.where}: the harness does not run `{block.language}` blocks: "
+        "add `<!-- example: not run, REASON -->` before it"
+    )
+    if block.language == "markdown":
+        assert block.text.startswith("---\n"), f"{block.where}: a markdown example is an agent file"
+
+
+def test_few_blocks_are_left_unrun():
+    unrun = [b.where for b in every_block() if b.not_run]
+    assert len(unrun) <= 8, unrun
+
+
+# -- a folder to run in ---------------------------------------------------------------------------------------
+@pytest.fixture
+def workdir(tmp_path) -> Path:
+    """A fresh folder laid out as a clone's root after `make demo`: a copy of the example agents, what
+    alembic reads, and the virtualenv."""
+    work = tmp_path / "work"
+    shutil.copytree(
+        ROOT / "agents", work / "agents", ignore=shutil.ignore_patterns("artifacts", "__pycache__")
+    )
+    for name in ("alembic.ini", "pyproject.toml"):
+        shutil.copy(ROOT / name, work / name)
+    (work / "migrations").symlink_to(ROOT / "migrations")
+    (work / ".venv").symlink_to(Path(sys.prefix))  # the README's `. .venv/bin/activate`, after `make demo`
+    (tmp_path / "home").mkdir()
+    return work
+
+
+@pytest.fixture(scope="session")
+def pycache() -> Path:
+    """Where the pages' processes keep compiled modules, shared by runs and by xdist's workers: a user's
+    install has them, so each command of a page does not compile the package again (this machine's
+    environment forbids writing them beside the sources)."""
+    folder = ROOT / "build" / "pycache"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def environment(work: Path, pycache: Path) -> dict[str, str]:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("BLACKBOARD_", "PYTHONDONTWRITEBYTECODE"))
+    }
+    env.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
+        HOME=str(work.parent / "home"),
+        BLACKBOARD_DB=f"sqlite:///{work / 'blackboard.db'}",
+        DOCS_PYTHON=sys.executable,
+        DOCS_HELPER=str(HELPER),
+        DOCS_TMP=str(work.parent),
+        PYTHONPYCACHEPREFIX=str(pycache),
+    )
+    return env
+
+
+@pytest.fixture
+def pg_page_url() -> Iterator[str]:
+    """A database of its own for a page that names PostgreSQL, dropped afterwards."""
+    name = f"blackboard_docs_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+# -- shell blocks: one session per page ----------------------------------------------------------------------
+@pytest.mark.parametrize("page", SHELL_PAGES, ids=_name)
+def test_the_shell_examples_of_a_page_run_as_written(page: Path, workdir: Path, pycache: Path, request):
+    page_blocks = blocks(page)
+    needs_pg = any("postgresql+psycopg://" in b.text for b in page_blocks if b.language in SHELL)
+    pg_url = request.getfixturevalue("pg_page_url") if needs_pg else None
+    script = shell_script(page_blocks, SETUP.get(_name(page), ""), pg_url)
+
+    ran = run(script, workdir, environment(workdir, pycache), PAGE_TIMEOUT)
+
+    assert ran.returncode == 0, f"{ran.failure(script)}\n--- output (the end) ---\n{ran.output[-6000:]}"
+    assert "Traceback (most recent call last)" not in ran.output, ran.output[-6000:]
+    print(f"{_name(page)}: {ran.seconds:.1f} s, {ran.cpu_seconds:.1f} s of CPU")
+
+
+# -- python, JSON and agent-file blocks ----------------------------------------------------------------------
+def _of(language: str) -> list[Block]:
+    return [b for b in every_block() if b.language == language and not b.not_run]
+
+
+@pytest.mark.parametrize("block", _of("python"), ids=lambda b: b.where)
+def test_a_python_example_runs_in_a_fresh_folder(block: Block, workdir: Path, pycache: Path):
+    (workdir / "example.py").write_text(block.text)
+    done = subprocess.run(
+        [sys.executable, "example.py"],
+        cwd=workdir,
+        env=environment(workdir, pycache),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+
+
+@pytest.mark.parametrize("block", _of("json"), ids=lambda b: b.where)
+def test_a_json_example_parses_and_a_client_configuration_starts_the_mcp_server(block: Block):
+    document = json.loads(block.text)
+    for name, server in document.get("mcpServers", {}).items():
+        assert set(server) >= {"command", "args"}, f"{block.where}: {name} needs command and args"
+        assert Path(server["command"]).name == "blackboard", server["command"]
+        assert all(isinstance(arg, str) for arg in server["args"])
+        assert build_parser().parse_args(server["args"]).command == "mcp"
+
+
+@pytest.mark.parametrize("block", _of("markdown"), ids=lambda b: b.where)
+def test_an_agent_file_example_loads_in_the_real_registry_without_a_warning(block: Block, tmp_path):
+    (tmp_path / "example.md").write_text(block.text)
+    [report] = FrontmatterAgentRegistry(tmp_path).files()
+    assert report.agent is not None, f"{block.where}: left out: {report.problems}"
+    assert not report.warnings, f"{block.where}: {report.warnings}"
+    assert report.agent.name == frontmatter.loads(block.text).metadata["name"]
+
+
+def test_the_entrypoint_example_completes_a_signal_in_a_worker_of_the_agent_file_example(
+    workdir: Path, pycache: Path
+):
+    """docs/agents.md's agent file, with the `entrypoint` its comment offers instead of `command`, and the
+    Python function it names, saved where that function's comment says: a real worker runs them."""
+    page = blocks(ROOT / "docs" / "agents.md")
+    [agent_file] = [b for b in page if b.language == "markdown"]
+    [handler] = [b for b in page if b.language == "python" and "def handle(" in b.text]
+    saved_as = re.search(r"^# (handlers/\S+\.py)", handler.text)[1]
+    entrypoint = re.search(r"entrypoint: (\S+)", handler.text)[1]
+    (workdir / "agents" / saved_as).write_text(handler.text)
+    agent = re.sub(r"^command: .*$", f"entrypoint: {entrypoint}", agent_file.text, flags=re.M)
+    (workdir / "agents" / "ps-researcher.md").write_text(agent)
+    env = environment(workdir, pycache)
+
+    def blackboard(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            ["blackboard", *args], cwd=workdir, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    sig = blackboard(
+        "post", "-q", "--type", "RESEARCH", "--ps-id", "ps-42", "--entry-id", "e-1", "--topic", "logs"
+    )
+    blackboard("worker", "--agent", "ps-researcher", "--once")
+    shown = json.loads(blackboard("--json", "show", sig.stdout.strip()).stdout)
+
+    assert shown["status"] == "COMPLETED", shown
+    assert shown["result"]["knowledge_items"] == ["ps-researcher found nothing new on logs"]
+
+
+# -- what running the examples revealed --------------------------------------------------------------------
+def test_the_tour_s_worker_opening_a_fresh_database_logs_only_its_own_lines(workdir: Path, pycache: Path):
+    """The README's tour starts its worker first, so the worker creates the database: the migration's
+    chatter (alembic's INFO lines) must not fill its log."""
+    done = subprocess.run(
+        ["blackboard", "worker", "--agent", "ps-researcher", "--once"],
+        cwd=workdir,
+        env=environment(workdir, pycache),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "worker ps-researcher started" in done.stderr
+    chatter = [
+        line for line in done.stderr.splitlines() if "plugin alembic" in line or "Context impl" in line
+    ]
+    assert not chatter, chatter
+
+
+# -- the command table's examples -------------------------------------------------------------------------
+def _table_examples() -> list[tuple[str, str]]:
+    """(the row's command, its example) of each row of docs/cli.md's "### Commands" table."""
+    section = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split("## Commands", 1)[1]
+    rows = [line for line in section.strip().split("\n\n", 1)[0].splitlines() if line.startswith("| `")]
+    found = []
+    for row in rows:
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", row)[1:-1]]
+        command = cells[0].strip("`").split()[0]
+        example = re.search(r"blackboard (.*)", cells[-1].strip("`"))[1]
+        found.append((command, example.removesuffix(')"')))  # `eval "$(blackboard completion bash)"`
+    return found
+
+
+@pytest.mark.parametrize(("command", "example"), _table_examples(), ids=lambda x: x)
+def test_each_example_of_the_command_table_is_accepted_by_the_parser_as_its_row_s_command(command, example):
+    words = []
+    for word in shlex.split(example):
+        if word.startswith(">"):
+            break
+        words.append(word)
+    try:
+        parsed = build_parser().parse_args(words)
+    except SystemExit as refused:
+        pytest.fail(f"`blackboard {example}` is refused by the parser (exit {refused.code})")
+    assert parsed.command == command
+
+
+def test_ctrl_c_while_the_command_line_is_still_starting_is_exit_130_without_a_traceback(monkeypatch):
+    """Stopping deploy-postgres.md's workers right after they were started (a second, on a busy machine)
+    printed a traceback from the parser's imports: main() now catches Ctrl-C from its first line."""
+    from blackboard.infrastructure import cli
+    from blackboard.infrastructure.cli import parser
+
+    def pressed_ctrl_c():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parser, "build_parser", pressed_ctrl_c)
+
+    assert cli.main(["signals"]) == 130
