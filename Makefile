@@ -1,10 +1,11 @@
-# The two set-up commands of the README: `make demo` and `make test`. Both create .venv when missing.
+# The two set-up commands of the README: `make demo` and `make test`. Both create .venv when missing;
+# `make test` also provisions the programs its tests drive (`make tools`), `make demo` needs none of them.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test faults soak demo bench lint schemas clean
+.PHONY: test tools faults soak demo bench lint schemas clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,13 +23,22 @@ lint: $(STAMP)
 	$(BIN)/python tools/lint_tree.py build/lint
 	cd build/lint && PYTHONPATH=. ../../$(BIN)/lint-imports --config ../../pyproject.toml
 
+# zsh, fish, chromium and chromium-driver (apt-get, when root on Debian) and Claude Code, pinned, in
+# .tools/claude-code (npm); or stop, naming what to install and how. Quiet and quick when all is there.
+tools:
+	$(PYTHON) tools/provision.py
+
 # The JSON schemas the package ships, generated from the document models (infrastructure/documents.py);
 # tests/unit/test_schemas.py fails while a checked-in file differs from what this writes
 schemas: $(STAMP)
 	$(BIN)/python tools/schemas.py
 
-test: lint
-	$(BIN)/python -m pytest -m "not faults"
+# The tests run on TEST_WORKERS processes (pytest-xdist), each with its own PostgreSQL database; the files
+# whose module fixtures are costly keep to one process (tests/conftest.py: ONE_PROCESS_PER_FILE). A test
+# waits on the processes it starts much of its time, so more workers than cores pay (docs/performance.md).
+TEST_WORKERS ?= 4
+test: tools lint
+	$(BIN)/python -m pytest -m "not faults" -n $(TEST_WORKERS) --dist loadgroup --durations=10
 
 # The fault suite (docs/faults.md): kills, racing processes, a server restart; CI runs it after `make test`.
 # BLACKBOARD_FAULT_SCALE=10 makes every round count ten times bigger.
@@ -53,4 +63,4 @@ demo: $(STAMP)
 	$(BIN)/python -m blackboard.infrastructure.demo
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .blackboard test-artifacts
+	rm -rf $(VENV) .tools .pytest_cache .hypothesis .blackboard test-artifacts

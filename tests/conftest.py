@@ -1,4 +1,5 @@
-"""Shared fixtures: real databases. SQLite on a temporary file; PostgreSQL in a fresh database per run."""
+"""Shared fixtures: real databases. SQLite on a temporary file; PostgreSQL in a fresh database per run (under
+pytest-xdist, as `make test` runs, per process: each has its own database, temporary folders and ports)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,28 @@ from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
+
+# Under pytest-xdist (`make test`: --dist loadgroup) the tests of these files run on one process, one after
+# the other: each file builds a costly module fixture (dozens of CLI calls, a demo run, a wheel and a venv)
+# that its tests then read. Every other test goes to whichever process is free.
+ONE_PROCESS_PER_FILE = {
+    "test_cli_auto_match.py",
+    "test_cli_commands.py",
+    "test_cli_errors.py",
+    "test_cli_input_limits.py",
+    "test_cli_status.py",
+    "test_cli_story.py",
+    "test_cli_transfer.py",
+    "test_demo.py",
+    "test_install.py",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in ONE_PROCESS_PER_FILE:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+
 
 # The machine's PostgreSQL (trust auth). CI must reach it: a failure to connect fails the tests.
 PG_ADMIN_URL = os.environ.get("BLACKBOARD_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

@@ -72,7 +72,7 @@ def test_a_claim_past_its_timeout_cannot_be_completed(cli):
 
 
 def test_a_signal_within_its_deadline_is_not_marked(cli):
-    signal = cli.post()  # the default 30 s
+    signal = cli.post()  # the tests' default post timeout (tests/e2e/conftest.py), minutes away
 
     shown = assert_signal(cli.ok("show", signal["signal_id"]))
 

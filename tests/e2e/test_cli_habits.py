@@ -121,7 +121,7 @@ def test_the_shipped_schemas_validate_what_the_commands_print(cli):
 
 def _shell(name: str) -> str:
     found = shutil.which(name)
-    assert found, f"{name} is needed for this test (.ci/run installs it: apt-get install -y {name})"
+    assert found, f"{name} is needed for this test: run `make tools`, which installs it"
     return found
 
 

@@ -1,5 +1,5 @@
 """For the web view's tests: `blackboard ui` as a real subprocess on a free port, plain HTTP to it,
-and headless Chromium driven by Selenium (Debian's chromium and chromedriver, which .ci/run installs)."""
+and headless Chromium driven by Selenium (Debian's chromium and chromedriver, which `make tools` installs)."""
 
 from __future__ import annotations
 

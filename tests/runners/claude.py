@@ -1,26 +1,14 @@
 """The real Claude Code CLI the runner tests drive, and what they look for in /proc while it runs.
 
-`claude_executable` is the one place that finds it: the pinned version that `make test` provisions at
-.tools/claude-code/node_modules/.bin/claude (`npm install --prefix .tools/claude-code
-@anthropic-ai/claude-code@2.1.332`). A test that needs it and finds it missing fails, naming that command.
+`tests.tools.claude_executable` finds it: the pinned version that `make tools` (run by `make test`)
+provisions. A test that needs it and finds it missing fails, naming that command.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
-VERSION = "2.1.332"
-CLAUDE = Path(__file__).resolve().parents[2] / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
-INSTALL = f"npm install --prefix .tools/claude-code @anthropic-ai/claude-code@{VERSION}"
-
-
-def claude_executable() -> str:
-    if not os.access(CLAUDE, os.X_OK):
-        pytest.fail(f"Claude Code {VERSION} is needed at {CLAUDE}: run `{INSTALL}`", pytrace=False)
-    return str(CLAUDE)
+from tests.tools import claude_executable  # the one place that finds it (make tools provisions it)
 
 
 def claude_env(api_url: str, home: Path) -> dict[str, str]:
