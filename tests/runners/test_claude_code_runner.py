@@ -182,8 +182,9 @@ def test_the_run_works_in_the_worker_s_workdir(board, tmp_path):
 
     assert "FOUND-IN-WORKDIR" in text_of(tool_results(api.model_calls[-1])[0]["content"])
     done = board.show(signal["signal_id"])
+    # the transcript goes to the worker's artifacts folder (./artifacts where it was started), not the workdir
     assert done["usage"]["transcript_path"] == str(
-        elsewhere / "artifacts" / "transcripts" / f"{signal['signal_id']}.jsonl"
+        board.workdir / "artifacts" / "transcripts" / f"{signal['signal_id']}.jsonl"
     )
 
 

@@ -165,5 +165,5 @@ class Runs:
 
     @property
     def transcripts(self) -> Path:
-        """Beside the artifacts: `<artifacts folder>/transcripts`, the artifacts folder relative to the workdir."""
+        """`<artifacts folder>/transcripts`: the worker made the artifacts folder absolute (its ./artifacts)."""
         return self.workdir / self._artifacts_dir / "transcripts"
