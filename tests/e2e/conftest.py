@@ -24,6 +24,7 @@ from jsonschema import Draft7Validator, FormatChecker
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
+from tests.cli_server import run_blackboard
 from tests.paths import CONTRACTS as CONTRACTS_DIR
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
@@ -127,14 +128,7 @@ class Cli:
         return env
 
     def __call__(self, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> Result:
-        done = subprocess.run(
-            [BLACKBOARD, *args],
-            env=self.environment(env),
-            cwd=self.cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        done = run_blackboard(list(args), self.environment(env), self.cwd, timeout)
         return no_traceback(Result(done.returncode, done.stdout, done.stderr), args)
 
     def ok(self, *args: str, env: dict[str, str] | None = None) -> Any:

@@ -16,6 +16,7 @@ from blackboard.application.commands import PostSignal
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import settings
 from blackboard.infrastructure.container import Container
+from tests.cli_server import run_blackboard
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 
@@ -104,7 +105,7 @@ class Board:
         return [r for r in self.store.read_all() if r.event.event_type == event_type]
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([BLACKBOARD, *args], env=self.env, capture_output=True, text=True, timeout=60)
+        done = run_blackboard(list(args), self.env)  # forked warm (tests/cli_server.py)
         assert "Traceback" not in done.stderr, done.stderr
         return done
 

@@ -133,7 +133,8 @@ def test_a_signal_ended_by_another_hand_stops_its_run_at_once(board, tmp_path):
             "fail", signal["signal_id"], "--agent", "reviewer", "--token", token, "--error", "called off"
         )
         until(lambda: not live_in_group(claude), 10)
-        assert gone(server)
+        # Claude Code's board server ends with it (on a loaded machine, just after)
+        until(lambda: gone(server), 10)
         worker.send_signal(signals.SIGTERM)
         board.cli.finish(worker).expect(0)
 

@@ -1,0 +1,291 @@
+"""A fork server for the `blackboard` CLI: each call is still a process of its own, with its own pipes, environment,
+working folder and exit code, but it starts from a process that imported the CLI once, not from a cold interpreter.
+
+Why: the suite runs the CLI several thousand times, and a cold start (an interpreter, SQLAlchemy, pydantic, the
+package) costs most of a CPU-second on this machine, most of the suite's time on two cores. Importing is set-up the
+suite shares, not the thing under test; the tests of the start itself (tests/integration/test_command_imports.py,
+the docs harness, the install tests, every background process the tests start) keep the real executable, and
+`BLACKBOARD_TEST_CLI=exec` makes every call a cold start again.
+
+How: the server (one per test process, started on first use) listens on a Unix socket. A call sends its arguments,
+environment and folder with three file descriptors (stdin, stdout, stderr). The server forks a *waiter*, which forks
+the *call*: the call sets its descriptors, folder, environment and `sys.argv`, reseeds what a fork would share, and
+runs the console script's own `main()`, ending as the script does (`sys.exit`, the interpreter's normal exit); the
+waiter sends the call's pid at once (so a timeout can kill it) and its exit status when it ends. The server itself
+never holds a thread, a connection or an engine, so each fork starts clean.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_HEADER = struct.Struct("!I")
+
+
+def _preload() -> None:
+    """Import what the commands import, so a forked call finds it in memory."""
+    import importlib
+    import pkgutil
+
+    import blackboard.infrastructure as infrastructure
+    import blackboard.infrastructure.cli  # noqa: F401 - the console script's module
+
+    skip = (
+        "blackboard.infrastructure.web",
+        "blackboard.infrastructure.mcp",
+        "blackboard.infrastructure.runners",
+    )
+    for module in pkgutil.walk_packages(infrastructure.__path__, "blackboard.infrastructure."):
+        if module.name.startswith(skip) or module.name.endswith("__main__"):
+            continue
+        with contextlib.suppress(Exception):
+            importlib.import_module(module.name)
+    for name in (
+        "sqlalchemy.dialects.sqlite",
+        "sqlalchemy.dialects.postgresql.psycopg",
+        "psycopg",
+        "alembic",
+    ):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def _recv_exactly(conn: socket.socket, size: int, fds: list[int]) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk, got, _flags, _addr = socket.recv_fds(conn, size - len(data), 8)
+        fds.extend(got)
+        if not chunk:
+            raise EOFError("the caller hung up")
+        data += chunk
+    return data
+
+
+def _run_call(request: dict, fds: list[int]) -> None:
+    """In the forked call: become `blackboard ARGS` and end as the console script would."""
+    for target, fd in zip((0, 1, 2), fds, strict=True):
+        os.dup2(fd, target)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    random.seed()
+    sys.argv = [request["argv0"], *request["args"]]
+    from blackboard.infrastructure.cli import main
+
+    sys.exit(main())
+
+
+def _exit_code_of(request: dict, fds: list[int]) -> int:
+    """Run the call and end it as the interpreter ends a script: SystemExit's code (None is 0, text is printed
+    and 1), an uncaught exception's traceback and 1, then the atexit functions and the streams flushed."""
+    import atexit
+    import traceback
+
+    try:
+        _run_call(request, fds)
+        code: object = 0
+    except SystemExit as done:
+        code = done.code
+    except BaseException:  # noqa: BLE001 - what the interpreter would print
+        traceback.print_exc()
+        code = 1
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    with contextlib.suppress(BaseException):
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    return code & 0xFF
+
+
+def _serve_one(conn: socket.socket) -> None:
+    """In the waiter: read the call, fork it, report its pid and then its exit status."""
+    fds: list[int] = []
+    (size,) = _HEADER.unpack(_recv_exactly(conn, _HEADER.size, fds))
+    request = json.loads(_recv_exactly(conn, size, fds))
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        os._exit(_exit_code_of(request, fds))
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    _, status = os.waitpid(pid, 0)
+    conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+
+
+def serve(path: str, parent: int) -> None:
+    _preload()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # waiters are reaped by the kernel
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    listener.settimeout(1.0)
+    print("ready", flush=True)
+    while os.getppid() == parent:  # the test process that started the server went away: so does the server
+        try:
+            conn, _ = listener.accept()
+        except TimeoutError:
+            continue
+        conn.settimeout(None)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if os.fork() == 0:
+            listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the waiter waits for its call
+            code = 0
+            try:
+                _serve_one(conn)
+            except BaseException:  # noqa: BLE001 - a waiter never takes the server down
+                code = 1
+            finally:
+                os._exit(code)
+        conn.close()
+
+
+class CliServer:
+    """The test process's side: start the server once, run calls through it."""
+
+    def __init__(self, argv0: str) -> None:
+        self.argv0 = argv0
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[str] | None = None
+        self._path = ""
+
+    def _ensure(self) -> str:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                folder = tempfile.mkdtemp(prefix="bb-cli-server-")
+                self._path = os.path.join(folder, "socket")
+                self._proc = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-c",
+                        f"from tests.cli_server import serve; serve({self._path!r}, {os.getpid()})",
+                    ],
+                    cwd=ROOT,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+                line = self._proc.stdout.readline() if self._proc.stdout else ""
+                if line.strip() != "ready":
+                    raise RuntimeError(f"the CLI fork server did not start (it said {line!r})")
+            return self._path
+
+    def run(
+        self, args: list[str], env: dict[str, str], cwd: str | os.PathLike[str], timeout: float
+    ) -> tuple[int, str, str]:
+        """Like `subprocess.run(..., capture_output=True, text=True, stdin=DEVNULL)`: (returncode, stdout, stderr);
+        raises subprocess.TimeoutExpired after killing the call when it runs past `timeout`."""
+        path = self._ensure()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        null = os.open(os.devnull, os.O_RDONLY)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(path)
+            body = json.dumps(
+                {"args": list(args), "env": dict(env), "cwd": str(cwd), "argv0": self.argv0}
+            ).encode()
+            socket.send_fds(conn, [_HEADER.pack(len(body)) + body], [null, out_w, err_w])
+        finally:
+            for fd in (null, out_w, err_w):
+                os.close(fd)
+        chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+
+        def drain(fd: int) -> None:
+            while block := os.read(fd, 65536):
+                chunks[fd].append(block)
+
+        readers = [threading.Thread(target=drain, args=(fd,), daemon=True) for fd in (out_r, err_r)]
+        for reader in readers:
+            reader.start()
+        deadline = time.monotonic() + timeout
+        replies = conn.makefile("rb")
+        try:
+            conn.settimeout(timeout)
+            pid = json.loads(replies.readline())["pid"]
+            try:
+                conn.settimeout(max(0.01, deadline - time.monotonic()))
+                line = replies.readline()
+            except TimeoutError:
+                line = b""
+            if not line:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                for reader in readers:
+                    reader.join(5)
+                raise subprocess.TimeoutExpired(
+                    [self.argv0, *args], timeout, b"".join(chunks[out_r]), b"".join(chunks[err_r])
+                )
+            returncode = json.loads(line)["returncode"]
+            for reader in readers:
+                reader.join()
+        finally:
+            replies.close()
+            conn.close()
+            for reader in readers:
+                reader.join(5)
+            for fd in (out_r, err_r):
+                os.close(fd)
+        return returncode, _text(b"".join(chunks[out_r])), _text(b"".join(chunks[err_r]))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+
+def _text(data: bytes) -> str:
+    """As `text=True` decodes: the locale's encoding, universal newlines."""
+    return data.decode("utf-8", errors="strict").replace("\r\n", "\n").replace("\r", "\n")
+
+
+BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
+# BLACKBOARD_TEST_CLI=exec starts every call from a cold interpreter, as a user's shell does
+SERVER = None if os.environ.get("BLACKBOARD_TEST_CLI") == "exec" else CliServer(BLACKBOARD)
+
+
+def run_blackboard(
+    args: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0
+) -> subprocess.CompletedProcess[str]:
+    """`blackboard ARGS` in a process of its own (forked warm, or cold with BLACKBOARD_TEST_CLI=exec), its output
+    captured as text, stdin empty; raises subprocess.TimeoutExpired past `timeout`."""
+    if SERVER is None:
+        return subprocess.run(
+            [BLACKBOARD, *args],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    code, out, err = SERVER.run(list(args), env, cwd or os.getcwd(), timeout)
+    return subprocess.CompletedProcess([BLACKBOARD, *args], code, out, err)
