@@ -66,21 +66,31 @@ OPTIONS = {
 }
 
 
-# The modules whose commands take their adapters from the container (`Provide[Container.x]`); every one
-# is imported by `commands` anyway.
-WIRED = tuple(
-    f"blackboard.infrastructure.cli.{name}"
-    for name in (
-        "commands",
-        "knowledge.commands",
-        "transfer",
-        "paging",
-        "habits",
-        "ui",
-        "controller",
-        "mcp_command",
-    )
-)
+# The module of each command's function (the parser's `run`), when it is not `commands`: a call imports and
+# wires only the module of the command it runs, so it pays for no other command's imports.
+MODULES = {
+    "signals": "paging",
+    "events": "paging",
+    "status": "habits",
+    "schema": "habits",
+    "completion": "habits",
+    "next_moves": "controller",
+    "mcp": "mcp_command",
+    "ui": "ui",
+    "export": "transfer",
+    "import_board": "transfer",
+    **dict.fromkeys(("write", "read", "entries", "resolve", "summary"), "knowledge.commands"),
+}
+# The modules a command's function calls into that take adapters from the container too (`watch --topic`).
+ALSO_WIRED = {"watch": ("knowledge.commands",)}
+
+
+def command_modules(run: str) -> list[str]:
+    """The modules to import and wire for a command: its own first."""
+    return [
+        f"blackboard.infrastructure.cli.{name}"
+        for name in (MODULES.get(run, "commands"), *ALSO_WIRED.get(run, ()))
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -102,13 +112,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_text(args)  # bytes that are not UTF-8 (a lone surrogate here) cannot be stored or printed
         config = settings.load(_flags(args))  # a bad flag or variable stops here, before anything is opened
         as_json = config.json
-        from blackboard.infrastructure.cli import commands
+        from importlib import import_module
+
         from blackboard.infrastructure.container import Container
 
+        modules = [import_module(name) for name in command_modules(args.run)]
         container = Container(config=config)  # the one container: the API and the tests build the same
-        container.wire(modules=WIRED)  # the commands' `Provide[...]`; each builds only what it calls
+        container.wire(modules=modules)  # the command's `Provide[...]`; it builds only what it calls
         try:
-            output = getattr(commands, args.run)(args)
+            output = getattr(modules[0], args.run)(args)
         finally:
             container.unwire()
     except KeyboardInterrupt as interrupted:
