@@ -69,6 +69,7 @@ OPTIONS = {
 # The module of each command's function (the parser's `run`), when it is not `commands`: a call imports and
 # wires only the module of the command it runs, so it pays for no other command's imports.
 MODULES = {
+    "show": "show",
     "signals": "paging",
     "events": "paging",
     "status": "habits",

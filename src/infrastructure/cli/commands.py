@@ -142,17 +142,6 @@ def worker(
 
 
 @inject
-def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
-    query = GetSignalById(signal_id=args.signal_id, at=args.at)
-    found = queries().get_signal(query)
-    if args.transcript:
-        from blackboard.infrastructure.cli.transcript_view import transcript
-
-        return transcript(found)
-    return render.signal(found, queries().overdue([found]) if args.at is None else None)
-
-
-@inject
 def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     query = GetSignalById(signal_id=args.signal_id)
     return render.ranking(args.signal_id, queries().match(query))
