@@ -6,11 +6,11 @@ container and its adapters are imported once a command runs.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from blackboard.domain.errors import BlackboardError, InvalidInput
@@ -98,8 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # Ctrl-C while the parser is still being imported (a second on a busy machine): no traceback
         from blackboard.infrastructure.cli.parser import build_parser
 
-        parser = build_parser()
-        if "_ARGCOMPLETE" in os.environ:  # the shell asks what may come next (`blackboard completion SHELL`)
+        completing = "_ARGCOMPLETE" in os.environ
+        parser = build_parser(lazy=not completing)  # a call builds the grammar of its command alone
+        if completing:  # the shell asks what may come next (`blackboard completion SHELL`)
             import argcomplete
 
             argcomplete.autocomplete(parser)  # answers and exits
@@ -119,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         modules = [import_module(name) for name in command_modules(args.run)]
         container = Container(config=config)  # the one container: the API and the tests build the same
-        container.wire(modules=modules)  # the command's `Provide[...]`; it builds only what it calls
+        container.wire(modules=[_functions(m) for m in modules])  # `Provide[...]`: builds only what it calls
         try:
             output = getattr(modules[0], args.run)(args)
         finally:
@@ -141,6 +142,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _quiet_broken_pipe()
     return OK
+
+
+def _functions(module: ModuleType) -> ModuleType:
+    """The functions the module defines, to wire: wiring the module itself also walks every class it
+    imports (the pydantic commands, the container) for methods to patch, several ms a call for none.
+    Wiring binds the container's providers to the functions themselves, so the module's names see them."""
+    import inspect
+
+    functions = ModuleType(module.__name__)
+    functions.__dict__.update(
+        (name, value)
+        for name, value in vars(module).items()
+        if inspect.isfunction(value) and value.__module__ == module.__name__
+    )
+    return functions
 
 
 def _check_text(args: Any) -> None:
@@ -200,7 +216,12 @@ def _invalid(exc: Any) -> InvalidInput:
 
 
 def _print(data: Any, as_json: bool) -> None:
-    print(json.dumps(data, indent=2) if as_json else terminal_safe(str(data)))
+    if as_json:
+        import json  # not at start-up: `--help` and usage errors print no JSON
+
+        print(json.dumps(data, indent=2))
+    else:
+        print(terminal_safe(str(data)))
 
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")

@@ -17,7 +17,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Engine, bindparam, func, select
+from sqlalchemy.exc import DBAPIError
 
+from blackboard.application.errors import StoreUnavailable
 from blackboard.infrastructure.persistence.engine import read_connection
 from blackboard.infrastructure.persistence.tables import CHECKPOINTS, EVENTS, SIGNALS
 
@@ -31,12 +33,16 @@ BEHIND = select(
 
 def caught_up_row(engine: Engine, signal_id: str) -> Any | None:
     """The signal's row when the read model has folded every event of the log; None when it has not or
-    there is no such signal (the full path then catches up, or says it is not found)."""
-    with read_connection(engine) as conn:
-        last, folded = conn.execute(BEHIND).one()
-        if (folded or 0) != last:
-            return None
-        return conn.execute(ROW, {"signal_id": signal_id}).one_or_none()
+    there is no such signal (the full path then catches up, or says it is not found). A driver's error
+    leaves as the read model's does: StoreUnavailable, "could not reach the signals"."""
+    try:
+        with read_connection(engine) as conn:
+            last, folded = conn.execute(BEHIND).one()
+            if (folded or 0) != last:
+                return None
+            return conn.execute(ROW, {"signal_id": signal_id}).one_or_none()
+    except (DBAPIError, OSError) as exc:
+        raise StoreUnavailable(f"could not reach the signals: {getattr(exc, 'orig', exc)}") from exc
 
 
 def earliest_deadline(row: Any, post_timeout: timedelta, claim_timeout: timedelta) -> datetime | None:
