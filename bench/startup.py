@@ -6,6 +6,10 @@ and a worker's start (the time until it logs "started"). The commands run in rou
 a round beside the anchor, so a change in the machine's load touches all of them alike. Figures: the
 median wall time and the median CPU time (user + sys of the process, from wait4) of each, and each
 one's ratio to the anchor's median. The target (issue 25): `show` at most 1.5x the anchor.
+
+BENCH_STARTUP_BEFORE=DIR (a copy of an older tree's `src` and `migrations`, e.g. from `git archive`,
+its bytecode compiled) adds each command as that tree runs it, in the same rounds: through this
+interpreter and its packages, the editable install pointed at DIR, so only our code differs.
 """
 
 from __future__ import annotations
@@ -71,7 +75,18 @@ def _worker_start(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[floa
     return took, usage.ru_utime + usage.ru_stime
 
 
-def run(repetitions: int) -> dict[str, Any]:
+# `blackboard` as an older tree runs it: the editable install's finder pointed at that tree
+BEFORE = (
+    "import sys\n"
+    "finder = next(m for n, m in list(sys.modules.items()) if n.startswith('__editable___agent_blackboard'))\n"
+    "finder.MAPPING.update({k: v.replace(sys.argv[1], sys.argv[2]) for k, v in finder.MAPPING.items()})\n"
+    "del sys.argv[1:3]\n"
+    "from blackboard.infrastructure.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def run(repetitions: int, before: str | None = None) -> dict[str, Any]:
     blackboard = str(Path(sys.executable).parent / "blackboard")
     with temp_dir("startup") as where:
         (where / "agents").mkdir()
@@ -101,6 +116,18 @@ def run(repetitions: int) -> dict[str, Any]:
             "blackboard --help": [blackboard, "--help"],
             "blackboard worker (to started)": [blackboard, "worker", "--agent", "bench-idle"],
         }
+        if before:  # each command beside itself as the older tree runs it
+            root = str(Path(__file__).resolve().parent.parent)
+            older = [sys.executable, "-c", BEFORE, root, str(Path(before).resolve())]
+            commands = {
+                label: argv
+                for name, argv in commands.items()
+                for label, argv in (
+                    [(name, argv)]
+                    if name == ANCHOR
+                    else [(name, argv), (f"{name} (before)", [*older, *argv[1:]])]
+                )
+            }
         for name, argv in commands.items():  # warm the file cache once each
             (_worker_start if "worker" in name else _timed)(argv, env, where)
         walls: dict[str, list[float]] = {name: [] for name in commands}
@@ -164,4 +191,4 @@ def run(repetitions: int) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    run(int(os.environ.get("BENCH_STARTUP_RUNS", "15")))
+    run(int(os.environ.get("BENCH_STARTUP_RUNS", "15")), os.environ.get("BENCH_STARTUP_BEFORE"))
