@@ -207,3 +207,10 @@ def test_any_completed_signal_prints_alike_from_its_row_and_from_the_models(
 
     assert signal_rows.document(light) == documents.jsonable(documents.signal(model))
     assert signal_text(light) == render.signal_text(model)
+
+
+def test_show_takes_the_row_only_for_an_id_the_full_path_would_accept():
+    from blackboard.domain.signals import SIGNAL_ID_PATTERN
+    from blackboard.infrastructure.cli.show import SIGNAL_ID
+
+    assert SIGNAL_ID.pattern == SIGNAL_ID_PATTERN.pattern

@@ -10,6 +10,7 @@ prints the same (tests/unit/test_signal_rows.py).
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from blackboard.infrastructure.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
+SIGNAL_ID = re.compile(r"sig-[0-9a-f]{8}")  # domain.signals.SIGNAL_ID_PATTERN (a test holds them alike)
 
 
 @inject
@@ -31,7 +33,8 @@ def show(
     config: BlackboardSettings = Provide[Container.config],
     queries: Lazy = Provide[Container.queries.provider],
 ) -> Output:
-    if args.at is None and not args.transcript:
+    # a malformed id takes the full path, which refuses it before it opens (or creates) the database
+    if args.at is None and not args.transcript and SIGNAL_ID.fullmatch(args.signal_id):
         shown = _from_row(args.signal_id, engine(), config)
         if shown is not None:
             return shown
