@@ -109,7 +109,9 @@ def main() -> None:
     def run_s() -> None:  # (s) CLI start-up: `blackboard show` against `python -c "import sqlalchemy"`
         from bench import startup
 
-        report["startup"] = st = startup.run(int(os.environ.get("BENCH_STARTUP_RUNS", "15")))
+        report["startup"] = st = startup.run(
+            int(os.environ.get("BENCH_STARTUP_RUNS", "15")), os.environ.get("BENCH_STARTUP_BEFORE")
+        )
         targets.append(
             _target(
                 "(s) CLI start-up: blackboard show / import sqlalchemy",

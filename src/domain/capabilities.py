@@ -8,7 +8,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-DEFAULT_THRESHOLD = 0.8
+from blackboard.domain.thresholds import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # the settings read it there
+
 AUTO = "auto"  # a target meaning: whoever's text fits the signal's topic and prompt (docs/matching.md)
 
 

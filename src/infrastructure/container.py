@@ -1,41 +1,47 @@
-"""The composition root: the one place that names every adapter and builds the service from configuration."""
+"""The composition root: the one place that names every adapter and builds the service from configuration.
+
+Importing it is light on purpose (dependency-injector and the settings): every CLI call imports it before
+it knows what it runs, so each provider builds through a function that imports its adapter when it is
+first called, and a command pays only for the adapters it uses (`blackboard show` needs no service, no
+registry, no pydantic: tests/integration/test_command_imports.py)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
-
-from blackboard.application.dispatcher import EventDispatcher
-from blackboard.application.errors import StoreUnavailable
-from blackboard.application.ports import Clock, EventStore, LogNotifier, UnitOfWork
-from blackboard.application.presence import PresenceStore
-from blackboard.application.projection import Projector
-from blackboard.application.queries import BlackboardQueries
-from blackboard.application.service import BlackboardService, Settings
-from blackboard.application.watching import Watcher
-from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent
-from blackboard.infrastructure.clock import RandomSignalIds, SystemClock
 from blackboard.infrastructure.injection import containers, providers
-from blackboard.infrastructure.persistence.dialect import dialect_of
-from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
-from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
-from blackboard.infrastructure.persistence.presence import SqlPresenceStore
-from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
-from blackboard.infrastructure.persistence.schema import ensure_schema
-from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 from blackboard.infrastructure.settings import BlackboardSettings, service_settings, store_settings
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from blackboard.application.dispatcher import EventDispatcher
     from blackboard.application.knowledge.queries import KnowledgeQueries
     from blackboard.application.knowledge.service import KnowledgeService
+    from blackboard.application.ports import (
+        Clock,
+        EventStore,
+        IdGenerator,
+        LogNotifier,
+        SignalReadModel,
+        UnitOfWork,
+    )
+    from blackboard.application.presence import PresenceStore
+    from blackboard.application.projection import Projector
+    from blackboard.application.queries import BlackboardQueries
+    from blackboard.application.service import BlackboardService, Settings
     from blackboard.application.status import StatusQueries
     from blackboard.application.transfer import BoardTransfer
+    from blackboard.application.watching import Watcher
+    from blackboard.domain.events import BlackboardEvent
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.persistence.engine import StoreSettings
+    from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
     from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
+    from blackboard.infrastructure.persistence.presence import SqlPresenceStore
+    from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+    from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 
@@ -88,6 +94,8 @@ def log_notifier(
     """LISTEN/NOTIFY on PostgreSQL; polling the log on SQLite, which has no notifications. Either is
     told of what this process stores (a worker's own outcomes, a command of an embedding program),
     so its waiters need not wait for the next poll or notification."""
+    from blackboard.infrastructure.persistence.dialect import dialect_of
+
     notifier = dialect_of(engine).notifier(engine, store, interval)
     dispatcher.register(None, notifier.appended)
     return notifier
@@ -97,6 +105,9 @@ def landing_dispatcher(uow: UnitOfWork, clock: Clock) -> EventDispatcher:
     """The dispatcher, with a completion's knowledge items landing on the board as entries right
     after the completion commits (docs/architecture.md, "Results land on the board"), whichever
     process completes it: the CLI, a worker, an embedding program."""
+    from blackboard.application.dispatcher import EventDispatcher
+    from blackboard.domain.events import AgentSignalCompleted
+
     dispatcher = EventDispatcher()
     landing: list[KnowledgeService] = []
 
@@ -160,11 +171,79 @@ def entry_read_model(engine: Engine) -> SqlEntryReadModel:
     return SqlEntryReadModel(engine)
 
 
+def event_store(engine: Engine) -> SqlAlchemyEventStore:
+    from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
+
+    return SqlAlchemyEventStore(engine)
+
+
+def read_model(engine: Engine) -> SqlSignalReadModel:
+    from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+
+    return SqlSignalReadModel(engine)
+
+
+def unit_of_work(engine: Engine) -> SqlUnitOfWork:
+    from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
+
+    return SqlUnitOfWork(engine)
+
+
+def presence_store(engine: Engine) -> SqlPresenceStore:
+    from blackboard.infrastructure.persistence.presence import SqlPresenceStore
+
+    return SqlPresenceStore(engine)
+
+
+def projector(store: EventStore, signals: SignalReadModel) -> Projector:
+    from blackboard.application.projection import Projector
+
+    return Projector(store, signals, page_size=5000)
+
+
+def system_clock() -> Clock:
+    from blackboard.infrastructure.clock import SystemClock
+
+    return SystemClock()
+
+
+def signal_ids() -> IdGenerator:
+    from blackboard.infrastructure.clock import RandomSignalIds
+
+    return RandomSignalIds()
+
+
+def blackboard_service(*args: Any) -> BlackboardService:
+    from blackboard.application.service import BlackboardService
+
+    return BlackboardService(*args)
+
+
+def blackboard_queries(*args: Any) -> BlackboardQueries:
+    from blackboard.application.queries import BlackboardQueries
+
+    return BlackboardQueries(*args)
+
+
+def watcher(store: EventStore, queries: BlackboardQueries, notifier: LogNotifier) -> Watcher:
+    from blackboard.application.watching import Watcher
+
+    return Watcher(store, queries, notifier)
+
+
 def open_database(settings: StoreSettings) -> Engine:
     """The engine, with the schema created or upgraded when it is not current (one query when it is).
 
     A database that cannot be reached (or a lock file that cannot be opened) is StoreUnavailable, as
     the adapters say it; ensure_schema, in persistence/schema.py, would be the place to translate it."""
+    import sqlite3
+
+    from sqlalchemy.exc import DBAPIError
+
+    from blackboard.application.errors import StoreUnavailable
+    from blackboard.infrastructure.persistence.engine import make_engine
+    from blackboard.infrastructure.persistence.schema import ensure_schema
+
     engine = None
     try:
         engine = make_engine(settings)  # SQLite: creates the database's folder
@@ -187,26 +266,26 @@ class Container(containers.DeclarativeContainer):
 
     store_settings = providers.Singleton(store_settings, config)
     engine = providers.Singleton(open_database, store_settings)
-    event_store = providers.Singleton(SqlAlchemyEventStore, engine)
-    read_model = providers.Singleton(SqlSignalReadModel, engine)
-    unit_of_work = providers.Singleton(SqlUnitOfWork, engine)
-    projector = providers.Singleton(Projector, event_store, read_model, page_size=5000)
+    event_store = providers.Singleton(event_store, engine)
+    read_model = providers.Singleton(read_model, engine)
+    unit_of_work = providers.Singleton(unit_of_work, engine)
+    projector = providers.Singleton(projector, event_store, read_model)
     agent_registry = providers.Singleton(
         agent_registry,
         agents_dir=config.provided.agents_dir,
         default_threshold=config.provided.claim_threshold,
         artifacts_dir=config.provided.artifacts_dir,
     )
-    clock = providers.Singleton(SystemClock)
+    clock = providers.Singleton(system_clock)
     dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
-    ids = providers.Singleton(RandomSignalIds)
+    ids = providers.Singleton(signal_ids)
     notifier = providers.Singleton(
         log_notifier, engine, event_store, config.provided.poll_interval, dispatcher
     )
     settings = providers.Singleton(service_settings, config)
-    presence = providers.Singleton(SqlPresenceStore, engine)  # live workers: read by expiry and status
+    presence = providers.Singleton(presence_store, engine)  # live workers: read by expiry and status
     service = providers.Singleton(
-        BlackboardService,
+        blackboard_service,
         unit_of_work,
         read_model,
         agent_registry,
@@ -218,7 +297,7 @@ class Container(containers.DeclarativeContainer):
         presence,
     )
     queries = providers.Singleton(
-        BlackboardQueries,
+        blackboard_queries,
         event_store,
         read_model,
         agent_registry,
@@ -227,7 +306,7 @@ class Container(containers.DeclarativeContainer):
         providers.Callable(lambda s: (s.post_timeout, s.claim_timeout), settings),
         presence,
     )
-    watcher = providers.Singleton(Watcher, event_store, queries, notifier)
+    watcher = providers.Singleton(watcher, event_store, queries, notifier)
     entry_read_model = providers.Singleton(entry_read_model, engine)
     knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings)
     knowledge_queries = providers.Singleton(

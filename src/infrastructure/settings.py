@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from blackboard.domain.capabilities import DEFAULT_THRESHOLD
 from blackboard.domain.errors import InvalidInput
+from blackboard.domain.thresholds import DEFAULT_THRESHOLD
 from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
 
 if TYPE_CHECKING:

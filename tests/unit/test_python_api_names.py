@@ -17,7 +17,7 @@ def test_importing_blackboard_loads_neither_the_api_nor_its_libraries_until_a_na
     probe = (
         "import sys, blackboard; "
         "before = {m for m in ('sqlalchemy', 'pydantic', 'blackboard.infrastructure') if m in sys.modules}; "
-        "blackboard.Blackboard; print(sorted(before), 'sqlalchemy' in sys.modules)"
+        "blackboard.Blackboard; print(sorted(before), 'blackboard.infrastructure.api' in sys.modules)"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True

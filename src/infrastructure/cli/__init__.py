@@ -6,11 +6,11 @@ container and its adapters are imported once a command runs.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from blackboard.domain.errors import BlackboardError, InvalidInput
@@ -66,29 +66,41 @@ OPTIONS = {
 }
 
 
-# The modules whose commands take their adapters from the container (`Provide[Container.x]`); every one
-# is imported by `commands` anyway.
-WIRED = tuple(
-    f"blackboard.infrastructure.cli.{name}"
-    for name in (
-        "commands",
-        "knowledge.commands",
-        "transfer",
-        "paging",
-        "habits",
-        "ui",
-        "controller",
-        "mcp_command",
-    )
-)
+# The module of each command's function (the parser's `run`), when it is not `commands`: a call imports and
+# wires only the module of the command it runs, so it pays for no other command's imports.
+MODULES = {
+    "show": "show",
+    "signals": "paging",
+    "events": "paging",
+    "status": "habits",
+    "schema": "habits",
+    "completion": "habits",
+    "next_moves": "controller",
+    "mcp": "mcp_command",
+    "ui": "ui",
+    "export": "transfer",
+    "import_board": "transfer",
+    **dict.fromkeys(("write", "read", "entries", "resolve", "summary"), "knowledge.commands"),
+}
+# The modules a command's function calls into that take adapters from the container too (`watch --topic`).
+ALSO_WIRED = {"watch": ("knowledge.commands",)}
+
+
+def command_modules(run: str) -> list[str]:
+    """The modules to import and wire for a command: its own first."""
+    return [
+        f"blackboard.infrastructure.cli.{name}"
+        for name in (MODULES.get(run, "commands"), *ALSO_WIRED.get(run, ()))
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:  # Ctrl-C while the parser is still being imported (a second on a busy machine): no traceback
         from blackboard.infrastructure.cli.parser import build_parser
 
-        parser = build_parser()
-        if "_ARGCOMPLETE" in os.environ:  # the shell asks what may come next (`blackboard completion SHELL`)
+        completing = "_ARGCOMPLETE" in os.environ
+        parser = build_parser(lazy=not completing)  # a call builds the grammar of its command alone
+        if completing:  # the shell asks what may come next (`blackboard completion SHELL`)
             import argcomplete
 
             argcomplete.autocomplete(parser)  # answers and exits
@@ -102,13 +114,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_text(args)  # bytes that are not UTF-8 (a lone surrogate here) cannot be stored or printed
         config = settings.load(_flags(args))  # a bad flag or variable stops here, before anything is opened
         as_json = config.json
-        from blackboard.infrastructure.cli import commands
+        from importlib import import_module
+
         from blackboard.infrastructure.container import Container
 
+        modules = [import_module(name) for name in command_modules(args.run)]
         container = Container(config=config)  # the one container: the API and the tests build the same
-        container.wire(modules=WIRED)  # the commands' `Provide[...]`; each builds only what it calls
+        container.wire(modules=[_functions(m) for m in modules])  # `Provide[...]`: builds only what it calls
         try:
-            output = getattr(commands, args.run)(args)
+            output = getattr(modules[0], args.run)(args)
         finally:
             container.unwire()
     except KeyboardInterrupt as interrupted:
@@ -128,6 +142,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _quiet_broken_pipe()
     return OK
+
+
+def _functions(module: ModuleType) -> ModuleType:
+    """The functions the module defines, to wire: wiring the module itself also walks every class it
+    imports (the pydantic commands, the container) for methods to patch, several ms a call for none.
+    Wiring binds the container's providers to the functions themselves, so the module's names see them."""
+    import inspect
+
+    functions = ModuleType(module.__name__)
+    functions.__dict__.update(
+        (name, value)
+        for name, value in vars(module).items()
+        if inspect.isfunction(value) and value.__module__ == module.__name__
+    )
+    return functions
 
 
 def _check_text(args: Any) -> None:
@@ -187,7 +216,12 @@ def _invalid(exc: Any) -> InvalidInput:
 
 
 def _print(data: Any, as_json: bool) -> None:
-    print(json.dumps(data, indent=2) if as_json else terminal_safe(str(data)))
+    if as_json:
+        import json  # not at start-up: `--help` and usage errors print no JSON
+
+        print(json.dumps(data, indent=2))
+    else:
+        print(terminal_safe(str(data)))
 
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.cli.render import Output
+from blackboard.infrastructure.cli.signal_text import Output
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry

@@ -142,17 +142,6 @@ def worker(
 
 
 @inject
-def show(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
-    query = GetSignalById(signal_id=args.signal_id, at=args.at)
-    found = queries().get_signal(query)
-    if args.transcript:
-        from blackboard.infrastructure.cli.transcript_view import transcript
-
-        return transcript(found)
-    return render.signal(found, queries().overdue([found]) if args.at is None else None)
-
-
-@inject
 def match(args: argparse.Namespace, queries: Lazy = Provide[Container.queries.provider]) -> Output:
     query = GetSignalById(signal_id=args.signal_id)
     return render.ranking(args.signal_id, queries().match(query))
@@ -179,8 +168,10 @@ def watch(
     store: Lazy = Provide[Container.event_store.provider],
 ) -> Output:
     _check_watch(args)
-    if args.topic is not None:
-        return watch_topic(args)  # entries: the knowledge side, imported only for it
+    if args.topic is not None:  # entries: the knowledge side, imported (and wired) only for it
+        from blackboard.infrastructure.cli.knowledge.commands import watch_topic
+
+        return watch_topic(args)
     if not args.signal_types:
         raise InvalidInput(
             "--type", "is required: give --type T to watch signals, or --topic T to watch entries"
@@ -256,20 +247,3 @@ def _check_watch(args: argparse.Namespace) -> None:
     _check_timeout(args.timeout)
     if args.since is not None and args.since < 0:
         raise InvalidInput("--since", f"must be a log position, 0 or more, got {args.since}")
-
-
-# The knowledge commands live in their own module; `main` runs every command by name from this one.
-from blackboard.infrastructure.cli.controller import next_moves  # noqa: E402,F401
-from blackboard.infrastructure.cli.habits import completion, schema, status  # noqa: E402,F401
-from blackboard.infrastructure.cli.knowledge.commands import (  # noqa: E402,F401
-    entries,
-    read,
-    resolve,
-    summary,
-    watch_topic,
-    write,
-)
-from blackboard.infrastructure.cli.mcp_command import mcp  # noqa: E402,F401
-from blackboard.infrastructure.cli.paging import events, signals  # noqa: E402,F401
-from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
-from blackboard.infrastructure.cli.ui import ui  # noqa: E402,F401

@@ -9,6 +9,7 @@ import argparse
 
 from blackboard.infrastructure.cli import exits
 from blackboard.infrastructure.cli.controller_parser import add_next_command
+from blackboard.infrastructure.cli.lazy_parser import LazyCommands
 from blackboard.infrastructure.cli.runner_options import add_runner_flags
 from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
@@ -44,7 +45,9 @@ def _command(commands, name: str, summary: str, example: str, run: str) -> argpa
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """The whole grammar; `lazy`: each command's parser built only once it is chosen (lazy_parser.py),
+    as `main` parses one command line."""
     parser = SuggestingParser(
         prog="blackboard",
         description="Event-sourced coordination for AI agents: post signals, let agents claim and finish them.",
@@ -63,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print JSON (env BLACKBOARD_JSON=1)")
     parser.add_argument("--version", action=LazyVersion)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", **({"action": LazyCommands} if lazy else {})
+    )
 
     db = commands.add_parser("db", help="the database schema").add_subparsers(
         dest="db_command", required=True, metavar="ACTION"

@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.errors import InvalidInput
-from blackboard.infrastructure.settings import KNOBS, BlackboardSettings
+
+if TYPE_CHECKING:  # the parser imports this module: the settings (and what they import) wait for `worker`
+    from blackboard.infrastructure.settings import BlackboardSettings
 
 RUNNERS = ("claude-code", "anthropic", "openai")  # as runners.catalog names them (a test keeps them in step)
 PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan")  # Claude Code's
@@ -70,6 +72,8 @@ def board_environment(config: BlackboardSettings) -> tuple[tuple[str, str], ...]
     """The worker's settings as the variables that give them, so a run's `blackboard mcp` opens the same
     store and agents with the same timeouts, however the worker was given them (flags or variables), and
     wherever the run works: relative paths are made absolute."""
+    from blackboard.infrastructure.settings import KNOBS
+
     skipped = {"json"}  # how a command prints: not the board's
     values = {
         name: _text(getattr(config, name)) for name, knob in KNOBS.items() if knob.env and name not in skipped

@@ -5,7 +5,6 @@ version only when asked (importlib.metadata costs every call ~70 ms)."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -49,6 +48,8 @@ class SuggestingParser(argparse.ArgumentParser):
             )
         else:
             return ""
+        import difflib  # only for a usage error
+
         close = difflib.get_close_matches(typed, known, n=3, cutoff=0.7)
         return f"; did you mean {' or '.join(close)}?" if close else ""
 

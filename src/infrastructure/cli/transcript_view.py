@@ -13,7 +13,7 @@ from typing import Any
 from blackboard.domain.errors import NotFound
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.cli import terminal_safe
-from blackboard.infrastructure.cli.render import Output
+from blackboard.infrastructure.cli.signal_text import Output
 
 WIDTH = 160  # characters of a step shown; --json has it whole
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.errors import InvalidInput
-from blackboard.infrastructure.cli.render import Output
+from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.cli.render import Output
+from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
 

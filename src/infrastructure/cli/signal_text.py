@@ -1,0 +1,70 @@
+"""A signal as text for people, and what a command prints: no import beyond the standard library, so
+that `blackboard show` prints a signal read from its row (persistence/signal_rows.py) with the same
+words as every other command prints an `AgentSignal` (render.py re-exports these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What a command prints: `data` with --json, `text` otherwise."""
+
+    data: Any
+    text: str
+
+
+def signal_line(s: Any, due: datetime | None = None) -> str:
+    who = f" by {s.claimed_by}" if s.claimed_by else ""
+    late = f" OVERDUE since {due:%H:%M:%S}" if due else ""
+    return (
+        f"{s.signal_id}  {s.signal_type:<13} {s.status:<9}{who}{late}  [{s.blackboard_id}] {s.payload.topic}"
+    )
+
+
+def signal_text(s: Any, due: datetime | None = None) -> str:
+    lines = [signal_line(s, due), f"  posted by {s.posted_by} at {s.created_at:%Y-%m-%d %H:%M:%S}"]
+    if due:
+        lines.append(
+            f"  overdue: its deadline passed at {due:%Y-%m-%d %H:%M:%S}; "
+            "the next command on it or the next sweep records it EXPIRED"
+        )
+    if s.after:
+        waiting = f" (waiting for {', '.join(sorted(s.waiting_for))})" if s.waiting_for else ""
+        lines.append(f"  after {', '.join(s.after)}{waiting}")
+    if s.read_keys or s.write_keys:
+        lines.append(
+            f"  keys: read {', '.join(s.read_keys) or 'none'}; write {', '.join(s.write_keys) or 'none'}"
+        )
+    if s.claimed_at:
+        lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}")
+    if s.completed_at:
+        lines.append(f"  {s.status.lower()} at {s.completed_at:%Y-%m-%d %H:%M:%S}")
+    if s.result and s.result.artifact_path:
+        lines.append(f"  artifact: {s.result.artifact_path}")
+    lines += [f"  knowledge: {k}" for k in (s.result.knowledge_items if s.result else ())]
+    if s.result and s.result.error:
+        lines.append(f"  reason: {s.result.error}")
+    if s.budget_usd is not None:
+        lines.append(f"  budget: ${s.budget_usd:g}")
+    if s.usage is not None:
+        lines += usage_lines(s)
+    return "\n".join(lines)
+
+
+def usage_lines(s: Any) -> list[str]:
+    """A runner's run: what it cost, and where its transcript is."""
+    u = s.usage
+    assert u is not None
+    cost = "cost unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+    lines = [
+        f"  run: {u.runner}{f' ({u.model})' if u.model else ''}, {u.input_tokens:,} tokens in, "
+        f"{u.output_tokens:,} out, {cost}, {u.turns} turn(s), {u.duration_ms / 1000:.1f}s"
+        + (f", session {u.session_id}" if u.session_id else "")
+    ]
+    if u.transcript_path:
+        lines.append(f"  transcript: {u.transcript_path}")
+    return lines
