@@ -63,6 +63,10 @@ OPTIONS = {
     "write_keys": "--write-key",
     "budget_usd": "--budget-usd",
     "reader": "--author",  # key permissions
+    # solve's
+    "problem": "PROBLEM",
+    "max_iterations": "--max-iterations",
+    "step_timeout": "--step-timeout",
 }
 
 
@@ -79,6 +83,7 @@ WIRED = tuple(
         "ui",
         "controller",
         "mcp_command",
+        "solve",
     )
 )
 
