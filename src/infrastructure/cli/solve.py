@@ -99,14 +99,14 @@ def solve(
         started = workers.start(startable, cmd.blackboard_id)
         if started:
             _say(f"started a worker for {', '.join(started)} (pids {', '.join(map(str, workers.pids))})")
-    if started:  # the workers are starting: the controller may count on them
-        specialists = [replace(s, live=s.live or s.name in started) for s in specialists]
+    # the workers are starting: the controller may count on them (the run records who had none before)
+    working = [replace(s, live=s.live or s.name in started) for s in specialists]
     the_solver = solver()
     the_solver.report = _report
     try:
         run = the_solver.start(cmd, run_id, controller, specialists, started)
         try:
-            run = the_solver.drive(cmd, run_id, controller, specialists)
+            run = the_solver.drive(cmd, run_id, controller, working)
         except Exception as exc:
             exc.output = _shown(the_solver.run(cmd.blackboard_id, run_id), documents)  # type: ignore[attr-defined]
             raise
