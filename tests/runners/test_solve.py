@@ -212,3 +212,31 @@ def test_bad_input_is_exit_2_naming_the_field_and_writes_nothing(board, args, fi
     done = board.cli("solve", *args, "--blackboard", "ps-1", "--runner", "anthropic").expect(2)
     assert done.stderr.startswith(f"blackboard: {field}"), done.stderr
     assert board.cli.ok("events") == []
+
+
+def test_the_python_api_solves_as_the_cli_does_and_reads_a_run_back(tmp_path, monkeypatch):
+    from blackboard import Blackboard, InvalidInput, TimedOut
+    from blackboard.infrastructure.runners import api_loop
+
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "finder.md").write_text(f"---\nname: finder\n{FINDER}---\nYou find.\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(api_loop, "_CLIENTS", {})  # a client made earlier in this process knows another URL
+    with stand_in([say(POST_FINDER), say(SOLVED), say(POST_FINDER)]) as api:
+        for name, value in api_env(api.url).items():
+            monkeypatch.setenv(name, value)
+        with Blackboard(f"sqlite:///{tmp_path / 'board.db'}", agents_dir=agents) as bb:
+            with pytest.raises(InvalidInput, match="max_iterations"):
+                bb.solve("a problem", blackboard_id="ps-1", max_iterations=0, runner="anthropic")
+            run = bb.solve(PROBLEM, blackboard_id="ps-1", runner="anthropic", start_workers=True)
+            assert (run.state, run.answer, run.steps[0].status) == (
+                "solved",
+                "The number is 42.",
+                "COMPLETED",
+            )
+            assert bb.solve_status(run.run_id, blackboard_id="ps-1") == run
+            with pytest.raises(TimedOut, match="--max-iterations 1"):
+                bb.solve(
+                    "again", blackboard_id="ps-1", runner="anthropic", start_workers=True, max_iterations=1
+                )

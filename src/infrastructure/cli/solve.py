@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import uuid
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from blackboard.domain.errors import InvalidInput
@@ -27,11 +24,11 @@ def solve(
     registry: Lazy = Provide[Container.agent_registry.provider],
     status: Lazy = Provide[Container.status.provider],
 ) -> Output:
-    from blackboard.application.solving import SolveProblem, Specialist
+    from blackboard.application.runners import Permissions
+    from blackboard.application.solving import SolveProblem
     from blackboard.infrastructure import documents
-    from blackboard.infrastructure.cli.runner_options import board_environment, run_options
-    from blackboard.infrastructure.runners.controller import RunnerController, controller_definition
-    from blackboard.infrastructure.worker.started import StartedWorkers
+    from blackboard.infrastructure.cli.runner_options import run_options
+    from blackboard.infrastructure.solve_run import SolveSetup, run_solve
 
     if args.status is not None or args.problem is None:
         return _status(args, solver())
@@ -44,76 +41,24 @@ def solve(
         posted_by=args.posted_by,
         step_timeout=args.step_timeout,
     )
-    agents = registry()
-    definition = controller_definition(args.controller, agents.definition)
     options = run_options(args, config)
-    workdir = Path(options.workdir or ".").resolve()
-    controller = RunnerController(
-        definition,
-        cmd.blackboard_id,
-        options.runner,
-        options.model,
-        workdir,
-        workdir / config.artifacts_dir / "transcripts",
-        _permissions(options),
-        dict(options.board_env),
+    setup = SolveSetup(
+        controller=args.controller,
+        runner=options.runner,
+        model=options.model,
+        workdir=options.workdir,
+        permissions=Permissions(options.permission_mode, options.allowed_tools),
+        board_env=dict(options.board_env),
+        start_workers=args.start_workers,
     )
-    if (missing := controller.missing()) is not None:
-        raise InvalidInput("--runner", f"the controller {controller.name} cannot run: {missing}")
-    live = {w.agent_id for w in status().live_workers() if w.serves(cmd.blackboard_id)}
-    specialists = [
-        Specialist(
-            d.name,
-            d.description,
-            tuple((c.type, c.score) for c in sorted(d.profile.capabilities, key=lambda c: -c.score)),
-            agents.can_run(d.name),
-            d.name in live,
-        )
-        for d in agents.definitions()
-        if d.name != definition.name
-    ]
-    if not specialists:
-        raise InvalidInput(
-            "--agents-dir", "holds no agent but the controller: the controller needs specialists to pick"
-        )
-    idle = [s for s in specialists if not s.live]
-    run_id = f"solve-{uuid.uuid4().hex[:8]}"
-    workers = StartedWorkers(
-        dict(board_environment(config)),
-        Path.cwd(),
-        workdir / config.artifacts_dir / "solve" / run_id,
-        ("--workdir", str(workdir)) if options.workdir else (),
-    )
-    if idle and not args.start_workers:
-        _say(
-            "no live worker for "
-            + ", ".join(s.name for s in idle)
-            + f": their signals wait for one (blackboard worker --agent NAME --board {cmd.blackboard_id}, "
-            "or solve --start-workers)"
-        )
-    started: list[str] = []
-    if args.start_workers:
-        startable = [s.name for s in idle if s.runnable]
-        if skipped := [s.name for s in idle if not s.runnable]:
-            _say("not started (not runnable here): " + ", ".join(skipped))
-        started = workers.start(startable, cmd.blackboard_id)
-        if started:
-            _say(f"started a worker for {', '.join(started)} (pids {', '.join(map(str, workers.pids))})")
-    # the workers are starting: the controller may count on them (the run records who had none before)
-    working = [replace(s, live=s.live or s.name in started) for s in specialists]
     the_solver = solver()
     the_solver.report = _report
     try:
-        run = the_solver.start(cmd, run_id, controller, specialists, started)
-        try:
-            run = the_solver.drive(cmd, run_id, controller, working)
-        except Exception as exc:
-            exc.output = _shown(the_solver.run(cmd.blackboard_id, run_id), documents)  # type: ignore[attr-defined]
-            raise
-    finally:
-        if started:
-            workers.stop()
-            _say(f"stopped the workers started for {run_id}")
+        run = run_solve(cmd, setup, the_solver, registry(), status(), config.artifacts_dir, _say)
+    except Exception as exc:
+        if (ended := getattr(exc, "run", None)) is not None:
+            exc.output = _shown(ended, documents)  # type: ignore[attr-defined] - printed with the error
+        raise
     return _shown(run, documents)
 
 
@@ -171,12 +116,6 @@ def _report(event: Any) -> None:
         _say(f"{event.iteration}. solved: {event.answer_key}")
     elif kind == "SolveStopped":
         _say(f"stopped: {event.reason}")
-
-
-def _permissions(options: Any) -> Any:
-    from blackboard.application.runners import Permissions
-
-    return Permissions(options.permission_mode, options.allowed_tools)
 
 
 def _line(text: str) -> str:
