@@ -240,3 +240,23 @@ def test_the_python_api_solves_as_the_cli_does_and_reads_a_run_back(tmp_path, mo
                 bb.solve(
                     "again", blackboard_id="ps-1", runner="anthropic", start_workers=True, max_iterations=1
                 )
+
+
+def test_a_step_that_outlasts_step_timeout_stops_the_run_with_exit_5(board):
+    board.agent("finder", FINDER, "You find.")
+    with stand_in([say(POST_FINDER)]) as api:
+        done = board.cli(
+            "--json",
+            "solve",
+            "a problem",
+            "--blackboard",
+            "ps-1",
+            "--runner",
+            "anthropic",
+            "--step-timeout",
+            "1",
+            env=api_env(api.url),
+        ).expect(5)
+    run = done.json()
+    assert run["state"] == "stopped" and run["steps"][0]["status"] is None  # its signal still waits
+    assert "a step did not end in time" in run["reason"] and "no live worker for finder" in done.stderr
