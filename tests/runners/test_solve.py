@@ -260,3 +260,35 @@ def test_a_step_that_outlasts_step_timeout_stops_the_run_with_exit_5(board):
     run = done.json()
     assert run["state"] == "stopped" and run["steps"][0]["status"] is None  # its signal still waits
     assert "a step did not end in time" in run["reason"] and "no live worker for finder" in done.stderr
+
+
+def test_the_packaged_controller_runs_in_the_real_claude_code_with_no_board_server_and_answers_in_json(
+    board, tmp_path
+):
+    from tests.runners.claude import claude_env
+    from tests.runners.test_claude_code_runner import text_of
+
+    board.agent("finder", FINDER, "You find.")
+    with stand_in([say(POST_FINDER), say(f"```json\n{SOLVED}\n```")]) as api:
+        done = board.cli(
+            "--json",
+            "solve",
+            PROBLEM,
+            "--blackboard",
+            "ps-1",
+            "--start-workers",
+            env=claude_env(api.url, tmp_path),
+        ).expect(0)
+    run = done.json()
+    assert (run["state"], run["runner"], run["answer"]) == ("solved", "claude-code", "The number is 42.")
+    first = api.model_calls[0].body
+    assert "You are the controller of a blackboard" in text_of(first["system"])
+    assert {t["name"] for t in first["tools"]} == {"Read", "Grep", "Glob"}  # the file's, and no board server
+    assert PROBLEM.strip() in text_of(first["messages"][0]["content"])
+    assert first["model"] == "claude-sonnet-5-5"
+    events = board.cli.ok("events", "--blackboard", "ps-1")
+    posted = next(e for e in events if e["event_type"] == "SolveStepPosted")
+    assert posted["data"]["usage"]["runner"] == "claude-code" and posted["data"]["usage"]["session_id"]
+    transcript = board.workdir / "artifacts" / "transcripts" / f"{run['run_id']}-1.jsonl"
+    assert posted["data"]["usage"]["transcript_path"] == str(transcript) and transcript.stat().st_size > 0
+    assert all(gone(pid) for pid in started_pids(done.stderr))
