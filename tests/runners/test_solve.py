@@ -292,3 +292,41 @@ def test_the_packaged_controller_runs_in_the_real_claude_code_with_no_board_serv
     transcript = board.workdir / "artifacts" / "transcripts" / f"{run['run_id']}-1.jsonl"
     assert posted["data"]["usage"]["transcript_path"] == str(transcript) and transcript.stat().st_size > 0
     assert all(gone(pid) for pid in started_pids(done.stderr))
+
+
+def test_ctrl_c_records_the_stop_and_leaves_no_started_worker_behind(board):
+    import signal
+    import time
+
+    slow_finder = FINDER.replace(
+        "cat > received.json;", "cat > received.json; sleep 59.73;"
+    )  # a duration nothing else on the machine sleeps
+    board.agent("finder", slow_finder, "You find.")
+    with stand_in([say(POST_FINDER)]) as api:
+        proc = board.cli.start(
+            "solve",
+            "a problem",
+            "--blackboard",
+            "ps-1",
+            "--runner",
+            "anthropic",
+            "--start-workers",
+            env=api_env(api.url),
+        )
+        deadline = time.monotonic() + 60
+        while not any(e["event_type"] == "AgentSignalClaimed" for e in board.cli.ok("events")):
+            assert time.monotonic() < deadline and proc.poll() is None, "the step was never claimed"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        done = board.cli.finish(proc)
+    assert done.returncode == 130, done
+    [stopped] = [e for e in board.cli.ok("events") if e["event_type"] == "SolveStopped"]
+    assert stopped["data"]["reason"] == "interrupted"
+    assert all(gone(pid) for pid in started_pids(done.stderr))  # the worker, and the handler it ran
+    assert not [p for p in _commands() if "sleep 59.73" in p]
+
+
+def _commands() -> list[str]:
+    from tests.runners.claude import processes
+
+    return [cmdline for cmdline, _, state in processes().values() if state != "Z"]
