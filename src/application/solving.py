@@ -22,7 +22,7 @@ from blackboard.application.commands import BoardName, Command, GetSignalById, P
 from blackboard.application.errors import TimedOut, WaitTimedOut
 from blackboard.application.knowledge.commands import ListEntries, SummarizeBoard, WriteEntry
 from blackboard.application.ports import Clock, Recorded
-from blackboard.domain.errors import InvalidInput
+from blackboard.domain.errors import NotFound
 from blackboard.domain.events import (
     SolveDecisionFailed,
     SolveEvent,
@@ -112,9 +112,10 @@ class IterationsSpent(TimedOut):
         self.run = run
 
 
-class UnknownRun(InvalidInput):
+class UnknownRun(NotFound):
     def __init__(self, run_id: str, blackboard_id: str) -> None:
-        super().__init__("--status", f"no solve run {run_id} on blackboard {blackboard_id}")
+        super().__init__(f"no solve run {run_id} on blackboard {blackboard_id}")
+        self.run_id = run_id
 
 
 class Solver:

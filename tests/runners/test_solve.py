@@ -330,3 +330,15 @@ def _commands() -> list[str]:
     from tests.runners.claude import processes
 
     return [cmdline for cmdline, _, state in processes().values() if state != "Z"]
+
+
+def test_an_unknown_run_is_exit_4_and_a_board_without_runs_lists_none(board):
+    board.agent("finder", FINDER, "You find.")
+    board.post("finder")
+    refused = board.cli("solve", "--status", "solve-00000000", "--blackboard", "ps-1").expect(4)
+    assert "no solve run solve-00000000 on blackboard ps-1" in refused.stderr
+    assert board.cli.ok("solve", "--status", "--blackboard", "ps-1") == []
+    assert (
+        board.cli("solve", "--status", "--blackboard", "ps-1").expect(0).stdout.strip()
+        == "no solve run on ps-1"
+    )

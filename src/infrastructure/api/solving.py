@@ -58,5 +58,5 @@ class SolveCalls(Base):
 
     def solve_status(self, run_id: str, *, blackboard_id: str, at: int | None = None) -> SolveRun:
         """`blackboard solve --status RUN`: the run (its decisions, reasons, answer), as it was at log
-        position `at` if given; InvalidInput naming `--status` for a run the board does not hold."""
+        position `at` if given; NotFound for a run the board does not hold."""
         return documents.solve_run(self._parts.solver.run(blackboard_id, run_id, at))
