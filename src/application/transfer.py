@@ -16,7 +16,15 @@ from blackboard.application.ports import EventStore, StoredEvent
 from blackboard.application.projection import Projector
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.errors import InvalidInput
-from blackboard.domain.events import STREAM_SEPARATOR, BlackboardEvent, EntryEvent, load_event
+from blackboard.domain.events import (
+    SOLVE_SEPARATOR,
+    STREAM_SEPARATOR,
+    BlackboardEvent,
+    EntryEvent,
+    SolveEvent,
+    board_of_stream,
+    load_event,
+)
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import KEY_PATTERN
 
@@ -75,14 +83,16 @@ def check(blackboard_id: str, events: Sequence[StoredEvent]) -> list[BlackboardE
         if stored.event_id in ids:
             raise InvalidInput(f"{at}.event_id", f"must be unique, {stored.event_id} comes twice")
         ids.add(stored.event_id)
-        board, _, key = stored.stream_id.partition(STREAM_SEPARATOR)
+        board, key = board_of_stream(stored.stream_id), stored.stream_id.partition(STREAM_SEPARATOR)[2]
         if board != blackboard_id:
             raise InvalidInput(
                 f"{at}.stream_id",
-                f"must be the board {blackboard_id}'s or one of its entry keys' "
-                f"(<board>\\u001f<key>), got {stored.stream_id!r}",
+                f"must be the board {blackboard_id}'s, one of its entry keys' "
+                f"(<board>\\u001f<key>) or one of its solve runs' (<board>\\u001e<run>), got {stored.stream_id!r}",
             )
-        if STREAM_SEPARATOR in stored.stream_id and not KEY_PATTERN.fullmatch(key):
+        if SOLVE_SEPARATOR in stored.stream_id:
+            pass  # a solve run's: its event's own stream is checked below
+        elif STREAM_SEPARATOR in stored.stream_id and not KEY_PATTERN.fullmatch(key):
             raise InvalidInput(
                 f"{at}.stream_id", f"an entry key must be 1..200 of A-Z a-z 0-9 _ . : / -, got {key!r}"
             )
@@ -132,7 +142,9 @@ def _replays(blackboard_id: str, loaded: list[BlackboardEvent], events: Sequence
     """The board's events replay into signals, and each key's into an entry: else the read model
     could not fold them, and a catch-up would stop at them for good."""
     try:
-        BlackboardAggregate.replay(blackboard_id, [e for e in loaded if not isinstance(e, EntryEvent)])
+        BlackboardAggregate.replay(
+            blackboard_id, [e for e in loaded if not isinstance(e, EntryEvent | SolveEvent)]
+        )
     except KeyError as exc:
         raise InvalidInput(
             "events", f"must replay into a board: an event names signal {exc} before it is posted"

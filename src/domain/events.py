@@ -96,6 +96,7 @@ class AgentSignalUnclaimed(BlackboardEvent):
 
 
 STREAM_SEPARATOR = "\x1f"  # never in a board id nor a key (both refuse control characters)
+SOLVE_SEPARATOR = "\x1e"  # a solve run's stream: `<board>\x1e<run>`, never a board's nor an entry key's
 
 
 def entry_stream_id(blackboard_id: str, key: str) -> str:
@@ -104,8 +105,14 @@ def entry_stream_id(blackboard_id: str, key: str) -> str:
     return f"{blackboard_id}{STREAM_SEPARATOR}{key}"
 
 
+def solve_stream_id(blackboard_id: str, run_id: str) -> str:
+    """A solve run's own stream (`blackboard solve`): `<board>\x1e<run>`."""
+    return f"{blackboard_id}{SOLVE_SEPARATOR}{run_id}"
+
+
 def board_of_stream(stream_id: str) -> str:
-    return stream_id.split(STREAM_SEPARATOR, 1)[0]
+    """The board a stream belongs to: its own, an entry key's or a solve run's."""
+    return stream_id.split(STREAM_SEPARATOR, 1)[0].split(SOLVE_SEPARATOR, 1)[0]
 
 
 class EntryEvent(BlackboardEvent):
@@ -147,6 +154,83 @@ class EntryConflictResolved(EntryEvent):
     rationale: str = Field(min_length=1)
 
 
+class SolveEvent(BlackboardEvent):
+    """A fact of a solve run (`blackboard solve`, seed 004): a controller agent deciding, step by step, which
+    specialist acts next on a board, until it gives an answer or its iterations run out. Each run is its
+    own stream, `<board>\x1e<run>`; `actor` is who acted (who started the run, or the controller)."""
+
+    signal_id: str | None = None  # the signal a decision posted, if any
+    run_id: str = Field(min_length=1)
+    actor: str = Field(min_length=1)
+
+    @property
+    def stream_id(self) -> str:
+        return solve_stream_id(self.blackboard_id, self.run_id)
+
+
+class SolveStarted(SolveEvent):
+    """The problem was posted; the controller, its bound and the specialists it may pick among."""
+
+    problem: str = Field(min_length=1)
+    problem_key: str  # the entry that holds the problem on the board
+    controller: str
+    runner: str
+    model: str | None = None
+    max_iterations: int = Field(ge=1)
+    specialists: tuple[str, ...] = ()
+    without_workers: tuple[str, ...] = ()  # specialists with no live worker when the run started
+    started_workers: tuple[str, ...] = ()  # those `--start-workers` started for the run
+
+
+class SolveStepPosted(SolveEvent):
+    """The controller picked a specialist: the signal it posted (`signal_id`) for it, and why."""
+
+    iteration: int = Field(ge=1)
+    agent: str
+    capability: str
+    topic: str
+    reason: str
+    usage: SignalUsage | None = None  # what the controller's run cost
+
+
+class SolveStepEnded(SolveEvent):
+    """The signal of a step ended (`signal_id`): how, as the controller will read it next."""
+
+    iteration: int = Field(ge=1)
+    status: str
+    error: str | None = None
+
+
+class SolveDecisionFailed(SolveEvent):
+    """The controller's run gave no usable decision (its runner failed, or its answer was not a valid
+    decision): the iteration is spent, the controller is asked again with the error."""
+
+    iteration: int = Field(ge=1)
+    error: str
+    output: str = ""  # what it answered, cut to a few thousand characters
+    usage: SignalUsage | None = None
+
+
+class SolveSolved(SolveEvent):
+    """The controller declared the problem solved: its final answer, written as the entry `answer_key`."""
+
+    iteration: int = Field(ge=1)
+    answer: str = Field(min_length=1)
+    answer_key: str
+    reason: str
+    usage: SignalUsage | None = None
+
+
+class SolveStopped(SolveEvent):
+    """The run ended without an answer: its iterations spent, a step that never ended, or interrupted."""
+
+    iterations: int = Field(ge=0)
+    reason: str
+
+
+SOLVE_EVENTS = (SolveStarted, SolveStepPosted, SolveStepEnded, SolveDecisionFailed, SolveSolved, SolveStopped)
+
+
 # Stored event_type -> class. Rename a class only together with an upcaster.
 EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
     cls.__name__: cls
@@ -161,6 +245,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         EntryWritten,
         EntryCandidateKept,
         EntryConflictResolved,
+        *SOLVE_EVENTS,
     )
 }
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from blackboard.application.projection import Projector
     from blackboard.application.queries import BlackboardQueries
     from blackboard.application.service import BlackboardService, Settings
+    from blackboard.application.solving import SolveLog, Solver
     from blackboard.application.status import StatusQueries
     from blackboard.application.transfer import BoardTransfer
     from blackboard.application.watching import Watcher
@@ -163,6 +164,28 @@ def status_queries(
     from blackboard.application.status import StatusQueries
 
     return StatusQueries(signals, entries, projector, clock, settings.claim_timeout, presence)
+
+
+def solve_log(engine: Engine) -> SolveLog:
+    """Imported on first use: only `solve` (and its Python API) read and write solve runs."""
+    from blackboard.infrastructure.persistence.solve_log import SqlSolveLog
+
+    return SqlSolveLog(engine)
+
+
+def solver(
+    service: BlackboardService,
+    knowledge: KnowledgeService,
+    queries: KnowledgeQueries,
+    watcher: Watcher,
+    signal_queries: BlackboardQueries,
+    log: SolveLog,
+    clock: Clock,
+) -> Solver:
+    from blackboard.application.solve_prompt import controller_prompt
+    from blackboard.application.solving import Solver
+
+    return Solver(service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt)
 
 
 def entry_read_model(engine: Engine) -> SqlEntryReadModel:
@@ -313,6 +336,10 @@ class Container(containers.DeclarativeContainer):
         knowledge_queries, entry_read_model, read_model, projector, clock, settings
     )
     transfer = providers.Singleton(board_transfer, event_store, projector)
+    solve_log = providers.Singleton(solve_log, engine)
+    solver = providers.Singleton(
+        solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock
+    )
     status = providers.Singleton(
         status_queries, read_model, entry_read_model, projector, clock, settings, presence
     )

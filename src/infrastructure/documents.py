@@ -623,6 +623,85 @@ def status(b: "BoardStatus") -> Status:
     )
 
 
+# ---------------------------------------------------------------- solve runs
+
+
+class SolveStep(Document):
+    """One iteration: the signal posted for a specialist and how it ended, or a decision refused."""
+
+    iteration: int
+    signal_id: str | None
+    agent: str | None
+    capability: str | None
+    topic: str | None
+    reason: str
+    status: str | None  # the signal's once it ended; None while it runs or for a refused decision
+    error: str | None
+
+
+class SolveRun(Document):
+    """A solve run as its events tell it (`blackboard solve`, `solve --status RUN`)."""
+
+    run_id: str
+    blackboard_id: str
+    state: Literal["running", "solved", "stopped"]
+    problem: str
+    problem_key: str
+    controller: str
+    runner: str
+    model: str | None
+    started_by: str
+    max_iterations: int
+    iterations: int
+    specialists: list[str]
+    without_workers: list[str]
+    started_workers: list[str]
+    steps: list[SolveStep]
+    answer: str | None
+    answer_key: str | None
+    reason: str | None
+    controller_cost_usd: float
+    version: int
+
+
+def solve_run(run: Any) -> SolveRun:
+    """From the domain's `SolveRun` (domain/solving.py)."""
+    return SolveRun(
+        run_id=run.run_id,
+        blackboard_id=run.blackboard_id,
+        state=run.state,
+        problem=run.problem,
+        problem_key=run.problem_key,
+        controller=run.controller,
+        runner=run.runner,
+        model=run.model,
+        started_by=run.started_by,
+        max_iterations=run.max_iterations,
+        iterations=run.iterations,
+        specialists=list(run.specialists),
+        without_workers=list(run.without_workers),
+        started_workers=list(run.started_workers),
+        steps=[
+            SolveStep(
+                iteration=s.iteration,
+                signal_id=s.signal_id,
+                agent=s.agent,
+                capability=s.capability,
+                topic=s.topic,
+                reason=s.reason,
+                status=s.status,
+                error=s.error,
+            )
+            for s in run.steps
+        ],
+        answer=run.answer,
+        answer_key=run.answer_key,
+        reason=run.reason,
+        controller_cost_usd=round(run.cost_usd, 6),
+        version=run.version,
+    )
+
+
 # ---------------------------------------------------------------- lists, and JSON
 
 

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.errors import InvalidInput
@@ -336,3 +337,29 @@ def handler_environment(settings: BlackboardSettings) -> dict[str, str]:
 
 def _shown(raw: Any) -> str:
     return repr(raw) if isinstance(raw, str) else format(raw, "g")
+
+
+def board_environment(config: BlackboardSettings) -> tuple[tuple[str, str], ...]:
+    """The worker's settings as the variables that give them, so a run's `blackboard mcp` opens the same
+    store and agents with the same timeouts, however the worker was given them (flags or variables), and
+    wherever the run works: relative paths are made absolute."""
+    skipped = {"json"}  # how a command prints: not the board's
+    values = {
+        name: _env_text(getattr(config, name))
+        for name, knob in KNOBS.items()
+        if knob.env and name not in skipped
+    }
+    values["agents_dir"] = os.pathsep.join(
+        str(Path(folder).resolve()) for folder in config.agents_dir.split(os.pathsep) if folder
+    )
+    if config.db.startswith("sqlite:///") and not config.db.startswith("sqlite:////"):
+        path, _, query = config.db.removeprefix("sqlite:///").partition("?")
+        if path and path != ":memory:":
+            values["db"] = f"sqlite:///{Path(path).resolve()}" + (f"?{query}" if query else "")
+    return tuple((str(KNOBS[name].env), value) for name, value in values.items())
+
+
+def _env_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)

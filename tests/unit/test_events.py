@@ -22,6 +22,12 @@ from blackboard.domain.events import (
     EntryCandidateKept,
     EntryConflictResolved,
     EntryWritten,
+    SolveDecisionFailed,
+    SolveSolved,
+    SolveStarted,
+    SolveStepEnded,
+    SolveStepPosted,
+    SolveStopped,
     UnknownEventType,
     event_class,
     load_event,
@@ -82,6 +88,44 @@ SAMPLES += [
     EntryConflictResolved(
         **ENTRY, version=3, value="merged", author="ps-lead", picked=None, rationale="both"
     ),
+]
+RUN = {  # a run's events name the signal a step posted (None for the others; this test's samples all do)
+    "blackboard_id": "bb-1",
+    "occurred_at": T0,
+    "run_id": "solve-0000000a",
+    "actor": "controller",
+    "signal_id": "sig-0000000a",
+}
+SAMPLES += [
+    SolveStarted(
+        **{**RUN, "actor": "solve"},
+        version=1,
+        problem="a long problem\nover lines",
+        problem_key="solve/solve-0000000a/problem",
+        controller="controller",
+        runner="anthropic",
+        model="sonnet",
+        max_iterations=3,
+        specialists=("finder", "writer"),
+        without_workers=("writer",),
+        started_workers=("writer",),
+    ),
+    SolveStepPosted(
+        **RUN,
+        version=2,
+        iteration=1,
+        agent="finder",
+        capability="RESEARCH",
+        topic="find it",
+        reason="it finds",
+        usage=SignalUsage(runner="anthropic", input_tokens=10, output_tokens=2, cost_usd=0.001),
+    ),
+    SolveStepEnded(**RUN, version=3, iteration=1, status="COMPLETED"),
+    SolveDecisionFailed(**RUN, version=4, iteration=2, error="decision: must be one JSON object", output="x"),
+    SolveSolved(
+        **RUN, version=5, iteration=3, answer="42", answer_key="solve/solve-0000000a/answer", reason="r"
+    ),
+    SolveStopped(**RUN, version=5, iterations=3, reason="--max-iterations 3 reached without an answer"),
 ]
 # Lease renewal is being added alongside these tests; cover it once it is registered.
 if (renewed := EVENT_TYPES.get("AgentSignalClaimRenewed")) is not None:

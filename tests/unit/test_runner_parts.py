@@ -143,6 +143,21 @@ def test_claude_code_gets_the_file_as_an_agent_the_board_as_its_only_server_and_
     }
 
 
+def test_a_run_with_no_signal_solve_s_controller_gets_no_board_server_and_no_board_tools(tmp_path):
+    argv = arguments(request(tmp_path, signal_id="", token=""), tmp_path)
+
+    assert "--strict-mcp-config" in argv  # and no server at all: nothing of the machine's either
+    assert json.loads((tmp_path / "mcp.json").read_text()) == {"mcpServers": {}}
+    assert json.loads((tmp_path / "agents.json").read_text())["code-reviewer"]["tools"] == [
+        "Read",
+        "Bash(git *)",
+    ]
+    assert json.loads((tmp_path / "settings.json").read_text())["permissions"]["allow"] == [
+        "Read",
+        "Bash(git *)",
+    ]
+
+
 def test_without_an_api_key_claude_code_runs_as_its_signed_in_user_and_the_worker_widens_permissions(
     tmp_path, monkeypatch
 ):

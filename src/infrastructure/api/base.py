@@ -38,6 +38,9 @@ class Parts:
     registry: Any
     knowledge: Any
     knowledge_queries: Any
+    config: Any
+    solver: Any
+    status: Any
 
     @classmethod
     def build(cls, container: Any) -> Parts:
@@ -55,6 +58,9 @@ class Parts:
                 container.agent_registry(),
                 container.knowledge(),
                 container.knowledge_queries(),
+                container.config(),
+                container.solver(),
+                container.status(),
             )
         except BaseException:
             engine.dispose()

@@ -63,9 +63,14 @@ OPTIONS = {
     "write_keys": "--write-key",
     "budget_usd": "--budget-usd",
     "reader": "--author",  # key permissions
+    # solve's
+    "problem": "PROBLEM",
+    "max_iterations": "--max-iterations",
+    "step_timeout": "--step-timeout",
 }
 
 
+<<<<<<< HEAD
 # The module of each command's function (the parser's `run`), when it is not `commands`: a call imports and
 # wires only the module of the command it runs, so it pays for no other command's imports.
 MODULES = {
@@ -92,6 +97,24 @@ def command_modules(run: str) -> list[str]:
         f"blackboard.infrastructure.cli.{name}"
         for name in (MODULES.get(run, "commands"), *ALSO_WIRED.get(run, ()))
     ]
+=======
+# The modules whose commands take their adapters from the container (`Provide[Container.x]`); every one
+# is imported by `commands` anyway.
+WIRED = tuple(
+    f"blackboard.infrastructure.cli.{name}"
+    for name in (
+        "commands",
+        "knowledge.commands",
+        "transfer",
+        "paging",
+        "habits",
+        "ui",
+        "controller",
+        "mcp_command",
+        "solve",
+    )
+)
+>>>>>>> h-solve
 
 
 def main(argv: Sequence[str] | None = None) -> int:

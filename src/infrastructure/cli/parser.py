@@ -11,6 +11,7 @@ from blackboard.infrastructure.cli import exits
 from blackboard.infrastructure.cli.controller_parser import add_next_command
 from blackboard.infrastructure.cli.lazy_parser import LazyCommands
 from blackboard.infrastructure.cli.runner_options import add_runner_flags
+from blackboard.infrastructure.cli.solve_parser import add_solve_command
 from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
@@ -349,6 +350,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     add_mcp_command(commands, _command)
     add_ui_command(commands, _command)
     add_next_command(commands, _command)
+    add_solve_command(commands, _command, whole)
 
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
         dest="projection_command", required=True, metavar="ACTION"

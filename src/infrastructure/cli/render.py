@@ -8,7 +8,7 @@ from typing import Any
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import Volunteer
-from blackboard.domain.events import STREAM_SEPARATOR
+from blackboard.domain.events import SOLVE_SEPARATOR, STREAM_SEPARATOR
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.signal_text import (  # noqa: F401 - the commands take them from here
@@ -49,7 +49,7 @@ def events(records: Sequence[Recorded]) -> Output:
 def event_line(r: Recorded) -> str:
     return (
         f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3]
-        + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ')}@{r.event.version:<4} "
+        + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ').replace(SOLVE_SEPARATOR, ' ')}@{r.event.version:<4} "
         f"{r.event.event_type:<22} {_summary(r)}"
     )
 
@@ -69,7 +69,11 @@ def _summary(record: Recorded) -> str:
         "author",
         "holder",
         "picked",
-    )  # the last four: entry events
+        "run_id",
+        "agent",
+        "capability",
+        "status",
+    )  # key, author, holder, picked: entry events; run_id to status: a solve run's
     return " ".join(f"{k}={data[k]}" for k in keep if data.get(k))
 
 

@@ -1,4 +1,4 @@
-"""`blackboard worker`'s runner flags: which runner, the model, the workdir, how far a headless run's
+"""`blackboard worker`'s (and `solve`'s) runner flags: which runner, the model, the workdir, how far a headless run's
 permissions are widened; and the settings a run's board session needs (docs/agents.md, "Runners")."""
 
 from __future__ import annotations
@@ -9,9 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.errors import InvalidInput
+<<<<<<< HEAD
 
 if TYPE_CHECKING:  # the parser imports this module: the settings (and what they import) wait for `worker`
     from blackboard.infrastructure.settings import BlackboardSettings
+=======
+from blackboard.infrastructure.settings import BlackboardSettings, board_environment
+>>>>>>> h-solve
 
 RUNNERS = ("claude-code", "anthropic", "openai")  # as runners.catalog names them (a test keeps them in step)
 PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan")  # Claude Code's
@@ -66,6 +70,7 @@ def run_options(args: argparse.Namespace, config: BlackboardSettings) -> Any:
         allowed_tools=tuple(args.allowed_tools),
         board_env=board_environment(config),
     )
+<<<<<<< HEAD
 
 
 def board_environment(config: BlackboardSettings) -> tuple[tuple[str, str], ...]:
@@ -92,3 +97,5 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
     return str(value)
+=======
+>>>>>>> h-solve

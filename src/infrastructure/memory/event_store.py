@@ -12,7 +12,7 @@ from typing import Any
 
 from blackboard.application.errors import BoardExists, ConcurrencyConflict
 from blackboard.application.ports import EventStore, Recorded, StoredEvent
-from blackboard.domain.events import STREAM_SEPARATOR, BlackboardEvent, load_event
+from blackboard.domain.events import BlackboardEvent, board_of_stream, load_event
 
 
 class InMemoryEventStore(EventStore):
@@ -80,11 +80,11 @@ class InMemoryEventStore(EventStore):
             return [
                 self._stored.get(r.event.event_id) or _as_stored(r)
                 for r in self._log
-                if r.event.stream_id.split(STREAM_SEPARATOR, 1)[0] == blackboard_id
+                if board_of_stream(r.event.stream_id) == blackboard_id
             ]
 
     def import_events(self, blackboard_id: str, events: Sequence[StoredEvent]) -> list[int]:
-        if any(e.stream_id.split(STREAM_SEPARATOR, 1)[0] != blackboard_id for e in events):
+        if any(board_of_stream(e.stream_id) != blackboard_id for e in events):
             raise ValueError(f"every imported event must belong to board {blackboard_id!r}")
         loaded = [
             load_event(
@@ -101,7 +101,7 @@ class InMemoryEventStore(EventStore):
             for e in events
         ]
         with self._board_lock(blackboard_id), self._lock:
-            held = {s for s in self._streams if s.split(STREAM_SEPARATOR, 1)[0] == blackboard_id}
+            held = {s for s in self._streams if board_of_stream(s) == blackboard_id}
             if held:
                 raise BoardExists(blackboard_id, f"this store holds {len(held)} of its streams already")
             if taken := next((e.event_id for e in events if e.event_id in self._ids), None):

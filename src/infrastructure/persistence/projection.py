@@ -23,6 +23,7 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     BlackboardEvent,
     EntryEvent,
+    SolveEvent,
 )
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal
@@ -220,12 +221,15 @@ def fold(
     if not fresh:
         return 0
     cache = cache if cache is not None else FoldCache()
-    signal_events = [r.event for r in fresh if not isinstance(r.event, EntryEvent)]
+    # a solve run's events change no row: `solve --status` reads them from the log
+    signal_events = [r.event for r in fresh if not isinstance(r.event, EntryEvent | SolveEvent)]
     if signal_events:
         batch = Fold(conn, cache, dependants)
         batch.apply(signal_events)
         batch.flush()
-    if len(signal_events) < len(fresh):  # entries live in tables of their own: their order to signals is moot
+    if any(
+        isinstance(r.event, EntryEvent) for r in fresh
+    ):  # entries live in tables of their own: their order to signals is moot
         from blackboard.infrastructure.persistence.knowledge.projection import (
             fold_entries,
         )  # not for signals alone

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from blackboard.application.errors import BoardExists
 from blackboard.application.ports import StoredEvent
-from blackboard.domain.events import STREAM_SEPARATOR
+from blackboard.domain.events import SOLVE_SEPARATOR, STREAM_SEPARATOR, board_of_stream
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
@@ -27,11 +27,13 @@ CHUNK = (
 
 
 def _of_board(blackboard_id: str):
-    """The board's own stream and its entry streams (`<board>\\x1f<key>`), the board matched literally."""
+    """The board's own stream, its entry streams (`<board>\\x1f<key>`) and its solve runs' (`<board>\\x1e<run>`),
+    the board matched literally."""
     escaped = blackboard_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return or_(
         EVENTS.c.stream_id == blackboard_id,
         EVENTS.c.stream_id.like(escaped + STREAM_SEPARATOR + "%", escape="\\"),
+        EVENTS.c.stream_id.like(escaped + SOLVE_SEPARATOR + "%", escape="\\"),
     )
 
 
@@ -58,7 +60,7 @@ def board_events(engine: Engine, blackboard_id: str) -> list[StoredEvent]:
 def import_events(engine: Engine, blackboard_id: str, events: Sequence[StoredEvent]) -> list[int]:
     if not events:
         return []
-    if any(e.stream_id.split(STREAM_SEPARATOR, 1)[0] != blackboard_id for e in events):
+    if any(board_of_stream(e.stream_id) != blackboard_id for e in events):
         raise ValueError(f"every imported event must belong to board {blackboard_id!r}")
     dialect = dialect_of(engine)
     with write_transaction(engine) as conn:

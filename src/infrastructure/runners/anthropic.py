@@ -64,7 +64,7 @@ def _converse(loop: Loop) -> RunOutcome:
                 max_tokens=MAX_TOKENS,
                 system=request.agent.instructions or anthropic.NOT_GIVEN,
                 messages=messages,
-                tools=tools,
+                tools=tools or anthropic.NOT_GIVEN,  # none: a run with no board (solve's controller)
             ) as stream:
                 return stream.get_final_message()
 

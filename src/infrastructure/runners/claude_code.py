@@ -216,8 +216,11 @@ def arguments(request: RunRequest, private: Path) -> list[str]:
         "description": agent.description or agent.name,
         "prompt": agent.instructions,
     }
+    board = (
+        [f"mcp__{BOARD_SERVER}"] if request.signal_id else []
+    )  # no signal: a run with no board (solve's controller)
     if agent.tools:  # no `tools`: Claude Code's default set, the board's included
-        definition["tools"] = [*agent.tools, f"mcp__{BOARD_SERVER}"]
+        definition["tools"] = [*agent.tools, *board]
     file_model = (agent.model or "").strip()
     if file_model not in NOT_A_MODEL:
         definition["model"] = file_model
@@ -229,11 +232,11 @@ def arguments(request: RunRequest, private: Path) -> list[str]:
         "args": ["-c", MCP_MAIN, "mcp", "--agent", agent.name, "--signal", request.signal_id],
     }
     mode = request.permissions.mode or str(agent.settings.get("permissionMode") or "dontAsk")
-    allowed = [*agent.tools, *request.permissions.allowed_tools, f"mcp__{BOARD_SERVER}"]
+    allowed = [*agent.tools, *request.permissions.allowed_tools, *board]
     settings = {"permissions": {"allow": list(dict.fromkeys(allowed)), "defaultMode": mode}}
     files = {
         "agents.json": {agent.name: definition},
-        "mcp.json": {"mcpServers": {BOARD_SERVER: server}},
+        "mcp.json": {"mcpServers": {BOARD_SERVER: server} if board else {}},
         "settings.json": settings,
     }
     for name, content in files.items():

@@ -66,7 +66,9 @@ def _converse(loop: Loop) -> RunOutcome:
     while True:
         answer: Any = loop.waiting_out(
             lambda: client.chat.completions.create(
-                model=str(loop.tally.model), messages=messages, tools=tools
+                model=str(loop.tally.model),
+                messages=messages,
+                tools=tools or openai.NOT_GIVEN,  # none: a run with no board (solve's controller)
             ),
             _retry_after,
         )

@@ -1,0 +1,60 @@
+"""The grammar of `blackboard solve`: a controller agent drives a board until the problem is solved."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from blackboard.infrastructure.cli.runner_options import add_runner_flags
+
+
+def add_solve_command(commands: Any, _command: Callable[..., argparse.ArgumentParser], whole: Any) -> None:
+    solve = _command(
+        commands,
+        "solve",
+        "post a problem and let a controller agent drive the board: each iteration it posts the next "
+        "signal for the specialist it picks (and waits for it), or gives the final answer as an entry",
+        'blackboard solve "Why do builds fail on Fridays?" --blackboard ps-7 --start-workers',
+        "solve",
+    )
+    solve.add_argument("problem", nargs="?", metavar="PROBLEM", help="the problem, any length")
+    solve.add_argument("--blackboard", required=True, metavar="ID", help="the board the run works on")
+    solve.add_argument(
+        "--controller",
+        metavar="AGENT",
+        help="the controller: an agent of the agents folder, or an agent .md file "
+        "(default: the packaged controller.md)",
+    )
+    solve.add_argument(
+        "--max-iterations",
+        type=whole,
+        default=10,
+        metavar="N",
+        help="at most N decisions; reached without an answer: exit 5 (default 10)",
+    )
+    solve.add_argument(
+        "--start-workers",
+        action="store_true",
+        help="start a worker for each runnable specialist with no live worker, for the run's length",
+    )
+    solve.add_argument(
+        "--step-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long a step's signal may take before the run stops (exit 5; default: no bound)",
+    )
+    solve.add_argument(
+        "--posted-by", default="solve", metavar="NAME", help="who starts the run (default solve)"
+    )
+    solve.add_argument(
+        "--status",
+        nargs="?",
+        const="",
+        metavar="RUN",
+        help="show the run (its decisions, its answer) instead of starting one; no RUN: the board's runs",
+    )
+    solve.add_argument(
+        "--at", type=whole, metavar="POSITION", help="with --status: as the run was at this log position"
+    )
+    add_runner_flags(solve)  # the controller's runner, model, workdir and permissions
