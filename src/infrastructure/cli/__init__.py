@@ -70,7 +70,6 @@ OPTIONS = {
 }
 
 
-<<<<<<< HEAD
 # The module of each command's function (the parser's `run`), when it is not `commands`: a call imports and
 # wires only the module of the command it runs, so it pays for no other command's imports.
 MODULES = {
@@ -85,6 +84,7 @@ MODULES = {
     "ui": "ui",
     "export": "transfer",
     "import_board": "transfer",
+    "solve": "solve",
     **dict.fromkeys(("write", "read", "entries", "resolve", "summary"), "knowledge.commands"),
 }
 # The modules a command's function calls into that take adapters from the container too (`watch --topic`).
@@ -97,24 +97,6 @@ def command_modules(run: str) -> list[str]:
         f"blackboard.infrastructure.cli.{name}"
         for name in (MODULES.get(run, "commands"), *ALSO_WIRED.get(run, ()))
     ]
-=======
-# The modules whose commands take their adapters from the container (`Provide[Container.x]`); every one
-# is imported by `commands` anyway.
-WIRED = tuple(
-    f"blackboard.infrastructure.cli.{name}"
-    for name in (
-        "commands",
-        "knowledge.commands",
-        "transfer",
-        "paging",
-        "habits",
-        "ui",
-        "controller",
-        "mcp_command",
-        "solve",
-    )
-)
->>>>>>> h-solve
 
 
 def main(argv: Sequence[str] | None = None) -> int:

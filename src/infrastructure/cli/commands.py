@@ -247,24 +247,3 @@ def _check_watch(args: argparse.Namespace) -> None:
     _check_timeout(args.timeout)
     if args.since is not None and args.since < 0:
         raise InvalidInput("--since", f"must be a log position, 0 or more, got {args.since}")
-<<<<<<< HEAD
-=======
-
-
-# The knowledge commands live in their own module; `main` runs every command by name from this one.
-from blackboard.infrastructure.cli.controller import next_moves  # noqa: E402,F401
-from blackboard.infrastructure.cli.habits import completion, schema, status  # noqa: E402,F401
-from blackboard.infrastructure.cli.knowledge.commands import (  # noqa: E402,F401
-    entries,
-    read,
-    resolve,
-    summary,
-    watch_topic,
-    write,
-)
-from blackboard.infrastructure.cli.mcp_command import mcp  # noqa: E402,F401
-from blackboard.infrastructure.cli.paging import events, signals  # noqa: E402,F401
-from blackboard.infrastructure.cli.solve import solve  # noqa: E402,F401
-from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
-from blackboard.infrastructure.cli.ui import ui  # noqa: E402,F401
->>>>>>> h-solve

@@ -27,7 +27,7 @@ class StartedWorkers:
         self._env = {
             **os.environ,
             **env,
-        }  # the board's settings as variables (runner_options.board_environment)
+        }  # the board's settings as variables (settings.board_environment)
         self._cwd, self._logs, self._extra = cwd, logs, tuple(extra_args)
         self._started: list[tuple[str, subprocess.Popen[bytes]]] = []
 
