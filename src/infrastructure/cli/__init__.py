@@ -79,6 +79,7 @@ WIRED = tuple(
         "ui",
         "controller",
         "mcp_command",
+        "skill_command",
     )
 )
 

@@ -271,5 +271,6 @@ from blackboard.infrastructure.cli.knowledge.commands import (  # noqa: E402,F40
 )
 from blackboard.infrastructure.cli.mcp_command import mcp  # noqa: E402,F401
 from blackboard.infrastructure.cli.paging import events, signals  # noqa: E402,F401
+from blackboard.infrastructure.cli.skill_command import skill_install  # noqa: E402,F401
 from blackboard.infrastructure.cli.transfer import export, import_board  # noqa: E402,F401
 from blackboard.infrastructure.cli.ui import ui  # noqa: E402,F401
