@@ -8,7 +8,8 @@ What reaches the model depends on the mode (Claude Code 2.1.332):
 - without `--bare`, the plugin is whole: its MCP server's 14 tools, named `mcp__plugin_blackboard_blackboard__*`
   (a plugin's server is `plugin:<plugin>:<server>`), the skill in the skill listing, the agents in the
   Agent tool's list. MCP_CONNECTION_NONBLOCKING=false and ENABLE_TOOL_SEARCH=false make the tools part of
-  the first request (otherwise they connect in the background and hide behind ToolSearch).
+  the first request (otherwise they connect in the background and hide behind ToolSearch), and
+  MCP_CONNECT_TIMEOUT_MS gives the server more than the default 5 s to start on a loaded machine.
 - with `--bare`, the plugin loads but Claude Code starts none of its MCP servers and lists no skills: the skill
   reaches the model when the prompt names it (`/blackboard:blackboard ...`), and the board's tools come with
   `--mcp-config plugin/.mcp.json`, named `mcp__blackboard__*`.
@@ -58,6 +59,8 @@ def environment(api_url: str, home: Path) -> dict[str, str]:
     env.update(claude_env(api_url, home))
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.update(MCP_CONNECTION_NONBLOCKING="false", ENABLE_TOOL_SEARCH="false")
+    # a server gets 5 s to connect by default: `blackboard mcp` on a loaded machine may take longer
+    env.update(MCP_CONNECT_TIMEOUT_MS="60000", MCP_TIMEOUT="60000")
     return env
 
 
