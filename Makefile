@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test tools faults soak demo bench lint schemas skill clean
+.PHONY: test tools faults soak demo demo-claude bench lint schemas skill clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,12 @@ bench: $(BENCH_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m blackboard.infrastructure.demo
+
+# The same with a model: three public agent files (plugin/agents) run by Claude Code in turn, on a fresh
+# board, then their results and usage (docs/plugin.md). Needs ANTHROPIC_API_KEY or a signed-in Claude Code,
+# and Claude Code itself (`make tools` puts it in .tools/claude-code); says which is missing, exit 2.
+demo-claude: $(STAMP)
+	$(BIN)/python -m blackboard.infrastructure.demo_claude
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .hypothesis .blackboard test-artifacts
