@@ -43,8 +43,9 @@ def derive(
             field = FieldInfo(annotation=inner | None, default=None)
         made[argument] = (field.annotation, field)
     made.update(own or {})
-    for argument, note in (notes or {}).items():
-        made[argument][1].description = note
+    for argument, note in (notes or {}).items():  # merged, not assigned: an assigned one is lost when
+        annotation, field = made[argument]  # pydantic merges an optional argument's Annotated metadata
+        made[argument] = (annotation, FieldInfo.merge_field_infos(field, description=note))
     return create_model(title, __config__=STRICT, **made)
 
 

@@ -27,7 +27,7 @@ POST = {"capabilities": "target_capabilities", "key": "dedupe_key"}  # argument 
 WAITING = {
     "timeout_seconds": (Annotated[float, Field(ge=0)], Field(description="give up after this many seconds"))
 }
-ON_BOARD = "the signal's board (default: the server's --blackboard)"
+ON_BOARD = "default: the server's --blackboard"
 
 
 def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -134,7 +134,7 @@ def _board() -> dict[str, Any]:
 
 
 def signal_tools(with_agent: bool) -> list[Tool]:
-    board = {"blackboard_id": "the board (default: the server's --blackboard, else ps_id)"}
+    board = {"blackboard_id": "default: the server's --blackboard, else ps_id"}
     post_fields = (
         same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context")
         | {"capabilities": "target_capabilities"}
