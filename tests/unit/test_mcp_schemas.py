@@ -144,3 +144,13 @@ def test_the_board_s_tools_fit_in_ten_thousand_characters_of_json():
         {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools.values()
     ]
     assert len(json.dumps(sent)) <= 10_000
+
+
+def test_every_tool_s_board_argument_says_its_default():
+    """An optional argument keeps its note (derive merges it; an assigned one was lost for the knowledge tools)."""
+    tools = every_tool(with_agent=True)
+    for name, tool in tools.items():
+        if name == "blackboard_signals":  # a filter: no default board to speak of
+            continue
+        described = tool.input_schema["properties"]["blackboard_id"].get("description", "")
+        assert described.startswith("default: the server's --blackboard"), name
