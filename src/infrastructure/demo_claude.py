@@ -201,7 +201,8 @@ def solve(env: dict[str, str]) -> None:
         return
     say("\n5. `blackboard solve`: a controller agent picks the next specialist until the problem is solved.")
     args = ["solve", f"Recommend a background task queue for {PROBLEM}, with the reasons."]
-    args += ["--blackboard", f"{BOARD}-solve", "--max-iterations", "4", "--start-workers"]
+    args += ["--blackboard", f"{BOARD}-solve", "--max-iterations", "6", "--start-workers"]
+    args += ["--step-timeout", str(RUN_TIMEOUT)]
     done = subprocess.run(
         [BLACKBOARD, *args], env=env, capture_output=True, text=True, timeout=3 * RUN_TIMEOUT
     )

@@ -25,8 +25,14 @@ BODIES = {  # a line of each public file's body, and what the stand-in answers a
 }
 
 
+CONTROLLER = "You are the controller of a blackboard"  # `solve`'s packaged controller.md, where it exists
+SOLVED = {"action": "solved", "answer": "SOLVE SAYS: use RQ.", "reason": "the research and the review agree"}
+
+
 def answer(body: dict[str, Any]):
     system = json.dumps(body.get("system", ""))
+    if CONTROLLER in system:
+        return say(json.dumps(SOLVED))
     return next(
         (say(text) for line, text in BODIES.items() if line in system), say("NOT AN AGENT OF THE DEMO")
     )
@@ -58,7 +64,10 @@ def test_the_three_agents_run_in_turn_each_on_the_result_before_and_the_demo_pri
         assert f"   | {text}" in out
     assert "1 turn(s), 100 tokens in, 20 out" in out  # the stand-in's usage, as recorded
     assert "runner usage" in out and "ps-demo-claude   code-reviewer" in out
-    assert "5. `blackboard solve`" in out
+    # `solve` runs when this version has it (its controller answers at once), else the demo says it skipped it
+    assert "5. `blackboard solve` (the controller) is not in this version: skipped." in out or (
+        "5. `blackboard solve`: a controller agent picks" in out and "SOLVE SAYS: use RQ." in out
+    )
 
     calls = [c.body for c in api.model_calls]
     by_agent = {line: [b for b in calls if line in json.dumps(b.get("system", ""))] for line in BODIES}
