@@ -29,16 +29,16 @@ BOARD = "ps-demo-claude"
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 RUN_TIMEOUT = 900  # seconds for one agent's run, start to end
 BUDGET_USD = "0.50"  # what one signal's run may spend (post --budget-usd)
-PROBLEM = "a Python web team of four picks a background task queue"
+TEAM = "a Python web team of four"
 STEPS = (
     # (agent, signal type, topic, instructions)
     (
         "competitive-analyst",
         "RESEARCH",
         "Python task queues compared",
-        "Compare Celery, RQ and Dramatiq for " + PROBLEM + ": setup effort, reliability (retries, "
-        "acknowledgement), monitoring, and who maintains each. Answer from what you know, without browsing "
-        "or reading files; at most 200 words.",
+        f"Compare Celery, RQ and Dramatiq for {TEAM} picking a background task queue: setup effort, "
+        "reliability (retries, acknowledgement), monitoring, and who maintains each. Answer from what you "
+        "know, without browsing or reading files; at most 200 words.",
     ),
     (
         "technical-writer",
@@ -200,7 +200,10 @@ def solve(env: dict[str, str]) -> None:
         say("\n5. `blackboard solve` (the controller) is not in this version: skipped.")
         return
     say("\n5. `blackboard solve`: a controller agent picks the next specialist until the problem is solved.")
-    args = ["solve", f"Recommend a background task queue for {PROBLEM}, with the reasons."]
+    args = [
+        "solve",
+        f"Recommend a background task queue (Celery, RQ or Dramatiq) for {TEAM}, with the reasons.",
+    ]
     args += ["--blackboard", f"{BOARD}-solve", "--max-iterations", "6", "--start-workers"]
     args += ["--step-timeout", str(RUN_TIMEOUT)]
     done = subprocess.run(
