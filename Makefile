@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test tools faults soak demo bench lint schemas clean
+.PHONY: test tools faults soak demo demo-claude bench lint schemas skill clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ tools:
 # tests/unit/test_schemas.py fails while a checked-in file differs from what this writes
 schemas: $(STAMP)
 	$(BIN)/python tools/schemas.py
+
+# The skill's copies (inside the package, for `blackboard skill install`; inside the Claude Code plugin) from
+# docs/skill/SKILL.md, the one source; tests/plugin/test_plugin_files.py fails while a copy differs
+skill:
+	$(PYTHON) tools/skill.py
 
 # The tests run on TEST_WORKERS processes (pytest-xdist), each with its own PostgreSQL database; the files
 # whose module fixtures are costly keep to one process (tests/conftest.py: ONE_PROCESS_PER_FILE). A test
@@ -66,6 +71,12 @@ bench: $(BENCH_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m blackboard.infrastructure.demo
+
+# The same with a model: three public agent files (plugin/agents) run by Claude Code in turn, on a fresh
+# board, then their results and usage (docs/plugin.md). Needs ANTHROPIC_API_KEY or a signed-in Claude Code,
+# and Claude Code itself (`make tools` puts it in .tools/claude-code); says which is missing, exit 2.
+demo-claude: $(STAMP)
+	$(BIN)/python -m blackboard.infrastructure.demo_claude
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .hypothesis .blackboard test-artifacts

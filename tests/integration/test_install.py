@@ -192,3 +192,12 @@ def test_an_installed_blackboard_ui_serves_its_page_and_assets_from_the_package(
     ), stderr
     assert b'src="/static/app.js"' in served["/"][1] and b"EventSource" in served["/static/app.js"][1]
     assert "Traceback" not in stderr
+
+
+def test_the_installed_package_ships_the_skill_and_installs_it_into_a_project(installed, tmp_path):
+    """`blackboard skill install` reads the skill from inside the installed package (package data): the
+    bytes of docs/skill/SKILL.md, its one source."""
+    blackboard = str(installed / "bin" / "blackboard")
+    run([blackboard, "skill", "install", "--dir", str(tmp_path)], cwd=tmp_path)
+    installed_skill = tmp_path / ".claude" / "skills" / "blackboard" / "SKILL.md"
+    assert installed_skill.read_bytes() == (ROOT / "docs" / "skill" / "SKILL.md").read_bytes()

@@ -85,6 +85,7 @@ MODULES = {
     "export": "transfer",
     "import_board": "transfer",
     "solve": "solve",
+    "skill_install": "skill_command",
     **dict.fromkeys(("write", "read", "entries", "resolve", "summary"), "knowledge.commands"),
 }
 # The modules a command's function calls into that take adapters from the container too (`watch --topic`).

@@ -348,6 +348,9 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     from blackboard.infrastructure.cli.mcp_parser import add_mcp_command
 
     add_mcp_command(commands, _command)
+    from blackboard.infrastructure.cli.skill_parser import add_skill_command
+
+    add_skill_command(commands, _command)
     add_ui_command(commands, _command)
     add_next_command(commands, _command)
     add_solve_command(commands, _command, whole)

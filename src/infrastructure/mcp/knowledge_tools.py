@@ -127,7 +127,7 @@ def topic(session: Session, given: dict[str, Any], progress: Progress) -> Any:
 
 def knowledge_tools(with_agent: bool) -> list[Tool]:
     who = () if with_agent else ("author",)
-    board = {"blackboard_id": "the board (default: the server's --blackboard)"}
+    board = {"blackboard_id": "default: the server's --blackboard"}
     optional = ("blackboard_id", *who)
     return [
         Tool(

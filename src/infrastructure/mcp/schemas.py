@@ -43,8 +43,9 @@ def derive(
             field = FieldInfo(annotation=inner | None, default=None)
         made[argument] = (field.annotation, field)
     made.update(own or {})
-    for argument, note in (notes or {}).items():
-        made[argument][1].description = note
+    for argument, note in (notes or {}).items():  # merged, not assigned: an assigned one is lost when
+        annotation, field = made[argument]  # pydantic merges an optional argument's Annotated metadata
+        made[argument] = (annotation, FieldInfo.merge_field_infos(field, description=note))
     return create_model(title, __config__=STRICT, **made)
 
 
@@ -62,3 +63,50 @@ def invalid(error: ValidationError, names: Mapping[str, str] | None = None) -> I
 def accepted(arguments_model: type[BaseModel], arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments the caller gave, validated (ValidationError when one breaks its rule)."""
     return arguments_model.model_validate(dict(arguments)).model_dump(exclude_unset=True)
+
+
+EMPTY_DEFAULTS = ([], {}, "", False, None)  # what leaving an argument out means anyway
+
+
+def compact(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema as a model reads it, every rule kept and the words that carry none left out:
+    each tool's schema is in the context of every request a session makes (docs/mcp.md, "Context size").
+
+    - no `title` (pydantic titles each field with its own name, "Ps Id" for `ps_id`);
+    - `$defs` inlined (an enum used once reads better where it is used);
+    - an optional argument is its own type, without `anyOf [..., {"type": "null"}]` and `default: null`
+      (leaving it out says that; null is still accepted);
+    - no default that leaving the argument out implies (`[]`, `{}`, `""`, `false`, `null`), and no
+      `additionalProperties: true` (JSON Schema's own default); other defaults stay (`entry_type`: note).
+    """
+    definitions = schema.get("$defs", {})
+
+    def node(value: Any) -> Any:
+        if isinstance(value, list):
+            return [node(item) for item in value]
+        if not isinstance(value, dict):
+            return value
+        if "$ref" in value:
+            value = {**definitions[value["$ref"].rsplit("/", 1)[-1]], **value}
+            value.pop("$ref")
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key in ("title", "$defs") or (key == "additionalProperties" and item is True):
+                continue
+            if key == "properties":
+                out[key] = {name: node(field) for name, field in item.items()}
+            else:
+                out[key] = node(item)
+        options = out.get("anyOf")
+        if "default" in out and out["default"] is None and isinstance(options, list) and len(options) == 2:
+            kept = [option for option in options if option != {"type": "null"}]
+            if len(kept) == 1:
+                del out["anyOf"], out["default"]
+                out = {**kept[0], **out}
+        if "default" in out and any(
+            out["default"] == e and type(out["default"]) is type(e) for e in EMPTY_DEFAULTS
+        ):
+            del out["default"]
+        return out
+
+    return node(schema)

@@ -24,8 +24,10 @@ from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
 
 POST = {"capabilities": "target_capabilities", "key": "dedupe_key"}  # argument -> PostSignal field
-WAITING = {"timeout_seconds": (Annotated[float, Field(ge=0)], Field(description="give up after this long"))}
-ON_BOARD = "the signal's board (default: the server's --blackboard); a signal of another board is not found"
+WAITING = {
+    "timeout_seconds": (Annotated[float, Field(ge=0)], Field(description="give up after this many seconds"))
+}
+ON_BOARD = "default: the server's --blackboard"
 
 
 def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -132,7 +134,7 @@ def _board() -> dict[str, Any]:
 
 
 def signal_tools(with_agent: bool) -> list[Tool]:
-    board = {"blackboard_id": "the board (default: the server's --blackboard, else ps_id)"}
+    board = {"blackboard_id": "default: the server's --blackboard, else ps_id"}
     post_fields = (
         same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context")
         | {"capabilities": "target_capabilities"}
@@ -205,7 +207,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
         Tool(
             "blackboard_wait",
             "Block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED, and return it; "
-            "a tool error after timeout_seconds. Reports progress when the call carries a progress token.",
+            "a tool error after timeout_seconds.",
             derive(
                 "WaitArguments", GetSignalById, same("signal_id"), own={**WAITING, **_board()}, notes=on_board
             ),

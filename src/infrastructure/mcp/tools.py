@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from blackboard.infrastructure.mcp.schemas import accepted
+from blackboard.infrastructure.mcp.schemas import accepted, compact
 from blackboard.infrastructure.mcp.session import Progress, Session
 
 
@@ -30,7 +30,7 @@ class Tool:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        return self.arguments.model_json_schema()
+        return compact(self.arguments.model_json_schema())
 
     def call(self, session: Session, arguments: dict[str, Any], progress: Progress) -> Any:
         return self.run(session, session.admit(self.name, accepted(self.arguments, arguments)), progress)
