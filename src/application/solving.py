@@ -11,18 +11,22 @@ spent (IterationsSpent), a step does not end in time, or it is interrupted.
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from pydantic import AfterValidator, Field
-
-from blackboard.application.commands import BoardName, Command, GetSignalById, PostSignal
-from blackboard.application.errors import TimedOut, WaitTimedOut
+from blackboard.application.commands import GetSignalById, PostSignal
+from blackboard.application.errors import WaitTimedOut
 from blackboard.application.knowledge.commands import ListEntries, SummarizeBoard, WriteEntry
-from blackboard.application.ports import Clock, Recorded
-from blackboard.domain.errors import NotFound
+from blackboard.application.ports import Clock
+from blackboard.application.solve_ports import (  # the ports and values, re-exported for the adapters
+    ControllerAgent,
+    ControllerAnswer,
+    IterationsSpent,
+    SolveLog,
+    SolveProblem,
+    Specialist,
+    UnknownRun,
+)
 from blackboard.domain.events import (
     SolveDecisionFailed,
     SolveEvent,
@@ -32,90 +36,20 @@ from blackboard.domain.events import (
     SolveStepPosted,
     SolveStopped,
 )
-from blackboard.domain.signals import AgentSignal, NonEmpty, SignalType, SignalUsage
+from blackboard.domain.signals import AgentSignal, SignalType
 from blackboard.domain.solving import BadDecision, PostStep, SolveRun, fold, read_decision
 
 OUTPUT_KEPT = 4000  # characters of a failed decision's answer kept in its event
-
-
-def _problem(text: str) -> str:
-    if not text.strip():
-        raise ValueError("must not be empty or blank")
-    return text
-
-
-class SolveProblem(Command):
-    """Start a solve run on a board."""
-
-    blackboard_id: BoardName
-    problem: Annotated[str, Field(max_length=100_000), AfterValidator(_problem)]
-    max_iterations: int = Field(default=10, ge=1, le=1000)
-    posted_by: NonEmpty = "solve"
-    step_timeout: float | None = Field(default=None, gt=0)  # seconds a step may take (None: no bound)
-
-
-@dataclass(frozen=True, slots=True)
-class Specialist:
-    """An agent the controller may pick: what its file says, and whether a worker of it is live now."""
-
-    name: str
-    description: str
-    capabilities: tuple[tuple[str, float], ...]  # (type, score), best first
-    runnable: bool
-    live: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerAnswer:
-    succeeded: bool
-    text: str
-    usage: SignalUsage
-    error: str | None = None
-
-
-class ControllerAgent(abc.ABC):
-    """The controller's agent file, run by its runner; asked once per iteration."""
-
-    name: str
-    runner: str
-    model: str | None
-
-    @abc.abstractmethod
-    def decide(self, run_id: str, iteration: int, prompt: str) -> ControllerAnswer:
-        """One run of the controller on `prompt`; never raises (a failure is an answer that says it)."""
-
-
-class SolveLog(abc.ABC):
-    """The solve runs' streams (`<board>\\x1e<run>`): appended to by the run alone, read back for audits."""
-
-    @abc.abstractmethod
-    def append(self, events: Sequence[SolveEvent], metadata: Mapping[str, Any]) -> list[Recorded]:
-        """Append one run's events after its current version (ConcurrencyConflict if it moved)."""
-
-    @abc.abstractmethod
-    def history(self, blackboard_id: str, run_id: str, upto: int | None = None) -> list[Recorded]:
-        """The run's events in order (only those at log positions up to `upto`, if given)."""
-
-    @abc.abstractmethod
-    def runs(self, blackboard_id: str) -> list[str]:
-        """The board's run ids, oldest first."""
-
-
-class IterationsSpent(TimedOut):
-    """The run's iterations were spent and the controller gave no answer (exit 5, like a wait that timed out)."""
-
-    def __init__(self, run: SolveRun) -> None:
-        super().__init__(
-            f"solve run {run.run_id} reached --max-iterations {run.max_iterations} without an answer; "
-            f"its decisions: blackboard solve --status {run.run_id} --blackboard {run.blackboard_id}"
-        )
-        self.run = run
-
-
-class UnknownRun(NotFound):
-    def __init__(self, run_id: str, blackboard_id: str) -> None:
-        super().__init__(f"no solve run {run_id} on blackboard {blackboard_id}")
-        self.run_id = run_id
+__all__ = [
+    "ControllerAgent",
+    "ControllerAnswer",
+    "IterationsSpent",
+    "SolveLog",
+    "SolveProblem",
+    "Solver",
+    "Specialist",
+    "UnknownRun",
+]
 
 
 class Solver:

@@ -50,3 +50,47 @@ def test_anything_else_is_a_bad_decision_saying_what_is_wrong(text, said):
 
     assert said in refused.value.rule
     assert str(refused.value).startswith("decision: ")
+
+
+def test_a_run_folds_from_its_events_and_the_in_memory_read_model_passes_over_them():
+    from blackboard.application.ports import Recorded, SignalFilter
+    from blackboard.domain.events import SolveStarted, SolveStepEnded, SolveStepPosted, SolveStopped
+    from blackboard.domain.solving import fold
+    from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
+    from tests.fakes import T0
+
+    run = {"blackboard_id": "bb-1", "occurred_at": T0, "run_id": "solve-0000000a", "actor": "controller"}
+    events = [
+        SolveStarted(
+            **{**run, "actor": "me"},
+            version=1,
+            problem="p",
+            problem_key="solve/solve-0000000a/problem",
+            controller="controller",
+            runner="anthropic",
+            max_iterations=2,
+        ),
+        SolveStepPosted(
+            **run,
+            version=2,
+            signal_id="sig-0000000b",
+            iteration=1,
+            agent="a",
+            capability="C",
+            topic="t",
+            reason="r",
+        ),
+        SolveStepEnded(
+            **run, version=3, signal_id="sig-0000000b", iteration=1, status="FAILED", error="boom"
+        ),
+        SolveStopped(**run, version=4, iterations=1, reason="interrupted"),
+    ]
+
+    folded = fold("solve-0000000a", "bb-1", events)
+
+    assert (folded.state, folded.iterations, folded.started_by, folded.version) == ("stopped", 1, "me", 4)
+    assert (folded.steps[0].status, folded.steps[0].error, folded.reason) == ("FAILED", "boom", "interrupted")
+    assert {e.stream_id for e in events} == {"bb-1\x1esolve-0000000a"}
+    view = InMemorySignalReadModel()
+    view.apply([Recorded(n, e, T0) for n, e in enumerate(events, 1)])
+    assert view.position() == 4 and view.find(SignalFilter()) == []  # no signal, no crash
