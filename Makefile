@@ -47,7 +47,7 @@ skill:
 TEST_WORKERS ?= 4
 test: tools lint
 	$(BIN)/python -m compileall -q src migrations > /dev/null
-	$(BIN)/python -m pytest -m "not faults" -n $(TEST_WORKERS) --dist loadgroup --durations=10
+	$(BIN)/python -m pytest -m "not faults" -n $(TEST_WORKERS) --durations=10
 
 # The fault suite (docs/faults.md): kills, racing processes, a server restart; CI runs it after `make test`.
 # BLACKBOARD_FAULT_SCALE=10 makes every round count ten times bigger.

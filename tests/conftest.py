@@ -16,7 +16,7 @@ from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
-# Under pytest-xdist (`make test`: --dist loadgroup) the tests of these files run on one process, one after
+# Under pytest-xdist (`make test`, the scheduler below) the tests of these files run on one process, one after
 # the other: each file builds a costly module fixture (dozens of CLI calls, a demo run, a wheel and a venv)
 # that its tests then read. Every other test goes to whichever process is free.
 ONE_PROCESS_PER_FILE = {
@@ -32,10 +32,18 @@ ONE_PROCESS_PER_FILE = {
 }
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name in ONE_PROCESS_PER_FILE:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under pytest-xdist: the tests of a file of ONE_PROCESS_PER_FILE go to one process together, every other
+    test to whichever process is free. (Its own `--dist loadgroup` reads an `xdist_group` mark into the test's
+    id, which pytest 9's structured ids no longer let it change: the marks were silently ignored.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneProcessPerFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.rsplit("/", 1)[-1] in ONE_PROCESS_PER_FILE else nodeid
+
+    return OneProcessPerFile(config, log)
 
 
 # The machine's PostgreSQL (trust auth). CI must reach it: a failure to connect fails the tests.
