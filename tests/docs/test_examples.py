@@ -286,7 +286,7 @@ def test_ctrl_c_while_the_command_line_is_still_starting_is_exit_130_without_a_t
     from blackboard.infrastructure import cli
     from blackboard.infrastructure.cli import parser
 
-    def pressed_ctrl_c(**_options):
+    def pressed_ctrl_c(**_):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(parser, "build_parser", pressed_ctrl_c)
