@@ -98,6 +98,36 @@ class RetrySignal(Command):
     blackboard_id: NonEmpty | None = None
 
 
+Reason = Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+class CancelSignal(Command):
+    """End a signal that is not final on purpose: CANCELLED, with what waits on it; its run is stopped."""
+
+    signal_id: SignalIdText
+    cancelled_by: NonEmpty = "ps-skill"
+    reason: Reason = "no reason given"
+    blackboard_id: NonEmpty | None = None
+
+
+class CancelSignals(Command):
+    """Cancel in bulk: every open signal of a board, or those posted with a correlation id (on a board,
+    or on any), with what waits on them. At least one of the two must be given."""
+
+    blackboard_id: NonEmpty | None = None
+    posted_with: NonEmpty | None = None  # the correlation id the signals were posted with
+    cancelled_by: NonEmpty = "ps-skill"
+    reason: Reason = "no reason given"
+
+    @model_validator(mode="after")
+    def _something(self) -> CancelSignals:
+        if self.blackboard_id is None and self.posted_with is None:
+            raise ValueError(
+                "name a board (blackboard_id) or a correlation id (posted_with) to cancel in bulk"
+            )
+        return self
+
+
 class CompleteSignal(Command):
     """UC-003: the claimer hands back its result."""
 

@@ -87,6 +87,18 @@ class EventStore(abc.ABC):
     def last_position(self) -> int:
         """The highest stored position (0 when empty)."""
 
+    def posted_with(self, correlation_id: str, blackboard_id: str | None = None) -> list[tuple[str, str]]:
+        """(board, signal id) of every signal posted with this correlation id (on that board, or on any),
+        in posting order: what `cancel --correlation-id` ends. This default reads the whole log; a
+        store searches where the rows are."""
+        return [
+            (r.event.blackboard_id, r.event.signal_id)
+            for r in self.read_all()
+            if r.event.event_type == "AgentSignalPosted"
+            and r.metadata.get("correlation_id") == correlation_id
+            and (blackboard_id is None or r.event.blackboard_id == blackboard_id)
+        ]
+
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:
         """Every event of the board's stream and of its entry streams, as stored, in position order
         ([] when the store does not hold the board). What `export` writes."""

@@ -22,6 +22,7 @@ from blackboard.domain.errors import (
     UnknownDependency,
 )
 from blackboard.domain.events import (
+    AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
     AgentSignalCompleted,
@@ -247,6 +248,35 @@ class BlackboardAggregate:
         self._record(AgentSignalUnclaimed, at, signal_id=signal_id, reason=reason)
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
+
+    def cancel_signal(self, signal_id: str, cancelled_by: str, reason: str, at: datetime) -> AgentSignal:
+        """End a signal that is not final on purpose: CANCELLED, and so is every open signal that waits on
+        it (each naming the upstream that took it down). Whoever holds its claim loses it: an outcome
+        sent afterwards is refused."""
+        signal = self.signal(signal_id)
+        if signal.status.is_final:
+            raise InvalidTransition(signal_id, signal.status, "cancelled", (POSTED, CLAIMED))
+        if not cancelled_by:
+            raise InvalidInput("cancelled_by", "must not be empty")
+        if not reason:
+            raise InvalidInput("reason", "must not be empty")
+        self._cancel_with_dependants(signal_id, cancelled_by, reason, None, at)
+        return self._signals[signal_id]
+
+    def _cancel_with_dependants(
+        self, signal_id: str, cancelled_by: str, reason: str, cause: str | None, at: datetime
+    ) -> None:
+        self._record(
+            AgentSignalCancelled,
+            at,
+            signal_id=signal_id,
+            cancelled_by=cancelled_by,
+            reason=reason,
+            cause=cause,
+        )
+        for dependant in self._dependants.get(signal_id, ()):
+            if not self._signals[dependant].status.is_final:
+                self._cancel_with_dependants(dependant, cancelled_by, reason, signal_id, at)
 
     def retry_signal(self, signal_id: str, new_signal_id: str, posted_by: str, at: datetime) -> AgentSignal:
         """Post the work of a FAILED or EXPIRED signal again, as a new signal linked to it.

@@ -95,6 +95,23 @@ class AgentSignalUnclaimed(BlackboardEvent):
     reason: str
 
 
+class AgentSignalCancelled(BlackboardEvent):
+    """Someone ended the signal on purpose (`blackboard cancel`): it is CANCELLED, whatever ran it stops,
+    and an outcome sent afterwards is refused. `cause`: the upstream whose cancel took this one down
+    (None for the signal that was named)."""
+
+    cancelled_by: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+    cause: str | None = None
+
+    @property
+    def why(self) -> str:
+        """What the signal's result says: the reason, and the upstream that took it down."""
+        if self.cause is None:
+            return f"cancelled by {self.cancelled_by}: {self.reason}"
+        return f"upstream {self.cause} was cancelled by {self.cancelled_by}: {self.reason}"
+
+
 STREAM_SEPARATOR = "\x1f"  # never in a board id nor a key (both refuse control characters)
 
 
@@ -158,6 +175,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalFailed,
         AgentSignalExpired,
         AgentSignalUnclaimed,
+        AgentSignalCancelled,
         EntryWritten,
         EntryCandidateKept,
         EntryConflictResolved,

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from functools import singledispatch
 
 from blackboard.domain.events import (
+    AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
     AgentSignalCompleted,
@@ -83,3 +84,8 @@ def _(event: AgentSignalExpired, lookup: Lookup, dependants: Dependants) -> list
 @evolve.register
 def _(event: AgentSignalUnclaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).unclaimed(event.reason, event.occurred_at)]
+
+
+@evolve.register
+def _(event: AgentSignalCancelled, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).cancelled(event.why, event.occurred_at)]

@@ -35,6 +35,7 @@ class SignalStatus(StrEnum):
     FAILED = "FAILED"
     EXPIRED = "EXPIRED"
     UNCLAIMED = "UNCLAIMED"
+    CANCELLED = "CANCELLED"  # someone ended it on purpose (`blackboard cancel`), or an upstream's cancel
 
     @property
     def is_final(self) -> bool:
@@ -42,7 +43,13 @@ class SignalStatus(StrEnum):
 
 
 FINAL_STATUSES = frozenset(
-    {SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED}
+    {
+        SignalStatus.COMPLETED,
+        SignalStatus.FAILED,
+        SignalStatus.EXPIRED,
+        SignalStatus.UNCLAIMED,
+        SignalStatus.CANCELLED,
+    }
 )
 
 
@@ -189,6 +196,9 @@ class AgentSignal:
 
     def unclaimed(self, reason: str, at: datetime) -> AgentSignal:
         return self._next(status=SignalStatus.UNCLAIMED, result=SignalResult(error=reason), completed_at=at)
+
+    def cancelled(self, reason: str, at: datetime) -> AgentSignal:
+        return self._next(status=SignalStatus.CANCELLED, result=SignalResult(error=reason), completed_at=at)
 
     def upstream_completed(self, upstream_id: str, at: datetime) -> AgentSignal:
         """One dependency completed; the signal becomes claimable when the last one does."""

@@ -216,6 +216,7 @@ class Container(containers.DeclarativeContainer):
         settings,
         projector,
         presence,
+        event_store,
     )
     queries = providers.Singleton(
         BlackboardQueries,

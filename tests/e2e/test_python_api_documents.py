@@ -337,3 +337,27 @@ def test_the_readme_example_runs_as_written(tmp_path):
     assert ran.returncode == 0, ran.stderr
     summary = json.loads(ran.stdout)
     assert (summary["open_conflicts"], summary["signals_by_status"]) == ([], {"COMPLETED": 1})
+
+
+def test_cancel_gives_the_cli_s_documents_and_refuses_a_final_signal_as_the_cli_does(store, board):
+    api, cli = store
+    first = api.post("RESEARCH", board, "e-1", "stores")
+    second = cli.post("--after", first.signal_id, ps=board, entry="e-2")
+    runs = [
+        cli.post("--correlation-id", f"{board}-run", ps=board, entry=f"e-{n}")["signal_id"] for n in (3, 4)
+    ]
+
+    cancelled = api.cancel(first.signal_id, reason="not needed", by="alice")
+
+    assert doc(cancelled) == assert_signal(cli.ok("show", first.signal_id))
+    assert cli.ok("show", second["signal_id"])["status"] == "CANCELLED"
+    with pytest.raises(Refused, match=f"{first.signal_id} is CANCELLED") as refused:
+        api.cancel(first.signal_id)
+    printed = cli("cancel", first.signal_id).expect(exit_code(refused.value))
+    assert printed.stderr.strip() == f"blackboard: {refused.value}"
+    bulk = api.cancel_all(posted_with=f"{board}-run", reason="run over")
+    assert sorted(s.signal_id for s in bulk) == sorted(runs)
+    assert list(api.cancel_all(blackboard_id=board)) == []
+    with pytest.raises(InvalidInput, match="reason"):
+        api.cancel(runs[0], reason="")
+    assert api.wait(first.signal_id, timeout=1).status == "CANCELLED"  # returned, not raised

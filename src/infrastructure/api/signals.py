@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from blackboard.application.commands import (
+    CancelSignal,
+    CancelSignals,
     ClaimSignal,
     CompleteSignal,
     ExpireSignals,
@@ -100,6 +102,41 @@ class SignalCalls(Base):
         command = request(RetrySignal, signal_id=signal_id, posted_by=posted_by)
         return _signal(self._parts.service.retry_signal(command))
 
+    def cancel(
+        self,
+        signal_id: str,
+        *,
+        reason: str | None = None,
+        by: str | None = None,
+        correlation_id: str | None = None,
+    ) -> Signal:
+        """`blackboard cancel SIG`: CANCELLED, with every open signal waiting on it; a worker running it
+        stops. RuleViolation once it is final."""
+        command = request(
+            CancelSignal, signal_id=signal_id, reason=reason, cancelled_by=by, correlation_id=correlation_id
+        )
+        return _signal(self._parts.service.cancel_signal(command))
+
+    def cancel_all(
+        self,
+        *,
+        blackboard_id: str | None = None,
+        posted_with: str | None = None,
+        reason: str | None = None,
+        by: str | None = None,
+    ) -> Signals:
+        """`blackboard cancel --blackboard ID` / `--correlation-id ID`: every open signal of the board, or
+        posted with that correlation id (on that board, if given), and what waits on them."""
+        command = request(
+            CancelSignals,
+            blackboard_id=blackboard_id,
+            posted_with=posted_with,
+            reason=reason,
+            cancelled_by=by,
+            correlation_id=posted_with,
+        )
+        return Signals([documents.signal(s) for s in self._parts.service.cancel_signals(command)])
+
     def expire(self) -> Signals:
         """`blackboard expire`: signals past their timeouts moved to EXPIRED."""
         expired = self._parts.service.expire_signals(ExpireSignals())
@@ -151,7 +188,7 @@ class SignalCalls(Base):
         return documents.agents(self._parts.registry)
 
     def wait(self, signal_id: str, *, timeout: float | None = None) -> Signal:
-        """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED or UNCLAIMED (check
+        """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (check
         `status`: unlike the CLI's exit 3, an ending other than COMPLETED is returned, not raised);
         TimedOut after `timeout` seconds."""
         check_wait(timeout)

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from blackboard.application.commands import (
+    CancelSignal,
+    CancelSignals,
     ClaimSignal,
     CompleteSignal,
     ExpireSignals,
@@ -35,7 +37,7 @@ Lazy = Callable[[], Any]  # a provider: called only once the input has been vali
 
 
 class SignalEndedBadly(RuleViolation):
-    """`wait` found the signal FAILED, EXPIRED or UNCLAIMED: exit 3, with the signal printed."""
+    """`wait` found the signal FAILED, EXPIRED, UNCLAIMED or CANCELLED: exit 3, with the signal printed."""
 
     def __init__(self, output: Output, ended: str) -> None:
         super().__init__(f"the signal ended {ended}")
@@ -106,6 +108,28 @@ def fail(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
 def retry(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
     command = RetrySignal(signal_id=args.signal_id, posted_by=args.posted_by)
     return render.signal(service().retry_signal(command))
+
+
+@inject
+def cancel(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+    reason = {} if args.reason is None else {"reason": args.reason}
+    if args.signal_id is not None:
+        if args.blackboard is not None or args.correlation_id is not None:
+            raise InvalidInput(
+                "SIG", "give a signal, or --blackboard/--correlation-id to cancel in bulk, not both"
+            )
+        command = CancelSignal(signal_id=args.signal_id, cancelled_by=args.by, **reason)
+        return render.signal(service().cancel_signal(command))
+    if args.blackboard is None and args.correlation_id is None:
+        raise InvalidInput("SIG", "give the signal to cancel, or --blackboard ID or --correlation-id ID")
+    bulk = CancelSignals(
+        blackboard_id=args.blackboard,
+        posted_with=args.correlation_id,
+        correlation_id=args.correlation_id,
+        cancelled_by=args.by,
+        **reason,
+    )
+    return render.signals(service().cancel_signals(bulk), empty="nothing to cancel")
 
 
 @inject

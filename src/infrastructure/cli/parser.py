@@ -15,7 +15,7 @@ from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
-STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
+STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED", "CANCELLED")
 PAGE = 100  # what `signals` and `events` print without --limit or --all
 
 
@@ -192,6 +192,24 @@ def build_parser() -> argparse.ArgumentParser:
     retry.add_argument("signal_id", metavar="SIG")
     retry.add_argument("--posted-by", default="ps-skill", help="who posts the retry (default ps-skill)")
 
+    cancel = _command(
+        commands,
+        "cancel",
+        "cancel a signal that is not final (CANCELLED, with what waits on it; its run is stopped), "
+        "or in bulk every open signal of a board or of a correlation id",
+        'blackboard cancel sig-1a2b3c4d --reason "not needed any more"',
+        "cancel",
+    )
+    cancel.add_argument("signal_id", metavar="SIG", nargs="?", help="the signal (or give --blackboard)")
+    cancel.add_argument("--reason", help="why, kept in its result and its event (default: no reason given)")
+    cancel.add_argument("--by", metavar="NAME", default="ps-skill", help="who cancels (default ps-skill)")
+    cancel.add_argument("--blackboard", metavar="ID", help="without SIG: every open signal of this board")
+    cancel.add_argument(
+        "--correlation-id",
+        metavar="ID",
+        help="without SIG: every open signal posted with this correlation id (on --blackboard, if given)",
+    )
+
     worker = _command(
         commands,
         "worker",
@@ -306,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     wait = _command(
         commands,
         "wait",
-        "block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED",
+        "block until a signal is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED",
         "blackboard wait sig-1a2b3c4d --timeout 300",
         "wait",
     )
