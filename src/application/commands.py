@@ -8,8 +8,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from blackboard.application.json_values import check_json
 from blackboard.domain.signals import (
+    DEFAULT_PRIORITY,
     EntryId,
     NonEmpty,
+    Priority,
     SignalIdText,
     SignalStatus,
     SignalType,
@@ -66,6 +68,7 @@ class PostSignal(Command):
     write_keys: tuple[KeyPattern, ...] = ()
     # what a runner's run of it may spend at most, in US dollars (the agent file's max_budget_usd may be smaller)
     budget_usd: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] | None = None
+    priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed before less urgent work
 
     @property
     def board(self) -> str:

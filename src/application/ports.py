@@ -250,6 +250,7 @@ class SignalFilter:
     blackboard_id: str | None = None
     claimable_only: bool = False
     limit: int | None = None
+    urgent_first: bool = False  # ordered by priority (0 first), then oldest: the claim order's first key
 
     def matches(self, signal: AgentSignal) -> bool:
         """Whether a signal meets every criterion that is set (what `SignalReadModel.find` selects)."""
@@ -275,6 +276,7 @@ class SignalFilter:
             blackboard_id=blackboard_id,
             claimable_only=True,
             limit=limit,
+            urgent_first=True,
         )
 
 
@@ -296,14 +298,15 @@ class SignalReadModel(abc.ABC):
 
     @abc.abstractmethod
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
-        """Signals matching every given criterion, oldest first (created_at, then id)."""
+        """Signals matching every given criterion, oldest first (created_at, then id); with
+        `urgent_first`, by priority first."""
 
     def candidates(
         self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None
     ) -> list[Candidate]:
-        """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, oldest
-        first: what `find` gives with `claimable_only`, but only what choosing one needs (a worker
-        reads many per round and claims only some)."""
+        """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, the most
+        urgent first, then the oldest: what `find` gives with `claimable_only` and `urgent_first`, but
+        only what choosing one needs (a worker reads many per round and claims only some)."""
         found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id))
         return [
             Candidate(
@@ -312,6 +315,7 @@ class SignalReadModel(abc.ABC):
                 s.target_capabilities,
                 s.created_at,
                 s.text if targets_auto(s) else "",
+                s.priority,
             )
             for s in found
         ]

@@ -121,6 +121,7 @@ class BlackboardService:
                 read_keys=cmd.read_keys,
                 write_keys=cmd.write_keys,
                 budget_usd=cmd.budget_usd,
+                priority=cmd.priority,
             )
             if (
                 board.has_pending_events

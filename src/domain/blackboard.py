@@ -35,6 +35,9 @@ from blackboard.domain.events import (
 from blackboard.domain.evolution import evolve
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import (
+    DEFAULT_PRIORITY,
+    LEAST_URGENT,
+    MOST_URGENT,
     AgentSignal,
     SignalId,
     SignalPayload,
@@ -142,10 +145,15 @@ class BlackboardAggregate:
         read_keys: Sequence[str] = (),
         write_keys: Sequence[str] = (),
         budget_usd: float | None = None,
+        priority: int = DEFAULT_PRIORITY,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
         _check_post(signal_id, posted_by, target_capabilities)
+        if not MOST_URGENT <= priority <= LEAST_URGENT:
+            raise InvalidInput(
+                "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
+            )
         if signal_id in self._signals:
             raise DuplicateSignal(signal_id)
         upstream = tuple(dict.fromkeys(after))
@@ -166,6 +174,7 @@ class BlackboardAggregate:
             read_keys=tuple(dict.fromkeys(read_keys)),
             write_keys=tuple(dict.fromkeys(write_keys)),
             budget_usd=budget_usd,
+            priority=priority,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -300,6 +309,7 @@ class BlackboardAggregate:
             read_keys=old.read_keys,  # the same work needs the same keys
             write_keys=old.write_keys,
             budget_usd=old.budget_usd,
+            priority=old.priority,
         )
 
     def latest_retry(self, signal_id: str) -> str:

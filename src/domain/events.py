@@ -9,7 +9,14 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
+from blackboard.domain.signals import (
+    DEFAULT_PRIORITY,
+    Priority,
+    SignalPayload,
+    SignalResult,
+    SignalType,
+    SignalUsage,
+)
 
 ENVELOPE = frozenset({"event_id", "blackboard_id", "version", "occurred_at"})
 
@@ -42,7 +49,8 @@ class BlackboardEvent(BaseModel):
 
 
 class AgentSignalPosted(BlackboardEvent):
-    schema_version: ClassVar[int] = 4  # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd
+    # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority
+    schema_version: ClassVar[int] = 5
 
     signal_type: SignalType
     payload: SignalPayload
@@ -55,6 +63,7 @@ class AgentSignalPosted(BlackboardEvent):
     read_keys: tuple[str, ...] = ()
     write_keys: tuple[str, ...] = ()
     budget_usd: float | None = Field(default=None, gt=0)  # what a runner's run of it may spend at most
+    priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -189,6 +198,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 1): lambda data: {**data, "retry_of": None},
     ("AgentSignalPosted", 2): lambda data: {**data, "read_keys": [], "write_keys": []},  # no key permissions
     ("AgentSignalPosted", 3): lambda data: {**data, "budget_usd": None},  # no budget of its own
+    ("AgentSignalPosted", 4): lambda data: {**data, "priority": DEFAULT_PRIORITY},  # posted before priorities
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},

@@ -48,6 +48,7 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             read_keys=event.read_keys,
             write_keys=event.write_keys,
             budget_usd=event.budget_usd,
+            priority=event.priority,
         )
     ]
 

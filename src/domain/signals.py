@@ -11,6 +11,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 SIGNAL_ID_PATTERN = re.compile(r"sig-[0-9a-f]{8}")
+MOST_URGENT, LEAST_URGENT, DEFAULT_PRIORITY = 0, 4, 2  # P0..P4, as issue trackers say (contracts/control.md)
+Priority = Annotated[int, Field(ge=MOST_URGENT, le=LEAST_URGENT)]
 ENTRY_ID_PATTERN = r"^e-[0-9]+$"
 
 NonEmpty = Annotated[str, Field(min_length=1)]
@@ -119,6 +121,7 @@ class Candidate:
     target_capabilities: tuple[str, ...]
     created_at: datetime
     text: str = ""  # its topic and prompt: what text matching scores (read only for signals targeting auto)
+    priority: int = DEFAULT_PRIORITY  # 0 most urgent: claimed first
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,9 @@ class AgentSignal:
     write_keys: tuple[str, ...] = ()
     budget_usd: float | None = None  # what a runner's run of it may spend at most (`post --budget-usd`)
     usage: SignalUsage | None = None  # what its run cost, when a runner ran it
+    priority: int = (
+        DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: a worker claims the most urgent it fits first
+    )
     version: int = 1
 
     @property

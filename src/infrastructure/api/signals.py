@@ -43,9 +43,10 @@ class SignalCalls(Base):
         write_keys: Iterable[str] = (),
         correlation_id: str | None = None,
         budget_usd: float | None = None,
+        priority: int | None = None,
     ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id);
-        `budget_usd` bounds what a runner's run of it may spend."""
+        `budget_usd` bounds what a runner's run of it may spend; `priority` 0 (most urgent) to 4, default 2."""
         command = request(
             PostSignal,
             signal_type=signal_type,
@@ -63,6 +64,7 @@ class SignalCalls(Base):
             write_keys=names(write_keys, "write_keys"),
             correlation_id=correlation_id,
             budget_usd=budget_usd,
+            priority=priority,
         )
         posted = self._parts.service.post_signal(command)
         return documents.posted(posted, self._parts.registry)

@@ -66,6 +66,7 @@ def post(
         read_keys=tuple(args.read_keys),
         write_keys=tuple(args.write_keys),
         budget_usd=args.budget_usd,
+        **({} if args.priority is None else {"priority": args.priority}),
     )
     posted = service().post_signal(command)
     data = documents.jsonable(documents.posted(posted, registry()))

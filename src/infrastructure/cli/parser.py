@@ -31,6 +31,15 @@ def whole(raw: str) -> int:
     return value
 
 
+def priority(raw: str) -> int:
+    """An argparse type: 0..4, or P0..P4 as issue trackers write it (anything else is a usage error, exit 2,
+    naming --priority and the rule)."""
+    text = raw.strip().upper().removeprefix("P")
+    if not (text.isdigit() and 0 <= int(text) <= 4):
+        raise argparse.ArgumentTypeError(f"must be 0 (most urgent) to 4, or P0 to P4, got {raw[:40]!r}")
+    return int(text)
+
+
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         name,
@@ -133,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         dest="write_keys",
         help="an entry key its claimer may write while it holds the claim; a trailing * matches a prefix (repeatable)",
+    )
+    post.add_argument(
+        "--priority",
+        type=priority,
+        metavar="P",
+        help="how urgent: 0 (P0, most urgent) to 4; a worker claims the most urgent signal it fits first "
+        "(default 2)",
     )
     post.add_argument(
         "--budget-usd",

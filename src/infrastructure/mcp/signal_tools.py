@@ -160,6 +160,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             "read_keys",
             "write_keys",
             "budget_usd",
+            "priority",
             "blackboard_id",
             "correlation_id",
             *(() if with_agent else ("posted_by",)),

@@ -76,6 +76,7 @@ class SqlSignalReadModel(SignalReadModel):
             SIGNALS.c.target_capabilities,
             SIGNALS.c.created_at,
             SIGNALS.c.payload_json,
+            SIGNALS.c.priority,
         )
         with read_connection(self._engine) as conn:
             return [_candidate(*row) for row in conn.execute(_matching(select(*columns), criteria))]
@@ -193,7 +194,7 @@ class SqlSignalReadModel(SignalReadModel):
 
 def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
     """`query` narrowed to the signals matching every given criterion, oldest first (created_at, then
-    id: the order of ix_blackboard_signals_open, so a limit stops the index walk early)."""
+    id), or with `urgent_first` by priority first (the order of ix_blackboard_signals_open)."""
     if criteria.status is not None:
         query = query.where(SIGNALS.c.status == criteria.status.value)
     if criteria.signal_type is not None:
@@ -210,6 +211,10 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
             ),
         )
         query = query.where(able.exists())
+    if criteria.urgent_first:  # the order of ix_blackboard_signals_open: a limit stops the walk early
+        return query.order_by(SIGNALS.c.priority, SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(
+            criteria.limit
+        )
     return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
 
 
@@ -220,9 +225,11 @@ def _utc(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
 
 
-def _candidate(signal_id: str, board: str, targets: str, created: Any, payload: str) -> Candidate:
+def _candidate(
+    signal_id: str, board: str, targets: str, created: Any, payload: str, priority: int
+) -> Candidate:
     """A candidate row; the payload is parsed only for a signal targeting auto (its text is scored)."""
-    candidate = Candidate(signal_id, board, tuple(json.loads(targets)), created)
+    candidate = Candidate(signal_id, board, tuple(json.loads(targets)), created, priority=priority)
     if not targets_auto(candidate):
         return candidate
     fields = json.loads(payload)
@@ -232,4 +239,5 @@ def _candidate(signal_id: str, board: str, targets: str, created: Any, payload: 
         candidate.target_capabilities,
         created,
         signal_text(fields.get("topic", ""), fields.get("prompt", "")),
+        priority,
     )
