@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from blackboard.application.json_values import check_json
 from blackboard.domain.signals import (
@@ -69,6 +69,7 @@ class PostSignal(Command):
     # what a runner's run of it may spend at most, in US dollars (the agent file's max_budget_usd may be smaller)
     budget_usd: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] | None = None
     priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed before less urgent work
+    not_before: AwareDatetime | None = None  # not claimable before then; its post timeout counts from then
 
     @property
     def board(self) -> str:

@@ -54,7 +54,7 @@ class Controller:
             for s in self._queries.list_signals(
                 ListSignals(status=SignalStatus.POSTED, blackboard_id=blackboard_id)
             )
-            if s.is_claimable
+            if s.is_claimable and s.due(now)  # a signal posted for later is not proposed before then
         ]
         runnable = [a for a in self._registry.get_all() if self._registry.can_run(a.agent_id)]
         chosen: dict[str, Move] = {}

@@ -122,6 +122,7 @@ class BlackboardService:
                 write_keys=cmd.write_keys,
                 budget_usd=cmd.budget_usd,
                 priority=cmd.priority,
+                not_before=cmd.not_before,
             )
             if (
                 board.has_pending_events

@@ -15,6 +15,7 @@ from blackboard.domain.errors import (
     InvalidInput,
     InvalidTransition,
     NotTheClaimer,
+    NotYetDue,
     SignalExpired,
     SignalNotClaimable,
     SignalNotFound,
@@ -146,6 +147,7 @@ class BlackboardAggregate:
         write_keys: Sequence[str] = (),
         budget_usd: float | None = None,
         priority: int = DEFAULT_PRIORITY,
+        not_before: datetime | None = None,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
@@ -175,6 +177,7 @@ class BlackboardAggregate:
             write_keys=tuple(dict.fromkeys(write_keys)),
             budget_usd=budget_usd,
             priority=priority,
+            not_before=not_before if not_before is not None and not_before > at else None,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -198,6 +201,8 @@ class BlackboardAggregate:
             raise SignalNotClaimable(signal_id, signal.status)
         if signal.waiting_for:
             raise DependenciesPending(signal_id, signal.waiting_for)
+        if not signal.due(at):
+            raise NotYetDue(signal_id, signal.not_before)
         score, threshold = agent.score(signal), agent.threshold_or(default_threshold)
         if not score > threshold:
             raise BelowThreshold(signal_id, agent.agent_id, score, threshold)

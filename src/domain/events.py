@@ -49,8 +49,8 @@ class BlackboardEvent(BaseModel):
 
 
 class AgentSignalPosted(BlackboardEvent):
-    # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority
-    schema_version: ClassVar[int] = 5
+    # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before
+    schema_version: ClassVar[int] = 6
 
     signal_type: SignalType
     payload: SignalPayload
@@ -64,6 +64,7 @@ class AgentSignalPosted(BlackboardEvent):
     write_keys: tuple[str, ...] = ()
     budget_usd: float | None = Field(default=None, gt=0)  # what a runner's run of it may spend at most
     priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4
+    not_before: datetime | None = None  # not claimable before then; its post timeout counts from then
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -199,6 +200,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 2): lambda data: {**data, "read_keys": [], "write_keys": []},  # no key permissions
     ("AgentSignalPosted", 3): lambda data: {**data, "budget_usd": None},  # no budget of its own
     ("AgentSignalPosted", 4): lambda data: {**data, "priority": DEFAULT_PRIORITY},  # posted before priorities
+    ("AgentSignalPosted", 5): lambda data: {**data, "not_before": None},  # claimable at once
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},

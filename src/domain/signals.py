@@ -151,9 +151,8 @@ class AgentSignal:
     write_keys: tuple[str, ...] = ()
     budget_usd: float | None = None  # what a runner's run of it may spend at most (`post --budget-usd`)
     usage: SignalUsage | None = None  # what its run cost, when a runner ran it
-    priority: int = (
-        DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: a worker claims the most urgent it fits first
-    )
+    priority: int = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed most urgent first
+    not_before: datetime | None = None  # not claimable before then (`post --not-before`)
     version: int = 1
 
     @property
@@ -211,9 +210,12 @@ class AgentSignal:
         if self.status.is_final:
             return self  # an ended signal keeps its times
         waiting = self.waiting_for - {upstream_id}
-        return self._changed(
-            waiting_for=waiting, claimable_since=self.claimable_since or (None if waiting else at)
-        )
+        since = None if waiting else max(at, self.not_before or at)  # its post timeout counts from then
+        return self._changed(waiting_for=waiting, claimable_since=self.claimable_since or since)
+
+    def due(self, at: datetime) -> bool:
+        """Whether its `not_before` has come (always, without one)."""
+        return self.not_before is None or at >= self.not_before
 
 
 _FIELDS = tuple(f.name for f in fields(AgentSignal))

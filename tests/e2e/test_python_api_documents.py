@@ -361,3 +361,20 @@ def test_cancel_gives_the_cli_s_documents_and_refuses_a_final_signal_as_the_cli_
     with pytest.raises(InvalidInput, match="reason"):
         api.cancel(runs[0], reason="")
     assert api.wait(first.signal_id, timeout=1).status == "CANCELLED"  # returned, not raised
+
+
+def test_priority_and_not_before_go_through_the_api_as_the_cli_s_options(store, board):
+    from datetime import timedelta
+
+    api, cli = store
+    later = api.post("RESEARCH", board, "e-1", "later", priority=0, not_before=timedelta(hours=1))
+    printed = assert_signal(cli.ok("show", later.signal_id))
+    assert unwarned(doc(later)) == printed and printed["priority"] == 0 and printed["not_before"] is not None
+    with pytest.raises(Refused, match="is not claimable before"):
+        api.claim(later.signal_id, agent="ps-researcher")
+    with pytest.raises(InvalidInput) as bad_priority:
+        api.post("RESEARCH", board, "e-2", "t", priority=5)
+    assert bad_priority.value.field == "priority"
+    with pytest.raises(InvalidInput) as bad_time:
+        api.post("RESEARCH", board, "e-2", "t", not_before="whenever")
+    assert bad_time.value.field == "not_before"

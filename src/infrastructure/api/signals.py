@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from blackboard.application.commands import (
@@ -22,6 +23,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
 from blackboard.infrastructure.documents import Agents, Events, Ranking, Signal, Signals, WatchedSignal
+from blackboard.infrastructure.when import parse_when
 
 
 class SignalCalls(Base):
@@ -44,9 +46,12 @@ class SignalCalls(Base):
         correlation_id: str | None = None,
         budget_usd: float | None = None,
         priority: int | None = None,
+        not_before: datetime | timedelta | str | None = None,
     ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id);
-        `budget_usd` bounds what a runner's run of it may spend; `priority` 0 (most urgent) to 4, default 2."""
+        `budget_usd` bounds what a runner's run of it may spend; `priority` 0 (most urgent) to 4, default 2;
+        `not_before` (a datetime, a timedelta from now, an ISO time or a duration such as "10m"): not claimable
+        before then."""
         command = request(
             PostSignal,
             signal_type=signal_type,
@@ -65,6 +70,9 @@ class SignalCalls(Base):
             correlation_id=correlation_id,
             budget_usd=budget_usd,
             priority=priority,
+            not_before=None
+            if not_before is None
+            else parse_when(not_before, datetime.now(UTC), "not_before"),
         )
         posted = self._parts.service.post_signal(command)
         return documents.posted(posted, self._parts.registry)

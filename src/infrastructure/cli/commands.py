@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from blackboard.application.commands import (
@@ -29,6 +30,7 @@ from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import MAX_SECONDS, BlackboardSettings, worker_options
+from blackboard.infrastructure.when import parse_when
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -67,6 +69,7 @@ def post(
         write_keys=tuple(args.write_keys),
         budget_usd=args.budget_usd,
         **({} if args.priority is None else {"priority": args.priority}),
+        not_before=None if args.not_before is None else parse_when(args.not_before, _now(), "--not-before"),
     )
     posted = service().post_signal(command)
     data = documents.jsonable(documents.posted(posted, registry()))
@@ -259,6 +262,10 @@ def projection_rebuild(
     else:
         folded = rebuilder.rebuild(args.resume)
     return Output({"events": folded}, f"read model rebuilt: {folded} events replayed")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _json_object(raw: str | None, option: str) -> dict[str, Any]:

@@ -151,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 2)",
     )
     post.add_argument(
+        "--not-before",
+        metavar="WHEN",
+        help="not claimable before then: an ISO 8601 time, or a duration from now (90s, 10m, 2h, 1d); "
+        "its post timeout counts from then",
+    )
+    post.add_argument(
         "--budget-usd",
         type=float,
         metavar="USD",

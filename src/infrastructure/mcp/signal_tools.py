@@ -161,6 +161,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             "write_keys",
             "budget_usd",
             "priority",
+            "not_before",
             "blackboard_id",
             "correlation_id",
             *(() if with_agent else ("posted_by",)),

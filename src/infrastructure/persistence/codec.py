@@ -94,6 +94,7 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "budget_usd": signal.budget_usd,
         "usage_json": signal.usage.model_dump_json() if signal.usage else None,
         "priority": signal.priority,
+        "not_before": signal.not_before,
     }
 
 
@@ -141,6 +142,7 @@ def signal_from_row(row: Any) -> AgentSignal:
         budget_usd=row.budget_usd,
         usage=SignalUsage.model_validate_json(row.usage_json) if row.usage_json else None,
         priority=row.priority,
+        not_before=row.not_before,
         **_keys(row.keys_json),
     )
 

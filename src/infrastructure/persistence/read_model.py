@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, func, select
+from sqlalchemy import Engine, Select, bindparam, func, or_, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
@@ -20,7 +20,7 @@ from blackboard.application.ports import (
 )
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.capabilities import canonical_capability, targets_auto
-from blackboard.domain.signals import AgentSignal, Candidate, signal_text
+from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus, signal_text
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
@@ -67,9 +67,13 @@ class SqlSignalReadModel(SignalReadModel):
 
     @_translated
     def candidates(
-        self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None
+        self,
+        capabilities: Sequence[str],
+        limit: int,
+        blackboard_id: str | None = None,
+        due_at: datetime | None = None,
     ) -> list[Candidate]:
-        criteria = SignalFilter.claimable(capabilities, limit, blackboard_id)
+        criteria = SignalFilter.claimable(capabilities, limit, blackboard_id, due_at)
         columns = (
             SIGNALS.c.signal_id,
             SIGNALS.c.blackboard_id,
@@ -80,6 +84,20 @@ class SqlSignalReadModel(SignalReadModel):
         )
         with read_connection(self._engine) as conn:
             return [_candidate(*row) for row in conn.execute(_matching(select(*columns), criteria))]
+
+    @_translated
+    def next_due(
+        self, capabilities: Sequence[str], after: datetime, blackboard_id: str | None = None
+    ) -> datetime | None:
+        criteria = SignalFilter(
+            status=SignalStatus.POSTED,
+            capabilities=tuple(capabilities),
+            blackboard_id=blackboard_id,
+            claimable_only=True,
+        )
+        query = _matching(select(func.min(SIGNALS.c.not_before)), criteria).order_by(None).limit(None)
+        with read_connection(self._engine) as conn:
+            return _utc(conn.scalar(query.where(SIGNALS.c.not_before > after)))
 
     @_translated
     def board_of(self, signal_id: str) -> str | None:
@@ -203,6 +221,8 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
         query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
     if criteria.claimable_only:
         query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
+    if criteria.due_at is not None:
+        query = query.where(or_(SIGNALS.c.not_before.is_(None), SIGNALS.c.not_before <= criteria.due_at))
     if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
         able = select(CAPABILITIES.c.signal_id).where(
             CAPABILITIES.c.signal_id == SIGNALS.c.signal_id,

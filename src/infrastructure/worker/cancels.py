@@ -93,10 +93,8 @@ class StopWatch:
             if now.status is SignalStatus.CANCELLED:
                 why = now.result.error if now.result and now.result.error else "no reason given"
                 self._reasons[signal_id] = f"stopped: the signal was cancelled ({why})"
-            elif now.status.is_final:
-                self._reasons[signal_id] = f"stopped: the signal is {now.status} now"
             elif now.status is SignalStatus.CLAIMED and now.claim_token != self._token:
                 self._reasons[signal_id] = "stopped: the claim is held by another worker now"
-            else:
+            else:  # still ours, or ended by its own run (its outcome recorded before its slot is freed)
                 continue
             logger.info("%s: %s; stopping its run", signal_id, self._reasons[signal_id])
