@@ -21,6 +21,7 @@ from blackboard.domain.signals import SignalStatus
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
 
 WAKE_EVERY = 0.25  # seconds: at most this long between looks at whether it is closing or something runs
+MIN_GAP = 0.1  # seconds between two reads of the running rows: a busy log moves all the time
 
 
 class StopWatch:
@@ -76,6 +77,7 @@ class StopWatch:
                 if position is None or now > position:  # the log moved: read the running rows again
                     position = now
                     self._check(running)
+                    self._closing.wait(MIN_GAP)  # at most ten reads a second, however busy the log
                 self._notifier.wait(position, WAKE_EVERY)
             except StoreUnavailable as down:  # the claim loop rides it out; so does this
                 logger.warning("could not look for cancels (%s); retrying", down)
