@@ -2,11 +2,11 @@
 
 A worker asks the read model for the claimable signals of each capability it scores above its
 threshold, best capability first (and those targeting `auto`, scored by text), a few more than it has
-free slots. Of what comes back it claims the signals it may take in the claim order (`best_first`: best
-score first, then oldest, then by id), in one command per board (the boards in the order of their best
-signal). When another registered agent fits the first of them better, it first yields (their score - its
-own) x head start seconds, so the best fit usually gets it. `blackboard next` orders what it proposes
-with the same `best_first`.
+free slots, the most urgent first. Of what comes back it claims the signals it may take in the claim order
+(`best_first`: the most urgent first, then the best score, then the oldest, then by id), in one command per
+board (the boards in the order of their best signal). When another registered agent fits the first of
+them better, it first yields (their score - its own) x head start seconds, so the best fit usually gets it.
+`blackboard next` orders what it proposes with the same `best_first`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class Fit:
     agent_id: str
     score: float
     threshold: float
+    priority: int = 2  # the signal's: 0 most urgent
 
     @property
     def passes(self) -> bool:
@@ -50,13 +51,17 @@ def fit(candidate: Candidate | AgentSignal, profile: Claimant, default_threshold
         profile.agent_id,
         profile.score(candidate),
         profile.threshold_or(default_threshold),
+        candidate.priority,
     )
 
 
 def best_first(fits: Iterable[Fit]) -> list[Fit]:
     """The claim order, for a worker's own candidates and for `next` alike: the fits above their
-    threshold, best score first, then the oldest signal, then by signal id."""
-    return sorted((f for f in fits if f.passes), key=lambda f: (-f.score, f.created_at, f.signal_id))
+    threshold, the most urgent signal first (priority 0), then the best score, then the oldest signal,
+    then by signal id."""
+    return sorted(
+        (f for f in fits if f.passes), key=lambda f: (f.priority, -f.score, f.created_at, f.signal_id)
+    )
 
 
 @dataclass(frozen=True, slots=True)

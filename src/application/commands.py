@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from blackboard.application.json_values import check_json
 from blackboard.domain.signals import (
+    DEFAULT_PRIORITY,
     EntryId,
     NonEmpty,
+    Priority,
     SignalIdText,
     SignalStatus,
     SignalType,
@@ -66,6 +68,8 @@ class PostSignal(Command):
     write_keys: tuple[KeyPattern, ...] = ()
     # what a runner's run of it may spend at most, in US dollars (the agent file's max_budget_usd may be smaller)
     budget_usd: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] | None = None
+    priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed before less urgent work
+    not_before: AwareDatetime | None = None  # not claimable before then; its post timeout counts from then
 
     @property
     def board(self) -> str:
@@ -96,6 +100,36 @@ class RetrySignal(Command):
     signal_id: SignalIdText
     posted_by: NonEmpty = "ps-skill"
     blackboard_id: NonEmpty | None = None
+
+
+Reason = Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+class CancelSignal(Command):
+    """End a signal that is not final on purpose: CANCELLED, with what waits on it; its run is stopped."""
+
+    signal_id: SignalIdText
+    cancelled_by: NonEmpty = "ps-skill"
+    reason: Reason = "no reason given"
+    blackboard_id: NonEmpty | None = None
+
+
+class CancelSignals(Command):
+    """Cancel in bulk: every open signal of a board, or those posted with a correlation id (on a board,
+    or on any), with what waits on them. At least one of the two must be given."""
+
+    blackboard_id: NonEmpty | None = None
+    posted_with: NonEmpty | None = None  # the correlation id the signals were posted with
+    cancelled_by: NonEmpty = "ps-skill"
+    reason: Reason = "no reason given"
+
+    @model_validator(mode="after")
+    def _something(self) -> CancelSignals:
+        if self.blackboard_id is None and self.posted_with is None:
+            raise ValueError(
+                "name a board (blackboard_id) or a correlation id (posted_with) to cancel in bulk"
+            )
+        return self
 
 
 class CompleteSignal(Command):

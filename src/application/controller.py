@@ -1,9 +1,9 @@
 """The controller (seed 004): what should happen next on a board, and why.
 
 For each open signal that may be claimed now (dependencies released), the runnable agent that fits it
-best; the signals in the order a worker claims them (`claiming.best_first`: best score, then oldest,
-then by id). An agent without a handler is never proposed; a signal no runnable agent passes for is
-listed apart, with its best score, as waiting for an agent.
+best; the signals in the order a worker claims them (`claiming.best_first`: the most urgent, then the best
+score, then the oldest, then by id). An agent without a handler is never proposed; a signal no runnable
+agent passes for is listed apart, with its best score, as waiting for an agent.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Controller:
             for s in self._queries.list_signals(
                 ListSignals(status=SignalStatus.POSTED, blackboard_id=blackboard_id)
             )
-            if s.is_claimable
+            if s.is_claimable and s.due(now)  # a signal posted for later is not proposed before then
         ]
         runnable = [a for a in self._registry.get_all() if self._registry.can_run(a.agent_id)]
         chosen: dict[str, Move] = {}

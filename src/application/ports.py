@@ -87,6 +87,18 @@ class EventStore(abc.ABC):
     def last_position(self) -> int:
         """The highest stored position (0 when empty)."""
 
+    def posted_with(self, correlation_id: str, blackboard_id: str | None = None) -> list[tuple[str, str]]:
+        """(board, signal id) of every signal posted with this correlation id (on that board, or on any),
+        in posting order: what `cancel --correlation-id` ends. This default reads the whole log; a
+        store searches where the rows are."""
+        return [
+            (r.event.blackboard_id, r.event.signal_id)
+            for r in self.read_all()
+            if r.event.event_type == "AgentSignalPosted"
+            and r.metadata.get("correlation_id") == correlation_id
+            and (blackboard_id is None or r.event.blackboard_id == blackboard_id)
+        ]
+
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:
         """Every event of the board's stream and of its entry streams, as stored, in position order
         ([] when the store does not hold the board). What `export` writes."""
@@ -238,6 +250,8 @@ class SignalFilter:
     blackboard_id: str | None = None
     claimable_only: bool = False
     limit: int | None = None
+    urgent_first: bool = False  # ordered by priority (0 first), then oldest: the claim order's first key
+    due_at: datetime | None = None  # with claimable_only: only signals whose not_before has come by then
 
     def matches(self, signal: AgentSignal) -> bool:
         """Whether a signal meets every criterion that is set (what `SignalReadModel.find` selects)."""
@@ -250,11 +264,16 @@ class SignalFilter:
             )
             and (self.blackboard_id is None or signal.blackboard_id == self.blackboard_id)
             and (not self.claimable_only or signal.is_claimable)
+            and (self.due_at is None or signal.due(self.due_at))
         )
 
     @classmethod
     def claimable(
-        cls, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None
+        cls,
+        capabilities: Sequence[str],
+        limit: int,
+        blackboard_id: str | None = None,
+        due_at: datetime | None = None,
     ) -> SignalFilter:
         """POSTED signals with nothing left to wait for, targeting any of `capabilities`."""
         return cls(
@@ -263,6 +282,8 @@ class SignalFilter:
             blackboard_id=blackboard_id,
             claimable_only=True,
             limit=limit,
+            urgent_first=True,
+            due_at=due_at,
         )
 
 
@@ -284,15 +305,20 @@ class SignalReadModel(abc.ABC):
 
     @abc.abstractmethod
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
-        """Signals matching every given criterion, oldest first (created_at, then id)."""
+        """Signals matching every given criterion, oldest first (created_at, then id); with
+        `urgent_first`, by priority first."""
 
     def candidates(
-        self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None
+        self,
+        capabilities: Sequence[str],
+        limit: int,
+        blackboard_id: str | None = None,
+        due_at: datetime | None = None,
     ) -> list[Candidate]:
-        """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, oldest
-        first: what `find` gives with `claimable_only`, but only what choosing one needs (a worker
-        reads many per round and claims only some)."""
-        found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id))
+        """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, the most
+        urgent first, then the oldest: what `find` gives with `claimable_only` and `urgent_first`, but
+        only what choosing one needs (a worker reads many per round and claims only some)."""
+        found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id, due_at))
         return [
             Candidate(
                 s.signal_id,
@@ -300,9 +326,28 @@ class SignalReadModel(abc.ABC):
                 s.target_capabilities,
                 s.created_at,
                 s.text if targets_auto(s) else "",
+                s.priority,
             )
             for s in found
         ]
+
+    def next_due(
+        self, capabilities: Sequence[str], after: datetime, blackboard_id: str | None = None
+    ) -> datetime | None:
+        """The earliest `not_before` later than `after` among the POSTED signals with nothing to wait for
+        that target any of `capabilities`: when a worker of them must look again though nothing is
+        appended meanwhile (None: no such signal). This default reads them all; a store asks for the MIN."""
+        found = self.find(
+            SignalFilter(
+                status=SignalStatus.POSTED,
+                capabilities=tuple(capabilities),
+                blackboard_id=blackboard_id,
+                claimable_only=True,
+            )
+        )
+        return min(
+            (s.not_before for s in found if s.not_before is not None and s.not_before > after), default=None
+        )
 
     def board_of(self, signal_id: str) -> str | None:
         """The board the signal is on (None if unknown): all a command needs to find it."""

@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 from uuid import uuid4
 
 from blackboard.application.commands import (
+    CancelSignal,
+    CancelSignals,
     ClaimSignal,
     ClaimSignals,
     Command,
@@ -26,9 +28,11 @@ from blackboard.application.ports import (
     BoardTransaction,
     Clock,
     EventPublisher,
+    EventStore,
     IdGenerator,
     Overdue,
     Scope,
+    SignalFilter,
     SignalReadModel,
     UnitOfWork,
 )
@@ -83,8 +87,10 @@ class BlackboardService:
         settings: Settings,
         projector: Projector | None = None,
         presence: PresenceStore | None = None,
+        store: EventStore | None = None,
     ) -> None:
         self.settings = settings
+        self._store = store  # the log: which signals were posted with a correlation id (a bulk cancel)
         self._presence = presence  # live workers: a POSTED signal waits while one that fits it is live
         self._uow = uow
         self._projector = projector
@@ -115,6 +121,8 @@ class BlackboardService:
                 read_keys=cmd.read_keys,
                 write_keys=cmd.write_keys,
                 budget_usd=cmd.budget_usd,
+                priority=cmd.priority,
+                not_before=cmd.not_before,
             )
             if (
                 board.has_pending_events
@@ -274,6 +282,51 @@ class BlackboardService:
             actor=cmd.posted_by,
             deadlines=(cmd.signal_id,),
         )
+
+    def cancel_signal(self, cmd: CancelSignal) -> AgentSignal:
+        """CANCELLED, with every open signal that waits on it; refused (RuleViolation) once it is final."""
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,), ends=True),
+            lambda board, _, now: board.cancel_signal(cmd.signal_id, cmd.cancelled_by, cmd.reason, now),
+            cmd,
+            actor=cmd.cancelled_by,
+            deadlines=(cmd.signal_id,),
+        )
+
+    def cancel_signals(self, cmd: CancelSignals) -> list[AgentSignal]:
+        """Cancel every open signal of a board, or those posted with a correlation id, one command per
+        board; returns every signal cancelled (what waited on them too), in the order they were."""
+        if self._projector is not None:  # rows an import or a rebuild left unfolded are open signals too
+            self._projector.catch_up()
+        by_board: dict[str, list[str]] = {}
+        if cmd.posted_with is not None:
+            if self._store is None:
+                raise RuntimeError("this service was built without the event store (store)")
+            for board_id, signal_id in self._store.posted_with(cmd.posted_with, cmd.blackboard_id):
+                by_board.setdefault(board_id, []).append(signal_id)
+        else:
+            for status in (SignalStatus.POSTED, SignalStatus.CLAIMED):
+                for found in self._read_model.find(
+                    SignalFilter(status=status, blackboard_id=cmd.blackboard_id)
+                ):
+                    by_board.setdefault(found.blackboard_id, []).append(found.signal_id)
+        cancelled: list[AgentSignal] = []
+        for board_id, signal_ids in by_board.items():
+
+            def decide(
+                board: BlackboardAggregate, _: BoardTransaction, now: datetime, ids: list[str] = signal_ids
+            ) -> list[AgentSignal]:
+                for signal_id in ids:
+                    if not board.signal(signal_id).status.is_final:  # ended meanwhile, or with an upstream
+                        board.cancel_signal(signal_id, cmd.cancelled_by, cmd.reason, now)
+                ended = dict.fromkeys(e.signal_id for e in board.pending_events)
+                return [board.signal(sid) for sid in ended]
+
+            cancelled += self._execute(
+                board_id, Scope(signals=tuple(signal_ids), ends=True), decide, cmd, actor=cmd.cancelled_by
+            )
+        return cancelled
 
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
         """Expire what is past its timeout; returns every signal this call ended."""

@@ -16,7 +16,13 @@ from blackboard.domain.events import BlackboardEvent, EntryConflictResolved, Ent
 from blackboard.domain.signals import AgentSignal
 
 FINAL_EVENTS = frozenset(
-    {"AgentSignalCompleted", "AgentSignalFailed", "AgentSignalExpired", "AgentSignalUnclaimed"}
+    {
+        "AgentSignalCompleted",
+        "AgentSignalFailed",
+        "AgentSignalExpired",
+        "AgentSignalUnclaimed",
+        "AgentSignalCancelled",
+    }
 )
 
 
@@ -27,7 +33,7 @@ class Watcher:
         self._notifier = notifier
 
     def wait_for_signal(self, signal_id: str, timeout: float | None = None) -> AgentSignal:
-        """The signal once it is COMPLETED, FAILED, EXPIRED or UNCLAIMED (at once if it already is)."""
+        """The signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (at once if it already is)."""
         position = self._store.last_position()
         signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         deadline = _deadline(timeout)

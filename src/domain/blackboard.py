@@ -15,6 +15,7 @@ from blackboard.domain.errors import (
     InvalidInput,
     InvalidTransition,
     NotTheClaimer,
+    NotYetDue,
     SignalExpired,
     SignalNotClaimable,
     SignalNotFound,
@@ -22,6 +23,7 @@ from blackboard.domain.errors import (
     UnknownDependency,
 )
 from blackboard.domain.events import (
+    AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
     AgentSignalCompleted,
@@ -34,6 +36,9 @@ from blackboard.domain.events import (
 from blackboard.domain.evolution import evolve
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import (
+    DEFAULT_PRIORITY,
+    LEAST_URGENT,
+    MOST_URGENT,
     AgentSignal,
     SignalId,
     SignalPayload,
@@ -141,10 +146,16 @@ class BlackboardAggregate:
         read_keys: Sequence[str] = (),
         write_keys: Sequence[str] = (),
         budget_usd: float | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        not_before: datetime | None = None,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
         _check_post(signal_id, posted_by, target_capabilities)
+        if not MOST_URGENT <= priority <= LEAST_URGENT:
+            raise InvalidInput(
+                "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
+            )
         if signal_id in self._signals:
             raise DuplicateSignal(signal_id)
         upstream = tuple(dict.fromkeys(after))
@@ -165,6 +176,8 @@ class BlackboardAggregate:
             read_keys=tuple(dict.fromkeys(read_keys)),
             write_keys=tuple(dict.fromkeys(write_keys)),
             budget_usd=budget_usd,
+            priority=priority,
+            not_before=not_before if not_before is not None and not_before > at else None,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -188,6 +201,8 @@ class BlackboardAggregate:
             raise SignalNotClaimable(signal_id, signal.status)
         if signal.waiting_for:
             raise DependenciesPending(signal_id, signal.waiting_for)
+        if not signal.due(at):
+            raise NotYetDue(signal_id, signal.not_before)
         score, threshold = agent.score(signal), agent.threshold_or(default_threshold)
         if not score > threshold:
             raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
@@ -248,6 +263,35 @@ class BlackboardAggregate:
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
 
+    def cancel_signal(self, signal_id: str, cancelled_by: str, reason: str, at: datetime) -> AgentSignal:
+        """End a signal that is not final on purpose: CANCELLED, and so is every open signal that waits on
+        it (each naming the upstream that took it down). Whoever holds its claim loses it: an outcome
+        sent afterwards is refused."""
+        signal = self.signal(signal_id)
+        if signal.status.is_final:
+            raise InvalidTransition(signal_id, signal.status, "cancelled", (POSTED, CLAIMED))
+        if not cancelled_by:
+            raise InvalidInput("cancelled_by", "must not be empty")
+        if not reason:
+            raise InvalidInput("reason", "must not be empty")
+        self._cancel_with_dependants(signal_id, cancelled_by, reason, None, at)
+        return self._signals[signal_id]
+
+    def _cancel_with_dependants(
+        self, signal_id: str, cancelled_by: str, reason: str, cause: str | None, at: datetime
+    ) -> None:
+        self._record(
+            AgentSignalCancelled,
+            at,
+            signal_id=signal_id,
+            cancelled_by=cancelled_by,
+            reason=reason,
+            cause=cause,
+        )
+        for dependant in self._dependants.get(signal_id, ()):
+            if not self._signals[dependant].status.is_final:
+                self._cancel_with_dependants(dependant, cancelled_by, reason, signal_id, at)
+
     def retry_signal(self, signal_id: str, new_signal_id: str, posted_by: str, at: datetime) -> AgentSignal:
         """Post the work of a FAILED or EXPIRED signal again, as a new signal linked to it.
 
@@ -270,6 +314,7 @@ class BlackboardAggregate:
             read_keys=old.read_keys,  # the same work needs the same keys
             write_keys=old.write_keys,
             budget_usd=old.budget_usd,
+            priority=old.priority,
         )
 
     def latest_retry(self, signal_id: str) -> str:

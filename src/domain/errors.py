@@ -84,6 +84,14 @@ class DependenciesPending(RuleViolation):
         self.pending = tuple(sorted(pending))
 
 
+class NotYetDue(RuleViolation):
+    def __init__(self, signal_id: str, not_before: datetime | None) -> None:
+        when = f"{not_before:%Y-%m-%d %H:%M:%S} UTC" if not_before else "later"
+        super().__init__(f"{signal_id} is not claimable before {when} (posted with --not-before)")
+        self.signal_id = signal_id
+        self.not_before = not_before
+
+
 class BelowThreshold(RuleViolation):
     def __init__(self, signal_id: str, agent_id: str, score: float, threshold: float) -> None:
         super().__init__(

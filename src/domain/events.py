@@ -9,7 +9,14 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
+from blackboard.domain.signals import (
+    DEFAULT_PRIORITY,
+    Priority,
+    SignalPayload,
+    SignalResult,
+    SignalType,
+    SignalUsage,
+)
 
 ENVELOPE = frozenset({"event_id", "blackboard_id", "version", "occurred_at"})
 
@@ -42,7 +49,8 @@ class BlackboardEvent(BaseModel):
 
 
 class AgentSignalPosted(BlackboardEvent):
-    schema_version: ClassVar[int] = 4  # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd
+    # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before
+    schema_version: ClassVar[int] = 6
 
     signal_type: SignalType
     payload: SignalPayload
@@ -55,6 +63,8 @@ class AgentSignalPosted(BlackboardEvent):
     read_keys: tuple[str, ...] = ()
     write_keys: tuple[str, ...] = ()
     budget_usd: float | None = Field(default=None, gt=0)  # what a runner's run of it may spend at most
+    priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4
+    not_before: datetime | None = None  # not claimable before then; its post timeout counts from then
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -93,6 +103,23 @@ class AgentSignalExpired(BlackboardEvent):
 
 class AgentSignalUnclaimed(BlackboardEvent):
     reason: str
+
+
+class AgentSignalCancelled(BlackboardEvent):
+    """Someone ended the signal on purpose (`blackboard cancel`): it is CANCELLED, whatever ran it stops,
+    and an outcome sent afterwards is refused. `cause`: the upstream whose cancel took this one down
+    (None for the signal that was named)."""
+
+    cancelled_by: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+    cause: str | None = None
+
+    @property
+    def why(self) -> str:
+        """What the signal's result says: the reason, and the upstream that took it down."""
+        if self.cause is None:
+            return f"cancelled by {self.cancelled_by}: {self.reason}"
+        return f"upstream {self.cause} was cancelled by {self.cancelled_by}: {self.reason}"
 
 
 STREAM_SEPARATOR = "\x1f"  # never in a board id nor a key (both refuse control characters)
@@ -242,6 +269,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalFailed,
         AgentSignalExpired,
         AgentSignalUnclaimed,
+        AgentSignalCancelled,
         EntryWritten,
         EntryCandidateKept,
         EntryConflictResolved,
@@ -256,6 +284,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 1): lambda data: {**data, "retry_of": None},
     ("AgentSignalPosted", 2): lambda data: {**data, "read_keys": [], "write_keys": []},  # no key permissions
     ("AgentSignalPosted", 3): lambda data: {**data, "budget_usd": None},  # no budget of its own
+    ("AgentSignalPosted", 4): lambda data: {**data, "priority": DEFAULT_PRIORITY},  # posted before priorities
+    ("AgentSignalPosted", 5): lambda data: {**data, "not_before": None},  # claimable at once
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},

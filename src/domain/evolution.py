@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from functools import singledispatch
 
 from blackboard.domain.events import (
+    AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
     AgentSignalCompleted,
@@ -41,12 +42,16 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             created_at=event.occurred_at,
             after=event.after,
             waiting_for=waiting,
-            claimable_since=None if waiting else event.occurred_at,
+            claimable_since=None
+            if waiting
+            else max(event.occurred_at, event.not_before or event.occurred_at),
             dedupe_key=event.dedupe_key,
             retry_of=event.retry_of,
             read_keys=event.read_keys,
             write_keys=event.write_keys,
             budget_usd=event.budget_usd,
+            priority=event.priority,
+            not_before=event.not_before,
         )
     ]
 
@@ -83,3 +88,8 @@ def _(event: AgentSignalExpired, lookup: Lookup, dependants: Dependants) -> list
 @evolve.register
 def _(event: AgentSignalUnclaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).unclaimed(event.reason, event.occurred_at)]
+
+
+@evolve.register
+def _(event: AgentSignalCancelled, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).cancelled(event.why, event.occurred_at)]

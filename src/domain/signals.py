@@ -11,6 +11,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 SIGNAL_ID_PATTERN = re.compile(r"sig-[0-9a-f]{8}")
+MOST_URGENT, LEAST_URGENT, DEFAULT_PRIORITY = 0, 4, 2  # P0..P4, as issue trackers say (contracts/control.md)
+Priority = Annotated[int, Field(ge=MOST_URGENT, le=LEAST_URGENT)]
 ENTRY_ID_PATTERN = r"^e-[0-9]+$"
 
 NonEmpty = Annotated[str, Field(min_length=1)]
@@ -35,6 +37,7 @@ class SignalStatus(StrEnum):
     FAILED = "FAILED"
     EXPIRED = "EXPIRED"
     UNCLAIMED = "UNCLAIMED"
+    CANCELLED = "CANCELLED"  # someone ended it on purpose (`blackboard cancel`), or an upstream's cancel
 
     @property
     def is_final(self) -> bool:
@@ -42,7 +45,13 @@ class SignalStatus(StrEnum):
 
 
 FINAL_STATUSES = frozenset(
-    {SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED}
+    {
+        SignalStatus.COMPLETED,
+        SignalStatus.FAILED,
+        SignalStatus.EXPIRED,
+        SignalStatus.UNCLAIMED,
+        SignalStatus.CANCELLED,
+    }
 )
 
 
@@ -112,6 +121,7 @@ class Candidate:
     target_capabilities: tuple[str, ...]
     created_at: datetime
     text: str = ""  # its topic and prompt: what text matching scores (read only for signals targeting auto)
+    priority: int = DEFAULT_PRIORITY  # 0 most urgent: claimed first
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +151,8 @@ class AgentSignal:
     write_keys: tuple[str, ...] = ()
     budget_usd: float | None = None  # what a runner's run of it may spend at most (`post --budget-usd`)
     usage: SignalUsage | None = None  # what its run cost, when a runner ran it
+    priority: int = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed most urgent first
+    not_before: datetime | None = None  # not claimable before then (`post --not-before`)
     version: int = 1
 
     @property
@@ -190,14 +202,20 @@ class AgentSignal:
     def unclaimed(self, reason: str, at: datetime) -> AgentSignal:
         return self._next(status=SignalStatus.UNCLAIMED, result=SignalResult(error=reason), completed_at=at)
 
+    def cancelled(self, reason: str, at: datetime) -> AgentSignal:
+        return self._next(status=SignalStatus.CANCELLED, result=SignalResult(error=reason), completed_at=at)
+
     def upstream_completed(self, upstream_id: str, at: datetime) -> AgentSignal:
         """One dependency completed; the signal becomes claimable when the last one does."""
         if self.status.is_final:
             return self  # an ended signal keeps its times
         waiting = self.waiting_for - {upstream_id}
-        return self._changed(
-            waiting_for=waiting, claimable_since=self.claimable_since or (None if waiting else at)
-        )
+        since = None if waiting else max(at, self.not_before or at)  # its post timeout counts from then
+        return self._changed(waiting_for=waiting, claimable_since=self.claimable_since or since)
+
+    def due(self, at: datetime) -> bool:
+        """Whether its `not_before` has come (always, without one)."""
+        return self.not_before is None or at >= self.not_before
 
 
 _FIELDS = tuple(f.name for f in fields(AgentSignal))

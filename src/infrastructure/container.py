@@ -318,6 +318,7 @@ class Container(containers.DeclarativeContainer):
         settings,
         projector,
         presence,
+        event_store,
     )
     queries = providers.Singleton(
         blackboard_queries,

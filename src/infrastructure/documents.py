@@ -135,6 +135,8 @@ class Signal(Document):
     write_keys: list[str]
     budget_usd: Number | None = None  # what a runner's run of it may spend (`post --budget-usd`)
     usage: Usage | None = None  # what a runner's run of it cost, once it ended
+    priority: Annotated[int, Field(ge=0, le=4)] = 2  # 0 (P0, most urgent) to 4: claimed most urgent first
+    not_before: Time | None = None  # not claimable before then (`post --not-before`)
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # a post that only agents with nothing to run fit
@@ -204,6 +206,8 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
         "write_keys": list(s.write_keys),
         "budget_usd": s.budget_usd,
         "usage": None if s.usage is None else Usage(**s.usage.model_dump()),
+        "priority": s.priority,
+        "not_before": s.not_before,
     }  # never the claim's token: it is the claimer's proof
 
 

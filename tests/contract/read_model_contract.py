@@ -10,8 +10,8 @@ import pytest
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.signals import SignalResult, SignalStatus, SignalUsage
-from tests.contract.stories import RESEARCHER, every_event_type, post, posts
+from blackboard.domain.signals import SignalResult, SignalStatus, SignalType, SignalUsage
+from tests.contract.stories import RESEARCHER, every_event_type, payload, post, posts
 from tests.fakes import T0
 
 
@@ -150,6 +150,33 @@ class ReadModelContract(abc.ABC):
             "sig-0000000a",
         ]
         assert read_model.candidates(("NOBODY",), 10) == []
+
+    def test_candidates_come_most_urgent_first_then_oldest_and_a_limit_keeps_the_most_urgent(
+        self, read_model
+    ):
+        board = BlackboardAggregate("bb-1")
+        for n, priority in ((1, 2), (2, 4), (3, 2), (4, 0), (5, 1), (6, 0)):
+            board.post_signal(
+                signal_id=f"sig-{n:08x}",
+                signal_type=SignalType.RESEARCH,
+                payload=payload(n),
+                posted_by="ps-skill",
+                at=T0 + timedelta(minutes=n),
+                priority=priority,
+            )
+        read_model.apply(recorded(board.collect_events()))
+
+        found = read_model.candidates(("RESEARCH",), 4)
+
+        assert [(c.signal_id, c.priority) for c in found] == [
+            ("sig-00000004", 0),
+            ("sig-00000006", 0),
+            ("sig-00000005", 1),
+            ("sig-00000001", 2),
+        ]
+        assert read_model.get("sig-00000002").priority == 4
+        listed = [s.signal_id for s in read_model.find(SignalFilter(blackboard_id="bb-1"))]
+        assert listed == [f"sig-{n:08x}" for n in range(1, 7)]  # a listing stays oldest first
 
     def test_usage_totals_add_up_each_board_s_runs_per_agent_and_keep_the_run_on_its_signal(self, read_model):
         board = BlackboardAggregate("bb-1")

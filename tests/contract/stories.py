@@ -48,6 +48,9 @@ def every_event_type(board_id: str = "bb-1") -> list[BlackboardEvent]:
     board.claim_signal("sig-00000004", RESEARCHER, T0 + timedelta(minutes=7))
     board.fail_signal("sig-00000004", "ps-researcher", "no sources", T0 + timedelta(minutes=8))
     board.mark_unclaimed("sig-00000003", "nobody", T0 + timedelta(minutes=9))
+    post(board, 6, "DECISION", minute=10)
+    post(board, 7, "DECISION", after=("sig-00000006",), minute=11)
+    board.cancel_signal("sig-00000006", "alice", "the plan changed", T0 + timedelta(minutes=12))  # and sig-7
     return board.collect_events()
 
 

@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mcp.client.session import ClientSession
@@ -23,9 +24,9 @@ from tests.e2e.conftest import BLACKBOARD, CONTRACTS, Cli
 CALL_TIMEOUT = 60.0  # seconds a tool call may take before the test fails (never reached when things work)
 
 
-def contract_tools() -> dict[str, set[str]]:
-    """Each tool of contracts/mcp.md's table and the arguments it names."""
-    text = (CONTRACTS / "mcp.md").read_text(encoding="utf-8")
+def contract_tools(page: Path | None = None) -> dict[str, set[str]]:
+    """Each tool of contracts/mcp.md's table (or of `page`, docs/mcp.md) and the arguments it names."""
+    text = (page or CONTRACTS / "mcp.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(blackboard_\w+)` \| ([^|]*) \|", text, re.MULTILINE)
     return {tool: set(re.findall(r"`(\w+)`", arguments)) - {"subscribe", "poll"} for tool, arguments in rows}
 

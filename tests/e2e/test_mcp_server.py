@@ -14,6 +14,7 @@ import pytest
 
 from tests.e2e.conftest import BLACKBOARD, Cli, assert_signal, assert_signals, database_url
 from tests.e2e.mcp_client import contract_tools, served
+from tests.paths import ROOT
 
 pytestmark = pytest.mark.anyio
 AGENT = "ps-researcher"
@@ -45,13 +46,16 @@ def last_position(cli: Cli) -> int:
 async def test_every_tool_of_the_contract_is_listed_with_a_schema_naming_its_arguments(mcli):
     expected = contract_tools()
     assert len(expected) == 14
+    documented = contract_tools(ROOT / "docs" / "mcp.md")  # the contract's, and the controls' (cancel)
+    assert set(expected) <= set(documented)
     for args, who in ((("--agent", AGENT), None), ((), "author")):
         async with served(mcli, *args) as server:
             listed = {tool.name: tool.input_schema for tool in (await server.session.list_tools()).tools}
-        assert set(listed) == set(expected)
+        assert set(listed) == set(documented)
         for name, schema in listed.items():
             assert schema["type"] == "object" and schema.get("additionalProperties") is False, name
-            missing = expected[name] - set(schema["properties"])
+            named = expected.get(name, documented[name] - {"cancelled_by"})  # an agent's server: the agent
+            missing = named - set(schema["properties"])
             assert not missing and "blackboard_id" in schema["properties"], f"{name} lacks {missing}"
         post = listed["blackboard_post_signal"]
         assert {"signal_type", "ps_id", "entry_id", "topic"} <= set(post["required"])
@@ -116,6 +120,23 @@ async def test_a_failure_and_a_wait_that_ends_on_it(mcli, board):
         "no sources",
         "FAILED",
     )
+
+
+async def test_cancel_tools_end_a_signal_and_what_waits_on_it_as_the_server_s_agent(mcli, board):
+    first = mcli.post("--ps-id", board)["signal_id"]
+    second = mcli.post("--ps-id", board, "--after", first)["signal_id"]
+    runs = [mcli.post("--ps-id", board, "--correlation-id", f"{board}-run")["signal_id"] for _ in range(2)]
+    async with served(mcli, "--agent", AGENT, "--blackboard", board) as server:
+        cancelled = await server.call("blackboard_cancel", signal_id=first, reason="not needed")
+        text, refusal = await server.refused("blackboard_cancel", signal_id=first)
+        bulk = await server.call("blackboard_cancel_all", posted_with=f"{board}-run", reason="run over")
+        waited = await server.call("blackboard_wait", signal_id=second, timeout_seconds=1)
+
+    assert cancelled == mcli.ok("show", first) == assert_signal(cancelled)
+    assert cancelled["result"]["error"] == f"cancelled by {AGENT}: not needed"
+    assert f"{first} is CANCELLED" in text and refusal["exit_code"] == 3
+    assert sorted(s["signal_id"] for s in assert_signals(bulk)) == sorted(runs)
+    assert waited["status"] == "CANCELLED" and first in waited["result"]["error"]
 
 
 async def test_the_knowledge_tools_match_the_cli_and_a_conflict_names_the_other_author(mcli, board):

@@ -337,3 +337,44 @@ def test_the_readme_example_runs_as_written(tmp_path):
     assert ran.returncode == 0, ran.stderr
     summary = json.loads(ran.stdout)
     assert (summary["open_conflicts"], summary["signals_by_status"]) == ([], {"COMPLETED": 1})
+
+
+def test_cancel_gives_the_cli_s_documents_and_refuses_a_final_signal_as_the_cli_does(store, board):
+    api, cli = store
+    first = api.post("RESEARCH", board, "e-1", "stores")
+    second = cli.post("--after", first.signal_id, ps=board, entry="e-2")
+    runs = [
+        cli.post("--correlation-id", f"{board}-run", ps=board, entry=f"e-{n}")["signal_id"] for n in (3, 4)
+    ]
+
+    cancelled = api.cancel(first.signal_id, reason="not needed", by="alice")
+
+    assert doc(cancelled) == assert_signal(cli.ok("show", first.signal_id))
+    assert cli.ok("show", second["signal_id"])["status"] == "CANCELLED"
+    with pytest.raises(Refused, match=f"{first.signal_id} is CANCELLED") as refused:
+        api.cancel(first.signal_id)
+    printed = cli("cancel", first.signal_id).expect(exit_code(refused.value))
+    assert printed.stderr.strip() == f"blackboard: {refused.value}"
+    bulk = api.cancel_all(posted_with=f"{board}-run", reason="run over")
+    assert sorted(s.signal_id for s in bulk) == sorted(runs)
+    assert list(api.cancel_all(blackboard_id=board)) == []
+    with pytest.raises(InvalidInput, match="reason"):
+        api.cancel(runs[0], reason="")
+    assert api.wait(first.signal_id, timeout=1).status == "CANCELLED"  # returned, not raised
+
+
+def test_priority_and_not_before_go_through_the_api_as_the_cli_s_options(store, board):
+    from datetime import timedelta
+
+    api, cli = store
+    later = api.post("RESEARCH", board, "e-1", "later", priority=0, not_before=timedelta(hours=1))
+    printed = assert_signal(cli.ok("show", later.signal_id))
+    assert unwarned(doc(later)) == printed and printed["priority"] == 0 and printed["not_before"] is not None
+    with pytest.raises(Refused, match="is not claimable before"):
+        api.claim(later.signal_id, agent="ps-researcher")
+    with pytest.raises(InvalidInput) as bad_priority:
+        api.post("RESEARCH", board, "e-2", "t", priority=5)
+    assert bad_priority.value.field == "priority"
+    with pytest.raises(InvalidInput) as bad_time:
+        api.post("RESEARCH", board, "e-2", "t", not_before="whenever")
+    assert bad_time.value.field == "not_before"

@@ -23,6 +23,7 @@ FROM = {  # event type -> the statuses it may come from, and the status it leave
     "AgentSignalFailed": ({"CLAIMED"}, "FAILED"),
     "AgentSignalExpired": ({"POSTED", "CLAIMED"}, "EXPIRED"),
     "AgentSignalUnclaimed": ({"POSTED"}, "UNCLAIMED"),
+    "AgentSignalCancelled": ({"POSTED", "CLAIMED"}, "CANCELLED"),
 }
 BY = {
     "AgentSignalClaimRenewed": "claimed_by",

@@ -119,3 +119,79 @@ def test_a_posted_event_of_schema_2_loads_with_no_key_permissions_and_restricts_
     assert (posted.read_keys, posted.write_keys) == ((), ())
     signal = BlackboardAggregate.replay("bb-v2", [posted]).signal("sig-0000000c")
     assert not key_permissions.restricts(signal)
+
+
+def test_a_posted_event_of_schema_4_loads_with_the_default_priority_and_is_claimed_in_its_place(sql_engine):
+    """Schema 5 added AgentSignalPosted.priority; a signal posted before is P2, the default."""
+    at = datetime(2026, 1, 4, tzinfo=UTC)
+    posted_v4 = {
+        "signal_id": "sig-0000000d",
+        "signal_type": "RESEARCH",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t", "prompt": "", "context": {}},
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-skill",
+        "after": [],
+        "dedupe_key": None,
+        "retry_of": None,
+        "read_keys": [],
+        "write_keys": [],
+        "budget_usd": None,
+    }
+    with sql_engine.begin() as conn:
+        conn.execute(
+            insert(EVENTS).values(
+                event_id="6f1c1d7e-0000-4000-8000-000000000041",
+                stream_id="bb-v4",
+                version=1,
+                event_type="AgentSignalPosted",
+                schema_version=4,
+                data=json.dumps(posted_v4),
+                metadata="{}",
+                occurred_at=at,
+                recorded_at=at,
+            )
+        )
+
+    (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v4")
+
+    assert posted.priority == 2
+    assert BlackboardAggregate.replay("bb-v4", [posted]).signal("sig-0000000d").priority == 2
+
+
+def test_a_posted_event_of_schema_5_loads_claimable_at_once(sql_engine):
+    """Schema 6 added AgentSignalPosted.not_before; a signal posted before is claimable at once."""
+    at = datetime(2026, 1, 4, tzinfo=UTC)
+    posted_v5 = {
+        "signal_id": "sig-0000000e",
+        "signal_type": "RESEARCH",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t", "prompt": "", "context": {}},
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-skill",
+        "after": [],
+        "dedupe_key": None,
+        "retry_of": None,
+        "read_keys": [],
+        "write_keys": [],
+        "budget_usd": None,
+        "priority": 1,
+    }
+    with sql_engine.begin() as conn:
+        conn.execute(
+            insert(EVENTS).values(
+                event_id="6f1c1d7e-0000-4000-8000-000000000051",
+                stream_id="bb-v5",
+                version=1,
+                event_type="AgentSignalPosted",
+                schema_version=5,
+                data=json.dumps(posted_v5),
+                metadata="{}",
+                occurred_at=at,
+                recorded_at=at,
+            )
+        )
+
+    (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v5")
+
+    assert (posted.not_before, posted.priority) == (None, 1)
+    signal = BlackboardAggregate.replay("bb-v5", [posted]).signal("sig-0000000e")
+    assert signal.due(at) and signal.claimable_since == at

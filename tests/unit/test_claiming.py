@@ -6,13 +6,30 @@ from datetime import timedelta
 
 import pytest
 
-from blackboard.application.claiming import BoardClaim, plan_claims, search_for
+from blackboard.application.claiming import BoardClaim, Fit, best_first, plan_claims, search_for
 from blackboard.domain.signals import Candidate
 from tests.fakes import T0, agent
 
 ANALYST = agent("ps-analyst", RESEARCH=0.85, ANALYSIS=0.9, REVIEW=0.5)
 RESEARCHER = agent("ps-researcher", RESEARCH=0.95)
 THRESHOLD = 0.8
+
+
+def test_the_claim_order_puts_the_most_urgent_first_then_the_best_score_then_the_oldest():
+    fits = [
+        Fit("sig-00000001", "bb", T0, "a", 0.99, 0.8, priority=2),
+        Fit("sig-00000002", "bb", T0 + timedelta(seconds=1), "a", 0.85, 0.8, priority=0),
+        Fit("sig-00000003", "bb", T0, "a", 0.9, 0.8, priority=0),
+        Fit("sig-00000004", "bb", T0, "a", 0.99, 0.8, priority=4),
+        Fit("sig-00000005", "bb", T0, "a", 0.5, 0.8, priority=0),  # below its threshold: never
+    ]
+
+    assert [f.signal_id for f in best_first(fits)] == [
+        "sig-00000003",
+        "sig-00000002",
+        "sig-00000001",
+        "sig-00000004",
+    ]
 
 
 def candidate(n: int, *capabilities: str, board: str = "bb-1", age: int = 0) -> Candidate:

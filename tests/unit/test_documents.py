@@ -90,6 +90,9 @@ def signal_in(status: SignalStatus) -> AgentSignal:
         board.expire_signal("sig-0000000a", "late", at(40))
     elif status is SignalStatus.UNCLAIMED:
         board.mark_unclaimed("sig-0000000a", "nobody able", at(1))
+    elif status is SignalStatus.CANCELLED:
+        board.claim_signal("sig-0000000a", analyst, at(2))
+        board.cancel_signal("sig-0000000a", "alice", "not needed", at(3))
     signal = board.signal("sig-0000000a")
     assert signal.status is status
     return signal

@@ -12,6 +12,7 @@ from blackboard.domain import events as domain_events
 from blackboard.domain.events import (
     ENVELOPE,
     EVENT_TYPES,
+    AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalCompleted,
     AgentSignalExpired,
@@ -70,6 +71,7 @@ SAMPLES: list[BlackboardEvent] = [
     AgentSignalFailed(**ENV, version=3, failed_by="ps-researcher", error="source offline"),
     AgentSignalExpired(**ENV, version=3, reason="not claimed within 30s"),
     AgentSignalUnclaimed(**ENV, version=2, reason="no capable agent"),
+    AgentSignalCancelled(**ENV, version=3, cancelled_by="alice", reason="not needed", cause="sig-00000002"),
 ]
 ENTRY = {"blackboard_id": "bb-1", "occurred_at": T0, "key": "plan/outline", "signal_id": "sig-0000000a"}
 SAMPLES += [
@@ -147,6 +149,7 @@ def test_every_event_type_is_registered_under_its_class_name():
         AgentSignalFailed,
         AgentSignalExpired,
         AgentSignalUnclaimed,
+        AgentSignalCancelled,
     ):
         assert EVENT_TYPES[cls.__name__] is cls
     assert all(name == cls.__name__ for name, cls in EVENT_TYPES.items())

@@ -11,6 +11,7 @@ from blackboard.application.ports import Recorded, SignalFilter
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.events import (
+    AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalCompleted,
     AgentSignalExpired,
@@ -42,6 +43,7 @@ ALLOWED_FROM = {
     AgentSignalFailed: {SignalStatus.CLAIMED},
     AgentSignalExpired: {SignalStatus.POSTED, SignalStatus.CLAIMED},
     AgentSignalUnclaimed: {SignalStatus.POSTED},
+    AgentSignalCancelled: {SignalStatus.POSTED, SignalStatus.CLAIMED},
 }
 
 # A signal reference is one integer n: the (n // 12)-th signal (modulo) of the pool REF_POOLS[n % 12], which is
@@ -71,6 +73,7 @@ ARGUMENTS = {
     "fail": [signal_ref, who],
     "expire": [signal_ref],
     "unclaim": [signal_ref],
+    "cancel": [signal_ref],
     "tick": [st.one_of(st.integers(0, 20), st.integers(0, 400))],
     "overdue": [st.sampled_from([10, 30]), st.sampled_from([60, 300])],
 }
@@ -79,7 +82,7 @@ KINDS = (
     ["post"] * 4
     + ["claim"] * 4
     + ["complete"] * 3
-    + ["fail", "expire", "unclaim", "tick", "tick", "overdue", "repost"]
+    + ["fail", "expire", "unclaim", "cancel", "tick", "tick", "overdue", "repost"]
 )
 commands = st.one_of([st.tuples(st.just(kind), *ARGUMENTS[kind]) for kind in KINDS])
 
@@ -154,6 +157,8 @@ def run(board: BlackboardAggregate, script: list[tuple]) -> tuple[list[Blackboar
                 board.expire_signal(pick(args[0]), "expired by hand", now)
             elif kind == "unclaim":
                 board.mark_unclaimed(pick(args[0]), "nobody able", now)
+            elif kind == "cancel":
+                board.cancel_signal(pick(args[0]), "ps-human", "the plan changed", now)
             elif kind == "tick":
                 now += timedelta(seconds=args[0])
             elif kind == "overdue":
@@ -251,6 +256,9 @@ def test_the_command_generator_reaches_every_event_type_and_refusal():
         ("expire", ref("any", 4)),  # InvalidTransition
         ("repost", ref("any", 0)),  # DuplicateSignal
         ("claim", ref("unknown", 0), 0),  # SignalNotFound
+        ("post", 0, None, [], None),  # sig-7
+        ("post", 0, None, [ref("POSTED", 0)], None),  # sig-8 after sig-7
+        ("cancel", ref("POSTED", 0)),  # sig-7 cancelled, and sig-8 with it
     ]
     board = BlackboardAggregate(BB)
 
@@ -263,7 +271,9 @@ def test_the_command_generator_reaches_every_event_type_and_refusal():
         AgentSignalFailed,
         AgentSignalExpired,
         AgentSignalUnclaimed,
+        AgentSignalCancelled,
     }
+    assert board.signal("sig-00000008").result.error.startswith("upstream sig-00000007 was cancelled")
     assert refused == [
         "DependenciesPending",
         "BelowThreshold",

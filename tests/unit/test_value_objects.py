@@ -121,11 +121,17 @@ def test_a_result_refuses_unknown_fields_and_defaults_to_nothing():
 
 
 # ======================================================================= statuses
-def test_the_final_statuses_are_completed_failed_expired_and_unclaimed():
+def test_the_final_statuses_are_completed_failed_expired_unclaimed_and_cancelled():
     assert (
         {s for s in SignalStatus if s.is_final}
         == FINAL_STATUSES
-        == {SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.UNCLAIMED}
+        == {
+            SignalStatus.COMPLETED,
+            SignalStatus.FAILED,
+            SignalStatus.EXPIRED,
+            SignalStatus.UNCLAIMED,
+            SignalStatus.CANCELLED,
+        }
     )
 
 

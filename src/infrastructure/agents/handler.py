@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -27,6 +26,7 @@ from typing import Any
 from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, invoke, load_entrypoint
 from blackboard.infrastructure.agents.outcome import HandlerOutcome, from_stdout, from_value
 from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.runners.processes import STOP_GRACE, kill_tree
 
 logger = logging.getLogger(__name__)
 
@@ -45,14 +45,17 @@ def run_handler(
     tick: Callable[[], None] | None = None,
     tick_every: float = 60.0,
     cancel: threading.Event | None = None,
+    stop: Callable[[], str | None] | None = None,
 ) -> HandlerOutcome:
     """Run the agent's `command` on one signal document and say how it ended.
 
     While it runs, `tick` is called every `tick_every` seconds (a worker renews its claim there;
     if `tick` raises, the command is stopped and the outcome is a failure naming why). Setting
     `cancel` stops it too. The command runs in a session of its own, so a Ctrl-C meant for the
-    worker reaches the worker alone, which decides what happens to its handlers; it is killed
-    when stopped. (An `entrypoint` goes through `call_entrypoint_here`.)
+    worker reaches the worker alone, which decides what happens to its handlers. `stop` is asked every
+    POLL seconds for a reason to stop (the signal was cancelled). A stopped command's process group gets
+    SIGTERM, then SIGKILL (with every descendant) after at most a second. (An `entrypoint` goes through
+    `call_entrypoint_here`.)
     """
     timeout = timeout_of(agent)
     if not agent.command:
@@ -90,9 +93,9 @@ def run_handler(
         talker.join(seconds)
         return not talker.is_alive()
 
-    stopped = _watch(ended, timeout, tick, tick_every, cancel)
+    stopped = _watch(ended, timeout, tick, tick_every, cancel, stop)
     if stopped:
-        _kill(process)
+        kill_tree(process, grace=STOP_GRACE)
         talker.join()
     tail = _tail(collected.get("err"))
     if stopped:
@@ -147,6 +150,7 @@ def _watch(
     tick: Callable[[], None] | None,
     tick_every: float,
     cancel: threading.Event | None,
+    stop: Callable[[], str | None] | None = None,
 ) -> str | None:
     """Wait for a handler to end (`ended(seconds)` waits up to that long): None when it ended by
     itself, else the reason to stop it (cancel, timeout, or a tick that raised)."""
@@ -156,6 +160,8 @@ def _watch(
         now = time.monotonic()
         if cancel is not None and cancel.is_set():
             return CANCELLED
+        if stop is not None and (reason := stop()) is not None:
+            return reason
         if now >= deadline:
             return f"timed out after {timeout:g}s"
         if tick is not None and now >= next_tick:
@@ -165,14 +171,6 @@ def _watch(
             except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
                 return f"stopped: {exc}"
     return None
-
-
-def _kill(process: subprocess.Popen[str]) -> None:
-    """The command and everything it started."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _tail(stderr: str | bytes | None) -> str:

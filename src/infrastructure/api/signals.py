@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from blackboard.application.commands import (
+    CancelSignal,
+    CancelSignals,
     ClaimSignal,
     CompleteSignal,
     ExpireSignals,
@@ -20,6 +23,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
 from blackboard.infrastructure.documents import Agents, Events, Ranking, Signal, Signals, WatchedSignal
+from blackboard.infrastructure.when import parse_when
 
 
 class SignalCalls(Base):
@@ -41,9 +45,13 @@ class SignalCalls(Base):
         write_keys: Iterable[str] = (),
         correlation_id: str | None = None,
         budget_usd: float | None = None,
+        priority: int | None = None,
+        not_before: datetime | timedelta | str | None = None,
     ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id);
-        `budget_usd` bounds what a runner's run of it may spend."""
+        `budget_usd` bounds what a runner's run of it may spend; `priority` 0 (most urgent) to 4, default 2;
+        `not_before` (a datetime, a timedelta from now, an ISO time or a duration such as "10m"): not claimable
+        before then."""
         command = request(
             PostSignal,
             signal_type=signal_type,
@@ -61,6 +69,10 @@ class SignalCalls(Base):
             write_keys=names(write_keys, "write_keys"),
             correlation_id=correlation_id,
             budget_usd=budget_usd,
+            priority=priority,
+            not_before=None
+            if not_before is None
+            else parse_when(not_before, datetime.now(UTC), "not_before"),
         )
         posted = self._parts.service.post_signal(command)
         return documents.posted(posted, self._parts.registry)
@@ -99,6 +111,41 @@ class SignalCalls(Base):
         """`blackboard retry`: a FAILED or EXPIRED signal's work posted again, `retry_of` naming it."""
         command = request(RetrySignal, signal_id=signal_id, posted_by=posted_by)
         return _signal(self._parts.service.retry_signal(command))
+
+    def cancel(
+        self,
+        signal_id: str,
+        *,
+        reason: str | None = None,
+        by: str | None = None,
+        correlation_id: str | None = None,
+    ) -> Signal:
+        """`blackboard cancel SIG`: CANCELLED, with every open signal waiting on it; a worker running it
+        stops. RuleViolation once it is final."""
+        command = request(
+            CancelSignal, signal_id=signal_id, reason=reason, cancelled_by=by, correlation_id=correlation_id
+        )
+        return _signal(self._parts.service.cancel_signal(command))
+
+    def cancel_all(
+        self,
+        *,
+        blackboard_id: str | None = None,
+        posted_with: str | None = None,
+        reason: str | None = None,
+        by: str | None = None,
+    ) -> Signals:
+        """`blackboard cancel --blackboard ID` / `--correlation-id ID`: every open signal of the board, or
+        posted with that correlation id (on that board, if given), and what waits on them."""
+        command = request(
+            CancelSignals,
+            blackboard_id=blackboard_id,
+            posted_with=posted_with,
+            reason=reason,
+            cancelled_by=by,
+            correlation_id=posted_with,
+        )
+        return Signals([documents.signal(s) for s in self._parts.service.cancel_signals(command)])
 
     def expire(self) -> Signals:
         """`blackboard expire`: signals past their timeouts moved to EXPIRED."""
@@ -151,7 +198,7 @@ class SignalCalls(Base):
         return documents.agents(self._parts.registry)
 
     def wait(self, signal_id: str, *, timeout: float | None = None) -> Signal:
-        """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED or UNCLAIMED (check
+        """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (check
         `status`: unlike the CLI's exit 3, an ending other than COMPLETED is returned, not raised);
         TimedOut after `timeout` seconds."""
         check_wait(timeout)

@@ -6,9 +6,12 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from blackboard.application.commands import (
+    CancelSignal,
+    CancelSignals,
     ClaimSignal,
     CompleteSignal,
     ExpireSignals,
@@ -27,6 +30,7 @@ from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import MAX_SECONDS, BlackboardSettings, worker_options
+from blackboard.infrastructure.when import parse_when
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -35,7 +39,7 @@ Lazy = Callable[[], Any]  # a provider: called only once the input has been vali
 
 
 class SignalEndedBadly(RuleViolation):
-    """`wait` found the signal FAILED, EXPIRED or UNCLAIMED: exit 3, with the signal printed."""
+    """`wait` found the signal FAILED, EXPIRED, UNCLAIMED or CANCELLED: exit 3, with the signal printed."""
 
     def __init__(self, output: Output, ended: str) -> None:
         super().__init__(f"the signal ended {ended}")
@@ -64,6 +68,8 @@ def post(
         read_keys=tuple(args.read_keys),
         write_keys=tuple(args.write_keys),
         budget_usd=args.budget_usd,
+        **({} if args.priority is None else {"priority": args.priority}),
+        not_before=None if args.not_before is None else parse_when(args.not_before, _now(), "--not-before"),
     )
     posted = service().post_signal(command)
     data = documents.jsonable(documents.posted(posted, registry()))
@@ -106,6 +112,28 @@ def fail(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
 def retry(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
     command = RetrySignal(signal_id=args.signal_id, posted_by=args.posted_by)
     return render.signal(service().retry_signal(command))
+
+
+@inject
+def cancel(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+    reason = {} if args.reason is None else {"reason": args.reason}
+    if args.signal_id is not None:
+        if args.blackboard is not None or args.correlation_id is not None:
+            raise InvalidInput(
+                "SIG", "give a signal, or --blackboard/--correlation-id to cancel in bulk, not both"
+            )
+        command = CancelSignal(signal_id=args.signal_id, cancelled_by=args.by, **reason)
+        return render.signal(service().cancel_signal(command))
+    if args.blackboard is None and args.correlation_id is None:
+        raise InvalidInput("SIG", "give the signal to cancel, or --blackboard ID or --correlation-id ID")
+    bulk = CancelSignals(
+        blackboard_id=args.blackboard,
+        posted_with=args.correlation_id,
+        correlation_id=args.correlation_id,
+        cancelled_by=args.by,
+        **reason,
+    )
+    return render.signals(service().cancel_signals(bulk), empty="nothing to cancel")
 
 
 @inject
@@ -225,6 +253,10 @@ def projection_rebuild(
     else:
         folded = rebuilder.rebuild(args.resume)
     return Output({"events": folded}, f"read model rebuilt: {folded} events replayed")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _json_object(raw: str | None, option: str) -> dict[str, Any]:

@@ -50,6 +50,7 @@ def _move(move: Move) -> dict[str, Any]:
         "blackboard_id": s.blackboard_id,
         "signal_type": s.signal_type.value,
         "topic": s.payload.topic,
+        "priority": s.priority,
         "target_capabilities": list(s.target_capabilities),
         "agent": best.agent_id if best else None,
         "score": best.score if best else move.best_score,
@@ -76,9 +77,8 @@ def _line(move: Move) -> str:
         )
         or "no dependencies"
     )
-    return (
-        f"{s.signal_id} {s.signal_type.value} {s.payload.topic!r} -> {who}, waiting {_age(move.age)}, {deps}"
-    )
+    head = f"{s.signal_id} P{s.priority} {s.signal_type.value} {s.payload.topic!r}"
+    return f"{head} -> {who}, waiting {_age(move.age)}, {deps}"
 
 
 def _age(age: timedelta) -> str:

@@ -21,7 +21,7 @@ MEANINGS: dict[int, str] = {
     "one line on stderr",
     2: "bad input: usage, or a value that fails validation; nothing is written",
     3: "refused by the state machine (already claimed, not the claimer, wrong state, dependencies pending); "
-    "for wait: the signal ended FAILED, EXPIRED or UNCLAIMED",
+    "for wait: the signal ended FAILED, EXPIRED, UNCLAIMED or CANCELLED",
     4: "not found: no such signal, agent or blackboard",
     5: "timed out waiting (watch, wait)",
     INTERRUPTED: "interrupted (Ctrl-C); a worker stops cleanly instead and exits 0",

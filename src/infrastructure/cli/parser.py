@@ -17,7 +17,7 @@ from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
-STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED")
+STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED", "CANCELLED")
 PAGE = 100  # what `signals` and `events` print without --limit or --all
 
 
@@ -31,6 +31,15 @@ def whole(raw: str) -> int:
     if not -(2**63) <= value < 2**63:
         raise argparse.ArgumentTypeError(f"must fit in 64 bits (at most {2**63 - 1}), got {raw[:40]}")
     return value
+
+
+def priority(raw: str) -> int:
+    """An argparse type: 0..4, or P0..P4 as issue trackers write it (anything else is a usage error, exit 2,
+    naming --priority and the rule)."""
+    text = raw.strip().upper().removeprefix("P")
+    if not (text.isdigit() and 0 <= int(text) <= 4):
+        raise argparse.ArgumentTypeError(f"must be 0 (most urgent) to 4, or P0 to P4, got {raw[:40]!r}")
+    return int(text)
 
 
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
@@ -141,6 +150,19 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         help="an entry key its claimer may write while it holds the claim; a trailing * matches a prefix (repeatable)",
     )
     post.add_argument(
+        "--priority",
+        type=priority,
+        metavar="P",
+        help="how urgent: 0 (P0, most urgent) to 4; a worker claims the most urgent signal it fits first "
+        "(default 2)",
+    )
+    post.add_argument(
+        "--not-before",
+        metavar="WHEN",
+        help="not claimable before then: an ISO 8601 time, or a duration from now (90s, 10m, 2h, 1d); "
+        "its post timeout counts from then",
+    )
+    post.add_argument(
         "--budget-usd",
         type=float,
         metavar="USD",
@@ -197,6 +219,24 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     )
     retry.add_argument("signal_id", metavar="SIG")
     retry.add_argument("--posted-by", default="ps-skill", help="who posts the retry (default ps-skill)")
+
+    cancel = _command(
+        commands,
+        "cancel",
+        "cancel a signal that is not final (CANCELLED, with what waits on it; its run is stopped), "
+        "or in bulk every open signal of a board or of a correlation id",
+        'blackboard cancel sig-1a2b3c4d --reason "not needed any more"',
+        "cancel",
+    )
+    cancel.add_argument("signal_id", metavar="SIG", nargs="?", help="the signal (or give --blackboard)")
+    cancel.add_argument("--reason", help="why, kept in its result and its event (default: no reason given)")
+    cancel.add_argument("--by", metavar="NAME", default="ps-skill", help="who cancels (default ps-skill)")
+    cancel.add_argument("--blackboard", metavar="ID", help="without SIG: every open signal of this board")
+    cancel.add_argument(
+        "--correlation-id",
+        metavar="ID",
+        help="without SIG: every open signal posted with this correlation id (on --blackboard, if given)",
+    )
 
     worker = _command(
         commands,
@@ -312,7 +352,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     wait = _command(
         commands,
         "wait",
-        "block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED",
+        "block until a signal is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED",
         "blackboard wait sig-1a2b3c4d --timeout 300",
         "wait",
     )

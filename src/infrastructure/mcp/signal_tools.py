@@ -9,6 +9,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from blackboard.application.commands import (
+    CancelSignal,
+    CancelSignals,
     ClaimSignal,
     CompleteSignal,
     FailSignal,
@@ -74,6 +76,22 @@ def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> A
     )
     session.forget(signal_id)
     return documents.signal(done)
+
+
+def cancel(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    """CANCELLED, with what waits on it; the server's agent (if it runs as one) is who cancels."""
+    _on_board(session, given.pop("blackboard_id", None), GetSignalById(signal_id=given["signal_id"]))
+    if session.agent is not None:
+        given["cancelled_by"] = session.agent
+    return documents.signal(session.service.cancel_signal(build(CancelSignal, {}, **given)))
+
+
+def cancel_all(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    if session.agent is not None:
+        given["cancelled_by"] = session.agent
+    given.setdefault("blackboard_id", session.default_board)
+    cancelled = session.service.cancel_signals(build(CancelSignals, {}, **given))
+    return [documents.signal(s) for s in cancelled]
 
 
 def show(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -144,6 +162,8 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             "read_keys",
             "write_keys",
             "budget_usd",
+            "priority",
+            "not_before",
             "blackboard_id",
             "correlation_id",
             *(() if with_agent else ("posted_by",)),
@@ -183,6 +203,36 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             fail,
         ),
         Tool(
+            "blackboard_cancel",
+            "Cancel a signal that is not final: it becomes CANCELLED, with every signal that waits on it, "
+            "and a worker running it stops; returns the signal.",
+            derive(
+                "CancelArguments",
+                CancelSignal,
+                same("signal_id", "reason", "correlation_id", *(() if with_agent else ("cancelled_by",))),
+                own=_board(),
+                notes=on_board,
+            ),
+            cancel,
+        ),
+        Tool(
+            "blackboard_cancel_all",
+            "Cancel in bulk every open signal of a board (`blackboard_id`), or those posted with a "
+            "correlation id (`posted_with`, on that board if given); returns every signal cancelled.",
+            derive(
+                "CancelAllArguments",
+                CancelSignals,
+                same(
+                    "blackboard_id",
+                    "posted_with",
+                    "reason",
+                    "correlation_id",
+                    *(() if with_agent else ("cancelled_by",)),
+                ),
+            ),
+            cancel_all,
+        ),
+        Tool(
             "blackboard_show",
             "Show one signal (`at`: as it was right after that log position).",
             derive("ShowArguments", GetSignalById, same("signal_id", "at"), own=_board(), notes=on_board),
@@ -206,7 +256,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
         ),
         Tool(
             "blackboard_wait",
-            "Block until a signal is COMPLETED, FAILED, EXPIRED or UNCLAIMED, and return it; "
+            "Block until a signal is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED, and return it; "
             "a tool error after timeout_seconds.",
             derive(
                 "WaitArguments", GetSignalById, same("signal_id"), own={**WAITING, **_board()}, notes=on_board

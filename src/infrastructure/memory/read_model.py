@@ -32,7 +32,10 @@ class InMemorySignalReadModel(SignalReadModel):
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:
         with self._lock:
             signals = [s for b in self._boards.values() for s in b.signals.values() if criteria.matches(s)]
-        signals.sort(key=lambda s: (s.created_at, s.signal_id))
+        if criteria.urgent_first:
+            signals.sort(key=lambda s: (s.priority, s.created_at, s.signal_id))
+        else:
+            signals.sort(key=lambda s: (s.created_at, s.signal_id))
         return signals[: criteria.limit] if criteria.limit else signals
 
     def board_signals(self, blackboard_id: str) -> list[AgentSignal]:

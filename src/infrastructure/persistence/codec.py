@@ -93,6 +93,8 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         else None,
         "budget_usd": signal.budget_usd,
         "usage_json": signal.usage.model_dump_json() if signal.usage else None,
+        "priority": signal.priority,
+        "not_before": signal.not_before,
     }
 
 
@@ -139,6 +141,8 @@ def signal_from_row(row: Any) -> AgentSignal:
         version=row.version,
         budget_usd=row.budget_usd,
         usage=SignalUsage.model_validate_json(row.usage_json) if row.usage_json else None,
+        priority=row.priority,
+        not_before=row.not_before,
         **_keys(row.keys_json),
     )
 

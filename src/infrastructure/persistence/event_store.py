@@ -106,6 +106,29 @@ class SqlAlchemyEventStore(EventStore):
         with translated("could not read the event store"), read_connection(self._engine) as conn:
             return conn.scalar(LAST_POSITION) or 0
 
+    def posted_with(self, correlation_id: str, blackboard_id: str | None = None) -> list[tuple[str, str]]:
+        """One scan of the posts whose metadata holds the id as written (json.dumps, compact), each
+        checked once parsed: a bulk cancel is rare, and no column is worth keeping for it."""
+        written = '"correlation_id":' + json.dumps(correlation_id)
+        escaped = written.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = (
+            select(EVENTS.c.stream_id, EVENTS.c.data, EVENTS.c.metadata)
+            .where(
+                EVENTS.c.event_type == "AgentSignalPosted",
+                EVENTS.c.metadata.like(f"%{escaped}%", escape="\\"),
+            )
+            .order_by(EVENTS.c.position)
+        )
+        if blackboard_id is not None:
+            query = query.where(EVENTS.c.stream_id == blackboard_id)
+        with translated("could not read the event store"), read_connection(self._engine) as conn:
+            rows = conn.execute(query).all()
+        return [
+            (stream, json.loads(data)["signal_id"])
+            for stream, data, meta in rows
+            if json.loads(meta).get("correlation_id") == correlation_id
+        ]
+
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:
         from blackboard.infrastructure.persistence import transfer  # only export and import need it
 

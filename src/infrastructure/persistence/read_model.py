@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, func, select
+from sqlalchemy import Engine, Select, bindparam, func, or_, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
@@ -20,7 +20,7 @@ from blackboard.application.ports import (
 )
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.capabilities import canonical_capability, targets_auto
-from blackboard.domain.signals import AgentSignal, Candidate, signal_text
+from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus, signal_text
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
@@ -67,18 +67,37 @@ class SqlSignalReadModel(SignalReadModel):
 
     @_translated
     def candidates(
-        self, capabilities: Sequence[str], limit: int, blackboard_id: str | None = None
+        self,
+        capabilities: Sequence[str],
+        limit: int,
+        blackboard_id: str | None = None,
+        due_at: datetime | None = None,
     ) -> list[Candidate]:
-        criteria = SignalFilter.claimable(capabilities, limit, blackboard_id)
+        criteria = SignalFilter.claimable(capabilities, limit, blackboard_id, due_at)
         columns = (
             SIGNALS.c.signal_id,
             SIGNALS.c.blackboard_id,
             SIGNALS.c.target_capabilities,
             SIGNALS.c.created_at,
             SIGNALS.c.payload_json,
+            SIGNALS.c.priority,
         )
         with read_connection(self._engine) as conn:
             return [_candidate(*row) for row in conn.execute(_matching(select(*columns), criteria))]
+
+    @_translated
+    def next_due(
+        self, capabilities: Sequence[str], after: datetime, blackboard_id: str | None = None
+    ) -> datetime | None:
+        criteria = SignalFilter(
+            status=SignalStatus.POSTED,
+            capabilities=tuple(capabilities),
+            blackboard_id=blackboard_id,
+            claimable_only=True,
+        )
+        query = _matching(select(func.min(SIGNALS.c.not_before)), criteria).order_by(None).limit(None)
+        with read_connection(self._engine) as conn:
+            return _utc(conn.scalar(query.where(SIGNALS.c.not_before > after)))
 
     @_translated
     def board_of(self, signal_id: str) -> str | None:
@@ -193,7 +212,7 @@ class SqlSignalReadModel(SignalReadModel):
 
 def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
     """`query` narrowed to the signals matching every given criterion, oldest first (created_at, then
-    id: the order of ix_blackboard_signals_open, so a limit stops the index walk early)."""
+    id), or with `urgent_first` by priority first (the order of ix_blackboard_signals_open)."""
     if criteria.status is not None:
         query = query.where(SIGNALS.c.status == criteria.status.value)
     if criteria.signal_type is not None:
@@ -202,6 +221,8 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
         query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
     if criteria.claimable_only:
         query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
+    if criteria.due_at is not None:
+        query = query.where(or_(SIGNALS.c.not_before.is_(None), SIGNALS.c.not_before <= criteria.due_at))
     if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
         able = select(CAPABILITIES.c.signal_id).where(
             CAPABILITIES.c.signal_id == SIGNALS.c.signal_id,
@@ -210,6 +231,10 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
             ),
         )
         query = query.where(able.exists())
+    if criteria.urgent_first:  # the order of ix_blackboard_signals_open: a limit stops the walk early
+        return query.order_by(SIGNALS.c.priority, SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(
+            criteria.limit
+        )
     return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
 
 
@@ -220,9 +245,11 @@ def _utc(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
 
 
-def _candidate(signal_id: str, board: str, targets: str, created: Any, payload: str) -> Candidate:
+def _candidate(
+    signal_id: str, board: str, targets: str, created: Any, payload: str, priority: int
+) -> Candidate:
     """A candidate row; the payload is parsed only for a signal targeting auto (its text is scored)."""
-    candidate = Candidate(signal_id, board, tuple(json.loads(targets)), created)
+    candidate = Candidate(signal_id, board, tuple(json.loads(targets)), created, priority=priority)
     if not targets_auto(candidate):
         return candidate
     fields = json.loads(payload)
@@ -232,4 +259,5 @@ def _candidate(signal_id: str, board: str, targets: str, created: Any, payload: 
         candidate.target_capabilities,
         created,
         signal_text(fields.get("topic", ""), fields.get("prompt", "")),
+        priority,
     )

@@ -104,9 +104,11 @@ SIGNALS = Table(
     Column("keys_json", Text),  # {"read": [...], "write": [...]}: key permissions; NULL when it has none
     Column("budget_usd", Float),  # what a runner's run may spend; NULL: no budget of its own
     Column("usage_json", Text),  # SignalUsage of a runner's run, with its completion or failure; else NULL
+    Column("priority", Integer, nullable=False, server_default="2"),  # 0 (P0, most urgent) to 4
+    Column("not_before", Moment),  # not claimable before then (`post --not-before`); NULL: at once
     Index(
-        "ix_blackboard_signals_open", "status", "waiting", "created_at", "signal_id"
-    ),  # the candidates' order
+        "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
+    ),  # the candidates' order: the most urgent, then the oldest
     Index("ix_blackboard_signals_board", "blackboard_id", "created_at"),
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
     Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check

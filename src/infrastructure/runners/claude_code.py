@@ -32,7 +32,7 @@ from typing import Any
 
 from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
 from blackboard.infrastructure.runners import catalog
-from blackboard.infrastructure.runners.processes import kill_tree
+from blackboard.infrastructure.runners.processes import STOP_GRACE, kill_tree
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally
 
@@ -98,7 +98,9 @@ class Session:
             while process.poll() is None:
                 reason = control.wait(POLL)
                 if reason is not None and process.poll() is None:
-                    kill_tree(process)  # before anything is recorded: nothing the run sends afterwards lands
+                    kill_tree(
+                        process, grace=STOP_GRACE
+                    )  # before anything is recorded: nothing the run sends afterwards lands
                     for reader in readers:
                         reader.join(timeout=5)
                     return self.ended(False, error=reason)

@@ -7,6 +7,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+STOP_GRACE = 1.0  # seconds a stopped run has between SIGTERM and SIGKILL (contracts/control.md, "Cancel")
+
 
 def descendants(pid: int) -> list[int]:
     """Every process below `pid`, found through /proc (Linux); none where /proc is not there."""
@@ -27,10 +29,19 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def kill_tree(process: subprocess.Popen[str]) -> None:
+def kill_tree(process: subprocess.Popen[str], grace: float = 0.0) -> None:
     """SIGKILL the process's group (it was started in a session of its own) and every descendant that
-    started one of its own, then reap the process: nothing of the run goes on."""
+    started one of its own, then reap the process: nothing of the run goes on. With `grace`, the group
+    is sent SIGTERM first and has that many seconds to end by itself (a cancel: contracts/control.md)."""
     below = descendants(process.pid)
+    if grace > 0:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=grace)
+        except (ProcessLookupError, PermissionError):
+            pass
+        except subprocess.TimeoutExpired:
+            pass
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -2,7 +2,7 @@
 
 One kind of thread per module. The claim loop (`loop`) notes the log position, sweeps expired
 signals now and then, asks the claim policy (`blackboard.application.claiming`) which claimable
-signals to take (best score first, then oldest) and claims as many as there are free handler slots,
+signals to take (most urgent first, then best score, then oldest) and claims as many as there are free handler slots,
 in one command per board with this process's token (signals other workers took meanwhile are
 skipped, quietly). A `command` handler runs in a thread of the pool (`handling`), which watches it
 and renews its claim; a Python `entrypoint` runs on a lane (agents/lanes.py) that hands its outcome

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,9 @@ class Handling:
         recorder: Recorder,
         artifacts_dir: str = "artifacts",
         handler_env: Mapping[str, str] | None = None,
+        stops: Callable[[str], str | None] | None = None,
     ) -> None:
+        self._stops = stops  # why a signal's run must stop now (cancelled meanwhile): the stop watch's
         self._artifacts_dir = artifacts_dir
         self._handler_env = dict(handler_env or {})
         self._service = service
@@ -59,6 +61,7 @@ class Handling:
                 tick=lambda: self.renew(agent, claimed),
                 tick_every=self._renew_every,
                 cancel=self._cancel,
+                stop=lambda: self.stopped(claimed.signal_id),
             )
         except Exception as exc:
             logger.exception("handling %s went wrong", claimed.signal_id)
@@ -77,6 +80,10 @@ class Handling:
                 for upstream in claimed.after
             }
         return document
+
+    def stopped(self, signal_id: str) -> str | None:
+        """Why the run of this signal must stop now (it was cancelled meanwhile), or None. No query."""
+        return self._stops(signal_id) if self._stops is not None else None
 
     def renew(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
         """A lost claim stops the handler (the work is someone else's now); an outage does not."""

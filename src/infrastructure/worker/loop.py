@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 
 from blackboard.application.claiming import plan_claims, search_for
 from blackboard.application.commands import ClaimSignals, ExpireSignals, GetOpenSignals
@@ -99,7 +100,7 @@ class ClaimLoop:
             if self._options.once:  # at most one signal: the one just claimed, or none
                 break
             if not claimed:
-                self._sleep_until_something_happens(position)
+                self._sleep_until_something_happens(position, self._due_in())
 
     def _claim_what_fits(self) -> bool:
         """Claim what the claim policy picks for the free slots, one command per board; True if any was claimed."""
@@ -166,10 +167,31 @@ class ClaimLoop:
         for ended in self._service.expire_signals(ExpireSignals(blackboard_id=self._options.blackboard_id)):
             logger.info("expired %s: %s", ended.signal_id, ended.result.error if ended.result else "")
 
-    def _sleep_until_something_happens(self, position: int) -> None:
-        """Until the log moves past `position`, a slot frees, a sweep is due, or the worker is told to stop.
-        The notifier knows when the log moves (a notification, or its own look at the log)."""
+    def _due_in(self) -> float | None:
+        """Seconds until the earliest signal posted for later that this worker may claim comes due (None:
+        none waits), so a worker that claimed nothing wakes for it: nothing is appended when it comes due.
+        One query per idle round, which is no more often than the worker looks at the log."""
+        try:
+            profile = self.definition().profile
+            search = search_for(profile, self._threshold, 1)
+            due = self._queries.next_due(
+                GetOpenSignals(
+                    capabilities=search.capabilities, limit=1, blackboard_id=self._options.blackboard_id
+                )
+            )
+        except (StoreUnavailable, BlackboardError):
+            return None
+        if due is None:
+            return None
+        return max(0.0, (due - datetime.now(UTC)).total_seconds())
+
+    def _sleep_until_something_happens(self, position: int, due_in: float | None = None) -> None:
+        """Until the log moves past `position`, a slot frees, a sweep is due, a signal posted for later
+        comes due (`due_in` seconds), or the worker is told to stop. The notifier knows when the log
+        moves (a notification, or its own look at the log)."""
         until = self._next_sweep
+        if due_in is not None:
+            until = min(until, time.monotonic() + due_in)
         while not (self.stopping.is_set() or self.freed.is_set()):
             remaining = until - time.monotonic()
             if remaining <= 0 or self._notifier.wait(position, min(0.25, remaining)):

@@ -22,6 +22,7 @@ from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.agents.entrypoints import load_entrypoint
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.worker.beat import Heartbeat
+from blackboard.infrastructure.worker.cancels import StopWatch
 from blackboard.infrastructure.worker.handling import Handling
 from blackboard.infrastructure.worker.loop import ClaimLoop
 from blackboard.infrastructure.worker.options import WorkerOptions
@@ -61,6 +62,8 @@ class Worker:
             max_workers=slots, thread_name_prefix="handler"
         )  # threads come with work
         self._recorder = Recorder(service, options.agent, self._cancel, self._recorded)
+        # a signal cancelled while it runs here: its run is stopped (the loop is built below)
+        self._stops = StopWatch(queries, store, notifier, self.token, lambda: self._loop.running_signals())
         self._handling = Handling(
             service,
             queries,
@@ -70,6 +73,7 @@ class Worker:
             self._recorder,
             options.artifacts_dir,
             options.handler_env,
+            self._stops.reason,
         )
         self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
         self._runs = Runs(
@@ -141,6 +145,7 @@ class Worker:
             self._options.concurrency,
         )
         self._recorder.start()
+        self._stops.start()
         if self._beat is not None:
             self._beat.start()  # live from its first claim on: a signal that fits it waits for it
         try:
@@ -149,6 +154,7 @@ class Worker:
             self._drain()
             self._lanes.close()
             self._recorder.close()
+            self._stops.close()
             self._pool.shutdown()
             if self._beat is not None:
                 self._beat.stop()
@@ -163,12 +169,15 @@ class Worker:
             self._lanes.start(agent, claimed)
         else:
             self._pool.submit(self._handling.run_command, agent, claimed)
+        self._stops.started()
         if self._beat is not None:
             self._beat.changed()
 
     def _recorded(self, batch: list[Done]) -> None:
         """From the recorder's thread: these claims are settled, their slots free."""
         self._handled += len(batch)
+        for done in batch:
+            self._stops.forget(done.claimed.signal_id)
         self._loop.release(done.claimed.signal_id for done in batch)
         if self._beat is not None:
             self._beat.changed()

@@ -48,8 +48,10 @@ class WorkerControl(RunControl):
         renew: Callable[[], None],
         renew_every: float,
         ended: Callable[[], str | None],
+        stopped: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._timeout, self._cancel, self._renew, self._every = timeout, cancel, renew, renew_every
+        self._stopped = stopped  # the stop watch's word (a cancel), asked at every look: no query
         self._ended = ended
         self._deadline = time.monotonic() + timeout
         self._next_renewal = time.monotonic() + renew_every
@@ -59,6 +61,8 @@ class WorkerControl(RunControl):
         now = time.monotonic()
         if self._cancel.is_set():
             return CANCELLED
+        if (stopped := self._stopped()) is not None:
+            return stopped
         if now >= self._deadline:
             return f"timed out after {self._timeout:g}s (the agent file's timeout)"
         if now >= self._next_check:
@@ -116,6 +120,7 @@ class Runs:
                 lambda: self._handling.renew(agent, claimed),
                 self._renew_every,
                 lambda: self._handling.claim_ended(agent, claimed),
+                lambda: self._handling.stopped(claimed.signal_id),
             )
             outcome = runner_for(name).run(request, control)
         except Exception as exc:

@@ -108,6 +108,8 @@ class Supervisor:
                 try:
                     if self._cancel.is_set():
                         self._land(flight, HandlerOutcome(False, error=CANCELLED + ABANDONED))
+                    elif (stopped := self._handling.stopped(flight.claimed.signal_id)) is not None:
+                        self._land(flight, HandlerOutcome(False, error=stopped + ABANDONED))
                     elif now >= flight.deadline:
                         timed_out = f"timed out after {timeout_of(flight.agent):g}s"
                         self._land(flight, HandlerOutcome(False, error=timed_out + ABANDONED))

@@ -3,7 +3,7 @@
 // through the server's time travel (the same as `--at`). Read-only; nothing is fetched from elsewhere.
 "use strict";
 
-const STATUSES = ["POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED"];
+const STATUSES = ["POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED", "CANCELLED"];
 const SHOWN_EVENTS = 500;
 const S = {
   board: null, boards: new Set(), head: 0, live: true, at: 0, past: null,

@@ -1,0 +1,102 @@
+"""The stop watch: hears that a signal this worker runs was cancelled (or otherwise ended by another hand)
+and has its handler or runner stopped, wherever the cancel was made.
+
+It wakes when the log moves, as the claim loop does: a notification on PostgreSQL (LISTEN/NOTIFY), the
+notifier's look at the log's end on SQLite; only then does it read the rows of the signals running here.
+A run asks `reason(signal_id)` as often as it looks at its own timeout, which costs no query.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from blackboard.application.commands import GetSignalById
+from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
+from blackboard.application.queries import BlackboardQueries
+from blackboard.domain.errors import SignalNotFound
+from blackboard.domain.signals import SignalStatus
+
+logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
+
+WAKE_EVERY = 0.25  # seconds: at most this long between looks at whether it is closing or something runs
+MIN_GAP = 0.1  # seconds between two reads of the running rows: a busy log moves all the time
+
+
+class StopWatch:
+    """From `start` to `close`, on a thread of its own: the reasons to stop runs of this worker's claims."""
+
+    def __init__(
+        self,
+        queries: BlackboardQueries,
+        store: EventStore,
+        notifier: LogNotifier,
+        token: str,
+        running: Callable[[], list[tuple[str, str]]],
+    ) -> None:
+        self._queries, self._store, self._notifier = queries, store, notifier
+        self._token, self._running = token, running
+        self._reasons: dict[str, str] = {}
+        self._started = threading.Event()  # a run started: there is something to watch
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="stop-watch", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def started(self) -> None:
+        """A run started (from the claim loop): watch it from now on."""
+        self._started.set()
+
+    def close(self) -> None:
+        self._closing.set()
+        self._started.set()
+        self._thread.join()
+
+    def reason(self, signal_id: str) -> str | None:
+        """Why the run of this signal must stop (it was cancelled meanwhile), or None."""
+        return self._reasons.get(signal_id)
+
+    def forget(self, signal_id: str) -> None:
+        self._reasons.pop(signal_id, None)
+
+    def _watch(self) -> None:
+        position: int | None = None
+        while not self._closing.is_set():
+            running = [sid for sid, _ in self._running() if sid not in self._reasons]
+            if not running:
+                self._started.wait(WAKE_EVERY)
+                self._started.clear()
+                position = None  # the next run is read at once
+                continue
+            try:
+                now = self._notifier.seen()
+                if now is None:
+                    now = self._store.last_position()
+                if position is None or now > position:  # the log moved: read the running rows again
+                    position = now
+                    self._check(running)
+                    self._closing.wait(MIN_GAP)  # at most ten reads a second, however busy the log
+                self._notifier.wait(position, WAKE_EVERY)
+            except StoreUnavailable as down:  # the claim loop rides it out; so does this
+                logger.warning("could not look for cancels (%s); retrying", down)
+                self._closing.wait(1.0)
+            except Exception:  # a watch must never end: a cancel would go unheard
+                logger.exception("could not look for cancels")
+                self._closing.wait(1.0)
+
+    def _check(self, running: list[str]) -> None:
+        for signal_id in running:
+            try:
+                now = self._queries.get_signal(GetSignalById(signal_id=signal_id))
+            except SignalNotFound:  # a rebuild is running: its row comes back
+                continue
+            if now.status is SignalStatus.CANCELLED:
+                why = now.result.error if now.result and now.result.error else "no reason given"
+                self._reasons[signal_id] = f"stopped: the signal was cancelled ({why})"
+            elif now.status is SignalStatus.CLAIMED and now.claim_token != self._token:
+                self._reasons[signal_id] = "stopped: the claim is held by another worker now"
+            else:  # still ours, or ended by its own run (its outcome recorded before its slot is freed)
+                continue
+            logger.info("%s: %s; stopping its run", signal_id, self._reasons[signal_id])
