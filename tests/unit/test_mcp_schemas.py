@@ -134,16 +134,17 @@ def test_a_tool_s_schema_keeps_every_rule_and_leaves_out_the_words_that_carry_no
     assert accepted(tools["blackboard_post_signal"].arguments, {**good, "key": None})["key"] is None
 
 
-def test_the_board_s_tools_fit_in_ten_thousand_characters_of_json():
+def test_the_board_s_tools_fit_in_twelve_thousand_characters_of_json():
     """The definitions a session's model is sent with every request (bench (r) counts their tokens:
-    2,980 cl100k for the 14 tools, from 4,489 before titles, nulls and empty defaults were left out)."""
+    2,980 cl100k for the 14 tools, from 4,489 before titles, nulls and empty defaults were left out;
+    the two cancel tools made 16, 11,274 characters, where the 14 were under 10,000)."""
     import json
 
     tools = every_tool(with_agent=True)
     sent = [
         {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools.values()
     ]
-    assert len(json.dumps(sent)) <= 10_000
+    assert len(json.dumps(sent)) <= 12_000
 
 
 def test_every_tool_s_board_argument_says_its_default():

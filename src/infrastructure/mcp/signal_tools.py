@@ -229,6 +229,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
                     "correlation_id",
                     *(() if with_agent else ("cancelled_by",)),
                 ),
+                notes=on_board,
             ),
             cancel_all,
         ),

@@ -93,6 +93,8 @@ def view(row: Any) -> SimpleNamespace:
         write_keys=list(keys["write"]),
         budget_usd=row.budget_usd,
         usage=None if usage is None else SimpleNamespace(**usage),
+        priority=row.priority,
+        not_before=row.not_before,
     )
 
 
@@ -136,6 +138,8 @@ def document(signal: SimpleNamespace) -> dict[str, Any]:
         "write_keys": list(signal.write_keys),
         "budget_usd": signal.budget_usd,
         "usage": None if u is None else dict(vars(u)),
+        "priority": signal.priority,
+        "not_before": _time(signal.not_before),
     }
 
 
