@@ -295,6 +295,9 @@ async def test_the_agent_s_claim_token_guards_its_key_permissions(mcli, board):
         brief = await server.call("blackboard_read", key="brief", signal_id=sig)
         text, details = await server.refused("blackboard_write", key="plan", value="x", signal_id=sig)
         assert "plan" in text and details["exit_code"] == 3
+        # leaving signal_id out does not escape the claim's write keys (issue 27 item 6)
+        text, details = await server.refused("blackboard_write", key="plan", value="x")
+        assert "not in their write keys (draft/*)" in text and details["exit_code"] == 3
         # the same agent from another process, without the server's token, is refused
         mcli(
             "write", "draft/outro", "--blackboard", board, "--author", AGENT, "--text", "x", "--signal", sig
