@@ -279,8 +279,8 @@ async def test_not_found_conflicts_and_timeouts_are_tool_errors_with_the_cli_s_m
         assert server.progress, "no progress reported while waiting"
         text, details = await server.refused(
             "blackboard_signals", limit=10**30
-        )  # past what the database takes
-        assert details["exit_code"] == 1 and "\n" not in text
+        )  # past 64 bits: refused as bad input naming it, not an unexpected error (issue 27 item 2)
+        assert details["exit_code"] == 2 and text.startswith("limit: ") and "\n" not in text, text
         assert (await server.call("blackboard_show", signal_id=waiting))[
             "status"
         ] == "POSTED"  # still serving
