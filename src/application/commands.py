@@ -30,6 +30,13 @@ def printable(text: str) -> str:
 BoardName = Annotated[str, Field(min_length=1), AfterValidator(printable)]
 
 
+# A log position or a count: a 64-bit signed integer, what SQLite and PostgreSQL store (past it a
+# query overflows), the same bound on every interface.
+MAX_INT64 = 2**63 - 1
+Position = Annotated[int, Field(ge=0, le=MAX_INT64)]
+Count = Annotated[int, Field(ge=1, le=MAX_INT64)]
+
+
 # An entry key, or a key prefix ending in `*` (`*` alone: every key).
 KeyPattern = Annotated[str, Field(pattern=r"^([A-Za-z0-9_.:/-]{1,200}\*?|\*)$")]
 
@@ -163,7 +170,7 @@ class ClaimSignals(Command):
     signal_ids: tuple[SignalIdText, ...] = Field(min_length=1)
     agent_id: NonEmpty
     token: NonEmpty | None = None
-    limit: int = Field(default=1, ge=1)
+    limit: Count = 1
 
 
 class RecordOutcomes(Command):
@@ -193,7 +200,7 @@ class GetOpenSignals(Message):
     """Claimable signals that target any of the capabilities, oldest first."""
 
     capabilities: tuple[NonEmpty, ...] = ()
-    limit: int = Field(default=10, ge=1)
+    limit: Count = 10
     blackboard_id: NonEmpty | None = None
     catch_up: bool = (
         True  # False: as the read model stands, sparing two queries (a worker: its claim decides)
@@ -202,7 +209,7 @@ class GetOpenSignals(Message):
 
 class GetSignalById(Message):
     signal_id: SignalIdText
-    at: int | None = Field(default=None, ge=0)  # as the signal was right after this log position
+    at: Position | None = None  # as the signal was right after this log position
 
 
 class ListSignals(Message):
@@ -211,13 +218,21 @@ class ListSignals(Message):
     capability: NonEmpty | None = None
     capabilities: tuple[NonEmpty, ...] = ()  # any of them, with `capability` (a repeated --capability)
     blackboard_id: NonEmpty | None = None
-    limit: int | None = Field(default=None, ge=1)
-    at: int | None = Field(default=None, ge=0)  # as the boards were right after this log position
+    limit: Count | None = None
+    at: Position | None = None  # as the boards were right after this log position
 
 
 class WatchSignals(Message):
     """UC-004: completions of these types after global position `since`."""
 
     signal_types: tuple[SignalType, ...] = Field(min_length=1)
-    since: int = Field(default=0, ge=0)
+    since: Position = 0
+    blackboard_id: NonEmpty | None = None
+
+
+class ReadEvents(Message):
+    """The event log after global position `since`, in order (`blackboard events`)."""
+
+    since: Position = 0
+    limit: Count | None = None
     blackboard_id: NonEmpty | None = None

@@ -65,6 +65,7 @@ def _knob(
 
 MAX_SECONDS = 1e9  # about 31 years: past it a time overflows; nan and inf are no number of seconds
 MAX_COUNT = 10_000  # handlers at once, pooled connections
+MIN_LINE, MAX_LINE = 1024, 1 << 30  # bytes of one line read by `blackboard mcp`
 
 
 def _above_0(value: float) -> bool:
@@ -193,6 +194,14 @@ class BlackboardSettings:
     poll_interval: float = _knob(0.02, SECONDS, _above_0, _finite, "BLACKBOARD_POLL_INTERVAL")
     # a worker's beat: how often it says it is live (docs/agents.md: "Live workers")
     beat_interval: float = _knob(2.0, SECONDS, _above_0, _finite, "BLACKBOARD_BEAT_INTERVAL")
+    # the longest line `blackboard mcp` reads (one JSON-RPC message); a longer one is refused, unread
+    mcp_max_line: int = _knob(
+        4 * 1024 * 1024,
+        f"a whole number of bytes from {MIN_LINE} to {MAX_LINE}",
+        lambda v: MIN_LINE <= v <= MAX_LINE,
+        _whole,
+        "BLACKBOARD_MCP_MAX_LINE",
+    )
     # set in code only (tests, embedding)
     echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
     # a worker's options (`blackboard worker`)

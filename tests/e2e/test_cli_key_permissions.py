@@ -199,3 +199,99 @@ def test_a_write_naming_a_signal_the_board_does_not_hold_is_not_found(pcli, boar
     missing = write(pcli, board, "k", "sig-ffffffff").expect(4)
 
     assert "sig-ffffffff" in missing.stderr and keys(pcli, board) == []
+
+
+def plain_write(cli: Cli, board: str, key: str, author: str, env: dict[str, str] | None = None):
+    """A write that names no signal (no --signal, no --token)."""
+    return cli("--json", "write", key, "--blackboard", board, "--author", author, "--text", "words", env=env)
+
+
+def test_a_claimer_that_leaves_signal_out_is_still_bound_by_its_claims_write_keys(pcli, board):
+    claimed(pcli, board)
+
+    refused = plain_write(pcli, board, "plan/outline", "ps-researcher").expect(3)
+    also_refused = plain_write(pcli, board, "brief", "ps-researcher").expect(3)  # a read key: not writable
+    allowed = plain_write(pcli, board, "draft/intro", "ps-researcher").expect(0).json()
+
+    assert "ps-researcher holds key-restricted claims" in refused.stderr, refused.stderr
+    assert "plan/outline is not in their write keys (draft/*, final)" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr + also_refused.stderr
+    assert allowed["key"] == "draft/intro"
+    assert keys(pcli, board) == ["draft/intro"]
+
+
+def test_naming_a_signal_without_key_lists_does_not_escape_the_claims_that_bind(pcli, board):
+    claimed(pcli, board)
+    open_signal = pcli.post("--blackboard", board)["signal_id"]
+
+    refused = write(pcli, board, "plan/outline", open_signal, "ps-researcher").expect(3)
+
+    assert "not in their write keys" in refused.stderr
+    assert keys(pcli, board) == []
+
+
+def test_the_union_of_every_restricting_claim_binds_and_only_on_that_board(pcli, board):
+    claimed(pcli, board)
+    second = pcli.post("--blackboard", board, "--write-key", "notes/*")["signal_id"]
+    pcli.ok("claim", second, "--agent", "ps-researcher")
+
+    plain_write(pcli, board, "final", "ps-researcher").expect(0)
+    plain_write(pcli, board, "notes/a", "ps-researcher").expect(0)
+    refused = plain_write(pcli, board, "other", "ps-researcher").expect(3)
+    elsewhere = plain_write(pcli, f"{board}-other", "other", "ps-researcher").expect(0)
+
+    assert "(draft/*, final, notes/*)" in refused.stderr, refused.stderr
+    assert elsewhere.json()["key"] == "other"
+    assert sorted(keys(pcli, board)) == ["final", "notes/a"]
+
+
+def test_a_person_and_an_agent_between_claims_write_freely(pcli, board):
+    signal = claimed(pcli, board)
+
+    plain_write(pcli, board, "plan/outline", "ps-lead").expect(0)  # holds no claim: a person's own write
+    pcli.ok("complete", signal, "--agent", "ps-researcher", "--token", "tok-1")
+    plain_write(pcli, board, "plan/after", "ps-researcher").expect(0)  # the claim ended: free again
+
+    assert sorted(keys(pcli, board)) == ["plan/after", "plan/outline"]
+
+
+def test_a_claim_past_its_claim_timeout_binds_no_more(pcli, board):
+    claimed(pcli, board)
+    time.sleep(1.1)
+
+    plain_write(pcli, board, "plan/late", "ps-researcher", env={"BLACKBOARD_CLAIM_TIMEOUT": "1"}).expect(0)
+
+    assert keys(pcli, board) == ["plan/late"]
+
+
+def test_a_resolve_is_bound_as_a_write_is(pcli, board):
+    for author, value in (("ps-a", "one"), ("ps-b", "two")):
+        pcli("write", "plan/x", "--blackboard", board, "--author", author, "--text", value)
+    claimed(pcli, board)
+
+    refused = pcli(
+        "resolve",
+        "plan/x",
+        "--blackboard",
+        board,
+        "--author",
+        "ps-researcher",
+        "--pick",
+        "1",
+        "--rationale",
+        "mine",
+    ).expect(3)
+    pcli.ok(
+        "resolve",
+        "plan/x",
+        "--blackboard",
+        board,
+        "--author",
+        "ps-lead",
+        "--pick",
+        "1",
+        "--rationale",
+        "first",
+    )
+
+    assert "not in their write keys" in refused.stderr

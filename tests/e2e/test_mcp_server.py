@@ -300,8 +300,8 @@ async def test_not_found_conflicts_and_timeouts_are_tool_errors_with_the_cli_s_m
         assert server.progress, "no progress reported while waiting"
         text, details = await server.refused(
             "blackboard_signals", limit=10**30
-        )  # past what the database takes
-        assert details["exit_code"] == 1 and "\n" not in text
+        )  # past 64 bits: refused as bad input naming it, not an unexpected error (issue 27 item 2)
+        assert details["exit_code"] == 2 and text.startswith("limit: ") and "\n" not in text, text
         assert (await server.call("blackboard_show", signal_id=waiting))[
             "status"
         ] == "POSTED"  # still serving
@@ -316,6 +316,9 @@ async def test_the_agent_s_claim_token_guards_its_key_permissions(mcli, board):
         brief = await server.call("blackboard_read", key="brief", signal_id=sig)
         text, details = await server.refused("blackboard_write", key="plan", value="x", signal_id=sig)
         assert "plan" in text and details["exit_code"] == 3
+        # leaving signal_id out does not escape the claim's write keys (issue 27 item 6)
+        text, details = await server.refused("blackboard_write", key="plan", value="x")
+        assert "not in their write keys (draft/*)" in text and details["exit_code"] == 3
         # the same agent from another process, without the server's token, is refused
         mcli(
             "write", "draft/outro", "--blackboard", board, "--author", AGENT, "--text", "x", "--signal", sig

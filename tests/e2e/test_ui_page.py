@@ -135,3 +135,33 @@ def test_the_page_follows_the_board_live_and_its_slider_shows_an_earlier_state(b
         )
     finally:
         server.stop()
+
+
+def csp_refusals(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if "Content Security Policy" in e["message"]]
+
+
+def test_a_board_whose_id_holds_a_slash_opens_and_the_page_runs_under_its_policy(cli: Cli, browser):
+    driver = browser
+    signal_id = cli.post("--blackboard", "team/ps-1", topic="a board in a folder")["signal_id"]
+    cli.ok("write", "notes/a", "--blackboard", "team/ps-1", "--author", "ana", "--value", '"seen"')
+    cli.post("--blackboard", "other")
+    server = UiServer(cli).wait_ready()
+    try:
+        for query in ("board=team/ps-1", "board=team%2Fps-1"):
+            driver.get(f"{server.url}/?{query}")
+            WebDriverWait(driver, SETTLES_WITHIN).until(
+                lambda d: (
+                    "connected" in d.find_element(By.ID, "connection").text
+                    and card_in(d, "POSTED", signal_id)
+                )
+            )
+            assert driver.find_element(By.ID, "board").get_attribute("value") == "team/ps-1"
+            driver.find_element(By.CSS_SELECTOR, '#entries tr[data-key="notes/a"]').click()
+            WebDriverWait(driver, SETTLES_WITHIN).until(
+                lambda d: "v1" in d.find_element(By.ID, "entry-detail").text
+            )
+            assert "seen" in driver.find_element(By.ID, "entry-detail").text
+        assert csp_refusals(driver) == []
+    finally:
+        server.stop()

@@ -3,6 +3,7 @@ malformed request answered with a 4xx while the server goes on answering."""
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
@@ -113,3 +114,108 @@ def test_the_server_refuses_what_it_does_not_serve_and_survives_malformed_reques
     finally:
         printed = server.stop()
     assert "Traceback" not in printed
+
+
+SECURITY_HEADERS = {
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+}
+
+
+def assert_guarded(path: str, headers: dict[str, str]) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        assert headers.get(name) == value, (path, name, headers)
+    policy = headers.get("content-security-policy", "")
+    assert "frame-ancestors 'none'" in policy, (path, policy)
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy, (path, policy)
+    assert "default-src 'none'" in policy, (path, policy)
+
+
+def test_every_answer_carries_the_security_headers_pages_api_stream_assets_and_errors(cli: Cli):
+    cli.post("--blackboard", "ps-h")
+    server = UiServer(cli).wait_ready()
+    try:
+        for path, expected in {
+            "/": 200,
+            "/api/boards": 200,
+            "/api/board/ps-h": 200,
+            "/api/events?board=ps-h": 200,
+            "/static/app.js": 200,
+            "/static/style.css": 200,
+            "/api/board/ps-h?at=abc": 400,
+            "/nothing": 404,
+            "/static/../pyproject.toml": 404,
+        }.items():
+            status, headers, _ = server.get(path)
+            assert status == expected, (path, status)
+            assert_guarded(path, headers)
+        status, headers, _ = server.get("/api/boards", method="POST")
+        assert status == 405
+        assert_guarded("POST /api/boards", headers)
+        status, headers, _ = server.get("/", {"Host": "attacker.example"})
+        assert status == 400
+        assert_guarded("/ from another Host", headers)
+
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:  # the live stream
+            raw.sendall(b"GET /api/stream?since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += raw.recv(4096)
+        lines = head.split(b"\r\n\r\n")[0].decode().split("\r\n")
+        assert lines[0].startswith("HTTP/1.1 200"), lines
+        assert_guarded("/api/stream", {k.lower(): v.strip() for k, v in (x.split(":", 1) for x in lines[1:])})
+    finally:
+        server.stop()
+
+
+def test_the_token_gate_s_refusal_carries_the_security_headers_too(cli: Cli):
+    server = UiServer(cli, "--host", "0.0.0.0", env={"BLACKBOARD_UI_TOKEN": TOKEN}).wait_ready()
+    try:
+        status, headers, _ = server.get("/")
+        assert status == 401
+        assert_guarded("/ without a token", headers)
+    finally:
+        server.stop()
+
+
+def test_the_page_has_no_inline_script_or_style(cli: Cli):
+    server = UiServer(cli).wait_ready()
+    try:
+        _, _, page = server.get("/")
+    finally:
+        server.stop()
+    text = page.decode()
+    assert not re.search(r"<script(?![^>]*\bsrc=)|<style|\sstyle=|\son[a-z]+=", text, re.IGNORECASE), text
+    assert '<script src="/static/app.js"></script>' in text
+
+
+def test_a_board_whose_id_holds_a_slash_opens_by_path_or_by_query(cli: Cli):
+    signal_id = cli.post("--blackboard", "team/ps-1")["signal_id"]
+    cli.ok("write", "notes/a", "--blackboard", "team/ps-1", "--value", '"x"', "--author", "ana")
+    server = UiServer(cli).wait_ready()
+    try:
+        for path in ("/api/board?board=team%2Fps-1", "/api/board/team%2Fps-1", "/api/board/team/ps-1"):
+            status, _, body = server.get(path)
+            assert status == 200, (path, status, body)
+            assert signal_id.encode() in body and b'"blackboard_id":"team/ps-1"' in body, (path, body)
+        status, _, body = server.get("/api/entry?board=team%2Fps-1&key=notes%2Fa")
+        assert status == 200 and b'"x"' in body, (status, body)
+        assert server.get("/api/entry?board=team%2Fps-1")[0] == 400
+        assert server.get("/api/board")[0] == 400
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("resumed", ["9" * 20, "9" * 19, "1" * 400, "-1", "12a", "\u00b2"])
+def test_a_last_event_id_that_is_no_position_is_a_400_naming_it_and_the_server_goes_on(cli: Cli, resumed):
+    cli.post("--blackboard", "ps-r")
+    server = UiServer(cli).wait_ready()
+    try:
+        status, _, body = server.get("/api/stream", {"Last-Event-ID": resumed})
+        assert status == 400, (resumed, status, body)
+        assert b"Last-Event-ID" in body
+        assert server.get("/api/board/ps-r")[0] == 200
+    finally:
+        printed = server.stop()
+    assert "Traceback" not in printed and "failed" not in printed, printed

@@ -97,6 +97,7 @@ def browser() -> Iterator[object]:
         "--disable-extensions",
     ):
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console: a CSP refusal shows there
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
         yield driver

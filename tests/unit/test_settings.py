@@ -24,6 +24,8 @@ README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 def shown(value: object) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
     return value if isinstance(value, str) else format(value, "g")
 
 
@@ -192,6 +194,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
         pool_pre_ping=True,
         poll_interval=0.5,
         beat_interval=0.75,
+        mcp_max_line=8192,
         echo=True,
         artifacts_dir="/srv/artifacts",
         concurrency=4,

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from blackboard.application.commands import Command, Message, printable
+from blackboard.application.commands import Command, Count, Message, Position, printable
 from blackboard.application.json_values import check_json
 from blackboard.domain.knowledge.entries import KEY_PATTERN, MAX_VALUE_BYTES
 from blackboard.domain.signals import NonEmpty, SignalIdText
@@ -23,7 +23,6 @@ Key = Annotated[str, Field(pattern=f"^{KEY_PATTERN.pattern}$")]  # topic names f
 EntryType = Literal[
     "query", "finding", "plan", "analysis", "recommendation", "decision", "artifact", "final", "note"
 ]
-Position = Annotated[int, Field(ge=0)]
 
 
 def json_size(value: Any) -> int:
@@ -97,7 +96,7 @@ class ResolveEntry(Command):
     key: Key
     author: Name
     rationale: NonEmpty
-    pick: Annotated[int, Field(ge=1)] | None = None
+    pick: Count | None = None
     value: Any = None
 
     @field_validator("value")
@@ -141,7 +140,7 @@ class ListEntries(Message):
     prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/-]{1,200}$")] | None = None
     conflicts: bool = False
     at: Position | None = None
-    limit: Annotated[int, Field(ge=1)] | None = None
+    limit: Count | None = None
 
 
 class SummarizeBoard(Message):

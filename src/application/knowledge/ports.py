@@ -38,6 +38,11 @@ class EntryTransaction(abc.ABC):
         held until this transaction ends against the board's writers, so no completion, failure or
         expiry of it commits between this check and the entry's commit (key permissions)."""
 
+    @abc.abstractmethod
+    def claims_of(self, agent_id: str) -> list[AgentSignal]:
+        """This board's signals CLAIMED by `agent_id` as its last commit left them, held as `signal`
+        holds them (the claims whose key permissions bind the agent's writes)."""
+
 
 @dataclass(frozen=True, slots=True)
 class EntryFilter:

@@ -12,6 +12,7 @@ from uuid import uuid4
 from blackboard.application.commands import Command
 from blackboard.application.errors import StoreUnavailable
 from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
+from blackboard.application.knowledge.ports import EntryTransaction
 from blackboard.application.ports import Clock, EventPublisher, UnitOfWork
 from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent, EntryCandidateKept
@@ -51,20 +52,8 @@ class KnowledgeService:
         extra = {"signal_id": cmd.signal_id, "token_given": cmd.token is not None} if cmd.signal_id else {}
         metadata = command_metadata(cmd, cmd.author, **extra)
         with self._uow.entry(cmd.blackboard_id, cmd.key) as tx:
-            if checked and cmd.signal_id is not None:
-                # under the board's hold until the commit: the claim checked is the claim the write lands under
-                signal = tx.signal(cmd.signal_id)
-                if signal is None:
-                    raise SignalNotFound(cmd.signal_id, cmd.blackboard_id)
-                key_permissions.check(
-                    signal,
-                    "write",
-                    cmd.key,
-                    cmd.author,
-                    cmd.token,
-                    self._clock.now(),
-                    self._claim_timeout or timedelta.max,
-                )
+            if checked:
+                self._check_write(tx, cmd)
             entry = tx.load()
             event = entry_rules.write(
                 entry, cmd.blackboard_id, cmd.key, cmd.content(), self._clock.now(), cmd.replaces
@@ -76,9 +65,31 @@ class KnowledgeService:
             raise KeyInConflict(after, event.version)
         return after
 
+    def _check_write(self, tx: EntryTransaction, cmd: WriteEntry) -> None:
+        """Under the board's hold until the commit: the claims checked are the claims the write lands
+        under. A signal named with key lists decides alone; otherwise the author's own key-restricted
+        claims on the board bind it (permissions.bound_write)."""
+        now, timeout = self._clock.now(), self._claim_timeout or timedelta.max
+        if cmd.signal_id is not None:
+            signal = tx.signal(cmd.signal_id)
+            if signal is None:
+                raise SignalNotFound(cmd.signal_id, cmd.blackboard_id)
+            if key_permissions.restricts(signal):
+                key_permissions.check(signal, "write", cmd.key, cmd.author, cmd.token, now, timeout)
+                return
+        key_permissions.bound_write(tx.claims_of(cmd.author), cmd.key, cmd.author, now, timeout)
+
     def resolve(self, cmd: ResolveEntry) -> Entry:
         metadata = command_metadata(cmd, cmd.author)
         with self._uow.entry(cmd.blackboard_id, cmd.key) as tx:
+            # a resolve writes the key: the resolver's key-restricted claims bind it as they bind a write
+            key_permissions.bound_write(
+                tx.claims_of(cmd.author),
+                cmd.key,
+                cmd.author,
+                self._clock.now(),
+                self._claim_timeout or timedelta.max,
+            )
             entry = tx.load()
             if entry is None:
                 raise EntryNotFound(cmd.blackboard_id, cmd.key)

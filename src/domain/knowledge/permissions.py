@@ -8,6 +8,12 @@ restricts every write and read that names it (`--signal SIG`):
 - only for a key its lists name: a write for the write list, a read for either list (who may write a
   key may read what it wrote).
 A signal without key lists restricts nothing: naming it only records where the work came from.
+
+The claims bind whether or not a write names them (`bound_write`): while an author holds live claims
+on signals with write keys on a board, each of its writes (and resolves) on that board that names no
+signal with key lists must fall within the union of those claims' write keys. An author holding no
+such claim (a person's own writes, an agent between claims) is not restricted; nor are the items a
+completion lands (the completion is the claimer's permission).
 """
 
 from __future__ import annotations
@@ -50,6 +56,38 @@ def restricts(signal: AgentSignal) -> bool:
     return bool(signal.read_keys or signal.write_keys)
 
 
+def lease_live(signal: AgentSignal, at: datetime, claim_timeout: timedelta) -> bool:
+    lease = signal.lease_started
+    return lease is None or at - lease < claim_timeout
+
+
+def bound_write(
+    held: Iterable[AgentSignal], key: str, author: str, at: datetime, claim_timeout: timedelta
+) -> None:
+    """Raises KeyPermissionDenied unless `key` is in the union of the write keys of the claims
+    `author` holds (live, on signals with write keys) among `held`. Holding none: nothing to check."""
+    binding = [
+        s
+        for s in held
+        if s.write_keys
+        and s.status is SignalStatus.CLAIMED
+        and s.claimed_by == author
+        and lease_live(s, at, claim_timeout)
+    ]
+    if not binding:
+        return
+    patterns = sorted({p for s in binding for p in s.write_keys})
+    if not allowed(patterns, key):
+        claims = ", ".join(sorted(s.signal_id for s in binding))
+        raise KeyPermissionDenied(
+            claims,
+            key,
+            "write",
+            f"{author} holds key-restricted claims ({claims}) and {key} is not in their write keys "
+            f"({', '.join(patterns)})",
+        )
+
+
 def check(
     signal: AgentSignal,
     access: Access,
@@ -65,8 +103,7 @@ def check(
     deny = lambda why: KeyPermissionDenied(signal.signal_id, key, access, why)  # noqa: E731
     if signal.status is not SignalStatus.CLAIMED:
         raise deny(f"the signal is {signal.status.value}, not held by a claim")
-    lease = signal.lease_started
-    if lease is not None and at - lease >= claim_timeout:
+    if not lease_live(signal, at, claim_timeout):
         raise deny(
             f"{signal.claimed_by}'s claim ran past its claim timeout ({claim_timeout.total_seconds():g} s)"
         )

@@ -4,6 +4,7 @@ CLI's settings, a request model's refusal turned into InvalidInput naming the ar
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections.abc import Iterable
@@ -13,10 +14,13 @@ from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from blackboard.application.commands import MAX_INT64
+from blackboard.application.json_values import MAX_DEPTH
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.api.errors import Closed
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.input_errors import invalid_input
+from blackboard.infrastructure.settings import MAX_SECONDS
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -126,9 +130,12 @@ def request(model: type[M], as_given: dict[str, Any] | None = None, **given: Any
 def as_json(value: Any, field: str) -> Any:
     """`value` as the store will hold it (JSON: a tuple becomes a list, a dict's int keys strings), so the
     document a call returns is the one a later read gives; what JSON cannot hold (NaN, a set) is refused
-    as the CLI refuses it."""
+    as the CLI refuses it, and so is a value nested too deep to encode (the models check the
+    32-level rule of json_values.py on what comes back)."""
     try:
         return json.loads(json.dumps(value, allow_nan=False, ensure_ascii=False))
+    except RecursionError:
+        raise InvalidInput(field, f"must nest at most {MAX_DEPTH} levels of arrays and objects") from None
     except (TypeError, ValueError) as exc:
         raise InvalidInput(field, f"must be JSON: {exc}") from None
 
@@ -146,8 +153,23 @@ def names(items: Iterable[str] | str | None, field: str) -> tuple[str, ...]:
         raise InvalidInput(field, f"must be a list of strings, got {type(items).__name__}") from None
 
 
-def check_wait(timeout: float | None, since: int | None = None) -> None:
-    if timeout is not None and timeout < 0:
-        raise InvalidInput("timeout", f"must be 0 or more seconds, got {timeout:g}")
-    if since is not None and since < 0:
-        raise InvalidInput("since", f"must be a log position, 0 or more, got {since}")
+def check_wait(timeout: Any, since: Any = None) -> None:
+    """A wait's `timeout` (seconds, a finite number from 0 to MAX_SECONDS: nan would never end, inf
+    neither) and `since` (a log position), as the CLI's `--timeout` and `--since` are checked."""
+    if timeout is not None:
+        number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+        if not number or not math.isfinite(timeout) or not 0 <= timeout <= MAX_SECONDS:
+            raise InvalidInput(
+                "timeout", f"must be a number of seconds from 0 to {MAX_SECONDS:g}, got {_shown(timeout)}"
+            )
+    if since is not None:
+        whole = isinstance(since, int) and not isinstance(since, bool)
+        if not whole or not 0 <= since <= MAX_INT64:
+            raise InvalidInput(
+                "since", f"must be a log position, a whole number from 0 to {MAX_INT64}, got {_shown(since)}"
+            )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:40]}..."

@@ -16,10 +16,10 @@ from blackboard.application.commands import (
     GetSignalById,
     ListSignals,
     PostSignal,
+    ReadEvents,
     RetrySignal,
     WatchSignals,
 )
-from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
 from blackboard.infrastructure.documents import Agents, Events, Ranking, Signal, Signals, WatchedSignal
@@ -225,11 +225,10 @@ class SignalCalls(Base):
 
     def events(self, *, blackboard_id: str | None = None, since: int = 0, limit: int | None = None) -> Events:
         """`blackboard events`: the event log after position `since`, in order, with global positions."""
-        if since < 0 or (limit is not None and limit < 1):
-            raise InvalidInput(
-                "since" if since < 0 else "limit", "must be 0 or more (since), 1 or more (limit)"
-            )
-        return Events(documents.events(self._parts.queries.events(since, limit, blackboard_id)))
+        query = request(ReadEvents, {"since": since}, limit=limit, blackboard_id=blackboard_id)
+        return Events(
+            documents.events(self._parts.queries.events(query.since, query.limit, query.blackboard_id))
+        )
 
     def position(self) -> int:
         """The event log's last position now: a `since` from which a watch sees only what comes next."""

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from blackboard.application.commands import MAX_INT64
 from blackboard.domain.errors import InvalidInput
 
 STRICT = ConfigDict(extra="forbid")
@@ -77,7 +78,9 @@ def compact(schema: dict[str, Any]) -> dict[str, Any]:
     - an optional argument is its own type, without `anyOf [..., {"type": "null"}]` and `default: null`
       (leaving it out says that; null is still accepted);
     - no default that leaving the argument out implies (`[]`, `{}`, `""`, `false`, `null`), and no
-      `additionalProperties: true` (JSON Schema's own default); other defaults stay (`entry_type`: note).
+      `additionalProperties: true` (JSON Schema's own default); other defaults stay (`entry_type`: note);
+    - no `maximum` of 2**63 - 1, the 64-bit bound of every position and count (a call past it is still
+      refused, naming the argument).
     """
     definitions = schema.get("$defs", {})
 
@@ -92,6 +95,8 @@ def compact(schema: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, item in value.items():
             if key in ("title", "$defs") or (key == "additionalProperties" and item is True):
+                continue
+            if key == "maximum" and item == MAX_INT64:  # every position and count: still refused past it
                 continue
             if key == "properties":
                 out[key] = {name: node(field) for name, field in item.items()}

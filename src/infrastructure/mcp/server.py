@@ -18,7 +18,6 @@ import anyio.from_thread
 import anyio.to_thread
 from mcp import types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from blackboard.domain.errors import BlackboardError, InvalidInput
@@ -28,6 +27,7 @@ from blackboard.infrastructure.mcp.pipes import standard_pipes
 from blackboard.infrastructure.mcp.schemas import invalid
 from blackboard.infrastructure.mcp.session import Session
 from blackboard.infrastructure.mcp.tools import every_tool
+from blackboard.infrastructure.mcp.transport import stdio_transport
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.container import Container
@@ -43,12 +43,12 @@ def serve(
     session = Session(container, agent, board)  # builds the use cases now, on this thread
     if claim is not None:
         session.bind(*claim)
-    anyio.run(_serve, build_server(session))
+    anyio.run(_serve, build_server(session), container.config().mcp_max_line)
 
 
-async def _serve(server: Server[Any]) -> None:
-    with standard_pipes() as (stdin, stdout):
-        async with stdio_server(stdin, stdout) as (read, write):  # type: ignore[arg-type]
+async def _serve(server: Server[Any], max_line: int) -> None:
+    with standard_pipes(max_line) as (stdin, stdout):
+        async with stdio_transport(stdin, stdout) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
 

@@ -7,12 +7,12 @@ from contextlib import ExitStack
 from typing import Any
 
 from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel, EntryTransaction
-from blackboard.application.ports import Recorded
+from blackboard.application.ports import Recorded, SignalFilter
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import EntryEvent, entry_stream_id
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry
-from blackboard.domain.signals import AgentSignal
+from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 
@@ -40,6 +40,17 @@ class InMemoryEntryTransaction(EntryTransaction):
             return found if found is not None and found.blackboard_id == self.blackboard_id else None
         board = BlackboardAggregate.replay(self.blackboard_id, self._store.load(self.blackboard_id))
         return board.signals.get(signal_id)
+
+    def claims_of(self, agent_id: str) -> list[AgentSignal]:
+        self._holds.enter_context(self._store.hold(self.blackboard_id))
+        if self._read_model.position() == self._store.last_position():
+            found = self._read_model.find(
+                SignalFilter(status=SignalStatus.CLAIMED, blackboard_id=self.blackboard_id)
+            )
+        else:
+            board = BlackboardAggregate.replay(self.blackboard_id, self._store.load(self.blackboard_id))
+            found = [s for s in board.signals.values() if s.status is SignalStatus.CLAIMED]
+        return [s for s in found if s.claimed_by == agent_id]
 
     def load(self) -> Entry | None:
         if self._read_model.position() == self._store.last_position():

@@ -19,17 +19,19 @@ from starlette.staticfiles import StaticFiles
 from blackboard.application.ports import LogNotifier
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.web.auth import TokenGate, is_loopback
+from blackboard.infrastructure.web.headers import SecurityHeaders
 from blackboard.infrastructure.web.live import LogFollower, log_stream
-from blackboard.infrastructure.web.routes import api, position
+from blackboard.infrastructure.web.routes import api, position, resumed_position
 from blackboard.infrastructure.web.view import BoardView
 
 STATIC = Path(__file__).parent / "static"
 LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]", "::1"]
 
 
-def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: str) -> Starlette:
+def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: str) -> SecurityHeaders:
     """`token` None: no gate (a loopback bind only, and then Host must name the loopback too, so a page
-    of another site cannot reach it through DNS rebinding)."""
+    of another site cannot reach it through DNS rebinding). The security headers wrap everything, so
+    even Starlette's own 500 carries them."""
     follower = LogFollower(view, notifier)
 
     @contextlib.asynccontextmanager
@@ -46,7 +48,7 @@ def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: s
             since = position(request, "since")
             resumed = request.headers.get("last-event-id")
             if resumed:  # an EventSource reconnecting: go on after the last record it had
-                since = int(resumed) if resumed.isdigit() and len(resumed) <= 19 else since
+                since = resumed_position(resumed)
         except InvalidInput as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         start = view.last_position() if since is None else since
@@ -56,7 +58,9 @@ def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: s
     routes = [
         Route("/", page, methods=["GET"]),
         Route("/api/boards", handlers["boards"], methods=["GET"]),
-        Route("/api/board/{board}", handlers["board"], methods=["GET"]),
+        Route("/api/board", handlers["board"], methods=["GET"]),  # ?board=ID: any id, `/` included
+        Route("/api/board/{board:path}", handlers["board"], methods=["GET"]),
+        Route("/api/entry", handlers["entry"], methods=["GET"]),  # ?board=ID&key=KEY
         Route("/api/entry/{board}/{key:path}", handlers["entry"], methods=["GET"]),
         Route("/api/events", handlers["events"], methods=["GET"]),
         Route("/api/stream", stream, methods=["GET"]),
@@ -65,4 +69,4 @@ def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: s
     middleware = [Middleware(TokenGate, token=token)] if token else []
     if is_loopback(host) and not token:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=[*LOCAL_HOSTS, host]))
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    return SecurityHeaders(Starlette(routes=routes, middleware=middleware, lifespan=lifespan))

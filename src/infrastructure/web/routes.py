@@ -27,9 +27,24 @@ def position(request: Request, name: str, default: int | None = None) -> int | N
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
-    if len(raw) > 20 or not raw.isdigit() or int(raw) > MAX_POSITION:
+    if len(raw) > 20 or not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_POSITION:
         raise InvalidInput(name, f"must be a log position, a whole number from 0, got {raw[:40]!r}")
     return int(raw)
+
+
+def resumed_position(raw: str) -> int:
+    """An EventSource's `Last-Event-ID`: a position this server gave, so anything else is a 400 naming it."""
+    if len(raw) > 19 or not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_POSITION:
+        raise InvalidInput("Last-Event-ID", f"must be a log position, 0 to {MAX_POSITION}, got {raw[:40]!r}")
+    return int(raw)
+
+
+def board_id(request: Request) -> str:
+    """The board from the path (`/api/board/ID`, where ID may hold `/`) or from `?board=ID`."""
+    board = request.path_params.get("board") or request.query_params.get("board")
+    if not board:
+        raise InvalidInput("board", "is required: /api/board?board=ID")
+    return board
 
 
 def answers(handler: Callable[[Request], Any]) -> Handler:
@@ -64,12 +79,13 @@ def api(view: BoardView) -> dict[str, Handler]:
         return view.boards()
 
     def board(request: Request) -> Any:
-        return view.board(request.path_params["board"], position(request, "at"))
+        return view.board(board_id(request), position(request, "at"))
 
     def entry(request: Request) -> Any:
-        return view.entry_history(
-            request.path_params["board"], request.path_params["key"], position(request, "at")
-        )
+        key = request.path_params.get("key") or request.query_params.get("key")
+        if not key:
+            raise InvalidInput("key", "is required: /api/entry?board=ID&key=KEY")
+        return view.entry_history(board_id(request), key, position(request, "at"))
 
     def events(request: Request) -> Any:
         limit = position(request, "limit", MAX_EVENTS)

@@ -55,7 +55,7 @@ async function loadBoard() {
   renderBoards();
   if (!S.board) { render(); return; }
   const board = S.board;
-  const [snapshot, log] = await Promise.all([getJSON(`/api/board/${enc(board)}`), getJSON(`/api/events?board=${enc(board)}`)]);
+  const [snapshot, log] = await Promise.all([getJSON(`/api/board?board=${enc(board)}`), getJSON(`/api/events?board=${enc(board)}`)]);
   if (board !== S.board) return;
   S.signals = new Map(snapshot.signals.map((s) => [s.signal_id, s]));
   S.entries = new Map(snapshot.entries.map((e) => [e.key, e]));
@@ -109,7 +109,7 @@ function travel(position) {
   S.at = position;
   clearTimeout(travelling);
   travelling = setTimeout(async () => {
-    const snapshot = await getJSON(`/api/board/${enc(S.board)}?at=${position}`);
+    const snapshot = await getJSON(`/api/board?board=${enc(S.board)}&at=${position}`);
     if (!S.live && S.at === position) { S.past = snapshot; render(); if (S.entryKey) showEntry(S.entryKey); }
   }, 120);
   render();
@@ -268,10 +268,10 @@ function renderEntries(entries) {
 }
 
 async function showEntry(key) {
-  const at = S.live ? "" : `?at=${S.at}`;
+  const at = S.live ? "" : `&at=${S.at}`;
   const target = $("entry-detail");
   try {
-    const versions = await getJSON(`/api/entry/${enc(S.board)}/${key.split("/").map(enc).join("/")}${at}`);
+    const versions = await getJSON(`/api/entry?board=${enc(S.board)}&key=${enc(key)}${at}`);
     target.replaceChildren(el("h3", {}, `history of ${key}`), el("ol", { class: "history" }, ...versions.map((v) =>
       el("li", { class: v.status }, `v${v.version} ${v.status} by ${v.author} at #${v.position}: ${short(v.value, 100)}`,
         v.rationale ? ` (picked ${v.picked ?? "a merge"}: ${v.rationale})` : ""))));
