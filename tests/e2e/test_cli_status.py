@@ -173,10 +173,10 @@ def test_status_watch_redraws_the_table_in_a_terminal(store, tmp_path: Path):
     try:
         seen = bytearray()
         _read_until(
-            main, re.compile(rb"ps-tty(\s+0){6}\s+-\s+1\s+0\s"), seen
+            main, re.compile(rb"ps-tty(\s+0){7}\s+-\s+1\s+0\s"), seen
         )  # no signal, 1 entry, 0 conflicts
         store.ok("write", "second", "--blackboard", "ps-tty", "--author", "a", "--value", "2")
-        _read_until(main, re.compile(rb"ps-tty(\s+0){6}\s+-\s+2\s+0\s"), seen)  # redrawn: 2 entries
+        _read_until(main, re.compile(rb"ps-tty(\s+0){7}\s+-\s+2\s+0\s"), seen)  # redrawn: 2 entries
         proc.send_signal(signal.SIGINT)
         assert proc.wait(TIMEOUT) == 0
     finally:

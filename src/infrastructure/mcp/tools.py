@@ -37,15 +37,17 @@ class Tool:
 
 
 CLAIM_TOOLS = frozenset({"blackboard_claim", "blackboard_complete", "blackboard_fail"})
+# A run works on its claim: it ends other signals neither one by one nor in bulk (a person or a lead does)
+CANCEL_TOOLS = frozenset({"blackboard_cancel", "blackboard_cancel_all"})
 
 
 @cache  # the tools hold no state: built once per process, their schemas with them (a runner's run each)
 def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     """The contract's tools, by name. A server with an agent writes, posts and resolves as it; one
     without takes the `author` (`posted_by`) each call names. A session bound to a claim (a runner's run)
-    offers no claim, complete or fail: its final answer is the outcome."""
+    offers no claim, complete or fail (its final answer is the outcome) and no cancel."""
     from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools
     from blackboard.infrastructure.mcp.signal_tools import signal_tools
 
     tools = (*signal_tools(with_agent), *knowledge_tools(with_agent))
-    return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS)}
+    return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}
