@@ -115,7 +115,8 @@ def test_bulk_cancels_by_board_and_by_correlation_id(ccli):
 
 
 def test_a_cancel_stops_the_handler_running_in_another_process_and_refuses_its_outcome(ccli, tmp_path):
-    worker = ccli.start("worker", "--agent", "ps-hang", "--board", "ps-c")
+    # --grace 1: at the end the worker stops with the next signal's handler still hanging
+    worker = ccli.start("worker", "--agent", "ps-hang", "--board", "ps-c", "--grace", "1")
     sig = post(ccli, "e-1")
     pid_file = tmp_path / "runs" / f"{sig}.pid"
     wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the handler to start")
