@@ -32,6 +32,7 @@ ONE_PROCESS_PER_FILE = {
 }
 
 
+@pytest.hookimpl(optionalhook=True)  # a run without xdist (-p no:xdist) knows no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Under pytest-xdist: the tests of a file of ONE_PROCESS_PER_FILE go to one process together, every other
     test to whichever process is free. (Its own `--dist loadgroup` reads an `xdist_group` mark into the test's

@@ -16,6 +16,26 @@ from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventSto
 from blackboard.infrastructure.persistence.tables import EVENTS
 
 
+def _store_posted(
+    sql_engine, stream_id: str, schema_version: int, data: dict, at: datetime, event_id: str
+) -> None:
+    """One AgentSignalPosted row as an older version of the code wrote it."""
+    with sql_engine.begin() as conn:
+        conn.execute(
+            insert(EVENTS).values(
+                event_id=event_id,
+                stream_id=stream_id,
+                version=1,
+                event_type="AgentSignalPosted",
+                schema_version=schema_version,
+                data=json.dumps(data),
+                metadata="{}",
+                occurred_at=at,
+                recorded_at=at,
+            )
+        )
+
+
 def test_a_row_of_an_older_schema_version_is_upcast_when_loaded(sql_engine, monkeypatch):
     # Suppose AgentSignalFailed is at schema 2, where version 1 called the error "message".
     monkeypatch.setattr(AgentSignalFailed, "schema_version", 2)
@@ -99,20 +119,7 @@ def test_a_posted_event_of_schema_2_loads_with_no_key_permissions_and_restricts_
         "dedupe_key": None,
         "retry_of": None,
     }
-    with sql_engine.begin() as conn:
-        conn.execute(
-            insert(EVENTS).values(
-                event_id="6f1c1d7e-0000-4000-8000-000000000021",
-                stream_id="bb-v2",
-                version=1,
-                event_type="AgentSignalPosted",
-                schema_version=2,
-                data=json.dumps(posted_v2),
-                metadata="{}",
-                occurred_at=at,
-                recorded_at=at,
-            )
-        )
+    _store_posted(sql_engine, "bb-v2", 2, posted_v2, at, "6f1c1d7e-0000-4000-8000-000000000021")
 
     (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v2")
 
@@ -137,20 +144,7 @@ def test_a_posted_event_of_schema_4_loads_with_the_default_priority_and_is_claim
         "write_keys": [],
         "budget_usd": None,
     }
-    with sql_engine.begin() as conn:
-        conn.execute(
-            insert(EVENTS).values(
-                event_id="6f1c1d7e-0000-4000-8000-000000000041",
-                stream_id="bb-v4",
-                version=1,
-                event_type="AgentSignalPosted",
-                schema_version=4,
-                data=json.dumps(posted_v4),
-                metadata="{}",
-                occurred_at=at,
-                recorded_at=at,
-            )
-        )
+    _store_posted(sql_engine, "bb-v4", 4, posted_v4, at, "6f1c1d7e-0000-4000-8000-000000000041")
 
     (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v4")
 
@@ -175,20 +169,7 @@ def test_a_posted_event_of_schema_5_loads_claimable_at_once(sql_engine):
         "budget_usd": None,
         "priority": 1,
     }
-    with sql_engine.begin() as conn:
-        conn.execute(
-            insert(EVENTS).values(
-                event_id="6f1c1d7e-0000-4000-8000-000000000051",
-                stream_id="bb-v5",
-                version=1,
-                event_type="AgentSignalPosted",
-                schema_version=5,
-                data=json.dumps(posted_v5),
-                metadata="{}",
-                occurred_at=at,
-                recorded_at=at,
-            )
-        )
+    _store_posted(sql_engine, "bb-v5", 5, posted_v5, at, "6f1c1d7e-0000-4000-8000-000000000051")
 
     (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v5")
 
