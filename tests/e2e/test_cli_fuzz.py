@@ -296,3 +296,21 @@ def test_generated_command_lines_through_the_executable(tmp_path_factory, agents
 
     stdout, stderr = (done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
     check(argv, done.returncode, stdout, stderr, events_written(db))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["import", "a\x00b"], ["export", "ps-1", "--output", "a\x00b"]],
+    ids=["import", "export"],
+)
+def test_a_file_name_holding_a_nul_is_bad_input(tmp_path, monkeypatch, capsys, argv):
+    """Found by the generated command lines: only a caller in the process can pass a NUL (exec refuses one)."""
+    from blackboard.infrastructure.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BLACKBOARD_DB", f"sqlite:///{tmp_path / 'board.db'}")
+    assert main(["post", "--type", "RESEARCH", "--ps-id", "ps-1", "--entry-id", "e-1", "--topic", "t"]) == 0
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "must be" in capsys.readouterr().err
+    assert not list(tmp_path.glob("a*"))

@@ -51,8 +51,9 @@ def export(args: argparse.Namespace, transfer: Any = Provide[Container.transfer.
     try:  # a reader of the file never sees half a document
         partial.write_text(text + "\n", encoding="utf-8")
         os.replace(partial, target)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        if "\0" not in str(partial):
+            partial.unlink(missing_ok=True)
         raise InvalidInput("--output", f"must be a file that can be written: {exc}") from None
     size = target.stat().st_size
     streams = len({e.stream_id for e in events})
@@ -205,5 +206,5 @@ def _read(path: str) -> str:
         if path == "-":
             return sys.stdin.read()
         return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in the path
         raise InvalidInput("FILE", f"must be a readable UTF-8 file: {exc}") from None
