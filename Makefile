@@ -20,8 +20,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 lint: $(STAMP)
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/ruff check --quiet .
-	$(BIN)/python tools/lint_tree.py build/lint
-	cd build/lint && PYTHONPATH=. ../../$(BIN)/lint-imports --config ../../pyproject.toml
+	$(BIN)/lint-imports --cache-dir build/import-linter-cache
 
 # zsh, fish, chromium and chromium-driver (apt-get, when root on Debian) and Claude Code, pinned, in
 # .tools/claude-code (npm); or stop, naming what to install and how. Quiet and quick when all is there.

@@ -26,3 +26,19 @@ def test_every_folder_with_python_modules_is_a_listed_package_under_blackboard()
     assert set(setuptools["packages"]) == on_disk
     assert all(name == "blackboard" or name.startswith("blackboard.") for name in on_disk)
     assert folders_without_init == []
+
+
+def test_each_layer_has_the_one_link_import_linter_needs_and_it_leads_to_the_mapped_folder():
+    """import-linter walks src/blackboard on disk: a link per mapped layer, to the folder the mapping names."""
+    mapping: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-dir"
+    ]
+    package_folder = ROOT / mapping["blackboard"]
+    layers = {
+        name.removeprefix("blackboard."): folder for name, folder in mapping.items() if name.count(".") == 1
+    }
+    links = {p.name: p for p in package_folder.iterdir() if p.is_symlink()}
+
+    assert set(links) == set(layers)
+    for name, folder in layers.items():
+        assert links[name].resolve() == (ROOT / folder).resolve(), name
