@@ -318,6 +318,33 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     return url
 
 
+QUICK_AGENT = """---
+name: ps-quick
+capabilities: {RESEARCH: 0.95}
+command: echo done
+---
+Answers at once.
+"""
+
+
+def cli_with_agents(
+    request: pytest.FixtureRequest,
+    make_cli: Callable[..., Cli],
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    label: str,
+    agents: Mapping[str, str],
+) -> Cli:
+    """For a fixture parametrised with "sqlite" and "postgresql": the CLI on its database (database_url),
+    run from tmp_path, with an agents folder of its own holding `agents` (file name -> text)."""
+    url = database_url(request, tmp_path_factory, label)
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    for name, content in agents.items():
+        (folder / name).write_text(content, encoding="utf-8")
+    return make_cli(url, tmp_path, folder)
+
+
 def empty_database(url: str) -> None:
     """Other tests of the run may have left rows (even a read model out of step with its events)."""
     engine = create_engine(url, poolclass=NullPool)

@@ -8,25 +8,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.e2e.conftest import Cli, assert_signal, database_url
+from tests.e2e.conftest import QUICK_AGENT, Cli, assert_signal, cli_with_agents
 from tests.waiting import wait_until
-
-QUICK = """---
-name: ps-quick
-capabilities: {RESEARCH: 0.95}
-command: echo done
----
-Answers at once.
-"""
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def lcli(request, make_cli, tmp_path_factory, tmp_path) -> Cli:
-    url = database_url(request, tmp_path_factory, "later")
-    agents = tmp_path / "agents"
-    agents.mkdir()
-    (agents / "ps-quick.md").write_text(QUICK, encoding="utf-8")
-    made = make_cli(url, tmp_path, agents)
+    made = cli_with_agents(
+        request, make_cli, tmp_path_factory, tmp_path, "later", {"ps-quick.md": QUICK_AGENT}
+    )
     made.ok("events", "--limit", "1")  # the schema exists before a worker starts
     return made
 

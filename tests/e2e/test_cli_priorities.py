@@ -5,24 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import Cli, assert_signal, database_url
-
-QUICK = """---
-name: ps-quick
-capabilities: {RESEARCH: 0.95}
-command: echo done
----
-Answers at once.
-"""
+from tests.e2e.conftest import QUICK_AGENT, Cli, assert_signal, cli_with_agents
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def pcli(request, make_cli, tmp_path_factory, tmp_path) -> Cli:
-    url = database_url(request, tmp_path_factory, "priorities")
-    agents = tmp_path / "agents"
-    agents.mkdir()
-    (agents / "ps-quick.md").write_text(QUICK, encoding="utf-8")
-    return make_cli(url, tmp_path, agents)
+    return cli_with_agents(
+        request, make_cli, tmp_path_factory, tmp_path, "priorities", {"ps-quick.md": QUICK_AGENT}
+    )
 
 
 def post(cli: Cli, entry: str, *priority: str) -> dict:

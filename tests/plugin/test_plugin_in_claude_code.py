@@ -25,28 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.docs.examples import ROOT
-from tests.runners.claude import claude_env
+from tests.runners.claude import SERVER_TOOLS, claude_env
 from tests.runners.standins import call, say, stand_in
 
 PLUGIN = ROOT / "plugin"
 SKILL_TEXT = (ROOT / "docs" / "skill" / "SKILL.md").read_text(encoding="utf-8")
 SKILL_BODY = SKILL_TEXT.split("---\n", 2)[2].strip().splitlines()[0]  # "# Working through the blackboard"
-BOARD_TOOLS = {
-    "blackboard_post_signal",
-    "blackboard_claim",
-    "blackboard_complete",
-    "blackboard_fail",
-    "blackboard_show",
-    "blackboard_signals",
-    "blackboard_match",
-    "blackboard_wait",
-    "blackboard_write",
-    "blackboard_read",
-    "blackboard_list",
-    "blackboard_resolve",
-    "blackboard_topic",
-    "blackboard_summary",
-}
 PLUGIN_SERVER = "mcp__plugin_blackboard_blackboard__"
 AGENTS = ("blackboard:code-reviewer", "blackboard:competitive-analyst", "blackboard:technical-writer")
 TIMEOUT = 240
@@ -139,7 +123,7 @@ def test_a_session_with_the_plugin_gets_the_board_s_tools_the_skill_and_the_agen
 
     first = api.model_calls[0].body
     tools = {t["name"] for t in first["tools"]}
-    assert {PLUGIN_SERVER + name for name in BOARD_TOOLS} <= tools
+    assert {PLUGIN_SERVER + name for name in SERVER_TOOLS} <= tools
     sent = texts(first)
     assert "- blackboard:blackboard: Coordinate work on a problem statement" in sent  # the skill listing
     for agent in AGENTS:
@@ -176,7 +160,7 @@ def test_a_bare_session_loads_the_plugin_s_skill_by_name_and_the_board_through_m
     assert done.returncode == 0 and "READ THE SKILL" in done.stdout, done.stdout + done.stderr
 
     first = api.model_calls[0].body
-    assert {"mcp__blackboard__" + name for name in BOARD_TOOLS} <= {t["name"] for t in first["tools"]}
+    assert {"mcp__blackboard__" + name for name in SERVER_TOOLS} <= {t["name"] for t in first["tools"]}
     sent = texts(first)
     assert SKILL_BODY == "# Working through the blackboard" and SKILL_BODY in sent
     assert "hand the storage research to a specialist" in sent

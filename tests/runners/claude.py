@@ -47,3 +47,29 @@ def live_in_group(pgid: int) -> list[int]:
 def environ(pid: int) -> dict[str, str]:
     raw = Path(f"/proc/{pid}/environ").read_bytes()
     return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+
+
+# The board's MCP tools a run's session gets (bound to its claim): all but claim, complete, fail and cancel
+BOUND_TOOLS = frozenset(
+    {
+        "blackboard_post_signal",
+        "blackboard_show",
+        "blackboard_signals",
+        "blackboard_match",
+        "blackboard_wait",
+        "blackboard_write",
+        "blackboard_read",
+        "blackboard_list",
+        "blackboard_resolve",
+        "blackboard_topic",
+        "blackboard_summary",
+    }
+)
+# What a server started for a person or an agent (not bound to a claim) offers besides
+SERVER_TOOLS = BOUND_TOOLS | {
+    "blackboard_claim",
+    "blackboard_complete",
+    "blackboard_fail",
+    "blackboard_cancel",
+    "blackboard_cancel_all",
+}

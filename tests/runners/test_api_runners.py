@@ -11,22 +11,10 @@ from datetime import datetime
 import pytest
 
 from blackboard import Blackboard
+from tests.runners.claude import BOUND_TOOLS
 from tests.runners.standins import call, fail, say, slow, stand_in
 
 WRITER = "runner: anthropic\nmodel: sonnet\n"
-BOUND_TOOLS = {  # the MCP server's tools, less claim, complete and fail
-    "blackboard_post_signal",
-    "blackboard_show",
-    "blackboard_signals",
-    "blackboard_match",
-    "blackboard_wait",
-    "blackboard_write",
-    "blackboard_read",
-    "blackboard_list",
-    "blackboard_resolve",
-    "blackboard_topic",
-    "blackboard_summary",
-}
 
 
 def anthropic_env(url: str) -> dict[str, str]:

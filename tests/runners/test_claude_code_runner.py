@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from tests.runners.claude import claude_env, environ, processes
+from tests.runners.claude import BOUND_TOOLS, claude_env, environ, processes
 from tests.runners.standins import call, say, slow, stand_in
 
 REVIEWER = """description: Reviews a change for bugs and style.
@@ -15,19 +15,6 @@ tools: Read, Grep
 model: sonnet
 """
 BOARD = "mcp__blackboard__"
-BOUND_TOOLS = {
-    "blackboard_post_signal",
-    "blackboard_show",
-    "blackboard_signals",
-    "blackboard_match",
-    "blackboard_wait",
-    "blackboard_write",
-    "blackboard_read",
-    "blackboard_list",
-    "blackboard_resolve",
-    "blackboard_topic",
-    "blackboard_summary",
-}
 
 
 def tool_results(request) -> list[dict]:
