@@ -254,6 +254,28 @@ class BlackboardService:
             cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id, deadlines=scope.signals
         )
 
+    def redeliver_completion(self, blackboard_id: str, signal_id: str, agent_id: str, token: str | None) -> bool:
+        """Tell subscribers again of a completion this claimer stored, when the claimer could not learn
+        that it was stored (the database went away before its commit was acknowledged, so the retry was
+        refused as already COMPLETED). Its knowledge items then land as they would have (landing is
+        idempotent). False when the signal was not completed by this claim."""
+        signal = self._read_model.get(signal_id)
+        if (
+            signal is None
+            or signal.status is not SignalStatus.COMPLETED
+            or signal.claimed_by != agent_id
+            or (signal.claim_token is not None and signal.claim_token != token)
+            or self._store is None
+        ):
+            return False
+        completions = [
+            event
+            for event in self._store.load(blackboard_id)
+            if event.event_type == "AgentSignalCompleted" and event.signal_id == signal_id
+        ]
+        self._publisher.publish(completions)
+        return bool(completions)
+
     def renew_claim(self, cmd: RenewClaim) -> AgentSignal:
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),

@@ -76,3 +76,59 @@ def test_a_completion_delivered_twice_lands_its_items_once():
     board.dispatcher.publish(completion)
 
     assert board.event_types().count("EntryWritten") == 1
+
+
+
+def test_a_completion_whose_acknowledgement_was_lost_in_an_outage_still_lands_its_items():
+    """The database stores a worker's batch, then goes away before the commit is acknowledged: the
+    recorder's retry is refused (already COMPLETED), and the items must land all the same."""
+    import threading
+
+    from blackboard.application.dispatcher import EventDispatcher
+    from blackboard.application.ports import StoreUnavailable
+    from blackboard.infrastructure.worker.recorder import Done, Recorder
+
+    board, queries = landing_board()
+    signal_id = claimed(board)
+    claim = board.read_model.get(signal_id)
+    service, landing = board.service, board.dispatcher
+    board.dispatcher = EventDispatcher()  # the first try's process hears nothing of its commit
+    silent = board.fresh_service()
+    board.dispatcher = landing
+
+    class LosesTheFirstAcknowledgement:
+        calls = 0
+
+        def record_outcomes(self, command: RecordOutcomes):
+            self.calls += 1
+            if self.calls == 1:
+                silent.record_outcomes(command)  # stored ...
+                raise StoreUnavailable("server closed the connection unexpectedly")  # ... unacknowledged
+            return service.record_outcomes(command)
+
+        def __getattr__(self, name: str):
+            return getattr(service, name)
+
+    flaky = LosesTheFirstAcknowledgement()
+    batches: list[list[Done]] = []
+    recorder = Recorder(flaky, "ps-researcher", threading.Event(), batches.append)  # type: ignore[arg-type]
+    recorder.start()
+    recorder.hand_over(
+        Done(
+            claimed=claim,
+            command=CompleteSignal(
+                signal_id=signal_id,
+                agent_id="ps-researcher",
+                knowledge_items=("kept",),
+                token=claim.claim_token,
+            ),
+            took=0.1,
+        )
+    )
+    recorder.close()
+
+    assert flaky.calls == 2 and len(batches) == 1
+    assert board.event_types().count("AgentSignalCompleted") == 1
+    assert (
+        queries.read(ReadEntry(blackboard_id="ps-1", key=f"{signal_id}/knowledge/1")).current.value == "kept"
+    )

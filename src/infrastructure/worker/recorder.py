@@ -84,18 +84,41 @@ class Recorder:
             command = RecordOutcomes(
                 blackboard_id=board_id, agent_id=self._agent_id, outcomes=tuple(d.command for d in items)
             )
-            results = self._through_outages(command)
+            outages: list[StoreUnavailable] = []
+            results = self._through_outages(command, outages)
             if results is None:
                 continue
             for done, result in zip(items, results, strict=True):
+                if outages and isinstance(result, BlackboardError) and self._stored_before(done):
+                    logger.info("%s was stored before the database went away", done.claimed.signal_id)
+                    continue
                 _log_outcome(done, result)
 
-    def _through_outages(self, command: RecordOutcomes) -> list[AgentSignal | BlackboardError] | None:
-        """Record, through database outages, until stored or refused; None if the worker was cancelled."""
+    def _stored_before(self, done: Done) -> bool:
+        """A retry after an outage is refused when the first try was stored but its acknowledgement
+        was lost: the completion then happened, but nobody in this process heard of it. Tell them now,
+        so its knowledge items still land (landing is idempotent)."""
+        command = done.command
+        if not isinstance(command, CompleteSignal):
+            return False
+        try:
+            return self._service.redeliver_completion(
+                done.claimed.blackboard_id, command.signal_id, self._agent_id, command.token
+            )
+        except Exception:
+            logger.exception("could not check whether %s was stored", command.signal_id)
+            return False
+
+    def _through_outages(
+        self, command: RecordOutcomes, outages: list[StoreUnavailable]
+    ) -> list[AgentSignal | BlackboardError] | None:
+        """Record, through database outages (each one kept in `outages`), until stored or refused;
+        None if the worker was cancelled."""
         for attempt in range(1, 1000):
             try:
                 return self._service.record_outcomes(command)
             except StoreUnavailable as down:
+                outages.append(down)
                 logger.warning("could not record %d outcome(s) (%s); retrying", len(command.outcomes), down)
                 if self._cancel.wait(min(5.0, 0.25 * 2**attempt)):
                     return None
