@@ -4,6 +4,8 @@ surfaces a traceback, every completion's knowledge item lands on the board, and 
 
 from __future__ import annotations
 
+import time
+
 from sqlalchemy import create_engine, text
 
 from blackboard.domain.signals import SignalStatus
@@ -35,7 +37,13 @@ def test_workers_ride_out_server_restarts_without_losing_or_repeating_work(tmp_p
                 180,
                 "every signal to complete",
             )
-            landed = {r.event.key for r in board.records("EntryWritten")}
+            expected = {f"{s}/knowledge/1" for s in posted}
+            # an item lands right after its completion commits, in a transaction of its own: wait for it
+            deadline = time.monotonic() + 60
+            while (landed := {r.event.key for r in board.records("EntryWritten")}) != expected:
+                if time.monotonic() > deadline:
+                    break  # the comparison below names what is missing
+                time.sleep(0.1)
         finally:
             board.stop_all()
             board.container.engine().dispose()
@@ -43,7 +51,7 @@ def test_workers_ride_out_server_restarts_without_losing_or_repeating_work(tmp_p
             assert_clean(stderr, f"worker {pid}")
         handled = sorted(entry["signal_id"] for entry in board.handled())
         assert handled == sorted(posted)  # each once: none lost, none done twice
-        assert landed == {f"{s}/knowledge/1" for s in posted}  # every completion's knowledge item, once
+        assert landed == expected  # every completion's knowledge item, once
         Store(url, tmp_path / "check").assert_sound()
         record_property("server_restarts", restarts)
         record_property("signals", len(posted))
