@@ -95,6 +95,9 @@ def view(row: Any) -> SimpleNamespace:
         usage=None if usage is None else SimpleNamespace(**usage),
         priority=row.priority,
         not_before=row.not_before,
+        attempt=row.attempt,
+        max_attempts=row.max_attempts,
+        attempts=json.loads(row.attempts_json) if row.attempts_json else [],
     )
 
 
@@ -140,6 +143,23 @@ def document(signal: SimpleNamespace) -> dict[str, Any]:
         "usage": None if u is None else dict(vars(u)),
         "priority": signal.priority,
         "not_before": _time(signal.not_before),
+        "attempt": signal.attempt,
+        "max_attempts": signal.max_attempts
+        if signal.max_attempts is not None
+        else (signal.attempts[-1]["max_attempts"] if signal.attempts else None),
+        "attempts": [_attempt(a) for a in signal.attempts],
+    }
+
+
+def _attempt(stored: dict[str, Any]) -> dict[str, Any]:
+    """documents.Attempt's fields in its order, times as ISO 8601 (as a pydantic dump writes them)."""
+    return {
+        "attempt": stored["attempt"],
+        "claimed_by": stored.get("claimed_by"),
+        "error": stored["error"],
+        "ended_at": _time(datetime.fromisoformat(stored["ended_at"])),
+        "retry_at": _time(datetime.fromisoformat(stored["retry_at"])),
+        "expired": stored.get("expired", False),
     }
 
 
