@@ -231,14 +231,10 @@ def plain_message(error: Any) -> str:
 
 def _retries_message(kind: str, field: str, leaf: str, value: Any) -> str:
     """`retries` is a whole number of attempts or a mapping; say the rule of the part the author wrote."""
-    if field == "retries" or leaf == "max_attempts":
-        if leaf == "max_attempts" or kind in (
-            "int_type",
-            "int_from_float",
-            "greater_than_equal",
-            "less_than_equal",
-        ):
-            return f"{field}: must be a whole number of attempts from 1 to 1000, {_got(value)}"
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if leaf == "max_attempts" or (field == "retries" and whole):
+        return f"{field}: must be a whole number of attempts from 1 to 1000, {_got(value)}"
+    if field == "retries":
         return (
             f"{field}: must be a whole number of attempts or a mapping of max_attempts, backoff, initial, "
             f"max and jitter, {_got(value)}"
