@@ -99,7 +99,7 @@ def test_a_handler_that_fails_twice_then_succeeds_completes_on_attempt_3_and_its
             datetime.fromisoformat(a["retry_at"]) - datetime.fromisoformat(a["ended_at"])
         ).total_seconds() == 0.2
     assert datetime.fromisoformat(done["claimed_at"]) >= datetime.fromisoformat(first["completed_at"])
-    assert (rcli.cwd / "agents" / f"runs-{flaky['signal_id']}").read_text() == "3"
+    assert (rcli.agents_dir / f"runs-{flaky['signal_id']}").read_text() == "3"
     kinds = [e["event_type"] for e in events_of(rcli, flaky["signal_id"])]
     assert kinds == [
         "AgentSignalPosted",
@@ -203,3 +203,23 @@ def test_max_attempts_that_makes_no_sense_exits_2_naming_the_option_and_writes_n
 
     assert "--max-attempts: must be a whole number of attempts from 1 to 1000" in refused.stderr
     assert rcli.ok("events", "--all") == before
+
+
+def test_replay_rebuild_time_travel_export_and_import_carry_the_failed_attempts(rcli, make_cli, tmp_path):
+    quick = {"BLACKBOARD_CLAIM_TIMEOUT": "0.5"}
+    posted = rcli.post("--max-attempts", "3", ps="ps-t", entry="e-1", topic="anything")
+    rcli.ok("claim", posted["signal_id"], "--agent", "ps-flaky", env=quick)
+    wait_until(lambda: rcli.ok("expire", env=quick), timeout=30, what="the lapsed claim to be swept")
+    retried = rcli.ok("show", posted["signal_id"])
+    failed_at = next(e for e in rcli.ok("events", "--all") if e["event_type"] == "AgentSignalAttemptFailed")
+
+    assert failed_at["data"]["expired"] is True and failed_at["data"]["claimed_by"] == "ps-flaky"
+    before = rcli.ok("show", posted["signal_id"], "--at", str(failed_at["position"] - 1))
+    assert (before["status"], before["attempt"], before["attempts"]) == ("CLAIMED", 1, [])
+    assert rcli.ok("show", posted["signal_id"], "--at", str(failed_at["position"])) == retried
+    rcli.ok("projection", "rebuild")
+    assert rcli.ok("show", posted["signal_id"]) == retried
+    rcli("export", "ps-t", "--output", str(tmp_path / "board.json")).expect(0)
+    target = make_cli(f"sqlite:///{tmp_path / 'target.db'}", tmp_path, rcli.agents_dir)
+    target.ok("import", str(tmp_path / "board.json"))
+    assert target.ok("show", posted["signal_id"]) == retried
