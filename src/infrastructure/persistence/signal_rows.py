@@ -97,7 +97,10 @@ def view(row: Any) -> SimpleNamespace:
         not_before=row.not_before,
         attempt=row.attempt,
         max_attempts=row.max_attempts,
-        attempts=json.loads(row.attempts_json) if row.attempts_json else [],
+        attempt_limit=row.max_attempts
+        if row.max_attempts is not None
+        else (json.loads(row.attempts_json)[-1]["max_attempts"] if row.attempts_json else None),
+        attempts=[_attempt_view(a) for a in json.loads(row.attempts_json)] if row.attempts_json else [],
     )
 
 
@@ -144,23 +147,32 @@ def document(signal: SimpleNamespace) -> dict[str, Any]:
         "priority": signal.priority,
         "not_before": _time(signal.not_before),
         "attempt": signal.attempt,
-        "max_attempts": signal.max_attempts
-        if signal.max_attempts is not None
-        else (signal.attempts[-1]["max_attempts"] if signal.attempts else None),
-        "attempts": [_attempt(a) for a in signal.attempts],
+        "max_attempts": signal.attempt_limit,
+        "attempts": [
+            {
+                "attempt": a.attempt,
+                "claimed_by": a.claimed_by,
+                "error": a.error,
+                "ended_at": _time(a.ended_at),
+                "retry_at": _time(a.retry_at),
+                "expired": a.expired,
+            }
+            for a in signal.attempts
+        ],
     }
 
 
-def _attempt(stored: dict[str, Any]) -> dict[str, Any]:
-    """documents.Attempt's fields in its order, times as ISO 8601 (as a pydantic dump writes them)."""
-    return {
-        "attempt": stored["attempt"],
-        "claimed_by": stored.get("claimed_by"),
-        "error": stored["error"],
-        "ended_at": _time(datetime.fromisoformat(stored["ended_at"])),
-        "retry_at": _time(datetime.fromisoformat(stored["retry_at"])),
-        "expired": stored.get("expired", False),
-    }
+def _attempt_view(stored: dict[str, Any]) -> SimpleNamespace:
+    """A failed attempt with the attributes of domain.signals.FailedAttempt."""
+    return SimpleNamespace(
+        attempt=stored["attempt"],
+        claimed_by=stored.get("claimed_by"),
+        error=stored["error"],
+        ended_at=datetime.fromisoformat(stored["ended_at"]),
+        retry_at=datetime.fromisoformat(stored["retry_at"]),
+        max_attempts=stored["max_attempts"],
+        expired=stored.get("expired", False),
+    )
 
 
 def _result(raw: str | None) -> dict[str, Any] | None:
