@@ -77,6 +77,8 @@ class PostSignal(Command):
     budget_usd: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] | None = None
     priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed before less urgent work
     not_before: AwareDatetime | None = None  # not claimable before then; its post timeout counts from then
+    # how many attempts it gets, whoever claims it (contracts/control.md, "Retries"); None: the claimer's policy
+    max_attempts: Annotated[int, Field(ge=1, le=1000)] | None = None
 
     @property
     def board(self) -> str:
@@ -160,6 +162,9 @@ class FailSignal(Command):
     blackboard_id: NonEmpty | None = None
     token: NonEmpty | None = None
     usage: SignalUsage | None = None  # what a runner's run of it cost
+    # the handler asked for a retry this many seconds from now (`{"retry_after": S}`): with attempts left,
+    # that is the wait instead of the backoff's
+    retry_after: Annotated[float, Field(ge=0, le=86_400, allow_inf_nan=False)] | None = None
 
 
 class ClaimSignals(Command):

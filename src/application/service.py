@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -43,6 +44,7 @@ from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
 from blackboard.domain.presence import WorkerPresence
+from blackboard.domain.retries import AttemptRules, RetryPolicy
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
 
 logger = logging.getLogger(__name__)
@@ -88,8 +90,11 @@ class BlackboardService:
         projector: Projector | None = None,
         presence: PresenceStore | None = None,
         store: EventStore | None = None,
+        draw: Callable[[], float] = random.random,
     ) -> None:
         self.settings = settings
+        # a failed attempt is retried by the policy of the agent that claimed it (its file's `retries`)
+        self._attempts = AttemptRules(policy_of=self._retry_policy, draw=draw)
         self._store = store  # the log: which signals were posted with a correlation id (a bulk cancel)
         self._presence = presence  # live workers: a POSTED signal waits while one that fits it is live
         self._uow = uow
@@ -123,6 +128,7 @@ class BlackboardService:
                 budget_usd=cmd.budget_usd,
                 priority=cmd.priority,
                 not_before=cmd.not_before,
+                max_attempts=cmd.max_attempts,
             )
             if (
                 board.has_pending_events
@@ -174,7 +180,7 @@ class BlackboardService:
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
             lambda board, _, now: board.fail_signal(
-                cmd.signal_id, cmd.agent_id, cmd.error, now, cmd.token, cmd.usage
+                cmd.signal_id, cmd.agent_id, cmd.error, now, cmd.token, cmd.usage, cmd.retry_after
             ),
             cmd,
             actor=cmd.agent_id,
@@ -243,6 +249,7 @@ class BlackboardService:
                                 now,
                                 outcome.token,
                                 outcome.usage,
+                                outcome.retry_after,
                             )
                         )
                 except BlackboardError as refused:
@@ -387,6 +394,10 @@ class BlackboardService:
             if not tx.taken(signal_id):
                 return signal_id
 
+    def _retry_policy(self, agent_id: str) -> RetryPolicy | None:
+        agent = self._registry.get(agent_id)
+        return None if agent is None else agent.retries
+
     def _agent(self, agent_id: str) -> AgentProfile:
         agent = self._registry.get(agent_id)
         if agent is None:
@@ -456,6 +467,7 @@ class BlackboardService:
             with self._uow.board(blackboard_id) as tx:
                 now = at or self._clock.now()  # after the hold: a command that waited for it decides now
                 board = tx.load(scope)
+                board.attempts = self._attempts
                 board, expired = self._enforce_deadlines(board, tx, scope, deadlines, now, workers)
                 try:
                     outcome = decide(board, tx, now)
@@ -505,6 +517,7 @@ class BlackboardService:
         if not late:
             return board, False
         board = tx.load(replace(scope, ends=True))
+        board.attempts = self._attempts
         for signal_id in late:
             board.expire_if_overdue(signal_id, now, post, claim, fits.get(signal_id))
         return board, True

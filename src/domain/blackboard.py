@@ -23,6 +23,7 @@ from blackboard.domain.errors import (
     UnknownDependency,
 )
 from blackboard.domain.events import (
+    AgentSignalAttemptFailed,
     AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
@@ -35,6 +36,13 @@ from blackboard.domain.events import (
 )
 from blackboard.domain.evolution import evolve
 from blackboard.domain.presence import WorkerPresence
+from blackboard.domain.retries import (
+    ONE_ATTEMPT,
+    AttemptRules,
+    check_max_attempts,
+    check_retry_after,
+    next_attempt,
+)
 from blackboard.domain.signals import (
     DEFAULT_PRIORITY,
     LEAST_URGENT,
@@ -68,6 +76,8 @@ class BlackboardAggregate:
         self._dependants: dict[str, list[str]] = {}
         self._retried_by: dict[str, str] = {}  # a signal -> its latest retry
         self._pending: list[BlackboardEvent] = []
+        # what a failed attempt asks (the claimer's retry policy, a jitter draw); whoever decides sets it
+        self.attempts: AttemptRules = ONE_ATTEMPT
 
     @classmethod
     def replay(cls, blackboard_id: str, history: Iterable[BlackboardEvent]) -> BlackboardAggregate:
@@ -148,10 +158,12 @@ class BlackboardAggregate:
         budget_usd: float | None = None,
         priority: int = DEFAULT_PRIORITY,
         not_before: datetime | None = None,
+        max_attempts: int | None = None,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
         _check_post(signal_id, posted_by, target_capabilities)
+        check_max_attempts(max_attempts)
         if not MOST_URGENT <= priority <= LEAST_URGENT:
             raise InvalidInput(
                 "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
@@ -178,6 +190,7 @@ class BlackboardAggregate:
             budget_usd=budget_usd,
             priority=priority,
             not_before=not_before if not_before is not None and not_before > at else None,
+            max_attempts=max_attempts,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -242,11 +255,49 @@ class BlackboardAggregate:
         at: datetime,
         token: str | None = None,
         usage: SignalUsage | None = None,
+        retry_after: float | None = None,
     ) -> AgentSignal:
+        """The claimer's attempt failed. With attempts left (the post's `max_attempts`, else the claimer's
+        retry policy) the signal is POSTED again after its backoff, or after `retry_after` seconds when the
+        handler asked for that; else it is FAILED and what waits on it expires."""
+        check_retry_after(retry_after)
         self._check_claimer(signal_id, agent_id, "failed", token)
+        if self._retry(self._signals[signal_id], error, at, usage, retry_after):
+            return self._signals[signal_id]
         self._record(AgentSignalFailed, at, signal_id=signal_id, failed_by=agent_id, error=error, usage=usage)
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
+
+    def _retry(
+        self,
+        signal: AgentSignal,
+        reason: str,
+        at: datetime,
+        usage: SignalUsage | None = None,
+        retry_after: float | None = None,
+        expired: bool = False,
+    ) -> bool:
+        """Record a failed attempt and put the signal back to POSTED, if it has attempts left."""
+        claimer = signal.claimed_by
+        policy = self.attempts.policy_of(claimer) if claimer is not None else None
+        following = next_attempt(
+            signal.attempt, signal.max_attempts, policy, at, self.attempts.draw(), retry_after
+        )
+        if following is None:
+            return False
+        self._record(
+            AgentSignalAttemptFailed,
+            at,
+            signal_id=signal.signal_id,
+            attempt=following.attempt,
+            max_attempts=following.max_attempts,
+            claimed_by=claimer,
+            reason=reason,
+            retry_at=following.at,
+            expired=expired,
+            usage=usage,
+        )
+        return True
 
     def expire_signal(self, signal_id: str, reason: str, at: datetime) -> AgentSignal:
         signal = self.signal(signal_id)
@@ -315,6 +366,7 @@ class BlackboardAggregate:
             write_keys=old.write_keys,
             budget_usd=old.budget_usd,
             priority=old.priority,
+            max_attempts=old.max_attempts,
         )
 
     def latest_retry(self, signal_id: str) -> str:
@@ -330,7 +382,8 @@ class BlackboardAggregate:
         claim_timeout: timedelta,
         fitting: Mapping[str, WorkerPresence] | None = None,
     ) -> list[AgentSignal]:
-        """Expire every signal past its timeout (and what waits for it); return the signals ended.
+        """Expire every signal past its timeout (and what waits for it); return the signals ended, and those
+        whose lapsed claim was a failed attempt with attempts left (POSTED again).
         `fitting` holds, per POSTED signal, the worker that fits it and counted as live the longest
         (see `deadline`); a signal not in it has no such worker."""
         fits = fitting or {}
@@ -339,10 +392,11 @@ class BlackboardAggregate:
             for s in self._signals.values()
             if overdue(s, at, post_timeout, claim_timeout, fits.get(s.signal_id))
         ]
-        before = {sid for sid, s in self._signals.items() if s.status.is_final}
+        start = len(self._pending)
         for signal_id in late:
             self.expire_if_overdue(signal_id, at, post_timeout, claim_timeout, fits.get(signal_id))
-        return [s for sid, s in self._signals.items() if s.status.is_final and sid not in before]
+        touched = dict.fromkeys(event.signal_id for event in self._pending[start:])
+        return [self._signals[sid] for sid in touched]
 
     def expire_if_overdue(
         self,
@@ -360,6 +414,8 @@ class BlackboardAggregate:
         if not overdue(signal, at, post_timeout, claim_timeout, fitting):
             return False
         reason = _timeout_reason(signal, post_timeout, claim_timeout, fitting)
+        if signal.status is CLAIMED and self._retry(signal, reason, at, expired=True):
+            return True  # a lapsed claim is a failed attempt: with attempts left, the signal is POSTED again
         self._expire_with_dependants(signal_id, reason, at)
         return True
 

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf, field_validator
 
+from blackboard.domain.retries import RetryPolicy
 from blackboard.domain.thresholds import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # the settings read it there
 
 AUTO = "auto"  # a target meaning: whoever's text fits the signal's topic and prompt (docs/matching.md)
@@ -66,6 +67,7 @@ class AgentProfile(BaseModel):
     agent_id: str = Field(min_length=1)
     capabilities: tuple[AgentCapability, ...] = Field(min_length=1)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    retries: InstanceOf[RetryPolicy] | None = None  # its file's `retries`; None: one attempt, no retry
 
     def score(self, signal: Targeted) -> float:
         """The agent's best score among the capabilities the signal targets (0 when none)."""

@@ -49,8 +49,8 @@ class BlackboardEvent(BaseModel):
 
 
 class AgentSignalPosted(BlackboardEvent):
-    # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before
-    schema_version: ClassVar[int] = 6
+    # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before, 7 max_attempts
+    schema_version: ClassVar[int] = 7
 
     signal_type: SignalType
     payload: SignalPayload
@@ -65,6 +65,7 @@ class AgentSignalPosted(BlackboardEvent):
     budget_usd: float | None = Field(default=None, gt=0)  # what a runner's run of it may spend at most
     priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4
     not_before: datetime | None = None  # not claimable before then; its post timeout counts from then
+    max_attempts: int | None = Field(default=None, ge=1)  # None: the claiming agent's retry policy decides
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -95,6 +96,20 @@ class AgentSignalFailed(BlackboardEvent):
     failed_by: str = Field(min_length=1)
     error: str
     usage: SignalUsage | None = None
+
+
+class AgentSignalAttemptFailed(BlackboardEvent):
+    """An attempt at the signal failed with attempts left (contracts/control.md, "Retries"): the claimer
+    failed it (`reason`: its error; a handler asking for a retry too), or its claim ran out (`expired`).
+    The same signal is POSTED again, claimable from `retry_at`; what waits on it keeps waiting."""
+
+    attempt: int = Field(ge=1)  # the attempt that failed; the next is attempt + 1
+    max_attempts: int = Field(ge=2)  # the limit that applied: the post's, or the claimer's policy
+    claimed_by: str | None = None  # whose attempt it was
+    reason: str
+    retry_at: datetime  # the next attempt is not claimable before then (its backoff, with jitter)
+    expired: bool = False
+    usage: SignalUsage | None = None  # what the failed attempt's run cost, when a runner ran it
 
 
 class AgentSignalExpired(BlackboardEvent):
@@ -267,6 +282,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalClaimRenewed,
         AgentSignalCompleted,
         AgentSignalFailed,
+        AgentSignalAttemptFailed,
         AgentSignalExpired,
         AgentSignalUnclaimed,
         AgentSignalCancelled,
@@ -286,6 +302,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 3): lambda data: {**data, "budget_usd": None},  # no budget of its own
     ("AgentSignalPosted", 4): lambda data: {**data, "priority": DEFAULT_PRIORITY},  # posted before priorities
     ("AgentSignalPosted", 5): lambda data: {**data, "not_before": None},  # claimable at once
+    ("AgentSignalPosted", 6): lambda data: {**data, "max_attempts": None},  # the claimer's policy decides
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from functools import singledispatch
 
 from blackboard.domain.events import (
+    AgentSignalAttemptFailed,
     AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
@@ -16,7 +17,7 @@ from blackboard.domain.events import (
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
-from blackboard.domain.signals import AgentSignal, SignalStatus
+from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalStatus
 
 Lookup = Callable[[str], AgentSignal]
 Dependants = Callable[[str], Iterable[str]]
@@ -52,6 +53,7 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             budget_usd=event.budget_usd,
             priority=event.priority,
             not_before=event.not_before,
+            max_attempts=event.max_attempts,
         )
     ]
 
@@ -78,6 +80,20 @@ def _(event: AgentSignalCompleted, lookup: Lookup, dependants: Dependants) -> li
 @evolve.register
 def _(event: AgentSignalFailed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).failed(event.error, event.occurred_at, event.usage)]
+
+
+@evolve.register
+def _(event: AgentSignalAttemptFailed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    failed = FailedAttempt(
+        attempt=event.attempt,
+        claimed_by=event.claimed_by,
+        error=event.reason,
+        ended_at=event.occurred_at,
+        retry_at=event.retry_at,
+        max_attempts=event.max_attempts,
+        expired=event.expired,
+    )
+    return [lookup(event.signal_id).retried(failed, event.usage)]
 
 
 @evolve.register

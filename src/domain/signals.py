@@ -107,6 +107,42 @@ class SignalUsage(BaseModel):
     transcript_path: str | None = None
 
 
+class FailedAttempt(BaseModel):
+    """One attempt at a signal that failed and was retried (contracts/control.md, "Retries"): whose it was,
+    what ended it, and when the next attempt could be claimed. The last attempt's outcome is the
+    signal's `result`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    attempt: int = Field(ge=1)
+    claimed_by: str | None = None
+    error: str
+    ended_at: datetime
+    retry_at: datetime
+    max_attempts: int = Field(ge=1)  # the limit that applied: the post's, or the claimer's policy
+    expired: bool = False  # its claim ran out (a worker that died), rather than the claimer failing it
+
+
+def added_usage(before: SignalUsage | None, more: SignalUsage | None) -> SignalUsage | None:
+    """What every attempt's run cost together: the sums, and the latest run's runner, model and session."""
+    if before is None or more is None:
+        return more or before
+    cost = (
+        None
+        if before.cost_usd is None and more.cost_usd is None
+        else (before.cost_usd or 0) + (more.cost_usd or 0)
+    )
+    return more.model_copy(
+        update={
+            "input_tokens": before.input_tokens + more.input_tokens,
+            "output_tokens": before.output_tokens + more.output_tokens,
+            "cost_usd": cost,
+            "turns": before.turns + more.turns,
+            "duration_ms": before.duration_ms + more.duration_ms,
+        }
+    )
+
+
 def signal_text(topic: str, prompt: str) -> str:
     return f"{topic}\n{prompt}" if prompt else topic
 
@@ -152,7 +188,10 @@ class AgentSignal:
     budget_usd: float | None = None  # what a runner's run of it may spend at most (`post --budget-usd`)
     usage: SignalUsage | None = None  # what its run cost, when a runner ran it
     priority: int = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed most urgent first
-    not_before: datetime | None = None  # not claimable before then (`post --not-before`)
+    not_before: datetime | None = None  # not claimable before then (`post --not-before`, or a retry's wait)
+    attempt: int = 1  # the attempt under way, or the next one (contracts/control.md, "Retries")
+    max_attempts: int | None = None  # the post's `--max-attempts`; None: the claimer's policy decides
+    attempts: tuple[FailedAttempt, ...] = ()  # the attempts that failed and were retried, oldest first
     version: int = 1
 
     @property
@@ -189,12 +228,44 @@ class AgentSignal:
         return self._changed(renewed_at=at)
 
     def completed(self, result: SignalResult, at: datetime, usage: SignalUsage | None = None) -> AgentSignal:
-        return self._next(status=SignalStatus.COMPLETED, result=result, completed_at=at, usage=usage)
+        return self._next(
+            status=SignalStatus.COMPLETED,
+            result=result,
+            completed_at=at,
+            usage=added_usage(self.usage, usage),
+        )
 
     def failed(self, error: str, at: datetime, usage: SignalUsage | None = None) -> AgentSignal:
         return self._next(
-            status=SignalStatus.FAILED, result=SignalResult(error=error), completed_at=at, usage=usage
+            status=SignalStatus.FAILED,
+            result=SignalResult(error=error),
+            completed_at=at,
+            usage=added_usage(self.usage, usage),
         )
+
+    def retried(self, failed: FailedAttempt, usage: SignalUsage | None = None) -> AgentSignal:
+        """An attempt failed with attempts left: POSTED again, claimable from `failed.retry_at` (its post
+        timeout counts from then), its claim gone."""
+        return self._next(
+            status=SignalStatus.POSTED,
+            claimed_by=None,
+            claimed_at=None,
+            claim_token=None,
+            renewed_at=None,
+            not_before=failed.retry_at,
+            claimable_since=failed.retry_at,
+            attempt=failed.attempt + 1,
+            attempts=(*self.attempts, failed),
+            usage=added_usage(self.usage, usage),
+        )
+
+    @property
+    def attempt_limit(self) -> int | None:
+        """The limit on its attempts as far as it is known: the post's, else the one that applied to its
+        last failed attempt; None before either (the claimer's policy will decide)."""
+        if self.max_attempts is not None:
+            return self.max_attempts
+        return self.attempts[-1].max_attempts if self.attempts else None
 
     def expired(self, reason: str, at: datetime) -> AgentSignal:
         return self._next(status=SignalStatus.EXPIRED, result=SignalResult(error=reason), completed_at=at)

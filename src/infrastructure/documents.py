@@ -105,6 +105,18 @@ class Usage(Document):
     transcript_path: str | None
 
 
+class Attempt(Document):
+    """An attempt at a signal that failed and was retried (docs/control.md, "Retries"); the last attempt's
+    outcome is the signal's `result`."""
+
+    attempt: Annotated[int, Field(ge=1)]
+    claimed_by: str | None  # whose attempt it was
+    error: str  # what ended it
+    ended_at: Time
+    retry_at: Time  # the next attempt was not claimable before then
+    expired: bool  # its claim ran out (a worker that died), rather than its claimer failing it
+
+
 class Signal(Document):
     """The document that every interface (CLI --json, MCP tools, Python API) returns for one signal
     (contracts/agent-signal.schema.json; field names and constraints follow section 9.1 of the main
@@ -136,7 +148,11 @@ class Signal(Document):
     budget_usd: Number | None = None  # what a runner's run of it may spend (`post --budget-usd`)
     usage: Usage | None = None  # what a runner's run of it cost, once it ended
     priority: Annotated[int, Field(ge=0, le=4)] = 2  # 0 (P0, most urgent) to 4: claimed most urgent first
-    not_before: Time | None = None  # not claimable before then (`post --not-before`)
+    not_before: Time | None = None  # not claimable before then (`post --not-before`, or a retry's wait)
+    attempt: Annotated[int, Field(ge=1)] = 1  # the attempt under way, or the next one
+    # the post's --max-attempts, else the limit of the claimer's policy once an attempt failed; null: not known yet
+    max_attempts: Annotated[int | None, Field(ge=1)] = None
+    attempts: list[Attempt] = Field(default_factory=list)  # the attempts that failed and were retried
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # a post that only agents with nothing to run fit
@@ -208,6 +224,19 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
         "usage": None if s.usage is None else Usage(**s.usage.model_dump()),
         "priority": s.priority,
         "not_before": s.not_before,
+        "attempt": s.attempt,
+        "max_attempts": s.attempt_limit,
+        "attempts": [
+            Attempt(
+                attempt=a.attempt,
+                claimed_by=a.claimed_by,
+                error=a.error,
+                ended_at=a.ended_at,
+                retry_at=a.retry_at,
+                expired=a.expired,
+            )
+            for a in s.attempts
+        ],
     }  # never the claim's token: it is the claimer's proof
 
 

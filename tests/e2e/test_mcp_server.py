@@ -139,6 +139,35 @@ async def test_cancel_tools_end_a_signal_and_what_waits_on_it_as_the_server_s_ag
     assert waited["status"] == "CANCELLED" and first in waited["result"]["error"]
 
 
+async def test_max_attempts_on_a_post_and_retry_after_on_a_failure_retry_the_same_signal(mcli, board):
+    async with served(mcli, "--agent", AGENT, "--blackboard", board) as server:
+        posted = await server.call(
+            "blackboard_post_signal",
+            signal_type="RESEARCH",
+            ps_id=board,
+            entry_id="e-1",
+            topic="flaky",
+            max_attempts=2,
+        )
+        await server.call("blackboard_claim", signal_id=posted["signal_id"])
+        retried = await server.call(
+            "blackboard_fail", signal_id=posted["signal_id"], error="try later", retry_after=30
+        )
+        text, refusal = await server.refused(
+            "blackboard_post_signal",
+            signal_type="RESEARCH",
+            ps_id=board,
+            entry_id="e-2",
+            topic="t",
+            max_attempts=0,
+        )
+
+    assert retried == mcli.ok("show", posted["signal_id"]) == assert_signal(retried)
+    assert (retried["status"], retried["attempt"], retried["max_attempts"]) == ("POSTED", 2, 2)
+    assert retried["attempts"][0]["error"] == "try later"
+    assert "max_attempts" in text and refusal["exit_code"] == 2
+
+
 async def test_the_knowledge_tools_match_the_cli_and_a_conflict_names_the_other_author(mcli, board):
     async with served(mcli, "--agent", AGENT, "--blackboard", board) as server:
         written = await server.call(

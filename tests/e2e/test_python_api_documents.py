@@ -378,3 +378,21 @@ def test_priority_and_not_before_go_through_the_api_as_the_cli_s_options(store, 
     with pytest.raises(InvalidInput) as bad_time:
         api.post("RESEARCH", board, "e-2", "t", not_before="whenever")
     assert bad_time.value.field == "not_before"
+
+
+def test_max_attempts_and_retry_after_go_through_the_api_as_the_cli_s_options(store, board):
+    api, cli = store
+    posted = api.post("RESEARCH", board, "e-1", "flaky", max_attempts=2)
+    api.claim(posted.signal_id, agent="ps-researcher")
+
+    retried = api.fail(posted.signal_id, agent="ps-researcher", error="the source timed out", retry_after=60)
+
+    printed = assert_signal(cli.ok("show", posted.signal_id))
+    assert doc(retried) == printed
+    assert (printed["status"], printed["attempt"], printed["max_attempts"]) == ("POSTED", 2, 2)
+    assert printed["attempts"][0]["error"] == "the source timed out"
+    with pytest.raises(Refused, match="is not claimable before"):
+        api.claim(posted.signal_id, agent="ps-researcher")
+    with pytest.raises(InvalidInput) as bad:
+        api.post("RESEARCH", board, "e-2", "t", max_attempts=0)
+    assert bad.value.field == "max_attempts"

@@ -258,6 +258,39 @@ BAD_FILES = {
         agent("free-budget", more="max_budget_usd: 0\n"),
         "max_budget_usd: must be a positive number of US dollars, got 0",
     ),
+    "retries-zero.md": (
+        agent("retries-zero", more="retries: 0\n"),
+        "retries: must be a whole number of attempts from 1 to 1000, got 0",
+    ),
+    "retries-text.md": (
+        agent("retries-text", more="retries: often\n"),
+        "retries: must be a whole number of attempts or a mapping of max_attempts, backoff, initial, max and "
+        "jitter, got 'often'",
+    ),
+    "retries-negative-initial.md": (
+        agent("retries-negative-initial", more="retries: {max_attempts: 3, initial: -1}\n"),
+        "retries.initial: must be a number of seconds from 0 to 86400, got -1",
+    ),
+    "retries-max-below-initial.md": (
+        agent("retries-max-below-initial", more="retries: {max_attempts: 3, initial: 10s, max: 5s}\n"),
+        "retries.max: must not be less than initial (10s), got 5s",
+    ),
+    "retries-backoff.md": (
+        agent("retries-backoff", more="retries: {max_attempts: 3, backoff: linear}\n"),
+        "retries.backoff: must be exponential or fixed, got 'linear'",
+    ),
+    "retries-no-attempts.md": (
+        agent("retries-no-attempts", more="retries: {backoff: fixed}\n"),
+        "retries.max_attempts: is required",
+    ),
+    "retries-jitter.md": (
+        agent("retries-jitter", more="retries: {max_attempts: 2, jitter: 2}\n"),
+        "retries.jitter: must be a fraction from 0 to 1, got 2",
+    ),
+    "retries-unknown-key.md": (
+        agent("retries-unknown-key", more="retries: {max_attempts: 2, delay: 5}\n"),
+        "retries.delay: is not a key of retries",
+    ),
 }
 
 
@@ -274,6 +307,26 @@ def test_a_bad_file_is_reported_with_its_path_and_field_while_the_others_load(fo
     assert problems and all(p.path == bad for p in problems)
     assert any(expected in p.message for p in problems), problems
     assert str(problems[0]).startswith(f"{bad}: ")
+
+
+def test_retries_in_a_file_give_the_agent_its_retry_policy(folder):
+    write(folder, "a.md", agent("short", more="retries: 3\n"))
+    write(
+        folder,
+        "b.md",
+        agent(
+            "long", more="retries: {max_attempts: 5, backoff: fixed, initial: 500ms, max: 2m, jitter: 0}\n"
+        ),
+    )
+    write(folder, "c.md", agent("none"))
+    registry = FrontmatterAgentRegistry(folder)
+
+    short, long, none = (registry.get(name).retries for name in ("short", "long", "none"))
+
+    assert registry.problems() == []
+    assert (short.max_attempts, short.backoff, short.initial, short.max) == (3, "exponential", 1.0, 300.0)
+    assert (long.max_attempts, long.backoff, long.initial, long.max, long.jitter) == (5, "fixed", 0.5, 120, 0)
+    assert none is None
 
 
 def test_every_rule_a_file_breaks_is_reported_at_once(folder):

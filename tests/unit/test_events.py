@@ -12,6 +12,7 @@ from blackboard.domain import events as domain_events
 from blackboard.domain.events import (
     ENVELOPE,
     EVENT_TYPES,
+    AgentSignalAttemptFailed,
     AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalCompleted,
@@ -72,6 +73,26 @@ SAMPLES: list[BlackboardEvent] = [
     AgentSignalExpired(**ENV, version=3, reason="not claimed within 30s"),
     AgentSignalUnclaimed(**ENV, version=2, reason="no capable agent"),
     AgentSignalCancelled(**ENV, version=3, cancelled_by="alice", reason="not needed", cause="sig-00000002"),
+    AgentSignalAttemptFailed(
+        **ENV,
+        version=3,
+        attempt=1,
+        max_attempts=3,
+        claimed_by="ps-researcher",
+        reason="exit 1: source offline",
+        retry_at=T0 + timedelta(seconds=7),
+        usage=SignalUsage(runner="anthropic", input_tokens=5, output_tokens=2),
+    ),
+    AgentSignalAttemptFailed(
+        **ENV,
+        version=3,
+        attempt=2,
+        max_attempts=2,
+        claimed_by="ps-researcher",
+        reason="did not finish within the claim timeout",
+        retry_at=T0 + timedelta(seconds=9),
+        expired=True,
+    ),
 ]
 ENTRY = {"blackboard_id": "bb-1", "occurred_at": T0, "key": "plan/outline", "signal_id": "sig-0000000a"}
 SAMPLES += [
@@ -364,6 +385,36 @@ def test_a_post_stored_before_budgets_loads_with_no_budget():
     }
 
     assert load_event("AgentSignalPosted", 3, envelope, posted_v3).budget_usd is None
+
+
+def test_a_post_stored_at_schema_6_loads_with_no_max_attempts_of_its_own():
+    envelope = {
+        "event_id": "ev-1",
+        "blackboard_id": "bb-1",
+        "version": 1,
+        "occurred_at": "2026-11-20T09:00:00+00:00",
+    }
+    posted_v6 = {
+        "signal_id": "sig-0000000a",
+        "signal_type": "RESEARCH",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t"},
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-skill",
+        "after": [],
+        "dedupe_key": None,
+        "retry_of": None,
+        "read_keys": [],
+        "write_keys": [],
+        "budget_usd": None,
+        "priority": 1,
+        "not_before": "2026-11-20T10:00:00+00:00",
+    }
+
+    loaded = load_event("AgentSignalPosted", 6, envelope, posted_v6)
+
+    assert loaded.max_attempts is None
+    assert (loaded.priority, loaded.not_before.hour) == (1, 10)
+    assert AgentSignalPosted.schema_version == 7
 
 
 def test_a_run_s_usage_round_trips_through_the_stored_data():

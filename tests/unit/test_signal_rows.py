@@ -16,6 +16,7 @@ from sqlalchemy import create_engine, insert, select
 from blackboard.domain.blackboard import deadline
 from blackboard.domain.signals import (
     AgentSignal,
+    FailedAttempt,
     SignalPayload,
     SignalResult,
     SignalStatus,
@@ -134,6 +135,52 @@ SIGNALS_IN_EVERY_STATE = [
         completed_at=T0,
         result=SignalResult(error="no registered agent scores above its threshold for RESEARCH"),
         version=2,
+    ),
+    _signal(  # retried: POSTED again after two failed attempts, the second one a lapsed claim
+        10,
+        attempt=3,
+        max_attempts=4,
+        not_before=T0 + timedelta(seconds=95),
+        claimable_since=T0 + timedelta(seconds=95),
+        attempts=(
+            FailedAttempt(
+                attempt=1,
+                claimed_by="ps-researcher",
+                error="exit 1: offline",
+                ended_at=T0 + timedelta(seconds=10),
+                retry_at=T0 + timedelta(seconds=11, microseconds=250_000),
+                max_attempts=4,
+            ),
+            FailedAttempt(
+                attempt=2,
+                claimed_by="ps-analyst",
+                error="ps-analyst did not finish within the claim timeout of 300s",
+                ended_at=T0 + timedelta(seconds=93),
+                retry_at=T0 + timedelta(seconds=95),
+                max_attempts=4,
+                expired=True,
+            ),
+        ),
+        usage=USAGE,
+        version=5,
+    ),
+    _signal(  # the limit its claimer's policy set, shown once an attempt failed
+        11,
+        status=SignalStatus.FAILED,
+        attempt=2,
+        completed_at=T0 + timedelta(minutes=3),
+        result=SignalResult(error="exit 1: offline again"),
+        attempts=(
+            FailedAttempt(
+                attempt=1,
+                claimed_by="ps-researcher",
+                error="exit 1: offline",
+                ended_at=T0 + timedelta(seconds=10),
+                retry_at=T0 + timedelta(seconds=12),
+                max_attempts=2,
+            ),
+        ),
+        version=5,
     ),
 ]
 

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, invoke, load_entrypoint
-from blackboard.infrastructure.agents.outcome import HandlerOutcome, from_stdout, from_value
+from blackboard.infrastructure.agents.outcome import RETRY_EXIT, HandlerOutcome, from_stdout, from_value
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.runners.processes import STOP_GRACE, kill_tree
 
@@ -100,6 +100,11 @@ def run_handler(
     tail = _tail(collected.get("err"))
     if stopped:
         return HandlerOutcome(False, error=stopped + (f": {tail}" if tail else ""))
+    if process.returncode == RETRY_EXIT:  # asks for a retry: after its retry_after, or the backoff's wait
+        asked = from_stdout(collected.get("out", ""))
+        wait = asked.retry_after if not asked.succeeded else None
+        said = f"exit {RETRY_EXIT} (asked for a retry): {tail or '(no stderr)'}"
+        return HandlerOutcome(False, error=said, retry_after=wait)
     if process.returncode != 0:
         return HandlerOutcome(False, error=f"exit {process.returncode}: {tail or '(no stderr)'}")
     return replace(from_stdout(collected.get("out", "")), stderr=tail)

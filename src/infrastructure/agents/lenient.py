@@ -27,6 +27,7 @@ OWNED = frozenset(
         "runner",
         "max_turns",
         "max_budget_usd",
+        "retries",
     }
 )
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")

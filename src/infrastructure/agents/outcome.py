@@ -17,6 +17,30 @@ class HandlerOutcome:
     knowledge_items: tuple[str, ...] = field(default_factory=tuple)
     error: str | None = None
     stderr: str = ""  # the end of a command's standard error: the worker logs it, also on success
+    # the handler asked for a retry (exit 75, or `{"retry_after": SECONDS}`): seconds to wait, None for
+    # the backoff's wait; a failure either way, which uses an attempt (docs/control.md, "Retries")
+    retry_after: float | None = None
+
+
+RETRY_EXIT = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again later
+
+
+def retry_asked(value: Any, source: str) -> HandlerOutcome | None:
+    """A handler's `{"retry_after": SECONDS}`: a failure asking for a retry after that long; None when
+    `value` does not ask. A wait that is not a number of seconds from 0 to a day is a refused output."""
+    if not isinstance(value, dict) or "retry_after" not in value:
+        return None
+    wait = value["retry_after"]
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_RETRY_AFTER:
+        return HandlerOutcome(
+            False, error=f"{source}: retry_after must be a number of seconds from 0 to 86400, got {wait!r}"
+        )
+    reason = value.get("error") if isinstance(value.get("error"), str) else None
+    said = f"asked for a retry in {wait:g}s" + (f": {reason}" if reason else "")
+    return HandlerOutcome(False, error=f"{source}: {said}", retry_after=float(wait))
+
+
+MAX_RETRY_AFTER = 86_400.0
 
 
 def from_stdout(stdout: str) -> HandlerOutcome:
@@ -26,6 +50,8 @@ def from_stdout(stdout: str) -> HandlerOutcome:
         value = json.loads(text)
     except json.JSONDecodeError:
         value = None
+    if (asked := retry_asked(value, "handler output")) is not None:
+        return asked
     if isinstance(value, dict) and ("artifact_path" in value or "knowledge_items" in value):
         return _fields(value, "handler output")
     return HandlerOutcome(True, knowledge_items=(text,) if text else ())
@@ -38,6 +64,8 @@ def from_value(value: Any) -> HandlerOutcome:
     if isinstance(value, str):
         text = value.strip()
         return HandlerOutcome(True, knowledge_items=(text,) if text else ())
+    if (asked := retry_asked(value, "handler result")) is not None:
+        return asked
     if isinstance(value, dict) and ("artifact_path" in value or "knowledge_items" in value):
         return _fields(value, "handler result")
     if isinstance(value, dict):

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.infrastructure.agents.lenient import Frontmatter, read_frontmatter
 from blackboard.infrastructure.agents.shapes import usable_capabilities
-from blackboard.infrastructure.agents.spec import AgentFileSpec, names, plain_messages, text
+from blackboard.infrastructure.agents.spec import AgentFileSpec, names, plain_messages, retry_policy, text
 
 MAX_FILE_BYTES = 1024 * 1024  # an agent file is a page of text; a bigger one is something else
 
@@ -184,6 +184,7 @@ def read_agent_file(path: Path) -> AgentDefinition:
         agent_id=spec.name,
         capabilities=tuple(AgentCapability(type=t, score=s) for t, s in spec.capability_pairs()),
         threshold=spec.threshold,
+        retries=retry_policy(spec.retries),
     )
     extra = dict(spec.model_extra or {})
     if ignored and declared is not None:

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -15,6 +16,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from blackboard.domain.errors import InvalidInput
+from blackboard.domain.retries import Backoff, RetryPolicy
 
 # What Claude Code's loader accepts (2.1.x: any text that does not start with `-`; collections name agents
 # `powershell-5.1-expert`), within what every interface can carry: at most 200 characters (the columns an
@@ -55,6 +59,68 @@ Capabilities = Annotated[
 ]
 
 
+def _seconds(value: Any) -> Any:
+    """A wait as the file writes it: a number of seconds, or a duration such as `500ms`, `10s`, `2m`, `1h`."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        for unit, factor in (("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)):
+            number = text.removesuffix(unit).strip()
+            if text.endswith(unit) and number.replace(".", "", 1).isdigit():
+                return float(number) * factor
+    return value
+
+
+Seconds = Annotated[Number, BeforeValidator(_seconds)]
+Attempts = Annotated[int, Strict(), Field(ge=1, le=1000)]
+
+
+class RetrySpec(BaseModel):
+    """The mapping form of `retries` (docs/agents.md): how many attempts, and the wait between them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_attempts: Attempts
+    backoff: Literal["exponential", "fixed"] = "exponential"
+    initial: Seconds = 1.0
+    max: Seconds = 300.0
+    jitter: Number = 0.1
+
+    @model_validator(mode="after")
+    def _sensible(self) -> RetrySpec:
+        self.policy()  # the domain's rules: a negative wait, max below initial, jitter outside 0..1
+        return self
+
+    def policy(self) -> RetryPolicy:
+        try:
+            return RetryPolicy(
+                max_attempts=self.max_attempts,
+                backoff=Backoff(self.backoff),
+                initial=self.initial,
+                max=self.max,
+                jitter=self.jitter,
+            )
+        except InvalidInput as bad:
+            raise PydanticCustomError("retry_rule", "{rule}", {"key": bad.field, "rule": bad.rule}) from None
+
+
+def _retries_form(value: Any) -> str:
+    return "mapping" if isinstance(value, dict) else "number"
+
+
+Retries = Annotated[
+    Annotated[Attempts, Tag("number")] | Annotated[RetrySpec, Tag("mapping")], Discriminator(_retries_form)
+]
+
+
+def retry_policy(retries: int | RetrySpec | None) -> RetryPolicy | None:
+    """The file's `retries` as the domain's policy: `retries: 3` is three attempts with the default backoff."""
+    if retries is None:
+        return None
+    if isinstance(retries, RetrySpec):
+        return retries.policy()
+    return RetryPolicy(max_attempts=retries)
+
+
 class AgentFileSpec(BaseModel):
     """Our keys of the frontmatter, and Claude Code's `description`, `model` and `tools`. Other keys
     (`color`, `hooks` ...) are kept in `model_extra`."""
@@ -71,6 +137,7 @@ class AgentFileSpec(BaseModel):
     runner: Literal["claude-code", "anthropic", "openai"] | None = None
     max_turns: Annotated[int, Strict(), Field(ge=1)] | None = None
     max_budget_usd: Number | None = Field(default=None, gt=0)
+    retries: Retries | None = None  # automatic retries (docs/agents.md, "Retries")
     description: Any = None  # Claude Code's keys: read as they come, normalised by `text` and `names`
     model: Any = None
     tools: Any = None
@@ -97,6 +164,8 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     `capabilities.RESEARCH`. The form tags the discriminator adds are dropped."""
     text, in_mapping = "", False
     for part in loc:
+        if part in ("number", "mapping") and text == "retries":
+            continue
         if part in ("list", "mapping", "[key]") and text == "capabilities":
             in_mapping = part == "mapping"
             continue
@@ -126,6 +195,10 @@ def plain_message(error: Any) -> str:
         )
     if kind == "missing":
         return f"{field}: is required"
+    if kind == "retry_rule":
+        return f"{field}.{error['ctx']['key']}: {error['ctx']['rule']}"
+    if field.startswith("retries"):
+        return _retries_message(kind, field, leaf, value)
     is_score = leaf in ("score", "threshold") or field.startswith("capabilities")
     if kind in ("greater_than_equal", "less_than_equal") and is_score:
         return f"{field}: must be between 0 and 1, {_got(value)}"
@@ -154,6 +227,27 @@ def plain_message(error: Any) -> str:
         return f"{field}: must be a list of {{type, score}} or a mapping of type to score, {_got(value)}"
     message = str(error["msg"])
     return f"{field}: {message[0].lower()}{message[1:]}, {_got(value)}"
+
+
+def _retries_message(kind: str, field: str, leaf: str, value: Any) -> str:
+    """`retries` is a whole number of attempts or a mapping; say the rule of the part the author wrote."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if leaf == "max_attempts" or (field == "retries" and whole):
+        return f"{field}: must be a whole number of attempts from 1 to 1000, {_got(value)}"
+    if field == "retries":
+        return (
+            f"{field}: must be a whole number of attempts or a mapping of max_attempts, backoff, initial, "
+            f"max and jitter, {_got(value)}"
+        )
+    if leaf == "backoff":
+        return f"{field}: must be exponential or fixed, {_got(value)}"
+    if leaf in ("initial", "max"):
+        return f"{field}: must be a number of seconds (or a duration such as 10s, 2m), {_got(value)}"
+    if leaf == "jitter":
+        return f"{field}: must be a fraction from 0 to 1, {_got(value)}"
+    if kind == "extra_forbidden":
+        return f"{field}: is not a key of retries (use max_attempts, backoff, initial, max, jitter)"
+    return f"{field}: {kind}, {_got(value)}"
 
 
 def plain_messages(exc: ValidationError) -> list[str]:

@@ -47,11 +47,13 @@ class SignalCalls(Base):
         budget_usd: float | None = None,
         priority: int | None = None,
         not_before: datetime | timedelta | str | None = None,
+        max_attempts: int | None = None,
     ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id);
         `budget_usd` bounds what a runner's run of it may spend; `priority` 0 (most urgent) to 4, default 2;
         `not_before` (a datetime, a timedelta from now, an ISO time or a duration such as "10m"): not claimable
-        before then."""
+        before then; `max_attempts`: how many attempts it gets, whoever claims it (default: the claiming
+        agent's `retries`, else 1)."""
         command = request(
             PostSignal,
             signal_type=signal_type,
@@ -73,6 +75,7 @@ class SignalCalls(Base):
             not_before=None
             if not_before is None
             else parse_when(not_before, datetime.now(UTC), "not_before"),
+            max_attempts=max_attempts,
         )
         posted = self._parts.service.post_signal(command)
         return documents.posted(posted, self._parts.registry)
@@ -102,9 +105,20 @@ class SignalCalls(Base):
         )
         return _signal(self._parts.service.complete_signal(command))
 
-    def fail(self, signal_id: str, *, agent: str, error: str, token: str | None = None) -> Signal:
-        """`blackboard fail`: the claimer reports that it could not do the work."""
-        command = request(FailSignal, signal_id=signal_id, agent_id=agent, error=error, token=token)
+    def fail(
+        self,
+        signal_id: str,
+        *,
+        agent: str,
+        error: str,
+        token: str | None = None,
+        retry_after: float | None = None,
+    ) -> Signal:
+        """`blackboard fail`: the claimer reports that it could not do the work; with attempts left the
+        signal is POSTED again, after `retry_after` seconds if given, else the claimer's backoff."""
+        command = request(
+            FailSignal, signal_id=signal_id, agent_id=agent, error=error, token=token, retry_after=retry_after
+        )
         return _signal(self._parts.service.fail_signal(command))
 
     def retry(self, signal_id: str, *, posted_by: str | None = None) -> Signal:

@@ -70,6 +70,7 @@ def post(
         budget_usd=args.budget_usd,
         **({} if args.priority is None else {"priority": args.priority}),
         not_before=None if args.not_before is None else parse_when(args.not_before, _now(), "--not-before"),
+        max_attempts=args.max_attempts,
     )
     posted = service().post_signal(command)
     data = documents.jsonable(documents.posted(posted, registry()))
@@ -104,7 +105,13 @@ def complete(args: argparse.Namespace, service: Lazy = Provide[Container.service
 
 @inject
 def fail(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
-    command = FailSignal(signal_id=args.signal_id, agent_id=args.agent, error=args.error, token=args.token)
+    command = FailSignal(
+        signal_id=args.signal_id,
+        agent_id=args.agent,
+        error=args.error,
+        token=args.token,
+        retry_after=args.retry_after,
+    )
     return render.signal(service().fail_signal(command))
 
 

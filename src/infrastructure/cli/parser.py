@@ -42,6 +42,28 @@ def priority(raw: str) -> int:
     return int(text)
 
 
+def attempts(raw: str) -> int:
+    """An argparse type: how many attempts a signal gets, 1 to 1000 (anything else is a usage error, exit 2,
+    naming --max-attempts and the rule)."""
+    text = raw.strip()
+    if not (text.isdigit() and 1 <= int(text) <= 1000):
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of attempts from 1 to 1000, got {raw[:40]!r}"
+        )
+    return int(text)
+
+
+def seconds(raw: str) -> float:
+    """An argparse type: a wait in seconds, 0 to a day (anything else is a usage error, exit 2)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86_400:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to 86400, got {raw[:40]!r}")
+    return value
+
+
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         name,
@@ -163,6 +185,13 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         "its post timeout counts from then",
     )
     post.add_argument(
+        "--max-attempts",
+        type=attempts,
+        metavar="N",
+        help="how many attempts it gets, whoever claims it: a failed attempt with attempts left is posted "
+        "again after the claimer's backoff (default: the claiming agent's retries, else 1)",
+    )
+    post.add_argument(
         "--budget-usd",
         type=float,
         metavar="USD",
@@ -209,6 +238,12 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     fail.add_argument("--agent", required=True, help="the claimer")
     fail.add_argument("--error", required=True, help="what went wrong")
     fail.add_argument("--token", help="the claim's token, required when the claim has one")
+    fail.add_argument(
+        "--retry-after",
+        type=seconds,
+        metavar="SECONDS",
+        help="with attempts left, post it again after this long instead of the backoff's wait",
+    )
 
     retry = _command(
         commands,

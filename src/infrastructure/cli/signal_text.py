@@ -39,6 +39,17 @@ def signal_text(s: Any, due: datetime | None = None) -> str:
         lines.append(
             f"  keys: read {', '.join(s.read_keys) or 'none'}; write {', '.join(s.write_keys) or 'none'}"
         )
+    if s.attempt > 1 or s.attempt_limit is not None:
+        limit = f" of {s.attempt_limit}" if s.attempt_limit is not None else ""
+        due = (
+            f", not before {s.not_before:%Y-%m-%d %H:%M:%S}" if s.status == "POSTED" and s.not_before else ""
+        )
+        lines.append(f"  attempt {s.attempt}{limit}{due}")
+    for a in s.attempts:
+        how = "claim ran out" if a.expired else "failed"
+        lines.append(
+            f"  attempt {a.attempt} {how} ({a.claimed_by or 'nobody'}, {a.ended_at:%H:%M:%S}): {a.error}"
+        )
     if s.claimed_at:
         lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}")
     if s.completed_at:

@@ -164,6 +164,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             "budget_usd",
             "priority",
             "not_before",
+            "max_attempts",
             "blackboard_id",
             "correlation_id",
             *(() if with_agent else ("posted_by",)),
@@ -199,7 +200,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
         Tool(
             "blackboard_fail",
             "Report that a signal the server's agent claimed could not be done; returns the signal.",
-            derive("FailArguments", FailSignal, one | same("error"), notes=on_board),
+            derive("FailArguments", FailSignal, one | same("error", "retry_after"), notes=on_board),
             fail,
         ),
         Tool(

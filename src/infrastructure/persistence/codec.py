@@ -11,6 +11,7 @@ from blackboard.application.ports import Recorded
 from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, board_of_stream, load_event
 from blackboard.domain.signals import (
     AgentSignal,
+    FailedAttempt,
     SignalPayload,
     SignalResult,
     SignalStatus,
@@ -95,6 +96,9 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "usage_json": signal.usage.model_dump_json() if signal.usage else None,
         "priority": signal.priority,
         "not_before": signal.not_before,
+        "attempt": signal.attempt,
+        "max_attempts": signal.max_attempts,
+        "attempts_json": attempts_json(signal),
     }
 
 
@@ -114,7 +118,17 @@ def changing_row(signal: AgentSignal) -> dict[str, Any]:
         "b_claim_token": signal.claim_token,
         "b_renewed_at": signal.renewed_at,
         "b_usage_json": signal.usage.model_dump_json() if signal.usage else None,
+        "b_not_before": signal.not_before,
+        "b_attempt": signal.attempt,
+        "b_attempts_json": attempts_json(signal),
     }
+
+
+def attempts_json(signal: AgentSignal) -> str | None:
+    """The attempts that failed and were retried, as JSON; NULL for a signal never retried."""
+    if not signal.attempts:
+        return None
+    return json.dumps([a.model_dump(mode="json") for a in signal.attempts])
 
 
 def signal_from_row(row: Any) -> AgentSignal:
@@ -143,6 +157,11 @@ def signal_from_row(row: Any) -> AgentSignal:
         usage=SignalUsage.model_validate_json(row.usage_json) if row.usage_json else None,
         priority=row.priority,
         not_before=row.not_before,
+        attempt=row.attempt,
+        max_attempts=row.max_attempts,
+        attempts=tuple(FailedAttempt.model_validate(a) for a in json.loads(row.attempts_json))
+        if row.attempts_json
+        else (),
         **_keys(row.keys_json),
     )
 

@@ -18,6 +18,7 @@ from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import canonical_capability
 from blackboard.domain.events import (
+    AgentSignalAttemptFailed,
     AgentSignalCompleted,
     AgentSignalFailed,
     AgentSignalPosted,
@@ -26,7 +27,7 @@ from blackboard.domain.events import (
     SolveEvent,
 )
 from blackboard.domain.evolution import evolve
-from blackboard.domain.signals import AgentSignal
+from blackboard.domain.signals import AgentSignal, SignalUsage
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.tables import (
@@ -51,6 +52,9 @@ CHANGING = (
     "claim_token",
     "renewed_at",
     "usage_json",
+    "not_before",  # a retry's wait
+    "attempt",
+    "attempts_json",
 )
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
@@ -94,9 +98,9 @@ class Fold:
         self._new: dict[str, AgentSignal] = {}
         self._changed: dict[str, AgentSignal] = {}
         self._new_dependencies: list[dict[str, str]] = []
-        self._usage: list[
-            dict[str, Any]
-        ] = []  # runs recorded by these events: the rows summary and status total
+        # runs recorded by these events, each signal's attempts together: the rows summary and status total
+        self._usage: dict[str, dict[str, Any]] = {}
+        self._usage_again: set[str] = set()  # signals retried before: their row may be there already
         # upstream -> its dependants in the tables: given (a command loaded them) or prefetched
         self._stored_dependants: dict[str, list[str]] = dict(dependants or {})
 
@@ -135,8 +139,14 @@ class Fold:
                 self._new[signal.signal_id] = signal
             else:
                 self._changed[signal.signal_id] = signal
-        if isinstance(event, (AgentSignalCompleted, AgentSignalFailed)) and event.usage is not None:
-            self._usage.append(usage_row(event))
+        if (
+            isinstance(event, (AgentSignalCompleted, AgentSignalFailed, AgentSignalAttemptFailed))
+            and event.usage is not None
+        ):
+            total = self._cache.signals[event.signal_id]
+            self._usage[event.signal_id] = usage_row(event, total.usage)
+            if total.attempts:
+                self._usage_again.add(event.signal_id)
         if isinstance(event, AgentSignalPosted):
             for upstream in event.after:
                 self._cache.dependants[upstream].append(event.signal_id)
@@ -155,8 +165,12 @@ class Fold:
             )
         if self._new_dependencies:
             self._conn.execute(INSERT_DEPENDENCIES, self._new_dependencies)
+        if self._usage_again:
+            self._conn.execute(
+                delete(SIGNAL_USAGE).where(SIGNAL_USAGE.c.signal_id.in_(sorted(self._usage_again)))
+            )
         if self._usage:
-            self._conn.execute(INSERT_USAGE, self._usage)
+            self._conn.execute(INSERT_USAGE, list(self._usage.values()))
         if self._changed:
             rows = [changing_row(s) for s in self._changed.values()]
             dialect_of(self._conn.engine).update_many(
@@ -177,11 +191,20 @@ class Fold:
         return list(dict.fromkeys([*stored, *pending]))
 
 
-def usage_row(event: AgentSignalCompleted | AgentSignalFailed) -> dict[str, Any]:
-    """A run's usage as the row `summary` and `status` total; the agent is who completed or failed it."""
-    usage = event.usage
+def usage_row(
+    event: AgentSignalCompleted | AgentSignalFailed | AgentSignalAttemptFailed,
+    total: SignalUsage | None = None,
+) -> dict[str, Any]:
+    """A run's usage as the row `summary` and `status` total; the agent is who completed or failed it.
+    `total`: what every attempt's runs cost together (the signal's usage), when it was retried."""
+    usage = total or event.usage
     assert usage is not None
-    agent = event.completed_by if isinstance(event, AgentSignalCompleted) else event.failed_by
+    if isinstance(event, AgentSignalCompleted):
+        agent = event.completed_by
+    elif isinstance(event, AgentSignalFailed):
+        agent = event.failed_by
+    else:
+        agent = event.claimed_by or "unknown"
     return {
         "signal_id": event.signal_id,
         "blackboard_id": event.blackboard_id,

@@ -95,6 +95,12 @@ def view(row: Any) -> SimpleNamespace:
         usage=None if usage is None else SimpleNamespace(**usage),
         priority=row.priority,
         not_before=row.not_before,
+        attempt=row.attempt,
+        max_attempts=row.max_attempts,
+        attempt_limit=row.max_attempts
+        if row.max_attempts is not None
+        else (json.loads(row.attempts_json)[-1]["max_attempts"] if row.attempts_json else None),
+        attempts=[_attempt_view(a) for a in json.loads(row.attempts_json)] if row.attempts_json else [],
     )
 
 
@@ -140,7 +146,33 @@ def document(signal: SimpleNamespace) -> dict[str, Any]:
         "usage": None if u is None else dict(vars(u)),
         "priority": signal.priority,
         "not_before": _time(signal.not_before),
+        "attempt": signal.attempt,
+        "max_attempts": signal.attempt_limit,
+        "attempts": [
+            {
+                "attempt": a.attempt,
+                "claimed_by": a.claimed_by,
+                "error": a.error,
+                "ended_at": _time(a.ended_at),
+                "retry_at": _time(a.retry_at),
+                "expired": a.expired,
+            }
+            for a in signal.attempts
+        ],
     }
+
+
+def _attempt_view(stored: dict[str, Any]) -> SimpleNamespace:
+    """A failed attempt with the attributes of domain.signals.FailedAttempt."""
+    return SimpleNamespace(
+        attempt=stored["attempt"],
+        claimed_by=stored.get("claimed_by"),
+        error=stored["error"],
+        ended_at=datetime.fromisoformat(stored["ended_at"]),
+        retry_at=datetime.fromisoformat(stored["retry_at"]),
+        max_attempts=stored["max_attempts"],
+        expired=stored.get("expired", False),
+    )
 
 
 def _result(raw: str | None) -> dict[str, Any] | None:

@@ -105,7 +105,12 @@ SIGNALS = Table(
     Column("budget_usd", Float),  # what a runner's run may spend; NULL: no budget of its own
     Column("usage_json", Text),  # SignalUsage of a runner's run, with its completion or failure; else NULL
     Column("priority", Integer, nullable=False, server_default="2"),  # 0 (P0, most urgent) to 4
-    Column("not_before", Moment),  # not claimable before then (`post --not-before`); NULL: at once
+    Column(
+        "not_before", Moment
+    ),  # not claimable before then (`post --not-before`, a retry's wait); NULL: at once
+    Column("attempt", Integer, nullable=False, server_default="1"),  # the attempt under way, or the next
+    Column("max_attempts", Integer),  # `post --max-attempts`; NULL: the claimer's retry policy decides
+    Column("attempts_json", Text),  # the attempts that failed and were retried; NULL: none
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest

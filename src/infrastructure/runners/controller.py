@@ -33,7 +33,17 @@ from blackboard.infrastructure.runners import catalog, runner_for
 PACKAGED = Path(__file__).resolve().parent.parent / "agents" / "controller.md"
 TIMEOUT = 600.0  # seconds one decision may take, for a controller file that names no timeout
 OURS = frozenset(
-    {"capabilities", "threshold", "command", "entrypoint", "timeout", "runner", "max_turns", "max_budget_usd"}
+    {
+        "capabilities",
+        "threshold",
+        "command",
+        "entrypoint",
+        "timeout",
+        "runner",
+        "max_turns",
+        "max_budget_usd",
+        "retries",
+    }
 )
 
 

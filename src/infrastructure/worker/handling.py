@@ -161,7 +161,7 @@ class Handling:
             except ValidationError as bad:  # e.g. an empty artifact_path: the handler's mistake, said as such
                 problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in bad.errors())
                 return FailSignal(**common, error=f"handler output refused: {problem}")
-        return FailSignal(**common, error=outcome.error or "handler failed")
+        return FailSignal(**common, error=outcome.error or "handler failed", retry_after=outcome.retry_after)
 
 
 def said(error: BaseException) -> str:

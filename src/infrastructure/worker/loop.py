@@ -165,7 +165,12 @@ class ClaimLoop:
             return
         self._next_sweep = time.monotonic() + self._options.sweep_every
         for ended in self._service.expire_signals(ExpireSignals(blackboard_id=self._options.blackboard_id)):
-            logger.info("expired %s: %s", ended.signal_id, ended.result.error if ended.result else "")
+            if ended.status.is_final:
+                logger.info("expired %s: %s", ended.signal_id, ended.result.error if ended.result else "")
+            else:  # its claim lapsed with attempts left: posted again (docs/control.md, "Retries")
+                logger.info(
+                    "%s will be retried (attempt %d): its claim lapsed", ended.signal_id, ended.attempt
+                )
 
     def _due_in(self) -> float | None:
         """Seconds until the earliest signal posted for later that this worker may claim comes due (None:

@@ -32,7 +32,17 @@ logger = logging.getLogger("blackboard.worker")
 RUN_TIMEOUT = 1800.0  # seconds, for an agent file run by a runner that names no timeout
 CHECK_EVERY = 1.0  # seconds between looks at whether the claim still holds (ended by another hand: stop)
 OURS = frozenset(  # the agent file's keys the blackboard acts on: not handed to Claude Code
-    {"capabilities", "threshold", "command", "entrypoint", "timeout", "runner", "max_turns", "max_budget_usd"}
+    {
+        "capabilities",
+        "threshold",
+        "command",
+        "entrypoint",
+        "timeout",
+        "runner",
+        "max_turns",
+        "max_budget_usd",
+        "retries",
+    }
 )
 
 
