@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from uuid import uuid4
 
 from blackboard.application.commands import (
+    ApproveGate,
     CancelSignal,
     CancelSignals,
     ClaimSignal,
@@ -20,6 +21,7 @@ from blackboard.application.commands import (
     FailSignal,
     PostSignal,
     RecordOutcomes,
+    RejectGate,
     RenewClaim,
     RetrySignal,
 )
@@ -123,10 +125,13 @@ class BlackboardService:
                 budget_usd=cmd.budget_usd,
                 priority=cmd.priority,
                 not_before=cmd.not_before,
+                gate=cmd.gate,
+                gate_timeout_s=cmd.gate_timeout_s,
             )
             if (
                 board.has_pending_events
                 and signal.status is SignalStatus.POSTED
+                and not signal.gate  # a person decides a gate: no agent needs to fit it
                 and (reason := self._nobody_can_take(signal))
             ):
                 signal = board.mark_unclaimed(signal.signal_id, reason, now)
@@ -254,7 +259,9 @@ class BlackboardService:
             cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id, deadlines=scope.signals
         )
 
-    def redeliver_completion(self, blackboard_id: str, signal_id: str, agent_id: str, token: str | None) -> bool:
+    def redeliver_completion(
+        self, blackboard_id: str, signal_id: str, agent_id: str, token: str | None
+    ) -> bool:
         """Tell subscribers again of a completion this claimer stored, when the claimer could not learn
         that it was stored (the database went away before its commit was acknowledged, so the retry was
         refused as already COMPLETED). Its knowledge items then land as they would have (landing is
@@ -291,7 +298,11 @@ class BlackboardService:
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
             signal = board.retry_signal(cmd.signal_id, self._unused_signal_id(tx), cmd.posted_by, now)
-            if signal.status is SignalStatus.POSTED and (reason := self._nobody_can_take(signal)):
+            if (
+                signal.status is SignalStatus.POSTED
+                and not signal.gate
+                and (reason := self._nobody_can_take(signal))
+            ):
                 signal = board.mark_unclaimed(signal.signal_id, reason, now)
             return signal
 
@@ -313,6 +324,29 @@ class BlackboardService:
             lambda board, _, now: board.cancel_signal(cmd.signal_id, cmd.cancelled_by, cmd.reason, now),
             cmd,
             actor=cmd.cancelled_by,
+            deadlines=(cmd.signal_id,),
+        )
+
+    def approve_gate(self, cmd: ApproveGate) -> AgentSignal:
+        """A person approves an open gate: COMPLETED, what waits on it may run; refused (RuleViolation)
+        for a signal that is not an open gate."""
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,), ends=True),
+            lambda board, _, now: board.approve_gate(cmd.signal_id, cmd.approved_by, cmd.note, now),
+            cmd,
+            actor=cmd.approved_by,
+            deadlines=(cmd.signal_id,),
+        )
+
+    def reject_gate(self, cmd: RejectGate) -> AgentSignal:
+        """A person rejects an open gate: FAILED, what waits on it expires."""
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,), ends=True),
+            lambda board, _, now: board.reject_gate(cmd.signal_id, cmd.rejected_by, cmd.reason, now),
+            cmd,
+            actor=cmd.rejected_by,
             deadlines=(cmd.signal_id,),
         )
 

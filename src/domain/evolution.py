@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from functools import singledispatch
 
 from blackboard.domain.events import (
+    AgentSignalApproved,
     AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalClaimRenewed,
@@ -13,6 +14,7 @@ from blackboard.domain.events import (
     AgentSignalExpired,
     AgentSignalFailed,
     AgentSignalPosted,
+    AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
@@ -52,6 +54,8 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             budget_usd=event.budget_usd,
             priority=event.priority,
             not_before=event.not_before,
+            gate=event.gate,
+            gate_timeout_s=event.gate_timeout_s,
         )
     ]
 
@@ -93,3 +97,17 @@ def _(event: AgentSignalUnclaimed, lookup: Lookup, dependants: Dependants) -> li
 @evolve.register
 def _(event: AgentSignalCancelled, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).cancelled(event.why, event.occurred_at)]
+
+
+@evolve.register
+def _(event: AgentSignalApproved, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    done = lookup(event.signal_id).approved(event.approved_by, event.note, event.occurred_at)
+    released = [
+        lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)
+    ]
+    return [done, *released]
+
+
+@evolve.register
+def _(event: AgentSignalRejected, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).rejected(event.rejected_by, event.reason, event.occurred_at)]

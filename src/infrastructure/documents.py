@@ -137,6 +137,10 @@ class Signal(Document):
     usage: Usage | None = None  # what a runner's run of it cost, once it ended
     priority: Annotated[int, Field(ge=0, le=4)] = 2  # 0 (P0, most urgent) to 4: claimed most urgent first
     not_before: Time | None = None  # not claimable before then (`post --not-before`)
+    gate: bool = False  # a person decides it (`approve`, `reject`); no agent claims it
+    gate_timeout_s: Number | None = None  # a gate expires this long after it opens; null: it waits
+    decided_by: str | None = None  # who approved or rejected the gate
+    decision_note: str | None = None  # the approval's note, or the rejection's reason
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # a post that only agents with nothing to run fit
@@ -208,6 +212,10 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
         "usage": None if s.usage is None else Usage(**s.usage.model_dump()),
         "priority": s.priority,
         "not_before": s.not_before,
+        "gate": s.gate,
+        "gate_timeout_s": s.gate_timeout_s,
+        "decided_by": s.decided_by,
+        "decision_note": s.decision_note,
     }  # never the claim's token: it is the claimer's proof
 
 

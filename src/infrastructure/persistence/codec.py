@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from blackboard.application.ports import Recorded
@@ -95,7 +95,20 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "usage_json": signal.usage.model_dump_json() if signal.usage else None,
         "priority": signal.priority,
         "not_before": signal.not_before,
+        "gate": signal.gate,
+        "gate_timeout_s": signal.gate_timeout_s,
+        "gate_expires_at": gate_expires_at(signal),
+        "decided_by": signal.decided_by,
+        "decision_note": signal.decision_note,
     }
+
+
+def gate_expires_at(signal: AgentSignal) -> datetime | None:
+    """When a gate with a timeout of its own expires once open (None: not a gate, no timeout, not open):
+    a column, so the sweep's query finds it without date arithmetic in SQL."""
+    if not signal.gate or signal.gate_timeout_s is None or signal.claimable_since is None:
+        return None
+    return signal.claimable_since + timedelta(seconds=signal.gate_timeout_s)
 
 
 def changing_row(signal: AgentSignal) -> dict[str, Any]:
@@ -114,6 +127,9 @@ def changing_row(signal: AgentSignal) -> dict[str, Any]:
         "b_claim_token": signal.claim_token,
         "b_renewed_at": signal.renewed_at,
         "b_usage_json": signal.usage.model_dump_json() if signal.usage else None,
+        "b_gate_expires_at": gate_expires_at(signal),
+        "b_decided_by": signal.decided_by,
+        "b_decision_note": signal.decision_note,
     }
 
 
@@ -143,6 +159,10 @@ def signal_from_row(row: Any) -> AgentSignal:
         usage=SignalUsage.model_validate_json(row.usage_json) if row.usage_json else None,
         priority=row.priority,
         not_before=row.not_before,
+        gate=bool(row.gate),
+        gate_timeout_s=row.gate_timeout_s,
+        decided_by=row.decided_by,
+        decision_note=row.decision_note,
         **_keys(row.keys_json),
     )
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, func, or_, select
+from sqlalchemy import Engine, Select, bindparam, false, func, or_, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
@@ -220,7 +220,7 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
     if criteria.blackboard_id is not None:
         query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
     if criteria.claimable_only:
-        query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
+        query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0, SIGNALS.c.gate.is_(false()))
     if criteria.due_at is not None:
         query = query.where(or_(SIGNALS.c.not_before.is_(None), SIGNALS.c.not_before <= criteria.due_at))
     if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics

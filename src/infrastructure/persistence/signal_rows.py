@@ -49,6 +49,8 @@ def earliest_deadline(row: Any, post_timeout: timedelta, claim_timeout: timedelt
     """domain.blackboard.deadline without a live worker that fits: the earliest an open signal can run
     out of time (a live worker that fits it only puts the deadline later); None for an ended signal or
     one waiting for upstreams. A test holds the two to each other."""
+    if row.gate:  # a gate: its own timeout, or none
+        return row.gate_expires_at if row.status == "POSTED" else None
     if row.status == "POSTED" and row.claimable_since is not None:
         return row.claimable_since + post_timeout
     lease = row.renewed_at or row.claimed_at
@@ -95,6 +97,10 @@ def view(row: Any) -> SimpleNamespace:
         usage=None if usage is None else SimpleNamespace(**usage),
         priority=row.priority,
         not_before=row.not_before,
+        gate=bool(row.gate),
+        gate_timeout_s=row.gate_timeout_s,
+        decided_by=row.decided_by,
+        decision_note=row.decision_note,
     )
 
 
@@ -140,6 +146,10 @@ def document(signal: SimpleNamespace) -> dict[str, Any]:
         "usage": None if u is None else dict(vars(u)),
         "priority": signal.priority,
         "not_before": _time(signal.not_before),
+        "gate": signal.gate,
+        "gate_timeout_s": signal.gate_timeout_s,
+        "decided_by": signal.decided_by,
+        "decision_note": signal.decision_note,
     }
 
 

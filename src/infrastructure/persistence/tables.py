@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Dialect,
@@ -22,6 +23,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.types import TypeDecorator
 
@@ -106,6 +108,13 @@ SIGNALS = Table(
     Column("usage_json", Text),  # SignalUsage of a runner's run, with its completion or failure; else NULL
     Column("priority", Integer, nullable=False, server_default="2"),  # 0 (P0, most urgent) to 4
     Column("not_before", Moment),  # not claimable before then (`post --not-before`); NULL: at once
+    Column(
+        "gate", Boolean, nullable=False, server_default=false()
+    ),  # a person decides it, no agent claims it
+    Column("gate_timeout_s", Float),  # a gate's own timeout from when it opens; NULL: it waits
+    Column("gate_expires_at", Moment),  # claimable_since + gate_timeout_s, for the sweep's query
+    Column("decided_by", String(200)),  # who approved or rejected the gate
+    Column("decision_note", Text),  # the approval's note, or the rejection's reason
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest
