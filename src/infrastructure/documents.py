@@ -605,6 +605,26 @@ def worker(w: "WorkerPresence", blackboard_id: str | None = None) -> Worker:
     )
 
 
+class OpenGate(Document):
+    """A gate waiting for a person's decision, as `status` lists it."""
+
+    signal_id: str
+    topic: str
+    posted_by: str
+    open_since: Time | None  # when it opened (its upstreams completed, its not_before came)
+    gate_timeout_s: Number | None  # it expires this long after it opened; null: it waits
+
+
+def open_gate(s: AgentSignal) -> OpenGate:
+    return OpenGate(
+        signal_id=s.signal_id,
+        topic=s.payload.topic,
+        posted_by=s.posted_by,
+        open_since=s.claimable_since,
+        gate_timeout_s=s.gate_timeout_s,
+    )
+
+
 class Status(Document):
     """One board in `blackboard status`."""
 
@@ -618,6 +638,7 @@ class Status(Document):
     live_workers: list[str]  # agents of the live workers serving it, and of its live claims
     workers: list[Worker]  # the live workers serving it
     usage: BoardUsage  # what runners' runs on the board cost, per agent
+    open_gates: list[OpenGate] = []  # gates a person may decide now (`approve`, `reject`), oldest first
 
 
 def status(b: "BoardStatus") -> Status:
@@ -632,6 +653,7 @@ def status(b: "BoardStatus") -> Status:
         live_workers=list(b.live_workers),
         workers=[worker(w, b.blackboard_id) for w in b.workers],
         usage=board_usage(b.usage),
+        open_gates=[open_gate(g) for g in b.open_gates],
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, false, func, or_, select
+from sqlalchemy import Engine, Select, bindparam, false, func, or_, select, true
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
@@ -121,6 +121,18 @@ class SqlSignalReadModel(SignalReadModel):
         )
         with read_connection(self._engine) as conn:
             return dict(conn.execute(query).all())
+
+    @_translated
+    def open_gates(self, blackboard_id: str | None = None) -> list[AgentSignal]:
+        query = (
+            select(SIGNALS)
+            .where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0, SIGNALS.c.gate.is_(true()))
+            .order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id)
+        )
+        if blackboard_id is not None:
+            query = query.where(SIGNALS.c.blackboard_id == blackboard_id)
+        with read_connection(self._engine) as conn:
+            return [signal_from_row(row) for row in conn.execute(query)]
 
     @_translated
     def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
