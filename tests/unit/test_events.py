@@ -12,12 +12,14 @@ from blackboard.domain import events as domain_events
 from blackboard.domain.events import (
     ENVELOPE,
     EVENT_TYPES,
+    AgentSignalApproved,
     AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalCompleted,
     AgentSignalExpired,
     AgentSignalFailed,
     AgentSignalPosted,
+    AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
     EntryCandidateKept,
@@ -72,6 +74,8 @@ SAMPLES: list[BlackboardEvent] = [
     AgentSignalExpired(**ENV, version=3, reason="not claimed within 30s"),
     AgentSignalUnclaimed(**ENV, version=2, reason="no capable agent"),
     AgentSignalCancelled(**ENV, version=3, cancelled_by="alice", reason="not needed", cause="sig-00000002"),
+    AgentSignalApproved(**ENV, version=2, approved_by="alice", note="looks right"),
+    AgentSignalRejected(**ENV, version=2, rejected_by="bob", reason="the plan is wrong"),
 ]
 ENTRY = {"blackboard_id": "bb-1", "occurred_at": T0, "key": "plan/outline", "signal_id": "sig-0000000a"}
 SAMPLES += [
@@ -150,6 +154,8 @@ def test_every_event_type_is_registered_under_its_class_name():
         AgentSignalExpired,
         AgentSignalUnclaimed,
         AgentSignalCancelled,
+        AgentSignalApproved,
+        AgentSignalRejected,
     ):
         assert EVENT_TYPES[cls.__name__] is cls
     assert all(name == cls.__name__ for name, cls in EVENT_TYPES.items())
