@@ -236,9 +236,10 @@ function renderColumns(signals) {
 function card(s) {
   const selected = s.signal_id === S.selected ? " selected" : "";
   return el("div", { class: `card ${s.status}${selected}`, "data-signal": s.signal_id, onclick: () => { S.selected = s.signal_id; render(); } },
-    el("div", { class: "id" }, s.signal_id, " ", el("span", { class: "type" }, s.signal_type)),
+    el("div", { class: "id" }, s.signal_id, " ", el("span", { class: "type" }, s.gate ? `${s.signal_type} · gate` : s.signal_type)),
     el("div", { class: "topic" }, s.payload.topic),
     s.claimed_by ? el("div", { class: "who" }, "by ", s.claimed_by) : null,
+    s.decided_by ? el("div", { class: "who" }, s.status === "COMPLETED" ? "approved by " : "rejected by ", s.decided_by) : null,
     s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null);
 }
 
