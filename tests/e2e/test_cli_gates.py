@@ -55,7 +55,9 @@ def test_a_gate_blocks_what_waits_on_it_until_a_person_approves_and_a_worker_nev
     listed = gcli.ok("status", "--blackboard", "ps-g")[0]["open_gates"]
     assert [o["signal_id"] for o in listed] == [g]
 
+    waiting = gcli.start("--json", "wait", g, "--timeout", "300")  # a wait ends with the decision
     approved = assert_signal(gcli.ok("approve", g, "--by", "alice", "--note", "numbers checked"))
+    assert assert_signal(json.loads(gcli.finish(waiting).expect(0).stdout))["status"] == "COMPLETED"
 
     assert approved["status"] == "COMPLETED" and approved["gate"] is True
     assert (approved["decided_by"], approved["decision_note"]) == ("alice", "numbers checked")
