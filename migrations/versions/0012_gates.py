@@ -27,7 +27,9 @@ def upgrade() -> None:
         "blackboard_signals", sa.Column("gate", sa.Boolean(), nullable=False, server_default=sa.false())
     )
     op.add_column("blackboard_signals", sa.Column("gate_timeout_s", sa.Float(), nullable=True))
-    op.add_column("blackboard_signals", sa.Column("gate_expires_at", sa.DateTime(timezone=True), nullable=True))
+    op.add_column(
+        "blackboard_signals", sa.Column("gate_expires_at", sa.DateTime(timezone=True), nullable=True)
+    )
     op.add_column("blackboard_signals", sa.Column("decided_by", sa.String(200), nullable=True))
     op.add_column("blackboard_signals", sa.Column("decision_note", sa.Text(), nullable=True))
 
