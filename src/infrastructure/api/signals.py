@@ -25,6 +25,7 @@ from blackboard.application.commands import (
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
 from blackboard.infrastructure.documents import Agents, Events, Ranking, Signal, Signals, WatchedSignal
+from blackboard.infrastructure.gates import refuse_an_agent
 from blackboard.infrastructure.when import parse_duration, parse_when
 
 
@@ -138,12 +139,14 @@ class SignalCalls(Base):
         """`blackboard approve SIG --by NAME`: a person approves an open gate; it is COMPLETED and what waits
         on it may run. Refused for a signal that is not an open gate."""
         command = request(ApproveGate, signal_id=signal_id, approved_by=by, note=note)
+        refuse_an_agent("approve")
         return _signal(self._parts.service.approve_gate(command))
 
     def reject(self, signal_id: str, *, by: str, reason: str) -> Signal:
         """`blackboard reject SIG --by NAME --reason TEXT`: a person rejects an open gate; it is FAILED and
         what waits on it expires."""
         command = request(RejectGate, signal_id=signal_id, rejected_by=by, reason=reason)
+        refuse_an_agent("reject")
         return _signal(self._parts.service.reject_gate(command))
 
     def cancel_all(
