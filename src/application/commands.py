@@ -79,6 +79,9 @@ class PostSignal(Command):
     not_before: AwareDatetime | None = None  # not claimable before then; its post timeout counts from then
     # how many attempts it gets, whoever claims it (contracts/control.md, "Retries"); None: the claimer's policy
     max_attempts: Annotated[int, Field(ge=1, le=1000)] | None = None
+    gate: bool = False  # a person decides it (approve, reject); no agent claims it
+    # with gate: it expires this long (seconds) after it opens; without, it waits for a person however long
+    gate_timeout_s: Annotated[float, Field(gt=0, le=10 * 365 * 86400, allow_inf_nan=False)] | None = None
 
     @property
     def board(self) -> str:
@@ -120,6 +123,24 @@ class CancelSignal(Command):
     signal_id: SignalIdText
     cancelled_by: NonEmpty = "ps-skill"
     reason: Reason = "no reason given"
+    blackboard_id: NonEmpty | None = None
+
+
+class ApproveGate(Command):
+    """A person approves an open gate: it COMPLETES, and what waits on it may run."""
+
+    signal_id: SignalIdText
+    approved_by: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(printable)]
+    note: Annotated[str, Field(max_length=2000)] | None = None
+    blackboard_id: NonEmpty | None = None
+
+
+class RejectGate(Command):
+    """A person rejects an open gate: it FAILS, and what waits on it expires."""
+
+    signal_id: SignalIdText
+    rejected_by: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(printable)]
+    reason: Reason
     blackboard_id: NonEmpty | None = None
 
 

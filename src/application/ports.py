@@ -371,6 +371,13 @@ class SignalReadModel(abc.ABC):
             counts[str(signal.status)] = counts.get(str(signal.status), 0) + 1
         return counts
 
+    def open_gates(self, blackboard_id: str | None = None) -> list[AgentSignal]:
+        """The gates a person may decide now (POSTED, nothing to wait for), on every board or on one,
+        oldest first: what `status` and the web view list. This default reads the POSTED signals; a store
+        asks for the gates alone."""
+        found = self.find(SignalFilter(status=SignalStatus.POSTED, blackboard_id=blackboard_id))
+        return [s for s in found if s.is_open_gate]
+
     def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
         """Each board's (or one board's) signal counts, in board order. This default reads every
         signal; a store counts where the rows are."""

@@ -23,7 +23,7 @@ from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, deadline
 from blackboard.domain.capabilities import Volunteer, rank
 from blackboard.domain.errors import SignalNotFound
-from blackboard.domain.events import AgentSignalCompleted
+from blackboard.domain.events import AgentSignalApproved, AgentSignalCompleted
 from blackboard.domain.signals import AgentSignal, Candidate
 
 
@@ -149,7 +149,9 @@ class BlackboardQueries:
         position, found, at = query.since, [], []
         while page := self._store.read_all(after=position, limit=1000):
             for record in page:
-                if isinstance(record.event, AgentSignalCompleted):
+                if isinstance(
+                    record.event, AgentSignalCompleted | AgentSignalApproved
+                ):  # a gate completes so
                     signal = self._read_model.get(record.event.signal_id)
                     if (
                         signal

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from uuid import uuid4
 
 from blackboard.application.commands import (
+    ApproveGate,
     CancelSignal,
     CancelSignals,
     ClaimSignal,
@@ -21,6 +22,7 @@ from blackboard.application.commands import (
     FailSignal,
     PostSignal,
     RecordOutcomes,
+    RejectGate,
     RenewClaim,
     RetrySignal,
 )
@@ -129,10 +131,13 @@ class BlackboardService:
                 priority=cmd.priority,
                 not_before=cmd.not_before,
                 max_attempts=cmd.max_attempts,
+                gate=cmd.gate,
+                gate_timeout_s=cmd.gate_timeout_s,
             )
             if (
                 board.has_pending_events
                 and signal.status is SignalStatus.POSTED
+                and not signal.gate  # a person decides a gate: no agent needs to fit it
                 and (reason := self._nobody_can_take(signal))
             ):
                 signal = board.mark_unclaimed(signal.signal_id, reason, now)
@@ -300,7 +305,11 @@ class BlackboardService:
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
             signal = board.retry_signal(cmd.signal_id, self._unused_signal_id(tx), cmd.posted_by, now)
-            if signal.status is SignalStatus.POSTED and (reason := self._nobody_can_take(signal)):
+            if (
+                signal.status is SignalStatus.POSTED
+                and not signal.gate
+                and (reason := self._nobody_can_take(signal))
+            ):
                 signal = board.mark_unclaimed(signal.signal_id, reason, now)
             return signal
 
@@ -322,6 +331,29 @@ class BlackboardService:
             lambda board, _, now: board.cancel_signal(cmd.signal_id, cmd.cancelled_by, cmd.reason, now),
             cmd,
             actor=cmd.cancelled_by,
+            deadlines=(cmd.signal_id,),
+        )
+
+    def approve_gate(self, cmd: ApproveGate) -> AgentSignal:
+        """A person approves an open gate: COMPLETED, what waits on it may run; refused (RuleViolation)
+        for a signal that is not an open gate."""
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,), ends=True),
+            lambda board, _, now: board.approve_gate(cmd.signal_id, cmd.approved_by, cmd.note, now),
+            cmd,
+            actor=cmd.approved_by,
+            deadlines=(cmd.signal_id,),
+        )
+
+    def reject_gate(self, cmd: RejectGate) -> AgentSignal:
+        """A person rejects an open gate: FAILED, what waits on it expires."""
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,), ends=True),
+            lambda board, _, now: board.reject_gate(cmd.signal_id, cmd.rejected_by, cmd.reason, now),
+            cmd,
+            actor=cmd.rejected_by,
             deadlines=(cmd.signal_id,),
         )
 

@@ -18,6 +18,7 @@ from blackboard.application.presence import PresenceStore
 from blackboard.application.projection import Projector
 from blackboard.application.usage import UsageTotal, total
 from blackboard.domain.presence import WorkerPresence
+from blackboard.domain.signals import AgentSignal
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,7 @@ class BoardStatus:
     live_workers: tuple[str, ...]  # agents of the live workers serving it, and of its live claims
     workers: tuple[WorkerPresence, ...] = ()  # the live workers serving it
     usage: dict[str, UsageTotal] = field(default_factory=dict)  # what runners' runs cost, per agent
+    open_gates: tuple[AgentSignal, ...] = ()  # gates a person may decide now (approve, reject), oldest first
 
     @property
     def usage_total(self) -> UsageTotal:
@@ -73,6 +75,9 @@ class StatusQueries:
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)
         live = self.live_workers()
+        gates: dict[str, list[AgentSignal]] = {}
+        for gate in self._signals.open_gates(blackboard_id):
+            gates.setdefault(gate.blackboard_id, []).append(gate)
         boards = []
         for board in sorted(signals.keys() | entries.keys()):
             counted = signals.get(board)
@@ -90,6 +95,7 @@ class StatusQueries:
                     tuple(sorted({*(counted.workers if counted else ()), *(w.agent_id for w in serving)})),
                     serving,
                     usage.get(board, {}),
+                    tuple(gates.get(board, ())),
                 )
             )
         return boards

@@ -22,6 +22,8 @@ FINAL_EVENTS = frozenset(
         "AgentSignalExpired",
         "AgentSignalUnclaimed",
         "AgentSignalCancelled",
+        "AgentSignalApproved",  # a gate a person decided
+        "AgentSignalRejected",
     }
 )
 

@@ -12,8 +12,11 @@ from blackboard.domain.errors import (
     BelowThreshold,
     DependenciesPending,
     DuplicateSignal,
+    GateNotClaimable,
+    GateNotOpen,
     InvalidInput,
     InvalidTransition,
+    NotAGate,
     NotTheClaimer,
     NotYetDue,
     SignalExpired,
@@ -23,6 +26,7 @@ from blackboard.domain.errors import (
     UnknownDependency,
 )
 from blackboard.domain.events import (
+    AgentSignalApproved,
     AgentSignalAttemptFailed,
     AgentSignalCancelled,
     AgentSignalClaimed,
@@ -31,6 +35,7 @@ from blackboard.domain.events import (
     AgentSignalExpired,
     AgentSignalFailed,
     AgentSignalPosted,
+    AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
@@ -159,6 +164,8 @@ class BlackboardAggregate:
         priority: int = DEFAULT_PRIORITY,
         not_before: datetime | None = None,
         max_attempts: int | None = None,
+        gate: bool = False,
+        gate_timeout_s: float | None = None,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
@@ -168,6 +175,10 @@ class BlackboardAggregate:
             raise InvalidInput(
                 "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
             )
+        if gate_timeout_s is not None and not gate:
+            raise InvalidInput("timeout", "only a gate (--gate) takes a timeout of its own")
+        if gate_timeout_s is not None and not gate_timeout_s > 0:
+            raise InvalidInput("timeout", f"must be above 0 seconds, got {gate_timeout_s:g}")
         if signal_id in self._signals:
             raise DuplicateSignal(signal_id)
         upstream = tuple(dict.fromkeys(after))
@@ -191,6 +202,8 @@ class BlackboardAggregate:
             priority=priority,
             not_before=not_before if not_before is not None and not_before > at else None,
             max_attempts=max_attempts,
+            gate=gate,
+            gate_timeout_s=gate_timeout_s,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -212,6 +225,8 @@ class BlackboardAggregate:
             raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)
         if signal.status is not POSTED:
             raise SignalNotClaimable(signal_id, signal.status)
+        if signal.gate:
+            raise GateNotClaimable(signal_id)
         if signal.waiting_for:
             raise DependenciesPending(signal_id, signal.waiting_for)
         if not signal.due(at):
@@ -328,6 +343,37 @@ class BlackboardAggregate:
         self._cancel_with_dependants(signal_id, cancelled_by, reason, None, at)
         return self._signals[signal_id]
 
+    def approve_gate(self, signal_id: str, approved_by: str, note: str | None, at: datetime) -> AgentSignal:
+        """A person approves an open gate: COMPLETED, and what waits on it may run."""
+        self._check_open_gate(signal_id, "approved", at)
+        if not approved_by:
+            raise InvalidInput("by", "must name who approves the gate")
+        self._record(AgentSignalApproved, at, signal_id=signal_id, approved_by=approved_by, note=note or None)
+        return self._signals[signal_id]
+
+    def reject_gate(self, signal_id: str, rejected_by: str, reason: str, at: datetime) -> AgentSignal:
+        """A person rejects an open gate: FAILED, and what waits on it expires."""
+        self._check_open_gate(signal_id, "rejected", at)
+        if not rejected_by:
+            raise InvalidInput("by", "must name who rejects the gate")
+        if not reason:
+            raise InvalidInput("reason", "must say why the gate is rejected")
+        self._record(AgentSignalRejected, at, signal_id=signal_id, rejected_by=rejected_by, reason=reason)
+        self._expire_dependants(signal_id, at)
+        return self._signals[signal_id]
+
+    def _check_open_gate(self, signal_id: str, action: str, at: datetime) -> None:
+        signal = self.signal(signal_id)
+        if not signal.gate:
+            raise NotAGate(signal_id, action)
+        _refuse_expired(signal, action, POSTED)
+        if signal.status is not POSTED:
+            raise InvalidTransition(signal_id, signal.status, action, (POSTED,))
+        if signal.waiting_for:
+            raise GateNotOpen(signal_id, action, f"it waits for {', '.join(sorted(signal.waiting_for))}")
+        if not signal.due(at):
+            raise GateNotOpen(signal_id, action, f"posted with --not-before {_iso(signal.not_before)}")
+
     def _cancel_with_dependants(
         self, signal_id: str, cancelled_by: str, reason: str, cause: str | None, at: datetime
     ) -> None:
@@ -367,6 +413,8 @@ class BlackboardAggregate:
             budget_usd=old.budget_usd,
             priority=old.priority,
             max_attempts=old.max_attempts,
+            gate=old.gate,  # a rejected gate retried asks a person again
+            gate_timeout_s=old.gate_timeout_s,
         )
 
     def latest_retry(self, signal_id: str) -> str:
@@ -502,8 +550,13 @@ def deadline(
     claimable and the moment `fitting` (the worker that fits it and counted as live the longest) stopped
     counting as live; so the post timeout runs only while no live worker fits it, and a signal queued
     behind a busy worker that fits it waits for that worker. None while it waits for upstreams, and once
-    it has ended. Without `fitting` the deadline is the earliest it can be: what waits for a worker's
-    presence reads only the signals past it."""
+    it has ended. A gate: its own timeout (`gate_timeout_s`) after it opened, and none without one (no
+    worker ever fits a gate, so the post timeout does not apply). Without `fitting` the deadline is the
+    earliest it can be: what waits for a worker's presence reads only the signals past it."""
+    if signal.gate:  # no worker fits a gate: it waits for a person, for its own timeout at most
+        if signal.status is POSTED and signal.claimable_since is not None and signal.gate_timeout_s:
+            return signal.claimable_since + timedelta(seconds=signal.gate_timeout_s)
+        return None
     if signal.status is POSTED and signal.claimable_since is not None:
         since = signal.claimable_since
         if fitting is not None and fitting.live_until > since:
@@ -537,6 +590,8 @@ def _refuse_expired(signal: AgentSignal, action: str, allowed: SignalStatus) -> 
 def _timeout_reason(
     signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta, fitting: WorkerPresence | None
 ) -> str:
+    if signal.gate:
+        return f"no one decided the gate within {signal.gate_timeout_s or 0:g}s of it opening"
     if signal.status is POSTED:
         late = f"not claimed within {post_timeout.total_seconds():g}s of becoming claimable"
         since = signal.claimable_since

@@ -147,3 +147,38 @@ class SignalExpired(InvalidTransition):
         self.signal_id, self.status, self.action = signal_id, "EXPIRED", action
         self.at = at
         self.reason = reason
+
+
+class GateNotClaimable(SignalNotClaimable):
+    """A gate is decided by a person (`approve`, `reject`); no agent claims it."""
+
+    def __init__(self, signal_id: str) -> None:
+        RuleViolation.__init__(
+            self, f"{signal_id} is a gate; no agent claims a gate, a person approves or rejects it"
+        )
+        self.signal_id, self.status, self.claimed_by = signal_id, "POSTED", None
+
+
+class NotAGate(RuleViolation):
+    def __init__(self, signal_id: str, action: str) -> None:
+        super().__init__(f"{signal_id} is not a gate; only a gate (post --gate) can be {action}")
+        self.signal_id = signal_id
+
+
+class GateNotOpen(RuleViolation):
+    """The gate still waits for its upstreams, or for its `not_before`."""
+
+    def __init__(self, signal_id: str, action: str, why: str) -> None:
+        super().__init__(f"gate {signal_id} is not open yet ({why}); it can be {action} once it is")
+        self.signal_id = signal_id
+
+
+class AgentsCannotDecide(RuleViolation):
+    """A gate is a person's decision: an agent's session (an MCP server started as one, a runner's) is
+    refused."""
+
+    def __init__(self, who: str, action: str) -> None:
+        super().__init__(
+            f"{who} is an agent's session; agents cannot decide gates, only a person can {action}"
+        )
+        self.who = who

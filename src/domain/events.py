@@ -49,8 +49,9 @@ class BlackboardEvent(BaseModel):
 
 
 class AgentSignalPosted(BlackboardEvent):
-    # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before, 7 max_attempts
-    schema_version: ClassVar[int] = 7
+    # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before, 7 max_attempts,
+    # 8 gate and gate_timeout_s
+    schema_version: ClassVar[int] = 8
 
     signal_type: SignalType
     payload: SignalPayload
@@ -66,6 +67,8 @@ class AgentSignalPosted(BlackboardEvent):
     priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4
     not_before: datetime | None = None  # not claimable before then; its post timeout counts from then
     max_attempts: int | None = Field(default=None, ge=1)  # None: the claiming agent's retry policy decides
+    gate: bool = False  # a person decides it (approve, reject); no agent claims it
+    gate_timeout_s: float | None = Field(default=None, gt=0)  # a gate expires this long after it opens
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -135,6 +138,20 @@ class AgentSignalCancelled(BlackboardEvent):
         if self.cause is None:
             return f"cancelled by {self.cancelled_by}: {self.reason}"
         return f"upstream {self.cause} was cancelled by {self.cancelled_by}: {self.reason}"
+
+
+class AgentSignalApproved(BlackboardEvent):
+    """A person approved a gate (`blackboard approve`): it is COMPLETED and what waits on it may run."""
+
+    approved_by: str = Field(min_length=1)
+    note: str | None = None
+
+
+class AgentSignalRejected(BlackboardEvent):
+    """A person rejected a gate (`blackboard reject`): it is FAILED and what waits on it expires."""
+
+    rejected_by: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
 
 
 STREAM_SEPARATOR = "\x1f"  # never in a board id nor a key (both refuse control characters)
@@ -286,6 +303,8 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalExpired,
         AgentSignalUnclaimed,
         AgentSignalCancelled,
+        AgentSignalApproved,
+        AgentSignalRejected,
         EntryWritten,
         EntryCandidateKept,
         EntryConflictResolved,
@@ -303,6 +322,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 4): lambda data: {**data, "priority": DEFAULT_PRIORITY},  # posted before priorities
     ("AgentSignalPosted", 5): lambda data: {**data, "not_before": None},  # claimable at once
     ("AgentSignalPosted", 6): lambda data: {**data, "max_attempts": None},  # the claimer's policy decides
+    ("AgentSignalPosted", 7): lambda data: {**data, "gate": False, "gate_timeout_s": None},  # before gates
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from functools import singledispatch
 
 from blackboard.domain.events import (
+    AgentSignalApproved,
     AgentSignalAttemptFailed,
     AgentSignalCancelled,
     AgentSignalClaimed,
@@ -14,6 +15,7 @@ from blackboard.domain.events import (
     AgentSignalExpired,
     AgentSignalFailed,
     AgentSignalPosted,
+    AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
@@ -54,6 +56,8 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             priority=event.priority,
             not_before=event.not_before,
             max_attempts=event.max_attempts,
+            gate=event.gate,
+            gate_timeout_s=event.gate_timeout_s,
         )
     ]
 
@@ -109,3 +113,17 @@ def _(event: AgentSignalUnclaimed, lookup: Lookup, dependants: Dependants) -> li
 @evolve.register
 def _(event: AgentSignalCancelled, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).cancelled(event.why, event.occurred_at)]
+
+
+@evolve.register
+def _(event: AgentSignalApproved, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    done = lookup(event.signal_id).approved(event.approved_by, event.note, event.occurred_at)
+    released = [
+        lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)
+    ]
+    return [done, *released]
+
+
+@evolve.register
+def _(event: AgentSignalRejected, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).rejected(event.rejected_by, event.reason, event.occurred_at)]

@@ -192,6 +192,10 @@ class AgentSignal:
     attempt: int = 1  # the attempt under way, or the next one (contracts/control.md, "Retries")
     max_attempts: int | None = None  # the post's `--max-attempts`; None: the claimer's policy decides
     attempts: tuple[FailedAttempt, ...] = ()  # the attempts that failed and were retried, oldest first
+    gate: bool = False  # a person decides it (`approve`, `reject`); no agent claims it (`post --gate`)
+    gate_timeout_s: float | None = None  # a gate expires this long after it opens; None: it waits
+    decided_by: str | None = None  # who approved or rejected the gate
+    decision_note: str | None = None  # the approval's note, or the rejection's reason
     version: int = 1
 
     @property
@@ -201,7 +205,13 @@ class AgentSignal:
 
     @property
     def is_claimable(self) -> bool:
-        return self.status is SignalStatus.POSTED and not self.waiting_for
+        """POSTED with nothing to wait for, and not a gate (a person decides a gate, no agent claims it)."""
+        return self.status is SignalStatus.POSTED and not self.waiting_for and not self.gate
+
+    @property
+    def is_open_gate(self) -> bool:
+        """A gate a person may decide now, but for a `not_before` still to come."""
+        return self.gate and self.status is SignalStatus.POSTED and not self.waiting_for
 
     def _next(self, **changes: Any) -> AgentSignal:
         return self._changed(version=self.version + 1, **changes)
@@ -275,6 +285,26 @@ class AgentSignal:
 
     def cancelled(self, reason: str, at: datetime) -> AgentSignal:
         return self._next(status=SignalStatus.CANCELLED, result=SignalResult(error=reason), completed_at=at)
+
+    def approved(self, by: str, note: str | None, at: datetime) -> AgentSignal:
+        """A person approved the gate: COMPLETED, and what waits on it may run."""
+        return self._next(
+            status=SignalStatus.COMPLETED,
+            result=SignalResult(),
+            completed_at=at,
+            decided_by=by,
+            decision_note=note,
+        )
+
+    def rejected(self, by: str, reason: str, at: datetime) -> AgentSignal:
+        """A person rejected the gate: FAILED, and what waits on it expires."""
+        return self._next(
+            status=SignalStatus.FAILED,
+            result=SignalResult(error=f"rejected by {by}: {reason}"),
+            completed_at=at,
+            decided_by=by,
+            decision_note=reason,
+        )
 
     def upstream_completed(self, upstream_id: str, at: datetime) -> AgentSignal:
         """One dependency completed; the signal becomes claimable when the last one does."""

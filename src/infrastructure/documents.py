@@ -153,6 +153,10 @@ class Signal(Document):
     # the post's --max-attempts, else the limit of the claimer's policy once an attempt failed; null: not known yet
     max_attempts: Annotated[int | None, Field(ge=1)] = None
     attempts: list[Attempt] = Field(default_factory=list)  # the attempts that failed and were retried
+    gate: bool = False  # a person decides it (`approve`, `reject`); no agent claims it
+    gate_timeout_s: Number | None = None  # a gate expires this long after it opens; null: it waits
+    decided_by: str | None = None  # who approved or rejected the gate
+    decision_note: str | None = None  # the approval's note, or the rejection's reason
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # a post that only agents with nothing to run fit
@@ -237,6 +241,10 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
             )
             for a in s.attempts
         ],
+        "gate": s.gate,
+        "gate_timeout_s": s.gate_timeout_s,
+        "decided_by": s.decided_by,
+        "decision_note": s.decision_note,
     }  # never the claim's token: it is the claimer's proof
 
 
@@ -626,6 +634,26 @@ def worker(w: "WorkerPresence", blackboard_id: str | None = None) -> Worker:
     )
 
 
+class OpenGate(Document):
+    """A gate waiting for a person's decision, as `status` lists it."""
+
+    signal_id: str
+    topic: str
+    posted_by: str
+    open_since: Time | None  # when it opened (its upstreams completed, its not_before came)
+    gate_timeout_s: Number | None  # it expires this long after it opened; null: it waits
+
+
+def open_gate(s: AgentSignal) -> OpenGate:
+    return OpenGate(
+        signal_id=s.signal_id,
+        topic=s.payload.topic,
+        posted_by=s.posted_by,
+        open_since=s.claimable_since,
+        gate_timeout_s=s.gate_timeout_s,
+    )
+
+
 class Status(Document):
     """One board in `blackboard status`."""
 
@@ -639,6 +667,7 @@ class Status(Document):
     live_workers: list[str]  # agents of the live workers serving it, and of its live claims
     workers: list[Worker]  # the live workers serving it
     usage: BoardUsage  # what runners' runs on the board cost, per agent
+    open_gates: list[OpenGate] = []  # gates a person may decide now (`approve`, `reject`), oldest first
 
 
 def status(b: "BoardStatus") -> Status:
@@ -653,6 +682,7 @@ def status(b: "BoardStatus") -> Status:
         live_workers=list(b.live_workers),
         workers=[worker(w, b.blackboard_id) for w in b.workers],
         usage=board_usage(b.usage),
+        open_gates=[open_gate(g) for g in b.open_gates],
     )
 
 

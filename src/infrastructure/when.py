@@ -37,3 +37,21 @@ def _within(moment: datetime, now: datetime, field: str, text: str) -> datetime:
     if moment - now > LONGEST:
         raise InvalidInput(field, f"must be within {LONGEST.days} days from now, got {text[:40]!r}")
     return moment.astimezone(UTC)
+
+
+def parse_duration(raw: str | float | timedelta, field: str) -> float:
+    """Seconds: a timedelta, a number of seconds, or a duration such as `90s`, `10m`, `2h`, `1d`; above 0
+    and within ten years. Anything else is InvalidInput naming `field`."""
+    if isinstance(raw, timedelta):
+        seconds = raw.total_seconds()
+    elif isinstance(raw, int | float) and not isinstance(raw, bool):
+        seconds = float(raw)
+    else:
+        text = str(raw).strip().lower()
+        match = DURATION.fullmatch(text)
+        if match is None:
+            raise InvalidInput(field, f"must be a duration such as 90s, 10m, 2h, 1d; got {text[:40]!r}")
+        seconds = float(match[1]) * UNIT[match[2]]
+    if not 0 < seconds <= LONGEST.total_seconds():  # also refuses NaN
+        raise InvalidInput(field, f"must be above 0 and within {LONGEST.days} days, got {raw!s:.40}")
+    return seconds

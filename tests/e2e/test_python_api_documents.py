@@ -396,3 +396,27 @@ def test_max_attempts_and_retry_after_go_through_the_api_as_the_cli_s_options(st
     with pytest.raises(InvalidInput) as bad:
         api.post("RESEARCH", board, "e-2", "t", max_attempts=0)
     assert bad.value.field == "max_attempts"
+
+
+def test_gates_are_posted_and_decided_through_the_api_as_through_the_cli(store, board, monkeypatch):
+    api, cli = store
+    gate = api.post("DECISION", board, "e-1", "ship it?", gate=True, gate_timeout="2h")
+    after = api.post("RESEARCH", board, "e-2", "then", after=[gate.signal_id])
+    assert (gate.gate, gate.gate_timeout_s) == (True, 7200)
+
+    with pytest.raises(InvalidInput, match="by"):
+        api.approve(gate.signal_id, by="")
+    monkeypatch.setenv("BLACKBOARD_AGENT", "ps-researcher")  # as inside a handler's run
+    with pytest.raises(Refused, match="agents cannot decide gates"):
+        api.approve(gate.signal_id, by="ps-researcher")
+    monkeypatch.delenv("BLACKBOARD_AGENT")
+    approved = api.approve(gate.signal_id, by="alice", note="fine")
+
+    assert doc(approved) == assert_signal(cli.ok("show", gate.signal_id))
+    assert (approved.status, approved.decided_by, approved.decision_note) == ("COMPLETED", "alice", "fine")
+    assert api.show(after.signal_id).waiting_for == []
+    with pytest.raises(Refused, match="is not a gate"):
+        api.reject(after.signal_id, by="bob", reason="no")
+    second = api.post("DECISION", board, "e-3", "and this?", gate=True)
+    rejected = api.reject(second.signal_id, by="bob", reason="no")
+    assert rejected.result.error == "rejected by bob: no"

@@ -62,6 +62,17 @@ class UiServer:
         finally:
             connection.close()
 
+    def post(self, path: str, body: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            connection.request(
+                "POST", path, body=body.encode(), headers={"Content-Type": "application/json", **headers}
+            )
+            response = connection.getresponse()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+        finally:
+            connection.close()
+
     def stderr(self) -> str:
         return self.log.read_text()
 

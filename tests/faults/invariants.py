@@ -24,6 +24,8 @@ FROM = {  # event type -> the statuses it may come from, and the status it leave
     "AgentSignalExpired": ({"POSTED", "CLAIMED"}, "EXPIRED"),
     "AgentSignalUnclaimed": ({"POSTED"}, "UNCLAIMED"),
     "AgentSignalCancelled": ({"POSTED", "CLAIMED"}, "CANCELLED"),
+    "AgentSignalApproved": ({"POSTED"}, "COMPLETED"),  # a gate, by a person
+    "AgentSignalRejected": ({"POSTED"}, "FAILED"),
 }
 BY = {
     "AgentSignalClaimRenewed": "claimed_by",

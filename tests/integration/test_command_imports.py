@@ -30,6 +30,7 @@ COMMAND_MODULES = tuple(
         "ui",
         "transfer",
         "knowledge.commands",
+        "gates",
     )
 )
 MODELS = (

@@ -176,3 +176,34 @@ def test_a_posted_event_of_schema_5_loads_claimable_at_once(sql_engine):
     assert (posted.not_before, posted.priority) == (None, 1)
     signal = BlackboardAggregate.replay("bb-v5", [posted]).signal("sig-0000000e")
     assert signal.due(at) and signal.claimable_since == at
+
+
+def test_a_posted_event_of_schema_6_or_7_loads_as_no_gate(sql_engine):
+    """Schema 8 added AgentSignalPosted.gate and gate_timeout_s (7 added max_attempts); a signal posted
+    before is not a gate."""
+    at = datetime(2026, 1, 4, tzinfo=UTC)
+    posted_v6 = {
+        "signal_id": "sig-0000000f",
+        "signal_type": "DECISION",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "t", "prompt": "", "context": {}},
+        "target_capabilities": ["DECISION"],
+        "posted_by": "ps-skill",
+        "after": [],
+        "dedupe_key": None,
+        "retry_of": None,
+        "read_keys": [],
+        "write_keys": [],
+        "budget_usd": None,
+        "priority": 2,
+        "not_before": None,
+    }
+    _store_posted(sql_engine, "bb-v6", 6, posted_v6, at, "6f1c1d7e-0000-4000-8000-000000000061")
+    posted_v7 = {**posted_v6, "max_attempts": 3}
+    _store_posted(sql_engine, "bb-v7", 7, posted_v7, at, "6f1c1d7e-0000-4000-8000-000000000071")
+
+    for board, max_attempts in (("bb-v6", None), ("bb-v7", 3)):
+        (posted,) = SqlAlchemyEventStore(sql_engine).load(board)
+
+        assert (posted.gate, posted.gate_timeout_s, posted.max_attempts) == (False, None, max_attempts)
+        signal = BlackboardAggregate.replay(board, [posted]).signal("sig-0000000f")
+        assert signal.is_claimable and not signal.gate

@@ -12,6 +12,7 @@ from blackboard.domain import events as domain_events
 from blackboard.domain.events import (
     ENVELOPE,
     EVENT_TYPES,
+    AgentSignalApproved,
     AgentSignalAttemptFailed,
     AgentSignalCancelled,
     AgentSignalClaimed,
@@ -19,6 +20,7 @@ from blackboard.domain.events import (
     AgentSignalExpired,
     AgentSignalFailed,
     AgentSignalPosted,
+    AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
     EntryCandidateKept,
@@ -93,6 +95,8 @@ SAMPLES: list[BlackboardEvent] = [
         retry_at=T0 + timedelta(seconds=9),
         expired=True,
     ),
+    AgentSignalApproved(**ENV, version=2, approved_by="alice", note="looks right"),
+    AgentSignalRejected(**ENV, version=2, rejected_by="bob", reason="the plan is wrong"),
 ]
 ENTRY = {"blackboard_id": "bb-1", "occurred_at": T0, "key": "plan/outline", "signal_id": "sig-0000000a"}
 SAMPLES += [
@@ -171,6 +175,8 @@ def test_every_event_type_is_registered_under_its_class_name():
         AgentSignalExpired,
         AgentSignalUnclaimed,
         AgentSignalCancelled,
+        AgentSignalApproved,
+        AgentSignalRejected,
     ):
         assert EVENT_TYPES[cls.__name__] is cls
     assert all(name == cls.__name__ for name, cls in EVENT_TYPES.items())
@@ -414,7 +420,7 @@ def test_a_post_stored_at_schema_6_loads_with_no_max_attempts_of_its_own():
 
     assert loaded.max_attempts is None
     assert (loaded.priority, loaded.not_before.hour) == (1, 10)
-    assert AgentSignalPosted.schema_version == 7
+    assert AgentSignalPosted.schema_version == 8
 
 
 def test_a_run_s_usage_round_trips_through_the_stored_data():

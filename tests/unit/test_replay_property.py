@@ -11,12 +11,14 @@ from blackboard.application.ports import Recorded, SignalFilter
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.events import (
+    AgentSignalApproved,
     AgentSignalCancelled,
     AgentSignalClaimed,
     AgentSignalCompleted,
     AgentSignalExpired,
     AgentSignalFailed,
     AgentSignalPosted,
+    AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
@@ -44,6 +46,8 @@ ALLOWED_FROM = {
     AgentSignalExpired: {SignalStatus.POSTED, SignalStatus.CLAIMED},
     AgentSignalUnclaimed: {SignalStatus.POSTED},
     AgentSignalCancelled: {SignalStatus.POSTED, SignalStatus.CLAIMED},
+    AgentSignalApproved: {SignalStatus.POSTED},  # a gate, open: only a person decides it
+    AgentSignalRejected: {SignalStatus.POSTED},
 }
 
 # A signal reference is one integer n: the (n // 12)-th signal (modulo) of the pool REF_POOLS[n % 12], which is
@@ -74,6 +78,9 @@ ARGUMENTS = {
     "expire": [signal_ref],
     "unclaim": [signal_ref],
     "cancel": [signal_ref],
+    "gate": [st.lists(signal_ref, max_size=2), st.sampled_from([None, 30, 300])],
+    "approve": [signal_ref],
+    "reject": [signal_ref],
     "tick": [st.one_of(st.integers(0, 20), st.integers(0, 400))],
     "overdue": [st.sampled_from([10, 30]), st.sampled_from([60, 300])],
 }
@@ -82,7 +89,19 @@ KINDS = (
     ["post"] * 4
     + ["claim"] * 4
     + ["complete"] * 3
-    + ["fail", "expire", "unclaim", "cancel", "tick", "tick", "overdue", "repost"]
+    + [
+        "fail",
+        "expire",
+        "unclaim",
+        "cancel",
+        "tick",
+        "tick",
+        "overdue",
+        "repost",
+        "gate",
+        "approve",
+        "reject",
+    ]
 )
 commands = st.one_of([st.tuples(st.just(kind), *ARGUMENTS[kind]) for kind in KINDS])
 
@@ -159,6 +178,23 @@ def run(board: BlackboardAggregate, script: list[tuple]) -> tuple[list[Blackboar
                 board.mark_unclaimed(pick(args[0]), "nobody able", now)
             elif kind == "cancel":
                 board.cancel_signal(pick(args[0]), "ps-human", "the plan changed", now)
+            elif kind == "gate":
+                signal_id = f"sig-{len(ids) + 1:08x}"
+                board.post_signal(
+                    signal_id=signal_id,
+                    signal_type=SignalType.DECISION,
+                    posted_by="ps-orchestrator",
+                    at=now,
+                    payload=SignalPayload(ps_id="PS-1", entry_id=f"e-{len(ids) + 1}", topic="ship it?"),
+                    after=deps(args[0]),
+                    gate=True,
+                    gate_timeout_s=args[1],
+                )
+                ids.append(signal_id)
+            elif kind == "approve":
+                board.approve_gate(pick(args[0]), "alice", "looks right", now)
+            elif kind == "reject":
+                board.reject_gate(pick(args[0]), "bob", "not now", now)
             elif kind == "tick":
                 now += timedelta(seconds=args[0])
             elif kind == "overdue":
@@ -180,7 +216,9 @@ def check_transitions(events: list[BlackboardEvent]) -> None:
             before = board.signal(event.signal_id)
             assert before.status in ALLOWED_FROM[type(event)], f"{type(event).__name__} from {before.status}"
             if isinstance(event, AgentSignalClaimed):
-                assert not before.waiting_for
+                assert not before.waiting_for and not before.gate  # no agent claims a gate
+            if isinstance(event, (AgentSignalApproved, AgentSignalRejected)):
+                assert before.gate and not before.waiting_for
         board.apply(event)
 
 
@@ -259,6 +297,15 @@ def test_the_command_generator_reaches_every_event_type_and_refusal():
         ("post", 0, None, [], None),  # sig-7
         ("post", 0, None, [ref("POSTED", 0)], None),  # sig-8 after sig-7
         ("cancel", ref("POSTED", 0)),  # sig-7 cancelled, and sig-8 with it
+        ("gate", [], None),  # sig-9, a gate
+        ("post", 0, None, [ref("any", 8)], None),  # sig-10 after the gate
+        ("claim", ref("any", 8), "best"),  # GateNotClaimable
+        ("approve", ref("any", 9)),  # NotAGate
+        ("approve", ref("any", 8)),  # approved: sig-10 becomes claimable
+        ("gate", [], 30),  # sig-11, a gate with a timeout of its own
+        ("post", 0, None, [ref("any", 10)], None),  # sig-12 after it
+        ("reject", ref("any", 10)),  # rejected: sig-12 expires with it
+        ("reject", ref("any", 10)),  # InvalidTransition: it is FAILED
     ]
     board = BlackboardAggregate(BB)
 
@@ -272,6 +319,8 @@ def test_the_command_generator_reaches_every_event_type_and_refusal():
         AgentSignalExpired,
         AgentSignalUnclaimed,
         AgentSignalCancelled,
+        AgentSignalApproved,
+        AgentSignalRejected,
     }
     assert board.signal("sig-00000008").result.error.startswith("upstream sig-00000007 was cancelled")
     assert refused == [
@@ -281,7 +330,14 @@ def test_the_command_generator_reaches_every_event_type_and_refusal():
         "InvalidTransition",
         "DuplicateSignal",
         "SignalNotFound",
+        "GateNotClaimable",
+        "NotAGate",
+        "InvalidTransition",
     ]
+    assert board.signal("sig-0000000a").is_claimable  # its gate was approved
+    assert board.signal("sig-0000000c").result.error == (
+        "upstream sig-0000000b ended FAILED: rejected by bob: not now"
+    )
     assert [board.signal(f"sig-{n:08x}").status for n in range(1, 7)] == [
         SignalStatus.COMPLETED,
         SignalStatus.FAILED,

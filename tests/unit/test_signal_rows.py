@@ -182,6 +182,28 @@ SIGNALS_IN_EVERY_STATE = [
         ),
         version=5,
     ),
+    _signal(12, gate=True),  # a gate waiting for a person: no deadline
+    _signal(13, gate=True, gate_timeout_s=3600.0),  # a gate with a timeout of its own
+    _signal(
+        14,
+        gate=True,
+        status=SignalStatus.COMPLETED,
+        completed_at=T0,
+        result=SignalResult(),
+        decided_by="alice",
+        decision_note="fine",
+        version=2,
+    ),
+    _signal(
+        15,
+        gate=True,
+        status=SignalStatus.FAILED,
+        completed_at=T0,
+        result=SignalResult(error="rejected by bob: no"),
+        decided_by="bob",
+        decision_note="no",
+        version=2,
+    ),
 ]
 
 

@@ -25,7 +25,14 @@ from blackboard.infrastructure.settings import MAX_SECONDS
 M = TypeVar("M", bound=BaseModel)
 
 # Request model fields, as the API's arguments name them (the others are spelled alike).
-ARGUMENTS = {"agent_id": "agent", "target_capabilities": "capabilities", "reader": "author"}
+ARGUMENTS = {
+    "agent_id": "agent",
+    "target_capabilities": "capabilities",
+    "reader": "author",
+    "approved_by": "by",
+    "rejected_by": "by",
+    "gate_timeout_s": "gate_timeout",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from blackboard.application.commands import (
+    ApproveGate,
     CancelSignal,
     CancelSignals,
     ClaimSignal,
@@ -17,13 +18,15 @@ from blackboard.application.commands import (
     ListSignals,
     PostSignal,
     ReadEvents,
+    RejectGate,
     RetrySignal,
     WatchSignals,
 )
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
 from blackboard.infrastructure.documents import Agents, Events, Ranking, Signal, Signals, WatchedSignal
-from blackboard.infrastructure.when import parse_when
+from blackboard.infrastructure.gates import refuse_an_agent
+from blackboard.infrastructure.when import parse_duration, parse_when
 
 
 class SignalCalls(Base):
@@ -48,12 +51,16 @@ class SignalCalls(Base):
         priority: int | None = None,
         not_before: datetime | timedelta | str | None = None,
         max_attempts: int | None = None,
+        gate: bool = False,
+        gate_timeout: timedelta | float | str | None = None,
     ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id);
         `budget_usd` bounds what a runner's run of it may spend; `priority` 0 (most urgent) to 4, default 2;
         `not_before` (a datetime, a timedelta from now, an ISO time or a duration such as "10m"): not claimable
         before then; `max_attempts`: how many attempts it gets, whoever claims it (default: the claiming
-        agent's `retries`, else 1)."""
+        agent's `retries`, else 1). `gate=True`: no agent claims it, a person approves or rejects it (`approve`,
+        `reject`); `gate_timeout` (a timedelta, seconds, or "2h"): it expires that long after it opens, else it
+        waits."""
         command = request(
             PostSignal,
             signal_type=signal_type,
@@ -76,6 +83,8 @@ class SignalCalls(Base):
             if not_before is None
             else parse_when(not_before, datetime.now(UTC), "not_before"),
             max_attempts=max_attempts,
+            gate=gate,
+            gate_timeout_s=None if gate_timeout is None else parse_duration(gate_timeout, "gate_timeout"),
         )
         posted = self._parts.service.post_signal(command)
         return documents.posted(posted, self._parts.registry)
@@ -140,6 +149,20 @@ class SignalCalls(Base):
             CancelSignal, signal_id=signal_id, reason=reason, cancelled_by=by, correlation_id=correlation_id
         )
         return _signal(self._parts.service.cancel_signal(command))
+
+    def approve(self, signal_id: str, *, by: str, note: str | None = None) -> Signal:
+        """`blackboard approve SIG --by NAME`: a person approves an open gate; it is COMPLETED and what waits
+        on it may run. Refused for a signal that is not an open gate."""
+        command = request(ApproveGate, signal_id=signal_id, approved_by=by, note=note)
+        refuse_an_agent("approve")
+        return _signal(self._parts.service.approve_gate(command))
+
+    def reject(self, signal_id: str, *, by: str, reason: str) -> Signal:
+        """`blackboard reject SIG --by NAME --reason TEXT`: a person rejects an open gate; it is FAILED and
+        what waits on it expires."""
+        command = request(RejectGate, signal_id=signal_id, rejected_by=by, reason=reason)
+        refuse_an_agent("reject")
+        return _signal(self._parts.service.reject_gate(command))
 
     def cancel_all(
         self,

@@ -67,6 +67,12 @@ OPTIONS = {
     "problem": "PROBLEM",
     "max_iterations": "--max-iterations",
     "step_timeout": "--step-timeout",
+    # gates'
+    "approved_by": "--by",
+    "rejected_by": "--by",
+    "note": "--note",
+    "reason": "--reason",
+    "gate_timeout_s": "--timeout",
 }
 
 
@@ -86,6 +92,8 @@ MODULES = {
     "import_board": "transfer",
     "solve": "solve",
     "skill_install": "skill_command",
+    "approve": "gates",
+    "reject": "gates",
     **dict.fromkeys(("write", "read", "entries", "resolve", "summary"), "knowledge.commands"),
 }
 # The modules a command's function calls into that take adapters from the container too (`watch --topic`).

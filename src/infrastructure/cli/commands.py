@@ -30,7 +30,7 @@ from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import MAX_SECONDS, BlackboardSettings, worker_options
-from blackboard.infrastructure.when import parse_when
+from blackboard.infrastructure.when import parse_duration, parse_when
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
@@ -71,6 +71,8 @@ def post(
         **({} if args.priority is None else {"priority": args.priority}),
         not_before=None if args.not_before is None else parse_when(args.not_before, _now(), "--not-before"),
         max_attempts=args.max_attempts,
+        gate=args.gate,
+        gate_timeout_s=_gate_timeout(args),
     )
     posted = service().post_signal(command)
     data = documents.jsonable(documents.posted(posted, registry()))
@@ -83,6 +85,15 @@ def post(
         print(posted.signal_id)
         return None
     return Output(data, render.signal(posted).text)
+
+
+def _gate_timeout(args: argparse.Namespace) -> float | None:
+    """`post --timeout DURATION`: a gate's own timeout, in seconds (only a gate takes one)."""
+    if args.timeout is None:
+        return None
+    if not args.gate:
+        raise InvalidInput("--timeout", "only a gate (--gate) takes a timeout of its own")
+    return parse_duration(args.timeout, "--timeout")
 
 
 @inject

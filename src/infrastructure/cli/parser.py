@@ -192,6 +192,17 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         "again after the claimer's backoff (default: the claiming agent's retries, else 1)",
     )
     post.add_argument(
+        "--gate",
+        action="store_true",
+        help="a gate: no agent claims it, a person approves or rejects it (blackboard approve / reject)",
+    )
+    post.add_argument(
+        "--timeout",
+        metavar="DURATION",
+        help="with --gate: expire the gate if no one decides it within this long after it opens (90s, "
+        "10m, 2h, 1d); without, a gate waits however long it takes",
+    )
+    post.add_argument(
         "--budget-usd",
         type=float,
         metavar="USD",
@@ -271,6 +282,30 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         "--correlation-id",
         metavar="ID",
         help="without SIG: every open signal posted with this correlation id (on --blackboard, if given)",
+    )
+
+    approve = _command(
+        commands,
+        "approve",
+        "approve an open gate as a person: it is COMPLETED, and what waits on it may run",
+        'blackboard approve sig-1a2b3c4d --by alice --note "looks right"',
+        "approve",
+    )
+    approve.add_argument("signal_id", metavar="SIG")
+    approve.add_argument("--by", metavar="NAME", required=True, help="who approves (kept in its event)")
+    approve.add_argument("--note", metavar="TEXT", help="a note kept with the approval")
+
+    reject = _command(
+        commands,
+        "reject",
+        "reject an open gate as a person: it is FAILED, and what waits on it expires",
+        'blackboard reject sig-1a2b3c4d --by alice --reason "the plan is wrong"',
+        "reject",
+    )
+    reject.add_argument("signal_id", metavar="SIG")
+    reject.add_argument("--by", metavar="NAME", required=True, help="who rejects (kept in its event)")
+    reject.add_argument(
+        "--reason", metavar="TEXT", required=True, help="why, kept in its result and its event"
     )
 
     worker = _command(

@@ -50,6 +50,8 @@ def signal_text(s: Any, due: datetime | None = None) -> str:
         lines.append(
             f"  attempt {a.attempt} {how} ({a.claimed_by or 'nobody'}, {a.ended_at:%H:%M:%S}): {a.error}"
         )
+    if s.gate:
+        lines.append(gate_line(s))
     if s.claimed_at:
         lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}")
     if s.completed_at:
@@ -64,6 +66,18 @@ def signal_text(s: Any, due: datetime | None = None) -> str:
     if s.usage is not None:
         lines += usage_lines(s)
     return "\n".join(lines)
+
+
+def gate_line(s: Any) -> str:
+    """A gate: who decided it and why, or that it waits for a person (and for how long at most)."""
+    if s.decided_by is not None:
+        verb = "approved" if s.status == "COMPLETED" else "rejected"
+        note = f": {s.decision_note}" if s.decision_note else ""
+        return f"  gate: {verb} by {s.decided_by}{note}"
+    if s.status != "POSTED":
+        return "  gate: not decided"
+    limit = f", {s.gate_timeout_s:g}s at most once open" if s.gate_timeout_s else ""
+    return f"  gate: waits for a person (blackboard approve / reject){limit}"
 
 
 def usage_lines(s: Any) -> list[str]:

@@ -119,6 +119,35 @@ def usage_table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
+def gates_table(boards: Sequence[BoardStatus]) -> Any:
+    """The gates waiting for a person (`blackboard approve SIG --by NAME`, or `reject`); None when none waits."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    rows = [(b.blackboard_id, g) for b in boards for g in b.open_gates]
+    if not rows:
+        return None
+    grid = Table(
+        title="open gates (blackboard approve SIG --by NAME, or reject)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for name in ("board", "gate", "topic", "open since"):
+        grid.add_column(name, no_wrap=name != "topic")
+    for board, gate in rows:
+        since = gate.claimable_since
+        grid.add_row(
+            Text(terminal_safe(board)),
+            gate.signal_id,
+            Text(terminal_safe(gate.payload.topic)),
+            "-" if since is None else f"{since:%Y-%m-%d %H:%M:%S}",
+        )
+    return grid
+
+
 def cost_text(cost: float, unpriced: int) -> str:
     """$0.0123, and how many runs had no price (their cost is not in the sum)."""
     return f"${cost:.4f}" + (f" (+{unpriced} unpriced)" if unpriced else "")
@@ -138,6 +167,8 @@ def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) 
     console.print(table(boards, workers))
     if (usage := usage_table(boards)) is not None:
         console.print(usage)
+    if (gates := gates_table(boards)) is not None:
+        console.print(gates)
     shown = "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
     return shown if boards else f"{empty}\n\n{shown}"
 

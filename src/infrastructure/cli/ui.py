@@ -30,6 +30,7 @@ def ui(
     knowledge: Lazy = Provide[Container.knowledge_queries.provider],
     entries: Lazy = Provide[Container.entry_read_model.provider],
     notifier: Lazy = Provide[Container.notifier.provider],
+    service: Lazy = Provide[Container.service.provider],
 ) -> None:
     token = args.token if args.token is not None else (os.environ.get(TOKEN_ENV) or None)
     check_bind(args.host, args.port, token)
@@ -40,12 +41,17 @@ def ui(
         raise MissingExtra(
             f"the web view needs its libraries ({exc.name}): pip install 'agent-blackboard[ui]'"
         ) from None
-    view = BoardView(store(), signals(), queries(), knowledge(), entries())
+    # with a token, a person on the page may approve and reject gates (web/decide.py); else it is read-only
+    view = BoardView(store(), signals(), queries(), knowledge(), entries(), service() if token else None)
     host = f"[{args.host}]" if ":" in args.host else args.host
     board = f"?board={args.board}" if args.board else ""
-    gate = "; open it with ?token=<your token>" if token else ""
+    mode = (
+        "read-only but for approving and rejecting gates; open it with ?token=<your token>"
+        if token
+        else "read-only"
+    )
     print(
-        f"blackboard ui: serving http://{host}:{args.port}/{board} (read-only{gate}; Ctrl-C stops)",
+        f"blackboard ui: serving http://{host}:{args.port}/{board} ({mode}; Ctrl-C stops)",
         file=sys.stderr,
         flush=True,
     )

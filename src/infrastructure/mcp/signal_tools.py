@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from blackboard.application.commands import (
+    ApproveGate,
     CancelSignal,
     CancelSignals,
     ClaimSignal,
@@ -17,6 +18,7 @@ from blackboard.application.commands import (
     GetSignalById,
     ListSignals,
     PostSignal,
+    RejectGate,
 )
 from blackboard.application.errors import WaitTimedOut
 from blackboard.domain.errors import SignalNotFound
@@ -94,6 +96,51 @@ def cancel_all(session: Session, given: dict[str, Any], progress: Progress) -> A
     return [documents.signal(s) for s in cancelled]
 
 
+def approve(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    """A person's server only (tools.py leaves the gate tools out of an agent's)."""
+    _on_board(session, given.pop("blackboard_id", None), GetSignalById(signal_id=given["signal_id"]))
+    given["approved_by"] = given.pop("by")
+    return documents.signal(session.service.approve_gate(build(ApproveGate, {"approved_by": "by"}, **given)))
+
+
+def reject(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    _on_board(session, given.pop("blackboard_id", None), GetSignalById(signal_id=given["signal_id"]))
+    given["rejected_by"] = given.pop("by")
+    return documents.signal(session.service.reject_gate(build(RejectGate, {"rejected_by": "by"}, **given)))
+
+
+def gate_tools() -> list[Tool]:
+    """A person decides a gate: these are offered by a server started without --agent only."""
+    on_board = {"blackboard_id": ON_BOARD}
+    mine = same("signal_id")
+    return [
+        Tool(
+            "blackboard_approve",
+            "Approve an open gate as a person (`by`): it completes and what waits on it runs.",
+            derive(
+                "ApproveArguments",
+                ApproveGate,
+                mine | {"by": "approved_by"} | same("note"),
+                own=_board(),
+                notes=on_board,
+            ),
+            approve,
+        ),
+        Tool(
+            "blackboard_reject",
+            "Reject an open gate as a person (`by`, `reason`): it fails and what waits on it expires.",
+            derive(
+                "RejectArguments",
+                RejectGate,
+                mine | {"by": "rejected_by"} | same("reason"),
+                own=_board(),
+                notes=on_board,
+            ),
+            reject,
+        ),
+    ]
+
+
 def show(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     board = given.pop("blackboard_id", None)
     found = _on_board(session, board, GetSignalById(**given))
@@ -165,6 +212,8 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             "priority",
             "not_before",
             "max_attempts",
+            "gate",
+            "gate_timeout_s",
             "blackboard_id",
             "correlation_id",
             *(() if with_agent else ("posted_by",)),

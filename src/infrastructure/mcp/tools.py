@@ -39,15 +39,19 @@ class Tool:
 CLAIM_TOOLS = frozenset({"blackboard_claim", "blackboard_complete", "blackboard_fail"})
 # A run works on its claim: it ends other signals neither one by one nor in bulk (a person or a lead does)
 CANCEL_TOOLS = frozenset({"blackboard_cancel", "blackboard_cancel_all"})
+# A person decides a gate: offered by a person's server only (one started without --agent, not a run's)
+GATE_TOOLS = frozenset({"blackboard_approve", "blackboard_reject"})
 
 
 @cache  # the tools hold no state: built once per process, their schemas with them (a runner's run each)
 def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     """The contract's tools, by name. A server with an agent writes, posts and resolves as it; one
     without takes the `author` (`posted_by`) each call names. A session bound to a claim (a runner's run)
-    offers no claim, complete or fail (its final answer is the outcome) and no cancel."""
+    offers no claim, complete or fail (its final answer is the outcome) and no cancel. Only a person's
+    server (no agent, not bound) offers approve and reject: agents cannot decide gates."""
     from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools
-    from blackboard.infrastructure.mcp.signal_tools import signal_tools
+    from blackboard.infrastructure.mcp.signal_tools import gate_tools, signal_tools
 
-    tools = (*signal_tools(with_agent), *knowledge_tools(with_agent))
+    person = not with_agent and not bound
+    tools = (*signal_tools(with_agent), *knowledge_tools(with_agent), *(gate_tools() if person else ()))
     return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from blackboard.application.ports import Recorded
@@ -99,7 +99,20 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "attempt": signal.attempt,
         "max_attempts": signal.max_attempts,
         "attempts_json": attempts_json(signal),
+        "gate": signal.gate,
+        "gate_timeout_s": signal.gate_timeout_s,
+        "gate_expires_at": gate_expires_at(signal),
+        "decided_by": signal.decided_by,
+        "decision_note": signal.decision_note,
     }
+
+
+def gate_expires_at(signal: AgentSignal) -> datetime | None:
+    """When a gate with a timeout of its own expires once open (None: not a gate, no timeout, not open):
+    a column, so the sweep's query finds it without date arithmetic in SQL."""
+    if not signal.gate or signal.gate_timeout_s is None or signal.claimable_since is None:
+        return None
+    return signal.claimable_since + timedelta(seconds=signal.gate_timeout_s)
 
 
 def changing_row(signal: AgentSignal) -> dict[str, Any]:
@@ -121,6 +134,9 @@ def changing_row(signal: AgentSignal) -> dict[str, Any]:
         "b_not_before": signal.not_before,
         "b_attempt": signal.attempt,
         "b_attempts_json": attempts_json(signal),
+        "b_gate_expires_at": gate_expires_at(signal),
+        "b_decided_by": signal.decided_by,
+        "b_decision_note": signal.decision_note,
     }
 
 
@@ -162,6 +178,10 @@ def signal_from_row(row: Any) -> AgentSignal:
         attempts=tuple(FailedAttempt.model_validate(a) for a in json.loads(row.attempts_json))
         if row.attempts_json
         else (),
+        gate=bool(row.gate),
+        gate_timeout_s=row.gate_timeout_s,
+        decided_by=row.decided_by,
+        decision_note=row.decision_note,
         **_keys(row.keys_json),
     )
 

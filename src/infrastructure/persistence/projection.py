@@ -18,6 +18,7 @@ from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import canonical_capability
 from blackboard.domain.events import (
+    AgentSignalApproved,
     AgentSignalAttemptFailed,
     AgentSignalCompleted,
     AgentSignalFailed,
@@ -55,6 +56,9 @@ CHANGING = (
     "not_before",  # a retry's wait
     "attempt",
     "attempts_json",
+    "gate_expires_at",
+    "decided_by",
+    "decision_note",
 )
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
@@ -116,8 +120,11 @@ class Fold:
         wanted = {u for e in events if isinstance(e, AgentSignalPosted) for u in e.after}
         wanted |= {e.signal_id for e in events if not isinstance(e, AgentSignalPosted)}
         if not self._cache.complete:
-            # only a completion changes its dependants (a failure expires them with events of their own)
-            ended = [e.signal_id for e in events if isinstance(e, AgentSignalCompleted)]
+            # only a completion (or a gate's approval) changes its dependants (a failure expires them with
+            # events of their own)
+            ended = [
+                e.signal_id for e in events if isinstance(e, (AgentSignalCompleted, AgentSignalApproved))
+            ]
             ended = [sid for sid in ended if sid not in self._stored_dependants]
             if ended:
                 for sid in ended:

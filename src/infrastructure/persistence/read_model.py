@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, func, or_, select
+from sqlalchemy import Engine, Select, bindparam, false, func, or_, select, true
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
@@ -123,6 +123,18 @@ class SqlSignalReadModel(SignalReadModel):
             return dict(conn.execute(query).all())
 
     @_translated
+    def open_gates(self, blackboard_id: str | None = None) -> list[AgentSignal]:
+        query = (
+            select(SIGNALS)
+            .where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0, SIGNALS.c.gate.is_(true()))
+            .order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id)
+        )
+        if blackboard_id is not None:
+            query = query.where(SIGNALS.c.blackboard_id == blackboard_id)
+        with read_connection(self._engine) as conn:
+            return [signal_from_row(row) for row in conn.execute(query)]
+
+    @_translated
     def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
         """Three GROUP BYs over the rows (the board index), whatever the length of the log."""
         board, status = SIGNALS.c.blackboard_id, SIGNALS.c.status
@@ -220,7 +232,7 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
     if criteria.blackboard_id is not None:
         query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
     if criteria.claimable_only:
-        query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0)
+        query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0, SIGNALS.c.gate.is_(false()))
     if criteria.due_at is not None:
         query = query.where(or_(SIGNALS.c.not_before.is_(None), SIGNALS.c.not_before <= criteria.due_at))
     if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics

@@ -49,6 +49,8 @@ def earliest_deadline(row: Any, post_timeout: timedelta, claim_timeout: timedelt
     """domain.blackboard.deadline without a live worker that fits: the earliest an open signal can run
     out of time (a live worker that fits it only puts the deadline later); None for an ended signal or
     one waiting for upstreams. A test holds the two to each other."""
+    if row.gate:  # a gate: its own timeout, or none
+        return row.gate_expires_at if row.status == "POSTED" else None
     if row.status == "POSTED" and row.claimable_since is not None:
         return row.claimable_since + post_timeout
     lease = row.renewed_at or row.claimed_at
@@ -101,6 +103,10 @@ def view(row: Any) -> SimpleNamespace:
         if row.max_attempts is not None
         else (json.loads(row.attempts_json)[-1]["max_attempts"] if row.attempts_json else None),
         attempts=[_attempt_view(a) for a in json.loads(row.attempts_json)] if row.attempts_json else [],
+        gate=bool(row.gate),
+        gate_timeout_s=row.gate_timeout_s,
+        decided_by=row.decided_by,
+        decision_note=row.decision_note,
     )
 
 
@@ -159,6 +165,10 @@ def document(signal: SimpleNamespace) -> dict[str, Any]:
             }
             for a in signal.attempts
         ],
+        "gate": signal.gate,
+        "gate_timeout_s": signal.gate_timeout_s,
+        "decided_by": signal.decided_by,
+        "decision_note": signal.decision_note,
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Dialect,
@@ -22,6 +23,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.types import TypeDecorator
 
@@ -111,6 +113,13 @@ SIGNALS = Table(
     Column("attempt", Integer, nullable=False, server_default="1"),  # the attempt under way, or the next
     Column("max_attempts", Integer),  # `post --max-attempts`; NULL: the claimer's retry policy decides
     Column("attempts_json", Text),  # the attempts that failed and were retried; NULL: none
+    Column(
+        "gate", Boolean, nullable=False, server_default=false()
+    ),  # a person decides it, no agent claims it
+    Column("gate_timeout_s", Float),  # a gate's own timeout from when it opens; NULL: it waits
+    Column("gate_expires_at", Moment),  # claimable_since + gate_timeout_s, for the sweep's query
+    Column("decided_by", String(200)),  # who approved or rejected the gate
+    Column("decision_note", Text),  # the approval's note, or the rejection's reason
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest

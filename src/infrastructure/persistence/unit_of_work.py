@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, bindparam, func, or_, select
+from sqlalchemy import Connection, Engine, bindparam, false, func, or_, select
 
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
 from blackboard.domain.blackboard import BlackboardAggregate
@@ -71,7 +71,9 @@ OVERDUE = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"),
     or_(
         (SIGNALS.c.status == "POSTED")
+        & SIGNALS.c.gate.is_(false())
         & (SIGNALS.c.claimable_since <= bindparam("posted_before", type_=Moment())),
+        (SIGNALS.c.status == "POSTED") & (SIGNALS.c.gate_expires_at <= bindparam("at", type_=Moment())),
         (SIGNALS.c.status == "CLAIMED")
         & (
             func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at)
@@ -222,6 +224,7 @@ class _SqlRows(BoardRows):
         return self._many(
             OVERDUE,
             posted_before=overdue.at - overdue.post_timeout,
+            at=overdue.at,
             claimed_before=overdue.at - overdue.claim_timeout,
         )
 

@@ -19,6 +19,7 @@ from starlette.staticfiles import StaticFiles
 from blackboard.application.ports import LogNotifier
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.web.auth import TokenGate, is_loopback
+from blackboard.infrastructure.web.decide import decisions
 from blackboard.infrastructure.web.headers import SecurityHeaders
 from blackboard.infrastructure.web.live import LogFollower, log_stream
 from blackboard.infrastructure.web.routes import api, position, resumed_position
@@ -55,6 +56,7 @@ def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: s
         return EventSourceResponse(log_stream(view, follower, start), ping=15, send_timeout=30)
 
     handlers = api(view)
+    decide = decisions(view, token)
     routes = [
         Route("/", page, methods=["GET"]),
         Route("/api/boards", handlers["boards"], methods=["GET"]),
@@ -64,6 +66,9 @@ def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: s
         Route("/api/entry/{board}/{key:path}", handlers["entry"], methods=["GET"]),
         Route("/api/events", handlers["events"], methods=["GET"]),
         Route("/api/stream", stream, methods=["GET"]),
+        # the only writes: a person's decision on a gate (decide.py: the token and the page's own origin)
+        Route("/api/gates/{signal_id}/approve", decide["approve"], methods=["POST"]),
+        Route("/api/gates/{signal_id}/reject", decide["reject"], methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = [Middleware(TokenGate, token=token)] if token else []

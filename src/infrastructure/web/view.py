@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from blackboard.application.commands import ListSignals
+from blackboard.application.commands import ApproveGate, ListSignals, RejectGate
 from blackboard.application.knowledge.commands import ListEntries, ReadEntry
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import KnowledgeQueries
@@ -25,7 +25,9 @@ class BoardView:
         queries: BlackboardQueries,
         knowledge: KnowledgeQueries,
         entries: EntryReadModel,
+        service: Any = None,
     ) -> None:
+        self._service = service  # given only when the server runs with a token: then a person decides gates
         self._store = store
         self._signals = signals
         self._queries = queries
@@ -37,7 +39,22 @@ class BoardView:
         `?board=`), and the log's last position."""
         position = self._store.last_position()
         boards = sorted({s.blackboard_id for s in self._signals.find(SignalFilter())})
-        return {"position": position, "boards": boards}
+        return {"position": position, "boards": boards, "decide": self.decides}
+
+    @property
+    def decides(self) -> bool:
+        """Whether the page may approve and reject gates (the server runs with a token)."""
+        return self._service is not None
+
+    def approve(self, signal_id: str, by: str, note: str | None) -> dict[str, Any]:
+        signal = self._service.approve_gate(
+            ApproveGate(signal_id=signal_id, approved_by=by, note=note or None)
+        )
+        return documents.jsonable(documents.signal(signal))
+
+    def reject(self, signal_id: str, by: str, reason: str) -> dict[str, Any]:
+        signal = self._service.reject_gate(RejectGate(signal_id=signal_id, rejected_by=by, reason=reason))
+        return documents.jsonable(documents.signal(signal))
 
     def board(self, blackboard_id: str, at: int | None) -> dict[str, Any]:
         """Its signals and entries now (`at` None: the read model, at a position read before it, so the

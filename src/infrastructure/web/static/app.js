@@ -1,6 +1,8 @@
 // The board page: a snapshot from the JSON endpoints, then the log's records as server-sent events
 // (each with the signal or entry it changed). The slider replays the board at any log position
-// through the server's time travel (the same as `--at`). Read-only; nothing is fetched from elsewhere.
+// through the server's time travel (the same as `--at`). Read-only but for one thing: when the server runs
+// with a token, a person may approve or reject an open gate (POST, the token in a header); nothing is
+// fetched from elsewhere.
 "use strict";
 
 const STATUSES = ["POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED", "CANCELLED"];
@@ -8,6 +10,7 @@ const SHOWN_EVENTS = 500;
 const S = {
   board: null, boards: new Set(), head: 0, live: true, at: 0, past: null,
   signals: new Map(), entries: new Map(), events: [], seen: new Set(), selected: null, entryKey: null,
+  decide: false, token: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -39,7 +42,9 @@ const span = (from, to) => from && to ? `${((Date.parse(to) - Date.parse(from)) 
 
 async function start() {
   const wanted = new URLSearchParams(location.search).get("board");
-  const { boards, position } = await getJSON("/api/boards");
+  const { boards, position, decide } = await getJSON("/api/boards");
+  S.decide = Boolean(decide);
+  S.token = pageToken();
   boards.forEach((b) => S.boards.add(b));
   S.head = position;
   S.board = wanted || boards[0] || null;
@@ -117,6 +122,25 @@ function travel(position) {
 
 function goLive() { S.live = true; S.past = null; render(); if (S.entryKey) showEntry(S.entryKey); }
 
+// The token the page was opened with (?token=T), kept for this tab: a decision sends it in a header.
+function pageToken() {
+  const given = new URLSearchParams(location.search).get("token");
+  if (given) sessionStorage.setItem("blackboard-token", given);
+  return given || sessionStorage.getItem("blackboard-token");
+}
+
+async function decide(signalId, action, body) {
+  const response = await fetch(`/api/gates/${enc(signalId)}/${action}`, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-Blackboard-Token": S.token || "" },
+    body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(answer.error || `${action}: ${response.status}`);
+  if (answer.signal_id) S.signals.set(answer.signal_id, answer);
+  return answer;
+}
+
 function shown() {
   if (S.live || !S.past) return { signals: [...S.signals.values()], entries: [...S.entries.values()], upto: Infinity };
   return { signals: S.past.signals, entries: S.past.entries, upto: S.past.position };
@@ -128,6 +152,7 @@ function render() {
   const view = shown();
   view.signals.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.signal_id.localeCompare(b.signal_id));
   renderTravel();
+  renderGates(view.signals);
   renderColumns(view.signals);
   renderDetail(view);
   renderGraph(view.signals);
@@ -153,6 +178,52 @@ function renderTravel() {
   document.body.classList.toggle("past", !S.live);
 }
 
+function renderGates(signals) {
+  const open = signals.filter((s) => s.gate && s.status === "POSTED" && !s.waiting_for.length);
+  const buttons = S.decide && S.token && S.live;
+  const message = $("gate-message");
+  if (S.decide && !S.token) message.textContent = "Open the page with ?token=T to approve or reject a gate.";
+  const rows = open.map((s) => {
+    const why = gateText(s.signal_id);
+    const act = (action) => async () => {
+      const by = $("decider") ? $("decider").value.trim() : "";
+      const text = why.value.trim();
+      const body = action === "approve" ? { by, note: text || null } : { by, reason: text };
+      try { await decide(s.signal_id, action, body); message.textContent = `${s.signal_id} ${action}d by ${by}`; render(); }
+      catch (error) { message.textContent = error.message; }
+    };
+    return el("tr", { class: "gate", "data-gate": s.signal_id },
+      el("td", {}, s.signal_id), el("td", {}, s.payload.topic), el("td", {}, s.posted_by),
+      el("td", {}, s.claimable_since ? time(s.claimable_since) : ""),
+      buttons ? el("td", {}, why, " ",
+        el("button", { type: "button", class: "approve", "data-action": "approve", onclick: act("approve") }, "approve"), " ",
+        el("button", { type: "button", class: "reject", "data-action": "reject", onclick: act("reject") }, "reject")) : null);
+  });
+  const head = el("tr", {}, ...["gate", "topic", "posted by", "open since", ...(buttons ? ["decision"] : [])].map((h) => el("th", {}, h)));
+  const name = buttons ? el("label", {}, "your name ", decider()) : null;
+  $("gates").replaceChildren(...(name ? [name] : []),
+    el("table", { class: "table" }, head, ...(rows.length ? rows : [el("tr", {}, el("td", { colspan: 5, class: "hint" }, "No open gate."))])));
+}
+
+// A gate's note or reason field, kept across redraws (the live stream redraws the page while one types).
+const gateTexts = new Map();
+function gateText(signalId) {
+  if (!gateTexts.has(signalId)) {
+    gateTexts.set(signalId, el("input", { type: "text", class: "gate-text", placeholder: "note (approve) or reason (reject)", "aria-label": `note or reason for ${signalId}` }));
+  }
+  return gateTexts.get(signalId);
+}
+
+// One name field, kept across redraws (and in this browser), so a render does not lose what was typed.
+let deciderInput = null;
+function decider() {
+  if (!deciderInput) {
+    deciderInput = el("input", { id: "decider", type: "text", placeholder: "who decides", value: localStorage.getItem("blackboard-decider") || "" });
+    deciderInput.addEventListener("change", () => localStorage.setItem("blackboard-decider", deciderInput.value.trim()));
+  }
+  return deciderInput;
+}
+
 function renderColumns(signals) {
   const columns = STATUSES.map((status) => {
     const here = signals.filter((s) => s.status === status);
@@ -165,9 +236,10 @@ function renderColumns(signals) {
 function card(s) {
   const selected = s.signal_id === S.selected ? " selected" : "";
   return el("div", { class: `card ${s.status}${selected}`, "data-signal": s.signal_id, onclick: () => { S.selected = s.signal_id; render(); } },
-    el("div", { class: "id" }, s.signal_id, " ", el("span", { class: "type" }, s.signal_type)),
+    el("div", { class: "id" }, s.signal_id, " ", el("span", { class: "type" }, s.gate ? `${s.signal_type} · gate` : s.signal_type)),
     el("div", { class: "topic" }, s.payload.topic),
     s.claimed_by ? el("div", { class: "who" }, "by ", s.claimed_by) : null,
+    s.decided_by ? el("div", { class: "who" }, s.status === "COMPLETED" ? "approved by " : "rejected by ", s.decided_by) : null,
     s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null);
 }
 

@@ -1,0 +1,86 @@
+"""The page's only writes: a person approves or rejects a gate. Accepted only when the server runs with a
+token, with that token in the `X-Blackboard-Token` header (a cookie alone is what a forged cross-site
+request could carry; a header it cannot set) and an `Origin` that is the server's own."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.web.routes import Handler, answers
+from blackboard.infrastructure.web.view import BoardView
+
+MAX_BODY = 16_384  # a name and a reason; anything longer is not a decision
+READ_ONLY = "this web view is read-only: it approves and rejects gates only when it runs with --token"
+
+
+class Forbidden(Exception):
+    """A decision the page may not make: no token, the wrong one, or from another origin (403)."""
+
+
+def decisions(view: BoardView, token: str | None) -> dict[str, Handler]:
+    """POST /api/gates/{signal_id}/approve (`by`, `note`) and /reject (`by`, `reason`), JSON bodies."""
+
+    def guarded(act: Any) -> Handler:
+        decide = answers(act)
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                _check(request, token)
+                request.state.body = _body(await request.body())
+            except Forbidden as refused:
+                return JSONResponse({"error": str(refused)}, status_code=403)
+            except InvalidInput as bad:
+                return JSONResponse({"error": str(bad)}, status_code=400)
+            return await decide(request)
+
+        return endpoint
+
+    def approve(request: Request) -> Any:
+        body = request.state.body
+        return view.approve(request.path_params["signal_id"], _text(body, "by"), _text(body, "note", False))
+
+    def reject(request: Request) -> Any:
+        body = request.state.body
+        return view.reject(request.path_params["signal_id"], _text(body, "by"), _text(body, "reason"))
+
+    return {"approve": guarded(approve), "reject": guarded(reject)}
+
+
+def _check(request: Request, token: str | None) -> None:
+    if not token:
+        raise Forbidden(READ_ONLY)
+    given = request.headers.get("x-blackboard-token", "")
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        raise Forbidden("a decision needs the token in the X-Blackboard-Token header")
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    if request.headers.get("origin") != own:
+        raise Forbidden(f"a decision is accepted only from this page's own origin, {own}")
+
+
+def _body(raw: bytes) -> dict[str, Any]:
+    if len(raw) > MAX_BODY:
+        raise InvalidInput("body", f"must be at most {MAX_BODY} bytes of JSON")
+    try:
+        body = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInput("body", "must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("body", "must be a JSON object")
+    return body
+
+
+def _text(body: dict[str, Any], name: str, required: bool = True) -> Any:
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(name, "is required: a string" if required else "must be a string")
+    if required and not value.strip():
+        raise InvalidInput(name, "must not be empty")
+    return value
