@@ -592,34 +592,53 @@ def print_latency(lat: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def print_rebuild(reb: dict[str, Any]) -> list[dict[str, Any]]:
-    ok = reb["events_per_second"] >= TARGET_REBUILD
-    counts = reb["events_by_type"]
+    rows, targets = [], []
+    for db in ("sqlite", "postgresql"):
+        r = reb.get(db, {})
+        if "events" not in r:
+            continue
+        rate = r["events_per_second"]
+        ok = rate["after"] >= TARGET_REBUILD
+        rows.append(
+            [
+                db,
+                r["events"],
+                "/".join(str(v) for v in r["events_by_type"].values()),
+                rate["before"],
+                rate["after"],
+                r["ratio_after_over_before"],
+                f">= {TARGET_REBUILD:,}",
+                verdict(ok),
+                r["read_model_correct"],
+                r["same_tables_both_paths"],
+            ]
+        )
+        targets.append(
+            _target(f"(d) rebuild events/s, {db} (after)", rate["after"], f">= {TARGET_REBUILD:,}", ok)
+        )
     say(
         table(
-            f"(d) rebuild of the read model (Projector.rebuild(resume=False), pages of {reb['page_size']:,})",
+            "(d) rebuild of the read model (Projector.rebuild(resume=False), pages of 5,000): before and after, "
+            "taking turns on one log",
             [
+                "database",
                 "events",
                 "posted/claimed/completed",
-                "seconds",
-                "events/s",
+                "before ev/s",
+                "after ev/s",
+                "after/before",
                 "target",
                 "verdict",
                 "read model ok",
+                "same rows",
             ],
-            [
-                [
-                    reb["events"],
-                    "/".join(str(v) for v in counts.values()),
-                    reb["seconds"],
-                    reb["events_per_second"],
-                    f">= {TARGET_REBUILD:,}",
-                    verdict(ok),
-                    reb["read_model_correct"],
-                ]
-            ],
+            rows,
+            "    before: pydantic events from SQLAlchemy rows, rows written by SQLAlchemy Core (the normal path);\n"
+            "    after: the container's projector (rows on the driver's cursor, msgspec, the driver's executemany).\n"
+            "    events/s: the best of each path's rounds; same rows: every table the fold writes, by both.",
         )
     )
-    return [_target("(d) rebuild events/s", reb["events_per_second"], f">= {TARGET_REBUILD:,}", ok)]
+    return targets
 
 
 def print_control(x: dict[str, Any]) -> list[dict[str, Any]]:

@@ -220,7 +220,12 @@ def presence_store(engine: Engine) -> SqlPresenceStore:
 
 def projector(store: EventStore, signals: SignalReadModel) -> Projector:
     from blackboard.application.projection import Projector
+    from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 
+    if isinstance(signals, SqlSignalReadModel):  # the log and the rows in one database: the fast replay
+        from blackboard.infrastructure.persistence.projector import ReplayingProjector
+
+        return ReplayingProjector(store, signals, page_size=5000)
     return Projector(store, signals, page_size=5000)
 
 

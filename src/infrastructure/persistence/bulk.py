@@ -29,6 +29,7 @@ _TYPES = {
     "Integer": "integer",
     "BigInteger": "bigint",
     "DateTime": "timestamptz",
+    "Float": "double precision",
 }
 SMALLEST = 2  # fewer rows than this: a plain statement is as cheap
 
