@@ -618,8 +618,8 @@ def print_rebuild(reb: dict[str, Any]) -> list[dict[str, Any]]:
         )
     say(
         table(
-            "(d) rebuild of the read model (Projector.rebuild(resume=False), pages of 5,000): before and after, "
-            "taking turns on one log",
+            "(d) rebuild of the read model (Projector.rebuild(resume=False)): before (pages of 5,000) and after "
+            "(20,000), taking turns on one log",
             [
                 "database",
                 "events",

@@ -225,7 +225,8 @@ def projector(store: EventStore, signals: SignalReadModel) -> Projector:
     if isinstance(signals, SqlSignalReadModel):  # the log and the rows in one database: the fast replay
         from blackboard.infrastructure.persistence.projector import ReplayingProjector
 
-        return ReplayingProjector(store, signals, page_size=5000)
+        # pages 4x larger: a page holds the projection against commands about as long as 5,000 did before
+        return ReplayingProjector(store, signals, page_size=20_000)
     return Projector(store, signals, page_size=5000)
 
 

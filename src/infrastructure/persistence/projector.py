@@ -5,6 +5,7 @@ from __future__ import annotations
 from blackboard.application.ports import EventStore
 from blackboard.application.projection import Progress, Projector
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+from blackboard.infrastructure.persistence.replay import collector_paused
 
 
 class ReplayingProjector(Projector):
@@ -17,10 +18,11 @@ class ReplayingProjector(Projector):
 
     def catch_up(self, progress: Progress | None = None) -> int:
         folded, last = 0, None
-        while n := self._rows.replay(self._page_size):
-            folded += n
-            if progress is not None:
-                reached = self._rows.position()
-                last = max(last or self._store.last_position(), reached)
-                progress(reached, last)
+        with collector_paused():  # for the whole replay: a collection between pages walks every signal kept
+            while n := self._rows.replay(self._page_size):
+                folded += n
+                if progress is not None:
+                    reached = self._rows.position()
+                    last = max(last or self._store.last_position(), reached)
+                    progress(reached, last)
         return folded

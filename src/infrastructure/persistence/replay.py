@@ -254,9 +254,9 @@ def read_page(conn: Connection, after: int, limit: int) -> list[Row]:
     raw = conn.connection.driver_connection
     if conn.dialect.name == "sqlite":
         sql = f"SELECT {COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?"
-        parse = datetime.fromisoformat
+        parse, row = datetime.fromisoformat, Row._make
         return [
-            Row(p, i, s, v, t, n, d, parse(at + "+00:00"))
+            row((p, i, s, v, t, n, d, parse(at + "+00:00")))
             for p, i, s, v, t, n, d, at in raw.execute(sql, (after, limit))  # type: ignore[union-attr]
         ]
     sql = f"SELECT {COLUMNS} FROM events WHERE position > %s ORDER BY position LIMIT %s"
@@ -301,11 +301,11 @@ def _sqlite_moment(value: Any) -> Any:
     """A time as SQLAlchemy binds a `tables.Moment` on SQLite: in UTC, without its zone, to the microsecond."""
     if value is None:
         return None
+    if value.tzinfo is UTC:  # as the log's times are read: one call
+        return value.isoformat(" ", "microseconds")[:-6]  # without its "+00:00"
     if value.tzinfo is None:
         raise ValueError("naive datetimes are refused: every stored time must carry its zone")
-    if value.utcoffset():
-        value = value.astimezone(UTC)
-    return value.replace(tzinfo=None).isoformat(" ", "microseconds")
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 class DriverWriter(RowWriter):
