@@ -280,3 +280,26 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
 
     assert fast == normal
     assert len(fast["blackboard_signals"]) == events.AgentSignalPosted.schema_version
+
+
+def test_a_catch_up_with_nothing_to_fold_only_reads(sql_engine):
+    """Queries and sweeps catch up all the time: with the rows at the log's end it must not take the write
+    lock (BEGIN IMMEDIATE on SQLite) nor hold the projection, as the normal path never did."""
+    from sqlalchemy import event
+
+    board = SqlBoard(sql_engine)
+    busy_board(board, 5, 20)
+    projector = ReplayingProjector(board.store, board.read_model, page_size=7)
+    seen: list[str] = []
+
+    def note(_conn, _cursor, statement, *_):
+        seen.append(" ".join(statement.split()).lower())
+
+    event.listen(sql_engine, "before_cursor_execute", note)
+    try:
+        assert projector.catch_up() == 0
+    finally:
+        event.remove(sql_engine, "before_cursor_execute", note)
+
+    writes = ("begin immediate", "insert", "update", "delete", "advisory")
+    assert seen and not [s for s in seen if any(w in s for w in writes)], seen

@@ -17,6 +17,9 @@ class ReplayingProjector(Projector):
         self._rows = read_model
 
     def catch_up(self, progress: Progress | None = None) -> int:
+        # nothing to fold (the usual case, read as the normal path reads it): no write transaction at all
+        if self._store.last_position() <= self._rows.position():
+            return 0
         folded, last = 0, None
         with collector_paused():  # for the whole replay: a collection between pages walks every signal kept
             while n := self._rows.replay(self._page_size):
