@@ -210,6 +210,29 @@ def test_a_type_without_a_fast_decoder_takes_the_normal_path_and_folds_the_same(
     assert "AgentSignalPosted" not in taken
 
 
+def test_a_type_whose_schema_moved_past_its_struct_takes_the_normal_path(sql_engine, monkeypatch):
+    """A field added to an event (its schema version bumped, an upcaster) that the struct does not have yet:
+    the fast path must not fold the event without it."""
+    board = SqlBoard(sql_engine)
+    busy_board(board, 6, 60)
+    normal, _ = both_paths(board)
+    monkeypatch.setattr(events.AgentSignalPosted, "schema_version", 99)
+    monkeypatch.setattr(replay, "upcast", lambda kind, version, data, *a: data)
+    taken = []
+    slow = replay.event_from_row
+    monkeypatch.setattr(replay, "event_from_row", lambda row: taken.append(row.event_type) or slow(row))
+    monkeypatch.setattr("blackboard.infrastructure.persistence.codec.load_event", _loaded_as_stored)
+
+    ReplayingProjector(board.store, board.read_model, page_size=7).rebuild()
+
+    assert tables(sql_engine) == normal
+    assert "AgentSignalPosted" in taken and "AgentSignalClaimed" not in taken
+
+
+def _loaded_as_stored(event_type, schema_version, envelope, data, upcasters=None):
+    return events.event_class(event_type).model_validate({**data, **envelope})
+
+
 def _store(engine: Engine, rows: list[tuple[str, int, dict]], stream: str) -> None:
     at = datetime(2026, 1, 4, 9, 0, 0, 123456, tzinfo=UTC)
     with engine.begin() as conn:
@@ -263,16 +286,8 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
         ("AgentSignalClaimed", 1, {"signal_id": "sig-00000002", "claimed_by": "ps-researcher", "score": 0.9}),
         ("AgentSignalFailed", 1, {"signal_id": "sig-00000002", "failed_by": "ps-researcher", "error": "no"}),
     ]
-    known = {k for k in events.UPCASTERS} | {(k, v.schema_version) for k, v in events.EVENT_TYPES.items()}
     stored = {(kind, schema) for kind, schema, _ in rows}
-    assert {k for k in known if k[0].startswith("AgentSignal") and k[0] != "AgentSignalCancelled"} - {
-        ("AgentSignalClaimRenewed", 1),
-        ("AgentSignalExpired", 1),
-        ("AgentSignalUnclaimed", 1),
-        ("AgentSignalClaimed", 2),
-        ("AgentSignalCompleted", 2),
-        ("AgentSignalFailed", 2),
-    } <= stored, "a schema version was added: store a row of it here"
+    assert set(events.UPCASTERS) <= stored, "an upcaster was added: store a row of the shape it upcasts here"
     _store(sql_engine, rows, "bb-old")
     board = SqlBoard(sql_engine)
 
