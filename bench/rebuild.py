@@ -1,49 +1,118 @@
-"""(d) Replaying the whole log into the signal read model with `Projector.rebuild` (the only rebuild)."""
+"""(d) Replaying the whole log into the read model (`Projector.rebuild(resume=False)`), the normal path and
+the fast one side by side in one run, on SQLite and on PostgreSQL.
+
+About BENCH_REBUILD_EVENTS events over 4 boards (bench/seeding.py `seed_mix`: every signal posted, 80%
+claimed, 70% completed, interleaved as on a busy board), appended without their rows. Then, taking turns
+BENCH_REBUILD_ROUNDS times on the same log: *before*, the application's `Projector` over the event store
+and the read model's `apply` (events decoded into pydantic models from SQLAlchemy rows, rows written
+through SQLAlchemy Core: what every rebuild ran until issue 25); *after*, the projector the container
+builds (`ReplayingProjector`: rows read on the driver's cursor, events decoded by msgspec, rows written
+through the driver; persistence/replay.py). Each rebuild is checked (the count per status, the position
+at the log's end), and every table the fold writes is compared, row for row, with the normal path's.
+"""
 
 from __future__ import annotations
 
+import os
+import statistics
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select, text
 
 from bench.common import Config, Timer, progress, temp_dir, wired
 from bench.seeding import seed_mix
 from blackboard.infrastructure.persistence.tables import SIGNALS
 
+PAGE = 5000  # events per page, as the container's projector had them before (it has 20,000 now)
+TABLES = ("blackboard_signals", "signal_capabilities", "signal_dependencies", "signal_usage")
 
-def run(config: Config) -> dict[str, Any]:
-    total = config["BENCH_REBUILD_EVENTS"]
-    with temp_dir("rebuild") as d, wired(f"sqlite:///{d / 'blackboard.db'}", synchronous="FULL") as container:
+
+def _tables(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
+    with engine.connect() as conn:
+        return {
+            t: sorted(map(tuple, conn.execute(text(f"SELECT * FROM {t}")).all()), key=repr) for t in TABLES
+        }
+
+
+def _by_status(engine: Engine) -> dict[str, int]:
+    with engine.connect() as conn:
+        return dict(conn.execute(select(SIGNALS.c.status, func.count()).group_by(SIGNALS.c.status)).all())  # type: ignore[arg-type]
+
+
+def measure(url: str, total: int, rounds: int, label: str) -> dict[str, Any]:
+    from blackboard.application.projection import Projector
+
+    with wired(url, synchronous="FULL") as container:
         engine = container.engine()
-        projector = container.projector()  # Projector(event store, read model, page_size=5000), as the CLI's
-        progress(f"(d) seeding about {total:,} events (posts, claims, completions on 4 boards), without rows")
+        progress(
+            f"(d) {label}: seeding about {total:,} events (posts, claims, completions on 4 boards), without rows"
+        )
         with Timer() as t_seed:
             counts = seed_mix(engine, total)
         events = sum(counts.values())
-        progress(f"(d) rebuilding the read model from {events:,} events")
-        with Timer() as t:
-            folded = projector.rebuild(resume=False, progress=None)
-        with engine.connect() as conn:
-            by_status = dict(
-                conn.execute(select(SIGNALS.c.status, func.count()).group_by(SIGNALS.c.status)).all()
-            )
-        read_model_position = container.read_model().position()
-        last_position = container.event_store().last_position()
-    expected = {
-        "POSTED": counts["AgentSignalPosted"] - counts["AgentSignalClaimed"],
-        "CLAIMED": counts["AgentSignalClaimed"] - counts["AgentSignalCompleted"],
-        "COMPLETED": counts["AgentSignalCompleted"],
-    }
+        expected = {
+            "POSTED": counts["AgentSignalPosted"] - counts["AgentSignalClaimed"],
+            "CLAIMED": counts["AgentSignalClaimed"] - counts["AgentSignalCompleted"],
+            "COMPLETED": counts["AgentSignalCompleted"],
+        }
+        store, read_model = container.event_store(), container.read_model()
+        paths = {
+            "before": Projector(store, read_model, page_size=PAGE),
+            "after": container.projector(),
+        }
+        seconds: dict[str, list[float]] = {name: [] for name in paths}
+        correct, same, reference = True, True, None
+        for r in range(rounds):
+            for name, projector in paths.items():
+                progress(f"(d) {label}: rebuild {r + 1}/{rounds}, {name}")
+                with Timer() as t:
+                    folded = projector.rebuild(resume=False, progress=None)
+                seconds[name].append(t.seconds)
+                correct = correct and (
+                    folded == events
+                    and _by_status(engine) == expected
+                    and read_model.position() == store.last_position()
+                )
+                tables = _tables(engine)
+                reference = reference or tables
+                same = same and tables == reference
+        kind = type(paths["after"]).__name__
+    best = {name: min(s) for name, s in seconds.items()}
+    rate = {name: round(events / best[name], 1) for name in paths}
     return {
+        "database": label,
         "events": events,
         "events_by_type": counts,
         "seed_s": round(t_seed.seconds, 2),
-        "folded": folded,
-        "seconds": round(t.seconds, 3),
-        "events_per_second": round(folded / t.seconds, 1),
-        "page_size": 5000,
-        "read_model_by_status": by_status,
-        "read_model_correct": by_status == expected
-        and folded == events
-        and read_model_position == last_position,
+        "rounds": rounds,
+        "seconds": {name: [round(x, 3) for x in s] for name, s in seconds.items()},
+        "median_s": {name: round(statistics.median(s), 3) for name, s in seconds.items()},
+        "events_per_second": rate,  # the best round of each
+        "ratio_after_over_before": round(rate["after"] / rate["before"], 2),
+        "page_size": {"before": PAGE, "after": getattr(paths["after"], "_page_size", None)},
+        "after_projector": kind,
+        "read_model_correct": correct,
+        "same_tables_both_paths": same,
     }
+
+
+def run(config: Config) -> dict[str, Any]:
+    total = config["BENCH_REBUILD_EVENTS"]
+    rounds = int(os.environ.get("BENCH_REBUILD_ROUNDS", "2"))
+    result: dict[str, Any] = {"load_average_at_start": os.getloadavg()}
+    with temp_dir("rebuild") as d:
+        result["sqlite"] = measure(f"sqlite:///{d / 'blackboard.db'}", total, rounds, "sqlite")
+    from bench.postgres.databases import Databases
+    from bench.postgres.section import sizes as pg_sizes
+
+    dbs = Databases(pg_sizes(config)["BENCH_PG_URL"])
+    try:
+        dbs.server_version()
+    except Exception as exc:  # noqa: BLE001 - no server: the SQLite figures still stand
+        result["postgresql"] = {"skipped": f"no PostgreSQL: {type(exc).__name__}"}
+    else:
+        result["postgresql"] = measure(dbs.sqlalchemy_url(dbs.create("rebuild")), total, rounds, "postgresql")
+    finally:
+        dbs.close()
+    result["load_average_at_end"] = os.getloadavg()
+    return result

@@ -220,7 +220,13 @@ def presence_store(engine: Engine) -> SqlPresenceStore:
 
 def projector(store: EventStore, signals: SignalReadModel) -> Projector:
     from blackboard.application.projection import Projector
+    from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 
+    if isinstance(signals, SqlSignalReadModel):  # the log and the rows in one database: the fast replay
+        from blackboard.infrastructure.persistence.projector import ReplayingProjector
+
+        # pages 4x larger: a page holds the projection against commands about as long as 5,000 did before
+        return ReplayingProjector(store, signals, page_size=20_000)
     return Projector(store, signals, page_size=5000)
 
 

@@ -29,6 +29,8 @@ _TYPES = {
     "Integer": "integer",
     "BigInteger": "bigint",
     "DateTime": "timestamptz",
+    "Float": "double precision",
+    "Boolean": "boolean",
 }
 SMALLEST = 2  # fewer rows than this: a plain statement is as cheap
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
+from json.encoder import encode_basestring_ascii as _quoted
 from typing import Any
 
 from blackboard.application.ports import Recorded
@@ -72,7 +73,7 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "blackboard_id": signal.blackboard_id,
         "signal_type": signal.signal_type.value,
         "payload_json": signal.payload.model_dump_json(),
-        "target_capabilities": json.dumps(list(signal.target_capabilities)),
+        "target_capabilities": _strings(signal.target_capabilities),
         "posted_by": signal.posted_by,
         "claimed_by": signal.claimed_by,
         "status": signal.status.value,
@@ -81,8 +82,8 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "completed_at": signal.completed_at,
         "result_json": signal.result.model_dump_json() if signal.result else None,
         "version": signal.version,
-        "after_json": json.dumps(list(signal.after)),
-        "waiting_json": json.dumps(sorted(signal.waiting_for)),
+        "after_json": _strings(signal.after),
+        "waiting_json": _strings(sorted(signal.waiting_for)),
         "waiting": len(signal.waiting_for),
         "claimable_since": signal.claimable_since,
         "dedupe_key": signal.dedupe_key,
@@ -115,6 +116,12 @@ def gate_expires_at(signal: AgentSignal) -> datetime | None:
     return signal.claimable_since + timedelta(seconds=signal.gate_timeout_s)
 
 
+def _strings(values: Iterable[str]) -> str:
+    """`json.dumps(list(values))` for strings, to the byte (every fold writes three of them a signal) without
+    the encoder's set-up per call."""
+    return "[" + ", ".join(map(_quoted, values)) + "]"
+
+
 def changing_row(signal: AgentSignal) -> dict[str, Any]:
     """The columns a signal's later events change (projection.CHANGING), keyed as the fold's update binds them."""
     return {
@@ -125,7 +132,7 @@ def changing_row(signal: AgentSignal) -> dict[str, Any]:
         "b_completed_at": signal.completed_at,
         "b_result_json": signal.result.model_dump_json() if signal.result else None,
         "b_version": signal.version,
-        "b_waiting_json": json.dumps(sorted(signal.waiting_for)),
+        "b_waiting_json": _strings(sorted(signal.waiting_for)),
         "b_waiting": len(signal.waiting_for),
         "b_claimable_since": signal.claimable_since,
         "b_claim_token": signal.claim_token,

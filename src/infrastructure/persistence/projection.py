@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, delete, insert, select, update
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import canonical_capability
@@ -66,12 +66,7 @@ GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id
     DEPENDENCIES.c.upstream_id.in_(bindparam("upstream_ids", expanding=True))
 )
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
-INSERT_SIGNALS, INSERT_CAPABILITIES, INSERT_DEPENDENCIES, INSERT_USAGE = (
-    insert(SIGNALS),
-    insert(CAPABILITIES),
-    insert(DEPENDENCIES),
-    insert(SIGNAL_USAGE),
-)
+_INSERTS = {table.name: insert(table) for table in (SIGNALS, CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE)}
 SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
 
 
@@ -88,6 +83,20 @@ class FoldCache:
     )  # (board, key) -> Entry | None: entry_projection
 
 
+class RowWriter:
+    """How a fold's rows reach the tables: SQLAlchemy Core statements, each value bound by its column's
+    type. `persistence/replay.py` has one that hands the driver values it converted itself (a rebuild)."""
+
+    def insert(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+        conn.execute(_INSERTS[table.name], rows)
+
+    def update(
+        self, conn: Connection, table: Table, key: str, columns: Sequence[str], rows: list[dict[str, Any]]
+    ) -> None:
+        """`rows` keyed `b_<column>`."""
+        dialect_of(conn.engine).update_many(conn, table, key, columns, rows, prefix="b_")
+
+
 class Fold:
     """One transaction's worth of folding: reads what it needs, writes each changed signal once."""
 
@@ -96,8 +105,10 @@ class Fold:
         conn: Connection,
         cache: FoldCache | None = None,
         dependants: Mapping[str, list[str]] | None = None,
+        writer: RowWriter | None = None,
     ) -> None:
         self._conn = conn
+        self._writer = writer or RowWriter()
         self._cache = cache or FoldCache()
         self._new: dict[str, AgentSignal] = {}
         self._changed: dict[str, AgentSignal] = {}
@@ -160,10 +171,12 @@ class Fold:
                 self._new_dependencies.append({"signal_id": event.signal_id, "upstream_id": upstream})
 
     def flush(self) -> None:
+        write, conn = self._writer, self._conn
         if self._new:
-            self._conn.execute(INSERT_SIGNALS, [signal_row(s) for s in self._new.values()])
-            self._conn.execute(
-                INSERT_CAPABILITIES,
+            write.insert(conn, SIGNALS, [signal_row(s) for s in self._new.values()])
+            write.insert(
+                conn,
+                CAPABILITIES,
                 [
                     {"signal_id": s.signal_id, "capability": c}
                     for s in self._new.values()
@@ -171,17 +184,14 @@ class Fold:
                 ],  # compared in that form
             )
         if self._new_dependencies:
-            self._conn.execute(INSERT_DEPENDENCIES, self._new_dependencies)
+            write.insert(conn, DEPENDENCIES, self._new_dependencies)
         if self._usage_again:
-            self._conn.execute(
-                delete(SIGNAL_USAGE).where(SIGNAL_USAGE.c.signal_id.in_(sorted(self._usage_again)))
-            )
+            conn.execute(delete(SIGNAL_USAGE).where(SIGNAL_USAGE.c.signal_id.in_(sorted(self._usage_again))))
         if self._usage:
-            self._conn.execute(INSERT_USAGE, list(self._usage.values()))
+            write.insert(conn, SIGNAL_USAGE, list(self._usage.values()))
         if self._changed:
-            rows = [changing_row(s) for s in self._changed.values()]
-            dialect_of(self._conn.engine).update_many(
-                self._conn, SIGNALS, "signal_id", CHANGING, rows, prefix="b_"
+            write.update(
+                conn, SIGNALS, "signal_id", CHANGING, [changing_row(s) for s in self._changed.values()]
             )
 
     def _lookup(self, signal_id: str) -> AgentSignal:
@@ -242,33 +252,41 @@ def fold(
     cache: FoldCache | None = None,
     after: int | None = None,
     dependants: Mapping[str, list[str]] | None = None,
+    writer: RowWriter | None = None,
 ) -> int:
     """Fold the records after the checkpoint (`after`, if the caller just read it) and move it, in
     the caller's transaction; returns how many were folded. `cache` holds signal states known to
     match the tables and `dependants` the stored dependants of some of them, so neither is read."""
     after = checkpoint(conn) if after is None else after
-    fresh = [r for r in records if r.position > after]
-    if not fresh:
-        return 0
+    fresh = [(r.position, r.event) for r in records if r.position > after]
+    if fresh:
+        fold_events(conn, fresh, cache, dependants, writer)
+    return len(fresh)
+
+
+def fold_events(
+    conn: Connection,
+    events: Sequence[tuple[int, BlackboardEvent]],
+    cache: FoldCache | None = None,
+    dependants: Mapping[str, list[str]] | None = None,
+    writer: RowWriter | None = None,
+) -> None:
+    """Fold these (position, event) pairs, the log's next ones in order, and move the checkpoint to the last."""
     cache = cache if cache is not None else FoldCache()
     # a solve run's events change no row: `solve --status` reads them from the log
-    signal_events = [r.event for r in fresh if not isinstance(r.event, EntryEvent | SolveEvent)]
+    signal_events = [e for _, e in events if not isinstance(e, EntryEvent | SolveEvent)]
     if signal_events:
-        batch = Fold(conn, cache, dependants)
+        batch = Fold(conn, cache, dependants, writer)
         batch.apply(signal_events)
         batch.flush()
-    if any(
-        isinstance(r.event, EntryEvent) for r in fresh
-    ):  # entries live in tables of their own: their order to signals is moot
+    entry_records = [Recorded(p, e, e.occurred_at) for p, e in events if isinstance(e, EntryEvent)]
+    if entry_records:  # entries live in tables of their own: their order to signals is moot
         from blackboard.infrastructure.persistence.knowledge.projection import (
             fold_entries,
         )  # not for signals alone
 
-        fold_entries(
-            conn, [r for r in fresh if isinstance(r.event, EntryEvent)], cache.entries, cache.complete
-        )
-    set_checkpoint(conn, fresh[-1].position)
-    return len(fresh)
+        fold_entries(conn, entry_records, cache.entries, cache.complete)
+    set_checkpoint(conn, events[-1][0])
 
 
 def clear(conn: Connection) -> None:

@@ -215,6 +215,23 @@ class SqlSignalReadModel(SignalReadModel):
             self._cache.position = max(reached, records[-1].position if records else 0)
 
     @_translated
+    def replay(self, limit: int) -> int:
+        """Fold the next `limit` events of the log (the same database) into the rows, read and decoded by
+        the fast path (`replay.py`) and written through the driver; returns how many were folded."""
+        from blackboard.infrastructure.persistence import replay
+
+        with write_transaction(self._engine) as conn, replay.collector_paused():
+            dialect_of(self._engine).hold_projection(conn)
+            reached = projection.checkpoint(conn)
+            if not self._cache.complete or reached != self._cache.position:
+                self._cache = FoldCache(complete=reached == 0)  # from empty, every signal passes through it
+            page = replay.events(replay.read_page(conn, reached, limit))
+            if page:
+                projection.fold_events(conn, page, self._cache, writer=replay.DriverWriter())
+                self._cache.position = page[-1][0]
+        return len(page)
+
+    @_translated
     def reset(self) -> None:
         with write_transaction(self._engine) as conn:
             dialect_of(self._engine).hold_projection(conn)

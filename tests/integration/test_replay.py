@@ -1,0 +1,345 @@
+"""The fast replay (persistence/replay.py) builds the very read model the normal path builds: on a generated
+busy board, on a log holding every old schema version, and for event types it has no fast decoder for."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import Engine, insert, text
+
+from blackboard.application.commands import (
+    ApproveGate,
+    CancelSignal,
+    ClaimSignal,
+    CompleteSignal,
+    ExpireSignals,
+    FailSignal,
+    PostSignal,
+    RejectGate,
+    RenewClaim,
+    RetrySignal,
+)
+from blackboard.application.knowledge.commands import WriteEntry
+from blackboard.application.ports import SignalFilter
+from blackboard.application.projection import Projector
+from blackboard.domain import events
+from blackboard.domain.errors import BlackboardError
+from blackboard.domain.signals import SignalStatus, SignalUsage
+from blackboard.infrastructure.persistence import replay
+from blackboard.infrastructure.persistence.projector import ReplayingProjector
+from blackboard.infrastructure.persistence.tables import EVENTS
+from tests.integration.conftest import SqlBoard
+
+TABLES = (
+    "blackboard_signals",
+    "signal_capabilities",
+    "signal_dependencies",
+    "signal_usage",
+    "blackboard_entries",
+    "entry_topics",
+    "projection_checkpoints",
+)
+KINDS = {"RESEARCH": "ps-researcher", "ANALYSIS": "ps-analyst", "REVIEW": "ps-reviewer"}
+
+
+def tables(engine: Engine) -> dict[str, list[tuple]]:
+    with engine.connect() as conn:
+        return {
+            t: sorted(map(tuple, conn.execute(text(f"SELECT * FROM {t}")).all()), key=repr) for t in TABLES
+        }
+
+
+def both_paths(board: SqlBoard, page_size: int = 7) -> tuple[dict, dict]:
+    """The read model rebuilt by the normal path, then by the fast one (pages that cut stories in two)."""
+    Projector(board.store, board.read_model, page_size=page_size).rebuild()
+    normal = tables(board.engine)
+    ReplayingProjector(board.store, board.read_model, page_size=page_size).rebuild()
+    return normal, tables(board.engine)
+
+
+def busy_board(board: SqlBoard, seed: int, steps: int) -> None:
+    """Posts (priorities, not-before, key permissions, budgets, contexts with non-ASCII text and floats, after
+    an open signal), claims, renewals, completions with usage and knowledge, failures, cancels (cascading to
+    what waits), expiries, retries and entry writes, in random order."""
+    rng = random.Random(seed)
+    posted: list[str] = []
+    for n in range(steps):
+        step = rng.choices(
+            ["post", "claim", "renew", "complete", "fail", "cancel", "time", "retry", "write", "decide"],
+            [30, 22, 4, 14, 5, 6, 5, 4, 10, 4],
+        )[0]
+        try:
+            if step == "post" or not posted:
+                kind = rng.choice(list(KINDS))
+                upstreams = [
+                    s.signal_id for s in board.read_model.find(SignalFilter()) if not s.status.is_final
+                ]
+                posted.append(
+                    board.service.post_signal(
+                        PostSignal(
+                            signal_type=kind,
+                            ps_id=rng.choice(("ps-1", "ps-2")),
+                            entry_id=f"e-{n}",
+                            topic=rng.choice(("t", "café ☕", 'quote " and \\ slash')),
+                            prompt=rng.choice(("", "look it up")),
+                            context={"n": n, "ratio": rng.random(), "tags": ["a", "ü"]}
+                            if rng.random() < 0.3
+                            else {},
+                            after=(rng.choice(upstreams),) if upstreams and rng.random() < 0.35 else (),
+                            priority=rng.randint(0, 4),
+                            not_before=board.clock.now() + timedelta(seconds=rng.choice((5, 60)))
+                            if rng.random() < 0.2
+                            else None,
+                            read_keys=("notes/*",) if rng.random() < 0.2 else (),
+                            write_keys=("notes/out",) if rng.random() < 0.2 else (),
+                            budget_usd=rng.choice((None, 0.5, 2.0)),
+                            dedupe_key=f"d-{rng.randint(0, 20)}" if rng.random() < 0.1 else None,
+                            max_attempts=rng.choice((None, 2, 3)),
+                            gate=(gate := rng.random() < 0.1),
+                            gate_timeout_s=rng.choice((None, 60.0)) if gate else None,
+                        )
+                    ).signal_id
+                )
+                continue
+            wanted = {
+                "claim": SignalStatus.POSTED,
+                "time": None,
+                "retry": None,
+                "write": None,
+                "cancel": None,
+                "decide": SignalStatus.POSTED,
+            }.get(step, SignalStatus.CLAIMED)
+            now = (
+                [
+                    s.signal_id
+                    for s in board.read_model.find(SignalFilter(status=wanted))
+                    if step != "decide" or s.gate  # a decision is for an open gate (mostly)
+                ]
+                if wanted
+                else posted
+            )
+            sid = rng.choice(now or posted)
+            signal = board.read_model.get(sid)
+            claimer = signal.claimed_by or KINDS[str(signal.signal_type)]
+            usage = SignalUsage(
+                runner="anthropic", model="m", input_tokens=rng.randint(0, 999), cost_usd=0.0123
+            )
+            if step == "claim":
+                board.service.claim_signal(ClaimSignal(signal_id=sid, agent_id=claimer))
+            elif step == "renew":
+                board.service.renew_claim(RenewClaim(signal_id=sid, agent_id=claimer))
+            elif step == "complete":
+                board.service.complete_signal(
+                    CompleteSignal(
+                        signal_id=sid,
+                        agent_id=claimer,
+                        artifact_path=rng.choice((None, "out.md")),
+                        knowledge_items=("found it",) if rng.random() < 0.3 else (),
+                        usage=usage if rng.random() < 0.4 else None,
+                    )
+                )
+            elif step == "fail":
+                board.service.fail_signal(
+                    FailSignal(
+                        signal_id=sid,
+                        agent_id=claimer,
+                        error="no",
+                        usage=usage if rng.random() < 0.5 else None,
+                    )
+                )
+            elif step == "cancel":
+                board.service.cancel_signal(
+                    CancelSignal(signal_id=sid, cancelled_by="alice", reason="changed")
+                )
+            elif step == "time":
+                board.clock.advance(rng.choice((5, 30, 90)))
+                board.service.expire_signals(ExpireSignals())
+            elif step == "retry":
+                board.service.retry_signal(RetrySignal(signal_id=sid))
+            elif step == "decide":  # refused unless it is an open gate
+                if rng.random() < 0.5:
+                    board.service.approve_gate(ApproveGate(signal_id=sid, approved_by="ann", note="ok"))
+                else:
+                    board.service.reject_gate(RejectGate(signal_id=sid, rejected_by="bob", reason="no"))
+            else:
+                board.container.knowledge().write(
+                    WriteEntry(
+                        blackboard_id=signal.blackboard_id,
+                        key=rng.choice(("notes/a", "notes/b")),
+                        value={"v": rng.randint(0, 3)},
+                        author=rng.choice(("ann", "bob")),
+                        topics=("x",),
+                    )
+                )
+        except BlackboardError:
+            pass  # refusals are part of the story
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])  # each holds every kind of event below
+def test_the_fast_replay_builds_the_read_model_the_normal_path_builds(sql_engine, seed):
+    board = SqlBoard(sql_engine)
+    busy_board(board, seed, 160)
+    live = tables(sql_engine)
+    kinds = {r.event.event_type for r in board.store.read_all()}
+
+    normal, fast = both_paths(board)
+
+    assert fast == normal == live
+    assert {"AgentSignalCancelled", "AgentSignalCompleted", "EntryWritten"} <= kinds  # the story is busy
+    statuses = {row[7] for row in fast["blackboard_signals"]}
+    assert {SignalStatus.CANCELLED.value, SignalStatus.COMPLETED.value} <= statuses
+
+
+def test_the_busy_board_holds_each_control_the_fold_must_carry(sqlite_engine):
+    """The comparison above is only as good as its board: priorities, not-before, key permissions, usage."""
+    board = SqlBoard(sqlite_engine)
+    busy_board(board, 5, 160)
+    rows = tables(sqlite_engine)
+    signals = rows["blackboard_signals"]
+    assert len({row[24] for row in signals}) >= 3  # priorities
+    assert any(row[25] is not None for row in signals)  # not_before
+    assert any(row[21] is not None for row in signals)  # keys_json
+    assert rows["signal_usage"] and rows["signal_dependencies"] and rows["blackboard_entries"]
+    kinds = {r.event.event_type for r in board.store.read_all()}
+    assert {
+        "AgentSignalAttemptFailed",
+        "AgentSignalApproved",
+        "AgentSignalRejected",
+    } <= kinds  # retries, gates
+
+
+def test_a_type_without_a_fast_decoder_takes_the_normal_path_and_folds_the_same(sql_engine, monkeypatch):
+    """Event types added later (retries, gates, limits...) have no struct here: they must still fold right."""
+    board = SqlBoard(sql_engine)
+    busy_board(board, 4, 120)
+    extra = board.service.post_signal(
+        PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-999", topic="t")
+    )
+    board.service.cancel_signal(CancelSignal(signal_id=extra.signal_id, cancelled_by="ann", reason="x"))
+    normal, _ = both_paths(board)
+    for kind in ("AgentSignalCancelled", "AgentSignalCompleted", "AgentSignalClaimed"):
+        monkeypatch.delitem(replay.FAST, kind)
+    taken = []
+    slow = replay.event_from_row
+    monkeypatch.setattr(replay, "event_from_row", lambda row: taken.append(row.event_type) or slow(row))
+
+    ReplayingProjector(board.store, board.read_model, page_size=7).rebuild()
+
+    assert tables(sql_engine) == normal
+    assert {"AgentSignalCancelled", "AgentSignalCompleted", "AgentSignalClaimed", "EntryWritten"} <= set(
+        taken
+    )
+    assert "AgentSignalPosted" not in taken
+
+
+def test_a_type_whose_schema_moved_past_its_struct_takes_the_normal_path(sql_engine, monkeypatch):
+    """A field added to an event (its schema version bumped, an upcaster) that the struct does not have yet:
+    the fast path must not fold the event without it."""
+    board = SqlBoard(sql_engine)
+    busy_board(board, 6, 60)
+    normal, _ = both_paths(board)
+    monkeypatch.setattr(events.AgentSignalPosted, "schema_version", 99)
+    monkeypatch.setattr(replay, "upcast", lambda kind, version, data, *a: data)
+    taken = []
+    slow = replay.event_from_row
+    monkeypatch.setattr(replay, "event_from_row", lambda row: taken.append(row.event_type) or slow(row))
+    monkeypatch.setattr("blackboard.infrastructure.persistence.codec.load_event", _loaded_as_stored)
+
+    ReplayingProjector(board.store, board.read_model, page_size=7).rebuild()
+
+    assert tables(sql_engine) == normal
+    assert "AgentSignalPosted" in taken and "AgentSignalClaimed" not in taken
+
+
+def _loaded_as_stored(event_type, schema_version, envelope, data, upcasters=None):
+    return events.event_class(event_type).model_validate({**data, **envelope})
+
+
+def _store(engine: Engine, rows: list[tuple[str, int, dict]], stream: str) -> None:
+    at = datetime(2026, 1, 4, 9, 0, 0, 123456, tzinfo=UTC)
+    with engine.begin() as conn:
+        for version, (kind, schema, data) in enumerate(rows, 1):
+            conn.execute(
+                insert(EVENTS).values(
+                    event_id=f"6f1c1d7e-0000-4000-8000-{version:012d}",
+                    stream_id=stream,
+                    version=version,
+                    event_type=kind,
+                    schema_version=schema,
+                    data=json.dumps(data),
+                    metadata="{}",
+                    occurred_at=at + timedelta(seconds=version),
+                    recorded_at=at + timedelta(seconds=version),
+                )
+            )
+
+
+def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
+    """Every (type, schema version) the upcasters know, as older code wrote it: the fast path upcasts it with
+    the domain's upcasters and folds what the normal path folds."""
+    payload = {"ps_id": "bb-old", "entry_id": "e-1", "topic": "t", "prompt": "", "context": {}}
+    posted = {
+        "signal_type": "RESEARCH",
+        "payload": payload,
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-skill",
+        "after": [],
+        "dedupe_key": None,
+    }
+    grows = [
+        {},
+        {"retry_of": None},
+        {"read_keys": ["a/*"], "write_keys": []},
+        {"budget_usd": 3},
+        {"priority": 0},
+    ]
+    rows: list[tuple[str, int, dict]] = []
+    shape: dict = dict(posted)
+    for schema in range(1, events.AgentSignalPosted.schema_version + 1):
+        shape = {**shape, **grows[schema - 1]} if schema <= len(grows) else {**shape, "not_before": None}
+        rows.append(("AgentSignalPosted", schema, {**shape, "signal_id": f"sig-0000000{schema}"}))
+    rows += [
+        ("AgentSignalClaimed", 1, {"signal_id": "sig-00000001", "claimed_by": "ps-researcher", "score": 0.9}),
+        (
+            "AgentSignalCompleted",
+            1,
+            {"signal_id": "sig-00000001", "completed_by": "ps-researcher", "result": {}},
+        ),
+        ("AgentSignalClaimed", 1, {"signal_id": "sig-00000002", "claimed_by": "ps-researcher", "score": 0.9}),
+        ("AgentSignalFailed", 1, {"signal_id": "sig-00000002", "failed_by": "ps-researcher", "error": "no"}),
+    ]
+    stored = {(kind, schema) for kind, schema, _ in rows}
+    assert set(events.UPCASTERS) <= stored, "an upcaster was added: store a row of the shape it upcasts here"
+    _store(sql_engine, rows, "bb-old")
+    board = SqlBoard(sql_engine)
+
+    normal, fast = both_paths(board, page_size=3)
+
+    assert fast == normal
+    assert len(fast["blackboard_signals"]) == events.AgentSignalPosted.schema_version
+
+
+def test_a_catch_up_with_nothing_to_fold_only_reads(sql_engine):
+    """Queries and sweeps catch up all the time: with the rows at the log's end it must not take the write
+    lock (BEGIN IMMEDIATE on SQLite) nor hold the projection, as the normal path never did."""
+    from sqlalchemy import event
+
+    board = SqlBoard(sql_engine)
+    busy_board(board, 5, 20)
+    projector = ReplayingProjector(board.store, board.read_model, page_size=7)
+    seen: list[str] = []
+
+    def note(_conn, _cursor, statement, *_):
+        seen.append(" ".join(statement.split()).lower())
+
+    event.listen(sql_engine, "before_cursor_execute", note)
+    try:
+        assert projector.catch_up() == 0
+    finally:
+        event.remove(sql_engine, "before_cursor_execute", note)
+
+    writes = ("begin immediate", "insert", "update", "delete", "advisory")
+    assert seen and not [s for s in seen if any(w in s for w in writes)], seen
