@@ -20,6 +20,7 @@ from blackboard.domain.capabilities import (
     targets_capability,
 )
 from blackboard.domain.events import BlackboardEvent
+from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
 if TYPE_CHECKING:
@@ -202,6 +203,15 @@ class BoardTransaction(abc.ABC):
     def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
         """Append the board's pending events at the version it was loaded at, and write the rows they
         leave (while the read model is live); returns them as stored ([] when there were none)."""
+
+    @abc.abstractmethod
+    def claimed_under(self, key: str) -> int:
+        """Hold the concurrency key until this transaction ends (a claim under it on any board waits
+        here meanwhile) and count the signals CLAIMED under it, on every board (domain/limits.py)."""
+
+    @abc.abstractmethod
+    def budget(self) -> tuple[Budget, Spent]:
+        """The board's budget and what its runners' recorded runs have spent, as of this transaction."""
 
 
 class UnitOfWork(abc.ABC):

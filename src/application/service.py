@@ -22,6 +22,7 @@ from blackboard.application.commands import (
     RecordOutcomes,
     RenewClaim,
     RetrySignal,
+    SetBudget,
 )
 from blackboard.application.ports import (
     AgentRegistry,
@@ -42,6 +43,7 @@ from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
+from blackboard.domain.limits import Budget, ClaimLimits, new_budget
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
 
@@ -140,16 +142,23 @@ class BlackboardService:
     # UC-002
     def claim_signal(self, cmd: ClaimSignal) -> AgentSignal:
         agent = self._agent(cmd.agent_id)
-        return self._execute(
-            self._locate(cmd.signal_id, cmd.blackboard_id),
-            Scope(signals=(cmd.signal_id,)),
-            lambda board, _, now: board.claim_signal(
+
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
+            limits = _claim_limits(agent, tx)
+            limits.check(cmd.signal_id, board.id, 0)
+            return board.claim_signal(
                 cmd.signal_id,
                 self._scored(agent, board, cmd.signal_id),
                 now,
                 self.settings.claim_threshold,
                 cmd.token,
-            ),
+                limits.key,
+            )
+
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,)),
+            decide,
             cmd,
             actor=cmd.agent_id,
             deadlines=(cmd.signal_id,),
@@ -187,12 +196,13 @@ class BlackboardService:
         each take the next free ones."""
         agent = self._agent(cmd.agent_id)
 
-        def decide(board: BlackboardAggregate, _: BoardTransaction, now: datetime) -> Claims:
-            claims = Claims()
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Claims:
+            claims, limits = Claims(), _claim_limits(agent, tx)
             for signal_id in cmd.signal_ids:
                 if len(claims.claimed) >= cmd.limit:
                     break
                 try:
+                    limits.check(signal_id, board.id, len(claims.claimed))
                     claims.claimed.append(
                         board.claim_signal(
                             signal_id,
@@ -200,6 +210,7 @@ class BlackboardService:
                             now,
                             self.settings.claim_threshold,
                             cmd.token,
+                            limits.key,
                         )
                     )
                 except BlackboardError as refused:  # taken or changed meanwhile: the next one
@@ -254,7 +265,9 @@ class BlackboardService:
             cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id, deadlines=scope.signals
         )
 
-    def redeliver_completion(self, blackboard_id: str, signal_id: str, agent_id: str, token: str | None) -> bool:
+    def redeliver_completion(
+        self, blackboard_id: str, signal_id: str, agent_id: str, token: str | None
+    ) -> bool:
         """Tell subscribers again of a completion this claimer stored, when the claimer could not learn
         that it was stored (the database went away before its commit was acknowledged, so the retry was
         refused as already COMPLETED). Its knowledge items then land as they would have (landing is
@@ -376,6 +389,18 @@ class BlackboardService:
                 at=overdue.at,
             )
         return ended
+
+    def set_budget(self, cmd: SetBudget) -> Budget:
+        """The board's budget from now on (`blackboard budget`): a limit not given stays as it was, and
+        none may be below what the board's runners have already spent (InvalidInput, nothing written)."""
+
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Budget:
+            current, spent = tx.budget()
+            budget = new_budget(current, cmd.usd, cmd.tokens, spent)
+            board.set_budget(budget, cmd.set_by, cmd.reason, now)
+            return budget
+
+        return self._execute(cmd.board, Scope(), decide, cmd, actor=cmd.set_by)
 
     # ----------------------------------------------------------------- helpers
     def _unused_signal_id(self, tx: BoardTransaction) -> str:
@@ -506,3 +531,15 @@ class BlackboardService:
         for signal_id in late:
             board.expire_if_overdue(signal_id, now, post, claim, fits.get(signal_id))
         return board, True
+
+
+def _claim_limits(agent: AgentProfile, tx: BoardTransaction) -> ClaimLimits:
+    """What limits a claim by `agent` on the transaction's board (domain/limits.py): the board's budget
+    first (a board over it takes no claim, so its key is not held for nothing), then the agent's key,
+    held until the commit and counted under the hold."""
+    budget, spent = tx.budget()
+    if (over := budget.reached(spent)) is not None:
+        return ClaimLimits(over_budget=over)
+    if agent.concurrency is None:
+        return ClaimLimits()
+    return ClaimLimits(agent.concurrency, tx.claimed_under(agent.concurrency.key))

@@ -32,8 +32,10 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     AgentSignalUnclaimed,
     BlackboardEvent,
+    BoardBudgetSet,
 )
 from blackboard.domain.evolution import evolve
+from blackboard.domain.limits import Budget
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import (
     DEFAULT_PRIORITY,
@@ -192,7 +194,9 @@ class BlackboardAggregate:
         at: datetime,
         default_threshold: float = DEFAULT_THRESHOLD,
         token: str | None = None,
+        concurrency_key: str | None = None,
     ) -> AgentSignal:
+        """`concurrency_key`: the claimer's (domain/limits.py); the caller checked there is room under it."""
         signal = self.signal(signal_id)
         _refuse_expired(signal, "claimed", POSTED)
         if signal.status is CLAIMED:
@@ -207,9 +211,21 @@ class BlackboardAggregate:
         if not score > threshold:
             raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
         self._record(
-            AgentSignalClaimed, at, signal_id=signal_id, claimed_by=agent.agent_id, score=score, token=token
+            AgentSignalClaimed,
+            at,
+            signal_id=signal_id,
+            claimed_by=agent.agent_id,
+            score=score,
+            token=token,
+            concurrency_key=concurrency_key,
         )
         return self._signals[signal_id]
+
+    def set_budget(self, budget: Budget, set_by: str, reason: str, at: datetime) -> None:
+        """Record the board's budget from now on (`limits.new_budget` checked it against what was spent)."""
+        if not set_by:
+            raise InvalidInput("by", "must not be empty")
+        self._record(BoardBudgetSet, at, usd=budget.usd, tokens=budget.tokens, set_by=set_by, reason=reason)
 
     def renew_claim(
         self, signal_id: str, agent_id: str, at: datetime, token: str | None = None

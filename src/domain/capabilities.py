@@ -9,6 +9,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from blackboard.domain.thresholds import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # the settings read it there
+from blackboard.domain.limits import ConcurrencyLimit
 
 AUTO = "auto"  # a target meaning: whoever's text fits the signal's topic and prompt (docs/matching.md)
 
@@ -66,6 +67,7 @@ class AgentProfile(BaseModel):
     agent_id: str = Field(min_length=1)
     capabilities: tuple[AgentCapability, ...] = Field(min_length=1)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    concurrency: ConcurrencyLimit | None = None  # at most N claimed at once under a key (domain/limits.py)
 
     def score(self, signal: Targeted) -> float:
         """The agent's best score among the capabilities the signal targets (0 when none)."""

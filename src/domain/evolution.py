@@ -15,6 +15,7 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     AgentSignalUnclaimed,
     BlackboardEvent,
+    BoardBudgetSet,
 )
 from blackboard.domain.signals import AgentSignal, SignalStatus
 
@@ -58,7 +59,11 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
 
 @evolve.register
 def _(event: AgentSignalClaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
-    return [lookup(event.signal_id).claimed(event.claimed_by, event.occurred_at, event.token)]
+    return [
+        lookup(event.signal_id).claimed(
+            event.claimed_by, event.occurred_at, event.token, event.concurrency_key
+        )
+    ]
 
 
 @evolve.register
@@ -93,3 +98,8 @@ def _(event: AgentSignalUnclaimed, lookup: Lookup, dependants: Dependants) -> li
 @evolve.register
 def _(event: AgentSignalCancelled, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).cancelled(event.why, event.occurred_at)]
+
+
+@evolve.register
+def _(event: BoardBudgetSet, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return []  # the board's budget changes no signal (the read model keeps it in a table of its own)

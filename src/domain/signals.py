@@ -153,6 +153,7 @@ class AgentSignal:
     usage: SignalUsage | None = None  # what its run cost, when a runner ran it
     priority: int = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed most urgent first
     not_before: datetime | None = None  # not claimable before then (`post --not-before`)
+    concurrency_key: str | None = None  # its claimer's concurrency key while CLAIMED (domain/limits.py)
     version: int = 1
 
     @property
@@ -182,8 +183,16 @@ class AgentSignal:
         """When the claim was taken or last renewed."""
         return self.renewed_at or self.claimed_at
 
-    def claimed(self, agent_id: str, at: datetime, token: str | None = None) -> AgentSignal:
-        return self._next(status=SignalStatus.CLAIMED, claimed_by=agent_id, claimed_at=at, claim_token=token)
+    def claimed(
+        self, agent_id: str, at: datetime, token: str | None = None, concurrency_key: str | None = None
+    ) -> AgentSignal:
+        return self._next(
+            status=SignalStatus.CLAIMED,
+            claimed_by=agent_id,
+            claimed_at=at,
+            claim_token=token,
+            concurrency_key=concurrency_key,
+        )
 
     def renewed(self, at: datetime) -> AgentSignal:
         return self._changed(renewed_at=at)

@@ -55,6 +55,16 @@ Capabilities = Annotated[
 ]
 
 
+class ConcurrencySpec(BaseModel):
+    """`concurrency: {key: openai, max: 4}`: at most `max` signals claimed at once under `key`, across
+    every agent naming it (docs/control.md, "Limits")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(pattern=NAME_PATTERN)
+    max: Annotated[int, Strict(), Field(ge=1)]
+
+
 class AgentFileSpec(BaseModel):
     """Our keys of the frontmatter, and Claude Code's `description`, `model` and `tools`. Other keys
     (`color`, `hooks` ...) are kept in `model_extra`."""
@@ -71,6 +81,7 @@ class AgentFileSpec(BaseModel):
     runner: Literal["claude-code", "anthropic", "openai"] | None = None
     max_turns: Annotated[int, Strict(), Field(ge=1)] | None = None
     max_budget_usd: Number | None = Field(default=None, gt=0)
+    concurrency: ConcurrencySpec | None = None
     description: Any = None  # Claude Code's keys: read as they come, normalised by `text` and `names`
     model: Any = None
     tools: Any = None
@@ -135,6 +146,17 @@ def plain_message(error: Any) -> str:
         return f"{field}: must be a positive number of US dollars, {_got(value)}"
     if leaf == "max_turns" and kind in ("greater_than_equal", "int_type", "int_parsing", "int_from_float"):
         return f"{field}: must be a whole number of turns, 1 or more, {_got(value)}"
+    if field == "concurrency.max" and kind in (
+        "greater_than_equal",
+        "int_type",
+        "int_parsing",
+        "int_from_float",
+    ):
+        return f"{field}: must be a whole number of signals, 1 or more, {_got(value)}"
+    if field == "concurrency.key" and kind in ("string_pattern_mismatch", "string_type"):
+        return f"{field}: must be a name (non-empty text) {NAME_RULE}, {_got(value)}"
+    if field == "concurrency" and kind == "model_type":
+        return f"{field}: must be a mapping such as {{key: openai, max: 4}}, {_got(value)}"
     if kind == "literal_error" and leaf == "runner":
         return f"{field}: must be claude-code, anthropic or openai, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "name":

@@ -95,6 +95,7 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "usage_json": signal.usage.model_dump_json() if signal.usage else None,
         "priority": signal.priority,
         "not_before": signal.not_before,
+        "concurrency_key": signal.concurrency_key,
     }
 
 
@@ -114,6 +115,7 @@ def changing_row(signal: AgentSignal) -> dict[str, Any]:
         "b_claim_token": signal.claim_token,
         "b_renewed_at": signal.renewed_at,
         "b_usage_json": signal.usage.model_dump_json() if signal.usage else None,
+        "b_concurrency_key": signal.concurrency_key,
     }
 
 
@@ -143,6 +145,7 @@ def signal_from_row(row: Any) -> AgentSignal:
         usage=SignalUsage.model_validate_json(row.usage_json) if row.usage_json else None,
         priority=row.priority,
         not_before=row.not_before,
+        concurrency_key=row.concurrency_key,
         **_keys(row.keys_json),
     )
 

@@ -22,6 +22,7 @@ from blackboard.domain.events import (
     AgentSignalFailed,
     AgentSignalPosted,
     BlackboardEvent,
+    BoardBudgetSet,
     EntryEvent,
     SolveEvent,
 )
@@ -30,6 +31,7 @@ from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.tables import (
+    BOARD_BUDGETS,
     CAPABILITIES,
     CHECKPOINTS,
     DEPENDENCIES,
@@ -51,6 +53,7 @@ CHANGING = (
     "claim_token",
     "renewed_at",
     "usage_json",
+    "concurrency_key",
 )
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
@@ -222,7 +225,9 @@ def fold(
         return 0
     cache = cache if cache is not None else FoldCache()
     # a solve run's events change no row: `solve --status` reads them from the log
-    signal_events = [r.event for r in fresh if not isinstance(r.event, EntryEvent | SolveEvent)]
+    signal_events = [
+        r.event for r in fresh if not isinstance(r.event, EntryEvent | SolveEvent | BoardBudgetSet)
+    ]
     if signal_events:
         batch = Fold(conn, cache, dependants)
         batch.apply(signal_events)
@@ -237,12 +242,24 @@ def fold(
         fold_entries(
             conn, [r for r in fresh if isinstance(r.event, EntryEvent)], cache.entries, cache.complete
         )
+    for r in fresh:  # rare: a person sets a board's budget (`blackboard budget`)
+        if isinstance(r.event, BoardBudgetSet):
+            set_budget_row(conn, r.event)
     set_checkpoint(conn, fresh[-1].position)
     return len(fresh)
 
 
+def set_budget_row(conn: Connection, event: BoardBudgetSet) -> None:
+    values = {"usd": event.usd, "tokens": event.tokens}
+    moved = conn.execute(
+        update(BOARD_BUDGETS).where(BOARD_BUDGETS.c.blackboard_id == event.blackboard_id).values(**values)
+    )
+    if moved.rowcount == 0:
+        conn.execute(insert(BOARD_BUDGETS).values(blackboard_id=event.blackboard_id, **values))
+
+
 def clear(conn: Connection) -> None:
-    for table in (CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE, SIGNALS):
+    for table in (CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE, SIGNALS, BOARD_BUDGETS):
         conn.execute(delete(table))
     from blackboard.infrastructure.persistence.knowledge.projection import clear_entries
 

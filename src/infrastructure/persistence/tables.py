@@ -106,6 +106,7 @@ SIGNALS = Table(
     Column("usage_json", Text),  # SignalUsage of a runner's run, with its completion or failure; else NULL
     Column("priority", Integer, nullable=False, server_default="2"),  # 0 (P0, most urgent) to 4
     Column("not_before", Moment),  # not claimable before then (`post --not-before`); NULL: at once
+    Column("concurrency_key", String(200)),  # its claimer's concurrency key (domain/limits.py); else NULL
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest
@@ -113,6 +114,16 @@ SIGNALS = Table(
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
     Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check
     Index("ix_blackboard_signals_retry_of", "retry_of"),  # a retry's chain
+    Index("ix_blackboard_signals_concurrency", "concurrency_key", "status"),  # claimed under a key, counted
+)
+
+# A board's budget (`blackboard budget`), as its last BoardBudgetSet left it; NULL: no limit of that kind.
+BOARD_BUDGETS = Table(
+    "board_budgets",
+    metadata,
+    Column("blackboard_id", String(200), primary_key=True),
+    Column("usd", Float),
+    Column("tokens", BigInteger),
 )
 
 # One runner's run, as its completion or failure recorded it: what `summary` and `status` total per

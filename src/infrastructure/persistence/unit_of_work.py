@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, bindparam, func, or_, select
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import BlackboardEvent, entry_stream_id
+from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
@@ -34,7 +35,13 @@ from blackboard.infrastructure.persistence.event_store import (
     load_in,
     translated,
 )
-from blackboard.infrastructure.persistence.tables import DEPENDENCIES, SIGNALS, Moment
+from blackboard.infrastructure.persistence.tables import (
+    BOARD_BUDGETS,
+    DEPENDENCIES,
+    SIGNAL_USAGE,
+    SIGNALS,
+    Moment,
+)
 
 if TYPE_CHECKING:
     from blackboard.application.knowledge.ports import EntryTransaction
@@ -80,6 +87,16 @@ OVERDUE = select(SIGNALS).where(
     ),
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
+CLAIMED_UNDER = select(func.count()).where(
+    SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED"
+)
+BUDGET = select(BOARD_BUDGETS.c.usd, BOARD_BUDGETS.c.tokens).where(
+    BOARD_BUDGETS.c.blackboard_id == bindparam("board")
+)
+SPENT = select(
+    func.coalesce(func.sum(SIGNAL_USAGE.c.cost_usd), 0.0),
+    func.coalesce(func.sum(SIGNAL_USAGE.c.input_tokens + SIGNAL_USAGE.c.output_tokens), 0),
+).where(SIGNAL_USAGE.c.blackboard_id == bindparam("board"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +198,18 @@ class _SqlTransaction(BoardTransaction):
     def taken(self, signal_id: str) -> bool:
         # while a rebuild runs, a signal not yet folded back is not seen here; ids have 32 random bits
         return self._conn.scalar(TAKEN, {"id": signal_id}) is not None
+
+    def claimed_under(self, key: str) -> int:
+        dialect_of(self._conn.engine).hold_key(self._conn, key)
+        # read after the hold: a claim that held the key before us has committed its row by now
+        return int(self._conn.scalar(CLAIMED_UNDER, {"key": key}) or 0)
+
+    def budget(self) -> tuple[Budget, Spent]:
+        row = self._conn.execute(BUDGET, {"board": self.blackboard_id}).first()
+        if row is None:  # most boards: no budget, nothing to total
+            return Budget(), Spent()
+        usd, tokens = self._conn.execute(SPENT, {"board": self.blackboard_id}).one()
+        return Budget(row.usd, row.tokens), Spent(float(usd), int(tokens))
 
     def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
         events = board.collect_events()
