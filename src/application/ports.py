@@ -210,8 +210,12 @@ class BoardTransaction(abc.ABC):
         here meanwhile) and count the signals CLAIMED under it, on every board (domain/limits.py)."""
 
     @abc.abstractmethod
-    def budget(self) -> tuple[Budget, Spent]:
-        """The board's budget and what its runners' recorded runs have spent, as of this transaction."""
+    def budget(self) -> Budget:
+        """The board's budget (`blackboard budget`), as of this transaction."""
+
+    @abc.abstractmethod
+    def spent(self) -> Spent:
+        """What the runners' runs recorded on the board have cost, as of this transaction."""
 
 
 class UnitOfWork(abc.ABC):

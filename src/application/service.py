@@ -395,8 +395,7 @@ class BlackboardService:
         none may be below what the board's runners have already spent (InvalidInput, nothing written)."""
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Budget:
-            current, spent = tx.budget()
-            budget = new_budget(current, cmd.usd, cmd.tokens, spent)
+            budget = new_budget(tx.budget(), cmd.usd, cmd.tokens, tx.spent())
             board.set_budget(budget, cmd.set_by, cmd.reason, now)
             return budget
 
@@ -537,8 +536,8 @@ def _claim_limits(agent: AgentProfile, tx: BoardTransaction) -> ClaimLimits:
     """What limits a claim by `agent` on the transaction's board (domain/limits.py): the board's budget
     first (a board over it takes no claim, so its key is not held for nothing), then the agent's key,
     held until the commit and counted under the hold."""
-    budget, spent = tx.budget()
-    if (over := budget.reached(spent)) is not None:
+    budget = tx.budget()
+    if budget.is_set and (over := budget.reached(tx.spent())) is not None:  # most boards have none
         return ClaimLimits(over_budget=over)
     if agent.concurrency is None:
         return ClaimLimits()

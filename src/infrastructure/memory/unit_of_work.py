@@ -61,15 +61,16 @@ class _Transaction(BoardTransaction):
             if s.concurrency_key == key
         )
 
-    def budget(self) -> tuple[Budget, Spent]:
+    def budget(self) -> Budget:
         budget = Budget()
         for event in self.history():
             if isinstance(event, BoardBudgetSet):
                 budget = Budget(event.usd, event.tokens)
-        if not budget.is_set:
-            return budget, Spent()
+        return budget
+
+    def spent(self) -> Spent:
         runs = [s.usage for s in self._read_model.board_signals(self.blackboard_id) if s.usage is not None]
-        return budget, Spent(
+        return Spent(
             sum(u.cost_usd or 0.0 for u in runs), sum(u.input_tokens + u.output_tokens for u in runs)
         )
 

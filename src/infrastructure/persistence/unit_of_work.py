@@ -204,12 +204,13 @@ class _SqlTransaction(BoardTransaction):
         # read after the hold: a claim that held the key before us has committed its row by now
         return int(self._conn.scalar(CLAIMED_UNDER, {"key": key}) or 0)
 
-    def budget(self) -> tuple[Budget, Spent]:
+    def budget(self) -> Budget:
         row = self._conn.execute(BUDGET, {"board": self.blackboard_id}).first()
-        if row is None:  # most boards: no budget, nothing to total
-            return Budget(), Spent()
+        return Budget() if row is None else Budget(row.usd, row.tokens)
+
+    def spent(self) -> Spent:
         usd, tokens = self._conn.execute(SPENT, {"board": self.blackboard_id}).one()
-        return Budget(row.usd, row.tokens), Spent(float(usd), int(tokens))
+        return Spent(float(usd), int(tokens))
 
     def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
         events = board.collect_events()
