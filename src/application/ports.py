@@ -415,6 +415,11 @@ class SignalReadModel(abc.ABC):
             for board, found in sorted(boards.items())
         ]
 
+    def budgets(self, blackboard_id: str | None = None) -> dict[str, Budget]:
+        """Each board's budget (`blackboard budget`), or the named board's; boards without one left out.
+        This default knows of none; a store reads where its budgets are kept."""
+        return {}
+
     def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:
         """What runners' runs cost, per board and agent (who completed or failed the signal): board ->
         agent -> total, for every board (or the one named) where a run was recorded. This default reads

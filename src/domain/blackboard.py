@@ -69,6 +69,9 @@ class BlackboardAggregate:
         self._by_key: dict[str, str] = {}
         self._dependants: dict[str, list[str]] = {}
         self._retried_by: dict[str, str] = {}  # a signal -> its latest retry
+        self.budget = (
+            Budget()
+        )  # as its BoardBudgetSet events leave it (a replayed board; a restored one: none)
         self._pending: list[BlackboardEvent] = []
 
     @classmethod
@@ -435,6 +438,8 @@ class BlackboardAggregate:
                 self._by_key[event.dedupe_key] = event.signal_id
             if event.retry_of is not None:
                 self._retried_by[event.retry_of] = event.signal_id
+        elif isinstance(event, BoardBudgetSet):
+            self.budget = Budget(event.usd, event.tokens)
 
     def _dependants_of(self, signal_id: str) -> list[str]:
         return self._dependants.get(signal_id, [])

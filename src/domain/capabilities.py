@@ -8,8 +8,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from blackboard.domain.thresholds import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # the settings read it there
 from blackboard.domain.limits import ConcurrencyLimit
+from blackboard.domain.thresholds import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # the settings read it there
 
 AUTO = "auto"  # a target meaning: whoever's text fits the signal's topic and prompt (docs/matching.md)
 

@@ -86,6 +86,7 @@ MODULES = {
     "import_board": "transfer",
     "solve": "solve",
     "skill_install": "skill_command",
+    "budget": "budget",
     **dict.fromkeys(("write", "read", "entries", "resolve", "summary"), "knowledge.commands"),
 }
 # The modules a command's function calls into that take adapters from the container too (`watch --topic`).

@@ -7,16 +7,21 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from blackboard.application.knowledge.ports import EntryTransaction
-from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
+from blackboard.application.ports import (
+    BoardRows,
+    BoardTransaction,
+    Overdue,
+    Recorded,
+    SignalFilter,
+    UnitOfWork,
+)
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
-from blackboard.application.ports import SignalFilter
 from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, BoardBudgetSet, entry_stream_id
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure.memory.entries import InMemoryEntryTransaction
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
-
 
 CONCURRENCY_STREAM = "\x1d"  # a concurrency key's hold: never a board's nor an entry key's name
 
