@@ -115,3 +115,18 @@ def test_a_bad_concurrency_in_an_agent_file_is_reported_as_a_broken_file(make_cl
 
     assert field in listed.stdout
     assert cli("worker", "--agent", "ps-bad", "--once").returncode != 0
+
+
+def test_the_python_api_sets_and_shows_a_budget_as_the_cli_does(lcli):
+    from blackboard import Blackboard, InvalidInput
+
+    lcli.post(ps="ps-api", entry="e-1")
+    with Blackboard(lcli.db_url, agents_dir=lcli.agents_dir) as bb:
+        set_here = bb.budget("ps-api", usd=3, tokens=1000, by="alice", reason="api")
+        with pytest.raises(InvalidInput, match="usd"):
+            bb.budget("ps-api", usd=float("nan"))
+        shown = bb.budget("ps-api")
+
+    assert set_here == shown
+    assert shown.model_dump(mode="json") == lcli.ok("budget", "ps-api")
+    assert (shown.usd, shown.tokens, shown.reached) == (3.0, 1000, None)

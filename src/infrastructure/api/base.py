@@ -45,6 +45,7 @@ class Parts:
     config: Any
     solver: Any
     status: Any
+    read_model: Any
 
     @classmethod
     def build(cls, container: Any) -> Parts:
@@ -65,6 +66,7 @@ class Parts:
                 container.config(),
                 container.solver(),
                 container.status(),
+                container.read_model(),
             )
         except BaseException:
             engine.dispose()

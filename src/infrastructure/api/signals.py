@@ -18,6 +18,7 @@ from blackboard.application.commands import (
     PostSignal,
     ReadEvents,
     RetrySignal,
+    SetBudget,
     WatchSignals,
 )
 from blackboard.infrastructure import documents
@@ -146,6 +147,28 @@ class SignalCalls(Base):
             correlation_id=posted_with,
         )
         return Signals([documents.signal(s) for s in self._parts.service.cancel_signals(command)])
+
+    def budget(
+        self,
+        blackboard_id: str,
+        *,
+        usd: float | None = None,
+        tokens: int | None = None,
+        by: str | None = None,
+        reason: str | None = None,
+    ) -> documents.BoardBudget:
+        """`blackboard budget BOARD`: with `usd` or `tokens`, the board's budget from now on (its signals
+        wait once its runners have spent it; InvalidInput below what was already spent); the budget and
+        what was spent, either way."""
+        from blackboard.application.budgets import board_budget
+
+        if usd is not None or tokens is not None:
+            command = request(
+                SetBudget, board=blackboard_id, usd=usd, tokens=tokens, set_by=by, reason=reason
+            )
+            self._parts.service.set_budget(command)
+        shown = board_budget(self._parts.read_model, blackboard_id)
+        return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent)
 
     def expire(self) -> Signals:
         """`blackboard expire`: signals past their timeouts moved to EXPIRED."""
