@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from blackboard.domain.errors import BlackboardError, InvalidInput
 from blackboard.infrastructure.documents import jsonable
 from blackboard.infrastructure.error_families import family_of
+from blackboard.infrastructure.mcp.limit_tools import PERSON_TOOLS, PersonsOnly
 from blackboard.infrastructure.mcp.pipes import standard_pipes
 from blackboard.infrastructure.mcp.schemas import invalid
 from blackboard.infrastructure.mcp.session import Session
@@ -67,6 +68,8 @@ def build_server(session: Session) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         tool = tools.get(params.name)
+        if tool is None and params.name in PERSON_TOOLS:  # not offered to an agent: refused, exit 3
+            return refusal(PersonsOnly(params.name))
         if tool is None:
             return refusal(InvalidInput("name", f"no tool {params.name}; the tools are {', '.join(tools)}"))
         gone = threading.Event()  # set when the call is cancelled, or the server stops, while it runs

@@ -47,7 +47,8 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     without takes the `author` (`posted_by`) each call names. A session bound to a claim (a runner's run)
     offers no claim, complete or fail (its final answer is the outcome) and no cancel."""
     from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools
+    from blackboard.infrastructure.mcp.limit_tools import limit_tools
     from blackboard.infrastructure.mcp.signal_tools import signal_tools
 
-    tools = (*signal_tools(with_agent), *knowledge_tools(with_agent))
+    tools = (*signal_tools(with_agent), *knowledge_tools(with_agent), *limit_tools(with_agent))
     return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}
