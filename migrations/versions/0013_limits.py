@@ -3,7 +3,8 @@
 `concurrency: {key, max}` in agent files (docs/control.md, "Limits"): a claim counts the signals CLAIMED
 under its key, on every board, inside its transaction, through the index (concurrency_key, status).
 `blackboard budget` records BoardBudgetSet in the board's stream; board_budgets keeps the last one per
-board. Claims before have no key, and no board had a budget: nothing to fill in (a rebuild gives the same).
+board, and whether what its runs spent has reached it (`reached`: workers leave its signals out of their
+candidates). Claims before have no key, and no board had a budget: nothing to fill in (a rebuild gives the same).
 
 Revision ID: 0013
 Revises: 0010
@@ -31,6 +32,7 @@ def upgrade() -> None:
         sa.Column("blackboard_id", sa.String(200), nullable=False),
         sa.Column("usd", sa.Float(), nullable=True),
         sa.Column("tokens", sa.BigInteger(), nullable=True),
+        sa.Column("reached", sa.Boolean(), nullable=False, server_default=sa.false()),
         sa.PrimaryKeyConstraint("blackboard_id", name="pk_board_budgets"),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -332,7 +332,12 @@ class SignalReadModel(abc.ABC):
         """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, the most
         urgent first, then the oldest: what `find` gives with `claimable_only` and `urgent_first`, but
         only what choosing one needs (a worker reads many per round and claims only some)."""
-        found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id, due_at))
+        criteria = SignalFilter.claimable(capabilities, limit, blackboard_id, due_at)
+        if stopped := self._over_budget():  # left out: their signals wait, and crowd out no other board's
+            criteria = replace(criteria, limit=None)
+            found = [s for s in self.find(criteria) if s.blackboard_id not in stopped][:limit]
+        else:
+            found = self.find(criteria)
         return [
             Candidate(
                 s.signal_id,
@@ -414,6 +419,20 @@ class SignalReadModel(abc.ABC):
             )
             for board, found in sorted(boards.items())
         ]
+
+    def _over_budget(self) -> set[str]:
+        budgets = self.budgets()
+        if not budgets:
+            return set()
+        usage = self.usage_totals()
+        spent = {
+            board: Spent(
+                sum(t.cost_usd for t in by_agent.values()),
+                sum(t.input_tokens + t.output_tokens for t in by_agent.values()),
+            )
+            for board, by_agent in usage.items()
+        }
+        return {board for board, b in budgets.items() if b.reached(spent.get(board, Spent()))}
 
     def budgets(self, blackboard_id: str | None = None) -> dict[str, Budget]:
         """Each board's budget (`blackboard budget`), or the named board's; boards without one left out.

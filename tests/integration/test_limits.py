@@ -193,3 +193,18 @@ def test_a_rebuilt_read_model_keeps_the_budget_and_the_keys_of_live_claims(sql_l
     assert board.read_model.get(one).concurrency_key == "model-api"
     with pytest.raises(ConcurrencyLimitReached):
         claim(board, post(board, "ps-2")[0], "ps-b", "ps-2")
+
+
+def test_a_board_over_its_budget_is_left_out_of_workers_candidates_so_it_crowds_out_no_other(board):
+    from blackboard.application.commands import GetOpenSignals
+
+    board.service.set_budget(SetBudget(board="ps-1", usd=0.5, set_by="alice"))
+    spend(board, "ps-1", "ps-free", 0.5)
+    stopped = post(board, "ps-1", 10)  # older than the other board's, and more than a worker reads
+    (other,) = post(board, "ps-2")
+    read = GetOpenSignals(capabilities=("RESEARCH",), limit=8, catch_up=False)
+
+    assert [c.signal_id for c in board.queries.open_candidates(read)] == [other]
+
+    board.service.set_budget(SetBudget(board="ps-1", usd=1.0, set_by="alice"))
+    assert [c.signal_id for c in board.queries.open_candidates(read)] == stopped[:8]

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, func, insert, or_, select, update
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import canonical_capability
@@ -160,6 +160,7 @@ class Fold:
             self._conn.execute(INSERT_DEPENDENCIES, self._new_dependencies)
         if self._usage:
             self._conn.execute(INSERT_USAGE, self._usage)
+            refresh_reached(self._conn, {row["blackboard_id"] for row in self._usage})
         if self._changed:
             rows = [changing_row(s) for s in self._changed.values()]
             dialect_of(self._conn.engine).update_many(
@@ -256,6 +257,20 @@ def set_budget_row(conn: Connection, event: BoardBudgetSet) -> None:
     )
     if moved.rowcount == 0:
         conn.execute(insert(BOARD_BUDGETS).values(blackboard_id=event.blackboard_id, **values))
+    refresh_reached(conn, {event.blackboard_id})
+
+
+def refresh_reached(conn: Connection, boards: set[str]) -> None:
+    """Whether what each board's runs spent has reached its budget (Budget.reached's rule, in SQL), for the
+    boards that have a budget among these: after a budget is set, and after runs are recorded."""
+    b, u = BOARD_BUDGETS.c, SIGNAL_USAGE.c
+    mine = u.blackboard_id == b.blackboard_id
+    usd = select(func.coalesce(func.sum(u.cost_usd), 0.0)).where(mine).scalar_subquery()
+    tokens = (
+        select(func.coalesce(func.sum(u.input_tokens + u.output_tokens), 0)).where(mine).scalar_subquery()
+    )
+    reached = or_(and_(b.usd.is_not(None), usd >= b.usd), and_(b.tokens.is_not(None), tokens >= b.tokens))
+    conn.execute(update(BOARD_BUDGETS).where(b.blackboard_id.in_(sorted(boards))).values(reached=reached))
 
 
 def clear(conn: Connection) -> None:

@@ -29,6 +29,8 @@ from blackboard.infrastructure.persistence.engine import read_connection, write_
 from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
 from blackboard.infrastructure.persistence.tables import BOARD_BUDGETS, SIGNAL_USAGE
 
+OVER_BUDGET = select(BOARD_BUDGETS.c.blackboard_id).where(BOARD_BUDGETS.c.reached)
+
 BOARD_OF = select(SIGNALS.c.blackboard_id).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -83,8 +85,10 @@ class SqlSignalReadModel(SignalReadModel):
             SIGNALS.c.payload_json,
             SIGNALS.c.priority,
         )
+        # a board whose budget is reached is left out: its signals wait, and do not crowd out other boards'
+        query = _matching(select(*columns), criteria).where(SIGNALS.c.blackboard_id.not_in(OVER_BUDGET))
         with read_connection(self._engine) as conn:
-            return [_candidate(*row) for row in conn.execute(_matching(select(*columns), criteria))]
+            return [_candidate(*row) for row in conn.execute(query)]
 
     @_translated
     def next_due(

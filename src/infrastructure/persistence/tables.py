@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Dialect,
@@ -23,6 +24,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.sql.expression import false
 from sqlalchemy.types import TypeDecorator
 
 NAMING = {
@@ -124,6 +126,8 @@ BOARD_BUDGETS = Table(
     Column("blackboard_id", String(200), primary_key=True),
     Column("usd", Float),
     Column("tokens", BigInteger),
+    # what its runs spent has reached it: workers leave its signals out of their candidates (kept by the fold)
+    Column("reached", Boolean, nullable=False, server_default=false()),
 )
 
 # One runner's run, as its completion or failure recorded it: what `summary` and `status` total per
