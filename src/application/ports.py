@@ -20,7 +20,7 @@ from blackboard.domain.capabilities import (
     targets_capability,
 )
 from blackboard.domain.events import BlackboardEvent
-from blackboard.domain.limits import Budget, Spent
+from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
 if TYPE_CHECKING:
@@ -205,9 +205,11 @@ class BoardTransaction(abc.ABC):
         leave (while the read model is live); returns them as stored ([] when there were none)."""
 
     @abc.abstractmethod
-    def claimed_under(self, key: str) -> int:
-        """Hold the concurrency key until this transaction ends (a claim under it on any board waits
-        here meanwhile) and count the signals CLAIMED under it, on every board (domain/limits.py)."""
+    def limits(self, key: str | None) -> Limits:
+        """What limits a claim, read in one go: with a concurrency key, hold it until this transaction
+        ends (a claim under it on any board waits here meanwhile) and count, after the hold, the signals
+        CLAIMED under it on every board; and the board's budget with whether it is reached
+        (domain/limits.py)."""
 
     @abc.abstractmethod
     def budget(self) -> Budget:

@@ -533,12 +533,10 @@ class BlackboardService:
 
 
 def _claim_limits(agent: AgentProfile, tx: BoardTransaction) -> ClaimLimits:
-    """What limits a claim by `agent` on the transaction's board (domain/limits.py): the board's budget
-    first (a board over it takes no claim, so its key is not held for nothing), then the agent's key,
-    held until the commit and counted under the hold."""
-    budget = tx.budget()
-    if budget.is_set and (over := budget.reached(tx.spent())) is not None:  # most boards have none
-        return ClaimLimits(over_budget=over)
-    if agent.concurrency is None:
-        return ClaimLimits()
-    return ClaimLimits(agent.concurrency, tx.claimed_under(agent.concurrency.key))
+    """What limits a claim by `agent` on the transaction's board (domain/limits.py): the agent's key,
+    held until the commit and counted under the hold, and the board's budget, in one read."""
+    limit = agent.concurrency
+    seen = tx.limits(None if limit is None else limit.key)
+    if seen.reached:  # rare: only then is what was spent totalled, for the reason
+        return ClaimLimits(over_budget=seen.budget.reached(tx.spent()) or "budget reached")
+    return ClaimLimits(limit, seen.held)

@@ -54,6 +54,16 @@ class Budget:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a claim transaction read of its limits: the board's budget, whether what was spent reached
+    it, and how many signals are claimed under the claimer's key now (0 without a key)."""
+
+    budget: Budget = Budget()
+    reached: bool = False
+    held: int = 0
+
+
 class ConcurrencyLimitReached(RuleViolation):
     def __init__(self, signal_id: str, limit: ConcurrencyLimit) -> None:
         super().__init__(

@@ -17,7 +17,7 @@ from blackboard.application.ports import (
 )
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, BoardBudgetSet, entry_stream_id
-from blackboard.domain.limits import Budget, Spent
+from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure.memory.entries import InMemoryEntryTransaction
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
@@ -58,13 +58,14 @@ class _Transaction(BoardTransaction):
         self._read_model = read_model
         self._holds = holds  # the concurrency keys this transaction holds, released when it ends
 
-    def claimed_under(self, key: str) -> int:
-        self._holds.enter_context(self._store.hold(f"{CONCURRENCY_STREAM}{key}"))
-        return sum(
-            1
-            for s in self._read_model.find(SignalFilter(status=SignalStatus.CLAIMED))
-            if s.concurrency_key == key
-        )
+    def limits(self, key: str | None) -> Limits:
+        held = 0
+        if key is not None:
+            self._holds.enter_context(self._store.hold(f"{CONCURRENCY_STREAM}{key}"))
+            claimed = self._read_model.find(SignalFilter(status=SignalStatus.CLAIMED))
+            held = sum(1 for s in claimed if s.concurrency_key == key)
+        budget = self.budget()
+        return Limits(budget, budget.is_set and budget.reached(self.spent()) is not None, held)
 
     def budget(self) -> Budget:
         budget = Budget()

@@ -22,7 +22,7 @@ from sqlalchemy import Connection, Engine, bindparam, func, or_, select
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import BlackboardEvent, entry_stream_id
-from blackboard.domain.limits import Budget, Spent
+from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
@@ -87,8 +87,14 @@ OVERDUE = select(SIGNALS).where(
     ),
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
-CLAIMED_UNDER = select(func.count()).where(
-    SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED"
+_BUDGET_ROW = BOARD_BUDGETS.c.blackboard_id == bindparam("board")
+LIMITS = select(  # a board without a budget gives NULLs; no key (NULL) counts nothing
+    select(BOARD_BUDGETS.c.usd).where(_BUDGET_ROW).scalar_subquery(),
+    select(BOARD_BUDGETS.c.tokens).where(_BUDGET_ROW).scalar_subquery(),
+    select(BOARD_BUDGETS.c.reached).where(_BUDGET_ROW).scalar_subquery(),
+    select(func.count())
+    .where(SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED")
+    .scalar_subquery(),
 )
 BUDGET = select(BOARD_BUDGETS.c.usd, BOARD_BUDGETS.c.tokens).where(
     BOARD_BUDGETS.c.blackboard_id == bindparam("board")
@@ -199,10 +205,14 @@ class _SqlTransaction(BoardTransaction):
         # while a rebuild runs, a signal not yet folded back is not seen here; ids have 32 random bits
         return self._conn.scalar(TAKEN, {"id": signal_id}) is not None
 
-    def claimed_under(self, key: str) -> int:
-        dialect_of(self._conn.engine).hold_key(self._conn, key)
-        # read after the hold: a claim that held the key before us has committed its row by now
-        return int(self._conn.scalar(CLAIMED_UNDER, {"key": key}) or 0)
+    def limits(self, key: str | None) -> Limits:
+        if key is not None:
+            dialect_of(self._conn.engine).hold_key(self._conn, key)
+        # one statement, after the hold: a claim that held the key before us has committed its row by now
+        usd, tokens, reached, held = self._conn.execute(
+            LIMITS, {"board": self.blackboard_id, "key": key}
+        ).one()
+        return Limits(Budget(usd, tokens), bool(reached), int(held or 0))
 
     def budget(self) -> Budget:
         row = self._conn.execute(BUDGET, {"board": self.blackboard_id}).first()
