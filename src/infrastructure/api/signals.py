@@ -23,7 +23,15 @@ from blackboard.application.commands import (
 )
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
-from blackboard.infrastructure.documents import Agents, Events, Ranking, Signal, Signals, WatchedSignal
+from blackboard.infrastructure.documents import (
+    Agents,
+    BoardBudget,
+    Events,
+    Ranking,
+    Signal,
+    Signals,
+    WatchedSignal,
+)
 from blackboard.infrastructure.when import parse_when
 
 
@@ -156,7 +164,7 @@ class SignalCalls(Base):
         tokens: int | None = None,
         by: str | None = None,
         reason: str | None = None,
-    ) -> documents.BoardBudget:
+    ) -> BoardBudget:
         """`blackboard budget BOARD`: with `usd` or `tokens`, the board's budget from now on (its signals
         wait once its runners have spent it; InvalidInput below what was already spent); the budget and
         what was spent, either way."""
