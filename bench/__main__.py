@@ -10,7 +10,8 @@ well `--capability auto` picks on a labelled set of public agent files (before a
 (s) CLI start-up, (x) control of the work: a cancel reaching a running handler and a signal posted for later claimed
 when due (SQLite and PostgreSQL),
 (p) a post as an MCP tool call against a CLI post, (r) a runner's own overhead per signal beside a command
-handler's, and the board tools' context size in tokens.
+handler's, and the board tools' context size in tokens, (z) the claim path with limits configured (priorities,
+a concurrency key, a budget) beside none.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -321,6 +322,13 @@ def main() -> None:
         report["matching_quality"] = mq = profiled(config, "q", matching_quality.run)
         targets.append(matching_quality.print_report(mq, say, table))
 
+    def run_z() -> None:  # (z) the claim path with limits configured (priorities, a key, a budget) vs none
+        from bench import limits
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["limits"] = z = limits.run(config["BENCH_LIMITS_SIGNALS"], config["BENCH_LIMITS_RUNS"], pg_url)
+        targets.append(limits.print_report(z, say, table))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -339,6 +347,7 @@ def main() -> None:
         ("s", run_s),
         ("p", run_p),
         ("r", run_r),
+        ("z", run_z),
     ):
         if name in config.sections:
             section(name, run)

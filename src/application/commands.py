@@ -144,6 +144,17 @@ class RejectGate(Command):
     blackboard_id: NonEmpty | None = None
 
 
+class SetBudget(Command):
+    """A board's budget from now on (`blackboard budget`); a limit left None stays as it was. The
+    domain checks the values (domain/limits.py: finite, 0 or more, not below what was spent)."""
+
+    board: BoardName
+    usd: float | None = None
+    tokens: int | None = None
+    set_by: NonEmpty = "ps-skill"
+    reason: Annotated[str, Field(max_length=2000)] = ""
+
+
 class CancelSignals(Command):
     """Cancel in bulk: every open signal of a board, or those posted with a correlation id (on a board,
     or on any), with what waits on them. At least one of the two must be given."""

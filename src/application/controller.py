@@ -8,7 +8,8 @@ agent passes for is listed apart, with its best score, as waiting for an agent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from blackboard.application.claiming import Fit, best_first, fit
@@ -42,11 +43,20 @@ class Move:
 class Plan:
     moves: tuple[Move, ...]  # claim order: what a worker of each agent would take first
     waiting: tuple[Move, ...]  # claimable, but no runnable agent scores above its threshold (oldest first)
+    over_budget: tuple[Move, ...] = ()  # on a board whose budget is reached: not claimed until it is raised
+    budget_reasons: Mapping[str, str] = field(default_factory=dict)  # board -> why its signals wait
 
 
 class Controller:
-    def __init__(self, queries: BlackboardQueries, registry: AgentRegistry, threshold: float) -> None:
+    def __init__(
+        self,
+        queries: BlackboardQueries,
+        registry: AgentRegistry,
+        threshold: float,
+        over_budget: Callable[[str | None], Mapping[str, str]] | None = None,
+    ) -> None:
         self._queries, self._registry, self._threshold = queries, registry, threshold
+        self._over_budget = over_budget  # boards whose budget is reached, with why (application/budgets.py)
 
     def next(self, blackboard_id: str | None, limit: int | None, now: datetime) -> Plan:
         open_signals = [
@@ -59,6 +69,8 @@ class Controller:
         runnable = [a for a in self._registry.get_all() if self._registry.can_run(a.agent_id)]
         chosen: dict[str, Move] = {}
         waiting: list[Move] = []
+        reasons = dict(self._over_budget(blackboard_id)) if self._over_budget and open_signals else {}
+        stopped: list[Move] = []
         for signal in open_signals:
             fits = [fit(signal, p, self._threshold) for p in self._queries.scorer.profiles(signal, runnable)]
             ranked = best_first(fits)  # one signal: best score first, then by name (the registry's order)
@@ -69,13 +81,15 @@ class Controller:
                 now - signal.created_at,
                 self._upstreams(signal),
             )
-            if move.best is None:
+            if signal.blackboard_id in reasons:
+                stopped.append(move)
+            elif move.best is None:
                 waiting.append(move)
             else:
                 chosen[signal.signal_id] = move
         order = best_first(m.best for m in chosen.values() if m.best is not None)
         moves = tuple(chosen[f.signal_id] for f in order)
-        return Plan(moves[:limit] if limit else moves, tuple(waiting))
+        return Plan(moves[:limit] if limit else moves, tuple(waiting), tuple(stopped), reasons)
 
     def _upstreams(self, signal: AgentSignal) -> tuple[Upstream, ...]:
         found = []

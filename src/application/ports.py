@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from blackboard.domain.capabilities import (
     targets_capability,
 )
 from blackboard.domain.events import BlackboardEvent
+from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
 if TYPE_CHECKING:
@@ -203,6 +204,21 @@ class BoardTransaction(abc.ABC):
         """Append the board's pending events at the version it was loaded at, and write the rows they
         leave (while the read model is live); returns them as stored ([] when there were none)."""
 
+    @abc.abstractmethod
+    def limits(self, key: str | None) -> Limits:
+        """What limits a claim, read in one go: with a concurrency key, hold it until this transaction
+        ends (a claim under it on any board waits here meanwhile) and count, after the hold, the signals
+        CLAIMED under it on every board; and the board's budget with whether it is reached
+        (domain/limits.py)."""
+
+    @abc.abstractmethod
+    def budget(self) -> Budget:
+        """The board's budget (`blackboard budget`), as of this transaction."""
+
+    @abc.abstractmethod
+    def spent(self) -> Spent:
+        """What the runners' runs recorded on the board have cost, as of this transaction."""
+
 
 class UnitOfWork(abc.ABC):
     """Opens board transactions: the only way a command writes."""
@@ -318,7 +334,12 @@ class SignalReadModel(abc.ABC):
         """Claimable signals (POSTED, nothing to wait for) that target any of `capabilities`, the most
         urgent first, then the oldest: what `find` gives with `claimable_only` and `urgent_first`, but
         only what choosing one needs (a worker reads many per round and claims only some)."""
-        found = self.find(SignalFilter.claimable(capabilities, limit, blackboard_id, due_at))
+        criteria = SignalFilter.claimable(capabilities, limit, blackboard_id, due_at)
+        if stopped := self._over_budget():  # left out: their signals wait, and crowd out no other board's
+            criteria = replace(criteria, limit=None)
+            found = [s for s in self.find(criteria) if s.blackboard_id not in stopped][:limit]
+        else:
+            found = self.find(criteria)
         return [
             Candidate(
                 s.signal_id,
@@ -407,6 +428,25 @@ class SignalReadModel(abc.ABC):
             )
             for board, found in sorted(boards.items())
         ]
+
+    def _over_budget(self) -> set[str]:
+        budgets = self.budgets()
+        if not budgets:
+            return set()
+        usage = self.usage_totals()
+        spent = {
+            board: Spent(
+                sum(t.cost_usd for t in by_agent.values()),
+                sum(t.input_tokens + t.output_tokens for t in by_agent.values()),
+            )
+            for board, by_agent in usage.items()
+        }
+        return {board for board, b in budgets.items() if b.reached(spent.get(board, Spent()))}
+
+    def budgets(self, blackboard_id: str | None = None) -> dict[str, Budget]:
+        """Each board's budget (`blackboard budget`), or the named board's; boards without one left out.
+        This default knows of none; a store reads where its budgets are kept."""
+        return {}
 
     def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:
         """What runners' runs cost, per board and agent (who completed or failed the signal): board ->

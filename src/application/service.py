@@ -25,6 +25,7 @@ from blackboard.application.commands import (
     RejectGate,
     RenewClaim,
     RetrySignal,
+    SetBudget,
 )
 from blackboard.application.ports import (
     AgentRegistry,
@@ -45,6 +46,7 @@ from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
+from blackboard.domain.limits import Budget, ClaimLimits, new_budget
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.retries import AttemptRules, RetryPolicy
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
@@ -151,16 +153,23 @@ class BlackboardService:
     # UC-002
     def claim_signal(self, cmd: ClaimSignal) -> AgentSignal:
         agent = self._agent(cmd.agent_id)
-        return self._execute(
-            self._locate(cmd.signal_id, cmd.blackboard_id),
-            Scope(signals=(cmd.signal_id,)),
-            lambda board, _, now: board.claim_signal(
+
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
+            limits = _claim_limits(agent, tx)
+            limits.check(cmd.signal_id, board.id, 0)
+            return board.claim_signal(
                 cmd.signal_id,
                 self._scored(agent, board, cmd.signal_id),
                 now,
                 self.settings.claim_threshold,
                 cmd.token,
-            ),
+                limits.key,
+            )
+
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,)),
+            decide,
             cmd,
             actor=cmd.agent_id,
             deadlines=(cmd.signal_id,),
@@ -198,12 +207,13 @@ class BlackboardService:
         each take the next free ones."""
         agent = self._agent(cmd.agent_id)
 
-        def decide(board: BlackboardAggregate, _: BoardTransaction, now: datetime) -> Claims:
-            claims = Claims()
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Claims:
+            claims, limits = Claims(), _claim_limits(agent, tx)
             for signal_id in cmd.signal_ids:
                 if len(claims.claimed) >= cmd.limit:
                     break
                 try:
+                    limits.check(signal_id, board.id, len(claims.claimed))
                     claims.claimed.append(
                         board.claim_signal(
                             signal_id,
@@ -211,6 +221,7 @@ class BlackboardService:
                             now,
                             self.settings.claim_threshold,
                             cmd.token,
+                            limits.key,
                         )
                     )
                 except BlackboardError as refused:  # taken or changed meanwhile: the next one
@@ -418,6 +429,17 @@ class BlackboardService:
             )
         return ended
 
+    def set_budget(self, cmd: SetBudget) -> Budget:
+        """The board's budget from now on (`blackboard budget`): a limit not given stays as it was, and
+        none may be below what the board's runners have already spent (InvalidInput, nothing written)."""
+
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Budget:
+            budget = new_budget(tx.budget(), cmd.usd, cmd.tokens, tx.spent())
+            board.set_budget(budget, cmd.set_by, cmd.reason, now)
+            return budget
+
+        return self._execute(cmd.board, Scope(), decide, cmd, actor=cmd.set_by)
+
     # ----------------------------------------------------------------- helpers
     def _unused_signal_id(self, tx: BoardTransaction) -> str:
         """Ids have 32 random bits, so collisions happen on large boards: draw again until unused."""
@@ -553,3 +575,13 @@ class BlackboardService:
         for signal_id in late:
             board.expire_if_overdue(signal_id, now, post, claim, fits.get(signal_id))
         return board, True
+
+
+def _claim_limits(agent: AgentProfile, tx: BoardTransaction) -> ClaimLimits:
+    """What limits a claim by `agent` on the transaction's board (domain/limits.py): the agent's key,
+    held until the commit and counted under the hold, and the board's budget, in one read."""
+    limit = agent.concurrency
+    seen = tx.limits(None if limit is None else limit.key)
+    if seen.reached:  # rare: only then is what was spent totalled, for the reason
+        return ClaimLimits(over_budget=seen.budget.reached(tx.spent()) or "budget reached")
+    return ClaimLimits(limit, seen.held)

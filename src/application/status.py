@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from blackboard.application.budgets import spent_of
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
 from blackboard.application.ports import Clock, SignalReadModel
 from blackboard.application.presence import PresenceStore
 from blackboard.application.projection import Projector
 from blackboard.application.usage import UsageTotal, total
+from blackboard.domain.limits import Budget
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal
 
@@ -33,10 +35,16 @@ class BoardStatus:
     workers: tuple[WorkerPresence, ...] = ()  # the live workers serving it
     usage: dict[str, UsageTotal] = field(default_factory=dict)  # what runners' runs cost, per agent
     open_gates: tuple[AgentSignal, ...] = ()  # gates a person may decide now (approve, reject), oldest first
+    budget: Budget = field(default_factory=Budget)  # `blackboard budget`: its signals wait once reached
 
     @property
     def usage_total(self) -> UsageTotal:
         return total(self.usage.values())
+
+    @property
+    def over_budget(self) -> str | None:
+        """Why its signals wait for a higher budget (None: they do not)."""
+        return self.budget.reached(spent_of(self.usage))
 
 
 class StatusQueries:
@@ -72,6 +80,7 @@ class StatusQueries:
         }
         entries = self._entries.board_counts(blackboard_id)
         usage = self._signals.usage_totals(blackboard_id)
+        budgets = self._signals.budgets(blackboard_id)
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)
         live = self.live_workers()
@@ -96,6 +105,7 @@ class StatusQueries:
                     serving,
                     usage.get(board, {}),
                     tuple(gates.get(board, ())),
+                    budgets.get(board, Budget()),
                 )
             )
         return boards

@@ -4,6 +4,7 @@ every interface's documents are defined by (infrastructure/documents.py)."""
 from blackboard.infrastructure.documents import (
     Agent,
     Agents,
+    BoardBudget,
     BoardUsage,
     Candidates,
     Document,
@@ -32,6 +33,7 @@ from blackboard.infrastructure.documents import (
 __all__ = [
     "Agent",
     "Agents",
+    "BoardBudget",
     "BoardUsage",
     "Candidates",
     "Document",

@@ -38,8 +38,10 @@ from blackboard.domain.events import (
     AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
+    BoardBudgetSet,
 )
 from blackboard.domain.evolution import evolve
+from blackboard.domain.limits import Budget
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.retries import (
     ONE_ATTEMPT,
@@ -80,6 +82,9 @@ class BlackboardAggregate:
         self._by_key: dict[str, str] = {}
         self._dependants: dict[str, list[str]] = {}
         self._retried_by: dict[str, str] = {}  # a signal -> its latest retry
+        self.budget = (
+            Budget()
+        )  # as its BoardBudgetSet events leave it (a replayed board; a restored one: none)
         self._pending: list[BlackboardEvent] = []
         # what a failed attempt asks (the claimer's retry policy, a jitter draw); whoever decides sets it
         self.attempts: AttemptRules = ONE_ATTEMPT
@@ -218,7 +223,9 @@ class BlackboardAggregate:
         at: datetime,
         default_threshold: float = DEFAULT_THRESHOLD,
         token: str | None = None,
+        concurrency_key: str | None = None,
     ) -> AgentSignal:
+        """`concurrency_key`: the claimer's (domain/limits.py); the caller checked there is room under it."""
         signal = self.signal(signal_id)
         _refuse_expired(signal, "claimed", POSTED)
         if signal.status is CLAIMED:
@@ -235,9 +242,21 @@ class BlackboardAggregate:
         if not score > threshold:
             raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
         self._record(
-            AgentSignalClaimed, at, signal_id=signal_id, claimed_by=agent.agent_id, score=score, token=token
+            AgentSignalClaimed,
+            at,
+            signal_id=signal_id,
+            claimed_by=agent.agent_id,
+            score=score,
+            token=token,
+            concurrency_key=concurrency_key,
         )
         return self._signals[signal_id]
+
+    def set_budget(self, budget: Budget, set_by: str, reason: str, at: datetime) -> None:
+        """Record the board's budget from now on (`limits.new_budget` checked it against what was spent)."""
+        if not set_by:
+            raise InvalidInput("by", "must not be empty")
+        self._record(BoardBudgetSet, at, usd=budget.usd, tokens=budget.tokens, set_by=set_by, reason=reason)
 
     def renew_claim(
         self, signal_id: str, agent_id: str, at: datetime, token: str | None = None
@@ -523,6 +542,8 @@ class BlackboardAggregate:
                 self._by_key[event.dedupe_key] = event.signal_id
             if event.retry_of is not None:
                 self._retried_by[event.retry_of] = event.signal_id
+        elif isinstance(event, BoardBudgetSet):
+            self.budget = Budget(event.usd, event.tokens)
 
     def _dependants_of(self, signal_id: str) -> list[str]:
         return self._dependants.get(signal_id, [])

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, field_validator
 
+from blackboard.domain.limits import ConcurrencyLimit
 from blackboard.domain.retries import RetryPolicy
 from blackboard.domain.thresholds import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # the settings read it there
 
@@ -68,6 +69,7 @@ class AgentProfile(BaseModel):
     capabilities: tuple[AgentCapability, ...] = Field(min_length=1)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     retries: InstanceOf[RetryPolicy] | None = None  # its file's `retries`; None: one attempt, no retry
+    concurrency: ConcurrencyLimit | None = None  # at most N claimed at once under a key (domain/limits.py)
 
     def score(self, signal: Targeted) -> float:
         """The agent's best score among the capabilities the signal targets (0 when none)."""

@@ -72,11 +72,23 @@ class AgentSignalPosted(BlackboardEvent):
 
 
 class AgentSignalClaimed(BlackboardEvent):
-    schema_version: ClassVar[int] = 2  # 2 added token
+    schema_version: ClassVar[int] = 3  # 2 added token, 3 concurrency_key
 
     claimed_by: str = Field(min_length=1)
     score: float | None = None
     token: str | None = None  # the claiming worker's own token; completing or renewing must present it
+    concurrency_key: str | None = None  # the claimer's (domain/limits.py): the claim counts under it
+
+
+class BoardBudgetSet(BlackboardEvent):
+    """Someone set the board's budget (`blackboard budget`): its signals are not claimed once the usage
+    its runners recorded reaches it. `usd` and `tokens` are the budget from here on (None: no limit)."""
+
+    signal_id: str | None = None  # a board's event: no signal
+    usd: float | None = Field(default=None, ge=0)
+    tokens: int | None = Field(default=None, ge=0)
+    set_by: str = Field(min_length=1)
+    reason: str = ""
 
 
 class AgentSignalClaimRenewed(BlackboardEvent):
@@ -305,6 +317,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalCancelled,
         AgentSignalApproved,
         AgentSignalRejected,
+        BoardBudgetSet,
         EntryWritten,
         EntryCandidateKept,
         EntryConflictResolved,
@@ -324,6 +337,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 6): lambda data: {**data, "max_attempts": None},  # the claimer's policy decides
     ("AgentSignalPosted", 7): lambda data: {**data, "gate": False, "gate_timeout_s": None},  # before gates
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
+    ("AgentSignalClaimed", 2): lambda data: {**data, "concurrency_key": None},  # claimed under no key
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},
 }

@@ -18,6 +18,7 @@ from blackboard.domain.events import (
     AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
+    BoardBudgetSet,
 )
 from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalStatus
 
@@ -64,7 +65,11 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
 
 @evolve.register
 def _(event: AgentSignalClaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
-    return [lookup(event.signal_id).claimed(event.claimed_by, event.occurred_at, event.token)]
+    return [
+        lookup(event.signal_id).claimed(
+            event.claimed_by, event.occurred_at, event.token, event.concurrency_key
+        )
+    ]
 
 
 @evolve.register
@@ -127,3 +132,8 @@ def _(event: AgentSignalApproved, lookup: Lookup, dependants: Dependants) -> lis
 @evolve.register
 def _(event: AgentSignalRejected, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).rejected(event.rejected_by, event.reason, event.occurred_at)]
+
+
+@evolve.register
+def _(event: BoardBudgetSet, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return []  # the board's budget changes no signal (the read model keeps it in a table of its own)

@@ -196,6 +196,7 @@ class AgentSignal:
     gate_timeout_s: float | None = None  # a gate expires this long after it opens; None: it waits
     decided_by: str | None = None  # who approved or rejected the gate
     decision_note: str | None = None  # the approval's note, or the rejection's reason
+    concurrency_key: str | None = None  # its claimer's concurrency key while CLAIMED (domain/limits.py)
     version: int = 1
 
     @property
@@ -231,8 +232,16 @@ class AgentSignal:
         """When the claim was taken or last renewed."""
         return self.renewed_at or self.claimed_at
 
-    def claimed(self, agent_id: str, at: datetime, token: str | None = None) -> AgentSignal:
-        return self._next(status=SignalStatus.CLAIMED, claimed_by=agent_id, claimed_at=at, claim_token=token)
+    def claimed(
+        self, agent_id: str, at: datetime, token: str | None = None, concurrency_key: str | None = None
+    ) -> AgentSignal:
+        return self._next(
+            status=SignalStatus.CLAIMED,
+            claimed_by=agent_id,
+            claimed_at=at,
+            claim_token=token,
+            concurrency_key=concurrency_key,
+        )
 
     def renewed(self, at: datetime) -> AgentSignal:
         return self._changed(renewed_at=at)

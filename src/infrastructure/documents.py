@@ -24,9 +24,11 @@ from pydantic import (
     model_serializer,
 )
 
+from blackboard.application.budgets import spent_of
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import Volunteer
 from blackboard.domain.knowledge.entries import ENTRY_TYPES, KEY_PATTERN
+from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import (
     AgentSignal,
     EntryId,
@@ -654,6 +656,28 @@ def open_gate(s: AgentSignal) -> OpenGate:
     )
 
 
+class BoardBudget(Document):
+    """A board's budget (`blackboard budget`): its signals are not claimed once what was spent reaches it."""
+
+    blackboard_id: str
+    usd: float | None  # None: no limit in US dollars
+    tokens: int | None  # None: no limit in tokens
+    spent_usd: float  # what the runners' runs recorded on the board cost (priced runs)
+    spent_tokens: int  # their input and output tokens
+    reached: str | None  # why its signals wait; None: they are claimed as usual
+
+
+def board_budget(blackboard_id: str, budget: Budget, spent: Spent) -> BoardBudget:
+    return BoardBudget(
+        blackboard_id=blackboard_id,
+        usd=budget.usd,
+        tokens=budget.tokens,
+        spent_usd=round(spent.usd, 6),
+        spent_tokens=spent.tokens,
+        reached=budget.reached(spent),
+    )
+
+
 class Status(Document):
     """One board in `blackboard status`."""
 
@@ -668,6 +692,7 @@ class Status(Document):
     workers: list[Worker]  # the live workers serving it
     usage: BoardUsage  # what runners' runs on the board cost, per agent
     open_gates: list[OpenGate] = []  # gates a person may decide now (`approve`, `reject`), oldest first
+    budget: BoardBudget | None = None  # its budget, when it has one (`blackboard budget`)
 
 
 def status(b: "BoardStatus") -> Status:
@@ -683,6 +708,7 @@ def status(b: "BoardStatus") -> Status:
         workers=[worker(w, b.blackboard_id) for w in b.workers],
         usage=board_usage(b.usage),
         open_gates=[open_gate(g) for g in b.open_gates],
+        budget=board_budget(b.blackboard_id, b.budget, spent_of(b.usage)) if b.budget.is_set else None,
     )
 
 

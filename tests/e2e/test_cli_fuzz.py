@@ -150,6 +150,7 @@ GRAMMAR: dict[tuple[str, ...], tuple[int, tuple[str, ...]]] = {
     ("complete",): (1, ("--agent", "--artifact", "--knowledge", "--token")),
     ("fail",): (1, ("--agent", "--error", "--token")),
     ("retry",): (1, ("--posted-by",)),
+    ("budget",): (1, ("--usd", "--tokens", "--by", "--reason")),
     ("show",): (1, ("--at",)),
     ("signals",): (0, ("--status", "--type", "--capability", "--blackboard", "--limit", "--at")),
     ("match",): (1, ()),

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from blackboard.infrastructure.mcp.limit_tools import PERSON_TOOLS
 from blackboard.infrastructure.mcp.tools import GATE_TOOLS
 from tests.e2e.conftest import BLACKBOARD, Cli, assert_signal, assert_signals, database_url
 from tests.e2e.mcp_client import contract_tools, served
@@ -53,7 +54,8 @@ async def test_every_tool_of_the_contract_is_listed_with_a_schema_naming_its_arg
         async with served(mcli, *args) as server:
             listed = {tool.name: tool.input_schema for tool in (await server.session.list_tools()).tools}
         # a gate is a person's decision: an agent's server leaves approve and reject out
-        assert set(listed) == set(documented) - (GATE_TOOLS if who is None else set())
+        # a gate and a budget are a person's to decide: an agent's server leaves approve, reject, budget out
+        assert set(listed) == set(documented) - (GATE_TOOLS | PERSON_TOOLS if who is None else set())
         for name, schema in listed.items():
             assert schema["type"] == "object" and schema.get("additionalProperties") is False, name
             named = expected.get(name, documented[name] - {"cancelled_by"})  # an agent's server: the agent
@@ -122,6 +124,20 @@ async def test_a_failure_and_a_wait_that_ends_on_it(mcli, board):
         "no sources",
         "FAILED",
     )
+
+
+async def test_the_budget_tool_is_a_person_s_and_gives_the_cli_s_document(mcli, board):
+    mcli.post(ps=board, entry="e-1")
+    async with served(mcli, "--blackboard", board) as server:
+        set_here = await server.call("blackboard_budget", usd=2.5, reason="a day", set_by="alice")
+        text, refusal = await server.refused("blackboard_budget", usd=-1)
+    async with served(mcli, "--agent", AGENT, "--blackboard", board) as server:
+        refused_text, refused = await server.refused("blackboard_budget", usd=100)
+
+    assert set_here == mcli.ok("budget", board) and set_here["usd"] == 2.5
+    assert refusal["exit_code"] == 2 and "usd" in text
+    assert refused["exit_code"] == 3 and "a person's" in refused_text
+    assert mcli.ok("budget", board)["usd"] == 2.5  # the agent's call wrote nothing
 
 
 async def test_cancel_tools_end_a_signal_and_what_waits_on_it_as_the_server_s_agent(mcli, board):

@@ -295,11 +295,14 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
         {"read_keys": ["a/*"], "write_keys": []},
         {"budget_usd": 3},
         {"priority": 0},
+        {"not_before": None},
+        {"max_attempts": 2},
+        {"gate": False, "gate_timeout_s": None},
     ]
     rows: list[tuple[str, int, dict]] = []
     shape: dict = dict(posted)
     for schema in range(1, events.AgentSignalPosted.schema_version + 1):
-        shape = {**shape, **grows[schema - 1]} if schema <= len(grows) else {**shape, "not_before": None}
+        shape = {**shape, **grows[schema - 1]}
         rows.append(("AgentSignalPosted", schema, {**shape, "signal_id": f"sig-0000000{schema}"}))
     rows += [
         ("AgentSignalClaimed", 1, {"signal_id": "sig-00000001", "claimed_by": "ps-researcher", "score": 0.9}),
@@ -310,6 +313,11 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
         ),
         ("AgentSignalClaimed", 1, {"signal_id": "sig-00000002", "claimed_by": "ps-researcher", "score": 0.9}),
         ("AgentSignalFailed", 1, {"signal_id": "sig-00000002", "failed_by": "ps-researcher", "error": "no"}),
+        (
+            "AgentSignalClaimed",
+            2,
+            {"signal_id": "sig-00000003", "claimed_by": "ps-researcher", "score": 0.9, "token": "t-1"},
+        ),
     ]
     stored = {(kind, schema) for kind, schema, _ in rows}
     assert set(events.UPCASTERS) <= stored, "an upcaster was added: store a row of the shape it upcasts here"

@@ -23,6 +23,7 @@ from blackboard.domain.events import (
     AgentSignalRejected,
     AgentSignalUnclaimed,
     BlackboardEvent,
+    BoardBudgetSet,
     EntryCandidateKept,
     EntryConflictResolved,
     EntryWritten,
@@ -97,7 +98,17 @@ SAMPLES: list[BlackboardEvent] = [
     ),
     AgentSignalApproved(**ENV, version=2, approved_by="alice", note="looks right"),
     AgentSignalRejected(**ENV, version=2, rejected_by="bob", reason="the plan is wrong"),
+    AgentSignalClaimed(**ENV, version=2, claimed_by="ps-researcher", score=0.9, concurrency_key="openai"),
 ]
+BUDGET = BoardBudgetSet(
+    blackboard_id="bb-1",
+    occurred_at=T0,
+    version=4,
+    usd=2.5,
+    tokens=None,
+    set_by="alice",
+    reason="a day's worth",
+)  # a board's event: no signal
 ENTRY = {"blackboard_id": "bb-1", "occurred_at": T0, "key": "plan/outline", "signal_id": "sig-0000000a"}
 SAMPLES += [
     EntryWritten(
@@ -157,6 +168,7 @@ SAMPLES += [
 # Lease renewal is being added alongside these tests; cover it once it is registered.
 if (renewed := EVENT_TYPES.get("AgentSignalClaimRenewed")) is not None:
     SAMPLES.append(renewed(**ENV, version=3, claimed_by="ps-researcher"))
+SAMPLES.append(BUDGET)
 
 
 def stored(event: BlackboardEvent) -> tuple[str, int, dict, dict]:
@@ -201,7 +213,7 @@ def test_the_data_of_an_event_leaves_out_the_envelope_and_keeps_the_signal_id(ev
     data = event.data()
 
     assert not set(data) & ENVELOPE
-    assert data["signal_id"] == "sig-0000000a"
+    assert data["signal_id"] == (None if event is BUDGET else "sig-0000000a")
     assert set(data) | ENVELOPE == set(type(event).model_fields)
 
 
@@ -440,3 +452,19 @@ def test_a_run_s_usage_round_trips_through_the_stored_data():
 
     assert schema_version == 2
     assert load_event(event_type, schema_version, envelope, data) == event
+
+
+# ==================================================================== limits (docs/control.md, "Limits")
+def test_a_claim_stored_before_concurrency_keys_loads_under_no_key():
+    envelope = {
+        "event_id": "ev-1",
+        "blackboard_id": "bb-1",
+        "version": 2,
+        "occurred_at": "2026-01-04T09:00:01+00:00",
+    }
+    claimed_v2 = {"signal_id": "sig-0000000a", "claimed_by": "ps-a", "score": 0.9, "token": "t-1"}
+
+    claimed = load_event("AgentSignalClaimed", 2, envelope, claimed_v2)
+
+    assert claimed.concurrency_key is None and claimed.token == "t-1"
+    assert AgentSignalClaimed.schema_version == 3

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
+from blackboard.domain.limits import ConcurrencyLimit
 from blackboard.infrastructure.agents.lenient import Frontmatter, read_frontmatter
 from blackboard.infrastructure.agents.shapes import usable_capabilities
 from blackboard.infrastructure.agents.spec import AgentFileSpec, names, plain_messages, retry_policy, text
@@ -185,6 +186,9 @@ def read_agent_file(path: Path) -> AgentDefinition:
         capabilities=tuple(AgentCapability(type=t, score=s) for t, s in spec.capability_pairs()),
         threshold=spec.threshold,
         retries=retry_policy(spec.retries),
+        concurrency=None
+        if spec.concurrency is None
+        else ConcurrencyLimit(key=spec.concurrency.key, max=spec.concurrency.max),
     )
     extra = dict(spec.model_extra or {})
     if ignored and declared is not None:

@@ -121,6 +121,16 @@ def retry_policy(retries: int | RetrySpec | None) -> RetryPolicy | None:
     return RetryPolicy(max_attempts=retries)
 
 
+class ConcurrencySpec(BaseModel):
+    """`concurrency: {key: openai, max: 4}`: at most `max` signals claimed at once under `key`, across
+    every agent naming it (docs/control.md, "Limits")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(pattern=NAME_PATTERN)
+    max: Annotated[int, Strict(), Field(ge=1)]
+
+
 class AgentFileSpec(BaseModel):
     """Our keys of the frontmatter, and Claude Code's `description`, `model` and `tools`. Other keys
     (`color`, `hooks` ...) are kept in `model_extra`."""
@@ -138,6 +148,7 @@ class AgentFileSpec(BaseModel):
     max_turns: Annotated[int, Strict(), Field(ge=1)] | None = None
     max_budget_usd: Number | None = Field(default=None, gt=0)
     retries: Retries | None = None  # automatic retries (docs/agents.md, "Retries")
+    concurrency: ConcurrencySpec | None = None
     description: Any = None  # Claude Code's keys: read as they come, normalised by `text` and `names`
     model: Any = None
     tools: Any = None
@@ -208,6 +219,17 @@ def plain_message(error: Any) -> str:
         return f"{field}: must be a positive number of US dollars, {_got(value)}"
     if leaf == "max_turns" and kind in ("greater_than_equal", "int_type", "int_parsing", "int_from_float"):
         return f"{field}: must be a whole number of turns, 1 or more, {_got(value)}"
+    if field == "concurrency.max" and kind in (
+        "greater_than_equal",
+        "int_type",
+        "int_parsing",
+        "int_from_float",
+    ):
+        return f"{field}: must be a whole number of signals, 1 or more, {_got(value)}"
+    if field == "concurrency.key" and kind in ("string_pattern_mismatch", "string_type"):
+        return f"{field}: must be a name (non-empty text) {NAME_RULE}, {_got(value)}"
+    if field == "concurrency" and kind == "model_type":
+        return f"{field}: must be a mapping such as {{key: openai, max: 4}}, {_got(value)}"
     if kind == "literal_error" and leaf == "runner":
         return f"{field}: must be claude-code, anthropic or openai, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "name":

@@ -52,6 +52,7 @@ class Parts:
     config: Any
     solver: Any
     status: Any
+    read_model: Any
 
     @classmethod
     def build(cls, container: Any) -> Parts:
@@ -72,6 +73,7 @@ class Parts:
                 container.config(),
                 container.solver(),
                 container.status(),
+                container.read_model(),
             )
         except BaseException:
             engine.dispose()

@@ -20,11 +20,20 @@ from blackboard.application.commands import (
     ReadEvents,
     RejectGate,
     RetrySignal,
+    SetBudget,
     WatchSignals,
 )
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
-from blackboard.infrastructure.documents import Agents, Events, Ranking, Signal, Signals, WatchedSignal
+from blackboard.infrastructure.documents import (
+    Agents,
+    BoardBudget,
+    Events,
+    Ranking,
+    Signal,
+    Signals,
+    WatchedSignal,
+)
 from blackboard.infrastructure.gates import refuse_an_agent
 from blackboard.infrastructure.when import parse_duration, parse_when
 
@@ -183,6 +192,28 @@ class SignalCalls(Base):
             correlation_id=posted_with,
         )
         return Signals([documents.signal(s) for s in self._parts.service.cancel_signals(command)])
+
+    def budget(
+        self,
+        blackboard_id: str,
+        *,
+        usd: float | None = None,
+        tokens: int | None = None,
+        by: str | None = None,
+        reason: str | None = None,
+    ) -> BoardBudget:
+        """`blackboard budget BOARD`: with `usd` or `tokens`, the board's budget from now on (its signals
+        wait once its runners have spent it; InvalidInput below what was already spent); the budget and
+        what was spent, either way."""
+        from blackboard.application.budgets import board_budget
+
+        if usd is not None or tokens is not None:
+            command = request(
+                SetBudget, board=blackboard_id, usd=usd, tokens=tokens, set_by=by, reason=reason
+            )
+            self._parts.service.set_budget(command)
+        shown = board_budget(self._parts.read_model, blackboard_id)
+        return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent)
 
     def expire(self) -> Signals:
         """`blackboard expire`: signals past their timeouts moved to EXPIRED."""

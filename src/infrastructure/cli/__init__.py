@@ -94,6 +94,7 @@ MODULES = {
     "skill_install": "skill_command",
     "approve": "gates",
     "reject": "gates",
+    "budget": "budget",
     **dict.fromkeys(("write", "read", "entries", "resolve", "summary"), "knowledge.commands"),
 }
 # The modules a command's function calls into that take adapters from the container too (`watch --topic`).

@@ -25,21 +25,29 @@ def next_moves(
     queries: Lazy = Provide[Container.queries.provider],
     registry: Lazy = Provide[Container.agent_registry.provider],
     clock: Lazy = Provide[Container.clock.provider],
+    read_model: Lazy = Provide[Container.read_model.provider],
 ) -> Output:
+    from blackboard.application.budgets import over_budget
     from blackboard.application.controller import Controller  # imported by this command only
 
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit", f"must be 1 or more, got {args.limit}")
-    plan = Controller(queries(), registry(), config.claim_threshold).next(
-        args.blackboard, args.limit, clock().now()
-    )
+    plan = Controller(
+        queries(), registry(), config.claim_threshold, lambda board: over_budget(read_model(), board)
+    ).next(args.blackboard, args.limit, clock().now())
     data = {"next": [_move(m) for m in plan.moves], "waiting_for_an_agent": [_move(m) for m in plan.waiting]}
+    data["waiting_for_a_budget"] = [
+        {**_move(m), "reason": plan.budget_reasons[m.signal.blackboard_id]} for m in plan.over_budget
+    ]
     lines = [f"{n}. {_line(m)}" for n, m in enumerate(plan.moves, 1)] or [
         "nothing to do next: no open signal a runnable agent fits"
     ]
     if plan.waiting:
         lines += ["waiting for an agent (no runnable agent scores above its threshold):"]
         lines += [f"   {_line(m)}" for m in plan.waiting]
+    for board, reason in plan.budget_reasons.items():
+        lines += [f"waiting for a budget on {board} ({reason}; raise it with blackboard budget {board}):"]
+        lines += [f"   {_line(m)}" for m in plan.over_budget if m.signal.blackboard_id == board]
     return Output(data, "\n".join(lines))
 
 

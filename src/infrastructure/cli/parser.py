@@ -463,6 +463,9 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     add_skill_command(commands, _command)
     add_ui_command(commands, _command)
     add_next_command(commands, _command)
+    from blackboard.infrastructure.cli.budget_parser import add_budget_command
+
+    add_budget_command(commands, _command)
     add_solve_command(commands, _command, whole)
 
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(

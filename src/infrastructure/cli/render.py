@@ -73,8 +73,10 @@ def _summary(record: Recorded) -> str:
         "agent",
         "capability",
         "status",
-    )  # key, author, holder, picked: entry events; run_id to status: a solve run's
-    return " ".join(f"{k}={data[k]}" for k in keep if data.get(k))
+        "set_by",
+    )  # key, author, holder, picked: entry events; run_id to status: a solve run's; set_by: a budget's
+    amounts = [f"{k}={data[k]}" for k in ("usd", "tokens") if data.get(k) is not None]  # 0 is a budget too
+    return " ".join([*(f"{k}={data[k]}" for k in keep if data.get(k)), *amounts])
 
 
 def ranking(signal_id: str, volunteers: Sequence[Volunteer]) -> Output:

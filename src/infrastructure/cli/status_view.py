@@ -148,6 +148,33 @@ def gates_table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
+def budget_table(boards: Sequence[BoardStatus]) -> Any:
+    """The boards with a budget (`blackboard budget`): the limits, what was spent, and whether their
+    signals wait for a higher one; None when no board has one."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    limited = [b for b in boards if b.budget.is_set]
+    if not limited:
+        return None
+    grid = Table(title="budgets", title_justify="left", box=box.SIMPLE_HEAD)
+    for name in ("board", "usd", "tokens", "spent", "claims"):
+        grid.add_column(name, no_wrap=name != "claims")
+    for b in limited:
+        spent = b.usage_total
+        grid.add_row(
+            Text(terminal_safe(b.blackboard_id)),
+            "-" if b.budget.usd is None else f"${b.budget.usd:g}",
+            "-" if b.budget.tokens is None else f"{b.budget.tokens:,}",
+            f"${spent.cost_usd:.4f}, {spent.input_tokens + spent.output_tokens:,} tokens",
+            f"wait: {b.over_budget}" if b.over_budget else "go on",
+        )
+    return grid
+
+
 def cost_text(cost: float, unpriced: int) -> str:
     """$0.0123, and how many runs had no price (their cost is not in the sum)."""
     return f"${cost:.4f}" + (f" (+{unpriced} unpriced)" if unpriced else "")
@@ -165,10 +192,9 @@ def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) 
     out = io.StringIO()
     console = Console(file=out, width=width, color_system=None)
     console.print(table(boards, workers))
-    if (usage := usage_table(boards)) is not None:
-        console.print(usage)
-    if (gates := gates_table(boards)) is not None:
-        console.print(gates)
+    for extra in (usage_table(boards), gates_table(boards), budget_table(boards)):
+        if extra is not None:
+            console.print(extra)
     shown = "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
     return shown if boards else f"{empty}\n\n{shown}"
 
@@ -232,8 +258,8 @@ def _changeable(board: dict[str, Any]) -> dict[str, Any]:
 def _screen(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) -> Any:
     from rich.console import Group
 
-    usage = usage_table(boards)
-    return table(boards, workers) if usage is None else Group(table(boards, workers), usage)
+    extras = [t for t in (usage_table(boards), budget_table(boards)) if t is not None]
+    return Group(table(boards, workers), *extras) if extras else table(boards, workers)
 
 
 def _age(seconds: float | None) -> str:

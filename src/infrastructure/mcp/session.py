@@ -55,6 +55,7 @@ class Session:
             raise AgentNotFound(agent)
         self.service = container.service()
         self.queries = container.queries()
+        self.read_model = container.read_model()  # a board's budget and what was spent
         self.knowledge = container.knowledge()
         self.knowledge_queries = container.knowledge_queries()
         self.watcher = container.watcher()

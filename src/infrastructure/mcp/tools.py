@@ -48,10 +48,16 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     """The contract's tools, by name. A server with an agent writes, posts and resolves as it; one
     without takes the `author` (`posted_by`) each call names. A session bound to a claim (a runner's run)
     offers no claim, complete or fail (its final answer is the outcome) and no cancel. Only a person's
-    server (no agent, not bound) offers approve and reject: agents cannot decide gates."""
+    server (no agent, not bound) offers approve, reject and budget: agents cannot decide gates or budgets."""
     from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools
+    from blackboard.infrastructure.mcp.limit_tools import limit_tools
     from blackboard.infrastructure.mcp.signal_tools import gate_tools, signal_tools
 
     person = not with_agent and not bound
-    tools = (*signal_tools(with_agent), *knowledge_tools(with_agent), *(gate_tools() if person else ()))
+    tools = (
+        *signal_tools(with_agent),
+        *knowledge_tools(with_agent),
+        *(gate_tools() if person else ()),
+        *limit_tools(not person),
+    )
     return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}

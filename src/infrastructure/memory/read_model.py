@@ -10,6 +10,7 @@ from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import EntryEvent, SolveEvent
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry
+from blackboard.domain.limits import Budget
 from blackboard.domain.signals import AgentSignal
 
 
@@ -37,6 +38,14 @@ class InMemorySignalReadModel(SignalReadModel):
         else:
             signals.sort(key=lambda s: (s.created_at, s.signal_id))
         return signals[: criteria.limit] if criteria.limit else signals
+
+    def budgets(self, blackboard_id: str | None = None) -> dict[str, Budget]:
+        with self._lock:
+            return {
+                board_id: board.budget
+                for board_id, board in self._boards.items()
+                if board.budget.is_set and blackboard_id in (None, board_id)
+            }
 
     def board_signals(self, blackboard_id: str) -> list[AgentSignal]:
         """Every signal of one board, in posting order."""

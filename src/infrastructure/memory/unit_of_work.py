@@ -7,13 +7,23 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from blackboard.application.knowledge.ports import EntryTransaction
-from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
+from blackboard.application.ports import (
+    BoardRows,
+    BoardTransaction,
+    Overdue,
+    Recorded,
+    SignalFilter,
+    UnitOfWork,
+)
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
-from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, entry_stream_id
-from blackboard.domain.signals import AgentSignal
+from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, BoardBudgetSet, entry_stream_id
+from blackboard.domain.limits import Budget, Limits, Spent
+from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure.memory.entries import InMemoryEntryTransaction
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
+
+CONCURRENCY_STREAM = "\x1d"  # a concurrency key's hold: never a board's nor an entry key's name
 
 
 class InMemoryUnitOfWork(UnitOfWork):
@@ -23,8 +33,8 @@ class InMemoryUnitOfWork(UnitOfWork):
 
     @contextmanager
     def board(self, blackboard_id: str) -> Iterator[BoardTransaction]:
-        with self._store.hold(blackboard_id):
-            yield _Transaction(blackboard_id, self._store, self._read_model)
+        with self._store.hold(blackboard_id), ExitStack() as holds:
+            yield _Transaction(blackboard_id, self._store, self._read_model, holds)
 
     @contextmanager
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
@@ -37,11 +47,38 @@ class InMemoryUnitOfWork(UnitOfWork):
 
 class _Transaction(BoardTransaction):
     def __init__(
-        self, blackboard_id: str, store: InMemoryEventStore, read_model: InMemorySignalReadModel
+        self,
+        blackboard_id: str,
+        store: InMemoryEventStore,
+        read_model: InMemorySignalReadModel,
+        holds: ExitStack,
     ) -> None:
         super().__init__(blackboard_id)
         self._store = store
         self._read_model = read_model
+        self._holds = holds  # the concurrency keys this transaction holds, released when it ends
+
+    def limits(self, key: str | None) -> Limits:
+        held = 0
+        if key is not None:
+            self._holds.enter_context(self._store.hold(f"{CONCURRENCY_STREAM}{key}"))
+            claimed = self._read_model.find(SignalFilter(status=SignalStatus.CLAIMED))
+            held = sum(1 for s in claimed if s.concurrency_key == key)
+        budget = self.budget()
+        return Limits(budget, budget.is_set and budget.reached(self.spent()) is not None, held)
+
+    def budget(self) -> Budget:
+        budget = Budget()
+        for event in self.history():
+            if isinstance(event, BoardBudgetSet):
+                budget = Budget(event.usd, event.tokens)
+        return budget
+
+    def spent(self) -> Spent:
+        runs = [s.usage for s in self._read_model.board_signals(self.blackboard_id) if s.usage is not None]
+        return Spent(
+            sum(u.cost_usd or 0.0 for u in runs), sum(u.input_tokens + u.output_tokens for u in runs)
+        )
 
     def rows(self) -> BoardRows | None:
         if self._read_model.position() != self._store.last_position():

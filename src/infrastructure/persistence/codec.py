@@ -105,6 +105,7 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
         "gate_expires_at": gate_expires_at(signal),
         "decided_by": signal.decided_by,
         "decision_note": signal.decision_note,
+        "concurrency_key": signal.concurrency_key,
     }
 
 
@@ -144,6 +145,7 @@ def changing_row(signal: AgentSignal) -> dict[str, Any]:
         "b_gate_expires_at": gate_expires_at(signal),
         "b_decided_by": signal.decided_by,
         "b_decision_note": signal.decision_note,
+        "b_concurrency_key": signal.concurrency_key,
     }
 
 
@@ -189,6 +191,7 @@ def signal_from_row(row: Any) -> AgentSignal:
         gate_timeout_s=row.gate_timeout_s,
         decided_by=row.decided_by,
         decision_note=row.decision_note,
+        concurrency_key=row.concurrency_key,
         **_keys(row.keys_json),
     )
 

@@ -51,6 +51,11 @@ class Dialect(abc.ABC):
         wait until it ends, writers of other keys sharing the board do not. Nothing to do where one
         write transaction holds the whole database (SQLite)."""
 
+    def hold_key(self, conn: Connection, key: str) -> None:
+        """In a write transaction holding a board: no other claim under this concurrency key, on any
+        board, gets past here until it ends. Nothing to do where one write transaction holds the whole
+        database (SQLite)."""
+
     def hold_log(self, conn: Connection) -> None:
         """In a write transaction, right before it appends: positions are handed out in commit order."""
 

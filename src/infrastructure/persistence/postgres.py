@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 NOTIFY_CHANNEL = "blackboard_events"  # each append's last position, on commit
 BOARD_LOCKS = 0x626C  # advisory lock class of the boards (the two-key form: a key space of its own)
 ENTRY_LOCKS = 0x656E  # advisory lock class of the entry keys, apart from the boards'
+CONCURRENCY_LOCKS = 0x636B  # advisory lock class of the concurrency keys (domain/limits.py)
 LOG_LOCK = 0x626C6B62
 PROJECTION_LOCK = 0x626C7072
 MIGRATION_LOCK = 0x626C6D67
@@ -39,6 +40,7 @@ HOLD_BOARD = text(
     "SELECT pg_advisory_xact_lock_shared(:projection), pg_advisory_xact_lock(:kind, hashtext(:board))"
 )
 HOLD = text("SELECT pg_advisory_xact_lock(:key)")
+HOLD_KEY = text("SELECT pg_advisory_xact_lock(:kind, hashtext(:key))")
 SET_SEQUENCE = text(
     "SELECT setval(pg_get_serial_sequence('events', 'position'), (SELECT max(position) FROM events))"
 )
@@ -72,6 +74,12 @@ class PostgresDialect(Dialect):
     def share_board(self, conn: Connection, blackboard_id: str) -> None:
         # taken after the key's lock; a board's writer never takes a key's, so the two cannot deadlock
         conn.execute(SHARE_BOARD, {"kind": BOARD_LOCKS, "board": blackboard_id})
+
+    def hold_key(self, conn: Connection, key: str) -> None:
+        # taken after the board's lock and before the log's, by claims only: the order is always board,
+        # key, log, so two claims of different boards under one key queue here and cannot deadlock. Two
+        # keys whose hashes collide merely queue together.
+        conn.execute(HOLD_KEY, {"kind": CONCURRENCY_LOCKS, "key": key})
 
     def hold_log(self, conn: Connection) -> None:
         conn.execute(HOLD, {"key": LOG_LOCK})

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Table, and_, bindparam, delete, func, insert, or_, select, update
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import canonical_capability
@@ -24,6 +24,7 @@ from blackboard.domain.events import (
     AgentSignalFailed,
     AgentSignalPosted,
     BlackboardEvent,
+    BoardBudgetSet,
     EntryEvent,
     SolveEvent,
 )
@@ -32,6 +33,7 @@ from blackboard.domain.signals import AgentSignal, SignalUsage
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.tables import (
+    BOARD_BUDGETS,
     CAPABILITIES,
     CHECKPOINTS,
     DEPENDENCIES,
@@ -59,6 +61,7 @@ CHANGING = (
     "gate_expires_at",
     "decided_by",
     "decision_note",
+    "concurrency_key",
 )
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
@@ -189,6 +192,7 @@ class Fold:
             conn.execute(delete(SIGNAL_USAGE).where(SIGNAL_USAGE.c.signal_id.in_(sorted(self._usage_again))))
         if self._usage:
             write.insert(conn, SIGNAL_USAGE, list(self._usage.values()))
+            refresh_reached(conn, {row["blackboard_id"] for row in self._usage.values()})
         if self._changed:
             write.update(
                 conn, SIGNALS, "signal_id", CHANGING, [changing_row(s) for s in self._changed.values()]
@@ -274,7 +278,7 @@ def fold_events(
     """Fold these (position, event) pairs, the log's next ones in order, and move the checkpoint to the last."""
     cache = cache if cache is not None else FoldCache()
     # a solve run's events change no row: `solve --status` reads them from the log
-    signal_events = [e for _, e in events if not isinstance(e, EntryEvent | SolveEvent)]
+    signal_events = [e for _, e in events if not isinstance(e, EntryEvent | SolveEvent | BoardBudgetSet)]
     if signal_events:
         batch = Fold(conn, cache, dependants, writer)
         batch.apply(signal_events)
@@ -286,11 +290,37 @@ def fold_events(
         )  # not for signals alone
 
         fold_entries(conn, entry_records, cache.entries, cache.complete)
+    for _, event in events:  # rare: a person sets a board's budget (`blackboard budget`)
+        if isinstance(event, BoardBudgetSet):
+            set_budget_row(conn, event)
     set_checkpoint(conn, events[-1][0])
 
 
+def set_budget_row(conn: Connection, event: BoardBudgetSet) -> None:
+    values = {"usd": event.usd, "tokens": event.tokens}
+    moved = conn.execute(
+        update(BOARD_BUDGETS).where(BOARD_BUDGETS.c.blackboard_id == event.blackboard_id).values(**values)
+    )
+    if moved.rowcount == 0:
+        conn.execute(insert(BOARD_BUDGETS).values(blackboard_id=event.blackboard_id, **values))
+    refresh_reached(conn, {event.blackboard_id})
+
+
+def refresh_reached(conn: Connection, boards: set[str]) -> None:
+    """Whether what each board's runs spent has reached its budget (Budget.reached's rule, in SQL), for the
+    boards that have a budget among these: after a budget is set, and after runs are recorded."""
+    b, u = BOARD_BUDGETS.c, SIGNAL_USAGE.c
+    mine = u.blackboard_id == b.blackboard_id
+    usd = select(func.coalesce(func.sum(u.cost_usd), 0.0)).where(mine).scalar_subquery()
+    tokens = (
+        select(func.coalesce(func.sum(u.input_tokens + u.output_tokens), 0)).where(mine).scalar_subquery()
+    )
+    reached = or_(and_(b.usd.is_not(None), usd >= b.usd), and_(b.tokens.is_not(None), tokens >= b.tokens))
+    conn.execute(update(BOARD_BUDGETS).where(b.blackboard_id.in_(sorted(boards))).values(reached=reached))
+
+
 def clear(conn: Connection) -> None:
-    for table in (CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE, SIGNALS):
+    for table in (CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE, SIGNALS, BOARD_BUDGETS):
         conn.execute(delete(table))
     from blackboard.infrastructure.persistence.knowledge.projection import clear_entries
 

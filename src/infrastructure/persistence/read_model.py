@@ -20,13 +20,16 @@ from blackboard.application.ports import (
 )
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.capabilities import canonical_capability, targets_auto
+from blackboard.domain.limits import Budget
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus, signal_text
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
-from blackboard.infrastructure.persistence.tables import SIGNAL_USAGE
+from blackboard.infrastructure.persistence.tables import BOARD_BUDGETS, SIGNAL_USAGE
+
+OVER_BUDGET = select(BOARD_BUDGETS.c.blackboard_id).where(BOARD_BUDGETS.c.reached)
 
 BOARD_OF = select(SIGNALS.c.blackboard_id).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 P = ParamSpec("P")
@@ -82,8 +85,10 @@ class SqlSignalReadModel(SignalReadModel):
             SIGNALS.c.payload_json,
             SIGNALS.c.priority,
         )
+        # a board whose budget is reached is left out: its signals wait, and do not crowd out other boards'
+        query = _matching(select(*columns), criteria).where(SIGNALS.c.blackboard_id.not_in(OVER_BUDGET))
         with read_connection(self._engine) as conn:
-            return [_candidate(*row) for row in conn.execute(_matching(select(*columns), criteria))]
+            return [_candidate(*row) for row in conn.execute(query)]
 
     @_translated
     def next_due(
@@ -166,6 +171,15 @@ class SqlSignalReadModel(SignalReadModel):
             BoardSignals(name, by_status, _utc(oldest.get(name)), tuple(sorted(workers.get(name, ()))))
             for name, by_status in sorted(by_board.items())
         ]
+
+    @_translated
+    def budgets(self, blackboard_id: str | None = None) -> dict[str, Budget]:
+        b = BOARD_BUDGETS.c
+        query = select(b.blackboard_id, b.usd, b.tokens)
+        if blackboard_id is not None:
+            query = query.where(b.blackboard_id == blackboard_id)
+        with read_connection(self._engine) as conn:
+            return {board: Budget(usd, tokens) for board, usd, tokens in conn.execute(query)}
 
     @_translated
     def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:

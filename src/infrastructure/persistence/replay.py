@@ -91,6 +91,7 @@ class _Claimed(msgspec.Struct):
     signal_id: str
     claimed_by: str
     token: str | None = None
+    concurrency_key: str | None = None
 
 
 class _Renewed(msgspec.Struct):
@@ -225,7 +226,7 @@ def _plain(s: msgspec.Struct) -> dict[str, Any]:
 # the struct until someone adds it here and moves the number).
 FAST: dict[str, Fast] = {
     "AgentSignalPosted": _fast(ev.AgentSignalPosted, 8, _Posted, _posted),
-    "AgentSignalClaimed": _fast(ev.AgentSignalClaimed, 2, _Claimed, _plain),
+    "AgentSignalClaimed": _fast(ev.AgentSignalClaimed, 3, _Claimed, _plain),
     "AgentSignalClaimRenewed": _fast(ev.AgentSignalClaimRenewed, 1, _Renewed, _plain),
     "AgentSignalCompleted": _fast(ev.AgentSignalCompleted, 2, _Completed, _completed),
     "AgentSignalFailed": _fast(ev.AgentSignalFailed, 2, _Failed, _failed),

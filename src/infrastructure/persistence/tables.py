@@ -120,6 +120,7 @@ SIGNALS = Table(
     Column("gate_expires_at", Moment),  # claimable_since + gate_timeout_s, for the sweep's query
     Column("decided_by", String(200)),  # who approved or rejected the gate
     Column("decision_note", Text),  # the approval's note, or the rejection's reason
+    Column("concurrency_key", String(200)),  # its claimer's concurrency key (domain/limits.py); else NULL
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest
@@ -127,6 +128,18 @@ SIGNALS = Table(
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
     Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check
     Index("ix_blackboard_signals_retry_of", "retry_of"),  # a retry's chain
+    Index("ix_blackboard_signals_concurrency", "concurrency_key", "status"),  # claimed under a key, counted
+)
+
+# A board's budget (`blackboard budget`), as its last BoardBudgetSet left it; NULL: no limit of that kind.
+BOARD_BUDGETS = Table(
+    "board_budgets",
+    metadata,
+    Column("blackboard_id", String(200), primary_key=True),
+    Column("usd", Float),
+    Column("tokens", BigInteger),
+    # what its runs spent has reached it: workers leave its signals out of their candidates (kept by the fold)
+    Column("reached", Boolean, nullable=False, server_default=false()),
 )
 
 # One runner's run, as its completion or failure recorded it: what `summary` and `status` total per

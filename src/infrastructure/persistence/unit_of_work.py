@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, bindparam, false, func, or_, select
 from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import BlackboardEvent, entry_stream_id
+from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
@@ -34,7 +35,13 @@ from blackboard.infrastructure.persistence.event_store import (
     load_in,
     translated,
 )
-from blackboard.infrastructure.persistence.tables import DEPENDENCIES, SIGNALS, Moment
+from blackboard.infrastructure.persistence.tables import (
+    BOARD_BUDGETS,
+    DEPENDENCIES,
+    SIGNAL_USAGE,
+    SIGNALS,
+    Moment,
+)
 
 if TYPE_CHECKING:
     from blackboard.application.knowledge.ports import EntryTransaction
@@ -82,6 +89,22 @@ OVERDUE = select(SIGNALS).where(
     ),
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
+_BUDGET_ROW = BOARD_BUDGETS.c.blackboard_id == bindparam("board")
+LIMITS = select(  # a board without a budget gives NULLs; no key (NULL) counts nothing
+    select(BOARD_BUDGETS.c.usd).where(_BUDGET_ROW).scalar_subquery(),
+    select(BOARD_BUDGETS.c.tokens).where(_BUDGET_ROW).scalar_subquery(),
+    select(BOARD_BUDGETS.c.reached).where(_BUDGET_ROW).scalar_subquery(),
+    select(func.count())
+    .where(SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED")
+    .scalar_subquery(),
+)
+BUDGET = select(BOARD_BUDGETS.c.usd, BOARD_BUDGETS.c.tokens).where(
+    BOARD_BUDGETS.c.blackboard_id == bindparam("board")
+)
+SPENT = select(
+    func.coalesce(func.sum(SIGNAL_USAGE.c.cost_usd), 0.0),
+    func.coalesce(func.sum(SIGNAL_USAGE.c.input_tokens + SIGNAL_USAGE.c.output_tokens), 0),
+).where(SIGNAL_USAGE.c.blackboard_id == bindparam("board"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +206,23 @@ class _SqlTransaction(BoardTransaction):
     def taken(self, signal_id: str) -> bool:
         # while a rebuild runs, a signal not yet folded back is not seen here; ids have 32 random bits
         return self._conn.scalar(TAKEN, {"id": signal_id}) is not None
+
+    def limits(self, key: str | None) -> Limits:
+        if key is not None:
+            dialect_of(self._conn.engine).hold_key(self._conn, key)
+        # one statement, after the hold: a claim that held the key before us has committed its row by now
+        usd, tokens, reached, held = self._conn.execute(
+            LIMITS, {"board": self.blackboard_id, "key": key}
+        ).one()
+        return Limits(Budget(usd, tokens), bool(reached), int(held or 0))
+
+    def budget(self) -> Budget:
+        row = self._conn.execute(BUDGET, {"board": self.blackboard_id}).first()
+        return Budget() if row is None else Budget(row.usd, row.tokens)
+
+    def spent(self) -> Spent:
+        usd, tokens = self._conn.execute(SPENT, {"board": self.blackboard_id}).one()
+        return Spent(float(usd), int(tokens))
 
     def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
         events = board.collect_events()
