@@ -26,6 +26,7 @@ FROM = {  # event type -> the statuses it may come from, and the status it leave
     "AgentSignalCancelled": ({"POSTED", "CLAIMED"}, "CANCELLED"),
     "AgentSignalApproved": ({"POSTED"}, "COMPLETED"),  # a gate, by a person
     "AgentSignalRejected": ({"POSTED"}, "FAILED"),
+    "AgentSignalAttemptFailed": ({"CLAIMED"}, "POSTED"),  # a retry: attempts were left
 }
 BY = {
     "AgentSignalClaimRenewed": "claimed_by",
@@ -54,8 +55,8 @@ def violations(store: EventStore, read_model: SignalReadModel) -> list[str]:
             found.append(f"{stream}: version {event.version} where {versions[stream]} was due")
             versions[stream] = event.version
         boards.add(event.blackboard_id)
-        if isinstance(event, EntryEvent):
-            continue
+        if isinstance(event, EntryEvent) or not hasattr(event, "signal_id"):
+            continue  # an entry's, or the board's own (a budget)
         sid, kind = event.signal_id, event.event_type
         if kind == "AgentSignalPosted":
             if sid in status:
