@@ -151,17 +151,8 @@ class BlackboardAggregate:
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
-        _check_post(signal_id, posted_by, target_capabilities)
-        if not MOST_URGENT <= priority <= LEAST_URGENT:
-            raise InvalidInput(
-                "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
-            )
-        if signal_id in self._signals:
-            raise DuplicateSignal(signal_id)
         upstream = tuple(dict.fromkeys(after))
-        for dep in upstream:
-            if dep not in self._signals:
-                raise UnknownDependency(dep, self.id)
+        self.check_post(signal_id, posted_by, target_capabilities, priority, upstream)
         self._record(
             AgentSignalPosted,
             at,
@@ -193,16 +184,7 @@ class BlackboardAggregate:
         default_threshold: float = DEFAULT_THRESHOLD,
         token: str | None = None,
     ) -> AgentSignal:
-        signal = self.signal(signal_id)
-        _refuse_expired(signal, "claimed", POSTED)
-        if signal.status is CLAIMED:
-            raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)
-        if signal.status is not POSTED:
-            raise SignalNotClaimable(signal_id, signal.status)
-        if signal.waiting_for:
-            raise DependenciesPending(signal_id, signal.waiting_for)
-        if not signal.due(at):
-            raise NotYetDue(signal_id, signal.not_before)
+        signal = self.check_claimable(signal_id, at)
         score, threshold = agent.score(signal), agent.threshold_or(default_threshold)
         if not score > threshold:
             raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
@@ -249,16 +231,12 @@ class BlackboardAggregate:
         return self._signals[signal_id]
 
     def expire_signal(self, signal_id: str, reason: str, at: datetime) -> AgentSignal:
-        signal = self.signal(signal_id)
-        if signal.status not in (POSTED, CLAIMED):
-            raise InvalidTransition(signal_id, signal.status, "expired", (POSTED, CLAIMED))
+        self.check_open(signal_id, "expired")
         self._expire_with_dependants(signal_id, reason, at)
         return self._signals[signal_id]
 
     def mark_unclaimed(self, signal_id: str, reason: str, at: datetime) -> AgentSignal:
-        signal = self.signal(signal_id)
-        if signal.status is not POSTED:
-            raise InvalidTransition(signal_id, signal.status, "marked unclaimed", (POSTED,))
+        self.check_unclaimed(signal_id)
         self._record(AgentSignalUnclaimed, at, signal_id=signal_id, reason=reason)
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
@@ -267,9 +245,7 @@ class BlackboardAggregate:
         """End a signal that is not final on purpose: CANCELLED, and so is every open signal that waits on
         it (each naming the upstream that took it down). Whoever holds its claim loses it: an outcome
         sent afterwards is refused."""
-        signal = self.signal(signal_id)
-        if signal.status.is_final:
-            raise InvalidTransition(signal_id, signal.status, "cancelled", (POSTED, CLAIMED))
+        self.check_open(signal_id, "cancelled")
         if not cancelled_by:
             raise InvalidInput("cancelled_by", "must not be empty")
         if not reason:
@@ -297,11 +273,7 @@ class BlackboardAggregate:
 
         It comes after the same upstreams, each replaced by its latest retry, so retrying a failed
         upstream and then its dependant chains them again."""
-        old = self.signal(signal_id)
-        if old.status not in (SignalStatus.FAILED, SignalStatus.EXPIRED):
-            raise InvalidTransition(
-                signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED)
-            )
+        old = self.check_retriable(signal_id)
         return self.post_signal(
             signal_id=new_signal_id,
             signal_type=old.signal_type,
@@ -362,6 +334,69 @@ class BlackboardAggregate:
         reason = _timeout_reason(signal, post_timeout, claim_timeout, fitting)
         self._expire_with_dependants(signal_id, reason, at)
         return True
+
+    # ------------------------------------------------------------------- rules
+    # Each command checks its rule with one of these before it records; an import checks each stored
+    # event with the same one against the state before it (domain/admission.py).
+    def check_post(
+        self,
+        signal_id: str,
+        posted_by: str,
+        target_capabilities: Sequence[str],
+        priority: int,
+        upstream: Sequence[str],
+    ) -> None:
+        """A new signal: a valid id not on the board yet, a poster, a priority in range, known upstreams."""
+        _check_post(signal_id, posted_by, target_capabilities)
+        if not MOST_URGENT <= priority <= LEAST_URGENT:
+            raise InvalidInput(
+                "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
+            )
+        if signal_id in self._signals:
+            raise DuplicateSignal(signal_id)
+        for dep in upstream:
+            if dep not in self._signals:
+                raise UnknownDependency(dep, self.id)
+
+    def check_claimable(self, signal_id: str, at: datetime) -> AgentSignal:
+        """POSTED, waiting for no upstream, and due at `at` (the claimant's score is the claim's own)."""
+        signal = self.signal(signal_id)
+        _refuse_expired(signal, "claimed", POSTED)
+        if signal.status is CLAIMED:
+            raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)
+        if signal.status is not POSTED:
+            raise SignalNotClaimable(signal_id, signal.status)
+        if signal.waiting_for:
+            raise DependenciesPending(signal_id, signal.waiting_for)
+        if not signal.due(at):
+            raise NotYetDue(signal_id, signal.not_before)
+        return signal
+
+    def check_claimer(self, signal_id: str, agent_id: str, action: str, token: str | None) -> None:
+        """Only the claimer; and when the claim has a token, only with that token."""
+        self._check_claimer(signal_id, agent_id, action, token)
+
+    def check_open(self, signal_id: str, action: str) -> AgentSignal:
+        """POSTED or CLAIMED: not ended yet (what an expiry or a cancel needs)."""
+        signal = self.signal(signal_id)
+        if signal.status not in (POSTED, CLAIMED):
+            raise InvalidTransition(signal_id, signal.status, action, (POSTED, CLAIMED))
+        return signal
+
+    def check_unclaimed(self, signal_id: str) -> AgentSignal:
+        signal = self.signal(signal_id)
+        if signal.status is not POSTED:
+            raise InvalidTransition(signal_id, signal.status, "marked unclaimed", (POSTED,))
+        return signal
+
+    def check_retriable(self, signal_id: str) -> AgentSignal:
+        """FAILED or EXPIRED: what a retry posts again."""
+        old = self.signal(signal_id)
+        if old.status not in (SignalStatus.FAILED, SignalStatus.EXPIRED):
+            raise InvalidTransition(
+                signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED)
+            )
+        return old
 
     # ----------------------------------------------------------------- helpers
     def _check_claimer(self, signal_id: str, agent_id: str, action: str, token: str | None) -> None:

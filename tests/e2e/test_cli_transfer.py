@@ -252,7 +252,7 @@ def _mutations() -> dict[str, tuple[object, str]]:
                     and [x.update(version=x["version"] - 1) for x in e if "\x1f" not in x["stream_id"]]
                 )
             ),
-            "events: must replay into a board",
+            "events[0]: the AgentSignalClaimed at position",
         ),
     }
 
