@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from blackboard.application.errors import UpgradeNeeded
 from blackboard.application.ports import Recorded
-from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, board_of_stream, load_event
+from blackboard.domain.events import (
+    EVENT_TYPES,
+    BlackboardEvent,
+    UnreadableEvent,
+    board_of_stream,
+    load_event,
+)
 from blackboard.domain.signals import (
     AgentSignal,
     SignalPayload,
@@ -58,7 +65,30 @@ def event_from_row(row: Any) -> BlackboardEvent:
         "version": row.version,
         "occurred_at": row.occurred_at,
     }
-    return load_event(row.event_type, row.schema_version, envelope, json.loads(row.data))
+    try:
+        return load_event(row.event_type, row.schema_version, envelope, json.loads(row.data))
+    except UnreadableEvent as exc:  # written by a newer blackboard: stop here, never skip or guess
+        raise too_old(exc, f"position {row.position}") from None
+
+
+# The release that first wrote an event type at a schema version, as the database records it
+# (persistence/schema.py sets this when it opens a database); None when not known.
+def _unrecorded(event_type: str, schema_version: int | None) -> str | None:
+    return None
+
+
+written_by: Callable[[str, int | None], str | None] = _unrecorded
+
+
+def too_old(exc: UnreadableEvent, where: str) -> UpgradeNeeded:
+    """The error naming the release to upgrade to, for an event this code cannot read."""
+    release = written_by(exc.event_type, exc.schema_version)
+    upgrade = (
+        f"upgrade blackboard to {release} or later"
+        if release
+        else "upgrade blackboard to the release that wrote it (the database does not record which)"
+    )
+    return UpgradeNeeded(f"the event at {where} cannot be read by this blackboard: {exc}; {upgrade}")
 
 
 def recorded_from_row(row: Any) -> Recorded:
