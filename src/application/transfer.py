@@ -14,9 +14,11 @@ importing machine may not have the agent files).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import Any
 
 from blackboard.application.errors import BoardNotFound
 from blackboard.application.ports import EventStore, StoredEvent
@@ -40,6 +42,7 @@ from blackboard.domain.knowledge.entries import KEY_PATTERN, Entry
 from blackboard.domain.signals import AgentSignal, SignalStatus
 
 Events = Callable[[], Iterable[StoredEvent]]  # one pass over the document's events, from the start
+State = Callable[[], MutableMapping[str, Any]]  # makes a mapping for state that grows with the board
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +63,18 @@ class Checked:
 
 class BoardTransfer:
     def __init__(
-        self, store: EventStore, projector: Projector, claim_timeout: timedelta | None = None
+        self,
+        store: EventStore,
+        projector: Projector,
+        claim_timeout: timedelta | None = None,
+        scratch: Callable[[], AbstractContextManager[State]] | None = None,
     ) -> None:
+        """`scratch`: where the check keeps the board it replays (each mapping of it), for the time of
+        one import; in memory without one."""
         self._store = store
         self._projector = projector
         self._claim_timeout = claim_timeout or timedelta.max  # how a claim's lease is judged
+        self._scratch = scratch or (lambda: nullcontext(dict))
 
     def export(self, blackboard_id: str) -> Iterator[StoredEvent]:
         """The board's events as they are read; raises BoardNotFound before the first if there is none."""
@@ -76,7 +86,8 @@ class BoardTransfer:
 
     def import_board(self, blackboard_id: str, events: Events) -> Imported:
         """Check every event (`check`), then store them (a second pass over `events`)."""
-        checked = check(blackboard_id, events(), self._claim_timeout)
+        with self._scratch() as state:
+            checked = check(blackboard_id, events(), self._claim_timeout, state)
         stored = self._store.import_stream(blackboard_id, events())
         self._projector.catch_up()  # the import only appended: its rows follow here, before anyone asks
         return Imported(
@@ -95,16 +106,19 @@ def _chain(first: StoredEvent, rest: Iterator[StoredEvent]) -> Iterator[StoredEv
 
 
 def check(
-    blackboard_id: str, events: Iterable[StoredEvent], claim_timeout: timedelta = timedelta.max
+    blackboard_id: str,
+    events: Iterable[StoredEvent],
+    claim_timeout: timedelta = timedelta.max,
+    state: State = dict,
 ) -> Checked:
     """The rules an imported board keeps, each broken one as InvalidInput naming the event (`events[i]`)
     and the rule: events in position order, each stream the board's with versions 1, 2, ... without
     a gap, each event loading as its type (upcast from its schema version), and each one an event
     the board could have recorded from the state before it. Event ids are the store's to check
     (`import_stream`): it sees them all without holding them here."""
-    replay = _Replay(blackboard_id, claim_timeout)
-    versions: dict[str, int] = {}
-    count, last = 0, 0
+    replay = _Replay(blackboard_id, claim_timeout, state)
+    versions: MutableMapping[str, int] = state()
+    streams, count, last = 0, 0, 0
     for i, stored in enumerate(events):
         at = f"events[{i}]"
         count = i + 1
@@ -128,6 +142,7 @@ def check(
                 f"{at}.stream_id", f"an entry key must be 1..200 of A-Z a-z 0-9 _ . : / -, got {key!r}"
             )
         expected = versions.get(stored.stream_id, 0) + 1
+        streams += expected == 1
         if stored.version != expected:
             raise InvalidInput(
                 f"{at}.version",
@@ -152,16 +167,16 @@ def check(
             ) from None
     if not count:
         raise InvalidInput("events", "must hold at least one event")
-    return Checked(count, len(versions))
+    return Checked(count, streams)
 
 
 class _Replay:
     """The board and its keys as the events so far leave them, slim: an entry keeps no values, only
     what the rules read (its holder, its candidates' versions)."""
 
-    def __init__(self, blackboard_id: str, claim_timeout: timedelta) -> None:
-        self.board = BlackboardAggregate(blackboard_id)
-        self.entries: dict[str, Entry] = {}
+    def __init__(self, blackboard_id: str, claim_timeout: timedelta, state: State) -> None:
+        self.board = BlackboardAggregate(blackboard_id, state)
+        self.entries: MutableMapping[str, Entry] = state()
         self.binding: dict[str, set[str]] = {}  # author -> signals with write keys it holds a claim on
         self.claim_timeout = claim_timeout
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -60,13 +60,15 @@ class BlackboardAggregate:
     points at. The rules below read nothing else, so both give the same decisions.
     """
 
-    def __init__(self, blackboard_id: str) -> None:
+    def __init__(self, blackboard_id: str, state: Callable[[], MutableMapping[str, Any]] = dict) -> None:
+        """`state` makes each mapping the aggregate keeps (a dict; an import's check of a big board
+        passes one kept on disk)."""
         self.id = blackboard_id
         self.version = 0
-        self._signals: dict[str, AgentSignal] = {}
-        self._by_key: dict[str, str] = {}
-        self._dependants: dict[str, list[str]] = {}
-        self._retried_by: dict[str, str] = {}  # a signal -> its latest retry
+        self._signals: MutableMapping[str, AgentSignal] = state()
+        self._by_key: MutableMapping[str, str] = state()
+        self._dependants: MutableMapping[str, list[str]] = state()
+        self._retried_by: MutableMapping[str, str] = state()  # a signal -> its latest retry
         self._pending: list[BlackboardEvent] = []
 
     @classmethod

@@ -148,8 +148,9 @@ def knowledge_queries(
 def board_transfer(store: EventStore, projector: Projector, settings: Settings) -> BoardTransfer:
     """Imported on first use: only export and import need it."""
     from blackboard.application.transfer import BoardTransfer
+    from blackboard.infrastructure.spill import Spill
 
-    return BoardTransfer(store, projector, settings.claim_timeout)
+    return BoardTransfer(store, projector, settings.claim_timeout, Spill)
 
 
 def status_queries(
