@@ -9,7 +9,8 @@ the Python API against a `blackboard post` process, (t) `match` by text over 1,0
 well `--capability auto` picks on a labelled set of public agent files (before and after matching read bodies),
 (s) CLI start-up,
 (p) a post as an MCP tool call against a CLI post, (r) a runner's own overhead per signal beside a command
-handler's, and the board tools' context size in tokens.
+handler's, and the board tools' context size in tokens, (x) the peak memory of export and import of a board
+of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -141,6 +142,19 @@ def main() -> None:
         report["runners"] = runners.run(
             int(os.environ.get("BENCH_RUNNER_SIGNALS", "20")),
             int(os.environ.get("BENCH_RUNNER_CLAUDE_SIGNALS", "5")),
+        )
+
+    def run_x() -> None:  # (x) export and import: peak RSS now beside the former whole-board path
+        from bench import transfer
+
+        sizes = [config["BENCH_TRANSFER_EVENTS"], 10 * config["BENCH_TRANSFER_EVENTS"]]
+        report["transfer"] = x = transfer.run(sizes, config["BENCH_TRANSFER_EVENTS"])
+        say(
+            table(
+                "(x) export and import, peak RSS of the process (MB), SQLite",
+                transfer.HEADERS,
+                transfer.rows(x),
+            )
         )
 
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
@@ -331,6 +345,7 @@ def main() -> None:
         ("s", run_s),
         ("p", run_p),
         ("r", run_r),
+        ("x", run_x),
     ):
         if name in config.sections:
             section(name, run)

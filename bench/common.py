@@ -43,6 +43,7 @@ SECTIONS = (
     "s",
     "p",
     "r",
+    "x",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -62,6 +63,7 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_API_CLI_POSTS": (15, 5),  # (m): `blackboard post` processes, taking turns with the API's posts
     "BENCH_MATCH_AGENTS": (1000, 1000),  # (t): agent files in the large folder (the target is for 1,000)
     "BENCH_MATCH_REPS": (50, 20),  # (t): signals matched per case, each with its own text
+    "BENCH_TRANSFER_EVENTS": (50_000, 5_000),  # (x): the board exported and imported (and 10x as many)
 }
 
 

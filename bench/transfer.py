@@ -7,7 +7,7 @@ prompt of about 700 characters), a claim, a completion and an entry written by i
 930 bytes of document per event, as the board the issue measured. It is imported into an empty SQLite
 file (measured), exported from there (measured), then the former import runs on a second empty file
 and the former export on the first. Sizes: BENCH_TRANSFER_EVENTS (comma separated, default
-50000,500000; small: 5000); BENCH_TRANSFER_FORMER_MAX caps the sizes the former runs at (its peak
+50000,500000); BENCH_TRANSFER_FORMER_MAX caps the sizes the former runs at (its peak
 grows with the board: default 50000). Run alone: `BENCH_SECTIONS=x make bench` or
 `.venv/bin/python -m bench.transfer 50000 500000`.
 """
