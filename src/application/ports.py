@@ -451,8 +451,9 @@ class SignalReadModel(abc.ABC):
         """The global position of the last event folded in."""
 
     @abc.abstractmethod
-    def apply(self, records: Iterable[Recorded]) -> None:
-        """Fold events in position order; records at or below `position()` are ignored."""
+    def apply(self, records: Iterable[Recorded], flat: bool = False) -> None:
+        """Fold events in position order; records at or below `position()` are ignored. `flat`: keep
+        no more in memory than the records need, even from empty (a rebuild may keep every signal)."""
 
     @abc.abstractmethod
     def reset(self) -> None:

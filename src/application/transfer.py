@@ -89,7 +89,9 @@ class BoardTransfer:
         with self._scratch() as state:
             checked = check(blackboard_id, events(), self._claim_timeout, state)
         stored = self._store.import_stream(blackboard_id, events())
-        self._projector.catch_up()  # the import only appended: its rows follow here, before anyone asks
+        self._projector.catch_up(
+            flat=True
+        )  # the import only appended: its rows follow here, before anyone asks
         return Imported(
             blackboard_id,
             stored.events,

@@ -127,7 +127,9 @@ def record_versions(conn: Connection) -> None:
                 revision=HEAD, written_by=mine, oldest_reader=OLDEST_READER, applied_at=datetime.now(UTC)
             )
         )
-    known = set(conn.execute(select(EVENT_SCHEMAS.c.event_type, EVENT_SCHEMAS.c.schema_version)).tuples())
+    known = {
+        tuple(row) for row in conn.execute(select(EVENT_SCHEMAS.c.event_type, EVENT_SCHEMAS.c.schema_version))
+    }
     fresh = [
         {"event_type": name, "schema_version": cls.schema_version, "written_by": mine}
         for name, cls in EVENT_TYPES.items()
