@@ -162,11 +162,11 @@ class DocumentReader:
         if self._at > CHUNK:  # drop what is behind the cursor
             self._lines += self._buf.count("\n", 0, self._at)
             self._buf, self._at = self._buf[self._at :], 0
-        raw = self._file.read(CHUNK)
-        self._digest.update(raw)
         try:
+            raw = self._file.read(CHUNK)
+            self._digest.update(raw)
             self._buf += self._utf8.decode(raw, final=not raw)
-        except UnicodeDecodeError as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise InvalidInput("FILE", f"must be a readable UTF-8 file: {exc}") from None
         self._eof = not raw
 

@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -280,15 +280,19 @@ def _kind(value: Any) -> str:
 
 @contextmanager
 def _source(path: str) -> Iterator[IO[bytes]]:
-    """The document as a file that can be read more than once: standard input is spooled to a
-    temporary file first (on disk, not in memory)."""
+    """The document as a file that can be read more than once: standard input (or a pipe) is spooled
+    to a temporary file first (on disk, not in memory)."""
     try:
-        if path == "-":
-            with tempfile.TemporaryFile() as spool:
-                shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
-                yield spool
-        else:
-            with Path(path).open("rb") as file:
-                yield file
+        source = sys.stdin.buffer if path == "-" else Path(path).open("rb")  # noqa: SIM115
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         raise InvalidInput("FILE", f"must be a readable UTF-8 file: {exc}") from None
+    with source if path != "-" else nullcontext(source) as opened:
+        if opened.seekable():
+            yield opened
+            return
+        with tempfile.TemporaryFile() as spool:
+            try:
+                shutil.copyfileobj(opened, spool, 1 << 20)
+            except OSError as exc:
+                raise InvalidInput("FILE", f"must be a readable UTF-8 file: {exc}") from None
+            yield spool
