@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -71,18 +71,11 @@ def event_from_row(row: Any) -> BlackboardEvent:
         raise too_old(exc, f"position {row.position}") from None
 
 
-# The release that first wrote an event type at a schema version, as the database records it
-# (persistence/schema.py sets this when it opens a database); None when not known.
-def _unrecorded(event_type: str, schema_version: int | None) -> str | None:
-    return None
-
-
-written_by: Callable[[str, int | None], str | None] = _unrecorded
-
-
 def too_old(exc: UnreadableEvent, where: str) -> UpgradeNeeded:
     """The error naming the release to upgrade to, for an event this code cannot read."""
-    release = written_by(exc.event_type, exc.schema_version)
+    from blackboard.infrastructure.persistence import schema  # only when an event cannot be read
+
+    release = schema.written_by(schema.opened, exc.event_type, exc.schema_version) if schema.opened else None
     upgrade = (
         f"upgrade blackboard to {release} or later"
         if release

@@ -52,13 +52,15 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
             record_versions(conn)
 
 
+opened: Engine | None = None  # the database this process opened last
+
+
 def ensure_schema(engine: Engine) -> None:
     """Upgrade when the database is not at HEAD: costs one query when it already is. A database at a
     revision this code does not know (a newer release migrated it) is run beside only if that release
     says this one may (`blackboard_schema_versions.oldest_reader`); else UpgradeNeeded."""
-    from blackboard.infrastructure.persistence import codec
-
-    codec.written_by = lambda event_type, schema_version: written_by(engine, event_type, schema_version)
+    global opened
+    opened = engine  # where a reader too old for an event looks up who wrote it (codec.too_old)
     revision = current_revision(engine)
     if revision == HEAD:
         return
