@@ -12,6 +12,8 @@ when due (SQLite and PostgreSQL),
 (p) a post as an MCP tool call against a CLI post, (r) a runner's own overhead per signal beside a command
 handler's, and the board tools' context size in tokens, (z) the claim path with limits configured (priorities,
 a concurrency key, a budget) beside none.
+handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
+of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -143,6 +145,19 @@ def main() -> None:
         report["runners"] = runners.run(
             int(os.environ.get("BENCH_RUNNER_SIGNALS", "20")),
             int(os.environ.get("BENCH_RUNNER_CLAUDE_SIGNALS", "5")),
+        )
+
+    def run_y() -> None:  # (y) export and import: peak RSS now beside the former whole-board path
+        from bench import transfer
+
+        sizes = [config["BENCH_TRANSFER_EVENTS"], 10 * config["BENCH_TRANSFER_EVENTS"]]
+        report["transfer"] = x = transfer.run(sizes, config["BENCH_TRANSFER_EVENTS"])
+        say(
+            table(
+                "(y) export and import, peak RSS of the process (MB), SQLite",
+                transfer.HEADERS,
+                transfer.rows(x),
+            )
         )
 
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
@@ -348,6 +363,7 @@ def main() -> None:
         ("p", run_p),
         ("r", run_r),
         ("z", run_z),
+        ("y", run_y),
     ):
         if name in config.sections:
             section(name, run)

@@ -67,6 +67,17 @@ def sqlite_engine(sqlite_url) -> Iterator[Engine]:
 @pytest.fixture(scope="session")
 def pg_database_url() -> Iterator[str]:
     """A database of its own for this test run, dropped at the end."""
+    yield from _own_pg_database()
+
+
+@pytest.fixture
+def pg_private_url() -> Iterator[str]:
+    """A database of this test's own, dropped after it: for a test that leaves what no other may see (a
+    schema revision of a newer release, events of unknown types)."""
+    yield from _own_pg_database()
+
+
+def _own_pg_database() -> Iterator[str]:
     name = f"blackboard_test_{uuid.uuid4().hex[:10]}"
     admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     try:

@@ -53,3 +53,8 @@ class BoardNotFound(NotFound):
     def __init__(self, blackboard_id: str) -> None:
         super().__init__(f"no blackboard {blackboard_id} in this store: it holds no event of it")
         self.blackboard_id = blackboard_id
+
+
+class UpgradeNeeded(BlackboardError):
+    """This blackboard is older than what it reads: an event of a type or schema version it does not know,
+    or a database at a revision it may not run beside. It stops there: nothing past it was read or written."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -19,6 +19,7 @@ from blackboard.domain.capabilities import (
     targets_auto,
     targets_capability,
 )
+from blackboard.domain.errors import InvalidInput
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
@@ -105,6 +106,26 @@ class EventStore(abc.ABC):
         ([] when the store does not hold the board). What `export` writes."""
         raise NotImplementedError(f"{type(self).__name__} does not export")
 
+    def stream_board_events(self, blackboard_id: str) -> Iterator[StoredEvent]:
+        """`board_events` one at a time, reading the log in chunks: what `export` writes as it reads
+        (memory flat in the board's size). This default reads them all at once."""
+        return iter(self.board_events(blackboard_id))
+
+    def import_stream(self, blackboard_id: str, events: Iterable[StoredEvent]) -> ImportedRange:
+        """`import_events` of events read as they come, all or none: the store keeps nothing of them
+        in memory but a chunk, and refuses (InvalidInput naming `events[i].event_id`, writing nothing)
+        an event id that comes twice. This default holds them all."""
+        listed = list(events)
+        ids: set[str] = set()
+        for i, event in enumerate(listed):
+            if event.event_id in ids:
+                raise InvalidInput(f"events[{i}].event_id", f"must be unique, {event.event_id} comes twice")
+            ids.add(event.event_id)
+        positions = self.import_events(blackboard_id, listed)
+        return ImportedRange(
+            len(listed), positions[0], positions[-1], positions == [e.position for e in listed]
+        )
+
     def import_events(self, blackboard_id: str, events: Sequence[StoredEvent]) -> list[int]:
         """Store events recorded elsewhere (an export of the board), all or none, in the order given
         (their position order), keeping their ids, versions, data, metadata and both times; only
@@ -113,6 +134,17 @@ class EventStore(abc.ABC):
         Returns the positions. Raises BoardExists (writing nothing) if the store holds any event of
         the board's streams, or any of these event ids; StoreUnavailable when it cannot be reached."""
         raise NotImplementedError(f"{type(self).__name__} does not import")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedRange:
+    """What an import stored: how many events, the first and last positions they got, and whether
+    those are the export's own (the store's log ended before them)."""
+
+    events: int
+    first_position: int
+    last_position: int
+    kept_positions: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -466,8 +498,9 @@ class SignalReadModel(abc.ABC):
         """The global position of the last event folded in."""
 
     @abc.abstractmethod
-    def apply(self, records: Iterable[Recorded]) -> None:
-        """Fold events in position order; records at or below `position()` are ignored."""
+    def apply(self, records: Iterable[Recorded], flat: bool = False) -> None:
+        """Fold events in position order; records at or below `position()` are ignored. `flat`: keep
+        no more in memory than the records need, even from empty (a rebuild may keep every signal)."""
 
     @abc.abstractmethod
     def reset(self) -> None:

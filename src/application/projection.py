@@ -22,11 +22,12 @@ class Projector:
         self._read_model = read_model
         self._page_size = page_size
 
-    def catch_up(self, progress: Progress | None = None) -> int:
-        """Fold every event not yet folded; return how many were."""
+    def catch_up(self, progress: Progress | None = None, flat: bool = False) -> int:
+        """Fold every event not yet folded; return how many were. `flat`: in memory flat in how many
+        there are (an import's catch-up), where a catch-up from empty would keep every signal."""
         folded, last = 0, None
         while page := self._store.read_all(after=self._read_model.position(), limit=self._page_size):
-            self._read_model.apply(page)
+            self._read_model.apply(page, flat=flat)
             folded += len(page)
             if progress is not None:
                 last = max(last or self._store.last_position(), page[-1].position)

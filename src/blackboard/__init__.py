@@ -19,6 +19,7 @@ API = (
     "Refused",
     "TimedOut",
     "Unavailable",
+    "UpgradeNeeded",
     "models",
 )
 __all__ = [*API, "__version__"]

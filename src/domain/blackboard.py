@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -75,13 +75,15 @@ class BlackboardAggregate:
     points at. The rules below read nothing else, so both give the same decisions.
     """
 
-    def __init__(self, blackboard_id: str) -> None:
+    def __init__(self, blackboard_id: str, state: Callable[[], MutableMapping[str, Any]] = dict) -> None:
+        """`state` makes each mapping the aggregate keeps (a dict; an import's check of a big board
+        passes one kept on disk)."""
         self.id = blackboard_id
         self.version = 0
-        self._signals: dict[str, AgentSignal] = {}
-        self._by_key: dict[str, str] = {}
-        self._dependants: dict[str, list[str]] = {}
-        self._retried_by: dict[str, str] = {}  # a signal -> its latest retry
+        self._signals: MutableMapping[str, AgentSignal] = state()
+        self._by_key: MutableMapping[str, str] = state()
+        self._dependants: MutableMapping[str, list[str]] = state()
+        self._retried_by: MutableMapping[str, str] = state()  # a signal -> its latest retry
         self.budget = (
             Budget()
         )  # as its BoardBudgetSet events leave it (a replayed board; a restored one: none)
@@ -174,22 +176,10 @@ class BlackboardAggregate:
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
-        _check_post(signal_id, posted_by, target_capabilities)
-        check_max_attempts(max_attempts)
-        if not MOST_URGENT <= priority <= LEAST_URGENT:
-            raise InvalidInput(
-                "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
-            )
-        if gate_timeout_s is not None and not gate:
-            raise InvalidInput("timeout", "only a gate (--gate) takes a timeout of its own")
-        if gate_timeout_s is not None and not gate_timeout_s > 0:
-            raise InvalidInput("timeout", f"must be above 0 seconds, got {gate_timeout_s:g}")
-        if signal_id in self._signals:
-            raise DuplicateSignal(signal_id)
         upstream = tuple(dict.fromkeys(after))
-        for dep in upstream:
-            if dep not in self._signals:
-                raise UnknownDependency(dep, self.id)
+        self.check_post(
+            signal_id, posted_by, target_capabilities, priority, upstream, max_attempts, gate, gate_timeout_s
+        )
         self._record(
             AgentSignalPosted,
             at,
@@ -226,18 +216,7 @@ class BlackboardAggregate:
         concurrency_key: str | None = None,
     ) -> AgentSignal:
         """`concurrency_key`: the claimer's (domain/limits.py); the caller checked there is room under it."""
-        signal = self.signal(signal_id)
-        _refuse_expired(signal, "claimed", POSTED)
-        if signal.status is CLAIMED:
-            raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)
-        if signal.status is not POSTED:
-            raise SignalNotClaimable(signal_id, signal.status)
-        if signal.gate:
-            raise GateNotClaimable(signal_id)
-        if signal.waiting_for:
-            raise DependenciesPending(signal_id, signal.waiting_for)
-        if not signal.due(at):
-            raise NotYetDue(signal_id, signal.not_before)
+        signal = self.check_claimable(signal_id, at)
         score, threshold = agent.score(signal), agent.threshold_or(default_threshold)
         if not score > threshold:
             raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
@@ -334,16 +313,12 @@ class BlackboardAggregate:
         return True
 
     def expire_signal(self, signal_id: str, reason: str, at: datetime) -> AgentSignal:
-        signal = self.signal(signal_id)
-        if signal.status not in (POSTED, CLAIMED):
-            raise InvalidTransition(signal_id, signal.status, "expired", (POSTED, CLAIMED))
+        self.check_open(signal_id, "expired")
         self._expire_with_dependants(signal_id, reason, at)
         return self._signals[signal_id]
 
     def mark_unclaimed(self, signal_id: str, reason: str, at: datetime) -> AgentSignal:
-        signal = self.signal(signal_id)
-        if signal.status is not POSTED:
-            raise InvalidTransition(signal_id, signal.status, "marked unclaimed", (POSTED,))
+        self.check_unclaimed(signal_id)
         self._record(AgentSignalUnclaimed, at, signal_id=signal_id, reason=reason)
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
@@ -352,9 +327,7 @@ class BlackboardAggregate:
         """End a signal that is not final on purpose: CANCELLED, and so is every open signal that waits on
         it (each naming the upstream that took it down). Whoever holds its claim loses it: an outcome
         sent afterwards is refused."""
-        signal = self.signal(signal_id)
-        if signal.status.is_final:
-            raise InvalidTransition(signal_id, signal.status, "cancelled", (POSTED, CLAIMED))
+        self.check_open(signal_id, "cancelled")
         if not cancelled_by:
             raise InvalidInput("cancelled_by", "must not be empty")
         if not reason:
@@ -364,7 +337,7 @@ class BlackboardAggregate:
 
     def approve_gate(self, signal_id: str, approved_by: str, note: str | None, at: datetime) -> AgentSignal:
         """A person approves an open gate: COMPLETED, and what waits on it may run."""
-        self._check_open_gate(signal_id, "approved", at)
+        self.check_open_gate(signal_id, "approved", at)
         if not approved_by:
             raise InvalidInput("by", "must name who approves the gate")
         self._record(AgentSignalApproved, at, signal_id=signal_id, approved_by=approved_by, note=note or None)
@@ -372,7 +345,7 @@ class BlackboardAggregate:
 
     def reject_gate(self, signal_id: str, rejected_by: str, reason: str, at: datetime) -> AgentSignal:
         """A person rejects an open gate: FAILED, and what waits on it expires."""
-        self._check_open_gate(signal_id, "rejected", at)
+        self.check_open_gate(signal_id, "rejected", at)
         if not rejected_by:
             raise InvalidInput("by", "must name who rejects the gate")
         if not reason:
@@ -381,7 +354,7 @@ class BlackboardAggregate:
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
 
-    def _check_open_gate(self, signal_id: str, action: str, at: datetime) -> None:
+    def check_open_gate(self, signal_id: str, action: str, at: datetime) -> None:
         signal = self.signal(signal_id)
         if not signal.gate:
             raise NotAGate(signal_id, action)
@@ -413,11 +386,7 @@ class BlackboardAggregate:
 
         It comes after the same upstreams, each replaced by its latest retry, so retrying a failed
         upstream and then its dependant chains them again."""
-        old = self.signal(signal_id)
-        if old.status not in (SignalStatus.FAILED, SignalStatus.EXPIRED):
-            raise InvalidTransition(
-                signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED)
-            )
+        old = self.check_retriable(signal_id)
         return self.post_signal(
             signal_id=new_signal_id,
             signal_type=old.signal_type,
@@ -485,6 +454,80 @@ class BlackboardAggregate:
             return True  # a lapsed claim is a failed attempt: with attempts left, the signal is POSTED again
         self._expire_with_dependants(signal_id, reason, at)
         return True
+
+    # ------------------------------------------------------------------- rules
+    # Each command checks its rule with one of these before it records; an import checks each stored
+    # event with the same one against the state before it (domain/admission.py).
+    def check_post(
+        self,
+        signal_id: str,
+        posted_by: str,
+        target_capabilities: Sequence[str],
+        priority: int,
+        upstream: Sequence[str],
+        max_attempts: int | None = None,
+        gate: bool = False,
+        gate_timeout_s: float | None = None,
+    ) -> None:
+        """A new signal: a valid id not on the board yet, a poster, a priority in range, a sensible number of
+        attempts, a timeout only for a gate, known upstreams."""
+        _check_post(signal_id, posted_by, target_capabilities)
+        check_max_attempts(max_attempts)
+        if not MOST_URGENT <= priority <= LEAST_URGENT:
+            raise InvalidInput(
+                "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
+            )
+        if gate_timeout_s is not None and not gate:
+            raise InvalidInput("timeout", "only a gate (--gate) takes a timeout of its own")
+        if gate_timeout_s is not None and not gate_timeout_s > 0:
+            raise InvalidInput("timeout", f"must be above 0 seconds, got {gate_timeout_s:g}")
+        if signal_id in self._signals:
+            raise DuplicateSignal(signal_id)
+        for dep in upstream:
+            if dep not in self._signals:
+                raise UnknownDependency(dep, self.id)
+
+    def check_claimable(self, signal_id: str, at: datetime) -> AgentSignal:
+        """POSTED, waiting for no upstream, and due at `at` (the claimant's score is the claim's own)."""
+        signal = self.signal(signal_id)
+        _refuse_expired(signal, "claimed", POSTED)
+        if signal.status is CLAIMED:
+            raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)
+        if signal.status is not POSTED:
+            raise SignalNotClaimable(signal_id, signal.status)
+        if signal.gate:
+            raise GateNotClaimable(signal_id)
+        if signal.waiting_for:
+            raise DependenciesPending(signal_id, signal.waiting_for)
+        if not signal.due(at):
+            raise NotYetDue(signal_id, signal.not_before)
+        return signal
+
+    def check_claimer(self, signal_id: str, agent_id: str, action: str, token: str | None) -> None:
+        """Only the claimer; and when the claim has a token, only with that token."""
+        self._check_claimer(signal_id, agent_id, action, token)
+
+    def check_open(self, signal_id: str, action: str) -> AgentSignal:
+        """POSTED or CLAIMED: not ended yet (what an expiry or a cancel needs)."""
+        signal = self.signal(signal_id)
+        if signal.status not in (POSTED, CLAIMED):
+            raise InvalidTransition(signal_id, signal.status, action, (POSTED, CLAIMED))
+        return signal
+
+    def check_unclaimed(self, signal_id: str) -> AgentSignal:
+        signal = self.signal(signal_id)
+        if signal.status is not POSTED:
+            raise InvalidTransition(signal_id, signal.status, "marked unclaimed", (POSTED,))
+        return signal
+
+    def check_retriable(self, signal_id: str) -> AgentSignal:
+        """FAILED or EXPIRED: what a retry posts again."""
+        old = self.signal(signal_id)
+        if old.status not in (SignalStatus.FAILED, SignalStatus.EXPIRED):
+            raise InvalidTransition(
+                signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED)
+            )
+        return old
 
     # ----------------------------------------------------------------- helpers
     def _check_claimer(self, signal_id: str, agent_id: str, action: str, token: str | None) -> None:

@@ -343,9 +343,30 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
 }
 
 
-class UnknownEventType(LookupError):
-    def __init__(self, event_type: str) -> None:
-        super().__init__(f"stored event type {event_type!r} has no class in EVENT_TYPES")
+class UnreadableEvent(LookupError):
+    """A stored event this code cannot read: written by a newer blackboard. Never skipped, never guessed at."""
+
+    def __init__(self, message: str, event_type: str, schema_version: int | None) -> None:
+        super().__init__(message)
+        self.event_type = event_type
+        self.schema_version = schema_version
+
+
+class UnknownEventType(UnreadableEvent):
+    def __init__(self, event_type: str, schema_version: int | None = None) -> None:
+        super().__init__(
+            f"stored event type {event_type!r} has no class in EVENT_TYPES", event_type, schema_version
+        )
+
+
+class NewerSchema(UnreadableEvent):
+    def __init__(self, event_type: str, schema_version: int, known: int) -> None:
+        super().__init__(
+            f"stored {event_type} is of schema version {schema_version}, above {known}, the newest this "
+            "blackboard reads",
+            event_type,
+            schema_version,
+        )
 
 
 def upcast(
@@ -356,7 +377,14 @@ def upcast(
 ) -> dict[str, Any]:
     """Bring stored data up to the current schema of its event type, one version at a time."""
     chain = UPCASTERS if upcasters is None else upcasters
-    current = event_class(event_type).schema_version
+    try:
+        current = event_class(event_type).schema_version
+    except UnknownEventType:
+        raise UnknownEventType(event_type, schema_version) from None
+    if (
+        schema_version > current
+    ):  # a newer blackboard wrote it: its fields may mean what this code cannot know
+        raise NewerSchema(event_type, schema_version, current)
     while schema_version < current:
         step = chain.get((event_type, schema_version))
         if step is None:

@@ -145,11 +145,12 @@ def knowledge_queries(
     return KnowledgeQueries(entries, signals, projector, clock, settings.claim_timeout if settings else None)
 
 
-def board_transfer(store: EventStore, projector: Projector) -> BoardTransfer:
+def board_transfer(store: EventStore, projector: Projector, settings: Settings) -> BoardTransfer:
     """Imported on first use: only export and import need it."""
     from blackboard.application.transfer import BoardTransfer
+    from blackboard.infrastructure.spill import Spill
 
-    return BoardTransfer(store, projector)
+    return BoardTransfer(store, projector, settings.claim_timeout, Spill)
 
 
 def status_queries(
@@ -342,7 +343,7 @@ class Container(containers.DeclarativeContainer):
     knowledge_queries = providers.Singleton(
         knowledge_queries, entry_read_model, read_model, projector, clock, settings
     )
-    transfer = providers.Singleton(board_transfer, event_store, projector)
+    transfer = providers.Singleton(board_transfer, event_store, projector, settings)
     solve_log = providers.Singleton(solve_log, engine)
     solver = providers.Singleton(
         solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock

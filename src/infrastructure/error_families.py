@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from blackboard.application.errors import TimedOut, Unavailable
+from blackboard.application.errors import TimedOut, Unavailable, UpgradeNeeded
 from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
 
 
@@ -35,6 +35,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(RuleViolation, "refused", 3, 409),
     Family(NotFound, "not_found", 4, 404),
     Family(TimedOut, "timed_out", 5, 504),
+    Family(UpgradeNeeded, "upgrade_needed", 6, 501),  # older than the log or database it reads; it stopped
 )
 NAMED = {family.name: family for family in FAMILIES}
 UNEXPECTED = Family(Exception, "unexpected", 1, 500)  # of no family: a bug, a broken install

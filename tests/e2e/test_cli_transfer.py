@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -245,6 +247,14 @@ def _mutations() -> dict[str, tuple[object, str]]:
             events(lambda e: e[0].update(stream_id="elsewhere")),
             "events[0].stream_id: must be the board",
         ),
+        "an event longer than the reader's bound": (
+            events(lambda e: e[0]["data"]["payload"].update(prompt="x" * (17 << 20))),
+            "events[0]: must be at most 16 MiB of JSON (the import reader's bound",
+        ),
+        "an event nested deeper than the reader's bound": (
+            events(lambda e: e[0]["metadata"].update(deep=_nested(60))),
+            "events[0]: must be nested at most 40 levels deep (the import reader's bound)",
+        ),
         "a claim before its post": (
             events(
                 lambda e: (
@@ -252,9 +262,16 @@ def _mutations() -> dict[str, tuple[object, str]]:
                     and [x.update(version=x["version"] - 1) for x in e if "\x1f" not in x["stream_id"]]
                 )
             ),
-            "events: must replay into a board",
+            "events[0]: the AgentSignalClaimed at position",
         ),
     }
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
 
 
 def _swap_positions(a: dict, b: dict) -> None:
@@ -302,3 +319,20 @@ def test_an_event_of_an_older_schema_version_is_upcast_to_load_and_kept_as_it_wa
 
     assert cli.ok("show", posted["data"]["signal_id"])["retry_of"] is None
     assert json.loads(export(cli, document["blackboard_id"], tmp_path / "again.json")) == document
+
+
+def test_an_import_from_standard_input_is_checked_then_written(valid_document, cli):
+    """`import -` reads standard input once, into a spool on disk, and checks and writes from there."""
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "blackboard"), "--json", "import", "-"],
+        input=json.dumps(valid_document),
+        env=cli.environment(None),
+        cwd=cli.cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["events"] == len(valid_document["events"])
+    assert len(cli.ok("events", "--all")) == len(valid_document["events"])

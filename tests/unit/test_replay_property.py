@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blackboard.application.ports import Recorded, SignalFilter
+from blackboard.domain.admission import admit
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.events import (
@@ -348,3 +349,18 @@ def test_the_command_generator_reaches_every_event_type_and_refusal():
     ]
     assert "ps-reviewer did not finish" in board.signal("sig-00000006").result.error  # claim timeout, 300s
     assert board.signal("sig-00000005").result.error.startswith("not claimed within 30s")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(script=st.lists(commands, min_size=15, max_size=50))
+def test_every_history_the_commands_record_passes_the_import_rules(script):
+    """domain/admission.py judges nothing a command could record as broken (an import of a genuine
+    export never fails on its rules), and folds it as a replay does."""
+    live = BlackboardAggregate(BB)
+    events, _ = run(live, script)
+
+    imported = BlackboardAggregate(BB)
+    for event in events:
+        admit(imported, event)
+
+    assert imported.signals == live.signals

@@ -15,11 +15,13 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from blackboard.domain.errors import RuleViolation
 from blackboard.domain.events import EntryCandidateKept, EntryConflictResolved, EntryEvent, EntryWritten
 from blackboard.domain.knowledge.entries import (
     CONTENT,
     CandidateNotFound,
     Entry,
+    EntryNotFound,
     NotInConflict,
     StaleVersion,
     Version,
@@ -85,6 +87,38 @@ def resolve(
         picked=pick,
         rationale=rationale,
     )
+
+
+def check_recorded(entry: Entry | None, event: EntryEvent) -> None:
+    """Raise the broken rule's error unless `write` or `resolve` could have recorded `event` from
+    `entry` (an import replays each key through here). A write's `replaces` is not recorded, so an
+    accepted version from any author is one a compare-and-set could have written."""
+    if isinstance(event, EntryConflictResolved):
+        if entry is None:
+            raise EntryNotFound(event.blackboard_id, event.key)
+        if not entry.in_conflict:
+            raise NotInConflict(event.key)
+        if event.picked is not None and event.picked not in [c.version for c in entry.candidates]:
+            raise CandidateNotFound(event.key, event.picked, [c.version for c in entry.candidates])
+    elif isinstance(event, EntryCandidateKept):
+        if entry is None:
+            raise NotRecordable(event.key, "a first write is accepted, never kept as a candidate")
+        if event.holder != entry.current.author:
+            raise NotRecordable(
+                event.key,
+                f"its candidate names {event.holder} as holder, but {entry.current.author} holds it",
+            )
+        if not entry.in_conflict and event.author == entry.current.author:
+            raise NotRecordable(
+                event.key, "a write by the key's holder is its next version, never a candidate"
+            )
+    elif entry is not None and entry.in_conflict:
+        raise NotRecordable(event.key, "while it is in conflict every write is kept as a candidate")
+
+
+class NotRecordable(RuleViolation):
+    def __init__(self, key: str, why: str) -> None:
+        super().__init__(f"{key}: {why}")
 
 
 def evolve(entry: Entry | None, event: EntryEvent, position: int = 0) -> Entry:

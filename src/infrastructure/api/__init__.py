@@ -14,6 +14,7 @@ from blackboard.infrastructure.api.errors import (
     Refused,
     TimedOut,
     Unavailable,
+    UpgradeNeeded,
 )
 from blackboard.infrastructure.api.knowledge import KnowledgeCalls
 from blackboard.infrastructure.api.signals import SignalCalls
@@ -38,4 +39,5 @@ __all__ = [
     "Refused",
     "TimedOut",
     "Unavailable",
+    "UpgradeNeeded",
 ]

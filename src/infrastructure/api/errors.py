@@ -3,12 +3,12 @@ family's name in CamelCase (`refused` is `Refused`; a test holds the names to th
 
 They are the same classes (aliases, not copies), so one error means one exit code whichever
 interface raised it: `InvalidInput` 2, `Refused` 3 (`Conflict` is one), `NotFound` 4,
-`TimedOut` 5, `Unavailable` 1; every one is a `BlackboardError`.
+`TimedOut` 5, `Unavailable` 1, `UpgradeNeeded` 6; every one is a `BlackboardError`.
 """
 
 from __future__ import annotations
 
-from blackboard.application.errors import TimedOut, Unavailable
+from blackboard.application.errors import TimedOut, Unavailable, UpgradeNeeded
 from blackboard.domain.errors import BlackboardError, InvalidInput, NotFound, RuleViolation
 from blackboard.domain.knowledge.entries import KeyInConflict
 
@@ -32,4 +32,5 @@ __all__ = [
     "Refused",
     "TimedOut",
     "Unavailable",
+    "UpgradeNeeded",
 ]

@@ -24,6 +24,8 @@ MEANINGS: dict[int, str] = {
     "for wait: the signal ended FAILED, EXPIRED, UNCLAIMED or CANCELLED",
     4: "not found: no such signal, agent or blackboard",
     5: "timed out waiting (watch, wait)",
+    6: "upgrade needed: the log holds an event, or the database a revision, newer than this blackboard; "
+    "stderr names the release to upgrade to",
     INTERRUPTED: "interrupted (Ctrl-C); a worker stops cleanly instead and exits 0",
 }
 

@@ -2,7 +2,9 @@
 
 The document is this adapter's: its shape is checked here, at the edge, field by field (exit 2
 naming the field and the rule); the rules of the events themselves are the application's
-(`application/transfer.py`). Its format is in docs/persistence.md, "Export documents".
+(`application/transfer.py`). Its format is in docs/persistence.md, "Export documents". Both ways
+stream: an export writes each event as the store reads it, an import reads the file event by event
+(document_reader.py), so neither holds the board's document in memory.
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
@@ -40,43 +46,47 @@ FIELDS = (
 
 
 @inject
-def export(args: argparse.Namespace, transfer: Any = Provide[Container.transfer.provider]) -> Output:
-    events = transfer().export(args.board)
-    document = to_document(args.board, events)
-    if args.output is None:  # the document itself is the output, as text or with --json
-        return Output(document, dump(document))
-    text = dump(document)
+def export(args: argparse.Namespace, transfer: Any = Provide[Container.transfer.provider]) -> Output | None:
+    events = transfer().export(args.board)  # BoardNotFound before anything is written
+    if args.output is None:  # the document itself is the output, as text or with --json, written as read
+        write_document(args.board, events, sys.stdout)
+        return None
     target = Path(args.output)
     partial = target.with_name(target.name + ".partial")
     try:  # a reader of the file never sees half a document
-        partial.write_text(text + "\n", encoding="utf-8")
+        with partial.open("w", encoding="utf-8") as out:
+            count, streams = write_document(args.board, events, out)
         os.replace(partial, target)
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         if "\0" not in str(partial):
             partial.unlink(missing_ok=True)
         raise InvalidInput("--output", f"must be a file that can be written: {exc}") from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     size = target.stat().st_size
-    streams = len({e.stream_id for e in events})
     return Output(
         {
             "blackboard_id": args.board,
-            "events": len(events),
+            "events": count,
             "streams": streams,
             "output": str(target),
             "bytes": size,
         },
-        f"exported blackboard {args.board}: {len(events)} events in {streams} streams to {target} ({size} bytes)",
+        f"exported blackboard {args.board}: {count} events in {streams} streams to {target} ({size} bytes)",
     )
 
 
 @inject
 def import_board(args: argparse.Namespace, transfer: Any = Provide[Container.transfer.provider]) -> Output:
-    board, events = from_document(_read(args.file))
-    done = transfer().import_board(board, events)
+    with _source(args.file) as source:
+        document = ExportDocument(source)
+        board = document.blackboard_id
+        done = transfer().import_board(board, document.events)
     where = (
         "the export's own positions"
         if done.kept_positions
-        else f"new positions {done.positions[0]}..{done.positions[-1]}, in the export's order"
+        else f"new positions {done.first_position}..{done.last_position}, in the export's order"
     )
     return Output(
         {
@@ -84,8 +94,8 @@ def import_board(args: argparse.Namespace, transfer: Any = Provide[Container.tra
             "events": done.events,
             "streams": done.streams,
             "kept_positions": done.kept_positions,
-            "first_position": done.positions[0],
-            "last_position": done.positions[-1],
+            "first_position": done.first_position,
+            "last_position": done.last_position,
         },
         f"imported blackboard {board}: {done.events} events in {done.streams} streams, at {where}; "
         "the read model is caught up",
@@ -97,67 +107,134 @@ def dump(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=True)
 
 
-def to_document(blackboard_id: str, events: list[StoredEvent]) -> dict[str, Any]:
+def write_document(blackboard_id: str, events: Iterable[StoredEvent], out: IO[str]) -> tuple[int, int]:
+    """The document `dump(to_document(...))` gives, byte for byte, written one event at a time; returns
+    how many events and streams it holds."""
+    out.write('{\n  "blackboard_id": ' + json.dumps(blackboard_id) + ',\n  "events": [')
+    count, streams = 0, set()
+    for event in events:
+        item = json.dumps(event_item(event), indent=2, sort_keys=True).replace("\n", "\n    ")
+        out.write(("," if count else "") + "\n    " + item)
+        count += 1
+        streams.add(event.stream_id)
+    out.write("\n  ],\n" if count else "],\n")
+    out.write(f'  "format": {json.dumps(FORMAT)},\n  "format_version": {FORMAT_VERSION}\n}}\n')
+    return count, len(streams)
+
+
+def event_item(e: StoredEvent) -> dict[str, Any]:
+    return {
+        "position": e.position,
+        "event_id": e.event_id,
+        "stream_id": e.stream_id,
+        "version": e.version,
+        "event_type": e.event_type,
+        "schema_version": e.schema_version,
+        "data": dict(e.data),
+        "metadata": dict(e.metadata),
+        "occurred_at": e.occurred_at.isoformat(),
+        "recorded_at": e.recorded_at.isoformat(),
+    }
+
+
+def to_document(blackboard_id: str, events: Iterable[StoredEvent]) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "blackboard_id": blackboard_id,
-        "events": [
-            {
-                "position": e.position,
-                "event_id": e.event_id,
-                "stream_id": e.stream_id,
-                "version": e.version,
-                "event_type": e.event_type,
-                "schema_version": e.schema_version,
-                "data": dict(e.data),
-                "metadata": dict(e.metadata),
-                "occurred_at": e.occurred_at.isoformat(),
-                "recorded_at": e.recorded_at.isoformat(),
-            }
-            for e in events
-        ],
+        "events": [event_item(e) for e in events],
     }
 
 
-def from_document(text: str) -> tuple[str, list[StoredEvent]]:
-    """The board and its events, or InvalidInput naming the first field that breaks a rule."""
-    from blackboard.application.ports import StoredEvent
+class ExportDocument:
+    """An export document read as it streams (document_reader.py), as many times as an import reads
+    it: each pass checks its shape field by field (InvalidInput naming the field and the rule). The
+    top-level `blackboard_id` must come before `events`, as an export writes it; `format` and
+    `format_version` may come before or after. A later pass refuses a file that changed since the first."""
 
-    def refuse(constant: str) -> None:
-        raise InvalidInput("FILE", f"must be JSON: {constant} is not JSON")
+    def __init__(self, file: IO[bytes]) -> None:
+        self._file = file
+        self._digest: str | None = None
+        self._fields: dict[str, Any] = {}
+        self._whole = False
+        self._first: Iterator[StoredEvent] | None = self._open()
+        self.blackboard_id = self._board()
 
-    try:
-        document = json.loads(text, parse_constant=refuse)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            "FILE", f"must be JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-    except RecursionError:
-        raise InvalidInput("FILE", "must be JSON nested less deeply (thousands of levels)") from None
-    if not isinstance(document, dict):
-        raise InvalidInput("FILE", f"must be a JSON object (an export document), got {_kind(document)}")
-    if document.get("format") != FORMAT:
-        raise InvalidInput("format", f"must be {FORMAT!r}, got {document.get('format')!r}")
-    if document.get("format_version") != FORMAT_VERSION or isinstance(document.get("format_version"), bool):
+    def events(self) -> Iterator[StoredEvent]:
+        """One pass over the events; the first call continues the pass that read the header."""
+        items, self._first = self._first or self._open(), None
+        yield from items
+
+    def _open(self) -> Iterator[StoredEvent]:
+        from blackboard.application.ports import StoredEvent
+        from blackboard.infrastructure.cli.document_reader import DocumentReader
+
+        self._file.seek(0)
+        reader = DocumentReader(self._file)
+        fields: dict[str, Any] = {}
+        self._fields = fields
+
+        def on_field(name: str, value: Any) -> None:
+            fields[name] = value
+            _check_field(name, value)
+
+        items = reader.read(on_field)
+        first = next(items, _END)  # what comes before the events is read and checked now
+        self._whole = first is _END  # no event: the reader went to the end of the document
+
+        def stream() -> Iterator[StoredEvent]:
+            item, index = first, 0
+            while item is not _END:
+                yield StoredEvent(**_event(f"events[{index}]", item))
+                item, index = next(items, _END), index + 1
+            for name in ("format", "format_version", "blackboard_id", "events"):
+                if name not in fields and not (name == "events" and reader.streamed):
+                    _check_field(name, None)
+            if self._digest is None:
+                self._digest = reader.digest
+            elif reader.digest != self._digest:
+                raise InvalidInput("FILE", "must not change while it is imported (it did between two reads)")
+
+        events = stream()
+        return events
+
+    def _board(self) -> str:
+        board = self._fields.get("blackboard_id")
+        if board is None:
+            for name in ("format", "format_version"):
+                if self._whole or name in self._fields:
+                    _check_field(name, self._fields.get(name))
+            if self._whole:
+                _check_field("blackboard_id", None)
+            raise InvalidInput(
+                "blackboard_id",
+                "must come before events (as an export writes it): the import reads events as they stream",
+            )
+        return board
+
+
+_END = object()
+
+
+def _check_field(name: str, value: Any) -> None:
+    """The top-level fields of a document, each with its rule (others are ignored)."""
+    if name == "format" and value != FORMAT:
+        raise InvalidInput("format", f"must be {FORMAT!r}, got {value!r}")
+    if name == "format_version" and (value != FORMAT_VERSION or isinstance(value, bool)):
         raise InvalidInput(
             "format_version",
-            f"must be {FORMAT_VERSION} (the only version this blackboard reads), "
-            f"got {document.get('format_version')!r}",
+            f"must be {FORMAT_VERSION} (the only version this blackboard reads), got {value!r}",
         )
-    board = document.get("blackboard_id")
-    if (
-        not isinstance(board, str)
-        or not 1 <= len(board) <= 200
-        or any(ord(c) < 32 or ord(c) == 127 for c in board)
+    if name == "blackboard_id" and (
+        not isinstance(value, str)
+        or not 1 <= len(value) <= 200
+        or any(ord(c) < 32 or ord(c) == 127 for c in value)
     ):
         raise InvalidInput(
-            "blackboard_id", f"must be 1..200 characters without control characters, got {board!r}"
+            "blackboard_id", f"must be 1..200 characters without control characters, got {value!r}"
         )
-    items = document.get("events")
-    if not isinstance(items, list):
-        raise InvalidInput("events", f"must be an array of events, got {_kind(items)}")
-    return board, [StoredEvent(**_event(f"events[{i}]", item)) for i, item in enumerate(items)]
+    if name == "events":  # given as anything but an array (an array streams, and never comes here)
+        raise InvalidInput("events", f"must be an array of events, got {_kind(value)}")
 
 
 def _event(at: str, item: Any) -> dict[str, Any]:
@@ -201,10 +278,21 @@ def _kind(value: Any) -> str:
     )
 
 
-def _read(path: str) -> str:
+@contextmanager
+def _source(path: str) -> Iterator[IO[bytes]]:
+    """The document as a file that can be read more than once: standard input (or a pipe) is spooled
+    to a temporary file first (on disk, not in memory)."""
     try:
-        if path == "-":
-            return sys.stdin.read()
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in the path
+        source = sys.stdin.buffer if path == "-" else Path(path).open("rb")  # noqa: SIM115
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         raise InvalidInput("FILE", f"must be a readable UTF-8 file: {exc}") from None
+    with source if path != "-" else nullcontext(source) as opened:
+        if opened.seekable():
+            yield opened
+            return
+        with tempfile.TemporaryFile() as spool:
+            try:
+                shutil.copyfileobj(opened, spool, 1 << 20)
+            except OSError as exc:
+                raise InvalidInput("FILE", f"must be a readable UTF-8 file: {exc}") from None
+            yield spool

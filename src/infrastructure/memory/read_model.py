@@ -56,7 +56,7 @@ class InMemorySignalReadModel(SignalReadModel):
     def position(self) -> int:
         return self._position
 
-    def apply(self, records: Iterable[Recorded]) -> None:
+    def apply(self, records: Iterable[Recorded], flat: bool = False) -> None:
         with self._lock:
             for record in records:
                 if record.position <= self._position:

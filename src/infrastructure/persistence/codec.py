@@ -8,8 +8,15 @@ from datetime import datetime, timedelta
 from json.encoder import encode_basestring_ascii as _quoted
 from typing import Any
 
+from blackboard.application.errors import UpgradeNeeded
 from blackboard.application.ports import Recorded
-from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, board_of_stream, load_event
+from blackboard.domain.events import (
+    EVENT_TYPES,
+    BlackboardEvent,
+    UnreadableEvent,
+    board_of_stream,
+    load_event,
+)
 from blackboard.domain.signals import (
     AgentSignal,
     FailedAttempt,
@@ -60,7 +67,23 @@ def event_from_row(row: Any) -> BlackboardEvent:
         "version": row.version,
         "occurred_at": row.occurred_at,
     }
-    return load_event(row.event_type, row.schema_version, envelope, json.loads(row.data))
+    try:
+        return load_event(row.event_type, row.schema_version, envelope, json.loads(row.data))
+    except UnreadableEvent as exc:  # written by a newer blackboard: stop here, never skip or guess
+        raise too_old(exc, f"position {row.position}") from None
+
+
+def too_old(exc: UnreadableEvent, where: str) -> UpgradeNeeded:
+    """The error naming the release to upgrade to, for an event this code cannot read."""
+    from blackboard.infrastructure.persistence import schema  # only when an event cannot be read
+
+    release = schema.written_by(schema.opened, exc.event_type, exc.schema_version) if schema.opened else None
+    upgrade = (
+        f"upgrade blackboard to {release} or later"
+        if release
+        else "upgrade blackboard to the release that wrote it (the database does not record which)"
+    )
+    return UpgradeNeeded(f"the event at {where} cannot be read by this blackboard: {exc}; {upgrade}")
 
 
 def recorded_from_row(row: Any) -> Recorded:

@@ -4,7 +4,7 @@ nothing but the log: the read model's rows are the unit of work's (unit_of_work.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -15,6 +15,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from blackboard.application.ports import (
     ConcurrencyConflict,
     EventStore,
+    ImportedRange,
     Recorded,
     StoredEvent,
     StoreUnavailable,
@@ -130,12 +131,21 @@ class SqlAlchemyEventStore(EventStore):
         ]
 
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:
+        return list(self.stream_board_events(blackboard_id))
+
+    def stream_board_events(self, blackboard_id: str) -> Iterator[StoredEvent]:
         from blackboard.infrastructure.persistence import transfer  # only export and import need it
 
         with translated("could not read the event store"):
-            return transfer.board_events(self._engine, blackboard_id)
+            yield from transfer.board_events(self._engine, blackboard_id)
 
     def import_events(self, blackboard_id: str, events: Sequence[StoredEvent]) -> list[int]:
+        imported = self.import_stream(blackboard_id, events)
+        if imported.kept_positions:
+            return [e.position for e in events]
+        return list(range(imported.first_position, imported.last_position + 1))
+
+    def import_stream(self, blackboard_id: str, events: Iterable[StoredEvent]) -> ImportedRange:
         from blackboard.infrastructure.persistence import transfer
 
         with translated(

@@ -16,13 +16,13 @@ class ReplayingProjector(Projector):
         super().__init__(store, read_model, page_size)
         self._rows = read_model
 
-    def catch_up(self, progress: Progress | None = None) -> int:
+    def catch_up(self, progress: Progress | None = None, flat: bool = False) -> int:
         # nothing to fold (the usual case, read as the normal path reads it): no write transaction at all
         if self._store.last_position() <= self._rows.position():
             return 0
         folded, last = 0, None
         with collector_paused():  # for the whole replay: a collection between pages walks every signal kept
-            while n := self._rows.replay(self._page_size):
+            while n := self._rows.replay(self._page_size, flat):
                 folded += n
                 if progress is not None:
                     reached = self._rows.position()

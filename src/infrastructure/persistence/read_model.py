@@ -218,26 +218,31 @@ class SqlSignalReadModel(SignalReadModel):
             return projection.checkpoint(conn)
 
     @_translated
-    def apply(self, records: Iterable[Recorded]) -> None:
+    def apply(self, records: Iterable[Recorded], flat: bool = False) -> None:
         records = list(records)
         with write_transaction(self._engine) as conn:
             dialect_of(self._engine).hold_projection(conn)
             reached = projection.checkpoint(conn)
-            if not self._cache.complete or reached != self._cache.position:
+            if flat:  # each page reads the rows it touches: memory flat in the log's length
+                self._cache = FoldCache()
+            elif not self._cache.complete or reached != self._cache.position:
                 self._cache = FoldCache(complete=reached == 0)  # from empty, every signal passes through it
             projection.fold(conn, records, self._cache, after=reached)
             self._cache.position = max(reached, records[-1].position if records else 0)
 
     @_translated
-    def replay(self, limit: int) -> int:
+    def replay(self, limit: int, flat: bool = False) -> int:
         """Fold the next `limit` events of the log (the same database) into the rows, read and decoded by
-        the fast path (`replay.py`) and written through the driver; returns how many were folded."""
+        the fast path (`replay.py`) and written through the driver; returns how many were folded. `flat`:
+        as `apply`'s, each page reads the rows it touches (memory flat in the log's length)."""
         from blackboard.infrastructure.persistence import replay
 
         with write_transaction(self._engine) as conn, replay.collector_paused():
             dialect_of(self._engine).hold_projection(conn)
             reached = projection.checkpoint(conn)
-            if not self._cache.complete or reached != self._cache.position:
+            if flat:
+                self._cache = FoldCache()
+            elif not self._cache.complete or reached != self._cache.position:
                 self._cache = FoldCache(complete=reached == 0)  # from empty, every signal passes through it
             page = replay.events(replay.read_page(conn, reached, limit))
             if page:

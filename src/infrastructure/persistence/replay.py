@@ -265,13 +265,14 @@ class Row(NamedTuple):
 
 
 def read_page(conn: Connection, after: int, limit: int) -> list[Row]:
-    """The page after `after`, on the driver's cursor; times aware, in UTC (as `tables.Moment` gives them)."""
+    """The page after `after`, on the driver's cursor; times aware, in UTC (as `tables.Moment` gives them;
+    a row another writer stored with its zone keeps it)."""
     raw = conn.connection.driver_connection
     if conn.dialect.name == "sqlite":
         sql = f"SELECT {COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?"
         parse, row = datetime.fromisoformat, Row._make
         return [
-            row((p, i, s, v, t, n, d, parse(at + "+00:00")))
+            row((p, i, s, v, t, n, d, parse(at if at.endswith("+00:00") else at + "+00:00")))
             for p, i, s, v, t, n, d, at in raw.execute(sql, (after, limit))  # type: ignore[union-attr]
         ]
     sql = f"SELECT {COLUMNS} FROM events WHERE position > %s ORDER BY position LIMIT %s"
@@ -284,8 +285,8 @@ def decode(row: Row, boards: dict[str, str] | None = None) -> BlackboardEvent:
     """The row's event: fast for the signal events FAST knows, the normal path for any other. `boards`:
     stream id -> board, kept by the caller across a page (a page has few streams)."""
     fast = FAST.get(row.event_type)
-    if fast is None or fast.schema != fast.cls.schema_version:
-        return event_from_row(row)
+    if fast is None or fast.schema != fast.cls.schema_version or row.schema_version > fast.schema:
+        return event_from_row(row)  # which stops at an event newer than this code (UpgradeNeeded)
     if row.schema_version == fast.cls.schema_version:
         decoded = fast.decoder.decode(row.data)
     else:  # an older shape: the domain's upcasters bring it to the current one first

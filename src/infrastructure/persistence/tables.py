@@ -239,3 +239,24 @@ WORKERS = Table(
     Column("running_json", Text, nullable=False),  # JSON [[signal_id, blackboard_id], ...]
     Column("stopped_at", Moment),  # set when it stopped; NULL while it runs (or died)
 )
+
+# Which releases may run side by side on this database (migration 0014; persistence/schema.py
+# `record_versions`): per revision, who applied it and the oldest release that may still run against it.
+SCHEMA_VERSIONS = Table(
+    "blackboard_schema_versions",
+    metadata,
+    Column("revision", String(32), primary_key=True),
+    Column("written_by", String(64), nullable=False),
+    Column("oldest_reader", String(64), nullable=False),
+    Column("applied_at", Moment, nullable=False),
+)
+
+# Per event type and schema version, the first release that wrote it: what a reader too old for an
+# event names as the release to upgrade to.
+EVENT_SCHEMAS = Table(
+    "blackboard_event_schemas",
+    metadata,
+    Column("event_type", String(100), primary_key=True),
+    Column("schema_version", Integer, primary_key=True),
+    Column("written_by", String(64), nullable=False),
+)

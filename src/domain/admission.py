@@ -1,0 +1,181 @@
+"""Whether a stored event is one the board could have recorded: an import replays a whole board through here.
+
+Each signal event has the rule of the command that records it, checked with the aggregate's own
+check (`BlackboardAggregate.check_*`, the very method the command calls) against the state the
+events before it left; then the event is folded in as any replay folds it. What the log does not
+hold is not judged: a claimant's score against its threshold (the importing machine may not have the
+agent files) and the token a completion presented (only the claim records its token).
+
+An event type without a rule here is refused: `admit` never lets through what it cannot judge, and
+tests/unit/test_admission.py fails for a signal event type added to EVENT_TYPES without one.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.errors import RuleViolation
+from blackboard.domain.events import (
+    AgentSignalApproved,
+    AgentSignalAttemptFailed,
+    AgentSignalCancelled,
+    AgentSignalClaimed,
+    AgentSignalClaimRenewed,
+    AgentSignalCompleted,
+    AgentSignalExpired,
+    AgentSignalFailed,
+    AgentSignalPosted,
+    AgentSignalRejected,
+    AgentSignalUnclaimed,
+    BlackboardEvent,
+    BoardBudgetSet,
+)
+from blackboard.domain.limits import Spent, new_budget
+from blackboard.domain.signals import SignalStatus
+
+
+class NoRule(RuleViolation):
+    def __init__(self, event_type: str) -> None:
+        super().__init__(f"no rule of this blackboard's judges a {event_type}")
+
+
+def admit(board: BlackboardAggregate, event: BlackboardEvent) -> None:
+    """Raise the broken rule's error (a BlackboardError) if `board` could not have recorded `event`
+    from its state now; else fold it in."""
+    rule(event, board)
+    board.apply(event)
+
+
+@singledispatch
+def rule(event: BlackboardEvent, board: BlackboardAggregate) -> None:
+    raise NoRule(type(event).__name__)
+
+
+def has_rule(event_type: type[BlackboardEvent]) -> bool:
+    return rule.dispatch(event_type) is not rule.dispatch(BlackboardEvent)
+
+
+@rule.register
+def _(event: AgentSignalPosted, board: BlackboardAggregate) -> None:
+    if event.dedupe_key is not None and (existing := board.find_by_key(event.dedupe_key)) is not None:
+        raise DedupedPost(event.signal_id, event.dedupe_key, existing.signal_id)
+    board.check_post(
+        event.signal_id,
+        event.posted_by,
+        event.target_capabilities,
+        event.priority,
+        event.after,
+        event.max_attempts,
+        event.gate,
+        event.gate_timeout_s,
+    )
+    if len(set(event.after)) != len(event.after):
+        raise RepeatedUpstream(event.signal_id)
+    if event.retry_of is not None:
+        board.check_retriable(event.retry_of)
+
+
+@rule.register
+def _(event: AgentSignalClaimed, board: BlackboardAggregate) -> None:
+    board.check_claimable(event.signal_id, event.occurred_at)
+
+
+@rule.register
+def _(event: AgentSignalClaimRenewed, board: BlackboardAggregate) -> None:
+    board.check_claimer(event.signal_id, event.claimed_by, "renewed", _token(board, event))
+
+
+@rule.register
+def _(event: AgentSignalCompleted, board: BlackboardAggregate) -> None:
+    board.check_claimer(event.signal_id, event.completed_by, "completed", _token(board, event))
+
+
+@rule.register
+def _(event: AgentSignalFailed, board: BlackboardAggregate) -> None:
+    board.check_claimer(event.signal_id, event.failed_by, "failed", _token(board, event))
+
+
+@rule.register
+def _(event: AgentSignalExpired, board: BlackboardAggregate) -> None:
+    board.check_open(event.signal_id, "expired")  # its timeout is the sweeper's setting, not the log's
+
+
+@rule.register
+def _(event: AgentSignalUnclaimed, board: BlackboardAggregate) -> None:
+    board.check_unclaimed(event.signal_id)
+
+
+@rule.register
+def _(event: AgentSignalCancelled, board: BlackboardAggregate) -> None:
+    signal = board.check_open(event.signal_id, "cancelled")
+    if event.cause is not None:  # taken down by an upstream's cancel: one it waits on, cancelled already
+        upstream = board.signal(event.cause) if event.cause in signal.after else None
+        if upstream is None or upstream.status is not SignalStatus.CANCELLED:
+            raise CancelCause(event.signal_id, event.cause, upstream.status if upstream else None)
+
+
+@rule.register
+def _(event: AgentSignalAttemptFailed, board: BlackboardAggregate) -> None:
+    """A failed attempt with attempts left: the claim it ends is the claimer's (a failure), or lapsed (the
+    sweeper's; its timeout is a setting, not the log's), and it is the attempt under way, not the last."""
+    signal = board.signal(event.signal_id)
+    if event.expired:
+        board.check_open(event.signal_id, "retried")
+        if signal.status is not SignalStatus.CLAIMED:
+            raise AttemptOutOfTurn(event.signal_id, f"its claim lapsed while it was {signal.status.value}")
+    else:
+        board.check_claimer(event.signal_id, event.claimed_by or "", "failed", _token(board, event))
+    if event.claimed_by != signal.claimed_by:
+        raise AttemptOutOfTurn(event.signal_id, f"{event.claimed_by} did not hold its claim")
+    if event.attempt != signal.attempt or not event.attempt < event.max_attempts:
+        raise AttemptOutOfTurn(
+            event.signal_id,
+            f"attempt {event.attempt} of {event.max_attempts} failed while attempt {signal.attempt} ran",
+        )
+
+
+@rule.register
+def _(event: AgentSignalApproved, board: BlackboardAggregate) -> None:
+    board.check_open_gate(event.signal_id, "approved", event.occurred_at)
+
+
+@rule.register
+def _(event: AgentSignalRejected, board: BlackboardAggregate) -> None:
+    board.check_open_gate(event.signal_id, "rejected", event.occurred_at)
+
+
+@rule.register
+def _(event: BoardBudgetSet, board: BlackboardAggregate) -> None:
+    """The board's own event: the values' rules (finite, 0 or more). Not the spent-so-far rule: a budget may
+    be set below what runs spent later, and the log's usage is judged by the runs, not by the budget."""
+    new_budget(board.budget, event.usd, event.tokens, Spent())
+
+
+def _token(board: BlackboardAggregate, event: BlackboardEvent) -> str | None:
+    """The token the command presented: the log keeps only the claim's, so it is taken as given."""
+    return board.signal(event.signal_id).claim_token
+
+
+class AttemptOutOfTurn(RuleViolation):
+    def __init__(self, signal_id: str, why: str) -> None:
+        super().__init__(f"{signal_id}: a failed attempt no command records: {why}")
+
+
+class DedupedPost(RuleViolation):
+    def __init__(self, signal_id: str, dedupe_key: str, existing: str) -> None:
+        super().__init__(
+            f"{signal_id} is posted with dedupe key {dedupe_key!r}, which names {existing} already: "
+            "such a post records nothing"
+        )
+
+
+class RepeatedUpstream(RuleViolation):
+    def __init__(self, signal_id: str) -> None:
+        super().__init__(f"{signal_id} names an upstream twice; a post records each once")
+
+
+class CancelCause(RuleViolation):
+    def __init__(self, signal_id: str, cause: str, status: SignalStatus | None) -> None:
+        why = f"it is {status}, not CANCELLED" if status else f"{signal_id} does not wait on it"
+        super().__init__(f"{signal_id}'s cancel names upstream {cause} as its cause, but {why}")
