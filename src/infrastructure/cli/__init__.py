@@ -41,6 +41,12 @@ OPTIONS = {
     "status": "--status",
     "signal_types": "--type",
     "since": "--since",
+    "timeout": "--timeout",
+    "priority": "--priority",
+    "not_before": "--not-before",
+    "cancelled_by": "--by",
+    "posted_with": "--correlation-id",
+    "reason": "--reason",
     # the knowledge commands'
     "key": "KEY",
     "value": "--value",
