@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from blackboard.application.fields import (
-    MAX_INT64,
     BoardName,
     Count,
     Dollars,
@@ -16,7 +15,6 @@ from blackboard.application.fields import (
     Position,
     Seconds,
     Token,
-    printable,
 )
 from blackboard.application.json_values import check_json
 from blackboard.domain.signals import (
@@ -30,9 +28,6 @@ from blackboard.domain.signals import (
     SignalUsage,
     Topic,
 )
-
-# The field rules, stated once (fields.py); imported here too, where the models have always kept them.
-__all__ = ["MAX_INT64", "BoardName", "Count", "KeyPattern", "Name", "Position", "Seconds", "printable"]
 
 
 class Message(BaseModel):
