@@ -29,6 +29,7 @@ ONE_PROCESS_PER_FILE = {
     "test_cli_transfer.py",
     "test_demo.py",
     "test_install.py",
+    "test_one_validation_layer.py",
 }
 
 

@@ -6,6 +6,18 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from blackboard.application.bounds import MAX_INT64
+from blackboard.application.fields import (
+    BoardName,
+    Count,
+    Dollars,
+    KeyPattern,
+    Name,
+    Position,
+    Printable,
+    Seconds,
+    Token,
+)
 from blackboard.application.json_values import check_json
 from blackboard.domain.signals import (
     DEFAULT_PRIORITY,
@@ -20,27 +32,6 @@ from blackboard.domain.signals import (
 )
 
 
-def printable(text: str) -> str:
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise ValueError("must not contain control characters")
-    return text
-
-
-# A board id holds no control character, so an entry key's stream id (`<board>\x1f<key>`) is never a board's.
-BoardName = Annotated[str, Field(min_length=1), AfterValidator(printable)]
-
-
-# A log position or a count: a 64-bit signed integer, what SQLite and PostgreSQL store (past it a
-# query overflows), the same bound on every interface.
-MAX_INT64 = 2**63 - 1
-Position = Annotated[int, Field(ge=0, le=MAX_INT64)]
-Count = Annotated[int, Field(ge=1, le=MAX_INT64)]
-
-
-# An entry key, or a key prefix ending in `*` (`*` alone: every key).
-KeyPattern = Annotated[str, Field(pattern=r"^([A-Za-z0-9_.:/-]{1,200}\*?|\*)$")]
-
-
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
@@ -48,7 +39,7 @@ class Message(BaseModel):
 class Command(Message):
     """A request to change a board. `correlation_id` ties the events it causes to the caller's work."""
 
-    correlation_id: NonEmpty | None = None
+    correlation_id: Name | None = None
 
 
 def _storable_context(context: dict[str, Any]) -> dict[str, Any]:
@@ -65,16 +56,16 @@ class PostSignal(Command):
     topic: Topic
     prompt: str = ""
     context: Annotated[dict[str, Any], AfterValidator(_storable_context)] = Field(default_factory=dict)
-    target_capabilities: tuple[NonEmpty, ...] = ()
-    posted_by: NonEmpty = "ps-skill"
+    target_capabilities: tuple[Name, ...] = ()
+    posted_by: Name = "ps-skill"
     blackboard_id: BoardName | None = None
     after: tuple[SignalIdText, ...] = ()
-    dedupe_key: NonEmpty | None = None
+    dedupe_key: Name | None = None
     # entry keys its claimer may read and write while it holds the claim (domain/knowledge/permissions.py)
     read_keys: tuple[KeyPattern, ...] = ()
     write_keys: tuple[KeyPattern, ...] = ()
     # what a runner's run of it may spend at most, in US dollars (the agent file's max_budget_usd may be smaller)
-    budget_usd: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] | None = None
+    budget_usd: Dollars | None = None
     priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed before less urgent work
     not_before: AwareDatetime | None = None  # not claimable before then; its post timeout counts from then
     # how many attempts it gets, whoever claims it (contracts/control.md, "Retries"); None: the claimer's policy
@@ -92,26 +83,26 @@ class ClaimSignal(Command):
     """UC-002: an agent takes a signal it is able to do."""
 
     signal_id: SignalIdText
-    agent_id: NonEmpty
-    blackboard_id: NonEmpty | None = None
-    token: NonEmpty | None = None  # a worker's own token: later commands on this claim must present it
+    agent_id: Name
+    blackboard_id: BoardName | None = None
+    token: Token | None = None  # a worker's own token: later commands on this claim must present it
 
 
 class RenewClaim(Command):
     """The claimer is still at work: restart its claim timeout (a lease)."""
 
     signal_id: SignalIdText
-    agent_id: NonEmpty
-    token: NonEmpty | None = None
-    blackboard_id: NonEmpty | None = None
+    agent_id: Name
+    token: Token | None = None
+    blackboard_id: BoardName | None = None
 
 
 class RetrySignal(Command):
     """Post the work of a FAILED or EXPIRED signal again, linked to it by `retry_of`."""
 
     signal_id: SignalIdText
-    posted_by: NonEmpty = "ps-skill"
-    blackboard_id: NonEmpty | None = None
+    posted_by: Name = "ps-skill"
+    blackboard_id: BoardName | None = None
 
 
 Reason = Annotated[str, Field(min_length=1, max_length=2000)]
@@ -121,27 +112,27 @@ class CancelSignal(Command):
     """End a signal that is not final on purpose: CANCELLED, with what waits on it; its run is stopped."""
 
     signal_id: SignalIdText
-    cancelled_by: NonEmpty = "ps-skill"
+    cancelled_by: Name = "ps-skill"
     reason: Reason = "no reason given"
-    blackboard_id: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
 
 
 class ApproveGate(Command):
     """A person approves an open gate: it COMPLETES, and what waits on it may run."""
 
     signal_id: SignalIdText
-    approved_by: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(printable)]
+    approved_by: Printable
     note: Annotated[str, Field(max_length=2000)] | None = None
-    blackboard_id: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
 
 
 class RejectGate(Command):
     """A person rejects an open gate: it FAILS, and what waits on it expires."""
 
     signal_id: SignalIdText
-    rejected_by: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(printable)]
+    rejected_by: Printable
     reason: Reason
-    blackboard_id: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
 
 
 class SetBudget(Command):
@@ -149,9 +140,9 @@ class SetBudget(Command):
     domain checks the values (domain/limits.py: finite, 0 or more, not below what was spent)."""
 
     board: BoardName
-    usd: float | None = None
-    tokens: int | None = None
-    set_by: NonEmpty = "ps-skill"
+    usd: float | None = None  # the domain's rule names the field: finite, 0 or more, not below what was spent
+    tokens: Annotated[int, Field(le=MAX_INT64)] | None = None
+    set_by: Name = "ps-skill"
     reason: Annotated[str, Field(max_length=2000)] = ""
 
 
@@ -159,9 +150,9 @@ class CancelSignals(Command):
     """Cancel in bulk: every open signal of a board, or those posted with a correlation id (on a board,
     or on any), with what waits on them. At least one of the two must be given."""
 
-    blackboard_id: NonEmpty | None = None
-    posted_with: NonEmpty | None = None  # the correlation id the signals were posted with
-    cancelled_by: NonEmpty = "ps-skill"
+    blackboard_id: BoardName | None = None
+    posted_with: Name | None = None  # the correlation id the signals were posted with
+    cancelled_by: Name = "ps-skill"
     reason: Reason = "no reason given"
 
     @model_validator(mode="after")
@@ -177,11 +168,11 @@ class CompleteSignal(Command):
     """UC-003: the claimer hands back its result."""
 
     signal_id: SignalIdText
-    agent_id: NonEmpty
+    agent_id: Name
     artifact_path: NonEmpty | None = None
     knowledge_items: tuple[str, ...] = ()
-    blackboard_id: NonEmpty | None = None
-    token: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
+    token: Token | None = None
     usage: SignalUsage | None = None  # what a runner's run of it cost
 
 
@@ -189,10 +180,10 @@ class FailSignal(Command):
     """The claimer reports that it could not do the work."""
 
     signal_id: SignalIdText
-    agent_id: NonEmpty
+    agent_id: Name
     error: NonEmpty
-    blackboard_id: NonEmpty | None = None
-    token: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
+    token: Token | None = None
     usage: SignalUsage | None = None  # what a runner's run of it cost
     # the handler asked for a retry this many seconds from now (`{"retry_after": S}`): with attempts left,
     # that is the wait instead of the backoff's
@@ -203,10 +194,10 @@ class ClaimSignals(Command):
     """A worker's batch: claim up to `limit` of these signals of one board, in this order, skipping
     any that is no longer claimable (taken meanwhile, expired, waiting). One append for all."""
 
-    blackboard_id: NonEmpty
+    blackboard_id: BoardName
     signal_ids: tuple[SignalIdText, ...] = Field(min_length=1)
-    agent_id: NonEmpty
-    token: NonEmpty | None = None
+    agent_id: Name
+    token: Token | None = None
     limit: Count = 1
 
 
@@ -214,8 +205,8 @@ class RecordOutcomes(Command):
     """A worker's batch: the completions and failures of signals it holds on one board, in one
     append. An outcome that is refused (its claim expired meanwhile) does not stop the others."""
 
-    blackboard_id: NonEmpty
-    agent_id: NonEmpty
+    blackboard_id: BoardName
+    agent_id: Name
     outcomes: tuple[CompleteSignal | FailSignal, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -230,15 +221,15 @@ class RecordOutcomes(Command):
 class ExpireSignals(Command):
     """Move every signal past its timeout to EXPIRED (on one board, or on all)."""
 
-    blackboard_id: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
 
 
 class GetOpenSignals(Message):
     """Claimable signals that target any of the capabilities, oldest first."""
 
-    capabilities: tuple[NonEmpty, ...] = ()
+    capabilities: tuple[Name, ...] = ()
     limit: Count = 10
-    blackboard_id: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
     catch_up: bool = (
         True  # False: as the read model stands, sparing two queries (a worker: its claim decides)
     )
@@ -252,19 +243,28 @@ class GetSignalById(Message):
 class ListSignals(Message):
     status: SignalStatus | None = None
     signal_type: SignalType | None = None
-    capability: NonEmpty | None = None
-    capabilities: tuple[NonEmpty, ...] = ()  # any of them, with `capability` (a repeated --capability)
-    blackboard_id: NonEmpty | None = None
+    capability: Name | None = None
+    capabilities: tuple[Name, ...] = ()  # any of them, with `capability` (a repeated --capability)
+    blackboard_id: BoardName | None = None
     limit: Count | None = None
     at: Position | None = None  # as the boards were right after this log position
 
 
 class WatchSignals(Message):
-    """UC-004: completions of these types after global position `since`."""
+    """UC-004: completions of these types after global position `since`, waiting up to `timeout` seconds."""
 
     signal_types: tuple[SignalType, ...] = Field(min_length=1)
     since: Position = 0
-    blackboard_id: NonEmpty | None = None
+    blackboard_id: BoardName | None = None
+    timeout: Seconds | None = None  # None: as long as it takes
+
+
+class WaitForSignal(Message):
+    """`wait`: the signal once it is final, waiting up to `timeout` seconds."""
+
+    signal_id: SignalIdText
+    timeout: Seconds | None = None  # None: as long as it takes
+    blackboard_id: BoardName | None = None
 
 
 class ReadEvents(Message):
@@ -272,4 +272,4 @@ class ReadEvents(Message):
 
     since: Position = 0
     limit: Count | None = None
-    blackboard_id: NonEmpty | None = None
+    blackboard_id: BoardName | None = None

@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from blackboard.application.bounds import MAX_SECONDS
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.thresholds import DEFAULT_THRESHOLD
 from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
@@ -63,7 +64,6 @@ def _knob(
     return field(default=default, metadata={"knob": Knob(rule, check, parse, env, flag)})
 
 
-MAX_SECONDS = 1e9  # about 31 years: past it a time overflows; nan and inf are no number of seconds
 MAX_COUNT = 10_000  # handlers at once, pooled connections
 MIN_LINE, MAX_LINE = 1024, 1 << 30  # bytes of one line read by `blackboard mcp`
 

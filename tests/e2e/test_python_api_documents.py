@@ -279,7 +279,7 @@ def test_bad_input_names_the_argument_and_the_clis_rule_and_writes_nothing(store
         api.write("k", 1, blackboard_id=board, author="a", confidence=2)
     with pytest.raises(InvalidInput, match="^agent: "):
         api.claim("sig-00000001", agent="")
-    with pytest.raises(InvalidInput, match="^value: must be JSON: Out of range float values"):
+    with pytest.raises(InvalidInput, match="^value: numbers must be finite"):
         api.write("k", {"x": float("nan")}, blackboard_id=board, author="a")
     with pytest.raises(InvalidInput, match="^after: must be a list of strings, got int"):
         api.post("RESEARCH", board, "e-1", "t", after=5)

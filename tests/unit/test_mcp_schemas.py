@@ -118,7 +118,11 @@ def test_a_tool_s_schema_keeps_every_rule_and_leaves_out_the_words_that_carry_no
             assert not any(default == e and type(default) is type(e) for e in ([], {}, "", False, None)), name
     post = tools["blackboard_post_signal"].input_schema["properties"]
     assert post["signal_type"]["enum"][0] == "RESEARCH" and post["entry_id"]["pattern"] == "^e-[0-9]+$"
-    assert post["key"] == {"minLength": 1, "type": "string"}  # optional: its own type, no null
+    assert post["key"] == {
+        "maxLength": 200,
+        "minLength": 1,
+        "type": "string",
+    }  # optional: its own type, no null
     write = tools["blackboard_write"].input_schema["properties"]
     assert write["entry_type"]["default"] == "note" and write["confidence"] == {
         "maximum": 1,

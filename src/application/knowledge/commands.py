@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from blackboard.application.commands import Command, Count, Message, Position, printable
+from blackboard.application.commands import Command, Message
+from blackboard.application.fields import Count, Fraction, Position, Seconds, Token
+from blackboard.application.fields import Printable as Name
 from blackboard.application.json_values import check_json
 from blackboard.domain.knowledge.entries import KEY_PATTERN, MAX_VALUE_BYTES
 from blackboard.domain.signals import NonEmpty, SignalIdText
@@ -18,11 +20,18 @@ from blackboard.domain.signals import NonEmpty, SignalIdText
 MAX_META_BYTES = 16 * 1024  # `meta` is small free metadata; content goes in the value
 
 
-Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(printable)]
 Key = Annotated[str, Field(pattern=f"^{KEY_PATTERN.pattern}$")]  # topic names follow the same rule
 EntryType = Literal[
     "query", "finding", "plan", "analysis", "recommendation", "decision", "artifact", "final", "note"
 ]
+
+
+def _needs_signal(given: str | None, info: ValidationInfo, why: str) -> str | None:
+    """A field that only means something with a signal (`signal_id`, declared before it) refuses to come
+    without one: a rule of the field, so every interface names the field (`--token`, `token`)."""
+    if given is not None and info.data.get("signal_id") is None:
+        raise ValueError(f"needs a signal (signal_id, --signal SIG): {why}")
+    return given
 
 
 def json_size(value: Any) -> int:
@@ -40,19 +49,18 @@ class WriteEntry(Command):
     section: Name = "default"
     role: Name = "assistant"
     label: Name = "unlabelled"
-    confidence: Annotated[float, Field(ge=0, le=1)] | None = None
+    confidence: Fraction | None = None
     depends_on: tuple[Key, ...] = ()
     topics: tuple[Key, ...] = ()
     meta: dict[str, Any] = Field(default_factory=dict)
     replaces: Position | None = None  # compare-and-set: 0 writes only if the key was never written
     signal_id: SignalIdText | None = None  # the signal whose work produced it
-    token: NonEmpty | None = None  # the claim's token, when the signal's key permissions need it
+    token: Token | None = None  # the claim's token, when the signal's key permissions need it
 
-    @model_validator(mode="after")
-    def _token_with_signal(self) -> WriteEntry:
-        if self.token is not None and self.signal_id is None:
-            raise ValueError("--token needs --signal SIG: it is that signal's claim token")
-        return self
+    @field_validator("token")
+    @classmethod
+    def _token_with_signal(cls, token: str | None, info: ValidationInfo) -> str | None:
+        return _needs_signal(token, info, "it is that signal's claim token")
 
     @field_validator("value")
     @classmethod
@@ -117,13 +125,16 @@ class ReadEntry(Message):
     history: bool = False
     at: Position | None = None  # as the key was right after this log position
     signal_id: SignalIdText | None = None  # read under this signal's key permissions
-    token: NonEmpty | None = None  # its claim's token
+    token: Token | None = None  # its claim's token
     reader: Name | None = None  # who reads: the claimer, when the signal has key permissions
+
+    @field_validator("token", "reader")
+    @classmethod
+    def _under_a_signal(cls, given: str | None, info: ValidationInfo) -> str | None:
+        return _needs_signal(given, info, "it says who reads under that signal")
 
     @model_validator(mode="after")
     def _reader_with_signal(self) -> ReadEntry:
-        if self.signal_id is None and (self.token is not None or self.reader is not None):
-            raise ValueError("--token and --author need --signal SIG: they say who reads under that signal")
         if self.signal_id is not None and self.reader is None:
             raise ValueError("--signal needs --author NAME: the reader, who must be the signal's claimer")
         return self
@@ -145,3 +156,13 @@ class ListEntries(Message):
 
 class SummarizeBoard(Message):
     blackboard_id: Name
+
+
+class WatchTopic(Message):
+    """`watch --topic`: entry versions published to a topic of a board after `since` (None: from now),
+    waiting up to `timeout` seconds for one."""
+
+    blackboard_id: Name
+    topic: Key
+    since: Position | None = None
+    timeout: Seconds | None = None  # None: as long as it takes

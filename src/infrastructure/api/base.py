@@ -4,7 +4,6 @@ CLI's settings, a request model's refusal turned into InvalidInput naming the ar
 from __future__ import annotations
 
 import json
-import math
 import os
 import threading
 from collections.abc import Iterable
@@ -14,13 +13,11 @@ from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from blackboard.application.commands import MAX_INT64
-from blackboard.application.json_values import MAX_DEPTH
+from blackboard.application.json_values import MAX_DEPTH, check_json
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.api.errors import Closed
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.input_errors import invalid_input
-from blackboard.infrastructure.settings import MAX_SECONDS
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -32,6 +29,7 @@ ARGUMENTS = {
     "approved_by": "by",
     "rejected_by": "by",
     "gate_timeout_s": "gate_timeout",
+    "cancelled_by": "by",
 }
 
 
@@ -141,6 +139,7 @@ def as_json(value: Any, field: str) -> Any:
     document a call returns is the one a later read gives; what JSON cannot hold (NaN, a set) is refused
     as the CLI refuses it, and so is a value nested too deep to encode (the models check the
     32-level rule of json_values.py on what comes back)."""
+    check_json(value, field)  # the models' own rule and words first (nan, 64 bits, depth, NUL)
     try:
         return json.loads(json.dumps(value, allow_nan=False, ensure_ascii=False))
     except RecursionError:
@@ -160,25 +159,3 @@ def names(items: Iterable[str] | str | None, field: str) -> tuple[str, ...]:
         return tuple(items)
     except TypeError:
         raise InvalidInput(field, f"must be a list of strings, got {type(items).__name__}") from None
-
-
-def check_wait(timeout: Any, since: Any = None) -> None:
-    """A wait's `timeout` (seconds, a finite number from 0 to MAX_SECONDS: nan would never end, inf
-    neither) and `since` (a log position), as the CLI's `--timeout` and `--since` are checked."""
-    if timeout is not None:
-        number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
-        if not number or not math.isfinite(timeout) or not 0 <= timeout <= MAX_SECONDS:
-            raise InvalidInput(
-                "timeout", f"must be a number of seconds from 0 to {MAX_SECONDS:g}, got {_shown(timeout)}"
-            )
-    if since is not None:
-        whole = isinstance(since, int) and not isinstance(since, bool)
-        if not whole or not 0 <= since <= MAX_INT64:
-            raise InvalidInput(
-                "since", f"must be a log position, a whole number from 0 to {MAX_INT64}, got {_shown(since)}"
-            )
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:40]}..."

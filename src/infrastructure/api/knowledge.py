@@ -10,12 +10,12 @@ from blackboard.application.knowledge.commands import (
     ReadEntry,
     ResolveEntry,
     SummarizeBoard,
+    WatchTopic,
     WriteEntry,
 )
-from blackboard.domain.errors import InvalidInput
-from blackboard.domain.knowledge.entries import KEY_PATTERN, KeyInConflict
+from blackboard.domain.knowledge.entries import KeyInConflict
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
+from blackboard.infrastructure.api.base import Base, as_json, names, request
 from blackboard.infrastructure.documents import Entries, Entry, History, Summary
 
 UNSET: Any = object()  # `resolve` without a merged value (None is a value: JSON null)
@@ -175,12 +175,9 @@ class KnowledgeCalls(Base):
         """Every entry version published to the topic after `since` (default: now), in log order, as
         soon as there is one (each as `watch --topic --follow` prints it; the last one's `position`
         is the next `since`). TimedOut after `timeout` seconds with none."""
-        check_wait(timeout, since)
-        request(SummarizeBoard, blackboard_id=blackboard_id)  # the board id's rules
-        if not isinstance(topic, str) or not KEY_PATTERN.fullmatch(topic):
-            raise InvalidInput("topic", "must be 1..200 characters of A-Z a-z 0-9 _ . : / - (as a key)")
-        start = since if since is not None else self._parts.store.last_position()
-        found = self._parts.watcher.watch_topic(blackboard_id, topic, start, timeout)
+        query = request(WatchTopic, blackboard_id=blackboard_id, topic=topic, since=since, timeout=timeout)
+        start = query.since if query.since is not None else self._parts.store.last_position()
+        found = self._parts.watcher.watch_topic(query.blackboard_id, query.topic, start, query.timeout)
         return Entries([documents.published(r) for r in found])
 
 

@@ -21,10 +21,11 @@ from blackboard.application.commands import (
     RejectGate,
     RetrySignal,
     SetBudget,
+    WaitForSignal,
     WatchSignals,
 )
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.api.base import Base, as_json, check_wait, names, request
+from blackboard.infrastructure.api.base import Base, as_json, names, request
 from blackboard.infrastructure.documents import (
     Agents,
     BoardBudget,
@@ -189,8 +190,8 @@ class SignalCalls(Base):
             posted_with=posted_with,
             reason=reason,
             cancelled_by=by,
-            correlation_id=posted_with,
         )
+        command = command.model_copy(update={"correlation_id": command.posted_with})  # checked as posted_with
         return Signals([documents.signal(s) for s in self._parts.service.cancel_signals(command)])
 
     def budget(
@@ -269,9 +270,8 @@ class SignalCalls(Base):
         """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (check
         `status`: unlike the CLI's exit 3, an ending other than COMPLETED is returned, not raised);
         TimedOut after `timeout` seconds."""
-        check_wait(timeout)
-        query = request(GetSignalById, signal_id=signal_id)
-        return _signal(self._parts.watcher.wait_for_signal(query.signal_id, timeout))
+        query = request(WaitForSignal, signal_id=signal_id, timeout=timeout)
+        return _signal(self._parts.watcher.wait_for_signal(query.signal_id, query.timeout))
 
     def watch(
         self,
@@ -283,12 +283,16 @@ class SignalCalls(Base):
     ) -> WatchedSignal:
         """`blackboard watch --type`: the first signal of those types to complete after `since` (default:
         now), with the `position` to pass as `since` next time; TimedOut after `timeout` seconds."""
-        check_wait(timeout, since)
         query = request(
-            WatchSignals, signal_types=names(signal_types, "signal_types"), blackboard_id=blackboard_id
+            WatchSignals,
+            signal_types=names(signal_types, "signal_types"),
+            blackboard_id=blackboard_id,
+            since=since,
+            timeout=timeout,
         )
-        start = since if since is not None else self._parts.store.last_position()
-        found, position = self._parts.watcher.watch(query.model_copy(update={"since": start}), timeout)
+        if since is None:  # from now
+            query = query.model_copy(update={"since": self._parts.store.last_position()})
+        found, position = self._parts.watcher.watch(query, query.timeout)
         return documents.watched(found, position)
 
     def events(self, *, blackboard_id: str | None = None, since: int = 0, limit: int | None = None) -> Events:

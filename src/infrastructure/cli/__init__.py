@@ -41,6 +41,12 @@ OPTIONS = {
     "status": "--status",
     "signal_types": "--type",
     "since": "--since",
+    "timeout": "--timeout",
+    "priority": "--priority",
+    "not_before": "--not-before",
+    "cancelled_by": "--by",
+    "posted_with": "--correlation-id",
+    "reason": "--reason",
     # the knowledge commands'
     "key": "KEY",
     "value": "--value",
@@ -71,8 +77,13 @@ OPTIONS = {
     "approved_by": "--by",
     "rejected_by": "--by",
     "note": "--note",
-    "reason": "--reason",
     "gate_timeout_s": "--timeout",
+    # retries' and limits'
+    "max_attempts": "--max-attempts",
+    "retry_after": "--retry-after",
+    "usd": "--usd",
+    "tokens": "--tokens",
+    "set_by": "--by",
 }
 
 

@@ -19,6 +19,7 @@ from blackboard.application.commands import (
     GetSignalById,
     PostSignal,
     RetrySignal,
+    WaitForSignal,
     WatchSignals,
 )
 from blackboard.domain.errors import InvalidInput, RuleViolation
@@ -29,7 +30,7 @@ from blackboard.infrastructure.cli.json_input import parse_json
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
-from blackboard.infrastructure.settings import MAX_SECONDS, BlackboardSettings, worker_options
+from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 from blackboard.infrastructure.when import parse_duration, parse_when
 
 if TYPE_CHECKING:
@@ -213,7 +214,6 @@ def watch(
     watcher: Lazy = Provide[Container.watcher.provider],
     store: Lazy = Provide[Container.event_store.provider],
 ) -> Output:
-    _check_watch(args)
     if args.topic is not None:  # entries: the knowledge side, imported (and wired) only for it
         from blackboard.infrastructure.cli.knowledge.commands import watch_topic
 
@@ -224,9 +224,14 @@ def watch(
         )
     if args.follow:
         raise InvalidInput("--follow", "goes with --topic: a signal watch prints one signal and its position")
-    query = WatchSignals(signal_types=tuple(args.signal_types), blackboard_id=args.blackboard, since=0)
-    since = args.since if args.since is not None else store().last_position()  # from now, before waiting
-    found, position = watcher().watch(query.model_copy(update={"since": since}), args.timeout)
+    query = WatchSignals(
+        signal_types=tuple(args.signal_types),
+        blackboard_id=args.blackboard,
+        **_given(since=args.since, timeout=args.timeout),
+    )
+    if args.since is None:  # from now, taken before waiting
+        query = query.model_copy(update={"since": store().last_position()})
+    found, position = watcher().watch(query, query.timeout)
     # the completion's position: a caller looping with --since it misses nothing, not even a completion
     # that landed while it was printing
     print(f"position {position}", file=sys.stderr)
@@ -235,8 +240,8 @@ def watch(
 
 @inject
 def wait(args: argparse.Namespace, watcher: Lazy = Provide[Container.watcher.provider]) -> Output:
-    _check_timeout(args.timeout)
-    ended = watcher().wait_for_signal(args.signal_id, args.timeout)
+    query = WaitForSignal(signal_id=args.signal_id, **_given(timeout=args.timeout))
+    ended = watcher().wait_for_signal(query.signal_id, query.timeout)
     if ended.status is not SignalStatus.COMPLETED:
         raise SignalEndedBadly(render.signal(ended), ended.status)
     return render.signal(ended)
@@ -277,23 +282,11 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _json_object(raw: str | None, option: str) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    value = parse_json(raw, option)
-    if not isinstance(value, dict):
-        raise InvalidInput(option, f"must be a JSON object, got {type(value).__name__}")
-    return value
+def _json_object(raw: str | None, option: str) -> Any:
+    """The JSON given (the command model says it must be an object, in the words it says it everywhere)."""
+    return {} if raw is None else parse_json(raw, option)
 
 
-def _check_timeout(timeout: float | None) -> None:
-    if timeout is not None and not 0 <= timeout <= MAX_SECONDS:  # nan too: a wait that never ends
-        raise InvalidInput(
-            "--timeout", f"must be 0 or more seconds, at most {MAX_SECONDS:g}, got {timeout:g}"
-        )
-
-
-def _check_watch(args: argparse.Namespace) -> None:
-    _check_timeout(args.timeout)
-    if args.since is not None and args.since < 0:
-        raise InvalidInput("--since", f"must be a log position, 0 or more, got {args.since}")
+def _given(**options: Any) -> dict[str, Any]:
+    """The options given (None: left out, the model's default applies), as the command model takes them."""
+    return {name: value for name, value in options.items() if value is not None}

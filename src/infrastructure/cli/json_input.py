@@ -24,7 +24,7 @@ def parse_json(raw: str, option: str, max_depth: int = MAX_DEPTH) -> Any:
     def whole(text: str) -> int:
         if len(text.lstrip("-")) > 19 or not -LIMIT <= (number := int(text)) < LIMIT:
             raise InvalidInput(
-                option, f"integers must fit in {INT_BITS} bits (-2^63 to 2^63-1), got {_cut(text)}"
+                option, f"integers must fit in {INT_BITS} bits, got {_cut(text)} (-2^63 to 2^63-1)"
             )
         return number
 

@@ -11,9 +11,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from blackboard.application.commands import ListSignals
+from blackboard.application.commands import ListSignals, ReadEvents
 from blackboard.application.ports import Recorded
-from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import render, terminal_safe
 from blackboard.infrastructure.cli.parser import PAGE
@@ -58,18 +57,14 @@ def events(
     status: Lazy = Provide[Container.status.provider],
     config: BlackboardSettings = Provide[Container.config],
 ) -> None:
-    if args.since < 0:
-        raise InvalidInput("--since", f"must be a log position, 0 or more, got {args.since}")
-    if args.limit is not None and args.limit < 1:
-        raise InvalidInput("--limit", f"must be 1 or more, got {args.limit}")
-    if args.blackboard is not None and not args.blackboard:
-        raise InvalidInput("--blackboard", "must not be empty")
-    status().require_board(args.blackboard)
-    limit = None if args.all else args.limit or PAGE
-    found = queries().logged(args.since, args.blackboard)  # read a page at a time, as it is printed
+    given = {"since": args.since, "limit": args.limit, "blackboard_id": args.blackboard}
+    query = ReadEvents(**{name: value for name, value in given.items() if value is not None})
+    status().require_board(query.blackboard_id)
+    limit = None if args.all else query.limit or PAGE
+    found = queries().logged(query.since, query.blackboard_id)  # read a page at a time, as it is printed
     write = _jsonl if args.jsonl else _json_array if config.json else _text
     shown, last = write(itertools.islice(found, limit))
-    if args.limit is None and shown == limit and next(found, None) is not None:
+    if query.limit is None and shown == limit and next(found, None) is not None:
         _more(
             f"{limit} events shown; more remain after position {last}: --since {last} shows the next page, "
             "--limit N or --all more"

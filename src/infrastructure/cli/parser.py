@@ -6,6 +6,7 @@ not given (the help texts name it; a test holds them to `settings.BlackboardSett
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from blackboard.infrastructure.cli import exits
 from blackboard.infrastructure.cli.controller_parser import add_next_command
@@ -33,35 +34,17 @@ def whole(raw: str) -> int:
     return value
 
 
-def priority(raw: str) -> int:
-    """An argparse type: 0..4, or P0..P4 as issue trackers write it (anything else is a usage error, exit 2,
-    naming --priority and the rule)."""
-    text = raw.strip().upper().removeprefix("P")
-    if not (text.isdigit() and 0 <= int(text) <= 4):
-        raise argparse.ArgumentTypeError(f"must be 0 (most urgent) to 4, or P0 to P4, got {raw[:40]!r}")
-    return int(text)
+def priority(raw: str) -> int | str:
+    """An argparse type: P0..P4, as issue trackers write it, is 0..4; any other text goes to the command
+    model as typed, which holds the rule (0 to 4) on every interface."""
+    text = raw.strip().upper()
+    return int(text[1:]) if text[:1] == "P" and text[1:].isdigit() else raw
 
 
-def attempts(raw: str) -> int:
-    """An argparse type: how many attempts a signal gets, 1 to 1000 (anything else is a usage error, exit 2,
-    naming --max-attempts and the rule)."""
-    text = raw.strip()
-    if not (text.isdigit() and 1 <= int(text) <= 1000):
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number of attempts from 1 to 1000, got {raw[:40]!r}"
-        )
-    return int(text)
-
-
-def seconds(raw: str) -> float:
-    """An argparse type: a wait in seconds, 0 to a day (anything else is a usage error, exit 2)."""
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 86_400:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to 86400, got {raw[:40]!r}")
-    return value
+def one_of(names: tuple[str, ...]) -> Any:
+    """Shell completion of an option whose values the command model checks (so the model's rule and its
+    message hold on the command line as everywhere, rather than argparse's `choices`)."""
+    return lambda **_: names
 
 
 def _command(commands, name: str, summary: str, example: str, run: str) -> argparse.ArgumentParser:
@@ -123,11 +106,10 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     post.add_argument(
         "--type",
         required=True,
-        choices=SIGNAL_TYPES,
         dest="signal_type",
         metavar="TYPE",
         help="one of " + ", ".join(SIGNAL_TYPES),
-    )
+    ).completer = one_of(SIGNAL_TYPES)
     post.add_argument("--ps-id", required=True, help="the problem statement this work belongs to")
     post.add_argument("--entry-id", required=True, help="the PS entry, e-N")
     post.add_argument("--topic", required=True, help="what the work is about (1..200 characters)")
@@ -186,7 +168,6 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     )
     post.add_argument(
         "--max-attempts",
-        type=attempts,
         metavar="N",
         help="how many attempts it gets, whoever claims it: a failed attempt with attempts left is posted "
         "again after the claimer's backoff (default: the claiming agent's retries, else 1)",
@@ -204,7 +185,6 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     )
     post.add_argument(
         "--budget-usd",
-        type=float,
         metavar="USD",
         help="the most a runner's run of it may spend, in US dollars (the agent file's max_budget_usd, "
         "if smaller, wins)",
@@ -251,7 +231,6 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     fail.add_argument("--token", help="the claim's token, required when the claim has one")
     fail.add_argument(
         "--retry-after",
-        type=seconds,
         metavar="SECONDS",
         help="with attempts left, post it again after this long instead of the backoff's wait",
     )
@@ -336,9 +315,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
 
     show = _command(commands, "show", "show one signal", "blackboard show sig-1a2b3c4d", "show")
     show.add_argument("signal_id", metavar="SIG")
-    show.add_argument(
-        "--at", type=whole, metavar="POSITION", help="as the signal was right after this log position"
-    )
+    show.add_argument("--at", metavar="POSITION", help="as the signal was right after this log position")
     show.add_argument(
         "--transcript",
         action="store_true",
@@ -352,9 +329,11 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         "blackboard signals --status POSTED --capability RESEARCH",
         "signals",
     )
-    signals.add_argument("--status", choices=STATUSES, metavar="S", help="one of " + ", ".join(STATUSES))
-    signals.add_argument(
-        "--type", choices=SIGNAL_TYPES, dest="signal_type", metavar="T", help="a signal type"
+    signals.add_argument("--status", metavar="S", help="one of " + ", ".join(STATUSES)).completer = one_of(
+        STATUSES
+    )
+    signals.add_argument("--type", dest="signal_type", metavar="T", help="a signal type").completer = one_of(
+        SIGNAL_TYPES
     )
     signals.add_argument(
         "--capability",
@@ -366,9 +345,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     )
     signals.add_argument("--blackboard", metavar="ID", help="signals of this board")
     _add_paging(signals, "signals")
-    signals.add_argument(
-        "--at", type=whole, metavar="POSITION", help="as the boards were right after this log position"
-    )
+    signals.add_argument("--at", metavar="POSITION", help="as the boards were right after this log position")
 
     match = _command(
         commands, "match", "rank the registry's agents for a signal", "blackboard match sig-1a2b3c4d", "match"
@@ -394,11 +371,10 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     watch.add_argument(
         "--type",
         action="append",
-        choices=SIGNAL_TYPES,
         dest="signal_types",
         metavar="T",
         help="a signal type (repeatable); give --type or --topic",
-    )
+    ).completer = one_of(SIGNAL_TYPES)
     watch.add_argument("--topic", metavar="T", help="entries published to this topic (needs --blackboard)")
     watch.add_argument(
         "--follow",
@@ -408,13 +384,11 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     watch.add_argument("--blackboard", metavar="ID", help="only completions (entries) on this board")
     watch.add_argument(
         "--timeout",
-        type=float,
         metavar="SECONDS",
         help="give up after this long (exit 5); with --follow, stop then (exit 0)",
     )
     watch.add_argument(
         "--since",
-        type=whole,
         metavar="POSITION",
         help="count what happens after this log position (default: from now)",
     )
@@ -427,7 +401,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         "wait",
     )
     wait.add_argument("signal_id", metavar="SIG")
-    wait.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after this long (exit 5)")
+    wait.add_argument("--timeout", metavar="SECONDS", help="give up after this long (exit 5)")
 
     _command(
         commands, "expire", "expire signals past their timeouts and print them", "blackboard expire", "expire"
@@ -441,9 +415,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         "events",
     )
     events.add_argument("--blackboard", metavar="ID", help="only this board's events")
-    events.add_argument(
-        "--since", type=whole, default=0, metavar="POSITION", help="only events after this position"
-    )
+    events.add_argument("--since", metavar="POSITION", help="only events after this position (default 0)")
     _add_paging(events, "events")
     events.add_argument(
         "--jsonl", action="store_true", help="one JSON object a line, streamed (any number of events)"
@@ -485,5 +457,5 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
 def _add_paging(parser: argparse.ArgumentParser, what: str) -> None:
     """A list that prints a page by default and says on stderr when more remain."""
     page = parser.add_mutually_exclusive_group()
-    page.add_argument("--limit", type=whole, metavar="N", help=f"at most N {what} (default {PAGE})")
+    page.add_argument("--limit", metavar="N", help=f"at most N {what} (default {PAGE})")
     page.add_argument("--all", action="store_true", help=f"every {what[:-1]}, however many")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from blackboard.application.errors import WaitTimedOut
+from blackboard.application.fields import Seconds
 from blackboard.application.knowledge.commands import (
     Key,
     ListEntries,
@@ -38,10 +39,7 @@ TOPIC = {
             "last subscribe or poll of the topic got to, else now)",
         ),
     ),
-    "timeout_seconds": (
-        Annotated[float, Field(ge=0)],
-        Field(default=0.0, description="wait this long for one"),
-    ),
+    "timeout_seconds": (Seconds, Field(default=0.0, description="wait this long for one")),
 }
 
 

@@ -14,8 +14,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from blackboard.application.commands import MAX_INT64
+from blackboard.application.fields import MAX_INT64
 from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.input_errors import invalid_input
 
 STRICT = ConfigDict(extra="forbid")
 
@@ -47,18 +48,20 @@ def derive(
     for argument, note in (notes or {}).items():  # merged, not assigned: an assigned one is lost when
         annotation, field = made[argument]  # pydantic merges an optional argument's Annotated metadata
         made[argument] = (annotation, FieldInfo.merge_field_infos(field, description=note))
-    return create_model(title, __config__=STRICT, **made)
+    arguments = create_model(title, __config__=STRICT, **made)
+    COMMAND_FIELDS[arguments] = (model, dict(fields))
+    return arguments
+
+
+# Each argument model's command model and its arguments' fields (argument -> field): what the tests of the
+# one validation layer read to drive a command model's fields through the tools, new fields included.
+COMMAND_FIELDS: dict[type[BaseModel], tuple[type[BaseModel], dict[str, str]]] = {}
 
 
 def invalid(error: ValidationError, names: Mapping[str, str] | None = None) -> InvalidInput:
     """A ValidationError as bad input naming each argument (`names`: a command field -> the argument
-    that gave it) and its rule, as the CLI names each option."""
-    problems = []
-    for item in error.errors():
-        field = str(item["loc"][0]) if item["loc"] else "arguments"
-        problems.append((names or {}).get(field, field) + f": {item['msg']} (got {item.get('input')!r})")
-    first, _, rule = problems[0].partition(": ")
-    return InvalidInput(first, "; ".join([rule, *problems[1:]]))
+    that gave it) and its rule: the one translation every interface uses (input_errors.py)."""
+    return invalid_input(error, names)
 
 
 def accepted(arguments_model: type[BaseModel], arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import Field
 
@@ -21,6 +21,7 @@ from blackboard.application.commands import (
     RejectGate,
 )
 from blackboard.application.errors import WaitTimedOut
+from blackboard.application.fields import Seconds
 from blackboard.domain.errors import SignalNotFound
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.mcp.schemas import derive, same
@@ -28,8 +29,8 @@ from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
 
 POST = {"capabilities": "target_capabilities", "key": "dedupe_key"}  # argument -> PostSignal field
-WAITING = {
-    "timeout_seconds": (Annotated[float, Field(ge=0)], Field(description="give up after this many seconds"))
+WAITING = {  # WaitForSignal's `timeout`, required here: a tool call that may never return blocks its client
+    "timeout_seconds": (Seconds, Field(description="give up after this many seconds"))
 }
 ON_BOARD = "default: the server's --blackboard"
 

@@ -12,17 +12,16 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from blackboard.application.ports import LogNotifier
-from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.web.auth import TokenGate, is_loopback
 from blackboard.infrastructure.web.decide import decisions
 from blackboard.infrastructure.web.headers import SecurityHeaders
 from blackboard.infrastructure.web.live import LogFollower, log_stream
-from blackboard.infrastructure.web.routes import api, position, resumed_position
+from blackboard.infrastructure.web.routes import api, refused, since
 from blackboard.infrastructure.web.view import BoardView
 
 STATIC = Path(__file__).parent / "static"
@@ -46,13 +45,10 @@ def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: s
 
     async def stream(request: Request) -> Response:
         try:
-            since = position(request, "since")
-            resumed = request.headers.get("last-event-id")
-            if resumed:  # an EventSource reconnecting: go on after the last record it had
-                since = resumed_position(resumed)
-        except InvalidInput as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        start = view.last_position() if since is None else since
+            start = since(request)  # an EventSource reconnecting goes on after the last record it had
+        except Exception as exc:  # noqa: BLE001 - the one translation of an error (routes.refused)
+            return refused(exc, request)
+        start = view.last_position() if start is None else start
         return EventSourceResponse(log_stream(view, follower, start), ping=15, send_timeout=30)
 
     handlers = api(view)

@@ -12,31 +12,27 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from blackboard.application.commands import ListSignals, ReadEvents
+from blackboard.application.knowledge.commands import ReadEntry
 from blackboard.domain.errors import InvalidInput
-from blackboard.infrastructure.error_families import NAMED, UNEXPECTED, family_of
+from blackboard.infrastructure.error_families import UNEXPECTED, family_of
+from blackboard.infrastructure.input_errors import invalid_input
 from blackboard.infrastructure.web.view import BoardView
 
 logger = logging.getLogger(__name__)
-MAX_POSITION = 2**63 - 1
 MAX_EVENTS = 10_000
 
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def position(request: Request, name: str, default: int | None = None) -> int | None:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    if len(raw) > 20 or not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_POSITION:
-        raise InvalidInput(name, f"must be a log position, a whole number from 0, got {raw[:40]!r}")
-    return int(raw)
+# Model fields, as the page's query parameters name them (the others are spelled alike).
+PARAMETERS = {"blackboard_id": "board"}
 
 
-def resumed_position(raw: str) -> int:
-    """An EventSource's `Last-Event-ID`: a position this server gave, so anything else is a 400 naming it."""
-    if len(raw) > 19 or not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_POSITION:
-        raise InvalidInput("Last-Event-ID", f"must be a log position, 0 to {MAX_POSITION}, got {raw[:40]!r}")
-    return int(raw)
+def given(request: Request, *names: str) -> dict[str, str]:
+    """The query parameters given, by model field (an empty one is left out: the model's default applies)."""
+    found = {name: request.query_params.get(PARAMETERS.get(name, name)) for name in names}
+    return {name: value for name, value in found.items() if value}
 
 
 def board_id(request: Request) -> str:
@@ -45,6 +41,29 @@ def board_id(request: Request) -> str:
     if not board:
         raise InvalidInput("board", "is required: /api/board?board=ID")
     return board
+
+
+def since(request: Request) -> int | None:
+    """Where the live stream starts: `?since=` or, for an EventSource reconnecting, its `Last-Event-ID`
+    (a position this server gave); each a log position by ReadEvents' rule, a 400 naming it otherwise."""
+    resumed = request.headers.get("last-event-id")
+    if resumed:
+        try:
+            return ReadEvents(since=resumed).since
+        except ValidationError as exc:
+            raise invalid_input(exc, {"since": "Last-Event-ID"}) from None
+    return ReadEvents(**given(request, "since")).since if given(request, "since") else None
+
+
+def refused(exc: Exception, request: Request) -> JSONResponse:
+    """The web view's one translation of an error: its family's HTTP status, with the message the CLI
+    prints (a model's refusal names the query parameter and the rule, as input_errors.py words it)."""
+    error = invalid_input(exc, PARAMETERS) if isinstance(exc, ValidationError) else exc
+    family = family_of(error)
+    if family is UNEXPECTED:
+        logger.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+        return JSONResponse({"error": "unexpected error (see the server's log)"}, status_code=500)
+    return JSONResponse({"error": str(error)}, status_code=family.http_status)
 
 
 def answers(handler: Callable[[Request], Any]) -> Handler:
@@ -56,22 +75,9 @@ def answers(handler: Callable[[Request], Any]) -> Handler:
         try:
             return JSONResponse(await run_in_threadpool(handler, request))
         except Exception as exc:  # noqa: BLE001 - a bug answers 500 and is logged in one line; the server goes on
-            family = NAMED["invalid_input"] if isinstance(exc, ValidationError) else family_of(exc)
-            if family is UNEXPECTED:
-                logger.error(
-                    "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc
-                )
-                return JSONResponse({"error": "unexpected error (see the server's log)"}, status_code=500)
-            return JSONResponse({"error": _message(exc)}, status_code=family.http_status)
+            return refused(exc, request)
 
     return endpoint
-
-
-def _message(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        return f"{'.'.join(str(part) for part in first['loc']) or 'input'}: {first['msg']}"
-    return str(exc)
 
 
 def api(view: BoardView) -> dict[str, Handler]:
@@ -79,19 +85,22 @@ def api(view: BoardView) -> dict[str, Handler]:
         return view.boards()
 
     def board(request: Request) -> Any:
-        return view.board(board_id(request), position(request, "at"))
+        query = ListSignals(blackboard_id=board_id(request), **given(request, "at"))
+        return view.board(query.blackboard_id, query.at)  # type: ignore[arg-type]
 
     def entry(request: Request) -> Any:
         key = request.path_params.get("key") or request.query_params.get("key")
         if not key:
             raise InvalidInput("key", "is required: /api/entry?board=ID&key=KEY")
-        return view.entry_history(board_id(request), key, position(request, "at"))
+        query = ReadEntry(blackboard_id=board_id(request), key=key, history=True, **given(request, "at"))
+        return view.entry_history(query.blackboard_id, query.key, query.at)
 
     def events(request: Request) -> Any:
-        limit = position(request, "limit", MAX_EVENTS)
-        if not 1 <= limit <= MAX_EVENTS:  # type: ignore[operator]
-            raise InvalidInput("limit", f"must be 1 to {MAX_EVENTS}, got {limit}")
-        return view.events(request.query_params.get("board") or None, position(request, "since", 0), limit)  # type: ignore[arg-type]
+        query = ReadEvents(**given(request, "since", "limit", "blackboard_id"))
+        limit = MAX_EVENTS if query.limit is None else query.limit
+        if limit > MAX_EVENTS:  # the page's own bound: one answer of the web view holds at most this many
+            raise InvalidInput("limit", f"must be 1 to {MAX_EVENTS} here, got {limit}")
+        return view.events(query.blackboard_id, query.since, limit)
 
     return {
         name: answers(handler)

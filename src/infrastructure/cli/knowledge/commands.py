@@ -38,9 +38,7 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
     from blackboard.application.knowledge.commands import WriteEntry
     from blackboard.domain.knowledge.entries import KeyInConflict
 
-    if args.token is not None and args.signal is None:
-        raise InvalidInput("--token", "needs --signal SIG: it is that signal's claim token")
-    command = WriteEntry(
+    command = WriteEntry(  # --token without --signal: the model's rule
         blackboard_id=args.blackboard,
         key=args.key,
         value=_value(args),
@@ -52,7 +50,7 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
         confidence=args.confidence,
         depends_on=tuple(args.depends_on),
         topics=tuple(args.topics),
-        meta=_json(args.meta, "--meta", object_only=True) if args.meta is not None else {},
+        meta=_json(args.meta, "--meta") if args.meta is not None else {},
         replaces=args.replaces,
         signal_id=args.signal,
         token=args.token,
@@ -68,11 +66,6 @@ def write(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowledg
 def read(args: argparse.Namespace, queries: Lazy = Provide[Container.knowledge_queries.provider]) -> Output:
     from blackboard.application.knowledge.commands import ReadEntry
 
-    if args.signal is None and (args.token is not None or args.author is not None):
-        raise InvalidInput(
-            "--token" if args.token is not None else "--author",
-            "needs --signal SIG: it says who reads under that signal",
-        )
     if args.signal is not None and args.author is None:
         raise InvalidInput(
             "--author", "is required with --signal: the reader, who must be the signal's claimer"
@@ -183,22 +176,25 @@ def watch_topic(
     `--since`); with `--follow`, every one, a JSON line each, flushed as it comes, until interrupted
     or `--timeout`. The log position to resume from goes to stderr as it ends."""
     from blackboard.application.errors import WaitTimedOut
-    from blackboard.domain.knowledge.entries import KEY_PATTERN
+    from blackboard.application.knowledge.commands import WatchTopic
 
     if args.blackboard is None:
         raise InvalidInput("--blackboard", "is required with --topic: topics belong to one board")
-    if not KEY_PATTERN.fullmatch(args.topic):
-        raise InvalidInput("--topic", "must be 1..200 characters of A-Z a-z 0-9 _ . : / - (as a key)")
     if args.signal_types:
         raise InvalidInput("--topic", "watches entries; --type watches signals: give one of them")
-    position = (
-        args.since if args.since is not None else store().last_position()
-    )  # from now, taken before reading
-    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+    given = {"since": args.since, "timeout": args.timeout}
+    query = WatchTopic(
+        blackboard_id=args.blackboard,
+        topic=args.topic,
+        **{name: value for name, value in given.items() if value is not None},
+    )
+    position = query.since if query.since is not None else store().last_position()  # from now, taken first
+    timeout = query.timeout
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while True:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            found = watcher().watch_topic(args.blackboard, args.topic, position, left)
+            found = watcher().watch_topic(query.blackboard_id, query.topic, position, left)
             if not args.follow:
                 first = documents.published_entry(found[0])
                 print(f"position {found[0].position}", file=sys.stderr)
@@ -209,7 +205,7 @@ def watch_topic(
                 position = record.position
     except WaitTimedOut:
         if not args.follow:  # said with the timeout given, not the little left of it at the last wait
-            raise WaitTimedOut(f"an entry on topic {args.topic}", args.timeout) from None
+            raise WaitTimedOut(f"an entry on topic {query.topic}", timeout) from None
         print(f"position {position}", file=sys.stderr)  # --follow: the timeout is how long to follow
         return None
     except KeyboardInterrupt:
@@ -272,10 +268,7 @@ def _value(args: argparse.Namespace) -> Any:
         raise InvalidInput("--file", f"must be a readable UTF-8 file: {exc}") from None
 
 
-def _json(raw: str, option: str, object_only: bool = False) -> Any:
+def _json(raw: str, option: str) -> Any:
     from blackboard.infrastructure.cli.json_input import parse_json
 
-    value = parse_json(raw, option)
-    if object_only and not isinstance(value, dict):
-        raise InvalidInput(option, f"must be a JSON object, got {type(value).__name__}")
-    return value
+    return parse_json(raw, option)  # an object where one is needed: the command model's rule

@@ -9,7 +9,6 @@ from typing import Any
 
 def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.ArgumentParser]) -> None:
     """write, read, entries, resolve, summary: the shared knowledge on a board (contracts/knowledge.md)."""
-    from blackboard.infrastructure.cli.parser import whole  # the parser imports this module
 
     write = _command(
         commands,
@@ -39,7 +38,7 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
         ("--label", "unlabelled", "plan-step label"),
     ):
         write.add_argument(option, default=default, help=f"{meaning} (default {default})")
-    write.add_argument("--confidence", type=float, metavar="C", help="how sure the author is, 0..1")
+    write.add_argument("--confidence", metavar="C", help="how sure the author is, 0..1")
     write.add_argument(
         "--depends-on",
         action="append",
@@ -58,7 +57,6 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     write.add_argument("--meta", metavar="JSON", help="a small JSON object of free metadata")
     write.add_argument(
         "--replaces",
-        type=whole,
         metavar="VERSION",
         help="compare-and-set: write only if VERSION is the key's version (0: never written)",
     )
@@ -81,7 +79,7 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     read.add_argument("key", metavar="KEY")
     read.add_argument("--blackboard", required=True, metavar="ID", help="the board")
     read.add_argument("--history", action="store_true", help="every recorded version, oldest first")
-    read.add_argument("--at", type=whole, metavar="POSITION", help="as it was right after this log position")
+    read.add_argument("--at", metavar="POSITION", help="as it was right after this log position")
     read.add_argument(
         "--signal",
         metavar="SIG",
@@ -105,10 +103,8 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     entries.add_argument("--topic", metavar="T", help="entries published to this topic")
     entries.add_argument("--prefix", metavar="P", help="keys starting with P")
     entries.add_argument("--conflicts", action="store_true", help="only keys in conflict")
-    entries.add_argument(
-        "--at", type=whole, metavar="POSITION", help="as the board was right after this log position"
-    )
-    entries.add_argument("--limit", type=whole, metavar="N", help="at most N entries")
+    entries.add_argument("--at", metavar="POSITION", help="as the board was right after this log position")
+    entries.add_argument("--limit", metavar="N", help="at most N entries")
 
     resolve = _command(
         commands,
@@ -122,7 +118,7 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     resolve.add_argument("--blackboard", required=True, metavar="ID", help="the board")
     resolve.add_argument("--author", required=True, help="who resolves")
     choice = resolve.add_mutually_exclusive_group(required=True)
-    choice.add_argument("--pick", type=whole, metavar="VERSION", help="the candidate version that wins")
+    choice.add_argument("--pick", metavar="VERSION", help="the candidate version that wins")
     choice.add_argument("--value", metavar="JSON", help="a merged value, any JSON")
     resolve.add_argument("--rationale", required=True, metavar="TEXT", help="why")
     resolve.add_argument("--correlation-id", help="ties the event to the caller's own run")
