@@ -254,7 +254,9 @@ class BlackboardService:
             cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id, deadlines=scope.signals
         )
 
-    def redeliver_completion(self, blackboard_id: str, signal_id: str, agent_id: str, token: str | None) -> bool:
+    def redeliver_completion(
+        self, blackboard_id: str, signal_id: str, agent_id: str, token: str | None
+    ) -> bool:
         """Tell subscribers again of a completion this claimer stored, when the claimer could not learn
         that it was stored (the database went away before its commit was acknowledged, so the retry was
         refused as already COMPLETED). Its knowledge items then land as they would have (landing is

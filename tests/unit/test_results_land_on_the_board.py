@@ -78,7 +78,6 @@ def test_a_completion_delivered_twice_lands_its_items_once():
     assert board.event_types().count("EntryWritten") == 1
 
 
-
 def test_a_completion_whose_acknowledgement_was_lost_in_an_outage_still_lands_its_items():
     """The database stores a worker's batch, then goes away before the commit is acknowledged: the
     recorder's retry is refused (already COMPLETED), and the items must land all the same."""
