@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import random
+import select
 import signal
 import socket
 import struct
@@ -84,6 +85,8 @@ def _run_call(request: dict, fds: list[int]) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if request.get("group"):
+        os.setpgid(0, 0)  # a group of its own, as a shell's job: the shim's Ctrl-C reaches what it starts
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -132,9 +135,20 @@ def _serve_one(conn: socket.socket) -> None:
         os._exit(_exit_code_of(request, fds))
     for fd in fds:
         os.close(fd)
+    if request.get(
+        "group"
+    ):  # as the call does: whichever runs first, the group exists before its pid is sent
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    ended = os.pidfd_open(pid)
+    readable, _, _ = select.select([ended, conn], [], [])
+    if ended not in readable:  # the caller went away first (killed, as a shell kills a job): so does the call
+        with contextlib.suppress(ProcessLookupError):
+            (os.killpg if request.get("group") else os.kill)(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
-    conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
 
 
 def serve(path: str, parent: int) -> None:
@@ -267,6 +281,21 @@ class CliServer:
                 os.close(fd)
         return returncode, _text(b"".join(chunks[out_r])), _text(b"".join(chunks[err_r]))
 
+    def shim(self, folder: Path) -> Path:
+        """A `blackboard` executable in `folder` that runs each call through this server, for a shell to find
+        first on its PATH: a process of its own that hands the call its stdin, stdout, stderr, arguments,
+        environment and folder, passes on the signals it gets (to the call's process group, as a shell's
+        Ctrl-C reaches a job's), and ends as the call ends (its exit code, or the signal that ended it). When
+        the shim is killed, the server kills the call. Returns the folder."""
+        folder.mkdir(parents=True, exist_ok=True)
+        script = folder / "blackboard"
+        script.write_text(
+            f"#!{sys.executable} -IS\n"
+            + _SHIM.replace("SOCKET_PATH", repr(self._ensure())).replace("ARGV0", repr(self.argv0))
+        )
+        script.chmod(0o755)
+        return folder
+
     def close(self) -> None:
         """Stop the server and wait for it (its calls' CPU time counts as this process's children's)."""
         with self._lock:
@@ -278,6 +307,43 @@ class CliServer:
                     self._proc.kill()
                     self._proc.wait()
             self._proc = None
+
+
+# The shim's code (`-IS`: no site, no environment of Python's own; it imports only what the interpreter
+# already holds, so it starts in a few milliseconds): the server's protocol of CliServer.run, from a script.
+_SHIM = """\
+import json, os, signal, socket, struct, sys
+
+pending = []
+call = None
+
+def forward(signum, _frame):
+    if call is None:
+        pending.append(signum)
+    else:
+        try:
+            os.killpg(call, signum)
+        except ProcessLookupError:
+            pass
+
+for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+    signal.signal(signum, forward)
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect(SOCKET_PATH)
+body = json.dumps(
+    {"args": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd(), "argv0": ARGV0, "group": True}
+).encode()
+socket.send_fds(conn, [struct.pack("!I", len(body)) + body], [0, 1, 2])
+replies = conn.makefile("rb")
+call = json.loads(replies.readline())["pid"]
+for signum in pending:
+    forward(signum, None)
+code = json.loads(replies.readline())["returncode"]
+if code < 0:  # ended by a signal: so does the shim, for its shell to see
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
 
 
 def _text(data: bytes) -> str:
