@@ -44,21 +44,21 @@ def _preload() -> None:
     import blackboard.infrastructure as infrastructure
     import blackboard.infrastructure.cli  # noqa: F401 - the console script's module
 
-    skip = (
-        "blackboard.infrastructure.web",
-        "blackboard.infrastructure.mcp",
-        "blackboard.infrastructure.runners",
-    )
+    skip = ("blackboard.infrastructure.web", "blackboard.infrastructure.mcp")
     for module in pkgutil.walk_packages(infrastructure.__path__, "blackboard.infrastructure."):
         if module.name.startswith(skip) or module.name.endswith("__main__"):
             continue
         with contextlib.suppress(Exception):
             importlib.import_module(module.name)
+    # the model SDKs too: a worker of an API runner imports its SDK before its first claim (about 1 s of CPU
+    # for anthropic's), which the runner tests' dozens of forked workers would each pay again
     for name in (
         "sqlalchemy.dialects.sqlite",
         "sqlalchemy.dialects.postgresql.psycopg",
         "psycopg",
         "alembic",
+        "anthropic",
+        "openai",
     ):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
