@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import random
+import select
 import signal
 import socket
 import struct
@@ -43,21 +44,21 @@ def _preload() -> None:
     import blackboard.infrastructure as infrastructure
     import blackboard.infrastructure.cli  # noqa: F401 - the console script's module
 
-    skip = (
-        "blackboard.infrastructure.web",
-        "blackboard.infrastructure.mcp",
-        "blackboard.infrastructure.runners",
-    )
+    skip = ("blackboard.infrastructure.web", "blackboard.infrastructure.mcp")
     for module in pkgutil.walk_packages(infrastructure.__path__, "blackboard.infrastructure."):
         if module.name.startswith(skip) or module.name.endswith("__main__"):
             continue
         with contextlib.suppress(Exception):
             importlib.import_module(module.name)
+    # the model SDKs too: a worker of an API runner imports its SDK before its first claim (about 1 s of CPU
+    # for anthropic's), which the runner tests' dozens of forked workers would each pay again
     for name in (
         "sqlalchemy.dialects.sqlite",
         "sqlalchemy.dialects.postgresql.psycopg",
         "psycopg",
         "alembic",
+        "anthropic",
+        "openai",
     ):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
@@ -84,6 +85,8 @@ def _run_call(request: dict, fds: list[int]) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if request.get("group"):
+        os.setpgid(0, 0)  # a group of its own, as a shell's job: the shim's Ctrl-C reaches what it starts
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -132,38 +135,62 @@ def _serve_one(conn: socket.socket) -> None:
         os._exit(_exit_code_of(request, fds))
     for fd in fds:
         os.close(fd)
+    if request.get(
+        "group"
+    ):  # as the call does: whichever runs first, the group exists before its pid is sent
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    ended = os.pidfd_open(pid)
+    readable, _, _ = select.select([ended, conn], [], [])
+    if ended not in readable:  # the caller went away first (killed, as a shell kills a job): so does the call
+        with contextlib.suppress(ProcessLookupError):
+            (os.killpg if request.get("group") else os.kill)(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
-    conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
 
 
 def serve(path: str, parent: int) -> None:
     _preload()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # waiters are reaped by the kernel
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
     listener.settimeout(1.0)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # CliServer.close: reap what ended, then go
     print("ready", flush=True)
-    while os.getppid() == parent:  # the test process that started the server went away: so does the server
-        try:
-            conn, _ = listener.accept()
-        except TimeoutError:
-            continue
-        conn.settimeout(None)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if os.fork() == 0:
-            listener.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the waiter waits for its call
-            code = 0
+    try:
+        # the test process that started the server went away: so does the server
+        while os.getppid() == parent:
+            _reap()
             try:
-                _serve_one(conn)
-            except BaseException:  # noqa: BLE001 - a waiter never takes the server down
-                code = 1
-            finally:
-                os._exit(code)
-        conn.close()
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.settimeout(None)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            if os.fork() == 0:
+                listener.close()
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                code = 0
+                try:
+                    _serve_one(conn)
+                except BaseException:  # noqa: BLE001 - a waiter never takes the server down
+                    code = 1
+                finally:
+                    os._exit(code)
+            conn.close()
+    finally:
+        _reap()
+
+
+def _reap() -> None:
+    """Wait for the waiters that ended: their CPU time, and their calls', then counts as the server's children's,
+    and the test process's once it waits for the server (`close`), so a `time make test` sees the calls' CPU."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
 
 
 class CliServer:
@@ -254,12 +281,69 @@ class CliServer:
                 os.close(fd)
         return returncode, _text(b"".join(chunks[out_r])), _text(b"".join(chunks[err_r]))
 
+    def shim(self, folder: Path) -> Path:
+        """A `blackboard` executable in `folder` that runs each call through this server, for a shell to find
+        first on its PATH: a process of its own that hands the call its stdin, stdout, stderr, arguments,
+        environment and folder, passes on the signals it gets (to the call's process group, as a shell's
+        Ctrl-C reaches a job's), and ends as the call ends (its exit code, or the signal that ended it). When
+        the shim is killed, the server kills the call. Returns the folder."""
+        folder.mkdir(parents=True, exist_ok=True)
+        script = folder / "blackboard"
+        script.write_text(
+            f"#!{sys.executable} -IS\n"
+            + _SHIM.replace("SOCKET_PATH", repr(self._ensure())).replace("ARGV0", repr(self.argv0))
+        )
+        script.chmod(0o755)
+        return folder
+
     def close(self) -> None:
+        """Stop the server and wait for it (its calls' CPU time counts as this process's children's)."""
         with self._lock:
             if self._proc is not None and self._proc.poll() is None:
-                self._proc.kill()
-                self._proc.wait()
+                self._proc.terminate()
+                try:
+                    self._proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
             self._proc = None
+
+
+# The shim's code (`-IS`: no site, no environment of Python's own; it imports only what the interpreter
+# already holds, so it starts in a few milliseconds): the server's protocol of CliServer.run, from a script.
+_SHIM = """\
+import json, os, signal, socket, struct, sys
+
+pending = []
+call = None
+
+def forward(signum, _frame):
+    if call is None:
+        pending.append(signum)
+    else:
+        try:
+            os.killpg(call, signum)
+        except ProcessLookupError:
+            pass
+
+for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+    signal.signal(signum, forward)
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect(SOCKET_PATH)
+body = json.dumps(
+    {"args": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd(), "argv0": ARGV0, "group": True}
+).encode()
+socket.send_fds(conn, [struct.pack("!I", len(body)) + body], [0, 1, 2])
+replies = conn.makefile("rb")
+call = json.loads(replies.readline())["pid"]
+for signum in pending:
+    forward(signum, None)
+code = json.loads(replies.readline())["returncode"]
+if code < 0:  # ended by a signal: so does the shim, for its shell to see
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
 
 
 def _text(data: bytes) -> str:

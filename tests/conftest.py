@@ -48,6 +48,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     return OneProcessPerFile(config, log)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop this process's CLI fork server and wait for it, so that the CPU time of the calls it forked counts
+    as this process's children's (what `time make test` reports) instead of vanishing with the server."""
+    from tests.cli_server import SERVER
+
+    if SERVER is not None:
+        SERVER.close()
+
+
 # The machine's PostgreSQL (trust auth). CI must reach it: a failure to connect fails the tests.
 PG_ADMIN_URL = os.environ.get("BLACKBOARD_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 

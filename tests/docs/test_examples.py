@@ -1,9 +1,11 @@
 """Every example of the README and the docs runs, so none goes stale (examples.py says how each kind runs).
 
-Each page's shell blocks run one after another in one real bash, with the venv's real `blackboard` first on
-PATH, in a fresh folder holding a copy of `agents/` and a fresh SQLite database (`BLACKBOARD_DB`); python
-blocks run in a subprocess; JSON blocks are parsed; agent files are loaded by the real registry. A block
-that is none of these, and is not a picture (`text`), must say why it is not run."""
+Each page's shell blocks run one after another in one real bash, with a `blackboard` first on PATH that runs
+each call as a process of its own forked from the suite's CLI server (the `warm_cli` fixture; the README's
+tour, which activates the virtualenv, and two tests below run the real cold executable), in a fresh folder
+holding a copy of `agents/` and a fresh SQLite database (`BLACKBOARD_DB`); python blocks run in a
+subprocess; JSON blocks are parsed; agent files are loaded by the real registry. A block that is none of
+these, and is not a picture (`text`), must say why it is not run."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from sqlalchemy.engine import make_url
 
 from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 from blackboard.infrastructure.cli.parser import build_parser
+from tests.cli_server import SERVER
 from tests.conftest import PG_ADMIN_URL
 from tests.docs.examples import (
     BACKGROUND,
@@ -118,12 +121,23 @@ def pycache() -> Path:
     return folder
 
 
-def environment(work: Path, pycache: Path) -> dict[str, str]:
+@pytest.fixture(scope="session")
+def warm_cli(tmp_path_factory) -> Path | None:
+    """A folder whose `blackboard` runs each call through the suite's fork server (tests/cli_server.py): still a
+    process of its own with the shell's pipes, environment, folder, signals and exit code, without paying the
+    interpreter's and the package's import for each of a page's commands. None with BLACKBOARD_TEST_CLI=exec.
+    The README's tour activates the virtualenv, which puts the real executable first again: that page, the
+    entrypoint example and the tour's worker below run the real cold `blackboard`."""
+    return None if SERVER is None else SERVER.shim(tmp_path_factory.mktemp("warm-cli"))
+
+
+def environment(work: Path, pycache: Path, warm_cli: Path | None = None) -> dict[str, str]:
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("BLACKBOARD_", "PYTHONDONTWRITEBYTECODE"))
     }
+    first = [str(warm_cli)] if warm_cli else []
     env.update(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
+        PATH=os.pathsep.join([*first, str(Path(sys.executable).parent), env.get("PATH", "/usr/bin:/bin")]),
         HOME=str(work.parent / "home"),
         BLACKBOARD_DB=f"sqlite:///{work / 'blackboard.db'}",
         DOCS_PYTHON=sys.executable,
@@ -149,13 +163,15 @@ def pg_page_url() -> Iterator[str]:
 
 # -- shell blocks: one session per page ----------------------------------------------------------------------
 @pytest.mark.parametrize("page", SHELL_PAGES, ids=_name)
-def test_the_shell_examples_of_a_page_run_as_written(page: Path, workdir: Path, pycache: Path, request):
+def test_the_shell_examples_of_a_page_run_as_written(
+    page: Path, workdir: Path, pycache: Path, warm_cli: Path | None, request
+):
     page_blocks = blocks(page)
     needs_pg = any("postgresql+psycopg://" in b.text for b in page_blocks if b.language in SHELL)
     pg_url = request.getfixturevalue("pg_page_url") if needs_pg else None
     script = shell_script(page_blocks, SETUP.get(_name(page), ""), pg_url)
 
-    ran = run(script, workdir, environment(workdir, pycache), PAGE_TIMEOUT)
+    ran = run(script, workdir, environment(workdir, pycache, warm_cli), PAGE_TIMEOUT)
 
     assert ran.returncode == 0, f"{ran.failure(script)}\n--- output (the end) ---\n{ran.output[-6000:]}"
     assert "Traceback (most recent call last)" not in ran.output, ran.output[-6000:]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +77,58 @@ def test_a_call_past_its_timeout_is_killed_and_said(tmp_path, server):
     signal_id = re.search(r"sig-[0-9a-f]{8}", out).group(0)
     with pytest.raises(subprocess.TimeoutExpired):
         server.run(["wait", signal_id, "--timeout", "60"], env, tmp_path, 2.0)
+
+
+def test_the_shell_s_shim_is_a_process_with_the_shell_s_pipes_exit_codes_and_signals(tmp_path, server):
+    """The docs harness puts the server's shim first on a page's PATH: a page's `blackboard` reads its stdin
+    and its environment, exits as the cold one does, stops on Ctrl-C sent to its job, and takes its call with it
+    when killed."""
+    shim = server.shim(tmp_path / "bin")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
+    env.update(
+        PATH=f"{shim}{os.pathsep}{env['PATH']}",
+        BLACKBOARD_DB=f"sqlite:///{tmp_path / 'b.db'}",
+        BLACKBOARD_AGENTS_DIR=str(tmp_path),
+    )
+    (tmp_path / "finder.md").write_text(
+        "---\nname: finder\ncapabilities: {RESEARCH: 0.9}\ncommand: cat\n---\nFinds.\n"
+    )
+    script = r"""
+    set -m
+    [ "$(command -v blackboard)" = "$SHIM/blackboard" ] || exit 90
+    blackboard write k --blackboard b --author me --value '"piped"' >/dev/null
+    blackboard export b | BLACKBOARD_DB=sqlite:///other.db blackboard import - >/dev/null
+    BLACKBOARD_DB=sqlite:///other.db blackboard --json read k --blackboard b | grep -q '"piped"' || exit 91
+    blackboard show sig-00000000 2>/dev/null; echo "not found: $?"
+    blackboard worker --agent finder 2>worker.log >/dev/null &
+    job=$!
+    until grep -q ' started (' worker.log; do kill -0 $job || exit 92; sleep 0.1; done
+    kill -INT -- -$job
+    wait $job; echo "after Ctrl-C: $?"
+    blackboard worker --agent finder 2>killed.log >/dev/null &
+    job=$!
+    until grep -q ' started (' killed.log; do kill -0 $job || exit 93; sleep 0.1; done
+    grep -o '\[[0-9]*\]' killed.log | head -1 | tr -d '[]' > call.pid
+    kill -KILL -- -$job
+    wait $job; echo "after kill: $?"
+    """
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        env={**env, "SHIM": str(shim)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["not found: 4", "after Ctrl-C: 0", "after kill: 137"], done.stderr
+    assert "stopped after 0 signal(s)" in (tmp_path / "worker.log").read_text()
+    call = int((tmp_path / "call.pid").read_text())
+    for _ in range(100):  # the server kills the call of a shim that was killed
+        stat = Path(f"/proc/{call}/stat")
+        if not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the call {call} of the killed shim still runs")

@@ -34,6 +34,8 @@ def text_of(content) -> str:
 
 
 def test_claude_code_runs_the_agent_file_with_the_board_attached_and_bound_to_the_claim(board, tmp_path):
+    """One run, read from every side: what Claude Code was sent, what its tool calls did, the outcome and
+    usage, and (while it waited for its first answer) how the claim token reached the board's server."""
     board.agent("reviewer", REVIEWER, "You are REVIEWER-BODY. Review the change.")
     signal = board.post(
         "reviewer",
@@ -54,9 +56,28 @@ def test_claude_code_runs_the_agent_file_with_the_board_attached_and_bound_to_th
         call(BOARD + "blackboard_complete", {"signal_id": signal["signal_id"]}),
         say("REVIEW DONE: two bugs found"),
     ]
-    with stand_in(script) as api:
+    seen: dict[str, object] = {}
+
+    def answer(body):
+        """The script's turns in order; before the first, while Claude Code waits for it: every command line,
+        and the board server's environment."""
+        if not seen:
+            table = processes()
+            server = next(
+                pid
+                for pid, (line, _, _) in table.items()
+                if f"mcp --agent reviewer --signal {signal['signal_id']}" in line
+            )
+            seen["token"] = environ(server)["BLACKBOARD_CLAIM_TOKEN"]
+            seen["command_lines"] = [line for line, _, _ in table.values()]
+        return script.pop(0) if script else say("(the script is spent)")
+
+    with stand_in(answer) as api:
         board.cli("worker", "--agent", "reviewer", "--once", env=claude_env(api.url, tmp_path)).expect(0)
 
+    # the claim token reaches the board server through its environment and no command line
+    assert str(seen["token"]).startswith("reviewer/")  # the worker's own claim token
+    assert not [line for line in seen["command_lines"] if str(seen["token"]) in line]
     first, *_, last = api.model_calls
     system = text_of(first.body["system"])
     assert "You are REVIEWER-BODY. Review the change." in system
@@ -97,34 +118,6 @@ def test_claude_code_runs_the_agent_file_with_the_board_attached_and_bound_to_th
     assert "  result success: 5 turn(s)" in shown and shown.rstrip().endswith("REVIEW DONE: two bugs found")
 
 
-def test_the_claim_token_reaches_the_board_server_through_its_environment_and_no_command_line(
-    board, tmp_path
-):
-    board.agent("reviewer", REVIEWER, "Review.")
-    signal = board.post("reviewer")
-    seen: dict[str, object] = {}
-
-    def look(body):
-        """While Claude Code waits for its first answer: every command line, and the board server's environment."""
-        if not seen:
-            table = processes()
-            server = next(
-                pid
-                for pid, (line, _, _) in table.items()
-                if f"mcp --agent reviewer --signal {signal['signal_id']}" in line
-            )
-            seen["token"] = environ(server)["BLACKBOARD_CLAIM_TOKEN"]
-            seen["command_lines"] = [line for line, _, _ in table.values()]
-        return say("done")
-
-    with stand_in(look) as api:
-        board.cli("worker", "--agent", "reviewer", "--once", env=claude_env(api.url, tmp_path)).expect(0)
-
-    assert str(seen["token"]).startswith("reviewer/")  # the worker's own claim token
-    assert not [line for line in seen["command_lines"] if str(seen["token"]) in line]
-    assert board.show(signal["signal_id"])["status"] == "COMPLETED"
-
-
 def test_a_headless_run_refuses_what_is_not_allowed_unless_the_worker_widens_it(board, tmp_path):
     board.agent("helper", "description: Helps.\n", "Help.")  # no tools: Claude Code's default set
     first = board.post("helper", topic="first")
@@ -156,33 +149,25 @@ def test_a_headless_run_refuses_what_is_not_allowed_unless_the_worker_widens_it(
     assert board.show(second["signal_id"])["status"] == "COMPLETED"
 
 
-def test_the_run_works_in_the_worker_s_workdir(board, tmp_path):
+def test_the_run_works_in_the_worker_s_workdir_and_a_slow_first_answer_keeps_the_lease_renewed(
+    board, tmp_path
+):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "only-here.txt").write_text("FOUND-IN-WORKDIR")
     board.agent("reviewer", REVIEWER, "Review.")
     signal = board.post("reviewer")
-    script = [call("Read", {"file_path": "only-here.txt"}), say("read it")]
+    script = [slow(4, call("Read", {"file_path": "only-here.txt"})), say("read it")]
     with stand_in(script) as api:
-        env = claude_env(api.url, tmp_path)
+        env = {**claude_env(api.url, tmp_path), "BLACKBOARD_CLAIM_TIMEOUT": "3"}  # renewed every 1 s
+        started = time.monotonic()
         board.cli("worker", "--agent", "reviewer", "--once", "--workdir", str(elsewhere), env=env).expect(0)
+        assert time.monotonic() - started > 4
 
     assert "FOUND-IN-WORKDIR" in text_of(tool_results(api.model_calls[-1])[0]["content"])
     done = board.show(signal["signal_id"])
+    assert done["status"] == "COMPLETED" and done["lease_renewed_at"] is not None
     # the transcript goes to the worker's artifacts folder (./artifacts where it was started), not the workdir
     assert done["usage"]["transcript_path"] == str(
         board.workdir / "artifacts" / "transcripts" / f"{signal['signal_id']}.jsonl"
     )
-
-
-def test_a_slow_first_answer_keeps_the_lease_renewed(board, tmp_path):
-    board.agent("reviewer", REVIEWER, "Review.")
-    signal = board.post("reviewer")
-    with stand_in([slow(4, say("done"))]) as api:
-        env = {**claude_env(api.url, tmp_path), "BLACKBOARD_CLAIM_TIMEOUT": "3"}  # renewed every 1 s
-        started = time.monotonic()
-        board.cli("worker", "--agent", "reviewer", "--once", env=env).expect(0)
-        assert time.monotonic() - started > 4
-
-    done = board.show(signal["signal_id"])
-    assert done["status"] == "COMPLETED" and done["lease_renewed_at"] is not None
