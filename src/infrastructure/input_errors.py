@@ -22,9 +22,24 @@ def invalid_input(exc: Any, names: Mapping[str, str] | None = None) -> InvalidIn
     problems = []
     for error in exc.errors():
         field = (names or {}).get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "input"
-        problems.append((field, f"{error['msg']} (got {shown(error.get('input'))})"))
+        problems.append((field, f"{error['msg']} (got {shown(error.get('input'))}){_close_one(error)}"))
     (field, rule), more = problems[0], [f"{f}: {r}" for f, r in problems[1:]]
     return InvalidInput(field, "; ".join([rule, *more]))
+
+
+def _close_one(error: Mapping[str, Any]) -> str:
+    """For a value outside a set of choices (a status, a signal type), the one it was probably meant to be:
+    "; did you mean POSTED?" (the CLI's usage errors say the same for a mistyped option or command)."""
+    if error.get("type") not in ("enum", "literal_error") or not isinstance(error.get("input"), str):
+        return ""
+    import difflib
+    import re
+
+    choices = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", "")))
+    close = difflib.get_close_matches(error["input"], choices, n=1) or difflib.get_close_matches(
+        error["input"].upper(), choices, n=1
+    )
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def shown(value: Any) -> str:

@@ -9,6 +9,8 @@ anywhere else fails the signal, saying why.
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,9 +53,10 @@ def run_worker(cli: Cli, agent: str, env: dict[str, str] | None = None) -> None:
     cli("worker", "--agent", agent, "--once", env=env).expect(0)
 
 
-def test_shell_metacharacters_in_every_field_reach_the_handler_as_data_only(wcli, tmp_path):
-    markers = tmp_path / "markers"
-    markers.mkdir()
+def test_shell_metacharacters_in_every_field_reach_the_handler_as_data_only(wcli, tmp_path, request):
+    # a short folder: the ids hold at most 200 characters, and each hostile text names its markers 5 times
+    markers = Path(tempfile.mkdtemp(prefix="bbm", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(markers, ignore_errors=True))
     fields = {
         name: hostile(markers, n)
         for n, name in enumerate(("ps", "topic", "prompt", "key", "value", "poster", "dedupe", "correlation"))

@@ -278,6 +278,18 @@ def _kind(value: Any) -> str:
     )
 
 
+def _regular_file(opened: IO[bytes]) -> bool:
+    """A regular file is read again from its start; anything else (a pipe, a terminal, a socket) is
+    spooled. Asked of the descriptor itself: a stream object may remember what its descriptor was
+    when it was first asked (standard input after a dup2)."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(opened.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 @contextmanager
 def _source(path: str) -> Iterator[IO[bytes]]:
     """The document as a file that can be read more than once: standard input (or a pipe) is spooled
@@ -287,7 +299,7 @@ def _source(path: str) -> Iterator[IO[bytes]]:
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         raise InvalidInput("FILE", f"must be a readable UTF-8 file: {exc}") from None
     with source if path != "-" else nullcontext(source) as opened:
-        if opened.seekable():
+        if _regular_file(opened):
             yield opened
             return
         with tempfile.TemporaryFile() as spool:

@@ -268,8 +268,8 @@ def signal_tools(with_agent: bool) -> list[Tool]:
         ),
         Tool(
             "blackboard_cancel_all",
-            "Cancel in bulk every open signal of a board (`blackboard_id`), or those posted with a "
-            "correlation id (`posted_with`, on that board if given); returns every signal cancelled.",
+            "Cancel every open signal of a board (`blackboard_id`), or those posted with a correlation id "
+            "(`posted_with`); returns them.",
             derive(
                 "CancelAllArguments",
                 CancelSignals,
