@@ -28,6 +28,7 @@ OWNED = frozenset(
         "max_turns",
         "max_budget_usd",
         "retries",
+        "concurrency",
     }
 )
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")

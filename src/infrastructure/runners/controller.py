@@ -27,24 +27,13 @@ from blackboard.application.runners import (
 from blackboard.application.solving import ControllerAgent, ControllerAnswer
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import SignalUsage
+from blackboard.infrastructure.agents.lenient import OWNED
 from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileInvalid, read_agent_file
 from blackboard.infrastructure.runners import catalog, runner_for
 
 PACKAGED = Path(__file__).resolve().parent.parent / "agents" / "controller.md"
 TIMEOUT = 600.0  # seconds one decision may take, for a controller file that names no timeout
-OURS = frozenset(
-    {
-        "capabilities",
-        "threshold",
-        "command",
-        "entrypoint",
-        "timeout",
-        "runner",
-        "max_turns",
-        "max_budget_usd",
-        "retries",
-    }
-)
+OURS = OWNED - {"name"}  # the agent file's keys the blackboard acts on: not handed to Claude Code
 
 
 def controller_definition(named: str | None, find: object) -> AgentDefinition:

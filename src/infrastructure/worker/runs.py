@@ -20,6 +20,7 @@ from blackboard.application.runners import (
 )
 from blackboard.domain.signals import AgentSignal, SignalUsage
 from blackboard.infrastructure.agents.handler import CANCELLED, POLL
+from blackboard.infrastructure.agents.lenient import OWNED
 from blackboard.infrastructure.agents.outcome import HandlerOutcome, from_stdout
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.runners import runner_for
@@ -31,19 +32,7 @@ logger = logging.getLogger("blackboard.worker")
 
 RUN_TIMEOUT = 1800.0  # seconds, for an agent file run by a runner that names no timeout
 CHECK_EVERY = 1.0  # seconds between looks at whether the claim still holds (ended by another hand: stop)
-OURS = frozenset(  # the agent file's keys the blackboard acts on: not handed to Claude Code
-    {
-        "capabilities",
-        "threshold",
-        "command",
-        "entrypoint",
-        "timeout",
-        "runner",
-        "max_turns",
-        "max_budget_usd",
-        "retries",
-    }
-)
+OURS = OWNED - {"name"}  # the agent file's keys the blackboard acts on: not handed to Claude Code
 
 
 class WorkerControl(RunControl):
