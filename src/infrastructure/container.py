@@ -219,15 +219,16 @@ def presence_store(engine: Engine) -> SqlPresenceStore:
     return SqlPresenceStore(engine)
 
 
-def projector(store: EventStore, signals: SignalReadModel) -> Projector:
+def projector(store: EventStore, signals: SignalReadModel, page: int = 20_000) -> Projector:
     from blackboard.application.projection import Projector
     from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 
     if isinstance(signals, SqlSignalReadModel):  # the log and the rows in one database: the fast replay
         from blackboard.infrastructure.persistence.projector import ReplayingProjector
 
-        # pages 4x larger: a page holds the projection against commands about as long as 5,000 did before
-        return ReplayingProjector(store, signals, page_size=20_000)
+        # pages 4x larger by default: a page holds the projection against commands about as long as 5,000
+        # did on the normal path (BLACKBOARD_PROJECTION_PAGE)
+        return ReplayingProjector(store, signals, page_size=page)
     return Projector(store, signals, page_size=5000)
 
 
@@ -299,7 +300,7 @@ class Container(containers.DeclarativeContainer):
     event_store = providers.Singleton(event_store, engine)
     read_model = providers.Singleton(read_model, engine)
     unit_of_work = providers.Singleton(unit_of_work, engine)
-    projector = providers.Singleton(projector, event_store, read_model)
+    projector = providers.Singleton(projector, event_store, read_model, config.provided.projection_page)
     agent_registry = providers.Singleton(
         agent_registry,
         agents_dir=config.provided.agents_dir,

@@ -192,6 +192,12 @@ class BlackboardSettings:
     # skips it wherever it is); made absolute when loaded, as `db` is, so handlers get one folder
     artifacts_dir: str = _knob("artifacts", "a folder", bool, str, "BLACKBOARD_ARTIFACTS_DIR")
     poll_interval: float = _knob(0.02, SECONDS, _above_0, _finite, "BLACKBOARD_POLL_INTERVAL")
+    # events a rebuild or catch-up folds per transaction (the SQL read model's fast replay): bigger pages are
+    # faster, smaller ones hold the projection against commands for less time and use less memory
+    projection_page: int = _knob(
+        20_000, "a whole number of events from 1 to 1000000", lambda v: 1 <= v <= 1_000_000, _whole,
+        "BLACKBOARD_PROJECTION_PAGE",
+    )  # fmt: skip
     # a worker's beat: how often it says it is live (docs/agents.md: "Live workers")
     beat_interval: float = _knob(2.0, SECONDS, _above_0, _finite, "BLACKBOARD_BEAT_INTERVAL")
     # the longest line `blackboard mcp` reads (one JSON-RPC message); a longer one is refused, unread

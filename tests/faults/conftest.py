@@ -65,10 +65,10 @@ class Store:
             text=True,
         )
 
-    def blackboard(self, *args: str) -> subprocess.Popen[str]:
+    def blackboard(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         return subprocess.Popen(
             [str(Path(sys.executable).parent / "blackboard"), *args],
-            env=self.env,
+            env={**self.env, **(env or {})},
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -61,7 +61,8 @@ def test_a_rebuild_killed_at_a_random_point_resumes_to_the_replayed_read_model(f
     rng = random.Random(23)
     rounds, interrupted = scaled(2), 0
     for round_ in range(rounds):
-        rebuild = fault_store.blackboard("projection", "rebuild")
+        # pages of 1,000 events: the fast replay folds 9,000 in one default page, before a kill could land
+        rebuild = fault_store.blackboard("projection", "rebuild", env={"BLACKBOARD_PROJECTION_PAGE": "1000"})
         container = fault_store.container()
         read_model, store = container.read_model(), container.event_store()
         # killed once it has started folding (its position moved) and then at a random moment after

@@ -194,6 +194,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
         pool_pre_ping=True,
         poll_interval=0.5,
         beat_interval=0.75,
+        projection_page=500,
         mcp_max_line=8192,
         echo=True,
         artifacts_dir="/srv/artifacts",
