@@ -94,11 +94,13 @@ def _(event: AgentSignalCompleted, board: BlackboardAggregate) -> None:
 @rule.register
 def _(event: AgentSignalFailed, board: BlackboardAggregate) -> None:
     board.check_claimer(event.signal_id, event.failed_by, "failed", _token(board, event))
+    _no_attempt_left(board, event.signal_id, "FAILED")
 
 
 @rule.register
 def _(event: AgentSignalExpired, board: BlackboardAggregate) -> None:
     board.check_open(event.signal_id, "expired")  # its timeout is the sweeper's setting, not the log's
+    _no_attempt_left(board, event.signal_id, "EXPIRED")
 
 
 @rule.register
@@ -133,6 +135,27 @@ def _(event: AgentSignalAttemptFailed, board: BlackboardAggregate) -> None:
             event.signal_id,
             f"attempt {event.attempt} of {event.max_attempts} failed while attempt {signal.attempt} ran",
         )
+    if signal.max_attempts is not None and event.max_attempts != signal.max_attempts:
+        raise AttemptOutOfTurn(
+            event.signal_id, f"it was posted with {signal.max_attempts} attempts, not {event.max_attempts}"
+        )
+    if event.retry_at < event.occurred_at:
+        raise AttemptOutOfTurn(event.signal_id, "its next attempt would come before this one failed")
+
+
+def _no_attempt_left(board: BlackboardAggregate, signal_id: str, ends: str) -> None:
+    """A claimed signal posted with attempts left ends in a retry, never FAILED or EXPIRED: the post's
+    `max_attempts` is in the log (a claimer's own policy is in its agent file, which the log does not hold)."""
+    signal = board.signal(signal_id)
+    if (
+        signal.status is SignalStatus.CLAIMED
+        and signal.max_attempts is not None
+        and signal.attempt < signal.max_attempts
+    ):
+        raise AttemptOutOfTurn(
+            signal_id,
+            f"{ends} on attempt {signal.attempt} of {signal.max_attempts}: a failed attempt is retried",
+        )
 
 
 @rule.register
@@ -159,7 +182,7 @@ def _token(board: BlackboardAggregate, event: BlackboardEvent) -> str | None:
 
 class AttemptOutOfTurn(RuleViolation):
     def __init__(self, signal_id: str, why: str) -> None:
-        super().__init__(f"{signal_id}: a failed attempt no command records: {why}")
+        super().__init__(f"{signal_id}: an attempt's end no command records: {why}")
 
 
 class DedupedPost(RuleViolation):

@@ -179,6 +179,6 @@ class AgentsCannotDecide(RuleViolation):
 
     def __init__(self, who: str, action: str) -> None:
         super().__init__(
-            f"{who} is an agent's session; agents cannot decide gates, only a person can {action}"
+            f"{who} is an agent's session; agents cannot decide gates or budgets, only a person can {action}"
         )
         self.who = who

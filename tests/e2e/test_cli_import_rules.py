@@ -98,6 +98,10 @@ def _approved_a_signal_that_is_no_gate(doc: dict[str, Any]) -> None:
     _insert_after(doc, posted, approval)
 
 
+def _more_attempts_than_posted(doc: dict[str, Any]) -> None:
+    _find(doc, "AgentSignalAttemptFailed")["data"]["max_attempts"] = 5  # posted with --max-attempts 2
+
+
 def _never_claimed(doc: dict[str, Any]) -> None:
     _find(doc, "AgentSignalCompleted")["data"]["completed_by"] = "ps-intruder"
 
@@ -152,6 +156,7 @@ EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "written under a signal by one not its claimer": (_outside_named_keys, "only its claimer"),
     "a conflict resolved that never began": (_resolve_without_conflict, "rule NotInConflict"),
     "a signal approved that is no gate": (_approved_a_signal_that_is_no_gate, "rule NotAGate"),
+    "a retry with more attempts than posted": (_more_attempts_than_posted, "posted with 2 attempts, not 5"),
 }
 
 

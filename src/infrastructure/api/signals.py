@@ -212,6 +212,7 @@ class SignalCalls(Base):
             command = request(
                 SetBudget, board=blackboard_id, usd=usd, tokens=tokens, set_by=by, reason=reason
             )
+            refuse_an_agent("budget")  # a run does not raise its own board's budget
             self._parts.service.set_budget(command)
         shown = board_budget(self._parts.read_model, blackboard_id)
         return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent)
