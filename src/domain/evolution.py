@@ -80,10 +80,7 @@ def _(event: AgentSignalClaimRenewed, lookup: Lookup, dependants: Dependants) ->
 @evolve.register
 def _(event: AgentSignalCompleted, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     done = lookup(event.signal_id).completed(event.result, event.occurred_at, event.usage)
-    released = [
-        lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)
-    ]
-    return [done, *released]
+    return [done, *_released(event, lookup, dependants)]
 
 
 @evolve.register
@@ -123,10 +120,7 @@ def _(event: AgentSignalCancelled, lookup: Lookup, dependants: Dependants) -> li
 @evolve.register
 def _(event: AgentSignalApproved, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     done = lookup(event.signal_id).approved(event.approved_by, event.note, event.occurred_at)
-    released = [
-        lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)
-    ]
-    return [done, *released]
+    return [done, *_released(event, lookup, dependants)]
 
 
 @evolve.register
@@ -137,3 +131,10 @@ def _(event: AgentSignalRejected, lookup: Lookup, dependants: Dependants) -> lis
 @evolve.register
 def _(event: BoardBudgetSet, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return []  # the board's budget changes no signal (the read model keeps it in a table of its own)
+
+
+def _released(event: BlackboardEvent, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    """What waits on a signal that just COMPLETED (by its claimer, or a gate by a person), one upstream less."""
+    return [
+        lookup(d).upstream_completed(event.signal_id, event.occurred_at) for d in dependants(event.signal_id)
+    ]
