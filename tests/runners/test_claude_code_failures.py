@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal as signals
 import time
+from pathlib import Path
 
 from tests.runners.claude import claude_env, environ, live_in_group, processes
 from tests.runners.standins import call, fail, say, slow, stand_in
@@ -23,18 +24,26 @@ def until(condition, seconds: float = 60.0, every: float = 0.1):
     return found
 
 
-def the_run(signal_id: str) -> tuple[int, int] | None:
-    """(Claude Code's pid, which is its process group; the board server's pid) once both are up."""
+def the_run(signal_id: str, home: Path) -> tuple[int, int] | None:
+    """(Claude Code's pid, which is its process group; the board server's pid) once both are up. Its
+    Claude Code is the one whose HOME is this test's: other tests run Claude Code at the same time."""
     table = processes()
     claude = [
         pid
         for pid, (line, group, _) in table.items()
-        if "--agents=" in line and " -p " in line and group == pid
+        if "--agents=" in line and " -p " in line and group == pid and home_of(pid) == str(home)
     ]
     server = [
         pid for pid, (line, _, _) in table.items() if f"mcp --agent reviewer --signal {signal_id}" in line
     ]
     return (claude[0], server[0]) if claude and server else None
+
+
+def home_of(pid: int) -> str | None:
+    try:
+        return environ(pid).get("HOME")
+    except OSError:  # gone meanwhile
+        return None
 
 
 def gone(pid: int) -> bool:
@@ -86,7 +95,7 @@ def test_a_run_past_its_timeout_is_killed_with_its_whole_tree_and_records_nothin
     signal = board.post("reviewer", "--write-key", "notes/*")
     with stand_in([slow(15, LATE_WRITE), say("never")]) as api:
         worker = board.cli.start("worker", "--agent", "reviewer", env=claude_env(api.url, tmp_path))
-        claude, server = until(lambda: the_run(signal["signal_id"]))
+        claude, server = until(lambda: the_run(signal["signal_id"], tmp_path))
         until(lambda: board.show(signal["signal_id"])["status"] == "FAILED")
         assert not live_in_group(claude) and gone(server)  # no process left behind
         time.sleep(10)  # past the slow answer: had anything survived, its write would land now
@@ -109,7 +118,7 @@ def test_a_worker_stopped_mid_run_ends_the_run_after_its_grace_and_leaves_nothin
         worker = board.cli.start(
             "worker", "--agent", "reviewer", "--grace", "1", env=claude_env(api.url, tmp_path)
         )
-        claude, server = until(lambda: the_run(signal["signal_id"]))
+        claude, server = until(lambda: the_run(signal["signal_id"], tmp_path))
         until(lambda: api.model_calls)  # Claude Code is waiting for its answer
         worker.send_signal(signals.SIGTERM)
         stopped = board.cli.finish(worker, timeout=30).expect(0)
@@ -127,7 +136,7 @@ def test_a_signal_ended_by_another_hand_stops_its_run_at_once(board, tmp_path):
     signal = board.post("reviewer", "--write-key", "notes/*")
     with stand_in([slow(20, LATE_WRITE), say("never")]) as api:
         worker = board.cli.start("worker", "--agent", "reviewer", env=claude_env(api.url, tmp_path))
-        claude, server = until(lambda: the_run(signal["signal_id"]))
+        claude, server = until(lambda: the_run(signal["signal_id"], tmp_path))
         token = environ(server)["BLACKBOARD_CLAIM_TOKEN"]
         board.cli.ok(
             "fail", signal["signal_id"], "--agent", "reviewer", "--token", token, "--error", "called off"
