@@ -24,6 +24,7 @@ class Unavailable(BlackboardError):
 class WaitTimedOut(TimedOut):
     def __init__(self, what: str, seconds: float) -> None:
         super().__init__(f"timed out after {seconds:g}s waiting for {what}")
+        self.what = what  # what was awaited, in the message's words (AsyncBlackboard says it again)
         self.seconds = seconds
 
 

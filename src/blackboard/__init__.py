@@ -1,8 +1,8 @@
 """blackboard: an event-sourced board where AI agents coordinate work and share what they know.
 
 The public Python API: `from blackboard import Blackboard, Conflict, NotFound, InvalidInput, Refused`
-(contracts/python-api.md). The layers import as `blackboard.domain`, `blackboard.application` and
-`blackboard.infrastructure`.
+(contracts/python-api.md), and `AsyncBlackboard` for asyncio. The layers import as `blackboard.domain`,
+`blackboard.application` and `blackboard.infrastructure`.
 """
 
 from typing import Any
@@ -10,6 +10,7 @@ from typing import Any
 # The API's names, imported on first use: the CLI imports this package on every call, and the API
 # brings in SQLAlchemy, pydantic and the container.
 API = (
+    "AsyncBlackboard",
     "Blackboard",
     "BlackboardError",
     "Closed",

@@ -79,3 +79,38 @@ def test_a_blackboard_with_a_bad_setting_is_refused_before_any_database_is_opene
     with pytest.raises(blackboard.InvalidInput, match="^pool_size: must be a whole number from 1 to 10000"):
         blackboard.Blackboard(f"sqlite:///{tmp_path / 'b.db'}", pool_size=0)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_async_blackboard_has_every_public_method_of_blackboard_with_the_same_signature():
+    """So the two cannot drift: a method added to `Blackboard` without its awaitable twin fails here."""
+    import inspect
+
+    public = sorted(
+        n for n, v in vars_of(blackboard.Blackboard).items() if callable(v) and not n.startswith("_")
+    )
+    assert {"post", "wait", "watch", "write", "solve", "close"} <= set(public)
+    for name in [*public, "__init__"]:
+        mine, theirs = getattr(blackboard.AsyncBlackboard, name), getattr(blackboard.Blackboard, name)
+        if name == "__init__":
+            assert inspect.signature(mine) == inspect.signature(theirs)
+            continue
+        awaited = inspect.signature(mine)
+        assert list(awaited.parameters.values()) == list(inspect.signature(theirs).parameters.values()), name
+        if name == "watch":  # the one difference: every completion, as an async iterator
+            assert inspect.isasyncgenfunction(mine)
+            assert awaited.return_annotation == "AsyncIterator[WatchedSignal]"
+        else:
+            assert inspect.iscoroutinefunction(mine), name
+            assert awaited.return_annotation == inspect.signature(theirs).return_annotation, name
+        assert inspect.getdoc(mine), name
+    extra = {n for n in vars_of(blackboard.AsyncBlackboard) if not n.startswith("_")} - set(public)
+    assert not extra, f"AsyncBlackboard has methods Blackboard lacks: {extra}"
+    assert "AsyncBlackboard" in blackboard.__all__
+
+
+def vars_of(cls: type) -> dict[str, object]:
+    """The attributes of a class and its bases (not `object`'s)."""
+    found: dict[str, object] = {}
+    for klass in reversed(cls.__mro__[:-1]):
+        found.update(vars(klass))
+    return found

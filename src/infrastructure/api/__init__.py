@@ -1,10 +1,12 @@
 """The Python API (primary adapter, like the CLI): the board in process, for frameworks and services.
 
-`from blackboard import Blackboard` re-exports what is here. contracts/python-api.md is the contract.
+`from blackboard import Blackboard, AsyncBlackboard` re-exports what is here. contracts/python-api.md is the contract.
 """
 
 from __future__ import annotations
 
+from blackboard.infrastructure.api.asynchronous import AsyncBlackboard
+from blackboard.infrastructure.api.board import Blackboard
 from blackboard.infrastructure.api.errors import (
     BlackboardError,
     Closed,
@@ -16,20 +18,9 @@ from blackboard.infrastructure.api.errors import (
     Unavailable,
     UpgradeNeeded,
 )
-from blackboard.infrastructure.api.knowledge import KnowledgeCalls
-from blackboard.infrastructure.api.signals import SignalCalls
-from blackboard.infrastructure.api.solving import SolveCalls
-
-
-class Blackboard(SignalCalls, KnowledgeCalls, SolveCalls):
-    """One board store, in process: `Blackboard()` opens the CLI's default (BLACKBOARD_DB, else
-    `.blackboard/blackboard.db`), `Blackboard(url, agents_dir=...)` another. Each call is the CLI
-    command of the same name and returns the document it prints with `--json`, typed; a refusal
-    raises the exception of its exit code. Share one between threads; close it with `close()` or `with`.
-    """
-
 
 __all__ = [
+    "AsyncBlackboard",
     "Blackboard",
     "BlackboardError",
     "Closed",
