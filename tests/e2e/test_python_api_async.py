@@ -272,3 +272,33 @@ def test_a_topic_watch_wakes_for_a_write_of_another_task_and_times_out_on_time(b
         assert 0.4 <= time.monotonic() - began < 2.0
 
     run(scenario())
+
+
+def test_a_completion_wakes_only_the_waits_it_answers(boards, board, monkeypatch):
+    """Fifty waits on fifty signals, ten of them completed (twenty events): each wait checks once at the
+    start and once more if its own signal ended, not once per event of the board (a herd of checks)."""
+    bb, blocking = boards
+    checks = []
+    checking = bb._board.wait
+    monkeypatch.setattr(
+        bb._board, "wait", lambda signal_id, **kw: checks.append(signal_id) or checking(signal_id, **kw)
+    )
+
+    async def scenario() -> None:
+        signals = [(await bb.post("RESEARCH", board, f"e-{n}", f"topic {n}")).signal_id for n in range(50)]
+        waits = [asyncio.create_task(bb.wait(s, timeout=60)) for s in signals]
+        while len(checks) < 50:
+            await asyncio.sleep(0.05)
+        for signal_id in signals[:10]:
+            await asyncio.to_thread(blocking.claim, signal_id, agent="ps-researcher")
+            await asyncio.to_thread(blocking.complete, signal_id, agent="ps-researcher")
+        done = await asyncio.gather(*waits[:10])
+        assert [d.status for d in done] == ["COMPLETED"] * 10
+        assert not any(w.done() for w in waits[10:])
+        # a claim may wake its signal's wait too (any event of the signal does): at most 2 more checks each
+        assert 50 + 10 <= len(checks) <= 50 + 20, len(checks)
+        for w in waits[10:]:
+            w.cancel()
+        await asyncio.gather(*waits[10:], return_exceptions=True)
+
+    run(scenario())

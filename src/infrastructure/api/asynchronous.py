@@ -3,10 +3,12 @@
 Every call is `Blackboard`'s own, run on a small pool of threads of this board, so the rules, the documents
 and the errors are the same code, not a copy. What waits is different: a `wait`, `watch`, `watch_topic` or
 `poll_topic` never holds a thread while it waits. It checks in a thread (the blocking call with timeout 0,
-which answers at once or raises TimedOut), then suspends its task until the log moves past the position
-read before that check, and checks again. The one thread that follows the log (`LogFollower`) waits on the
-board's notifier in slices of a quarter second for every suspended task at once, so a cancelled task is
-gone at once and leaves nothing blocked, and closing ends that thread within a slice.
+which answers at once or raises TimedOut), then suspends its task until an event that may answer it (one
+of its signal's, a completion, a version on its topic: the blocking wait's own rules) lands past the
+position read before that check, and checks again. The one thread that follows the log (`LogFollower`)
+waits on the board's notifier in slices of a quarter second and reads each new page of the log once, for
+every suspended task at once, so a cancelled task is gone at once and leaves nothing blocked, and closing
+ends that thread within a slice.
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from blackboard.application.commands import WaitForSignal, WatchSignals
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
 from blackboard.application.knowledge.commands import WatchTopic
+from blackboard.application.ports import Recorded
+from blackboard.application.watching import FINAL_EVENTS, published
+from blackboard.domain.events import BlackboardEvent
 from blackboard.infrastructure.api.base import names, request
 from blackboard.infrastructure.api.board import Blackboard
 from blackboard.infrastructure.api.errors import Closed
@@ -35,10 +41,12 @@ logger = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 R = TypeVar("R")
+Wanted = Callable[[BlackboardEvent], bool]  # the events that may answer a wait: it checks again after one
 
 THREADS = 8  # calls of one AsyncBlackboard that run at once (more queue); waits hold none while they wait
 SLICE = 0.25  # seconds the follower waits on the notifier at a time: how long closing may wait for it
 IDLE = 5.0  # seconds with nothing to wait for before the follower's thread ends (the next wait starts one)
+PAGE = 1000  # events the follower reads at a time
 
 
 def _in_thread(
@@ -104,7 +112,11 @@ class AsyncBlackboard:
         """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (check
         `status`); TimedOut after `timeout` seconds. Only this task waits; cancelling it ends the wait."""
         query = request(WaitForSignal, signal_id=signal_id, timeout=timeout)
-        return await self._until(lambda board, _: board.wait(query.signal_id, timeout=0), query.timeout)
+        return await self._until(
+            lambda board, _: board.wait(query.signal_id, timeout=0),
+            query.timeout,
+            lambda event: getattr(event, "signal_id", None) == query.signal_id,  # any event of the signal
+        )
 
     async def watch(
         self,
@@ -127,10 +139,14 @@ class AsyncBlackboard:
         position = query.since if since is not None else await self.position()
         while True:
             found = await self._until(
-                lambda board, _: board.watch(
-                    query.signal_types, blackboard_id=query.blackboard_id, since=position, timeout=0
+                lambda board, read: board.watch(
+                    query.signal_types,
+                    blackboard_id=query.blackboard_id,
+                    since=position if read is None else max(position, read),  # read up to `read` before
+                    timeout=0,
                 ),
                 query.timeout,
+                lambda event: event.event_type in FINAL_EVENTS,  # some signal ended (a completion among them)
             )
             yield found
             position = found.position
@@ -156,7 +172,9 @@ class AsyncBlackboard:
             after = start if read is None else max(start, read)
             return board.poll_topic(query.topic, blackboard_id=query.blackboard_id, since=after, timeout=0)
 
-        return await self._until(check, query.timeout)
+        return await self._until(
+            check, query.timeout, lambda event: published(event, query.blackboard_id, query.topic)
+        )
 
     # -- closing ---------------------------------------------------------------------------------------------
     async def close(self) -> None:
@@ -187,12 +205,15 @@ class AsyncBlackboard:
             raise Closed() from None
         return await future
 
-    async def _until(self, check: Callable[[Blackboard, int | None], R], timeout: float | None) -> R:
+    async def _until(
+        self, check: Callable[[Blackboard, int | None], R], timeout: float | None, wanted: Wanted
+    ) -> R:
         """`check(board, read)`'s answer, once it has one: it is a blocking call with timeout 0, which
         raises WaitTimedOut while there is nothing yet; `read` is the log position read before the last
-        check (None at first). Between checks this task waits for the log to move past that position (the
-        position is read before the check, so nothing that lands during it is missed). TimedOut, with the
-        blocking call's own words, once `timeout` seconds have passed."""
+        check (None at first). Between checks this task waits for an event that `wanted` accepts (a
+        superset of those that can answer the check) to land past that position (read before the check,
+        so nothing that lands during it is missed). TimedOut, with the blocking call's own words, once
+        `timeout` seconds have passed."""
         deadline = None if timeout is None else time.monotonic() + timeout
         read: int | None = None
         pending: WaitTimedOut | None = None
@@ -211,7 +232,7 @@ class AsyncBlackboard:
             if remaining is not None and remaining <= 0:
                 raise WaitTimedOut(pending.what, timeout or 0)
             if moved:
-                await self._follower.past(read, remaining)  # type: ignore[arg-type]
+                await self._follower.past(read, remaining, wanted)  # type: ignore[arg-type]
             else:
                 await asyncio.sleep(SLICE if remaining is None else min(SLICE, remaining))
 
@@ -237,30 +258,32 @@ def _checked(
 
 
 class LogFollower:
-    """Wakes the tasks that wait for the log to move past a position: one thread per board, started by the
+    """Wakes the tasks that wait for something to land in the log: one thread per board, started by the
     first wait and ended after IDLE seconds with none, waits on the board's notifier (PostgreSQL's
-    LISTEN, SQLite's poll) for the whole of them, and each task waits on a future of its own loop."""
+    LISTEN, SQLite's poll) for the whole of them and reads each new page of the log once; it wakes a
+    task only when an event it wants landed past its position (each task waits on a future of its own
+    loop), so a thousand waits on a busy board do not check a thousand times per event."""
 
     def __init__(self, board: Blackboard) -> None:
         self._board = board
         self._lock = threading.Lock()
-        self._waiting: dict[asyncio.Future[None], tuple[asyncio.AbstractEventLoop, int]] = {}
-        self._seen = -1  # the log's last position as this last read it: never past the log's end
+        self._waiting: dict[asyncio.Future[None], Waiter] = {}
+        self._seen = -1  # the last position this has read the log to (-1: not yet): never past its end
         self._thread: threading.Thread | None = None
         self._stopped = False
         self._wake = threading.Event()  # a first wait after an idle spell
 
-    async def past(self, position: int, timeout: float | None) -> None:
-        """Until the log's last position is past `position`, or `timeout` seconds (then it returns too: the
-        caller checks again, and its deadline tells). Closed once the board closes."""
+    async def past(self, position: int, timeout: float | None, wanted: Wanted) -> None:
+        """Until an event that `wanted` accepts lands past `position`, or `timeout` seconds (then it returns
+        too: the caller checks again, and its deadline tells). Closed once the board closes."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._lock:
             if self._stopped:
                 raise Closed()
-            if position < self._seen:
+            if position < self._seen:  # this has read past it already, unseen by this task: check again
                 return
-            self._waiting[future] = (loop, position)
+            self._waiting[future] = Waiter(loop, position, wanted)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._follow, name="blackboard-log", daemon=True)
                 self._thread.start()
@@ -279,8 +302,8 @@ class LogFollower:
             self._stopped = True
             waiting, self._waiting = self._waiting, {}
             self._wake.set()
-        for future, (loop, _) in waiting.items():
-            _settle(loop, future, Closed)
+        for future, waiter in waiting.items():
+            _settle(waiter.loop, future, Closed)
 
     def join(self) -> None:
         with self._lock:
@@ -305,8 +328,10 @@ class LogFollower:
                                 return
                     continue
                 try:
-                    if self._seen < 0 or parts.notifier.wait(self._seen, SLICE):
-                        self._moved(parts.store.last_position())
+                    if self._seen < 0:
+                        self._moved(parts.store.last_position(), None)
+                    elif parts.notifier.wait(self._seen, SLICE) and not self._read(parts.store):
+                        time.sleep(0.02)  # told of an append not readable yet: not a busy loop meanwhile
                 except (
                     StoreUnavailable
                 ):  # a restart or a network cut: waited out, the waits check again after
@@ -315,15 +340,39 @@ class LogFollower:
             logger.warning("stopped following the log (%s); the waits under way raise it", exc)
             with self._lock:
                 waiting, self._waiting, self._thread = self._waiting, {}, None
-            for future, (loop, _) in waiting.items():
-                _settle(loop, future, functools.partial(_again, exc))
+            for future, waiter in waiting.items():
+                _settle(waiter.loop, future, functools.partial(_again, exc))
 
-    def _moved(self, last: int) -> None:
+    def _read(self, store: Any) -> bool:
+        """The log past what this has read, a page at a time, each shown to the waiting tasks; whether any."""
+        position, read = self._seen, False
+        while page := store.read_all(after=position, limit=PAGE):
+            position, read = page[-1].position, True
+            self._moved(position, page)
+        return read
+
+    def _moved(self, last: int, page: list[Recorded] | None) -> None:
+        """The log was read to `last`: the tasks waiting below it wake if `page` (the events read, None when
+        unknown) holds one they want past their position."""
         with self._lock:
             self._seen = max(self._seen, last)
-            ready = [(f, loop) for f, (loop, position) in self._waiting.items() if position < self._seen]
+            ready = [
+                (future, waiter.loop)
+                for future, waiter in self._waiting.items()
+                if waiter.position < self._seen
+                and (
+                    page is None or any(r.position > waiter.position and waiter.wanted(r.event) for r in page)
+                )
+            ]
         for future, loop in ready:
             _settle(loop, future, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Waiter:
+    loop: asyncio.AbstractEventLoop
+    position: int
+    wanted: Wanted
 
 
 def _settle(
