@@ -13,7 +13,8 @@ when due (SQLite and PostgreSQL),
 handler's, and the board tools' context size in tokens, (z) the claim path with limits configured (priorities,
 a concurrency key, a budget) beside none.
 handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
-of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import.
+of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import,
+(w) AsyncBlackboard beside Blackboard: a wait's wake-up, a call, and many waits at once (SQLite, PostgreSQL).
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -344,6 +345,15 @@ def main() -> None:
         report["limits"] = z = limits.run(config["BENCH_LIMITS_SIGNALS"], config["BENCH_LIMITS_RUNS"], pg_url)
         targets.append(limits.print_report(z, say, table))
 
+    def run_w() -> None:  # (w) AsyncBlackboard beside Blackboard: wake-up, a call, many waits at once
+        from bench import asynchronous
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["async_api"] = w = asynchronous.run(
+            config["BENCH_ASYNC_ROUNDS"], config["BENCH_ASYNC_WAITS"], pg_url
+        )
+        asynchronous.print_report(w, say)
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -364,6 +374,7 @@ def main() -> None:
         ("r", run_r),
         ("z", run_z),
         ("y", run_y),
+        ("w", run_w),
     ):
         if name in config.sections:
             section(name, run)

@@ -46,6 +46,7 @@ SECTIONS = (
     "r",
     "z",
     "y",
+    "w",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -68,6 +69,8 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_LIMITS_SIGNALS": (1000, 200),  # (z): claims timed on each store (with limits, without)
     "BENCH_LIMITS_RUNS": (200, 50),  # (z): runs recorded on each board before (a budget totals them)
     "BENCH_TRANSFER_EVENTS": (50_000, 5_000),  # (y): the board exported and imported (and 10x as many)
+    "BENCH_ASYNC_ROUNDS": (30, 10),  # (w): waits and calls per kind, AsyncBlackboard and Blackboard in turn
+    "BENCH_ASYNC_WAITS": (200, 50),  # (w): waits at once on one AsyncBlackboard
 }
 
 
