@@ -295,8 +295,10 @@ def test_a_completion_wakes_only_the_waits_it_answers(boards, board, monkeypatch
         done = await asyncio.gather(*waits[:10])
         assert [d.status for d in done] == ["COMPLETED"] * 10
         assert not any(w.done() for w in waits[10:])
-        # a claim may wake its signal's wait too (any event of the signal does): at most 2 more checks each
-        assert 50 + 10 <= len(checks) <= 50 + 20, len(checks)
+        # a claim may wake its signal's wait too (any event of the signal does), and a wait that registers
+        # after the follower read on checks again at once: a few more than 60, never one per wait per event
+        # (every append waking every wait would make it about 50 + 20 * 45)
+        assert 50 + 10 <= len(checks) <= 100, len(checks)
         for w in waits[10:]:
             w.cancel()
         await asyncio.gather(*waits[10:], return_exceptions=True)
