@@ -536,10 +536,8 @@ def _check_put(op: PutOp) -> None:
         )
     if op.value is None:
         return  # a delete: of nothing, when there is no such item
-    if not op.namespace:
+    if not op.namespace:  # a root label "langgraph" is refused by put(), not by a PutOp (as LangGraph has it)
         raise InvalidNamespaceError("Namespace cannot be empty.")
-    if op.namespace[0] == "langgraph":
-        raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
 
 
 def _count(value: Any, field: str) -> int:
