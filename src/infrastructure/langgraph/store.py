@@ -54,6 +54,7 @@ LITERAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 ESCAPE = re.compile(r":([0-9A-F]{2})")
 META = "langgraph"  # the entry meta's field the store keeps created_at in
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+MAX_COUNT = 2**63 - 1  # what SQLite and PostgreSQL store, as the Python API's counts
 RETRIES = 8  # a put re-reads the version this many times when another writer moved it in between
 
 
@@ -309,6 +310,8 @@ class BlackboardStore(BaseStore):
         this version (default: the store's)."""
         if expected_version is None and author is None:
             return super().put(namespace, key, value, index, ttl=ttl)
+        if expected_version is not None:
+            _count(expected_version, "expected_version")
         op = PutOp(namespace, str(key), value, index, None if ttl is NOT_PROVIDED else ttl)  # type: ignore[arg-type]
         validate_op_namespace(op)
         if not namespace:
@@ -424,7 +427,7 @@ class BlackboardStore(BaseStore):
                     board_key,
                     None if value is None else dict(value),
                     blackboard_id=self.blackboard_id,
-                    author=author or self.author,
+                    author=self.author if author is None else author,
                     entry_type=self.entry_type,
                     meta=meta,
                     replaces=version,
@@ -541,8 +544,8 @@ def _check_put(op: PutOp) -> None:
 
 
 def _count(value: Any, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(field, f"must be a whole number of at least 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise InvalidInput(field, f"must be a whole number from 0 to {MAX_COUNT}, got {value!r}")
     return value
 
 
