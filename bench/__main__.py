@@ -13,7 +13,9 @@ when due (SQLite and PostgreSQL),
 handler's, and the board tools' context size in tokens, (z) the claim path with limits configured (priorities,
 a concurrency key, a budget) beside none.
 handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
-of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import.
+of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import,
+(v) LangGraph's store on the board (`BlackboardStore`): put and get on 10 items and on BENCH_STORE_ITEMS, beside
+LangGraph's InMemoryStore and PostgresStore.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -159,6 +161,31 @@ def main() -> None:
                 transfer.rows(x),
             )
         )
+
+    def run_v() -> None:  # (v) LangGraph's store on the board: put and get, 10 items vs 100,000
+        from bench import langgraph_store
+
+        report["langgraph_store"] = v = profiled(config, "v", langgraph_store.run, config)
+        say(
+            table(
+                f"(v) LangGraph store, medians of {v['reps']} calls (ms); PostgreSQL: {v['postgresql']}",
+                langgraph_store.HEADERS,
+                langgraph_store.rows(v),
+            )
+        )
+        big = f"{v['items']:,}"
+        for name in ("BlackboardStore, SQLite", "BlackboardStore, PostgreSQL"):
+            if name in v["stores"]:
+                c = v["stores"][name][big]
+                for what in ("put_new", "get"):
+                    targets.append(
+                        _target(
+                            f"(v) {name} {what.replace('_', ' ')}, {big} items / 10",
+                            c[f"{what}_ratio"],
+                            f"<= {langgraph_store.TARGET}",
+                            c[f"{what}_ratio"] <= langgraph_store.TARGET,
+                        )
+                    )
 
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
         from bench import knowledge
@@ -364,6 +391,7 @@ def main() -> None:
         ("r", run_r),
         ("z", run_z),
         ("y", run_y),
+        ("v", run_v),
     ):
         if name in config.sections:
             section(name, run)

@@ -46,6 +46,7 @@ SECTIONS = (
     "r",
     "z",
     "y",
+    "v",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -67,7 +68,12 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_MATCH_REPS": (50, 20),  # (t): signals matched per case, each with its own text
     "BENCH_LIMITS_SIGNALS": (1000, 200),  # (z): claims timed on each store (with limits, without)
     "BENCH_LIMITS_RUNS": (200, 50),  # (z): runs recorded on each board before (a budget totals them)
-    "BENCH_TRANSFER_EVENTS": (50_000, 5_000),  # (y): the board exported and imported (and 10x as many)
+    "BENCH_TRANSFER_EVENTS": (50_000, 5_000),
+    "BENCH_STORE_ITEMS": (100_000, 10_000),  # (v): items of LangGraph's store on the large board
+    "BENCH_STORE_REPS": (
+        200,
+        50,
+    ),  # (v): puts and gets timed per store and size  # (y): the board exported and imported (and 10x as many)
 }
 
 
