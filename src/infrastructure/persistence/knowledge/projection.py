@@ -2,7 +2,7 @@
 
 Each key's state is read once per fold (or comes from the caller: a command's commit seeds it with
 the state it loaded, a rebuild from empty keeps every key in memory), evolved by the domain's own
-`evolve`, and its row and topics written again.
+`evolve`, and its row, topics and searched words written again.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from blackboard.application.ports import Recorded
 from blackboard.domain.events import EntryEvent
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry
+from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row, entry_row, topic_rows
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS
 
@@ -56,8 +57,10 @@ def fold_entries(conn: Connection, records: Sequence[Recorded], known: Keys, com
     conn.execute(insert(ENTRIES), [entry_row(e) for e in states if e is not None])
     if topics := [t for e in states if e is not None for t in topic_rows(e)]:
         conn.execute(insert(ENTRY_TOPICS), topics)
+    dialect_of(conn.engine).entry_index().replace(conn, touched, states)  # what `search` finds
 
 
 def clear_entries(conn: Connection) -> None:
     conn.execute(delete(ENTRY_TOPICS))
     conn.execute(delete(ENTRIES))
+    dialect_of(conn.engine).entry_index().clear(conn)
