@@ -46,9 +46,9 @@ def upgrade() -> None:
     conn = op.get_bind()
     for statement in SQLITE if conn.dialect.name == "sqlite" else POSTGRESQL:
         conn.execute(sa.text(statement))
-    from blackboard.infrastructure.persistence.dialect import dialect_for_url
+    from blackboard.infrastructure.persistence.knowledge.search import entry_index
 
-    dialect_for_url(conn.dialect.name).entry_index().fill(conn)  # the entries written before this revision
+    entry_index(conn).fill(conn)  # the entries written before this revision
 
 
 def downgrade() -> None:

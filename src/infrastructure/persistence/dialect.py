@@ -19,7 +19,6 @@ from sqlalchemy import Connection, Engine, Insert, Table, Update, bindparam
 if TYPE_CHECKING:
     from blackboard.application.ports import EventStore, LogNotifier
     from blackboard.infrastructure.persistence.engine import StoreSettings
-    from blackboard.infrastructure.persistence.knowledge.search import EntryIndex
 
 
 class Dialect(abc.ABC):
@@ -100,10 +99,6 @@ class Dialect(abc.ABC):
     ) -> None:
         """Set `columns` of the row whose `key` matches, for each row (dict keys: `prefix` + column)."""
         conn.execute(_update(table, key, tuple(columns), prefix), list(rows))
-
-    @abc.abstractmethod
-    def entry_index(self) -> EntryIndex:
-        """The search index over entries in this database's full-text engine (knowledge/search.py)."""
 
     @abc.abstractmethod
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:

@@ -28,7 +28,6 @@ from blackboard.infrastructure.persistence.dialect import Dialect
 if TYPE_CHECKING:
     from blackboard.application.ports import EventStore, LogNotifier
     from blackboard.infrastructure.persistence.engine import StoreSettings
-    from blackboard.infrastructure.persistence.knowledge.search import EntryIndex
 
 NOTIFY_CHANNEL = "blackboard_events"  # each append's last position, on commit
 BOARD_LOCKS = 0x626C  # advisory lock class of the boards (the two-key form: a key space of its own)
@@ -124,11 +123,6 @@ class PostgresDialect(Dialect):
             super().update_many(conn, table, key, columns, rows, prefix)
         else:
             bulk.update(conn, table, key, columns, rows, prefix)
-
-    def entry_index(self) -> EntryIndex:
-        from blackboard.infrastructure.persistence.knowledge.search import PostgresEntryIndex
-
-        return PostgresEntryIndex()
 
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
         from blackboard.infrastructure.persistence.notifier import PostgresNotifier

@@ -28,7 +28,6 @@ FEW = 4  # up to this many rows, one INSERT ... RETURNING
 if TYPE_CHECKING:
     from blackboard.application.ports import EventStore, LogNotifier
     from blackboard.infrastructure.persistence.engine import StoreSettings
-    from blackboard.infrastructure.persistence.knowledge.search import EntryIndex
 
 
 class SqliteDialect(Dialect):
@@ -59,11 +58,6 @@ class SqliteDialect(Dialect):
             conn.execute(select(table.c[key], table.c[returning]).where(table.c[key].in_(keys))).all()
         )
         return [found[k] for k in keys]
-
-    def entry_index(self) -> EntryIndex:
-        from blackboard.infrastructure.persistence.knowledge.search import SqliteEntryIndex
-
-        return SqliteEntryIndex()
 
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
         from blackboard.infrastructure.notifier import PollingNotifier

@@ -15,8 +15,8 @@ from blackboard.application.ports import Recorded
 from blackboard.domain.events import EntryEvent
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry
-from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row, entry_row, topic_rows
+from blackboard.infrastructure.persistence.knowledge.search import entry_index
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS
 
 Keys = MutableMapping[tuple[str, str], Entry | None]  # (board, key) -> its state, None: never written
@@ -57,10 +57,10 @@ def fold_entries(conn: Connection, records: Sequence[Recorded], known: Keys, com
     conn.execute(insert(ENTRIES), [entry_row(e) for e in states if e is not None])
     if topics := [t for e in states if e is not None for t in topic_rows(e)]:
         conn.execute(insert(ENTRY_TOPICS), topics)
-    dialect_of(conn.engine).entry_index().replace(conn, touched, states)  # what `search` finds
+    entry_index(conn).replace(conn, touched, states)  # what `search` finds
 
 
 def clear_entries(conn: Connection) -> None:
     conn.execute(delete(ENTRY_TOPICS))
     conn.execute(delete(ENTRIES))
-    dialect_of(conn.engine).entry_index().clear(conn)
+    entry_index(conn).clear(conn)

@@ -19,9 +19,9 @@ from blackboard.application.ports import Recorded
 from blackboard.domain.events import STREAM_SEPARATOR, entry_stream_id
 from blackboard.domain.knowledge.entries import Entry
 from blackboard.infrastructure.persistence.codec import recorded_from_row
-from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
+from blackboard.infrastructure.persistence.knowledge.search import entry_index
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS, EVENTS
 
 GET = select(ENTRIES).where(ENTRIES.c.blackboard_id == bindparam("board"), ENTRIES.c.key == bindparam("key"))
@@ -63,7 +63,7 @@ class SqlEntryReadModel(EntryReadModel):
 
     def search(self, query: EntrySearch) -> list[SearchHit]:
         """From the database's own full-text index (knowledge/search.py), filtered as `find` filters."""
-        index = dialect_of(self._engine).entry_index()
+        index = entry_index(self._engine)
         where = _where(query.criteria) + [
             index.value_field(n, name, want) for n, (name, want) in enumerate(query.value_equals)
         ]

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Column,
     ColumnElement,
     Connection,
+    Engine,
     Integer,
     MetaData,
     Select,
@@ -45,6 +46,12 @@ from blackboard.infrastructure.persistence.tables import ENTRIES
 
 Key = tuple[str, str]  # (board, key)
 PREFIX = "entry_search"  # every table of the index (SQLite's FTS5 shadow tables too) starts so
+
+
+def entry_index(bind: Connection | Engine) -> EntryIndex:
+    """The index of the database `bind` is on (the search index is the one thing of the entries that
+    differs between the two)."""
+    return SqliteEntryIndex() if bind.dialect.name == "sqlite" else PostgresEntryIndex()
 
 
 def outside_models(name: str | None, kind: str, parents: Any) -> bool:
