@@ -206,3 +206,38 @@ def test_bad_arguments_raise_langgraphs_errors_or_the_boards_and_write_nothing(s
     assert store.position() == before  # nothing was written
     assert store.get(NS, "é" * 40) is None  # no item can be there: none, rather than an error
     assert store.search(("é" * 60,)) == []
+
+
+def test_query_is_the_boards_text_search_within_the_prefix_best_first(store):
+    store.put(
+        ("docs", "a"), "log", {"title": "An append-only log", "body": "every write is an event", "n": 1}
+    )
+    store.put(("docs", "a"), "doc", {"title": "A document store", "body": "one row per key", "n": 2})
+    store.put(("docs", "b"), "both", {"title": "Log or document?", "body": "an append log", "n": 3})
+    store.put(("docs", "b"), "gone", {"title": "append log, deleted"})
+    store.delete(("docs", "b"), "gone")
+    store.put(("other",), "log", {"title": "append log elsewhere"})
+    store.board.write("docs/plain", "append log", blackboard_id=store.blackboard_id, author="ps-cli")
+    store.board.write("docsnotes", {"t": "append log"}, blackboard_id=store.blackboard_id, author="ps-cli")
+
+    found = store.search(("docs",), query="append log")
+
+    assert {(i.namespace, i.key) for i in found} == {
+        (("docs", "a"), "log"),
+        (("docs", "b"), "both"),
+        (("docs",), "plain"),
+    }
+    assert all(isinstance(i.score, float) for i in found)
+    assert [i.score for i in found] == sorted((i.score for i in found), reverse=True)
+    assert [i.key for i in store.search(("docs",), query="append log", filter={"n": {"$gte": 2}})] == ["both"]
+    assert [i.key for i in store.search(("docs", "a"), query="DOCUMENT")] == ["doc"]  # case aside
+    assert store.search(("docs",), query="nowhere") == []
+    pages = [i.key for o in range(3) for i in store.search(("docs",), query="append log", limit=1, offset=o)]
+    assert pages == [i.key for i in found]
+    assert [i.key for i in asyncio.run(store.asearch(("docs",), query="row key"))] == ["doc"]
+    assert len(store.search(("docs",), query="")) == 4  # no text: every item, in entry key order
+
+    with pytest.raises(InvalidInput, match="query: "):
+        store.search(("docs",), query="*")
+    with pytest.raises(InvalidInput, match="at: text search reads the board as it is now"):
+        store.search(("docs",), query="log", at=1)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -56,6 +56,7 @@ META = "langgraph"  # the entry meta's field the store keeps created_at in
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 MAX_COUNT = 2**63 - 1  # what SQLite and PostgreSQL store, as the Python API's counts
 RETRIES = 8  # a put re-reads the version this many times when another writer moved it in between
+SEARCH_PAGE = 100  # hits read per call of the board's text search
 
 
 class VersionConflict(RuleViolation):
@@ -261,8 +262,10 @@ class BlackboardStore(BaseStore):
         refresh_ttl: bool | None = None,
         at: int | None = None,
     ) -> list[SearchItem]:
-        """Items under the prefix, in entry key order, that match `filter` (and `query`); with `at`, as the
-        board was right after that log position."""
+        """Items under the prefix that match `filter`: in entry key order, or with `query`, those holding
+        every word of it, best first (the board's text search, `blackboard search`: words of the key, of
+        the value's strings, of the author; `score` is its rank). With `at` (no query), as the board was
+        right after that log position."""
         op = SearchOp(namespace_prefix, filter, limit, offset, query)
         if at is None:
             return super().search(
@@ -443,31 +446,58 @@ class BlackboardStore(BaseStore):
 
     def _search(self, op: SearchOp, at: int | None = None) -> list[SearchItem]:
         limit, offset = _count(op.limit, "limit"), _count(op.offset, "offset")
-        if op.query is not None:
-            raise InvalidInput(
-                "query",
-                "text search of the store arrives with `blackboard search`; search with filter= for now",
-            )
         if op.filter is not None and not isinstance(op.filter, Mapping):
             raise InvalidInput("filter", f"must be a mapping of value fields, got {type(op.filter).__name__}")
         _check_filter(op.filter or {})
+        text = op.query if op.query else None  # "" or None: no text, every item (entry key order)
+        if text is not None and not isinstance(text, str):
+            raise InvalidInput("query", f"must be a string, got {type(text).__name__}")
+        if text is not None and at is not None:
+            raise InvalidInput(
+                "at", "text search reads the board as it is now; search with at= takes no query"
+            )
         if limit == 0:
             return []
         prefix = namespace_prefix(op.namespace_prefix)
         if prefix and not fits(prefix):
             return []
         found: list[SearchItem] = []
-        for entry in self.board.entries(blackboard_id=self.blackboard_id, prefix=prefix or None, at=at):
+        for entry, score in self._candidates(prefix or None, text, at):
             item = item_of(entry.key)
             if item is None or entry.value is None:
                 continue
             value = _value(entry.value)
             if op.filter and not all(_matches(value.get(k), v) for k, v in op.filter.items()):  # type: ignore[union-attr]
                 continue
-            found.append(_item(SearchItem, entry, *item))
+            found.append(_item(SearchItem, entry, *item, score=score))
             if len(found) == offset + limit:
                 break
         return found[offset:]
+
+    def _candidates(
+        self, prefix: str | None, text: str | None, at: int | None
+    ) -> Iterator[tuple[Entry, float | None]]:
+        """The entries under `prefix`: all of them in key order, or (`text`) those holding every word of it,
+        best first (the board's text search, `Blackboard.search`), read a page at a time."""
+        if text is None:
+            for entry in self.board.entries(blackboard_id=self.blackboard_id, prefix=prefix, at=at):
+                yield entry, None
+            return
+        page, start = SEARCH_PAGE, 0
+        while True:
+            try:
+                hits = self.board.search(
+                    text, blackboard_id=self.blackboard_id, prefix=prefix, limit=page, offset=start
+                )
+            except InvalidInput as refused:
+                raise InvalidInput(
+                    "query" if refused.field == "text" else refused.field, refused.rule
+                ) from None
+            for hit in hits:
+                yield hit, hit.score
+            if len(hits) < page:
+                return
+            start += page
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         limit, offset = _count(op.limit, "limit"), _count(op.offset, "offset")
@@ -522,13 +552,14 @@ def _created(entry: Entry) -> datetime:
     return entry.written_at
 
 
-def _item(kind: type[Any], entry: Entry, namespace: tuple[str, ...], key: str) -> Any:
+def _item(kind: type[Any], entry: Entry, namespace: tuple[str, ...], key: str, **score: Any) -> Any:
     return kind(
         value=_value(entry.value),
         key=key,
         namespace=namespace,
         created_at=_created(entry),
         updated_at=entry.written_at,
+        **score,
     )
 
 
