@@ -1,6 +1,15 @@
-"""LangGraph on the board (primary adapters over the Python API): `BlackboardStore`, a LangGraph
-`BaseStore` whose items are the board's entries (docs/langgraph.md, "Store").
+"""LangGraph on a board (docs/langgraph.md): imported only by those who use it (the `langgraph` extra)."""
 
-Imported only by those who use it: it needs the `langgraph` extra (`pip install 'agent-blackboard[langgraph]'`).
-The public names are re-exported by `blackboard.langgraph`.
-"""
+from blackboard.infrastructure.langgraph.store import (
+    BlackboardStore,
+    ItemInConflict,
+    ItemVersion,
+    VersionConflict,
+)
+
+__all__ = [
+    "BlackboardStore",
+    "ItemInConflict",
+    "ItemVersion",
+    "VersionConflict",
+]
