@@ -10,6 +10,7 @@ import pytest
 from langgraph.store.base import InvalidNamespaceError, PutOp, SearchOp
 
 from blackboard import Conflict, InvalidInput, Refused
+from blackboard.infrastructure.langgraph import store as store_module
 from blackboard.infrastructure.langgraph.store import entry_key, item_of
 from blackboard.langgraph import BlackboardStore, ItemInConflict, VersionConflict
 
@@ -208,7 +209,9 @@ def test_bad_arguments_raise_langgraphs_errors_or_the_boards_and_write_nothing(s
     assert store.search(("é" * 60,)) == []
 
 
-def test_query_is_the_boards_text_search_within_the_prefix_best_first(store):
+@pytest.mark.parametrize("page", [1, 100])
+def test_query_is_the_boards_text_search_within_the_prefix_best_first(store, page, monkeypatch):
+    monkeypatch.setattr(store_module, "SEARCH_PAGE", page)  # 1: every hit a read of its own
     store.put(
         ("docs", "a"), "log", {"title": "An append-only log", "body": "every write is an event", "n": 1}
     )

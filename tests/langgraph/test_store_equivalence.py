@@ -15,6 +15,7 @@ import pytest
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 from langgraph.store.memory import InMemoryStore
 
+from blackboard.infrastructure.langgraph import store as store_module
 from blackboard.infrastructure.langgraph.store import entry_key
 from blackboard.langgraph import BlackboardStore
 
@@ -139,7 +140,12 @@ async def scenario(store: BaseStore, asynchronous: bool) -> list[Any]:
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
-def test_the_board_store_answers_as_langgraphs_in_memory_store(store: BlackboardStore, asynchronous: bool):
+def test_the_board_store_answers_as_langgraphs_in_memory_store(
+    store: BlackboardStore, asynchronous: bool, monkeypatch
+):
+    monkeypatch.setattr(
+        store_module, "SEARCH_PAGE", 2
+    )  # searches read 2, 8, 32... entries: pages are crossed
     expected = asyncio.run(scenario(InMemoryStore(), asynchronous))
     got = asyncio.run(scenario(store, asynchronous))
 

@@ -479,10 +479,17 @@ class BlackboardStore(BaseStore):
     ) -> Iterator[tuple[Entry, float | None]]:
         """The entries under `prefix`: all of them in key order, or (`text`) those holding every word of it,
         best first (the board's text search, `Blackboard.search`), read a page at a time."""
-        if text is None:
-            for entry in self.board.entries(blackboard_id=self.blackboard_id, prefix=prefix, at=at):
-                yield entry, None
-            return
+        if text is None:  # growing reads: most searches stop after the first (`limit` + `offset` items)
+            size, seen = SEARCH_PAGE, 0
+            while True:
+                entries = self.board.entries(
+                    blackboard_id=self.blackboard_id, prefix=prefix, at=at, limit=size
+                )
+                for entry in list(entries)[seen:]:
+                    yield entry, None
+                if len(entries) < size:
+                    return
+                seen, size = len(entries), size * 4
         page, start = SEARCH_PAGE, 0
         while True:
             try:
