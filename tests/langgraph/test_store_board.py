@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from langgraph.store.base import InvalidNamespaceError, PutOp, SearchOp
 
-from blackboard import Conflict, InvalidInput, Refused
+from blackboard import Closed, Conflict, InvalidInput, Refused
 from blackboard.infrastructure.langgraph import store as store_module
 from blackboard.infrastructure.langgraph.store import entry_key, item_of
 from blackboard.langgraph import BlackboardStore, ItemInConflict, VersionConflict
@@ -204,6 +204,9 @@ def test_bad_arguments_raise_langgraphs_errors_or_the_boards_and_write_nothing(s
     with pytest.raises(InvalidInput, match="author: "):
         store.put(NS, "k", {"v": 1}, author="")
 
+    with pytest.raises(InvalidInput, match="entry_type: must be one of query, finding"):
+        BlackboardStore(store.board, blackboard_id=store.blackboard_id, entry_type="memo")
+
     assert store.position() == before  # nothing was written
     assert store.get(NS, "é" * 40) is None  # no item can be there: none, rather than an error
     assert store.search(("é" * 60,)) == []
@@ -244,3 +247,17 @@ def test_query_is_the_boards_text_search_within_the_prefix_best_first(store, pag
         store.search(("docs",), query="*")
     with pytest.raises(InvalidInput, match="at: text search reads the board as it is now"):
         store.search(("docs",), query="log", at=1)
+
+
+def test_a_store_opened_from_a_url_closes_its_board_and_a_shared_board_stays_open(store, tmp_path):
+    url = f"sqlite:///{tmp_path / 'own.db'}"
+    with BlackboardStore(url, blackboard_id="own") as own:
+        own.put(NS, "k", {"v": 1})
+    with pytest.raises(Closed):
+        own.get(NS, "k")
+    with BlackboardStore(url, blackboard_id="own") as again:  # the same file, opened again
+        assert again.get(NS, "k").value == {"v": 1}
+
+    with BlackboardStore(store.board, blackboard_id=store.blackboard_id):
+        pass
+    assert store.get(NS, "k") is None  # the shared Blackboard is still open

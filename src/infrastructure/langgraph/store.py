@@ -20,7 +20,6 @@ versions, `{"langgraph": {"created_at": ...}}`), `updated_at` the current versio
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from langgraph.store.base import (
 )
 
 from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
-from blackboard.domain.knowledge.entries import KEY_PATTERN, StaleVersion
+from blackboard.domain.knowledge.entries import ENTRY_TYPES, KEY_PATTERN, StaleVersion
 from blackboard.infrastructure.api import Blackboard
 from blackboard.infrastructure.documents import Entry
 
@@ -167,14 +166,16 @@ class BlackboardStore(BaseStore):
 
     def __init__(
         self,
-        board: Blackboard | str | os.PathLike[str] | None = None,
+        board: Blackboard | str | None = None,
         *,
         blackboard_id: str,
         author: str = "langgraph",
         entry_type: str = "note",
     ) -> None:
+        if entry_type not in ENTRY_TYPES:
+            raise InvalidInput("entry_type", f"must be one of {', '.join(ENTRY_TYPES)}, got {entry_type!r}")
         self._owned = not isinstance(board, Blackboard)
-        self.board: Blackboard = board if isinstance(board, Blackboard) else Blackboard(_url(board))
+        self.board: Blackboard = board if isinstance(board, Blackboard) else Blackboard(board)
         self.blackboard_id = blackboard_id
         self.author = author
         self.entry_type = entry_type
@@ -536,10 +537,6 @@ class BlackboardStore(BaseStore):
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _url(board: str | os.PathLike[str] | None) -> str | None:
-    return None if board is None else os.fspath(board)
 
 
 def _value(value: Any) -> dict[str, Any] | None:
