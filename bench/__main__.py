@@ -177,7 +177,7 @@ def main() -> None:
         for name in ("BlackboardStore, SQLite", "BlackboardStore, PostgreSQL"):
             if name in v["stores"]:
                 c = v["stores"][name][big]
-                for what in ("put_new", "get"):
+                for what in ("put_new", "put_over", "get"):
                     targets.append(
                         _target(
                             f"(v) {name} {what.replace('_', ' ')}, {big} items / 10",

@@ -3,7 +3,8 @@ board of 10 items against one of BENCH_STORE_ITEMS (100,000), on SQLite and Post
 own `InMemoryStore` and (with langgraph-checkpoint-postgres, the bench extra) its `PostgresStore`, with the
 same items, in the same run. The board's items are seeded in bulk (their events appended, then folded with
 one catch-up, then ANALYZE on PostgreSQL); the other stores' through their own batches. Each figure is the
-median of BENCH_STORE_REPS calls, warm (each item timed was read once before), in process."""
+median of BENCH_STORE_REPS calls, warm (each item timed was read once before), in process, the two sizes of a
+store taking turns call by call (the machine is shared: a drift falls on both alike)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,17 @@ from blackboard.infrastructure.persistence.tables import EVENTS
 BOARD = "ps-v"
 TARGET = 1.5  # put and get on 100,000 items / on 10
 PG_URL = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-HEADERS = ["store", "items", "seed s", "put new µs", "put over µs", "get µs", "put new ratio", "get ratio"]
+HEADERS = [
+    "store",
+    "items",
+    "seed s",
+    "put new µs",
+    "put over µs",
+    "get µs",
+    "ratios: put new",
+    "put over",
+    "get",
+]
 
 
 def item(i: int) -> tuple[tuple[str, ...], str, dict[str, Any]]:
@@ -66,27 +77,41 @@ def seed_store(store: Any, items: int) -> None:
         store.batch([PutOp(*item(i)) for i in range(start, min(items, start + 1000))])
 
 
-def median_ms(run: Callable[[int], Any], reps: int, warm_up: int = 5) -> float:
-    for i in range(reps, reps + warm_up):
-        run(i)
-    times = []
-    for i in range(reps):
-        started = time.perf_counter()
-        run(i)
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+OPERATIONS = ("put_new", "put_over", "get")
 
 
-def measure(store: Any, items: int, reps: int) -> dict[str, float]:
-    """put of a new item, put over a seeded item, get of a seeded item (each rep another one)."""
-    seeded = [item(i * max(1, items // reps) % items) for i in range(2 * reps + 10)]
-    for namespace, key, _ in seeded:  # warm: each item read once, as the 10 of the small board always are
-        store.get(namespace, key)
-    return {
-        "put_new_ms": median_ms(lambda i: store.put(("bench", "new"), f"k-{i}", {"i": i}), reps),
-        "put_over_ms": median_ms(lambda i: store.put(seeded[i][0], seeded[i][1], {"i": i}), reps),
-        "get_ms": median_ms(lambda i: store.get(seeded[i][0], seeded[i][1]), reps),
+def operation(store: Any, name: str, seeded: list[tuple[tuple[str, ...], str, Any]]) -> Callable[[int], Any]:
+    """The i-th call of an operation: a put of a new item, a put over a seeded item, a get of one."""
+    if name == "put_new":
+        return lambda i: store.put(("bench", "new"), f"k-{i}", {"i": i})
+    if name == "put_over":
+        return lambda i: store.put(seeded[i][0], seeded[i][1], {"i": i})
+    return lambda i: store.get(seeded[i][0], seeded[i][1])
+
+
+def measure(stores: dict[str, tuple[Any, int]], reps: int, warm_up: int = 5) -> dict[str, dict[str, float]]:
+    """Each operation on every size of one kind of store, taking turns call by call (a drift of the shared
+    machine falls on both sizes alike), warm: every item timed was read once before; medians in ms."""
+    seeded = {
+        size: [item(i * max(1, n // reps) % n) for i in range(reps + warm_up)]
+        for size, (_, n) in stores.items()
     }
+    for size, (store, _) in stores.items():
+        for namespace, key, _ in seeded[size]:
+            store.get(namespace, key)
+    figures: dict[str, dict[str, float]] = {size: {} for size in stores}
+    for name in OPERATIONS:
+        calls = {size: operation(store, name, seeded[size]) for size, (store, _) in stores.items()}
+        times: dict[str, list[float]] = {size: [] for size in stores}
+        for i in range(reps + warm_up):
+            for size, call in calls.items():
+                started = time.perf_counter()
+                call(i)
+                if i >= warm_up:
+                    times[size].append((time.perf_counter() - started) * 1000)
+        for size in stores:
+            figures[size][f"{name}_ms"] = round(statistics.median(times[size]), 4)
+    return figures
 
 
 @contextmanager
@@ -106,58 +131,66 @@ def postgres_store(libpq_url: str) -> Iterator[Any]:
         yield store
 
 
-def case(
-    open_store: Callable[[], Any], seed: Callable[[Any], None] | None, items: int, reps: int
-) -> dict[str, Any]:
-    started = time.perf_counter()
-    with open_store() as store:
-        if seed is not None:
-            seed(store)
-        seeded = time.perf_counter() - started
-        figures = measure(store, items, reps)
-    return {"seed_s": round(seeded, 1), **{k: round(v, 4) for k, v in figures.items()}}
+@contextmanager
+def memory_store() -> Iterator[Any]:
+    from langgraph.store.memory import InMemoryStore
+
+    yield InMemoryStore()
+
+
+def kind(
+    name: str,
+    sizes: dict[str, int],
+    reps: int,
+    open_store: Callable[[int], Any],
+    seed: Callable[[int], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """One kind of store at every size: seeded (by `seed`, before opening, or through the store's own
+    batches), then measured with the sizes taking turns."""
+    stores: dict[str, tuple[Any, int]] = {}
+    seeded_s: dict[str, float] = {}
+    with ExitStack() as opened:
+        for size, n in sizes.items():
+            progress(f"(v) {name}: seeding {n:,} items")
+            started = time.perf_counter()
+            if seed is not None:
+                seed(n)
+            store = opened.enter_context(open_store(n))
+            if seed is None:
+                seed_store(store, n)
+            seeded_s[size] = round(time.perf_counter() - started, 1)
+            stores[size] = (store, n)
+        progress(f"(v) {name}: measuring")
+        figures = measure(stores, reps)
+    return {size: {"seed_s": seeded_s[size], **figures[size]} for size in sizes}
 
 
 def run(config: Config) -> dict[str, Any]:
     large, reps = config["BENCH_STORE_ITEMS"], config["BENCH_STORE_REPS"]
     sizes = {"10": 10, f"{large:,}": large}
     result: dict[str, Any] = {"items": large, "reps": reps, "stores": {}}
-
-    def record(name: str, size: str, figures: dict[str, Any]) -> None:
-        result["stores"].setdefault(name, {})[size] = figures
-
-    from langgraph.store.memory import InMemoryStore
-
-    @contextmanager
-    def memory() -> Iterator[Any]:
-        yield InMemoryStore()
-
-    for size, n in sizes.items():
-        progress(f"(v) InMemoryStore, {n:,} items")
-        record("InMemoryStore", size, case(memory, lambda s, n=n: seed_store(s, n), n, reps))
-
+    result["stores"]["InMemoryStore"] = kind("InMemoryStore", sizes, reps, lambda n: memory_store())
     with temp_dir("langgraph-store") as d:
-        for size, n in sizes.items():
-            url = f"sqlite:///{Path(d) / f'board-{n}.db'}"
-            progress(f"(v) BlackboardStore on SQLite, seeding {n:,} items")
-            started = time.perf_counter()
-            seed_board(url, n)
-            figures = case(lambda url=url: board_store(url), None, n, reps)
-            record(
-                "BlackboardStore, SQLite",
-                size,
-                {**figures, "seed_s": round(time.perf_counter() - started, 1)},
-            )
 
-    result["postgresql"] = _postgresql(sizes, reps, record)
+        def url(n: int) -> str:
+            return f"sqlite:///{Path(d) / f'board-{n}.db'}"
+
+        result["stores"]["BlackboardStore, SQLite"] = kind(
+            "BlackboardStore, SQLite",
+            sizes,
+            reps,
+            lambda n: board_store(url(n)),
+            lambda n: seed_board(url(n), n),
+        )
+    result["postgresql"] = _postgresql(sizes, reps, result["stores"])
     for by_size in result["stores"].values():
         small, big = by_size["10"], by_size[f"{large:,}"]
-        big["put_new_ratio"] = round(big["put_new_ms"] / small["put_new_ms"], 3)
-        big["get_ratio"] = round(big["get_ms"] / small["get_ms"], 3)
+        for name in OPERATIONS:
+            big[f"{name}_ratio"] = round(big[f"{name}_ms"] / small[f"{name}_ms"], 3)
     return result
 
 
-def _postgresql(sizes: dict[str, int], reps: int, record: Callable[[str, str, dict[str, Any]], None]) -> str:
+def _postgresql(sizes: dict[str, int], reps: int, stores: dict[str, Any]) -> str:
     """The board and LangGraph's PostgresStore, each on a fresh database per size; skipped (said so)
     without a server, or PostgresStore without langgraph-checkpoint-postgres."""
     from bench.postgres.databases import Databases
@@ -171,29 +204,22 @@ def _postgresql(sizes: dict[str, int], reps: int, record: Callable[[str, str, di
             f"skipped: no PostgreSQL at {PG_URL.rsplit('@', 1)[-1]} ({type(exc).__name__}); set BENCH_PG_URL"
         )
     try:
-        for size, n in sizes.items():
-            url = dbs.sqlalchemy_url(dbs.create(f"v_board_{n}"))
-            progress(f"(v) BlackboardStore on PostgreSQL, seeding {n:,} items")
-            started = time.perf_counter()
-            seed_board(url, n)
-            figures = case(lambda url=url: board_store(url), None, n, reps)
-            record(
-                "BlackboardStore, PostgreSQL",
-                size,
-                {**figures, "seed_s": round(time.perf_counter() - started, 1)},
-            )
+        boards = {n: dbs.sqlalchemy_url(dbs.create(f"v_board_{n}")) for n in sizes.values()}
+        stores["BlackboardStore, PostgreSQL"] = kind(
+            "BlackboardStore, PostgreSQL",
+            sizes,
+            reps,
+            lambda n: board_store(boards[n]),
+            lambda n: seed_board(boards[n], n),
+        )
         try:
             import langgraph.store.postgres  # noqa: F401 - langgraph-checkpoint-postgres, the bench extra
         except ImportError:
             return f"{version}; PostgresStore skipped: langgraph-checkpoint-postgres is not installed"
-        for size, n in sizes.items():
-            libpq = dbs.libpq_url(dbs.create(f"v_lg_{n}"))
-            progress(f"(v) LangGraph's PostgresStore, {n:,} items")
-            record(
-                "PostgresStore (langgraph)",
-                size,
-                case(lambda libpq=libpq: postgres_store(libpq), lambda s, n=n: seed_store(s, n), n, reps),
-            )
+        theirs = {n: dbs.libpq_url(dbs.create(f"v_lg_{n}")) for n in sizes.values()}
+        stores["PostgresStore (langgraph)"] = kind(
+            "PostgresStore (langgraph)", sizes, reps, lambda n: postgres_store(theirs[n])
+        )
         return str(version)
     finally:
         dbs.close()
@@ -212,6 +238,7 @@ def rows(result: dict[str, Any]) -> list[list[Any]]:
                     round(c["put_over_ms"] * 1000, 1),
                     round(c["get_ms"] * 1000, 1),
                     c.get("put_new_ratio", ""),
+                    c.get("put_over_ratio", ""),
                     c.get("get_ratio", ""),
                 ]
             )
