@@ -183,8 +183,8 @@ def test_bad_arguments_raise_langgraphs_errors_or_the_boards_and_write_nothing(s
 
     with pytest.raises(InvalidInput, match="key: .* the board's keys hold at most 200"):
         store.put(NS, "é" * 40, {"v": 1})  # 40 characters, 240 once escaped
-    with pytest.raises(InvalidInput, match="value: must be a mapping"):
-        store.batch([PutOp(NS, "k", ["not", "a", "mapping"])])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="value: must be a mapping"):  # the good put before it: not written
+        store.batch([PutOp(NS, "good", {"v": 1}), PutOp(NS, "k", ["not", "a", "mapping"])])  # type: ignore[list-item]
     with pytest.raises(InvalidInput, match="value: must be JSON"):
         store.put(NS, "k", {"v": {1, 2}})
     with pytest.raises(InvalidInput, match="limit: must be a whole number"):

@@ -204,6 +204,9 @@ class BlackboardStore(BaseStore):
             if not isinstance(op, GetOp | SearchOp | ListNamespacesOp | PutOp):
                 raise InvalidInput("ops", f"unknown operation {type(op).__name__}")
             validate_op_namespace(op)  # labels: strings, not empty, no "."
+            if isinstance(op, PutOp):  # every put checked before anything is written
+                _check_put(op)
+                _writable(op.namespace, op.key, op.value)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -214,7 +217,6 @@ class BlackboardStore(BaseStore):
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._namespaces(op))
             else:
-                _check_put(op)
                 puts[(op.namespace, op.key)] = op
                 results.append(None)
         for op in puts.values():
@@ -405,15 +407,7 @@ class BlackboardStore(BaseStore):
         expected: int | None = None,
         author: str | None = None,
     ) -> None:
-        board_key = entry_key(namespace, key)
-        if not fits(board_key):
-            raise InvalidInput(
-                "key",
-                f"namespace {namespace} and key {key!r} make the entry key {board_key[:60]}... of "
-                f"{len(board_key)} characters once escaped; the board's keys hold at most {MAX_KEY}",
-            )
-        if value is not None and not isinstance(value, Mapping):
-            raise InvalidInput("value", f"must be a mapping (a JSON object), got {type(value).__name__}")
+        board_key = _writable(namespace, key, value)
         for _ in range(RETRIES):
             entry = self._entry(namespace, key)
             version = 0 if entry is None else entry.version
@@ -576,6 +570,20 @@ def _check_put(op: PutOp) -> None:
         return  # a delete: of nothing, when there is no such item
     if not op.namespace:  # a root label "langgraph" is refused by put(), not by a PutOp (as LangGraph has it)
         raise InvalidNamespaceError("Namespace cannot be empty.")
+
+
+def _writable(namespace: tuple[str, ...], key: str, value: Any) -> str:
+    """The entry key a put writes, once its key fits the board's and its value is a mapping (or None)."""
+    board_key = entry_key(namespace, key)
+    if not fits(board_key):
+        raise InvalidInput(
+            "key",
+            f"namespace {namespace} and key {key!r} make the entry key {board_key[:60]}... of "
+            f"{len(board_key)} characters once escaped; the board's keys hold at most {MAX_KEY}",
+        )
+    if value is not None and not isinstance(value, Mapping):
+        raise InvalidInput("value", f"must be a mapping (a JSON object), got {type(value).__name__}")
+    return board_key
 
 
 def _count(value: Any, field: str) -> int:
