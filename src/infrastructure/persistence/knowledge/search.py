@@ -45,6 +45,7 @@ from blackboard.domain.knowledge.entries import Entry
 from blackboard.infrastructure.persistence.tables import ENTRIES
 
 Key = tuple[str, str]  # (board, key)
+FILL_BATCH = 2000  # entry rows read at a time by the migration that fills the index
 PREFIX = "entry_search"  # every table of the index (SQLite's FTS5 shadow tables too) starts so
 
 
@@ -93,8 +94,9 @@ class EntryIndex(abc.ABC):
     def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
         """The entry's value is an object whose top-level field `name` is the JSON scalar `want`."""
 
-    def fill(self, conn: Connection, batch: int = 2000) -> None:
-        """Index every entry row, in batches: the migration that creates the index."""
+    def fill(self, conn: Connection) -> None:
+        """Index every entry row, FILL_BATCH at a time: the migration that creates the index."""
+        batch = FILL_BATCH
         from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
 
         after: Key | None = None
