@@ -21,10 +21,8 @@ from blackboard.infrastructure.persistence.schema import HEAD, ensure_schema, up
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.conftest import PG_ADMIN_URL
 
-VOCABULARY = (
-    "alpha beta gamma delta café naïve Straße ÉCOLE résumé Ωmega данные 数据 x1 2026 v2 long-word "
-    "snake_case dotted.name path/to/file q&a"
-).split()
+VOCABULARY = ["alpha", "beta", "gamma", "delta", "café", "naïve", "Straße", "ÉCOLE", "résumé", "Ωmega", "данные",
+              "数据", "x1", "2026", "v2", "long-word", "snake_case", "dotted.name", "path/to/file", "q&a"]  # fmt: skip
 
 
 @pytest.fixture

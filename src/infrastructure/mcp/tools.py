@@ -41,6 +41,8 @@ CLAIM_TOOLS = frozenset({"blackboard_claim", "blackboard_complete", "blackboard_
 CANCEL_TOOLS = frozenset({"blackboard_cancel", "blackboard_cancel_all"})
 # A person decides a gate: offered by a person's server only (one started without --agent, not a run's)
 GATE_TOOLS = frozenset({"blackboard_approve", "blackboard_reject"})
+# A person's server's too, for room: an agent's tool list is at its cap of 12,000 characters of JSON
+SEARCH_TOOLS = frozenset({"blackboard_search"})
 
 
 @cache  # the tools hold no state: built once per process, their schemas with them (a runner's run each)
@@ -59,7 +61,7 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
         *signal_tools(with_agent),
         *knowledge_tools(with_agent),
         *(gate_tools() if person else ()),
-        *(search_tools() if person else ()),  # an agent's list is full (its 12,000-character cap)
+        *(search_tools() if person else ()),  # SEARCH_TOOLS
         *limit_tools(not person),
     )
     return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}
