@@ -46,6 +46,7 @@ SECTIONS = (
     "r",
     "z",
     "y",
+    "i",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -68,6 +69,8 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_LIMITS_SIGNALS": (1000, 200),  # (z): claims timed on each store (with limits, without)
     "BENCH_LIMITS_RUNS": (200, 50),  # (z): runs recorded on each board before (a budget totals them)
     "BENCH_TRANSFER_EVENTS": (50_000, 5_000),  # (y): the board exported and imported (and 10x as many)
+    "BENCH_SEARCH_ENTRIES": (100_000, 10_000),  # (i): entries searched, on SQLite and on PostgreSQL
+    "BENCH_SEARCH_QUERIES": (200, 50),  # (i): searches per kind of query
 }
 
 

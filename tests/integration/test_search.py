@@ -254,3 +254,39 @@ def test_migration_0015_indexes_the_entries_written_before_it(url_at_0014, monke
         assert len(bb.search("item", blackboard_id="old", limit=100)) == 25
         assert [h.key for h in bb.search("another", blackboard_id="old-2")] == ["k/0"]
     assert HEAD == "0015"
+
+
+def _index_shape(engine) -> list[tuple]:
+    with engine.connect() as conn:
+        if engine.dialect.name == "sqlite":
+            query = "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'entry_search%' ORDER BY name"
+        else:
+            query = (
+                "SELECT c.column_name, c.data_type, c.collation_name, c.is_nullable, i.indexdef"
+                " FROM information_schema.columns c LEFT JOIN pg_indexes i ON i.tablename = c.table_name"
+                " WHERE c.table_name = 'entry_search' ORDER BY c.column_name, i.indexdef"
+            )
+        return [tuple(row) for row in conn.execute(text(query))]
+
+
+def test_create_all_builds_the_index_as_migration_0015_does(tmp_path, pg_private_url):
+    from blackboard.infrastructure.persistence.tables import metadata
+
+    for migrated_url, created_url in (
+        (f"sqlite:///{tmp_path / 'migrated.db'}", f"sqlite:///{tmp_path / 'created.db'}"),
+        (pg_private_url, None),
+    ):
+        migrated = make_engine(store_settings(BlackboardSettings(db=migrated_url)))
+        upgrade(migrated, "head")
+        shape = _index_shape(migrated)
+        if created_url is None:  # the same database, its tables dropped and made by create_all
+            with migrated.begin() as conn:
+                metadata.drop_all(conn)
+                conn.execute(text("DROP TABLE alembic_version"))
+            created = migrated
+        else:
+            created = make_engine(store_settings(BlackboardSettings(db=created_url)))
+        metadata.create_all(created)
+        assert shape and _index_shape(created) == shape
+        migrated.dispose()
+        created.dispose()
