@@ -63,7 +63,7 @@ def seed(url: str, corpus: list[str]) -> float:
             blackboard_id=BOARD,
             version=1,
             occurred_at=now - timedelta(days=1),
-            key=f"{('finding', 'note')[i % 2]}/{i:06d}",
+            key=f"{('finding', 'note', 'plan')[i % 3]}/{i:06d}",
             value={"n": i, "text": text, "status": ("open", "done")[i % 3 == 0]},
             author=AUTHORS[i % 4],
             entry_type="finding",
