@@ -14,6 +14,7 @@ handler's, and the board tools' context size in tokens, (z) the claim path with 
 a concurrency key, a budget) beside none.
 handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
 of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import,
+(i) `search` over 100,000 entries on SQLite (FTS5) and PostgreSQL (tsvector, GIN), by kind of query,
 (v) LangGraph's store on the board (`BlackboardStore`): put and get on 10 items and on BENCH_STORE_ITEMS, beside
 LangGraph's InMemoryStore and PostgresStore.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
@@ -371,6 +372,13 @@ def main() -> None:
         report["limits"] = z = limits.run(config["BENCH_LIMITS_SIGNALS"], config["BENCH_LIMITS_RUNS"], pg_url)
         targets.append(limits.print_report(z, say, table))
 
+    def run_i() -> None:  # (i) search over 100,000 entries, SQLite and PostgreSQL, by kind of query
+        from bench import search
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["search"] = found = profiled(config, "i", search.run, config, pg_url)
+        targets.extend(search.print_report(found, say, table))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -391,6 +399,7 @@ def main() -> None:
         ("r", run_r),
         ("z", run_z),
         ("y", run_y),
+        ("i", run_i),
         ("v", run_v),
     ):
         if name in config.sections:

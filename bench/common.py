@@ -47,6 +47,7 @@ SECTIONS = (
     "z",
     "y",
     "v",
+    "i",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -68,12 +69,11 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_MATCH_REPS": (50, 20),  # (t): signals matched per case, each with its own text
     "BENCH_LIMITS_SIGNALS": (1000, 200),  # (z): claims timed on each store (with limits, without)
     "BENCH_LIMITS_RUNS": (200, 50),  # (z): runs recorded on each board before (a budget totals them)
-    "BENCH_TRANSFER_EVENTS": (50_000, 5_000),
+    "BENCH_TRANSFER_EVENTS": (50_000, 5_000),  # (y): the board exported and imported (and 10x as many)
+    "BENCH_SEARCH_ENTRIES": (100_000, 10_000),  # (i): entries searched, on SQLite and on PostgreSQL
+    "BENCH_SEARCH_QUERIES": (200, 50),  # (i): searches per kind of query
     "BENCH_STORE_ITEMS": (100_000, 10_000),  # (v): items of LangGraph's store on the large board
-    "BENCH_STORE_REPS": (
-        200,
-        50,
-    ),  # (v): puts and gets timed per store and size  # (y): the board exported and imported (and 10x as many)
+    "BENCH_STORE_REPS": (200, 50),  # (v): puts and gets timed per store and size
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from blackboard.application.commands import Command, Message
 from blackboard.application.fields import Count, Fraction, Position, Seconds, Token
@@ -161,7 +161,10 @@ class ListEntries(EntryCriteria):
     limit: Count | None = None
 
 
-Scalar = str | int | float | bool | None
+# a JSON scalar (a filter's value): one type list, so a tool's schema says null is a value, not "left out"
+Scalar = Annotated[
+    str | int | float | bool | None, WithJsonSchema({"type": ["string", "number", "boolean", "null"]})
+]
 SEARCH_LIMIT = 20  # hits a search returns unless told otherwise
 MAX_FILTER_FIELDS = 16
 
@@ -183,13 +186,17 @@ class SearchEntries(EntryCriteria):
             raise ValueError("must hold a word to search for (letters or digits)")
         return text
 
+    @field_validator("filter", mode="before")
+    @classmethod
+    def _storable_filter(cls, given: Any) -> Any:
+        check_json(given, "filter")  # first, as for a value: depth, NUL, 64-bit integers (what both compare)
+        return given
+
     @field_validator("filter")
     @classmethod
     def _small_filter(cls, given: dict[str, Any] | None) -> dict[str, Any] | None:
-        if given is not None:
-            check_json(given, "filter")  # NUL and 64-bit integers: what both stores compare
-            if len(given) > MAX_FILTER_FIELDS:
-                raise ValueError(f"must name at most {MAX_FILTER_FIELDS} value fields, got {len(given)}")
+        if given is not None and len(given) > MAX_FILTER_FIELDS:
+            raise ValueError(f"must name at most {MAX_FILTER_FIELDS} value fields, got {len(given)}")
         return given
 
     def words(self) -> tuple[str, ...]:

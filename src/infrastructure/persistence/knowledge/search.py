@@ -45,6 +45,7 @@ from blackboard.domain.knowledge.entries import Entry
 from blackboard.infrastructure.persistence.tables import ENTRIES
 
 Key = tuple[str, str]  # (board, key)
+FILL_BATCH = 2000  # entry rows read at a time by the migration that fills the index
 PREFIX = "entry_search"  # every table of the index (SQLite's FTS5 shadow tables too) starts so
 
 
@@ -84,17 +85,26 @@ class EntryIndex(abc.ABC):
     def clear(self, conn: Connection) -> None:
         """Forget every key's words (a rebuild's start)."""
 
-    @abc.abstractmethod
     def hits(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
         """Rows of blackboard_entries matching `where` and holding every word, with a `score` column
-        (higher is better), best first, ties in key order, paged."""
+        (higher is better), best first, ties in key order, paged. Ranked and paged on narrow rows (a
+        common word matches thousands), then only the page's rows are read whole."""
+        page = self.ranked(where, query).subquery("page")
+        on_key = and_(ENTRIES.c.blackboard_id == query.criteria.blackboard_id, ENTRIES.c.key == page.c.key)
+        return select(ENTRIES, page.c.score).join(page, on_key).order_by(page.c.score.desc(), ENTRIES.c.key)
+
+    @abc.abstractmethod
+    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+        """The page's keys and scores (`key`, `score`, higher is better): the board's entries holding
+        every word and matching `where` (on blackboard_entries' columns), best first, ties in key order."""
 
     @abc.abstractmethod
     def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
         """The entry's value is an object whose top-level field `name` is the JSON scalar `want`."""
 
-    def fill(self, conn: Connection, batch: int = 2000) -> None:
-        """Index every entry row, in batches: the migration that creates the index."""
+    def fill(self, conn: Connection) -> None:
+        """Index every entry row, FILL_BATCH at a time: the migration that creates the index."""
+        batch = FILL_BATCH
         from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
 
         after: Key | None = None
@@ -149,19 +159,23 @@ class SqliteEntryIndex(EntryIndex):
         conn.execute(text("INSERT INTO entry_search (entry_search) VALUES ('delete-all')"))
         conn.execute(text("DELETE FROM entry_search_text"))
 
-    def hits(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
         rank = func.bm25(literal_column("entry_search"))  # negative: the lower, the better
         t = SQLITE_TEXT.c
-        on_key = and_(ENTRIES.c.blackboard_id == t.blackboard_id, ENTRIES.c.key == t.key)
+        found = SQLITE_FTS.join(SQLITE_TEXT, t.id == SQLITE_FTS.c.rowid)
+        if where:  # the filters' columns (an index's row, never the entry's whole state unless asked)
+            found = found.join(
+                ENTRIES, and_(ENTRIES.c.blackboard_id == t.blackboard_id, ENTRIES.c.key == t.key)
+            )
         return (
-            select(ENTRIES, (-rank).label("score"))
-            .select_from(SQLITE_FTS.join(SQLITE_TEXT, t.id == SQLITE_FTS.c.rowid).join(ENTRIES, on_key))
+            select(t.key, (-rank).label("score"))
+            .select_from(found)
             .where(
                 SQLITE_FTS.c.words.op("MATCH")(" ".join(f'"{w}"' for w in query.words)),
                 t.blackboard_id == query.criteria.blackboard_id,
                 *where,
             )
-            .order_by(rank, ENTRIES.c.key)
+            .order_by(rank, t.key)
             .limit(query.limit)
             .offset(query.offset)
         )
@@ -211,16 +225,20 @@ class PostgresEntryIndex(EntryIndex):
     def clear(self, conn: Connection) -> None:
         conn.execute(text("DELETE FROM entry_search"))
 
-    def hits(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
         s = POSTGRES_INDEX.c
         wanted = func.plainto_tsquery(SIMPLE, " ".join(query.words))  # the words, AND-ed; no operators
         rank = func.ts_rank(s.vector, wanted)
-        on_key = and_(ENTRIES.c.blackboard_id == s.blackboard_id, ENTRIES.c.key == s.key)
+        found: Any = POSTGRES_INDEX
+        if where:  # the filters' columns
+            found = found.join(
+                ENTRIES, and_(ENTRIES.c.blackboard_id == s.blackboard_id, ENTRIES.c.key == s.key)
+            )
         return (
-            select(ENTRIES, rank.label("score"))
-            .select_from(POSTGRES_INDEX.join(ENTRIES, on_key))
+            select(s.key, rank.label("score"))
+            .select_from(found)
             .where(s.vector.op("@@")(wanted), s.blackboard_id == query.criteria.blackboard_id, *where)
-            .order_by(rank.desc(), ENTRIES.c.key)
+            .order_by(rank.desc(), s.key)
             .limit(query.limit)
             .offset(query.offset)
         )
