@@ -15,6 +15,9 @@ a concurrency key, a budget) beside none.
 handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
 of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import,
 (w) AsyncBlackboard beside Blackboard: a wait's wake-up, a call, and many waits at once (SQLite, PostgreSQL).
+(i) `search` over 100,000 entries on SQLite (FTS5) and PostgreSQL (tsvector, GIN), by kind of query,
+(v) LangGraph's store on the board (`BlackboardStore`): put and get on 10 items and on BENCH_STORE_ITEMS, beside
+LangGraph's InMemoryStore and PostgresStore.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -160,6 +163,31 @@ def main() -> None:
                 transfer.rows(x),
             )
         )
+
+    def run_v() -> None:  # (v) LangGraph's store on the board: put and get, 10 items vs 100,000
+        from bench import langgraph_store
+
+        report["langgraph_store"] = v = profiled(config, "v", langgraph_store.run, config)
+        say(
+            table(
+                f"(v) LangGraph store, medians of {v['reps']} calls (ms); PostgreSQL: {v['postgresql']}",
+                langgraph_store.HEADERS,
+                langgraph_store.rows(v),
+            )
+        )
+        big = f"{v['items']:,}"
+        for name in ("BlackboardStore, SQLite", "BlackboardStore, PostgreSQL"):
+            if name in v["stores"]:
+                c = v["stores"][name][big]
+                for what in ("put_new", "put_over", "get"):
+                    targets.append(
+                        _target(
+                            f"(v) {name} {what.replace('_', ' ')}, {big} items / 10",
+                            c[f"{what}_ratio"],
+                            f"<= {langgraph_store.TARGET}",
+                            c[f"{what}_ratio"] <= langgraph_store.TARGET,
+                        )
+                    )
 
     def run_k() -> None:  # (k) knowledge entries on a small and a huge board
         from bench import knowledge
@@ -354,6 +382,13 @@ def main() -> None:
         )
         asynchronous.print_report(w, say)
 
+    def run_i() -> None:  # (i) search over 100,000 entries, SQLite and PostgreSQL, by kind of query
+        from bench import search
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["search"] = found = profiled(config, "i", search.run, config, pg_url)
+        targets.extend(search.print_report(found, say, table))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -375,6 +410,8 @@ def main() -> None:
         ("z", run_z),
         ("y", run_y),
         ("w", run_w),
+        ("i", run_i),
+        ("v", run_v),
     ):
         if name in config.sections:
             section(name, run)

@@ -47,6 +47,8 @@ SECTIONS = (
     "z",
     "y",
     "w",
+    "v",
+    "i",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -71,6 +73,10 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_TRANSFER_EVENTS": (50_000, 5_000),  # (y): the board exported and imported (and 10x as many)
     "BENCH_ASYNC_ROUNDS": (30, 10),  # (w): waits and calls per kind, AsyncBlackboard and Blackboard in turn
     "BENCH_ASYNC_WAITS": (200, 50),  # (w): waits at once on one AsyncBlackboard
+    "BENCH_SEARCH_ENTRIES": (100_000, 10_000),  # (i): entries searched, on SQLite and on PostgreSQL
+    "BENCH_SEARCH_QUERIES": (200, 50),  # (i): searches per kind of query
+    "BENCH_STORE_ITEMS": (100_000, 10_000),  # (v): items of LangGraph's store on the large board
+    "BENCH_STORE_REPS": (200, 50),  # (v): puts and gets timed per store and size
 }
 
 

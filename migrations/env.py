@@ -9,6 +9,7 @@ from sqlalchemy import Connection
 
 from blackboard.infrastructure.persistence import DEFAULT_URL
 from blackboard.infrastructure.persistence.engine import make_engine
+from blackboard.infrastructure.persistence.knowledge.search import outside_models
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
@@ -22,6 +23,7 @@ def run(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=True,  # SQLite cannot ALTER most things; batch mode copies the table instead
         compare_type=True,
+        include_name=outside_models,  # the search index's tables are each database's own (0015)
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -114,7 +114,7 @@ def pg_session_engine(pg_database_url) -> Iterator[Engine]:
 @pytest.fixture
 def pg_engine(pg_session_engine) -> Engine:
     """The run's database, emptied before each test."""
-    tables = ", ".join(t.name for t in metadata.sorted_tables)
+    tables = ", ".join([t.name for t in metadata.sorted_tables] + ["entry_search"])  # + the search index
     with pg_session_engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY"))
     return pg_session_engine

@@ -41,6 +41,7 @@ from blackboard.domain.signals import (
 
 if TYPE_CHECKING:
     from blackboard.application import usage as application_usage
+    from blackboard.application.knowledge import ports as application_search
     from blackboard.application.knowledge.queries import BoardSummary
     from blackboard.application.queries import BlackboardQueries
     from blackboard.application.status import BoardStatus
@@ -452,6 +453,15 @@ class Entry(Version):
     conflict: Candidates | None
 
 
+class SearchHit(Entry):
+    """An entry a search found (the entry document) and its `score`: the store's rank, higher is better
+    (SQLite: minus its bm25; PostgreSQL: ts_rank), comparable only within one search's hits."""
+
+    model_config = ConfigDict(title="SearchHit")
+
+    score: float
+
+
 class HistoryVersion(Version):
     """A recorded version and what became of it: `status` accepted, candidate (with `holder`) or
     resolution (with `picked`, null for a merged value, and `rationale`)."""
@@ -486,6 +496,16 @@ def entry(e: "domain.Entry") -> Entry:
 
 def entries(items: Sequence["domain.Entry"]) -> list[Entry]:
     return [entry(e) for e in items]
+
+
+def search_hits(items: Sequence["application_search.SearchHit"]) -> list[SearchHit]:
+    """What a search found, best first: each entry document with its score."""
+    return [_hit(hit.entry, hit.score) for hit in items]
+
+
+def _hit(e: "domain.Entry", score: float) -> SearchHit:
+    conflict = Candidates(candidates=[version(c) for c in e.candidates]) if e.candidates else None
+    return SearchHit(**_version_fields(e.current), conflict=conflict, score=score)
 
 
 def published(record: Recorded) -> Entry:
@@ -811,6 +831,7 @@ class Listing(RootModel[list[T]], Generic[T]):
 
 Signals = Listing[Signal]
 Entries = Listing[Entry]
+SearchHits = Listing[SearchHit]
 History = Listing[HistoryVersion]
 Ranking = Listing[Match]
 Events = Listing[Event]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
-from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel
+from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel, EntrySearch
 from blackboard.application.knowledge.service import KnowledgeService
 from blackboard.application.ports import SignalReadModel, UnitOfWork
 from blackboard.application.projection import Projector
@@ -94,6 +94,90 @@ class EntryContract(abc.ABC):
         assert keys(conflicts_only=True) == ["a_x"]
         assert keys(entry_type="finding") == ["b/2"] and keys(section="s") == ["b/1"]
         assert keys(limit=2) == ["a_x", "b/1"]
+
+    def search(
+        self, parts: Parts, words: str, board: str = "bb-1", limit: int = 50, **more: Any
+    ) -> list[str]:
+        from blackboard.application.knowledge.search import words as split
+
+        value_equals = tuple(sorted(more.pop("value_equals", {}).items()))
+        offset = more.pop("offset", 0)
+        criteria = EntryFilter(blackboard_id=board, **more)
+        query = EntrySearch(criteria, tuple(split(words)), limit, offset, value_equals)
+        return [hit.entry.key for hit in parts.entries.search(query)]
+
+    def test_search_finds_what_holds_every_word_in_its_key_value_strings_topics_or_author(self, parts):
+        parts.write("notes/cafe", "ps-ann", {"text": "The Café opens at NINE", "tags": ["Late-Night"]})
+        parts.write("plan/x_y", "ps-bob", "opens early", topics=("food.guide",))
+        parts.write("n/1", "ps-bob", {"café": 7, "n": [1, 2.5, True, None]})  # no string, no word
+        parts.write("n/2", "ps-bob", "cafe", board="bb-2")
+        parts.write("n/3", "ps-bob", "cafe", board="bb-1x")  # a board whose id starts with bb-1's
+
+        assert sorted(self.search(parts, "cafe")) == ["notes/cafe"]  # accents and case aside; not object keys
+        assert sorted(self.search(parts, "OPENS")) == ["notes/cafe", "plan/x_y"]
+        assert self.search(parts, "opens nine") == ["notes/cafe"]  # every word, any order
+        assert self.search(parts, "night late") == ["notes/cafe"]  # `-` cuts words
+        assert self.search(parts, "x") == ["plan/x_y"] and self.search(parts, "y plan") == ["plan/x_y"]
+        assert self.search(parts, "guide") == ["plan/x_y"]  # topics
+        assert sorted(self.search(parts, "bob")) == ["n/1", "plan/x_y"]  # the author's words
+        assert self.search(parts, "open") == [] and self.search(parts, "opens missing") == []  # whole words
+        assert self.search(parts, "7") == []  # numbers are no text
+
+    def test_search_reads_each_key_s_current_version_never_an_old_one_or_a_candidate(self, parts):
+        parts.write("k", "ps-a", "alpha")
+        parts.write("k", "ps-a", "beta")
+        parts.write("k", "ps-b", "gamma")  # another author's different value: a candidate
+
+        assert self.search(parts, "alpha") == [] and self.search(parts, "gamma") == []
+        assert self.search(parts, "beta") == ["k"]
+
+    def test_search_filters_as_find_does_ranks_and_pages(self, parts):
+        parts.write("b/2", "ps-a", "word", topics=("t1",), entry_type="finding")
+        parts.write("b/1", "ps-b", "word word word", topics=("t1", "t2"), section="s")
+        parts.write("a_x", "ps-a", "word word")
+        parts.write("a_x", "ps-c", "other")  # conflict: a_x keeps ps-a's value
+        parts.write("c/3", "ps-a", "word", topics=("t3",))  # ties b/2 (as many words): key order breaks it
+
+        assert self.search(parts, "word") == ["b/1", "a_x", "b/2", "c/3"]  # more often first
+        assert self.search(parts, "word", author="ps-a") == ["a_x", "b/2", "c/3"]
+        assert sorted(self.search(parts, "word", topic="t1")) == ["b/1", "b/2"]
+        assert self.search(parts, "word", prefix="b/", limit=1) == ["b/1"]
+        assert self.search(parts, "word", prefix="a%") == [] and self.search(parts, "word", prefix="a_") == [
+            "a_x"
+        ]
+        assert self.search(parts, "word", conflicts_only=True) == ["a_x"]
+        assert self.search(parts, "word", entry_type="finding") == ["b/2"]
+        assert self.search(parts, "word", section="s") == ["b/1"]
+        assert self.search(parts, "word", limit=2, offset=1) == ["a_x", "b/2"]
+        assert self.search(parts, "word", offset=4) == []
+
+    def test_search_filters_an_object_value_s_fields_by_json_equality(self, parts):
+        parts.write("s", "ps-a", {"w": "x", "status": "done", "n": 1, "ok": True, "gone": None})
+        parts.write("f", "ps-a", {"w": "x", "status": "Done", "n": 1.0, "ok": 1, "gone": "null"})
+        parts.write("l", "ps-a", ["x", "status", "done"])  # not an object
+        parts.write("t", "ps-a", "x status done")
+
+        def found(**fields: Any) -> list[str]:
+            return sorted(self.search(parts, "x", value_equals=fields))
+
+        assert found() == ["f", "l", "s", "t"]
+        assert found(status="done") == ["s"] and found(status="Done") == ["f"]
+        assert found(n=1) == ["f", "s"] and found(n=1.0) == ["f", "s"] and found(n=2) == []
+        assert found(ok=True) == ["s"] and found(ok=1) == ["f"]  # a boolean is no number
+        assert found(gone=None) == ["s"] and found(gone="null") == ["f"]
+        assert found(status="done", n=1) == ["s"] and found(missing="done") == []
+
+    def test_a_rebuild_gives_search_the_same_hits(self, parts):
+        parts.write("plan", "ps-a", "first words")
+        parts.write("plan", "ps-b", "other words")
+        parts.write("notes", "ps-a", ["words", "more words"])
+        parts.write("notes", "ps-a", ["words only"])
+        before = self.search(parts, "words")
+
+        parts.projector.rebuild()
+
+        assert self.search(parts, "words") == before and sorted(before) == ["notes", "plan"]
+        assert self.search(parts, "more") == [] and self.search(parts, "first") == ["plan"]
 
     def test_records_give_a_keys_events_or_the_boards_up_to_a_position(self, parts):
         parts.write("a", "ps-a", 1)

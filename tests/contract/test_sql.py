@@ -59,7 +59,8 @@ def pg_other_session_engine(pg_database_url):
 @pytest.fixture
 def pg_other_engine(pg_other_session_engine):
     with pg_other_session_engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {', '.join(t.name for t in metadata.sorted_tables)} RESTART IDENTITY"))
+        tables = [t.name for t in metadata.sorted_tables] + ["entry_search"]  # + the search index
+        conn.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY"))
     return pg_other_session_engine
 
 

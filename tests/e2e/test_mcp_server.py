@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from blackboard.infrastructure.mcp.limit_tools import PERSON_TOOLS
-from blackboard.infrastructure.mcp.tools import GATE_TOOLS
+from blackboard.infrastructure.mcp.tools import GATE_TOOLS, SEARCH_TOOLS
 from tests.e2e.conftest import BLACKBOARD, Cli, assert_signal, assert_signals, database_url
 from tests.e2e.mcp_client import contract_tools, served
 from tests.paths import ROOT
@@ -55,7 +55,10 @@ async def test_every_tool_of_the_contract_is_listed_with_a_schema_naming_its_arg
             listed = {tool.name: tool.input_schema for tool in (await server.session.list_tools()).tools}
         # a gate is a person's decision: an agent's server leaves approve and reject out
         # a gate and a budget are a person's to decide: an agent's server leaves approve, reject, budget out
-        assert set(listed) == set(documented) - (GATE_TOOLS | PERSON_TOOLS if who is None else set())
+        # and search: an agent's tool list is at its cap (docs/mcp.md)
+        assert set(listed) == set(documented) - (
+            GATE_TOOLS | PERSON_TOOLS | SEARCH_TOOLS if who is None else set()
+        )
         for name, schema in listed.items():
             assert schema["type"] == "object" and schema.get("additionalProperties") is False, name
             named = expected.get(name, documented[name] - {"cancelled_by"})  # an agent's server: the agent
@@ -138,6 +141,20 @@ async def test_the_budget_tool_is_a_person_s_and_gives_the_cli_s_document(mcli, 
     assert refusal["exit_code"] == 2 and "usd" in text
     assert refused["exit_code"] == 3 and "a person's" in refused_text
     assert mcli.ok("budget", board)["usd"] == 2.5  # the agent's call wrote nothing
+
+
+async def test_the_search_tool_is_a_person_s_and_gives_the_cli_s_document(mcli, board):
+    for key, value in (("notes/a", '{"text": "Café opens", "status": "open"}'), ("notes/b", '"cafe closed"')):
+        mcli("write", key, "--blackboard", board, "--author", "ann", "--value", value).expect(0)
+    async with served(mcli, "--blackboard", board) as server:
+        found = await server.call("blackboard_search", text='"CAFE" -(opens*')
+        filtered = await server.call("blackboard_search", text="cafe", filter={"status": "open"}, limit=5)
+        text, refusal = await server.refused("blackboard_search", text="***")
+
+    assert found == mcli.ok("search", '"CAFE" -(opens*', "--blackboard", board)
+    assert [hit["key"] for hit in found] == ["notes/a"] and isinstance(found[0]["score"], float)
+    assert [hit["key"] for hit in filtered] == ["notes/a"]
+    assert refusal["exit_code"] == 2 and text.startswith("text: ")
 
 
 async def test_cancel_tools_end_a_signal_and_what_waits_on_it_as_the_server_s_agent(mcli, board):

@@ -59,6 +59,7 @@ from blackboard.application.knowledge.commands import (
     ListEntries,
     ReadEntry,
     ResolveEntry,
+    SearchEntries,
     SummarizeBoard,
     WatchTopic,
     WriteEntry,
@@ -208,6 +209,14 @@ ROUTES = [
         web_fields=("blackboard_id", "key", "at"),
     ),
     Route(ListEntries, {"blackboard_id": BOARD}, ("entries",), mcp="blackboard_list", api="entries"),
+    Route(
+        SearchEntries,
+        {"blackboard_id": BOARD, "text": "plan"},
+        ("search",),
+        ("text",),
+        api="search",  # its tool is a person's server's (an agent's list is at its cap): no --agent route
+        skip=frozenset(ListEntries.model_fields) - {"limit"},  # the filters of entries, tried there
+    ),
     Route(SummarizeBoard, {"blackboard_id": BOARD}, ("summary",), mcp="blackboard_summary", api="summary"),
     Route(
         WatchTopic,

@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from blackboard.application.commands import Command, Message
 from blackboard.application.fields import Count, Fraction, Position, Seconds, Token
 from blackboard.application.fields import Printable as Name
 from blackboard.application.json_values import check_json
+from blackboard.application.knowledge.search import MAX_QUERY
+from blackboard.application.knowledge.search import words as search_words
 from blackboard.domain.knowledge.entries import KEY_PATTERN, MAX_VALUE_BYTES
 from blackboard.domain.signals import NonEmpty, SignalIdText
 
@@ -140,7 +142,9 @@ class ReadEntry(Message):
         return self
 
 
-class ListEntries(Message):
+class EntryCriteria(Message):
+    """What `entries` and `search` filter a board's current entries by: every criterion set must hold."""
+
     blackboard_id: Name
     section: Name | None = None
     role: Name | None = None
@@ -150,8 +154,53 @@ class ListEntries(Message):
     topic: Key | None = None
     prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/-]{1,200}$")] | None = None
     conflicts: bool = False
+
+
+class ListEntries(EntryCriteria):
     at: Position | None = None
     limit: Count | None = None
+
+
+# a JSON scalar (a filter's value): one type list, so a tool's schema says null is a value, not "left out"
+Scalar = Annotated[
+    str | int | float | bool | None, WithJsonSchema({"type": ["string", "number", "boolean", "null"]})
+]
+SEARCH_LIMIT = 20  # hits a search returns unless told otherwise
+MAX_FILTER_FIELDS = 16
+
+
+class SearchEntries(EntryCriteria):
+    """`search`: the board's current entries holding every word of `text` (application/knowledge/search.py),
+    best first by the store's rank, filtered as `entries` filters, then `filter`'s value fields (each an
+    equality on a top-level field of an object value); `offset` hits skipped, at most `limit` returned."""
+
+    text: Annotated[str, Field(min_length=1, max_length=MAX_QUERY)]
+    limit: Count = SEARCH_LIMIT
+    offset: Position = 0
+    filter: dict[Name, Scalar] | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _has_words(cls, text: str) -> str:
+        if not search_words(text):
+            raise ValueError("must hold a word to search for (letters or digits)")
+        return text
+
+    @field_validator("filter", mode="before")
+    @classmethod
+    def _storable_filter(cls, given: Any) -> Any:
+        check_json(given, "filter")  # first, as for a value: depth, NUL, 64-bit integers (what both compare)
+        return given
+
+    @field_validator("filter")
+    @classmethod
+    def _small_filter(cls, given: dict[str, Any] | None) -> dict[str, Any] | None:
+        if given is not None and len(given) > MAX_FILTER_FIELDS:
+            raise ValueError(f"must name at most {MAX_FILTER_FIELDS} value fields, got {len(given)}")
+        return given
+
+    def words(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(search_words(self.text)))
 
 
 class SummarizeBoard(Message):

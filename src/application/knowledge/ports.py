@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from blackboard.application.ports import Recorded
@@ -79,6 +79,43 @@ class EntryFilter:
 
 
 @dataclass(frozen=True, slots=True)
+class EntrySearch:
+    """Current entries matching `criteria` (its limit unused) and holding every one of `words`, whose
+    value, an object, has each field of `value_equals` equal to the value given; best first by the
+    store's rank, ties in key order; `offset` skipped, at most `limit` given."""
+
+    criteria: EntryFilter
+    words: tuple[str, ...]
+    limit: int
+    offset: int = 0
+    value_equals: tuple[tuple[str, Any], ...] = ()
+
+    def value_matches(self, entry: Entry) -> bool:
+        value = entry.current.value
+        return not self.value_equals or (
+            isinstance(value, dict)
+            and all(name in value and _same(value[name], want) for name, want in self.value_equals)
+        )
+
+
+def _same(have: Any, want: Any) -> bool:
+    """JSON equality of two scalars: a boolean is no number, 1 is 1.0 (as both stores compare)."""
+    if isinstance(have, bool) or isinstance(want, bool) or have is None or want is None:
+        return type(have) is type(want) and have == want
+    if isinstance(have, str) or isinstance(want, str):
+        return isinstance(have, str) and isinstance(want, str) and have == want
+    return isinstance(have, int | float) and have == want
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """An entry a search found and its rank's score: higher is better, comparable within one search."""
+
+    entry: Entry
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
 class EntryCounts:
     """What `summary` tells of a board's entries."""
 
@@ -98,6 +135,19 @@ class EntryReadModel(abc.ABC):
     @abc.abstractmethod
     def find(self, criteria: EntryFilter) -> list[Entry]:
         """Current entries matching `criteria`, in key order."""
+
+    def search(self, query: EntrySearch) -> list[SearchHit]:
+        """The entries `query` finds, best first. This default reads every entry matching the criteria
+        and ranks by how often the words occur; a store searches an index of its own."""
+        from blackboard.application.knowledge.search import matches
+
+        scored = [
+            SearchHit(e, float(n))
+            for e in self.find(replace(query.criteria, limit=None))
+            if (n := matches(e, query.words)) and query.value_matches(e)
+        ]
+        scored.sort(key=lambda hit: (-hit.score, hit.entry.key))
+        return scored[query.offset : query.offset + query.limit]
 
     @abc.abstractmethod
     def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:

@@ -7,8 +7,20 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from blackboard.application.knowledge.commands import ListEntries, ReadEntry, SummarizeBoard
-from blackboard.application.knowledge.ports import EntryCounts, EntryFilter, EntryReadModel
+from blackboard.application.knowledge.commands import (
+    EntryCriteria,
+    ListEntries,
+    ReadEntry,
+    SearchEntries,
+    SummarizeBoard,
+)
+from blackboard.application.knowledge.ports import (
+    EntryCounts,
+    EntryFilter,
+    EntryReadModel,
+    EntrySearch,
+    SearchHit,
+)
 from blackboard.application.ports import Clock, Recorded, SignalReadModel
 from blackboard.application.projection import Projector
 from blackboard.application.usage import UsageTotal
@@ -93,22 +105,25 @@ class KnowledgeQueries:
         )
 
     def entries(self, query: ListEntries) -> list[Entry]:
-        criteria = EntryFilter(
-            blackboard_id=query.blackboard_id,
-            section=query.section,
-            role=query.role,
-            author=query.author,
-            label=query.label,
-            entry_type=query.entry_type,
-            topic=query.topic,
-            prefix=query.prefix,
-            conflicts_only=query.conflicts,
-            limit=query.limit,
-        )
+        criteria = _criteria(query, query.limit)
         if query.at is None:
             self._catch_up()
             return self._entries.find(criteria)
         return [e for e in self.board_at(query.blackboard_id, query.at) if criteria.matches(e)][: query.limit]
+
+    def search(self, query: SearchEntries) -> list[SearchHit]:
+        """The board's current entries holding every word of the query, best first (the store's rank,
+        ties in key order), filtered as `entries` filters them."""
+        self._catch_up()
+        return self._entries.search(
+            EntrySearch(
+                _criteria(query, None),
+                query.words(),
+                query.limit,
+                query.offset,
+                tuple(sorted((query.filter or {}).items())),
+            )
+        )
 
     def board_at(self, blackboard_id: str, position: int) -> list[Entry]:
         """Every entry of the board as it was right after `position`, in key order."""
@@ -135,6 +150,21 @@ class KnowledgeQueries:
     def _catch_up(self) -> None:
         if self._projector is not None:
             self._projector.catch_up()  # rows of events that came in without them (a rebuild, an import)
+
+
+def _criteria(query: EntryCriteria, limit: int | None) -> EntryFilter:
+    return EntryFilter(
+        blackboard_id=query.blackboard_id,
+        section=query.section,
+        role=query.role,
+        author=query.author,
+        label=query.label,
+        entry_type=query.entry_type,
+        topic=query.topic,
+        prefix=query.prefix,
+        conflicts_only=query.conflicts,
+        limit=limit,
+    )
 
 
 def _pairs(records: list[Recorded]) -> list[tuple[EntryEvent, int]]:

@@ -101,6 +101,7 @@ class AsyncBlackboard:
     read = _in_thread(Blackboard.read)
     history = _in_thread(Blackboard.history)
     entries = _in_thread(Blackboard.entries)
+    search = _in_thread(Blackboard.search)
     resolve = _in_thread(Blackboard.resolve)
     summary = _in_thread(Blackboard.summary)
     # a controller's run: it holds a thread until it ends (cancelling the task does not stop it; close waits)

@@ -9,6 +9,7 @@ from blackboard.application.knowledge.commands import (
     ListEntries,
     ReadEntry,
     ResolveEntry,
+    SearchEntries,
     SummarizeBoard,
     WatchTopic,
     WriteEntry,
@@ -16,7 +17,7 @@ from blackboard.application.knowledge.commands import (
 from blackboard.domain.knowledge.entries import KeyInConflict
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, names, request
-from blackboard.infrastructure.documents import Entries, Entry, History, Summary
+from blackboard.infrastructure.documents import Entries, Entry, History, SearchHits, Summary
 
 UNSET: Any = object()  # `resolve` without a merged value (None is a value: JSON null)
 
@@ -131,6 +132,46 @@ class KnowledgeCalls(Base):
             limit=limit,
         )
         return Entries(documents.entries(self._parts.knowledge_queries.entries(query)))
+
+    def search(
+        self,
+        text: str,
+        *,
+        blackboard_id: str,
+        prefix: str | None = None,
+        author: str | None = None,
+        entry_type: str | None = None,
+        topic: str | None = None,
+        section: str | None = None,
+        role: str | None = None,
+        label: str | None = None,
+        conflicts: bool = False,
+        limit: int | None = None,
+        offset: int = 0,
+        filter: Mapping[str, Any] | None = None,  # the name LangGraph's stores give it
+    ) -> SearchHits:
+        """`blackboard search`: the board's current entries holding every word of `text` (in their key,
+        the strings of their value, their topics or their author; case and accents aside), best first by
+        the database's rank (`score`, higher is better; ties in key order), filtered as `entries`
+        filters them and by `filter`: top-level fields of an object value, each equal to the scalar
+        given. `offset` hits are skipped, at most `limit` (default 20) returned."""
+        query = request(
+            SearchEntries,
+            {} if filter is None else {"filter": as_json(filter, "filter")},
+            blackboard_id=blackboard_id,
+            text=text,
+            prefix=prefix,
+            author=author,
+            entry_type=entry_type,
+            topic=topic,
+            section=section,
+            role=role,
+            label=label,
+            conflicts=conflicts,
+            limit=limit,
+            offset=offset,
+        )
+        return SearchHits(documents.search_hits(self._parts.knowledge_queries.search(query)))
 
     def resolve(
         self,

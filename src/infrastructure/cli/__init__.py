@@ -49,6 +49,9 @@ OPTIONS = {
     "reason": "--reason",
     # the knowledge commands'
     "key": "KEY",
+    "text": "TEXT",
+    "offset": "--offset",
+    "filter": "--filter",
     "value": "--value",
     "author": "--author",
     "entry_type": "--type",
@@ -106,7 +109,7 @@ MODULES = {
     "approve": "gates",
     "reject": "gates",
     "budget": "budget",
-    **dict.fromkeys(("write", "read", "entries", "resolve", "summary"), "knowledge.commands"),
+    **dict.fromkeys(("write", "read", "entries", "search", "resolve", "summary"), "knowledge.commands"),
 }
 # The modules a command's function calls into that take adapters from the container too (`watch --topic`).
 ALSO_WIRED = {"watch": ("knowledge.commands",)}

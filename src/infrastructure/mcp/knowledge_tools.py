@@ -1,4 +1,4 @@
-"""The knowledge tools: write, read, list, resolve, topic, summary (contracts/mcp.md)."""
+"""The knowledge tools: write, read, list, resolve, topic, summary, and a person's search (contracts/mcp.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from blackboard.application.knowledge.commands import (
     Position,
     ReadEntry,
     ResolveEntry,
+    SearchEntries,
     SummarizeBoard,
     WriteEntry,
 )
@@ -83,6 +84,11 @@ def read(session: Session, given: dict[str, Any], progress: Progress) -> Any:
 def entries(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     query = ListEntries(**{**given, "blackboard_id": session.board(given)})
     return documents.entries(session.knowledge_queries.entries(query))
+
+
+def search(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    query = SearchEntries(**{**given, "blackboard_id": session.board(given)})
+    return documents.search_hits(session.knowledge_queries.search(query))
 
 
 def resolve(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -236,4 +242,39 @@ def knowledge_tools(with_agent: bool) -> list[Tool]:
             ),
             summary,
         ),
+    ]
+
+
+def search_tools() -> list[Tool]:
+    """On a person's server only: an agent's tool list is held under 12,000 characters of JSON (every
+    request carries it), and it is full; agents search with `blackboard search` (docs/mcp.md)."""
+    return [
+        Tool(
+            "blackboard_search",
+            "Find a board's current entries holding every word of `text` (in the key, value strings, "
+            "topics, author), best first, filtered as blackboard_list filters; `filter`: top-level "
+            "value fields, each equal to the scalar given.",
+            derive(
+                "SearchArguments",
+                SearchEntries,
+                same(
+                    "text",
+                    "section",
+                    "role",
+                    "author",
+                    "label",
+                    "entry_type",
+                    "topic",
+                    "prefix",
+                    "conflicts",
+                    "filter",
+                    "limit",
+                    "offset",
+                    "blackboard_id",
+                ),
+                optional=("blackboard_id",),
+                notes={"blackboard_id": "default: the server's --blackboard"},
+            ),
+            search,
+        )
     ]

@@ -41,6 +41,8 @@ CLAIM_TOOLS = frozenset({"blackboard_claim", "blackboard_complete", "blackboard_
 CANCEL_TOOLS = frozenset({"blackboard_cancel", "blackboard_cancel_all"})
 # A person decides a gate: offered by a person's server only (one started without --agent, not a run's)
 GATE_TOOLS = frozenset({"blackboard_approve", "blackboard_reject"})
+# A person's server's too, for room: an agent's tool list is at its cap of 12,000 characters of JSON
+SEARCH_TOOLS = frozenset({"blackboard_search"})
 
 
 @cache  # the tools hold no state: built once per process, their schemas with them (a runner's run each)
@@ -48,8 +50,9 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     """The contract's tools, by name. A server with an agent writes, posts and resolves as it; one
     without takes the `author` (`posted_by`) each call names. A session bound to a claim (a runner's run)
     offers no claim, complete or fail (its final answer is the outcome) and no cancel. Only a person's
-    server (no agent, not bound) offers approve, reject and budget: agents cannot decide gates or budgets."""
-    from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools
+    server (no agent, not bound) offers approve, reject and budget: agents cannot decide gates or budgets;
+    and search, for an agent's tools are at their cap of 12,000 characters."""
+    from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools, search_tools
     from blackboard.infrastructure.mcp.limit_tools import limit_tools
     from blackboard.infrastructure.mcp.signal_tools import gate_tools, signal_tools
 
@@ -58,6 +61,7 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
         *signal_tools(with_agent),
         *knowledge_tools(with_agent),
         *(gate_tools() if person else ()),
+        *(search_tools() if person else ()),  # SEARCH_TOOLS
         *limit_tools(not person),
     )
     return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}

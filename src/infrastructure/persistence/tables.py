@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    DDL,
     BigInteger,
     Boolean,
     Column,
@@ -23,6 +24,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    event,
     false,
 )
 from sqlalchemy.types import TypeDecorator
@@ -220,6 +222,27 @@ ENTRY_TOPICS = Table(
     Column("key", KeyText, primary_key=True),
     Index("ix_entry_topics_key", "blackboard_id", "key"),  # rewriting a key's topics
 )
+
+# The search index over entries (migration 0015; knowledge/search.py) is each database's own full-text
+# engine, not a model: `alembic check` leaves it out, and `create_all` (the tests' quick schema) adds it.
+ENTRY_SEARCH_DDL = {
+    "sqlite": (
+        "CREATE TABLE entry_search_text (id INTEGER PRIMARY KEY, blackboard_id VARCHAR(200) NOT NULL,"
+        " key VARCHAR(200) NOT NULL, words TEXT NOT NULL, UNIQUE (blackboard_id, key))",
+        "CREATE VIRTUAL TABLE entry_search USING fts5(words, content='entry_search_text', content_rowid='id',"
+        " tokenize='unicode61 remove_diacritics 0')",
+    ),
+    "postgresql": (
+        'CREATE TABLE entry_search (blackboard_id VARCHAR(200) NOT NULL, key VARCHAR(200) COLLATE "C" NOT NULL,'
+        " vector TSVECTOR NOT NULL, CONSTRAINT pk_entry_search PRIMARY KEY (blackboard_id, key))",
+        "CREATE INDEX ix_entry_search_vector ON entry_search USING gin (vector)",
+    ),
+}
+for _name, _statements in ENTRY_SEARCH_DDL.items():
+    for _statement in _statements:
+        event.listen(metadata, "after_create", DDL(_statement).execute_if(dialect=_name))
+event.listen(metadata, "before_drop", DDL("DROP TABLE IF EXISTS entry_search"))
+event.listen(metadata, "before_drop", DDL("DROP TABLE IF EXISTS entry_search_text"))
 
 # Live workers (docs/agents.md: "Live workers"): one row per worker process, kept fresh by its beats.
 # Not the event log: a beat is no fact about a board. What the expiry rule and `status` read.

@@ -1,4 +1,4 @@
-"""The knowledge commands (write, read, entries, resolve, summary): argv in, a use case called, an Output back.
+"""The knowledge commands (write, read, entries, search, resolve, summary): argv in, a use case called, an Output back.
 
 The knowledge side is imported inside each command, so wiring this module costs a signal command nothing."""
 
@@ -111,6 +111,36 @@ def entries(
     return Output(
         documents.jsonable(documents.entries(found)), "\n".join(_line(e) for e in found) or "no entries"
     )
+
+
+@inject
+def search(
+    args: argparse.Namespace,
+    queries: Lazy = Provide[Container.knowledge_queries.provider],
+    status: Lazy = Provide[Container.status.provider],
+) -> Output:
+    from blackboard.application.knowledge.commands import SearchEntries
+
+    given = {"limit": args.limit, "offset": args.offset}
+    if args.filter is not None:
+        given["filter"] = _json(args.filter, "--filter")
+    query = SearchEntries(
+        blackboard_id=args.blackboard,
+        text=args.text,
+        section=args.section,
+        role=args.role,
+        author=args.author,
+        label=args.label,
+        entry_type=args.entry_type,
+        topic=args.topic,
+        prefix=args.prefix,
+        conflicts=args.conflicts,
+        **{name: value for name, value in given.items() if value is not None},
+    )
+    status().require_board(query.blackboard_id)  # an unknown board is exit 4, as for `entries`
+    hits = queries().search(query)
+    lines = [f"{hit.score:<9.3g} {_line(hit.entry)}" for hit in hits]
+    return Output(documents.jsonable(documents.search_hits(hits)), "\n".join(lines) or "no entries found")
 
 
 @inject

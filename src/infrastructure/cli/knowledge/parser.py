@@ -8,7 +8,7 @@ from typing import Any
 
 
 def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.ArgumentParser]) -> None:
-    """write, read, entries, resolve, summary: the shared knowledge on a board (contracts/knowledge.md)."""
+    """write, read, entries, search, resolve, summary: the shared knowledge on a board (contracts/knowledge.md)."""
 
     write = _command(
         commands,
@@ -105,6 +105,34 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     entries.add_argument("--conflicts", action="store_true", help="only keys in conflict")
     entries.add_argument("--at", metavar="POSITION", help="as the board was right after this log position")
     entries.add_argument("--limit", metavar="N", help="at most N entries")
+
+    search = _command(
+        commands,
+        "search",
+        "find a board's current entries holding every word of TEXT, best first",
+        'blackboard search "sources paper" --blackboard ps-42 --type finding --limit 5',
+        "search",
+    )
+    search.add_argument(
+        "text",
+        metavar="TEXT",
+        help="the words to find (1..1000 characters; case, accents and punctuation aside) in each entry's "
+        "key, value strings, topics and author",
+    )
+    search.add_argument("--blackboard", required=True, metavar="ID", help="the board")
+    for option in ("--section", "--role", "--author", "--label"):
+        search.add_argument(option, metavar=option[2:].upper()[0])
+    search.add_argument("--type", dest="entry_type", metavar="T", help="an entry type")
+    search.add_argument("--topic", metavar="T", help="entries published to this topic")
+    search.add_argument("--prefix", metavar="P", help="keys starting with P")
+    search.add_argument("--conflicts", action="store_true", help="only keys in conflict")
+    search.add_argument(
+        "--filter",
+        metavar="JSON",
+        help='a JSON object: top-level fields the value must hold, each equal to the scalar given ({"status": "done"})',
+    )
+    search.add_argument("--limit", metavar="N", help="at most N entries (default 20)")
+    search.add_argument("--offset", metavar="N", help="skip the first N hits (default 0)")
 
     resolve = _command(
         commands,

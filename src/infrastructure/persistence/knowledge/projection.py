@@ -2,7 +2,7 @@
 
 Each key's state is read once per fold (or comes from the caller: a command's commit seeds it with
 the state it loaded, a rebuild from empty keeps every key in memory), evolved by the domain's own
-`evolve`, and its row and topics written again.
+`evolve`, and its row, topics and searched words written again.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from blackboard.domain.events import EntryEvent
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row, entry_row, topic_rows
+from blackboard.infrastructure.persistence.knowledge.search import entry_index
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS
 
 Keys = MutableMapping[tuple[str, str], Entry | None]  # (board, key) -> its state, None: never written
@@ -56,8 +57,10 @@ def fold_entries(conn: Connection, records: Sequence[Recorded], known: Keys, com
     conn.execute(insert(ENTRIES), [entry_row(e) for e in states if e is not None])
     if topics := [t for e in states if e is not None for t in topic_rows(e)]:
         conn.execute(insert(ENTRY_TOPICS), topics)
+    entry_index(conn).replace(conn, touched, states)  # what `search` finds
 
 
 def clear_entries(conn: Connection) -> None:
     conn.execute(delete(ENTRY_TOPICS))
     conn.execute(delete(ENTRIES))
+    entry_index(conn).clear(conn)

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, case, func, select
+from sqlalchemy import ColumnElement, Connection, Engine, bindparam, case, func, select
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.errors import StoreUnavailable
-from blackboard.application.knowledge.ports import EntryCounts, EntryFilter, EntryReadModel
+from blackboard.application.knowledge.ports import (
+    EntryCounts,
+    EntryFilter,
+    EntryReadModel,
+    EntrySearch,
+    SearchHit,
+)
 from blackboard.application.ports import Recorded
 from blackboard.domain.events import STREAM_SEPARATOR, entry_stream_id
 from blackboard.domain.knowledge.entries import Entry
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.engine import read_connection
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
+from blackboard.infrastructure.persistence.knowledge.search import entry_index
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS, EVENTS
 
 GET = select(ENTRIES).where(ENTRIES.c.blackboard_id == bindparam("board"), ENTRIES.c.key == bindparam("key"))
@@ -49,24 +56,22 @@ class SqlEntryReadModel(EntryReadModel):
             return get_in(conn, blackboard_id, key)
 
     def find(self, criteria: EntryFilter) -> list[Entry]:
-        query = select(ENTRIES).where(ENTRIES.c.blackboard_id == criteria.blackboard_id)
-        for column in ("section", "role", "author", "label", "entry_type"):
-            if (wanted := getattr(criteria, column)) is not None:
-                query = query.where(ENTRIES.c[column] == wanted)
-        if criteria.topic is not None:  # EXISTS over the topics' primary key (board, topic, key)
-            published = select(ENTRY_TOPICS.c.key).where(
-                ENTRY_TOPICS.c.blackboard_id == ENTRIES.c.blackboard_id,
-                ENTRY_TOPICS.c.topic == criteria.topic,
-                ENTRY_TOPICS.c.key == ENTRIES.c.key,
-            )
-            query = query.where(published.exists())
-        if criteria.prefix is not None:
-            query = query.where(ENTRIES.c.key.like(_escaped(criteria.prefix) + "%", escape="\\"))
-        if criteria.conflicts_only:
-            query = query.where(ENTRIES.c.candidates > 0)
+        query = select(ENTRIES).where(ENTRIES.c.blackboard_id == criteria.blackboard_id, *_where(criteria))
         query = query.order_by(ENTRIES.c.key).limit(criteria.limit)
         with _translated(), read_connection(self._engine) as conn:
             return [entry_from_row(row) for row in conn.execute(query)]
+
+    def search(self, query: EntrySearch) -> list[SearchHit]:
+        """From the database's own full-text index (knowledge/search.py), filtered as `find` filters."""
+        index = entry_index(self._engine)
+        where = _where(query.criteria) + [
+            index.value_field(n, name, want) for n, (name, want) in enumerate(query.value_equals)
+        ]
+        with _translated(), read_connection(self._engine) as conn:
+            return [
+                SearchHit(entry_from_row(row), float(row.score))
+                for row in conn.execute(index.hits(where, query))
+            ]
 
     def counts(self, blackboard_id: str) -> EntryCounts:
         """Counted where the rows are: a summary reads no value, however large the board."""
@@ -106,6 +111,27 @@ class SqlEntryReadModel(EntryReadModel):
     def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
         with _translated(), read_connection(self._engine) as conn:
             return records_in(conn, blackboard_id, key, upto)
+
+
+def _where(criteria: EntryFilter) -> list[ColumnElement[bool]]:
+    """The criteria other than the board, on blackboard_entries' columns (`entries`, `search`)."""
+    where = [
+        ENTRIES.c[column] == wanted
+        for column in ("section", "role", "author", "label", "entry_type")
+        if (wanted := getattr(criteria, column)) is not None
+    ]
+    if criteria.topic is not None:  # EXISTS over the topics' primary key (board, topic, key)
+        published = select(ENTRY_TOPICS.c.key).where(
+            ENTRY_TOPICS.c.blackboard_id == ENTRIES.c.blackboard_id,
+            ENTRY_TOPICS.c.topic == criteria.topic,
+            ENTRY_TOPICS.c.key == ENTRIES.c.key,
+        )
+        where.append(published.exists())
+    if criteria.prefix is not None:
+        where.append(ENTRIES.c.key.like(_escaped(criteria.prefix) + "%", escape="\\"))
+    if criteria.conflicts_only:
+        where.append(ENTRIES.c.candidates > 0)
+    return where
 
 
 def _escaped(text: str) -> str:

@@ -1,0 +1,15 @@
+"""LangGraph on a board (docs/langgraph.md): imported only by those who use it (the `langgraph` extra)."""
+
+from blackboard.infrastructure.langgraph.store import (
+    BlackboardStore,
+    ItemInConflict,
+    ItemVersion,
+    VersionConflict,
+)
+
+__all__ = [
+    "BlackboardStore",
+    "ItemInConflict",
+    "ItemVersion",
+    "VersionConflict",
+]

@@ -1,0 +1,251 @@
+"""The search index over entries, in each database's own full-text engine (migration 0015).
+
+Both index the same words per entry (application/knowledge/search.py: `entry_words` of the key's
+current version) and are queried with the same words, each a quoted term, so neither engine ever parses
+a user's query text as syntax, and both find the same entries:
+
+- SQLite: an FTS5 table `entry_search` over `entry_search_text` (one row per key: an id, the board, the
+  key and its words; the FTS table's external content), ranked by bm25.
+- PostgreSQL: `entry_search` (board, key, a `tsvector` of the words in the `simple` configuration: no
+  stemming, no stop words) under a GIN index, ranked by ts_rank.
+
+The projection keeps it current: `fold_entries` replaces a key's words whenever it replaces its row, and
+a rebuild or an import clears it with the rows and folds it again. These tables are not the models'
+(tables.py): they are each database's own, so `alembic check` leaves them out (`outside_models`).
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    Select,
+    String,
+    Table,
+    Text,
+    and_,
+    func,
+    literal_column,
+    select,
+    text,
+)
+
+from blackboard.application.knowledge.ports import EntrySearch
+from blackboard.application.knowledge.search import entry_words
+from blackboard.domain.knowledge.entries import Entry
+from blackboard.infrastructure.persistence.tables import ENTRIES
+
+Key = tuple[str, str]  # (board, key)
+FILL_BATCH = 2000  # entry rows read at a time by the migration that fills the index
+PREFIX = "entry_search"  # every table of the index (SQLite's FTS5 shadow tables too) starts so
+
+
+def entry_index(bind: Connection | Engine) -> EntryIndex:
+    """The index of the database `bind` is on (the search index is the one thing of the entries that
+    differs between the two)."""
+    return SqliteEntryIndex() if bind.dialect.name == "sqlite" else PostgresEntryIndex()
+
+
+def outside_models(name: str | None, kind: str, parents: Any) -> bool:
+    """alembic's `include_name`: the search index's tables are each database's own, not the models'."""
+    return not (kind == "table" and name is not None and name.startswith(PREFIX))
+
+
+def _words_row(entry: Entry) -> dict[str, str]:
+    return {"b": entry.blackboard_id, "k": entry.key, "w": entry_words(entry)}
+
+
+class EntryIndex(abc.ABC):
+    """One database's search index: words replaced per key in the fold, searched with a rank."""
+
+    def replace(self, conn: Connection, keys: Sequence[Key], states: Iterable[Entry | None]) -> None:
+        """The keys' words become their states' (None: the key has no row, so no words)."""
+        self.drop(conn, [{"b": b, "k": k} for b, k in keys])
+        if rows := [_words_row(e) for e in states if e is not None]:
+            self.add(conn, rows)
+
+    @abc.abstractmethod
+    def drop(self, conn: Connection, keys: list[dict[str, str]]) -> None:
+        """Forget these keys' words ({"b": board, "k": key} each)."""
+
+    @abc.abstractmethod
+    def add(self, conn: Connection, rows: list[dict[str, str]]) -> None:
+        """Index these keys' words ({"b", "k", "w"} each), none of them indexed now."""
+
+    @abc.abstractmethod
+    def clear(self, conn: Connection) -> None:
+        """Forget every key's words (a rebuild's start)."""
+
+    def hits(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+        """Rows of blackboard_entries matching `where` and holding every word, with a `score` column
+        (higher is better), best first, ties in key order, paged. Ranked and paged on narrow rows (a
+        common word matches thousands), then only the page's rows are read whole."""
+        page = self.ranked(where, query).subquery("page")
+        on_key = and_(ENTRIES.c.blackboard_id == query.criteria.blackboard_id, ENTRIES.c.key == page.c.key)
+        return select(ENTRIES, page.c.score).join(page, on_key).order_by(page.c.score.desc(), ENTRIES.c.key)
+
+    @abc.abstractmethod
+    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+        """The page's keys and scores (`key`, `score`, higher is better): the board's entries holding
+        every word and matching `where` (on blackboard_entries' columns), best first, ties in key order."""
+
+    @abc.abstractmethod
+    def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
+        """The entry's value is an object whose top-level field `name` is the JSON scalar `want`."""
+
+    def fill(self, conn: Connection) -> None:
+        """Index every entry row, FILL_BATCH at a time: the migration that creates the index."""
+        batch = FILL_BATCH
+        from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
+
+        after: Key | None = None
+        while True:
+            page = select(ENTRIES).order_by(ENTRIES.c.blackboard_id, ENTRIES.c.key).limit(batch)
+            if after is not None:
+                b, k = ENTRIES.c.blackboard_id, ENTRIES.c.key
+                page = page.where((b > after[0]) | and_(b == after[0], k > after[1]))
+            rows = conn.execute(page).all()
+            if not rows:
+                return
+            self.add(conn, [_words_row(entry_from_row(r)) for r in rows])
+            after = (rows[-1].blackboard_id, rows[-1].key)
+
+
+# ---------------------------------------------------------------- SQLite: FTS5
+
+_SQLITE = MetaData()
+SQLITE_TEXT = Table(
+    "entry_search_text",
+    _SQLITE,
+    Column("id", Integer, primary_key=True),
+    Column("blackboard_id", String(200), nullable=False),
+    Column("key", String(200), nullable=False),
+    Column("words", Text, nullable=False),
+)
+SQLITE_FTS = Table("entry_search", _SQLITE, Column("rowid", Integer), Column("words", Text))
+
+# an external-content FTS5 table forgets a row only when told its words as indexed
+_FORGET = text(
+    "INSERT INTO entry_search (entry_search, rowid, words) SELECT 'delete', id, words"
+    " FROM entry_search_text WHERE blackboard_id = :b AND key = :k"
+)
+_DROP_TEXT = text("DELETE FROM entry_search_text WHERE blackboard_id = :b AND key = :k")
+_ADD_TEXT = text("INSERT INTO entry_search_text (blackboard_id, key, words) VALUES (:b, :k, :w)")
+_INDEX = text(
+    "INSERT INTO entry_search (rowid, words) SELECT id, words FROM entry_search_text"
+    " WHERE blackboard_id = :b AND key = :k"
+)
+
+
+class SqliteEntryIndex(EntryIndex):
+    def drop(self, conn: Connection, keys: list[dict[str, str]]) -> None:
+        conn.execute(_FORGET, keys)
+        conn.execute(_DROP_TEXT, keys)
+
+    def add(self, conn: Connection, rows: list[dict[str, str]]) -> None:
+        conn.execute(_ADD_TEXT, rows)
+        conn.execute(_INDEX, [{"b": r["b"], "k": r["k"]} for r in rows])
+
+    def clear(self, conn: Connection) -> None:
+        conn.execute(text("INSERT INTO entry_search (entry_search) VALUES ('delete-all')"))
+        conn.execute(text("DELETE FROM entry_search_text"))
+
+    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+        rank = func.bm25(literal_column("entry_search"))  # negative: the lower, the better
+        t = SQLITE_TEXT.c
+        found = SQLITE_FTS.join(SQLITE_TEXT, t.id == SQLITE_FTS.c.rowid)
+        if where:  # the filters' columns (an index's row, never the entry's whole state unless asked)
+            found = found.join(
+                ENTRIES, and_(ENTRIES.c.blackboard_id == t.blackboard_id, ENTRIES.c.key == t.key)
+            )
+        return (
+            select(t.key, (-rank).label("score"))
+            .select_from(found)
+            .where(
+                SQLITE_FTS.c.words.op("MATCH")(" ".join(f'"{w}"' for w in query.words)),
+                t.blackboard_id == query.criteria.blackboard_id,
+                *where,
+            )
+            .order_by(rank, t.key)
+            .limit(query.limit)
+            .offset(query.offset)
+        )
+
+    def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
+        if isinstance(want, bool):
+            kind, same = f"j.type = '{'true' if want else 'false'}'", ""
+        elif want is None:
+            kind, same = "j.type = 'null'", ""
+        elif isinstance(want, str):
+            kind, same = "j.type = 'text'", f" AND j.atom = :value_{n}"
+        else:  # 1 is 1.0, as PostgreSQL's jsonb compares them
+            kind, same = "j.type IN ('integer', 'real')", f" AND j.atom = :value_{n}"
+        found = text(
+            "EXISTS (SELECT 1 FROM json_each(blackboard_entries.state_json, '$.current.value') AS j"
+            f" WHERE j.key = :field_{n} AND {kind}{same})"
+        )
+        given = {f"field_{n}": name, **({f"value_{n}": want} if same else {})}
+        return found.bindparams(**given)  # type: ignore[return-value] - a boolean SQL expression
+
+
+# ---------------------------------------------------------------- PostgreSQL: tsvector + GIN
+
+_POSTGRES = MetaData()
+POSTGRES_INDEX = Table(
+    "entry_search",
+    _POSTGRES,
+    Column("blackboard_id", String(200)),
+    Column("key", String(200)),
+    Column("vector", Text),  # a tsvector: only ever handed to the text-search functions
+)
+SIMPLE = literal_column("'simple'::regconfig")  # words as they are: no stemming, no stop words
+
+_DROP_VECTOR = text("DELETE FROM entry_search WHERE blackboard_id = :b AND key = :k")
+_ADD_VECTOR = text(
+    "INSERT INTO entry_search (blackboard_id, key, vector) VALUES (:b, :k, to_tsvector('simple', CAST(:w AS text)))"
+)
+
+
+class PostgresEntryIndex(EntryIndex):
+    def drop(self, conn: Connection, keys: list[dict[str, str]]) -> None:
+        conn.execute(_DROP_VECTOR, keys)
+
+    def add(self, conn: Connection, rows: list[dict[str, str]]) -> None:
+        conn.execute(_ADD_VECTOR, rows)
+
+    def clear(self, conn: Connection) -> None:
+        conn.execute(text("DELETE FROM entry_search"))
+
+    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+        s = POSTGRES_INDEX.c
+        wanted = func.plainto_tsquery(SIMPLE, " ".join(query.words))  # the words, AND-ed; no operators
+        rank = func.ts_rank(s.vector, wanted)
+        found: Any = POSTGRES_INDEX
+        if where:  # the filters' columns
+            found = found.join(
+                ENTRIES, and_(ENTRIES.c.blackboard_id == s.blackboard_id, ENTRIES.c.key == s.key)
+            )
+        return (
+            select(s.key, rank.label("score"))
+            .select_from(found)
+            .where(s.vector.op("@@")(wanted), s.blackboard_id == query.criteria.blackboard_id, *where)
+            .order_by(rank.desc(), s.key)
+            .limit(query.limit)
+            .offset(query.offset)
+        )
+
+    def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
+        found = text(
+            f"(CAST(blackboard_entries.state_json AS jsonb) -> 'current' -> 'value' -> CAST(:field_{n} AS text))"
+            f" = CAST(:value_{n} AS jsonb)"
+        )
+        return found.bindparams(**{f"field_{n}": name, f"value_{n}": json.dumps(want)})  # type: ignore[return-value]
