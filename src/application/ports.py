@@ -345,6 +345,22 @@ class BoardSignals:
     workers: tuple[str, ...]  # agents holding a claim taken or renewed since `live_since`
 
 
+@dataclass(frozen=True, slots=True)
+class Durations:
+    """One histogram's numbers for some signals of a board (and, for run times, of one status): how many
+    took at most each bound, cumulative and in the bounds' order; how many in all; their seconds summed."""
+
+    blackboard_id: str
+    status: str | None  # the signals' status (run times); None: every status (claim waits)
+    within: tuple[int, ...]
+    count: int
+    seconds: float
+
+
+# What `durations` measures: from the post to the (current) claim, or from the claim to the end.
+CLAIM_WAIT, RUN_TIME = "claim_wait", "run_time"
+
+
 class SignalReadModel(abc.ABC):
     """The query side: signals folded from the event log, and the position folded up to."""
 
@@ -492,6 +508,27 @@ class SignalReadModel(abc.ABC):
             agent = str(signal.claimed_by)
             agents[agent] = agents.get(agent, UsageTotal()) + UsageTotal.of(signal.usage)
         return totals
+
+    def durations(self, kind: str, bounds: Sequence[float]) -> list[Durations]:
+        """Per board, how long its signals took (the web view's /metrics histograms), as the rows hold
+        them now: CLAIM_WAIT from the post to the claim, of every signal with a claim (a retried one: its
+        current claim); RUN_TIME from the claim to the end, of every ended signal that was claimed, per
+        status. This default reads every signal; a store totals where the rows are."""
+        groups: dict[tuple[str, str | None], list[float]] = {}
+        for s in self.find(SignalFilter()):
+            if s.claimed_at is None:
+                continue
+            if kind == CLAIM_WAIT:
+                groups.setdefault((s.blackboard_id, None), []).append(
+                    (s.claimed_at - s.created_at).total_seconds()
+                )
+            elif s.completed_at is not None:
+                seconds = (s.completed_at - s.claimed_at).total_seconds()
+                groups.setdefault((s.blackboard_id, str(s.status)), []).append(seconds)
+        return [
+            Durations(board, status, tuple(sum(x <= b for x in xs) for b in bounds), len(xs), sum(xs))
+            for (board, status), xs in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or ""))
+        ]
 
     @abc.abstractmethod
     def position(self) -> int:

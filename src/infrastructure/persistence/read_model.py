@@ -8,11 +8,13 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, false, func, or_, select, true
+from sqlalchemy import Engine, Select, bindparam, case, false, func, or_, select, true
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
+    CLAIM_WAIT,
     BoardSignals,
+    Durations,
     Recorded,
     SignalFilter,
     SignalReadModel,
@@ -211,6 +213,33 @@ class SqlSignalReadModel(SignalReadModel):
                     int(ms),
                 )
         return totals
+
+    @_translated
+    def durations(self, kind: str, bounds: Sequence[float]) -> list[Durations]:
+        """One GROUP BY over the signal rows, a sum per bound: one row per board (and status), whatever
+        the number of signals; the seconds are counted by the database, no signal row leaves it."""
+        s = SIGNALS.c
+        if kind == CLAIM_WAIT:
+            seconds = dialect_of(self._engine).seconds_between(s.created_at, s.claimed_at)
+            keys, measured = [s.blackboard_id], s.claimed_at.is_not(None)
+        else:
+            seconds = dialect_of(self._engine).seconds_between(s.claimed_at, s.completed_at)
+            keys, measured = (
+                [s.blackboard_id, s.status],
+                s.claimed_at.is_not(None) & s.completed_at.is_not(None),
+            )
+        within = [func.sum(case((seconds <= bound, 1), else_=0)) for bound in bounds]
+        query = select(*keys, func.count(), func.sum(seconds), *within).where(measured).group_by(*keys)
+        with read_connection(self._engine) as conn:
+            rows = conn.execute(query.order_by(*keys)).all()
+        found = []
+        for row in rows:
+            board, status = row[0], (row[1] if kind != CLAIM_WAIT else None)
+            count, total, *counts = row[len(keys) :]
+            found.append(
+                Durations(board, status, tuple(int(n) for n in counts), int(count), float(total or 0.0))
+            )
+        return found
 
     @_translated
     def position(self) -> int:
