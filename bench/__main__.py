@@ -13,7 +13,8 @@ when due (SQLite and PostgreSQL),
 handler's, and the board tools' context size in tokens, (z) the claim path with limits configured (priorities,
 a concurrency key, a budget) beside none.
 handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
-of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import.
+of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import,
+(o) a command traced with OpenTelemetry beside untraced.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -344,6 +345,15 @@ def main() -> None:
         report["limits"] = z = limits.run(config["BENCH_LIMITS_SIGNALS"], config["BENCH_LIMITS_RUNS"], pg_url)
         targets.append(limits.print_report(z, say, table))
 
+    def run_o() -> None:  # (o) a command traced (OpenTelemetry) beside untraced
+        from bench import tracing
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["traces"] = o = tracing.run(
+            config["BENCH_TRACES_SIGNALS"], config["BENCH_TRACES_PROCESSES"], pg_url
+        )
+        targets.append(tracing.print_report(o, say, table))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -364,6 +374,7 @@ def main() -> None:
         ("r", run_r),
         ("z", run_z),
         ("y", run_y),
+        ("o", run_o),
     ):
         if name in config.sections:
             section(name, run)

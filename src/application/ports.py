@@ -544,6 +544,18 @@ class SignalReadModel(abc.ABC):
         """Forget everything, back to position 0 (the start of a rebuild)."""
 
 
+class Tracer:
+    """Where the work is traced (docs/operate.md, "Traces"): each command that changed a board, and each
+    handler or runner run, told after the fact with when it started, so a tracer makes its spans with
+    their real times. This default traces nothing and costs a call."""
+
+    def command(self, cmd: Any, metadata: Mapping[str, Any], outcome: Any, started_ns: int) -> None:
+        """A command committed: its metadata (correlation_id, causation_id) and what it returned."""
+
+    def ran(self, signal: AgentSignal, agent_id: str, started_ns: int, succeeded: bool) -> None:
+        """A worker ran a handler or runner on a signal it claimed, from `started_ns` until now."""
+
+
 class EventPublisher(abc.ABC):
     """Tells in-process subscribers about events after they are stored."""
 
