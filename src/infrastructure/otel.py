@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import threading
 import time
 import uuid
@@ -269,7 +270,7 @@ def processors(env: Mapping[str, str]) -> list[Any]:
         elif name == "console":
             from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-            found.append(BatchSpanProcessor(ConsoleSpanExporter()))
+            found.append(BatchSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))  # stdout is the command's
         elif name != "none":
             logger.warning(
                 "OTEL_TRACES_EXPORTER: %s is not an exporter blackboard knows (otlp, console, none)", name

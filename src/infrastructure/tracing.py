@@ -38,6 +38,7 @@ def configured_tracer(store: SqlAlchemyEventStore) -> Tracer | None:
         return None
     try:
         from blackboard.infrastructure.otel import OtelTracer
-    except ImportError:  # the otel extra is not installed
+
+        return OtelTracer.from_environment(store.post_metadata)
+    except ImportError:  # the otel extra is not installed (or not its exporters: the SDK alone)
         return None
-    return OtelTracer.from_environment(store.post_metadata)
