@@ -217,29 +217,38 @@ class SqlSignalReadModel(SignalReadModel):
     @_translated
     def durations(self, kind: str, bounds: Sequence[float]) -> list[Durations]:
         """One GROUP BY over the signal rows, a sum per bound: one row per board (and status), whatever
-        the number of signals; the seconds are counted by the database, no signal row leaves it."""
+        the number of signals; the seconds are counted by the database, no signal row leaves it. Each
+        row's seconds are worked out once (a MATERIALIZED CTE: else the expression is evaluated again
+        for every bound, 2.5 times slower on SQLite)."""
         s = SIGNALS.c
         if kind == CLAIM_WAIT:
             seconds = dialect_of(self._engine).seconds_between(s.created_at, s.claimed_at)
             keys, measured = [s.blackboard_id], s.claimed_at.is_not(None)
         else:
             seconds = dialect_of(self._engine).seconds_between(s.claimed_at, s.completed_at)
-            keys, measured = (
-                [s.blackboard_id, s.status],
-                s.claimed_at.is_not(None) & s.completed_at.is_not(None),
-            )
-        within = [func.sum(case((seconds <= bound, 1), else_=0)) for bound in bounds]
-        query = select(*keys, func.count(), func.sum(seconds), *within).where(measured).group_by(*keys)
+            keys = [s.blackboard_id, s.status]
+            measured = s.claimed_at.is_not(None) & s.completed_at.is_not(None)
+        rows = (
+            select(*keys, seconds.label("seconds"))
+            .where(measured)
+            .cte("measured")
+            .prefix_with("MATERIALIZED")
+        )
+        grouped = [rows.c[key.name] for key in keys]
+        within = [func.sum(case((rows.c.seconds <= bound, 1), else_=0)) for bound in bounds]
+        query = select(*grouped, func.count(), func.sum(rows.c.seconds), *within).group_by(*grouped)
         with read_connection(self._engine) as conn:
-            rows = conn.execute(query.order_by(*keys)).all()
-        found = []
-        for row in rows:
-            board, status = row[0], (row[1] if kind != CLAIM_WAIT else None)
-            count, total, *counts = row[len(keys) :]
-            found.append(
-                Durations(board, status, tuple(int(n) for n in counts), int(count), float(total or 0.0))
+            found = conn.execute(query.order_by(*grouped)).all()
+        return [
+            Durations(
+                row[0],
+                row[1] if kind != CLAIM_WAIT else None,
+                tuple(int(n) for n in row[len(keys) + 2 :]),
+                int(row[len(keys)]),
+                float(row[len(keys) + 1] or 0.0),
             )
-        return found
+            for row in found
+        ]
 
     @_translated
     def position(self) -> int:
