@@ -18,6 +18,7 @@ of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-b
 (i) `search` over 100,000 entries on SQLite (FTS5) and PostgreSQL (tsvector, GIN), by kind of query,
 (v) LangGraph's store on the board (`BlackboardStore`): put and get on 10 items and on BENCH_STORE_ITEMS, beside
 LangGraph's InMemoryStore and PostgresStore.
+(o) a command traced with OpenTelemetry beside untraced.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -389,6 +390,15 @@ def main() -> None:
         report["search"] = found = profiled(config, "i", search.run, config, pg_url)
         targets.extend(search.print_report(found, say, table))
 
+    def run_o() -> None:  # (o) a command traced (OpenTelemetry) beside untraced
+        from bench import tracing
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["traces"] = o = tracing.run(
+            config["BENCH_TRACES_SIGNALS"], config["BENCH_TRACES_PROCESSES"], pg_url
+        )
+        targets.append(tracing.print_report(o, say, table))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -412,6 +422,7 @@ def main() -> None:
         ("w", run_w),
         ("i", run_i),
         ("v", run_v),
+        ("o", run_o),
     ):
         if name in config.sections:
             section(name, run)

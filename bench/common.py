@@ -49,6 +49,7 @@ SECTIONS = (
     "w",
     "v",
     "i",
+    "o",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -68,6 +69,8 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_API_CLI_POSTS": (15, 5),  # (m): `blackboard post` processes, taking turns with the API's posts
     "BENCH_MATCH_AGENTS": (1000, 1000),  # (t): agent files in the large folder (the target is for 1,000)
     "BENCH_MATCH_REPS": (50, 20),  # (t): signals matched per case, each with its own text
+    "BENCH_TRACES_SIGNALS": (500, 100),  # (o): signals posted, claimed and completed, traced and not
+    "BENCH_TRACES_PROCESSES": (10, 4),  # (o): `blackboard post` processes, traced and not
     "BENCH_LIMITS_SIGNALS": (1000, 200),  # (z): claims timed on each store (with limits, without)
     "BENCH_LIMITS_RUNS": (200, 50),  # (z): runs recorded on each board before (a budget totals them)
     "BENCH_TRANSFER_EVENTS": (50_000, 5_000),  # (y): the board exported and imported (and 10x as many)

@@ -345,6 +345,22 @@ class BoardSignals:
     workers: tuple[str, ...]  # agents holding a claim taken or renewed since `live_since`
 
 
+@dataclass(frozen=True, slots=True)
+class Durations:
+    """One histogram's numbers for some signals of a board (and, for run times, of one status): how many
+    took at most each bound, cumulative and in the bounds' order; how many in all; their seconds summed."""
+
+    blackboard_id: str
+    status: str | None  # the signals' status (run times); None: every status (claim waits)
+    within: tuple[int, ...]
+    count: int
+    seconds: float
+
+
+# What `durations` measures: from the post to the (current) claim, or from the claim to the end.
+CLAIM_WAIT, RUN_TIME = "claim_wait", "run_time"
+
+
 class SignalReadModel(abc.ABC):
     """The query side: signals folded from the event log, and the position folded up to."""
 
@@ -493,6 +509,27 @@ class SignalReadModel(abc.ABC):
             agents[agent] = agents.get(agent, UsageTotal()) + UsageTotal.of(signal.usage)
         return totals
 
+    def durations(self, kind: str, bounds: Sequence[float]) -> list[Durations]:
+        """Per board, how long its signals took (the web view's /metrics histograms), as the rows hold
+        them now: CLAIM_WAIT from the post to the claim, of every signal with a claim (a retried one: its
+        current claim); RUN_TIME from the claim to the end, of every ended signal that was claimed, per
+        status. This default reads every signal; a store totals where the rows are."""
+        groups: dict[tuple[str, str | None], list[float]] = {}
+        for s in self.find(SignalFilter()):
+            if s.claimed_at is None:
+                continue
+            if kind == CLAIM_WAIT:
+                groups.setdefault((s.blackboard_id, None), []).append(
+                    (s.claimed_at - s.created_at).total_seconds()
+                )
+            elif s.completed_at is not None:
+                seconds = (s.completed_at - s.claimed_at).total_seconds()
+                groups.setdefault((s.blackboard_id, str(s.status)), []).append(seconds)
+        return [
+            Durations(board, status, tuple(sum(x <= b for x in xs) for b in bounds), len(xs), sum(xs))
+            for (board, status), xs in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or ""))
+        ]
+
     @abc.abstractmethod
     def position(self) -> int:
         """The global position of the last event folded in."""
@@ -505,6 +542,18 @@ class SignalReadModel(abc.ABC):
     @abc.abstractmethod
     def reset(self) -> None:
         """Forget everything, back to position 0 (the start of a rebuild)."""
+
+
+class Tracer:
+    """Where the work is traced (docs/operate.md, "Traces"): each command that changed a board, and each
+    handler or runner run, told after the fact with when it started, so a tracer makes its spans with
+    their real times. This default traces nothing and costs a call."""
+
+    def command(self, cmd: Any, metadata: Mapping[str, Any], outcome: Any, started_ns: int) -> None:
+        """A command committed: its metadata (correlation_id, causation_id) and what it returned."""
+
+    def ran(self, signal: AgentSignal, agent_id: str, started_ns: int, succeeded: bool) -> None:
+        """A worker ran a handler or runner on a signal it claimed, from `started_ns` until now."""
 
 
 class EventPublisher(abc.ABC):

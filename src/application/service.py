@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -38,6 +39,7 @@ from blackboard.application.ports import (
     Scope,
     SignalFilter,
     SignalReadModel,
+    Tracer,
     UnitOfWork,
 )
 from blackboard.application.presence import PresenceStore, fitting
@@ -95,8 +97,10 @@ class BlackboardService:
         presence: PresenceStore | None = None,
         store: EventStore | None = None,
         draw: Callable[[], float] = random.random,
+        tracer: Tracer | None = None,
     ) -> None:
         self.settings = settings
+        self.tracer = tracer or Tracer()  # traces nothing unless tracing is on (docs/operate.md, "Traces")
         # a failed attempt is retried by the policy of the agent that claimed it (its file's `retries`)
         self._attempts = AttemptRules(policy_of=self._retry_policy, draw=draw)
         self._store = store  # the log: which signals were posted with a correlation id (a bulk cancel)
@@ -509,6 +513,7 @@ class BlackboardService:
         of a signal in `deadlines` found past its deadline: that is recorded first and committed
         with whatever the decision did, and a refusal it causes is raised after the commit. The command
         decides at one time, `at` or the clock's now."""
+        started = time.time_ns()  # a traced command's span starts here
         causation_id = str(uuid4())  # this command; every event it stores carries it
         metadata: dict[str, Any] = {
             "actor": actor,
@@ -540,6 +545,7 @@ class BlackboardService:
             self._publisher.publish([r.event for r in recorded])
         if refused is not None:
             raise refused
+        self.tracer.command(cmd, metadata, outcome, started)
         return outcome
 
     def _enforce_deadlines(

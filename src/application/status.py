@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from blackboard.application.budgets import spent_of
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
-from blackboard.application.ports import Clock, SignalReadModel
+from blackboard.application.ports import Clock, Durations, SignalReadModel
 from blackboard.application.presence import PresenceStore
 from blackboard.application.projection import Projector
 from blackboard.application.usage import UsageTotal, total
@@ -109,6 +109,11 @@ class StatusQueries:
                 )
             )
         return boards
+
+    def durations(self, kind: str, bounds: tuple[float, ...]) -> list[Durations]:
+        """How long signals waited for a claim (CLAIM_WAIT) or ran (RUN_TIME), per board, counted where
+        the rows are (SignalReadModel.durations); read after `overview`, which caught up."""
+        return self._signals.durations(kind, bounds)
 
     def require_board(self, blackboard_id: str | None) -> None:
         """BoardNotFound (exit 4) unless the store holds a signal or an entry of the board (None: no board named)."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         IdGenerator,
         LogNotifier,
         SignalReadModel,
+        Tracer,
         UnitOfWork,
     )
     from blackboard.application.presence import PresenceStore
@@ -244,10 +245,18 @@ def signal_ids() -> IdGenerator:
     return RandomSignalIds()
 
 
-def blackboard_service(*args: Any) -> BlackboardService:
+def blackboard_service(*args: Any, tracer: Tracer | None = None) -> BlackboardService:
     from blackboard.application.service import BlackboardService
 
-    return BlackboardService(*args)
+    return BlackboardService(*args, tracer=tracer)
+
+
+def tracer(store: SqlAlchemyEventStore) -> Tracer | None:
+    """None (the service's own, which traces nothing) unless tracing is configured; then OpenTelemetry's,
+    imported only then (infrastructure/tracing.py)."""
+    from blackboard.infrastructure.tracing import configured_tracer
+
+    return configured_tracer(store)
 
 
 def blackboard_queries(*args: Any) -> BlackboardQueries:
@@ -315,6 +324,8 @@ class Container(containers.DeclarativeContainer):
     )
     settings = providers.Singleton(service_settings, config)
     presence = providers.Singleton(presence_store, engine)  # live workers: read by expiry and status
+    # traces (docs/operate.md): a tracer that does nothing unless the otel extra is installed and OTEL_* set
+    tracer = providers.Singleton(tracer, event_store)
     service = providers.Singleton(
         blackboard_service,
         unit_of_work,
@@ -327,6 +338,7 @@ class Container(containers.DeclarativeContainer):
         projector,
         presence,
         event_store,
+        tracer=tracer,
     )
     queries = providers.Singleton(
         blackboard_queries,

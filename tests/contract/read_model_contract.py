@@ -7,7 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
+from blackboard.application.ports import (
+    CLAIM_WAIT,
+    RUN_TIME,
+    Durations,
+    Recorded,
+    SignalFilter,
+    SignalReadModel,
+)
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.signals import SignalResult, SignalStatus, SignalType, SignalUsage
@@ -211,6 +218,30 @@ class ReadModelContract(abc.ABC):
         assert read_model.get("sig-00000002").usage == runs["sig-00000002"]
         read_model.reset()
         assert read_model.usage_totals() == {}
+
+    def test_durations_count_each_boards_claim_waits_and_run_times_per_bound(self, read_model):
+        board = BlackboardAggregate("bb-1")
+        done, failed, running = (post(board, n).signal_id for n in (1, 2, 3))
+        post(board, 4)  # never claimed: in neither histogram
+        board.claim_signal(done, RESEARCHER, T0 + timedelta(seconds=2))
+        board.complete_signal(done, "ps-researcher", SignalResult(), T0 + timedelta(seconds=72))
+        board.claim_signal(failed, RESEARCHER, T0 + timedelta(seconds=40))
+        board.fail_signal(failed, "ps-researcher", "no", T0 + timedelta(seconds=45))  # 5 s: within 5
+        board.claim_signal(running, RESEARCHER, T0 + timedelta(seconds=90))  # no run time until it ends
+        other = BlackboardAggregate("bb-2")
+        other.claim_signal(post(other, 9).signal_id, RESEARCHER, T0 + timedelta(seconds=0.25))
+        read_model.apply(recorded(board.collect_events()))
+        read_model.apply(recorded(other.collect_events(), first_position=100))
+        bounds = (1.0, 5.0, 60.0)
+
+        assert read_model.durations(CLAIM_WAIT, bounds) == [
+            Durations("bb-1", None, (0, 1, 2), 3, pytest.approx(132.0)),
+            Durations("bb-2", None, (1, 1, 1), 1, pytest.approx(0.25)),
+        ]
+        assert read_model.durations(RUN_TIME, bounds) == [
+            Durations("bb-1", "COMPLETED", (0, 0, 0), 1, pytest.approx(70.0)),
+            Durations("bb-1", "FAILED", (0, 1, 1), 1, pytest.approx(5.0)),
+        ]
 
     def test_reset_forgets_everything(self, read_model):
         read_model.apply(recorded(every_event_type()))

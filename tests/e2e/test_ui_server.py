@@ -53,7 +53,7 @@ def test_off_loopback_every_request_must_present_the_token(cli: Cli):
     cli.post("--blackboard", "ps-t")
     server = UiServer(cli, "--host", "0.0.0.0", env={"BLACKBOARD_UI_TOKEN": TOKEN}).wait_ready()
     try:
-        for path in ("/", "/api/boards", "/api/board/ps-t", "/api/stream", "/static/app.js"):
+        for path in ("/", "/api/boards", "/api/board/ps-t", "/api/stream", "/static/app.js", "/metrics"):
             status, _, body = server.get(path)
             assert status == 401, (path, status)
             assert b"token" in body
@@ -62,6 +62,8 @@ def test_off_loopback_every_request_must_present_the_token(cli: Cli):
 
         assert server.get("/api/boards", {"X-Blackboard-Token": TOKEN})[0] == 200
         assert server.get("/api/boards", {"Authorization": f"Bearer {TOKEN}"})[0] == 200
+        scraped = server.get("/metrics", {"Authorization": f"Bearer {TOKEN}"})  # as Prometheus sends it
+        assert scraped[0] == 200 and b'blackboard_signals{board="ps-t",status="POSTED"} 1.0' in scraped[2]
         status, headers, page = server.get(f"/?token={TOKEN}")
         assert status == 200 and b"<title>blackboard</title>" in page
         cookie = headers["set-cookie"].split(";")[0]  # what the page's own requests then carry

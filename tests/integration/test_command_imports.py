@@ -17,7 +17,19 @@ import pytest
 from blackboard.infrastructure.cli import command_modules
 from blackboard.infrastructure.cli.parser import build_parser
 
-OPTIONAL = ("starlette", "mcp", "bm25s", "numpy", "uvicorn", "anthropic", "openai")
+# opentelemetry: imported only when tracing is configured (infrastructure/tracing.py); prometheus_client by `ui`
+OPTIONAL = (
+    "starlette",
+    "mcp",
+    "bm25s",
+    "numpy",
+    "uvicorn",
+    "anthropic",
+    "openai",
+    "opentelemetry",
+    "prometheus_client",
+    "blackboard.infrastructure.otel",
+)
 COMMAND_MODULES = tuple(
     f"blackboard.infrastructure.cli.{name}"
     for name in (

@@ -31,6 +31,7 @@ def ui(
     entries: Lazy = Provide[Container.entry_read_model.provider],
     notifier: Lazy = Provide[Container.notifier.provider],
     service: Lazy = Provide[Container.service.provider],
+    status: Lazy = Provide[Container.status.provider],
 ) -> None:
     token = args.token if args.token is not None else (os.environ.get(TOKEN_ENV) or None)
     check_bind(args.host, args.port, token)
@@ -55,5 +56,5 @@ def ui(
         file=sys.stderr,
         flush=True,
     )
-    serve(view, notifier(), args.host, args.port, token)
+    serve(view, notifier(), status(), args.host, args.port, token)
     return None

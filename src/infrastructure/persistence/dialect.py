@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, Insert, Table, Update, bindparam
+from sqlalchemy import ColumnElement, Connection, Engine, Insert, Table, Update, bindparam
 
 if TYPE_CHECKING:
     from blackboard.application.ports import EventStore, LogNotifier
@@ -65,6 +65,10 @@ class Dialect(abc.ABC):
 
     def hold_migrations(self, conn: Connection) -> None:
         """One migrator at a time."""
+
+    @abc.abstractmethod
+    def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
+        """An SQL expression: the seconds from one stored moment to another (a float)."""
 
     def notify(self, conn: Connection, position: int) -> None:
         """Tell listeners, on commit, that the log reached `position`."""

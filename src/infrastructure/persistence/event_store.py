@@ -73,6 +73,19 @@ def append_in(
     return [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
 
 
+POST_METADATA = (
+    select(EVENTS.c.metadata)
+    .where(
+        EVENTS.c.stream_id == bindparam("board"),
+        EVENTS.c.event_type == "AgentSignalPosted",
+        EVENTS.c.data.like(bindparam("prefix"), escape="\\"),
+    )
+    # the board's index from its end: a signal claimed is most often a recent one
+    .order_by(EVENTS.c.version.desc())
+    .limit(1)
+)
+
+
 class SqlAlchemyEventStore(EventStore):
     """Appends are serialised (SQLite's write lock, PostgreSQL's advisory lock), so positions are
     handed out in commit order and a reader following `read_all` never skips a late commit."""
@@ -129,6 +142,17 @@ class SqlAlchemyEventStore(EventStore):
             for stream, data, meta in rows
             if json.loads(meta).get("correlation_id") == correlation_id
         ]
+
+    def post_metadata(self, blackboard_id: str, signal_id: str) -> dict[str, Any] | None:
+        """The metadata of the signal's post (its correlation and causation ids), for a tracer joining a
+        claim to the post's trace (infrastructure/otel.py): one query over the board's events from the newest
+        back (its (stream, version) index) to the post, whose data starts with the signal id as the codec
+        writes it. None when there is none (a retry's new signal)."""
+        written = '{"signal_id":' + json.dumps(signal_id) + ","
+        prefix = written.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with translated("could not read the event store"), read_connection(self._engine) as conn:
+            found = conn.scalar(POST_METADATA, {"board": blackboard_id, "prefix": prefix})
+        return json.loads(found) if found else None
 
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:
         return list(self.stream_board_events(blackboard_id))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, Table, create_engine, text
+from sqlalchemy import ColumnElement, Connection, Engine, Float, Table, cast, create_engine, extract, text
 
 from blackboard.infrastructure.persistence import bulk
 from blackboard.infrastructure.persistence.dialect import Dialect
@@ -93,6 +93,9 @@ class PostgresDialect(Dialect):
     def positions_given(self, conn: Connection) -> None:
         # the sequence knows nothing of positions given explicitly; under the log's lock no append races this
         conn.execute(SET_SEQUENCE)
+
+    def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
+        return cast(extract("epoch", end - start), Float)  # an interval's seconds (numeric: made a float)
 
     def notify(self, conn: Connection, position: int) -> None:
         # delivered on commit: listeners wake as soon as the events are visible

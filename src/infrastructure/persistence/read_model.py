@@ -8,11 +8,13 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, false, func, or_, select, true
+from sqlalchemy import Engine, Select, bindparam, case, false, func, or_, select, true
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
+    CLAIM_WAIT,
     BoardSignals,
+    Durations,
     Recorded,
     SignalFilter,
     SignalReadModel,
@@ -211,6 +213,42 @@ class SqlSignalReadModel(SignalReadModel):
                     int(ms),
                 )
         return totals
+
+    @_translated
+    def durations(self, kind: str, bounds: Sequence[float]) -> list[Durations]:
+        """One GROUP BY over the signal rows, a sum per bound: one row per board (and status), whatever
+        the number of signals; the seconds are counted by the database, no signal row leaves it. Each
+        row's seconds are worked out once (a MATERIALIZED CTE: else the expression is evaluated again
+        for every bound, 2.5 times slower on SQLite)."""
+        s = SIGNALS.c
+        if kind == CLAIM_WAIT:
+            seconds = dialect_of(self._engine).seconds_between(s.created_at, s.claimed_at)
+            keys, measured = [s.blackboard_id], s.claimed_at.is_not(None)
+        else:
+            seconds = dialect_of(self._engine).seconds_between(s.claimed_at, s.completed_at)
+            keys = [s.blackboard_id, s.status]
+            measured = s.claimed_at.is_not(None) & s.completed_at.is_not(None)
+        rows = (
+            select(*keys, seconds.label("seconds"))
+            .where(measured)
+            .cte("measured")
+            .prefix_with("MATERIALIZED")
+        )
+        grouped = [rows.c[key.name] for key in keys]
+        within = [func.sum(case((rows.c.seconds <= bound, 1), else_=0)) for bound in bounds]
+        query = select(*grouped, func.count(), func.sum(rows.c.seconds), *within).group_by(*grouped)
+        with read_connection(self._engine) as conn:
+            found = conn.execute(query.order_by(*grouped)).all()
+        return [
+            Durations(
+                row[0],
+                row[1] if kind != CLAIM_WAIT else None,
+                tuple(int(n) for n in row[len(keys) + 2 :]),
+                int(row[len(keys)]),
+                float(row[len(keys) + 1] or 0.0),
+            )
+            for row in found
+        ]
 
     @_translated
     def position(self) -> int:

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, Table, create_engine, event, select
+from sqlalchemy import ColumnElement, Connection, Engine, Table, create_engine, event, func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -58,6 +58,12 @@ class SqliteDialect(Dialect):
             conn.execute(select(table.c[key], table.c[returning]).where(table.c[key].in_(keys))).all()
         )
         return [found[k] for k in keys]
+
+    def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
+        # a moment is stored as UTC text ("2026-01-02 03:04:05.678901"), which julianday() reads as days: a
+        # double that holds about 40 µs at today's dates, so the seconds are rounded to the millisecond
+        # (unixepoch(x, 'subsec') would be exact, but needs SQLite 3.42)
+        return func.round((func.julianday(end) - func.julianday(start)) * 86400.0, 3)
 
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
         from blackboard.infrastructure.notifier import PollingNotifier

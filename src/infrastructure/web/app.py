@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -17,10 +18,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from blackboard.application.ports import LogNotifier
+from blackboard.application.status import StatusQueries
 from blackboard.infrastructure.web.auth import TokenGate, is_loopback
 from blackboard.infrastructure.web.decide import decisions
 from blackboard.infrastructure.web.headers import SecurityHeaders
 from blackboard.infrastructure.web.live import LogFollower, log_stream
+from blackboard.infrastructure.web.metrics import CONTENT_TYPE, Metrics
 from blackboard.infrastructure.web.routes import api, refused, since
 from blackboard.infrastructure.web.view import BoardView
 
@@ -28,7 +31,9 @@ STATIC = Path(__file__).parent / "static"
 LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]", "::1"]
 
 
-def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: str) -> SecurityHeaders:
+def build_app(
+    view: BoardView, notifier: LogNotifier, token: str | None, host: str, status: StatusQueries
+) -> SecurityHeaders:
     """`token` None: no gate (a loopback bind only, and then Host must name the loopback too, so a page
     of another site cannot reach it through DNS rebinding). The security headers wrap everything, so
     even Starlette's own 500 carries them."""
@@ -51,6 +56,17 @@ def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: s
         start = view.last_position() if start is None else start
         return EventSourceResponse(log_stream(view, follower, start), ping=15, send_timeout=30)
 
+    metrics = Metrics(status)
+
+    async def scrape(request: Request) -> Response:
+        """Read-only like the page: the same Host check on loopback, the same token off it (a scraper
+        sends it as `Authorization: Bearer T`); a database down is a 503, the server goes on."""
+        try:
+            body = await run_in_threadpool(metrics.render)
+        except Exception as exc:  # noqa: BLE001 - the one translation of an error (routes.refused)
+            return refused(exc, request)
+        return Response(body, media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
+
     handlers = api(view)
     decide = decisions(view, token)
     routes = [
@@ -62,6 +78,7 @@ def build_app(view: BoardView, notifier: LogNotifier, token: str | None, host: s
         Route("/api/entry/{board}/{key:path}", handlers["entry"], methods=["GET"]),
         Route("/api/events", handlers["events"], methods=["GET"]),
         Route("/api/stream", stream, methods=["GET"]),
+        Route("/metrics", scrape, methods=["GET"]),  # Prometheus' text format (web/metrics.py)
         # the only writes: a person's decision on a gate (decide.py: the token and the page's own origin)
         Route("/api/gates/{signal_id}/approve", decide["approve"], methods=["POST"]),
         Route("/api/gates/{signal_id}/reject", decide["reject"], methods=["POST"]),

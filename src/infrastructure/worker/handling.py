@@ -126,7 +126,9 @@ class Handling:
         """`usage`: what a runner's run cost, recorded with the outcome; `folder`: where a relative
         artifact path leads from (a run's workdir; the agent file's folder by default)."""
         command = self._command(agent, claimed, outcome, usage, folder)
-        self._recorder.hand_over(Done(claimed, command, time.monotonic() - started))
+        took = time.monotonic() - started
+        self._service.tracer.ran(claimed, agent.name, time.time_ns() - int(took * 1e9), outcome.succeeded)
+        self._recorder.hand_over(Done(claimed, command, took))
 
     def _command(
         self,

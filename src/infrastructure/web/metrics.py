@@ -1,0 +1,122 @@
+"""`/metrics`: the board in Prometheus' text format, read from the read model at each scrape.
+
+A custom collector of the official client library (prometheus_client): nothing is counted in this
+process, so the numbers are the store's, whichever process did the work, and a restart of the server
+loses none. Each scrape is a handful of GROUP BYs (`status`'s own, and one per histogram), answered as
+rows per board, whatever the length of the log or the number of signals."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from blackboard.application.ports import CLAIM_WAIT, RUN_TIME, Durations
+from blackboard.application.status import StatusQueries
+from blackboard.domain.signals import SignalStatus
+
+# seconds: from a claim within a worker's wake-up to a run of hours
+BOUNDS = (0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class BoardCollector(Collector):
+    def __init__(self, status: StatusQueries) -> None:
+        self._status = status
+
+    def collect(self) -> Iterator[Metric]:
+        boards = self._status.overview()  # catches the read model up first
+        signals = GaugeMetricFamily(
+            "blackboard_signals",
+            "Signals on the board, by status (as the read model holds them now)",
+            labels=["board", "status"],
+        )
+        conflicts = GaugeMetricFamily(
+            "blackboard_open_conflicts",
+            "Entry keys of the board in conflict (open candidates)",
+            labels=["board"],
+        )
+        entries = GaugeMetricFamily("blackboard_entries", "Entry keys on the board", labels=["board"])
+        gates = GaugeMetricFamily(
+            "blackboard_open_gates", "Gates a person may decide now (approve, reject)", labels=["board"]
+        )
+        oldest = GaugeMetricFamily(
+            "blackboard_oldest_waiting_seconds",
+            "How long the board's oldest POSTED signal has waited (0: none waits)",
+            labels=["board"],
+        )
+        runs = CounterMetricFamily(
+            "blackboard_runner_runs",
+            "Runner runs recorded with a completion or failure",
+            labels=["board", "agent"],
+        )
+        tokens = CounterMetricFamily(
+            "blackboard_runner_tokens",
+            "Tokens runners' runs used, as they recorded them",
+            labels=["board", "agent", "kind"],
+        )
+        cost = CounterMetricFamily(
+            "blackboard_runner_cost_usd",
+            "What runners' runs cost in US dollars (runs the runner could not price count 0)",
+            labels=["board", "agent"],
+        )
+        for board in boards:
+            name = board.blackboard_id
+            for status in SignalStatus:  # every status, 0 included: a series does not vanish when it empties
+                signals.add_metric([name, str(status)], board.signals.get(str(status), 0))
+            conflicts.add_metric([name], board.open_conflicts)
+            entries.add_metric([name], board.entries)
+            gates.add_metric([name], len(board.open_gates))
+            oldest.add_metric([name], board.waiting_seconds or 0.0)
+            for agent, used in sorted(board.usage.items()):
+                runs.add_metric([name, agent], used.runs)
+                tokens.add_metric([name, agent, "input"], used.input_tokens)
+                tokens.add_metric([name, agent, "output"], used.output_tokens)
+                cost.add_metric([name, agent], used.cost_usd)
+        yield from (signals, conflicts, entries, gates, oldest, runs, tokens, cost)
+
+        workers = GaugeMetricFamily(
+            "blackboard_live_workers", "Worker processes beating now, by agent", labels=["agent"]
+        )
+        by_agent: dict[str, int] = {}
+        for worker in self._status.live_workers():
+            by_agent[worker.agent_id] = by_agent.get(worker.agent_id, 0) + 1
+        for agent, n in sorted(by_agent.items()):
+            workers.add_metric([agent], n)
+        yield workers
+
+        wait = HistogramMetricFamily(
+            "blackboard_claim_wait_seconds",
+            "From a signal's post to its claim (a retried signal: its current claim), of the signals claimed",
+            labels=["board"],
+        )
+        for found in self._status.durations(CLAIM_WAIT, BOUNDS):
+            wait.add_metric([found.blackboard_id], _buckets(found), found.seconds)
+        yield wait
+        run = HistogramMetricFamily(
+            "blackboard_run_seconds",
+            "From a signal's claim to its end (completed, failed, expired, cancelled), by how it ended",
+            labels=["board", "status"],
+        )
+        for found in self._status.durations(RUN_TIME, BOUNDS):
+            run.add_metric([found.blackboard_id, str(found.status)], _buckets(found), found.seconds)
+        yield run
+
+
+def _buckets(found: Durations) -> list[tuple[str, float]]:
+    """Cumulative counts per upper bound, as Prometheus' histogram buckets are, and +Inf for them all."""
+    return [*((repr(bound), n) for bound, n in zip(BOUNDS, found.within, strict=True)), ("+Inf", found.count)]
+
+
+class Metrics:
+    """A registry of this one collector (not the library's global one: none of this process's own
+    numbers, only the board's), rendered at each scrape."""
+
+    def __init__(self, status: StatusQueries) -> None:
+        self._registry = CollectorRegistry(auto_describe=False)
+        self._registry.register(BoardCollector(status))
+
+    def render(self) -> bytes:
+        return generate_latest(self._registry)
