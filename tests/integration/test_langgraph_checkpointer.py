@@ -16,9 +16,10 @@ from dependency_injector import providers
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import BASE_CAPABILITIES
+from langgraph.checkpoint.serde.types import ERROR
 from langgraph.graph import END, START, StateGraph
 
-from blackboard import Blackboard, InvalidInput, Refused
+from blackboard import Blackboard, Closed, InvalidInput, Refused
 from blackboard.infrastructure.container import Container
 from blackboard.langgraph import BlackboardSaver
 
@@ -272,3 +273,56 @@ def test_a_saver_needs_a_board_name_and_an_open_blackboard(bb):
     with pytest.raises(InvalidInput) as refused:
         BlackboardSaver(object(), board="b")
     assert refused.value.field == "blackboard"
+
+
+def test_a_saver_of_a_closed_blackboard_raises_closed(url):
+    with Blackboard(url) as opened:
+        saver = BlackboardSaver(opened, board=board())
+    with pytest.raises(Closed):
+        saver.get_tuple(CONFIG)
+
+
+def test_the_past_replayed_from_the_log_reads_as_the_rows_do_after_every_kind_of_write(bb):
+    """Time travel folds the events with the domain's rules (domain/checkpoints.py), the rows with SQL: after
+    repeated and special writes, a copy, a run's deletion, a prune and a thread's deletion, both read alike."""
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    parent = None
+    for step, run in enumerate(["run-a", "run-a", "run-b", "run-c"]):
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", **(parent or {})}}
+        stored = saver.put(config, empty_checkpoint(), {"source": "loop", "step": step, "run_id": run}, {})
+        parent = {"checkpoint_id": stored["configurable"]["checkpoint_id"]}
+        saver.put_writes(stored, [("a", step), ("b", "x")], "task-1", "path")
+        saver.put_writes(stored, [("a", "again"), ("b", "again")], "task-1", "path")  # kept as it was
+        saver.put_writes(stored, [(ERROR, f"error {step}")], "task-2")
+        saver.put_writes(stored, [(ERROR, f"error {step}, replaced")], "task-2")  # a special channel replaces
+    child = saver.put(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": "child:1"}}, empty_checkpoint(), {}, {}
+    )
+    saver.put_writes(child, [("c", 1)], "task-3")
+    saver.copy_thread("t", "copy")
+    saver.delete_for_runs(["run-a"])
+    saver.prune(["copy"], keep_last=2)
+    saver.put({"configurable": {"thread_id": "gone", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {})
+    saver.delete_thread("gone")
+
+    def by_thread(of: BlackboardSaver) -> dict[str, list[tuple]]:
+        return {t: everything_of(of, t) for t in ("t", "copy", "gone")}
+
+    def everything_of(of: BlackboardSaver, thread_id: str) -> list[tuple]:
+        return [
+            (t.config, t.parent_config, t.metadata, t.pending_writes)
+            for t in of.list({"configurable": {"thread_id": thread_id}})
+        ]
+
+    live = by_thread(saver)
+    assert live == by_thread(saver.at(bb.position()))
+    newest = saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
+    assert newest.pending_writes == [
+        ("task-2", ERROR, "error 3, replaced"),
+        ("task-1", "a", 3),
+        ("task-1", "b", "x"),
+    ]
+    assert {m["run_id"] for _, _, m, _ in live["t"] if "run_id" in m} == {"run-b", "run-c"}
+    assert len(live["copy"]) == 3  # 2 of the root namespace, 1 of child:1
+    assert live["gone"] == []

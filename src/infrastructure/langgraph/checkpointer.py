@@ -67,8 +67,8 @@ class PastCheckpoints(RuleViolation):
 class BlackboardSaver(BaseCheckpointSaver[int]):
     """LangGraph's checkpointer on one board of a store (SQLite or PostgreSQL).
 
-    `BlackboardSaver(Blackboard(url), board="b")`: the `Blackboard` (the Python API) lends its database;
-    closing it closes the saver's. Graph threads (`configurable.thread_id`) are the board's.
+    `BlackboardSaver(Blackboard(url), board="b")`: the `Blackboard` (the Python API) lends its database; once
+    it is closed, every call raises `blackboard.Closed`. Graph threads (`configurable.thread_id`) are the board's.
     """
 
     def __init__(
@@ -92,7 +92,11 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
         self.blackboard = blackboard
         self.board = board
         self.position = at
-        self._log = SqlCheckpoints(engine, board)
+
+    @property
+    def _log(self) -> SqlCheckpoints:
+        """The board's checkpoints in the blackboard's database: Closed once the blackboard is closed."""
+        return SqlCheckpoints(self.blackboard._parts.engine, self.board)
 
     def at(self, position: int) -> BlackboardSaver:
         """The board's checkpoints as they were once the log held `position` (time travel): reads only."""
@@ -152,16 +156,13 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
         events = [r.event for r in self._log.history(thread, self.position)]
         state = rules.fold(e for e in events if isinstance(e, CheckpointEvent))
         keys = sorted(
-            (
-                k
-                for k in state.saved
-                if (ns is None or k[1] == ns)
-                and (checkpoint_id is None or k[2] == checkpoint_id)
-                and (before is None or k[2] < before)
-            ),
-            key=lambda k: (k[2], k[0], k[1]),
-            reverse=True,
+            k
+            for k in state.saved
+            if (ns is None or k[1] == ns)
+            and (checkpoint_id is None or k[2] == checkpoint_id)
+            and (before is None or k[2] < before)
         )
+        keys.sort(key=lambda k: k[2], reverse=True)  # newest first, then by thread and namespace, as the rows
         for key in keys:
             saved = state.saved[key]
             blob = saved.metadata_blob
