@@ -13,7 +13,8 @@ when due (SQLite and PostgreSQL),
 handler's, and the board tools' context size in tokens, (z) the claim path with limits configured (priorities,
 a concurrency key, a budget) beside none.
 handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
-of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import.
+of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import,
+(j) LangGraph checkpoints: get_tuple, list and put on a thread of 10 checkpoints beside one of BENCH_CHECKPOINTS.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -344,6 +345,15 @@ def main() -> None:
         report["limits"] = z = limits.run(config["BENCH_LIMITS_SIGNALS"], config["BENCH_LIMITS_RUNS"], pg_url)
         targets.append(limits.print_report(z, say, table))
 
+    def run_j() -> None:  # (j) LangGraph checkpoints: reads on a thread of 10 vs one of 10,000 checkpoints
+        from bench import checkpoints
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["checkpoints"] = j = checkpoints.run(
+            config["BENCH_CHECKPOINTS"], config["BENCH_CHECKPOINT_REPS"], pg_url
+        )
+        targets.append(checkpoints.print_report(j, say, table))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -364,6 +374,7 @@ def main() -> None:
         ("r", run_r),
         ("z", run_z),
         ("y", run_y),
+        ("j", run_j),
     ):
         if name in config.sections:
             section(name, run)
