@@ -19,6 +19,7 @@ of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-b
 (v) LangGraph's store on the board (`BlackboardStore`): put and get on 10 items and on BENCH_STORE_ITEMS, beside
 LangGraph's InMemoryStore and PostgresStore.
 (o) a command traced with OpenTelemetry beside untraced.
+(j) LangGraph checkpoints: get_tuple, list and put on a thread of 10 checkpoints beside one of BENCH_CHECKPOINTS.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -399,6 +400,15 @@ def main() -> None:
         )
         targets.append(tracing.print_report(o, say, table))
 
+    def run_j() -> None:  # (j) LangGraph checkpoints: reads on a thread of 10 vs one of 10,000 checkpoints
+        from bench import checkpoints
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["checkpoints"] = j = checkpoints.run(
+            config["BENCH_CHECKPOINTS"], config["BENCH_CHECKPOINT_REPS"], pg_url
+        )
+        targets.append(checkpoints.print_report(j, say, table))
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -423,6 +433,7 @@ def main() -> None:
         ("i", run_i),
         ("v", run_v),
         ("o", run_o),
+        ("j", run_j),
     ):
         if name in config.sections:
             section(name, run)

@@ -50,6 +50,7 @@ SECTIONS = (
     "v",
     "i",
     "o",
+    "j",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -80,6 +81,8 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_SEARCH_QUERIES": (200, 50),  # (i): searches per kind of query
     "BENCH_STORE_ITEMS": (100_000, 10_000),  # (v): items of LangGraph's store on the large board
     "BENCH_STORE_REPS": (200, 50),  # (v): puts and gets timed per store and size
+    "BENCH_CHECKPOINTS": (10_000, 2_000),  # (j): checkpoints on the long thread (the short one has 10)
+    "BENCH_CHECKPOINT_REPS": (300, 100),  # (j): rounds of reads and a put on each thread, taking turns
 }
 
 

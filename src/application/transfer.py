@@ -27,9 +27,11 @@ from blackboard.domain.admission import admit
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.errors import BlackboardError, InvalidInput
 from blackboard.domain.events import (
+    CHECKPOINT_SEPARATOR,
     SOLVE_SEPARATOR,
     STREAM_SEPARATOR,
     BlackboardEvent,
+    CheckpointEvent,
     EntryConflictResolved,
     EntryEvent,
     SolveEvent,
@@ -102,6 +104,12 @@ class BoardTransfer:
         )
 
 
+def _first_separator(stream_id: str) -> str | None:
+    """Which kind of stream: the separator right after the board (a thread id may hold others)."""
+    found = [(stream_id.find(s), s) for s in (STREAM_SEPARATOR, SOLVE_SEPARATOR, CHECKPOINT_SEPARATOR)]
+    return min(((i, s) for i, s in found if i >= 0), default=(0, None))[1]
+
+
 def _chain(first: StoredEvent, rest: Iterator[StoredEvent]) -> Iterator[StoredEvent]:
     yield first
     yield from rest
@@ -135,10 +143,11 @@ def check(
             raise InvalidInput(
                 f"{at}.stream_id",
                 f"must be the board {blackboard_id}'s, one of its entry keys' "
-                f"(<board>\\u001f<key>) or one of its solve runs' (<board>\\u001e<run>), got {stored.stream_id!r}",
+                f"(<board>\\u001f<key>), one of its solve runs' (<board>\\u001e<run>) or one of its LangGraph threads' "
+                f"(<board>\\u001d<thread>), got {stored.stream_id!r}",
             )
-        if SOLVE_SEPARATOR in stored.stream_id:
-            pass  # a solve run's: its event's own stream is checked below
+        if _first_separator(stored.stream_id) in (SOLVE_SEPARATOR, CHECKPOINT_SEPARATOR):
+            pass  # a solve run's or a LangGraph thread's: its event's own stream is checked below
         elif STREAM_SEPARATOR in stored.stream_id and not KEY_PATTERN.fullmatch(key):
             raise InvalidInput(
                 f"{at}.stream_id", f"an entry key must be 1..200 of A-Z a-z 0-9 _ . : / -, got {key!r}"
@@ -183,8 +192,8 @@ class _Replay:
         self.claim_timeout = claim_timeout
 
     def admit(self, event: BlackboardEvent, stored: StoredEvent) -> None:
-        if isinstance(event, SolveEvent):
-            return  # a solve run's record: no rule of the board's reads it
+        if isinstance(event, SolveEvent | CheckpointEvent):
+            return  # a solve run's record, a LangGraph checkpoint: no rule of the board's reads it
         if isinstance(event, EntryEvent):
             self._admit_entry(event, stored)
             return

@@ -168,6 +168,7 @@ class AgentSignalRejected(BlackboardEvent):
 
 STREAM_SEPARATOR = "\x1f"  # never in a board id nor a key (both refuse control characters)
 SOLVE_SEPARATOR = "\x1e"  # a solve run's stream: `<board>\x1e<run>`, never a board's nor an entry key's
+CHECKPOINT_SEPARATOR = "\x1d"  # a LangGraph thread's checkpoints: `<board>\x1d<thread>`
 
 
 def entry_stream_id(blackboard_id: str, key: str) -> str:
@@ -181,9 +182,17 @@ def solve_stream_id(blackboard_id: str, run_id: str) -> str:
     return f"{blackboard_id}{SOLVE_SEPARATOR}{run_id}"
 
 
+def checkpoint_stream_id(blackboard_id: str, thread_id: str) -> str:
+    """A LangGraph thread's checkpoints (`blackboard.langgraph.BlackboardSaver`): `<board>\x1d<thread>`."""
+    return f"{blackboard_id}{CHECKPOINT_SEPARATOR}{thread_id}"
+
+
 def board_of_stream(stream_id: str) -> str:
-    """The board a stream belongs to: its own, an entry key's or a solve run's."""
-    return stream_id.split(STREAM_SEPARATOR, 1)[0].split(SOLVE_SEPARATOR, 1)[0]
+    """The board a stream belongs to: its own, an entry key's, a solve run's or a checkpoint thread's (a board
+    id has no control character: what comes before the first separator is the board)."""
+    return (
+        stream_id.split(STREAM_SEPARATOR, 1)[0].split(SOLVE_SEPARATOR, 1)[0].split(CHECKPOINT_SEPARATOR, 1)[0]
+    )
 
 
 class EntryEvent(BlackboardEvent):
@@ -302,6 +311,88 @@ class SolveStopped(SolveEvent):
 SOLVE_EVENTS = (SolveStarted, SolveStepPosted, SolveStepEnded, SolveDecisionFailed, SolveSolved, SolveStopped)
 
 
+class TypedBlob(BaseModel):
+    """A value as a LangGraph serializer gave it (`serde.dumps_typed`): its type tag and its bytes, base64
+    in the JSON so the event stays readable."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str = Field(min_length=1)
+    base64: str
+
+
+class CheckpointRef(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    checkpoint_ns: str = ""
+    checkpoint_id: str = Field(min_length=1)
+
+
+class CheckpointWrite(BaseModel):
+    """One pending write of a task: its index (LangGraph's: negative for ERROR, INTERRUPT, ...), channel, value."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    idx: int
+    channel: str
+    value: TypedBlob
+
+
+class CheckpointEvent(BlackboardEvent):
+    """A fact of one LangGraph thread's checkpoints on a board (docs/langgraph.md, "Checkpointer"). Each
+    thread is its own stream, `<board>\x1d<thread>`; the read model keeps what reads see, the log keeps
+    every checkpoint, also those a prune or a deletion hid."""
+
+    signal_id: str | None = None  # a thread's event: no signal
+    thread_id: str = Field(min_length=1)
+
+    @property
+    def stream_id(self) -> str:
+        return checkpoint_stream_id(self.blackboard_id, self.thread_id)
+
+
+class CheckpointSaved(CheckpointEvent):
+    """A checkpoint (`put`): the whole checkpoint as the serializer gave it; its metadata as JSON when it
+    is JSON (as LangGraph's metadata is: source, step, parents, run_id, ...), else `metadata_blob`. A put of a
+    checkpoint id stored already replaces it (as LangGraph's own savers do)."""
+
+    checkpoint_ns: str = ""
+    checkpoint_id: str = Field(min_length=1)
+    parent_checkpoint_id: str | None = None
+    checkpoint: TypedBlob
+    checkpoint_metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata_blob: TypedBlob | None = None  # instead, when the metadata is not JSON
+
+
+class CheckpointWritesSaved(CheckpointEvent):
+    """A task's pending writes on a checkpoint (`put_writes`). A write at an (task_id, idx) stored already
+    is kept as it was, except LangGraph's special channels (negative idx), which replace it."""
+
+    checkpoint_ns: str = ""
+    checkpoint_id: str = Field(min_length=1)
+    task_id: str
+    task_path: str = ""
+    writes: tuple[CheckpointWrite, ...] = Field(min_length=1)
+
+
+class CheckpointThreadDeleted(CheckpointEvent):
+    """The thread was deleted (`delete_thread`): reads see none of its checkpoints and writes from here on;
+    the log keeps them. A later checkpoint starts the thread again."""
+
+    reason: str = ""
+
+
+class CheckpointsPruned(CheckpointEvent):
+    """These checkpoints (and their writes) were pruned: `prune` (keep the last N of each namespace, or
+    none), `delete_for_runs` (a run's checkpoints). Reads no longer see them; the log keeps them."""
+
+    checkpoints: tuple[CheckpointRef, ...] = Field(min_length=1)
+    reason: str = ""
+
+
+CHECKPOINT_EVENTS = (CheckpointSaved, CheckpointWritesSaved, CheckpointThreadDeleted, CheckpointsPruned)
+
+
 # Stored event_type -> class. Rename a class only together with an upcaster.
 EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
     cls.__name__: cls
@@ -322,6 +413,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         EntryCandidateKept,
         EntryConflictResolved,
         *SOLVE_EVENTS,
+        *CHECKPOINT_EVENTS,
     )
 }
 

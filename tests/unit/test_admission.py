@@ -9,12 +9,16 @@ import pytest
 
 from blackboard.domain.admission import NoRule, admit, has_rule
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, EntryEvent, SolveEvent
+from blackboard.domain.events import EVENT_TYPES, BlackboardEvent, CheckpointEvent, EntryEvent, SolveEvent
 
 
 @pytest.mark.parametrize(
     "event_type",
-    sorted(name for name, cls in EVENT_TYPES.items() if not issubclass(cls, EntryEvent | SolveEvent)),
+    sorted(
+        name
+        for name, cls in EVENT_TYPES.items()
+        if not issubclass(cls, EntryEvent | SolveEvent | CheckpointEvent)
+    ),
 )
 def test_each_signal_event_type_has_a_rule(event_type):
     assert has_rule(EVENT_TYPES[event_type]), f"{event_type} has no rule in domain/admission.py"

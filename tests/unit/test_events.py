@@ -24,6 +24,13 @@ from blackboard.domain.events import (
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
+    CheckpointEvent,
+    CheckpointRef,
+    CheckpointSaved,
+    CheckpointsPruned,
+    CheckpointThreadDeleted,
+    CheckpointWrite,
+    CheckpointWritesSaved,
     EntryCandidateKept,
     EntryConflictResolved,
     EntryWritten,
@@ -33,6 +40,7 @@ from blackboard.domain.events import (
     SolveStepEnded,
     SolveStepPosted,
     SolveStopped,
+    TypedBlob,
     UnknownEventType,
     event_class,
     load_event,
@@ -169,6 +177,36 @@ SAMPLES += [
 if (renewed := EVENT_TYPES.get("AgentSignalClaimRenewed")) is not None:
     SAMPLES.append(renewed(**ENV, version=3, claimed_by="ps-researcher"))
 SAMPLES.append(BUDGET)
+THREAD = {"blackboard_id": "bb-1", "occurred_at": T0, "thread_id": "thread-1"}  # a LangGraph thread's events
+BLOB = TypedBlob(type="msgpack", base64="gqFhAQ==")
+SAMPLES += [
+    CheckpointSaved(
+        **THREAD,
+        version=1,
+        checkpoint_ns="",
+        checkpoint_id="1f0c-01",
+        checkpoint=BLOB,
+        checkpoint_metadata={"source": "input", "step": -1, "parents": {}},
+    ),
+    CheckpointWritesSaved(
+        **THREAD,
+        version=2,
+        checkpoint_id="1f0c-01",
+        task_id="task-1",
+        task_path="~__pregel_pull, speak",
+        writes=(
+            CheckpointWrite(idx=0, channel="said", value=BLOB),
+            CheckpointWrite(idx=-1, channel="__error__", value=BLOB),
+        ),
+    ),
+    CheckpointsPruned(
+        **THREAD,
+        version=3,
+        checkpoints=(CheckpointRef(checkpoint_id="1f0c-01"),),
+        reason="prune keep_latest 1",
+    ),
+    CheckpointThreadDeleted(**THREAD, version=4, reason="delete_thread"),
+]
 
 
 def stored(event: BlackboardEvent) -> tuple[str, int, dict, dict]:
@@ -213,7 +251,9 @@ def test_the_data_of_an_event_leaves_out_the_envelope_and_keeps_the_signal_id(ev
     data = event.data()
 
     assert not set(data) & ENVELOPE
-    assert data["signal_id"] == (None if event is BUDGET else "sig-0000000a")
+    assert data["signal_id"] == (
+        None if event is BUDGET or isinstance(event, CheckpointEvent) else "sig-0000000a"
+    )
     assert set(data) | ENVELOPE == set(type(event).model_fields)
 
 

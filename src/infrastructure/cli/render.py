@@ -8,7 +8,7 @@ from typing import Any
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import Volunteer
-from blackboard.domain.events import SOLVE_SEPARATOR, STREAM_SEPARATOR
+from blackboard.domain.events import CHECKPOINT_SEPARATOR, SOLVE_SEPARATOR, STREAM_SEPARATOR
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.signal_text import (  # noqa: F401 - the commands take them from here
@@ -47,9 +47,11 @@ def events(records: Sequence[Recorded]) -> Output:
 
 
 def event_line(r: Recorded) -> str:
+    stream = r.event.stream_id
+    for separator in (STREAM_SEPARATOR, SOLVE_SEPARATOR, CHECKPOINT_SEPARATOR):
+        stream = stream.replace(separator, " ")
     return (
-        f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3]
-        + f"  {r.event.stream_id.replace(STREAM_SEPARATOR, ' ').replace(SOLVE_SEPARATOR, ' ')}@{r.event.version:<4} "
+        f"{r.position:>6}  {r.recorded_at:%H:%M:%S.%f}"[:-3] + f"  {stream}@{r.event.version:<4} "
         f"{r.event.event_type:<22} {_summary(r)}"
     )
 
@@ -74,7 +76,10 @@ def _summary(record: Recorded) -> str:
         "capability",
         "status",
         "set_by",
-    )  # key, author, holder, picked: entry events; run_id to status: a solve run's; set_by: a budget's
+        "thread_id",
+        "checkpoint_id",
+    )  # key, author, holder, picked: entry events; run_id to status: a solve run's; set_by: a budget's;
+    # thread_id, checkpoint_id: a LangGraph checkpoint's
     amounts = [f"{k}={data[k]}" for k in ("usd", "tokens") if data.get(k) is not None]  # 0 is a budget too
     return " ".join([*(f"{k}={data[k]}" for k in keep if data.get(k)), *amounts])
 

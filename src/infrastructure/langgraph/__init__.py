@@ -1,5 +1,6 @@
 """LangGraph on a board (docs/langgraph.md): imported only by those who use it (the `langgraph` extra)."""
 
+from blackboard.infrastructure.langgraph.checkpointer import BlackboardSaver
 from blackboard.infrastructure.langgraph.store import (
     BlackboardStore,
     ItemInConflict,
@@ -8,6 +9,7 @@ from blackboard.infrastructure.langgraph.store import (
 )
 
 __all__ = [
+    "BlackboardSaver",
     "BlackboardStore",
     "ItemInConflict",
     "ItemVersion",

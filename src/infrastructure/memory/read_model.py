@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from blackboard.application.ports import Recorded, SignalFilter, SignalReadModel
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.events import EntryEvent, SolveEvent
+from blackboard.domain.events import CheckpointEvent, EntryEvent, SolveEvent
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry
 from blackboard.domain.limits import Budget
@@ -63,7 +63,7 @@ class InMemorySignalReadModel(SignalReadModel):
                     continue
                 event = record.event
                 self._position = record.position
-                if isinstance(event, SolveEvent):  # a solve run's facts change no signal nor entry
+                if isinstance(event, SolveEvent | CheckpointEvent):  # change no signal nor entry
                     continue
                 if isinstance(event, EntryEvent):
                     where = (event.blackboard_id, event.key)

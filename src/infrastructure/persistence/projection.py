@@ -25,6 +25,7 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     BlackboardEvent,
     BoardBudgetSet,
+    CheckpointEvent,
     EntryEvent,
     SolveEvent,
 )
@@ -278,7 +279,9 @@ def fold_events(
     """Fold these (position, event) pairs, the log's next ones in order, and move the checkpoint to the last."""
     cache = cache if cache is not None else FoldCache()
     # a solve run's events change no row: `solve --status` reads them from the log
-    signal_events = [e for _, e in events if not isinstance(e, EntryEvent | SolveEvent | BoardBudgetSet)]
+    signal_events = [
+        e for _, e in events if not isinstance(e, EntryEvent | SolveEvent | BoardBudgetSet | CheckpointEvent)
+    ]
     if signal_events:
         batch = Fold(conn, cache, dependants, writer)
         batch.apply(signal_events)
@@ -290,6 +293,11 @@ def fold_events(
         )  # not for signals alone
 
         fold_entries(conn, entry_records, cache.entries, cache.complete)
+    checkpoint_events = [(p, e) for p, e in events if isinstance(e, CheckpointEvent)]
+    if checkpoint_events:  # LangGraph's checkpoints: tables of their own
+        from blackboard.infrastructure.persistence import checkpoints  # not for signals alone
+
+        checkpoints.fold(conn, checkpoint_events)
     for _, event in events:  # rare: a person sets a board's budget (`blackboard budget`)
         if isinstance(event, BoardBudgetSet):
             set_budget_row(conn, event)
@@ -325,4 +333,7 @@ def clear(conn: Connection) -> None:
     from blackboard.infrastructure.persistence.knowledge.projection import clear_entries
 
     clear_entries(conn)
+    from blackboard.infrastructure.persistence import checkpoints
+
+    checkpoints.clear(conn)
     set_checkpoint(conn, 0)

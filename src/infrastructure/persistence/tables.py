@@ -19,6 +19,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -282,4 +283,42 @@ EVENT_SCHEMAS = Table(
     Column("event_type", String(100), primary_key=True),
     Column("schema_version", Integer, primary_key=True),
     Column("written_by", String(64), nullable=False),
+)
+
+# LangGraph checkpoints (migration 0016; persistence/checkpoints.py folds them from the threads' streams):
+# the ones reads see, one row each, the newest of a thread's namespace found through the primary key
+# (checkpoint ids grow with time), whatever the length of the thread's history. A prune or a deletion
+# removes rows; the log keeps every checkpoint.
+CHECKPOINT_ROWS = Table(
+    "blackboard_checkpoints",
+    metadata,
+    Column("blackboard_id", String(200), primary_key=True),
+    Column("thread_id", Text, primary_key=True),
+    Column("checkpoint_ns", Text, primary_key=True),
+    Column("checkpoint_id", Text, primary_key=True),
+    Column("parent_checkpoint_id", Text),
+    Column("run_id", Text),  # the metadata's, for delete_for_runs
+    Column("checkpoint_type", Text, nullable=False),  # the serializer's type tag, and its bytes
+    Column("checkpoint_data", LargeBinary, nullable=False),
+    Column("metadata_json", Text),  # the metadata as JSON, or (not JSON) the serializer's type and bytes
+    Column("metadata_type", Text),
+    Column("metadata_data", LargeBinary),
+    Column("position", Position, nullable=False),  # the CheckpointSaved event's place in the log
+    Index("ix_blackboard_checkpoints_run", "blackboard_id", "run_id"),
+)
+
+# Each checkpoint's pending writes, by (task_id, idx) as LangGraph keys them.
+CHECKPOINT_WRITES = Table(
+    "blackboard_checkpoint_writes",
+    metadata,
+    Column("blackboard_id", String(200), primary_key=True),
+    Column("thread_id", Text, primary_key=True),
+    Column("checkpoint_ns", Text, primary_key=True),
+    Column("checkpoint_id", Text, primary_key=True),
+    Column("task_id", Text, primary_key=True),
+    Column("idx", Integer, primary_key=True),
+    Column("task_path", Text, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("value_type", Text, nullable=False),
+    Column("value_data", LargeBinary, nullable=False),
 )

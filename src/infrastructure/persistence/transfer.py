@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from blackboard.application.errors import BoardExists
 from blackboard.application.ports import ImportedRange, StoredEvent
 from blackboard.domain.errors import InvalidInput
-from blackboard.domain.events import SOLVE_SEPARATOR, STREAM_SEPARATOR, board_of_stream
+from blackboard.domain.events import CHECKPOINT_SEPARATOR, SOLVE_SEPARATOR, STREAM_SEPARATOR, board_of_stream
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
 from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
@@ -29,13 +29,14 @@ CHUNK = (
 
 
 def _of_board(blackboard_id: str):
-    """The board's own stream, its entry streams (`<board>\\x1f<key>`) and its solve runs' (`<board>\\x1e<run>`),
-    the board matched literally."""
+    """The board's own stream, its entry streams (`<board>\\x1f<key>`), its solve runs' (`<board>\\x1e<run>`)
+    and its LangGraph threads' (`<board>\\x1d<thread>`), the board matched literally."""
     escaped = blackboard_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return or_(
         EVENTS.c.stream_id == blackboard_id,
         EVENTS.c.stream_id.like(escaped + STREAM_SEPARATOR + "%", escape="\\"),
         EVENTS.c.stream_id.like(escaped + SOLVE_SEPARATOR + "%", escape="\\"),
+        EVENTS.c.stream_id.like(escaped + CHECKPOINT_SEPARATOR + "%", escape="\\"),
     )
 
 

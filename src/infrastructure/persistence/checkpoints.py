@@ -1,0 +1,372 @@
+"""LangGraph checkpoints on SQLAlchemy: each thread's events in its own stream (`<board>\\x1d<thread>`), and
+the rows reads see (blackboard_checkpoints, blackboard_checkpoint_writes), folded from them.
+
+An append holds the thread's stream (PostgreSQL: an advisory lock on it, as an entry key's; never the board's)
+and goes through `commit_in`, as every command does: the log's lock, the append, and the fold (`fold`, called
+by projection.fold_events), so rows and events land together, and a rebuild or a catch-up folds the same.
+The rules are the domain's (domain/checkpoints.py); time travel replays a thread's events through them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, insert, or_, select
+
+from blackboard.application.ports import Recorded
+from blackboard.domain.checkpoints import keeps
+from blackboard.domain.events import (
+    CHECKPOINT_SEPARATOR,
+    CheckpointEvent,
+    CheckpointSaved,
+    CheckpointsPruned,
+    CheckpointThreadDeleted,
+    CheckpointWrite,
+    CheckpointWritesSaved,
+    TypedBlob,
+    checkpoint_stream_id,
+)
+from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence.codec import recorded_from_row
+from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
+from blackboard.infrastructure.persistence.event_store import translated
+from blackboard.infrastructure.persistence.tables import CHECKPOINT_ROWS, CHECKPOINT_WRITES, EVENTS
+from blackboard.infrastructure.persistence.unit_of_work import commit_in, read_log
+
+C, W = CHECKPOINT_ROWS.c, CHECKPOINT_WRITES.c
+
+
+def blob_bytes(blob: TypedBlob) -> bytes:
+    return base64.b64decode(blob.base64)
+
+
+# ---- the fold (projection.fold_events hands it the checkpoint events, in log order) ----
+
+
+def fold(conn: Connection, events: Sequence[tuple[int, CheckpointEvent]]) -> None:
+    for position, event in events:
+        if isinstance(event, CheckpointSaved):
+            _save(conn, position, event)
+        elif isinstance(event, CheckpointWritesSaved):
+            _save_writes(conn, event)
+        elif isinstance(event, CheckpointThreadDeleted):
+            for table in (CHECKPOINT_WRITES, CHECKPOINT_ROWS):
+                conn.execute(
+                    delete(table).where(
+                        table.c.blackboard_id == event.blackboard_id, table.c.thread_id == event.thread_id
+                    )
+                )
+        elif isinstance(event, CheckpointsPruned):
+            refs = [(r.checkpoint_ns, r.checkpoint_id) for r in event.checkpoints]
+            for start in range(0, len(refs), 500):
+                chunk = refs[start : start + 500]
+                for table in (CHECKPOINT_WRITES, CHECKPOINT_ROWS):
+                    conn.execute(
+                        delete(table).where(
+                            table.c.blackboard_id == event.blackboard_id,
+                            table.c.thread_id == event.thread_id,
+                            or_(
+                                *(
+                                    and_(table.c.checkpoint_ns == ns, table.c.checkpoint_id == i)
+                                    for ns, i in chunk
+                                )
+                            ),
+                        )
+                    )
+
+
+def _key(table: Any, event: CheckpointSaved | CheckpointWritesSaved) -> Any:
+    return and_(
+        table.c.blackboard_id == event.blackboard_id,
+        table.c.thread_id == event.thread_id,
+        table.c.checkpoint_ns == event.checkpoint_ns,
+        table.c.checkpoint_id == event.checkpoint_id,
+    )
+
+
+def _save(conn: Connection, position: int, event: CheckpointSaved) -> None:
+    conn.execute(delete(CHECKPOINT_ROWS).where(_key(CHECKPOINT_ROWS, event)))  # a put again replaces it
+    run_id = event.checkpoint_metadata.get("run_id")
+    blob = event.metadata_blob
+    conn.execute(
+        insert(CHECKPOINT_ROWS).values(
+            blackboard_id=event.blackboard_id,
+            thread_id=event.thread_id,
+            checkpoint_ns=event.checkpoint_ns,
+            checkpoint_id=event.checkpoint_id,
+            parent_checkpoint_id=event.parent_checkpoint_id,
+            run_id=str(run_id) if run_id is not None else None,
+            checkpoint_type=event.checkpoint.type,
+            checkpoint_data=blob_bytes(event.checkpoint),
+            metadata_json=None if blob else json.dumps(event.checkpoint_metadata, separators=(",", ":")),
+            metadata_type=blob.type if blob else None,
+            metadata_data=blob_bytes(blob) if blob else None,
+            position=position,
+        )
+    )
+
+
+def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> None:
+    held = set(conn.scalars(select(W.idx).where(_key(CHECKPOINT_WRITES, event), W.task_id == event.task_id)))
+    replaced = [w.idx for w in event.writes if w.idx in held and not keeps(w.idx)]
+    if replaced:
+        conn.execute(
+            delete(CHECKPOINT_WRITES).where(
+                _key(CHECKPOINT_WRITES, event), W.task_id == event.task_id, W.idx.in_(replaced)
+            )
+        )
+    rows, seen = [], set()
+    for write in event.writes:
+        if (write.idx in held and keeps(write.idx)) or write.idx in seen:
+            continue
+        seen.add(write.idx)
+        rows.append(
+            {
+                "blackboard_id": event.blackboard_id,
+                "thread_id": event.thread_id,
+                "checkpoint_ns": event.checkpoint_ns,
+                "checkpoint_id": event.checkpoint_id,
+                "task_id": event.task_id,
+                "idx": write.idx,
+                "task_path": event.task_path,
+                "channel": write.channel,
+                "value_type": write.value.type,
+                "value_data": blob_bytes(write.value),
+            }
+        )
+    if rows:
+        conn.execute(insert(CHECKPOINT_WRITES), rows)
+
+
+def clear(conn: Connection) -> None:
+    conn.execute(delete(CHECKPOINT_WRITES))
+    conn.execute(delete(CHECKPOINT_ROWS))
+
+
+# ---- appending and reading ----
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One checkpoint as reads see it: its ids, the serializer's blobs, its metadata (JSON or a blob)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    checkpoint: tuple[str, bytes]
+    metadata_json: str | None
+    metadata_blob: tuple[str, bytes] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    task_id: str
+    channel: str
+    value: tuple[str, bytes]
+
+
+ROW_COLUMNS = (
+    C.thread_id,
+    C.checkpoint_ns,
+    C.checkpoint_id,
+    C.parent_checkpoint_id,
+    C.checkpoint_type,
+    C.checkpoint_data,
+    C.metadata_json,
+    C.metadata_type,
+    C.metadata_data,
+)
+LATEST = (
+    select(*ROW_COLUMNS)
+    .where(
+        C.blackboard_id == bindparam("board"),
+        C.thread_id == bindparam("thread"),
+        C.checkpoint_ns == bindparam("ns"),
+    )
+    .order_by(C.checkpoint_id.desc())
+    .limit(1)
+)
+ONE = select(*ROW_COLUMNS).where(
+    C.blackboard_id == bindparam("board"),
+    C.thread_id == bindparam("thread"),
+    C.checkpoint_ns == bindparam("ns"),
+    C.checkpoint_id == bindparam("id"),
+)
+WRITES = (
+    select(W.task_id, W.channel, W.value_type, W.value_data)
+    .where(
+        W.blackboard_id == bindparam("board"),
+        W.thread_id == bindparam("thread"),
+        W.checkpoint_ns == bindparam("ns"),
+        W.checkpoint_id == bindparam("id"),
+    )
+    .order_by(W.task_path, W.task_id, W.idx)
+)
+
+
+def _row(r: Any) -> Row:
+    blob = (r.metadata_type, bytes(r.metadata_data)) if r.metadata_type is not None else None
+    return Row(
+        r.thread_id,
+        r.checkpoint_ns,
+        r.checkpoint_id,
+        r.parent_checkpoint_id,
+        (r.checkpoint_type, bytes(r.checkpoint_data)),
+        r.metadata_json,
+        blob,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TaskWrites:
+    task_id: str
+    task_path: str
+    writes: tuple[CheckpointWrite, ...]
+
+
+class SqlCheckpoints:
+    """A board's checkpoint threads in the log and the read model."""
+
+    def __init__(self, engine: Engine, blackboard_id: str) -> None:
+        self._engine = engine
+        self.blackboard_id = blackboard_id
+
+    def append(self, thread_id: str, build: Any, metadata: Mapping[str, Any]) -> list[Recorded]:
+        """Hold the thread's stream, then append what `build(version, conn)` makes of the stream's version
+        (nothing, if it returns no event), and fold it, in one transaction."""
+        stream = checkpoint_stream_id(self.blackboard_id, thread_id)
+        with translated(f"could not record checkpoints of thread {thread_id!r}", stream):
+            with write_transaction(self._engine) as conn:
+                dialect_of(self._engine).hold_entry(conn, stream)
+                log = read_log(conn, stream)
+                events = build(log.version, conn)
+                if not events:
+                    return []
+                return commit_in(conn, stream, events, metadata, projection.FoldCache(), known=log)
+
+    def get(self, thread_id: str, ns: str, checkpoint_id: str | None) -> tuple[Row, list[Write]] | None:
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            params = {"board": self.blackboard_id, "thread": thread_id, "ns": ns, "id": checkpoint_id}
+            found = conn.execute(LATEST if checkpoint_id is None else ONE, params).first()
+            if found is None:
+                return None
+            row = _row(found)
+            return row, self._writes(conn, row)
+
+    def _writes(self, conn: Connection, row: Row) -> list[Write]:
+        params = {
+            "board": self.blackboard_id,
+            "thread": row.thread_id,
+            "ns": row.checkpoint_ns,
+            "id": row.checkpoint_id,
+        }
+        return [
+            Write(w.task_id, w.channel, (w.value_type, bytes(w.value_data)))
+            for w in conn.execute(WRITES, params)
+        ]
+
+    def rows(
+        self,
+        thread_id: str | None,
+        ns: str | None,
+        checkpoint_id: str | None,
+        before: str | None,
+        limit: int | None,
+    ) -> Iterator[tuple[Row, list[Write]]]:
+        """Newest first (checkpoint ids grow with time); `limit` is the caller's when it filters by metadata."""
+        query = select(*ROW_COLUMNS).where(C.blackboard_id == self.blackboard_id)
+        if thread_id is not None:
+            query = query.where(C.thread_id == thread_id)
+        if ns is not None:
+            query = query.where(C.checkpoint_ns == ns)
+        if checkpoint_id is not None:
+            query = query.where(C.checkpoint_id == checkpoint_id)
+        if before is not None:
+            query = query.where(C.checkpoint_id < before)
+        query = query.order_by(C.checkpoint_id.desc(), C.thread_id, C.checkpoint_ns)
+        if limit is not None:
+            query = query.limit(limit)
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            for found in conn.execute(query).all():
+                row = _row(found)
+                yield row, self._writes(conn, row)
+
+    def refs(self, conn: Connection, thread_id: str) -> list[tuple[str, str]]:
+        """The thread's (namespace, checkpoint id) that reads see, oldest first, in `conn`'s transaction."""
+        query = (
+            select(C.checkpoint_ns, C.checkpoint_id)
+            .where(C.blackboard_id == self.blackboard_id, C.thread_id == thread_id)
+            .order_by(C.checkpoint_ns, C.checkpoint_id)
+        )
+        return [(ns, i) for ns, i in conn.execute(query)]
+
+    def held_writes(
+        self, conn: Connection, thread_id: str, ns: str, checkpoint_id: str, task_id: str
+    ) -> set[int]:
+        query = select(W.idx).where(
+            W.blackboard_id == self.blackboard_id,
+            W.thread_id == thread_id,
+            W.checkpoint_ns == ns,
+            W.checkpoint_id == checkpoint_id,
+            W.task_id == task_id,
+        )
+        return set(conn.scalars(query))
+
+    def any_writes(self, conn: Connection, thread_id: str) -> bool:
+        query = select(W.idx).where(W.blackboard_id == self.blackboard_id, W.thread_id == thread_id).limit(1)
+        return conn.scalar(query) is not None
+
+    def task_writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[TaskWrites]:
+        """A checkpoint's writes as each task saved them (what `copy_thread` saves again)."""
+        query = (
+            select(W.task_id, W.task_path, W.idx, W.channel, W.value_type, W.value_data)
+            .where(
+                W.blackboard_id == self.blackboard_id,
+                W.thread_id == thread_id,
+                W.checkpoint_ns == ns,
+                W.checkpoint_id == checkpoint_id,
+            )
+            .order_by(W.task_path, W.task_id, W.idx)
+        )
+        tasks: dict[tuple[str, str], list[CheckpointWrite]] = {}
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            for w in conn.execute(query):
+                blob = TypedBlob(
+                    type=w.value_type, base64=base64.b64encode(bytes(w.value_data)).decode("ascii")
+                )
+                tasks.setdefault((w.task_id, w.task_path), []).append(
+                    CheckpointWrite(idx=w.idx, channel=w.channel, value=blob)
+                )
+        return [TaskWrites(task, path, tuple(writes)) for (task, path), writes in tasks.items()]
+
+    def runs(self, run_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        """thread -> its (namespace, checkpoint id) that these runs saved and reads still see."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            for start in range(0, len(run_ids), 500):
+                query = select(C.thread_id, C.checkpoint_ns, C.checkpoint_id).where(
+                    C.blackboard_id == self.blackboard_id, C.run_id.in_(list(run_ids[start : start + 500]))
+                )
+                for thread, ns, i in conn.execute(query):
+                    found.setdefault(thread, []).append((ns, i))
+        return found
+
+    def history(self, thread_id: str | None, upto: int | None = None) -> list[Recorded]:
+        """The thread's events (every thread's of the board, if None), in log order, up to a log position."""
+        if thread_id is not None:
+            where = EVENTS.c.stream_id == checkpoint_stream_id(self.blackboard_id, thread_id)
+        else:
+            prefix = self.blackboard_id + CHECKPOINT_SEPARATOR
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where = EVENTS.c.stream_id.like(escaped + "%", escape="\\")
+        query = select(EVENTS).where(where)
+        if upto is not None:
+            query = query.where(EVENTS.c.position <= upto)
+        with translated("could not read the event store"), read_connection(self._engine) as conn:
+            return [recorded_from_row(row) for row in conn.execute(query.order_by(EVENTS.c.position))]

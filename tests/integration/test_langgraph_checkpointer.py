@@ -1,0 +1,328 @@
+"""`blackboard.langgraph.BlackboardSaver` against LangGraph's own conformance suite
+(langgraph-checkpoint-conformance: every base capability and the extended ones it takes on), on SQLite and
+PostgreSQL, and what the board adds: checkpoints are events (export/import, rebuild, time travel), prune and
+delete_thread hide from reads what the log keeps, bad arguments are InvalidInput naming the argument."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import operator
+import uuid
+from typing import Annotated, TypedDict
+
+import pytest
+from dependency_injector import providers
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.capabilities import BASE_CAPABILITIES
+from langgraph.checkpoint.serde.types import ERROR
+from langgraph.graph import END, START, StateGraph
+
+from blackboard import Blackboard, Closed, InvalidInput, Refused
+from blackboard.infrastructure.container import Container
+from blackboard.langgraph import BlackboardSaver
+
+EXTENDED = {"prune", "delete_for_runs", "copy_thread"}  # the extended capabilities it takes on
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def url(request, tmp_path_factory) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp('langgraph') / 'blackboard.db'}"
+    return request.getfixturevalue("pg_database_url")
+
+
+@pytest.fixture(scope="module")
+def bb(url):
+    """One store per module and database; each test on a board of its own."""
+    with Blackboard(url) as opened:
+        yield opened
+
+
+def board() -> str:
+    return f"lg-{uuid.uuid4().hex[:8]}"
+
+
+def test_every_base_and_extended_capability_of_the_conformance_suite_passes(bb):
+    where = board()
+
+    @checkpointer_test(name=f"BlackboardSaver-{where}")
+    async def saver():
+        yield BlackboardSaver(bb, board=where)
+
+    report = asyncio.run(validate(saver))
+    failures = {name: r.failures for name, r in report.results.items() if r.failures}
+    assert not failures, failures
+    assert report.passed_all_base()
+    assert {c.value for c in BASE_CAPABILITIES} | EXTENDED <= {
+        name for name, r in report.results.items() if r.detected and r.passed
+    }
+
+
+class State(TypedDict):
+    said: Annotated[list[str], operator.add]
+
+
+def graph(saver: BlackboardSaver):
+    """A real LangGraph graph: each invocation appends a turn to the thread's state."""
+
+    def speak(state: State) -> dict:
+        return {"said": [f"turn {len(state['said'])}"]}
+
+    return (
+        StateGraph(State)
+        .add_node("speak", speak)
+        .add_edge(START, "speak")
+        .add_edge("speak", END)
+        .compile(checkpointer=saver)
+    )
+
+
+def thread(thread_id: str) -> dict:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def everything(saver: BlackboardSaver) -> list[tuple]:
+    """Every checkpoint reads see, with its writes, in a comparable form."""
+    return [
+        (
+            t.config,
+            t.parent_config,
+            t.checkpoint["id"],
+            t.checkpoint["channel_values"],
+            t.metadata,
+            t.pending_writes,
+        )
+        for t in saver.list(None)
+    ]
+
+
+def container_on(bb: Blackboard) -> Container:
+    on = Container()
+    on.engine.override(providers.Object(bb._parts.engine))
+    return on
+
+
+def test_a_graph_s_checkpoints_are_board_events_that_rebuild_export_import_and_time_travel_carry(
+    bb, tmp_path
+):
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    app = graph(saver)
+    app.invoke({"said": ["hi"]}, thread("t-1"))
+    after_first = bb.position()
+    app.invoke({"said": ["again"]}, thread("t-1"))
+    app.invoke({"said": ["other"]}, thread("t-2"))
+    assert app.get_state(thread("t-1")).values == {"said": ["hi", "turn 1", "again", "turn 3"]}
+    types = {e.event_type for e in bb.events(blackboard_id=where).root}
+    assert {"CheckpointSaved", "CheckpointWritesSaved"} <= types
+    live = everything(saver)
+    assert len(live) == len(list(app.get_state_history(thread("t-1")))) + len(
+        list(app.get_state_history(thread("t-2")))
+    )
+
+    # rebuild: the rows come back the same from the log
+    container_on(bb).projector().rebuild()
+    assert everything(saver) == live
+
+    # time travel: the thread as it was after the first invocation
+    past = saver.at(after_first)
+    assert graph(past).get_state(thread("t-1")).values == {"said": ["hi", "turn 1"]}
+    assert past.get_tuple(thread("t-2")) is None
+    with pytest.raises(Refused):
+        past.delete_thread("t-1")
+
+    # export, then import into another store: the same checkpoints there
+    exported = list(container_on(bb).transfer().export(where))
+    with Blackboard(f"sqlite:///{tmp_path / 'other.db'}") as other:
+        container_on(other).transfer().import_board(where, lambda: iter(exported))
+        there = BlackboardSaver(other, board=where)
+        assert everything(there) == live
+        assert graph(there).get_state(thread("t-1")).values == app.get_state(thread("t-1")).values
+
+
+def test_prune_and_delete_thread_hide_from_reads_what_the_log_keeps(bb):
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    app = graph(saver)
+    for turn in range(3):
+        app.invoke({"said": [f"say {turn}"]}, thread("long"))
+    app.invoke({"said": ["keep me"]}, thread("kept"))
+    history = [s.config["configurable"]["checkpoint_id"] for s in app.get_state_history(thread("long"))]
+    before_prune = bb.position()
+    kept_before = everything(saver.at(before_prune))
+
+    saver.prune(["long"], keep_last=2)
+    assert [t.checkpoint["id"] for t in saver.list(thread("long"))] == history[:2]
+    assert app.get_state(thread("long")).values["said"][-1] == "turn 5"  # the newest still reads whole
+    saver.prune(["long"])  # LangGraph's keep_latest
+    assert [t.checkpoint["id"] for t in saver.list(thread("long"))] == history[:1]
+    after_prune = bb.position()
+
+    saver.delete_thread("long")
+    assert saver.get_tuple(thread("long")) is None
+    assert list(saver.list(thread("long"))) == []
+    assert saver.list(thread("kept"))  # other threads untouched
+    assert len(list(saver.list(thread("kept")))) == len(list(app.get_state_history(thread("kept"))))
+
+    # the log keeps every fact: the past still reads them
+    assert everything(saver.at(before_prune)) == kept_before
+    assert [t.checkpoint["id"] for t in saver.at(after_prune).list(thread("long"))] == history[:1]
+    types = [e.event_type for e in bb.events(blackboard_id=where).root]
+    assert types.count("CheckpointsPruned") == 2 and types.count("CheckpointThreadDeleted") == 1
+    saved = [e for e in bb.events(blackboard_id=where).root if e.event_type == "CheckpointSaved"]
+    assert len(saved) == len(history) + len(list(app.get_state_history(thread("kept"))))
+
+    # a thread started again after its deletion
+    app.invoke({"said": ["anew"]}, thread("long"))
+    assert app.get_state(thread("long")).values == {"said": ["anew", "turn 1"]}
+
+
+def test_the_event_keeps_the_serializer_s_type_and_bytes_and_readable_json_metadata(bb):
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    stored = saver.put(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+        {**empty_checkpoint(), "channel_values": {"blob": b"\x00\xff", "text": "é"}},
+        {"source": "input", "step": -1, "parents": {}},
+        {},
+    )
+    saver.put_writes(stored, [("blob", b"\x01")], "task-1")
+    events = bb.events(blackboard_id=where).root
+    saved = events[0].model_dump(mode="json")["data"]
+    assert saved["checkpoint"]["type"] == "msgpack" and base64.b64decode(saved["checkpoint"]["base64"])
+    assert saved["checkpoint_metadata"] == {"source": "input", "step": -1, "parents": {}}
+    written = events[1].model_dump(mode="json")["data"]["writes"][0]
+    assert written["value"] == {"type": "bytes", "base64": base64.b64encode(b"\x01").decode()}
+    got = saver.get_tuple(stored)
+    assert got.checkpoint["channel_values"] == {"blob": b"\x00\xff", "text": "é"}
+    assert got.pending_writes == [("task-1", "blob", b"\x01")]
+
+
+CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.put({}, empty_checkpoint(), {}, {}), "config.configurable"),
+        (lambda s: s.put({"configurable": {}}, empty_checkpoint(), {}, {}), "config.configurable.thread_id"),
+        (
+            lambda s: s.put({"configurable": {"thread_id": ""}}, empty_checkpoint(), {}, {}),
+            "config.configurable.thread_id",
+        ),
+        (
+            lambda s: s.put({"configurable": {"thread_id": "a\x1fb"}}, empty_checkpoint(), {}, {}),
+            "config.configurable.thread_id",
+        ),
+        (
+            lambda s: s.put({"configurable": {"thread_id": "x" * 1001}}, empty_checkpoint(), {}, {}),
+            "config.configurable.thread_id",
+        ),
+        (
+            lambda s: s.put(
+                {"configurable": {"thread_id": "t", "checkpoint_ns": "a\x00"}}, empty_checkpoint(), {}, {}
+            ),
+            "config.configurable.checkpoint_ns",
+        ),
+        (lambda s: s.put(CONFIG, {"id": 7}, {}, {}), "checkpoint.id"),
+        (lambda s: s.put(CONFIG, "not a checkpoint", {}, {}), "checkpoint"),
+        (
+            lambda s: s.put(CONFIG, {**empty_checkpoint(), "channel_values": {"x": object()}}, {}, {}),
+            "checkpoint",
+        ),
+        (lambda s: s.put_writes(CONFIG, [("ch", 1)], "task"), "config.configurable.checkpoint_id"),
+        (
+            lambda s: s.put_writes(
+                {"configurable": {**CONFIG["configurable"], "checkpoint_id": "c"}}, "ab", "task"
+            ),
+            "writes",
+        ),
+        (
+            lambda s: s.put_writes(
+                {"configurable": {**CONFIG["configurable"], "checkpoint_id": "c"}}, [("ch", 1)], ""
+            ),
+            "task_id",
+        ),
+        (lambda s: s.delete_thread(None), "thread_id"),
+        (lambda s: s.prune("t"), "thread_ids"),
+        (lambda s: s.prune(["t"], strategy="keep_some"), "strategy"),
+        (lambda s: s.prune(["t"], keep_last=0), "keep_last"),
+        (lambda s: s.delete_for_runs("run"), "run_ids"),
+        (lambda s: s.copy_thread("t", ""), "target_thread_id"),
+        (lambda s: list(s.list(CONFIG, limit=-1)), "limit"),
+        (lambda s: list(s.list(CONFIG, filter=["source"])), "filter"),
+        (lambda s: s.at(-1), "at"),
+    ],
+)
+def test_bad_arguments_are_invalid_input_naming_the_argument_and_write_nothing(bb, call, field):
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    before = bb.position()
+    with pytest.raises(InvalidInput) as refused:
+        call(saver)
+    assert refused.value.field == field
+    assert bb.position() == before
+
+
+def test_a_saver_needs_a_board_name_and_an_open_blackboard(bb):
+    with pytest.raises(InvalidInput) as refused:
+        BlackboardSaver(bb, board="bad\nboard")
+    assert refused.value.field == "board"
+    with pytest.raises(InvalidInput) as refused:
+        BlackboardSaver(object(), board="b")
+    assert refused.value.field == "blackboard"
+
+
+def test_a_saver_of_a_closed_blackboard_raises_closed(url):
+    with Blackboard(url) as opened:
+        saver = BlackboardSaver(opened, board=board())
+    with pytest.raises(Closed):
+        saver.get_tuple(CONFIG)
+
+
+def test_the_past_replayed_from_the_log_reads_as_the_rows_do_after_every_kind_of_write(bb):
+    """Time travel folds the events with the domain's rules (domain/checkpoints.py), the rows with SQL: after
+    repeated and special writes, a copy, a run's deletion, a prune and a thread's deletion, both read alike."""
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    parent = None
+    for step, run in enumerate(["run-a", "run-a", "run-b", "run-c"]):
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", **(parent or {})}}
+        stored = saver.put(config, empty_checkpoint(), {"source": "loop", "step": step, "run_id": run}, {})
+        parent = {"checkpoint_id": stored["configurable"]["checkpoint_id"]}
+        saver.put_writes(stored, [("a", step), ("b", "x")], "task-1", "path")
+        saver.put_writes(stored, [("a", "again"), ("b", "again")], "task-1", "path")  # kept as it was
+        saver.put_writes(stored, [(ERROR, f"error {step}")], "task-2")
+        saver.put_writes(stored, [(ERROR, f"error {step}, replaced")], "task-2")  # a special channel replaces
+    child = saver.put(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": "child:1"}}, empty_checkpoint(), {}, {}
+    )
+    saver.put_writes(child, [("c", 1)], "task-3")
+    saver.copy_thread("t", "copy")
+    saver.delete_for_runs(["run-a"])
+    saver.prune(["copy"], keep_last=2)
+    saver.put({"configurable": {"thread_id": "gone", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {})
+    saver.delete_thread("gone")
+
+    def by_thread(of: BlackboardSaver) -> dict[str, list[tuple]]:
+        return {t: everything_of(of, t) for t in ("t", "copy", "gone")}
+
+    def everything_of(of: BlackboardSaver, thread_id: str) -> list[tuple]:
+        return [
+            (t.config, t.parent_config, t.metadata, t.pending_writes)
+            for t in of.list({"configurable": {"thread_id": thread_id}})
+        ]
+
+    live = by_thread(saver)
+    assert live == by_thread(saver.at(bb.position()))
+    newest = saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
+    assert newest.pending_writes == [
+        ("task-2", ERROR, "error 3, replaced"),
+        ("task-1", "a", 3),
+        ("task-1", "b", "x"),
+    ]
+    assert {m["run_id"] for _, _, m, _ in live["t"] if "run_id" in m} == {"run-b", "run-c"}
+    assert len(live["copy"]) == 3  # 2 of the root namespace, 1 of child:1
+    assert live["gone"] == []
