@@ -64,10 +64,16 @@ def target(stores) -> Cli:
 def _truncate_sqlite(url: str) -> None:
     engine = create_engine(url)
     with engine.begin() as conn:
-        for (table,) in conn.execute(
-            text("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'alembic_version'")
-        ):
-            conn.execute(text(f'DELETE FROM "{table}"'))
+        tables = conn.execute(
+            text("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name <> 'alembic_version'")
+        ).all()
+        virtual = [name for name, sql in tables if sql.startswith("CREATE VIRTUAL TABLE")]
+        shadows = {f"{v}_{part}" for v in virtual for part in ("data", "idx", "content", "docsize", "config")}
+        for name, _ in tables:  # a full-text table's own tables (name_data, ...) are its module's to empty
+            if name not in virtual and name not in shadows:
+                conn.execute(text(f'DELETE FROM "{name}"'))
+        for name in virtual:  # FTS5 over external content: emptied by its own command
+            conn.execute(text(f"INSERT INTO \"{name}\" (\"{name}\") VALUES ('delete-all')"))
     engine.dispose()
 
 
