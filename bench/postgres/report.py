@@ -198,7 +198,7 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
                 ],
                 rows,
                 "    the worker's calls in its order, for a worker with that many free slots: last_position,\n"
-                "    candidates (2 per slot, as the worker reads them), claim_signals (one command, the board\n"
+                "    candidates (2 per slot, as the worker reads them), claim_signals (one command, its signals\n"
                 "    held), a handler call for each, record_outcomes (one command); no head start to pay\n"
                 "    (no other agent fits better).\n"
                 f"    A bare SELECT 1 round trip: p50 {cp['select_1_round_trip']['p50_ms']} ms.",
