@@ -9,6 +9,7 @@ process per signal). Done = the read model shows the signal COMPLETED.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,12 +25,18 @@ if TYPE_CHECKING:
 BOARD = "ps-pg-bench"
 
 
-def post(i: int, what: str) -> Any:
+def post(i: int, what: str, board: str = BOARD) -> Any:
     from blackboard.application.commands import PostSignal
 
     return PostSignal(
-        signal_type="RESEARCH", ps_id=BOARD, entry_id=f"e-{i}", topic=f"{what} {i}", prompt="nothing to do"
+        signal_type="RESEARCH", ps_id=board, entry_id=f"e-{i}", topic=f"{what} {i}", prompt="nothing to do"
     )
+
+
+def system_name(boards: int, before: bool = False) -> str:
+    """`blackboard`, `blackboard-4boards`; `before`, `before-4boards` for the build of BENCH_PG_BEFORE."""
+    base = "before" if before else "blackboard"
+    return base if boards == 1 else f"{base}-{boards}boards"
 
 
 class BlackboardSystem(System):
@@ -37,22 +44,36 @@ class BlackboardSystem(System):
     unit = "signals"
     progress_sql = BLACKBOARD_PROGRESS_SQL
 
-    def __init__(self, handler: str = "entrypoint", worker_args: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        handler: str = "entrypoint",
+        worker_args: Sequence[str] = (),
+        boards: int = 1,
+        before: str | None = None,
+    ) -> None:
+        """`boards`: the backlog spread over that many boards, signal i on board i mod boards (the
+        workers serve every board). `before`: a folder holding another build's `blackboard` package
+        (the code before a change), put first on the workers' PYTHONPATH, so its workers drain the same
+        backlog side by side with this build's in one run."""
         self.handler = handler
         self.worker_args = list(worker_args)
+        self.boards = boards
+        self.before = before
+        self.name = system_name(boards, before is not None)
         self.post_seconds = 0.0
 
     def prepare(self, dbs: Databases, root: Path, n: int) -> str:
         from bench.common import wired
 
-        name = dbs.create(f"bb_template_{n}")
+        name = dbs.create(f"bb_template_{n}_{self.boards}b")
+        boards = [BOARD] if self.boards == 1 else [f"{BOARD}-{b}" for b in range(self.boards)]
         with wired(
             dbs.sqlalchemy_url(name), agents_dir=agents_dir(root, self.handler), post_timeout=POST_TIMEOUT_S
         ) as container:
             service = container.service()
             started = time.perf_counter()
             for i in range(n):
-                service.post_signal(post(i, "backlog"))
+                service.post_signal(post(i, "backlog", boards[i % len(boards)]))
             self.post_seconds = time.perf_counter() - started
         return name
 
@@ -60,7 +81,10 @@ class BlackboardSystem(System):
         return worker_command(self.worker_args)
 
     def env(self, dbs: Databases, db: str, root: Path) -> dict[str, str]:
-        return worker_env(dbs.sqlalchemy_url(db), agents_dir(root, self.handler))
+        env = worker_env(dbs.sqlalchemy_url(db), agents_dir(root, self.handler))
+        if self.before:
+            env["PYTHONPATH"] = os.pathsep.join((self.before, env["PYTHONPATH"]))
+        return env
 
     def analyse(self, dbs: Databases, db: str, n: int) -> dict[str, Any]:
         """From the event log: claims per worker, exactly once, and where a worker's time goes."""
@@ -73,6 +97,7 @@ class BlackboardSystem(System):
 
     def setup_note(self) -> str:
         return (
+            (f"the build at {self.before}: " if self.before else "") + f"{self.boards} board(s); "
             f"`blackboard worker --agent bench-noop {' '.join(self.worker_args)}` ({HANDLERS[self.handler]}); "
             f"the backlog posted through BlackboardService ({self.post_seconds:.1f} s)"
         )

@@ -27,7 +27,8 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
     for d in pg["drain"].values():
         system, k = d["system"], d["workers"]
         excluded = ""
-        if system == "blackboard" and d["steady_per_s"] and handler_mean_s:
+        ours = system.startswith(("blackboard", "before"))
+        if ours and d["steady_per_s"] and handler_mean_s:
             per_signal = k / d["steady_per_s"]  # seconds of one worker per signal
             if (
                 per_signal > handler_mean_s
@@ -97,9 +98,9 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
             )
         )
     for d in pg["drain"].values():
-        if d["system"] == "blackboard":
+        if d["system"].startswith(("blackboard", "before")):
             say(
-                f"    blackboard, {d['workers']} worker(s), from the event log: claim -> completed p50 "
+                f"    {d['system']}, {d['workers']} worker(s), from the event log: claim -> completed p50 "
                 f"{d['claim_to_completed'].get('p50_ms')} ms; completed -> the same worker's next claim p50 "
                 f"{d['completed_to_next_claim'].get('p50_ms')} ms, mean {d.get('completed_to_next_claim_mean_ms')} ms, "
                 f"{d.get('completed_to_next_claim_over_200ms')} of {d['completed_to_next_claim'].get('n')} "
@@ -169,18 +170,35 @@ def print_report(pg: dict[str, Any]) -> list[dict[str, Any]]:
         )
     if "claim_path" in pg:
         cp = pg["claim_path"]
+        before = pg.get("claim_path_before", {}).get("steps", {})
         rows = [
-            [name, st["p50_ms"], st["mean_ms"], st["p90_ms"], st["statements"], st["checkouts"]]
+            [
+                name,
+                st["p50_ms"],
+                st["mean_ms"],
+                st["p90_ms"],
+                st["statements"],
+                st["checkouts"],
+                *((before[name]["p50_ms"], before[name]["statements"]) if name in before else ()),
+            ]
             for name, st in cp["steps"].items()
         ]
         say(
             table(
                 f"(g) one worker round on the blackboard backlog, step by step in this process ({cp['reps']} rounds "
                 f"of {cp.get('batch', 1)} signals)",
-                ["step", "p50 ms", "mean ms", "p90 ms", "SQL statements", "pool checkouts"],
+                [
+                    "step",
+                    "p50 ms",
+                    "mean ms",
+                    "p90 ms",
+                    "SQL statements",
+                    "pool checkouts",
+                    *(("before: p50 ms", "before: SQL statements") if before else ()),
+                ],
                 rows,
                 "    the worker's calls in its order, for a worker with that many free slots: last_position,\n"
-                "    candidates (2 per slot, as the worker reads them), claim_signals (one command, the board\n"
+                "    candidates (2 per slot, as the worker reads them), claim_signals (one command, its signals\n"
                 "    held), a handler call for each, record_outcomes (one command); no head start to pay\n"
                 "    (no other agent fits better).\n"
                 f"    A bare SELECT 1 round trip: p50 {cp['select_1_round_trip']['p50_ms']} ms.",

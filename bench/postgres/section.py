@@ -17,7 +17,7 @@ from bench.postgres.blackboard_drain import BlackboardSystem, empty_template, wa
 from bench.postgres.databases import Databases, analyze
 from bench.postgres.pgqueuer_peer import PgQueuerSystem
 from bench.postgres.procrastinate_peer import ProcrastinateSystem
-from bench.postgres.steps import claim_path, handler_cost, open_signals_probe
+from bench.postgres.steps import claim_path, claim_path_of, handler_cost, open_signals_probe
 from bench.postgres.systems import System, drain
 
 if TYPE_CHECKING:
@@ -43,6 +43,10 @@ SIZES: dict[str, tuple[Any, Any]] = {
         128,
     ),  # drain: each blackboard worker's --concurrency (pgqueuer: no cap, batches of 10)
     "BENCH_PG_WORKERS": ("1,4", "1,4"),  # drain: worker processes per run
+    "BENCH_PG_BOARDS": ("1,4", "1,4"),  # drain: blackboard's backlog spread over that many boards
+    # drain: a folder holding another build's `blackboard` package (e.g. main before a change); its
+    # workers (`before`, `before-4boards`) drain the same backlogs, interleaved with this build's
+    "BENCH_PG_BEFORE": ("", ""),
     "BENCH_PG_SYSTEMS": (",".join(SYSTEMS),) * 2,  # drain: which systems
     "BENCH_PG_WAKEUPS": (100, 30),  # wake-up: signals posted one at a time (0: skip)
     "BENCH_PG_WAKEUP_GAP_MS": ("100-200", "100-200"),  # wake-up: pause between two posts (uniform)
@@ -99,17 +103,26 @@ def _run(config: Config) -> dict[str, Any]:
     wanted = [x.strip() for x in s["BENCH_PG_SYSTEMS"].split(",") if x.strip()]
     wakeups, gap = int(s["BENCH_PG_WAKEUPS"]), gap_s(s["BENCH_PG_WAKEUP_GAP_MS"])
     handler, batch = s["BENCH_PG_HANDLER"], int(s["BENCH_PG_CONCURRENCY"])
-    blackboard = BlackboardSystem(handler, ["--concurrency", str(batch)])
-    systems: dict[str, System] = {
-        "blackboard": blackboard,
-        "pgqueuer": PgQueuerSystem(),
-        "procrastinate": ProcrastinateSystem(),
-    }
-    unknown = set(wanted) - set(systems)
+    worker_args = ["--concurrency", str(batch)]
+    blackboard = BlackboardSystem(handler, worker_args)
+    peers: dict[str, System] = {"pgqueuer": PgQueuerSystem(), "procrastinate": ProcrastinateSystem()}
+    unknown = set(wanted) - {"blackboard", *peers}
     if unknown:
         raise SystemExit(
             f"BENCH_PG_SYSTEMS: unknown {', '.join(sorted(unknown))}; pick from {', '.join(SYSTEMS)}"
         )
+    before = s["BENCH_PG_BEFORE"].strip() or None
+    systems: dict[str, System] = {}
+    for name in wanted:
+        if name != "blackboard":
+            systems[name] = peers[name]
+            continue
+        for boards in counts(s["BENCH_PG_BOARDS"]):
+            ours = blackboard if boards == 1 else BlackboardSystem(handler, worker_args, boards)
+            systems[ours.name] = ours
+            if before:
+                theirs = BlackboardSystem(handler, worker_args, boards, before)
+                systems[theirs.name] = theirs
     result: dict[str, Any] = {
         "sizes": s,
         "versions": _versions(),
@@ -130,12 +143,25 @@ def _run(config: Config) -> dict[str, Any]:
         result["server_settings"] = dbs.server_settings()
         with temp_dir("postgres") as root:
             result["handler_cost"] = handler_cost(root, handler, int(s["BENCH_PG_HANDLER_REPS"]))
-            for name in wanted:
-                system = systems[name]
-                n = signals if name == "blackboard" else jobs
+            templates: dict[str, str] = {}
+            by_boards: dict[int, str] = {}  # one backlog per spread: a build and the one before share it
+            for name, system in systems.items():
+                n = signals if isinstance(system, BlackboardSystem) else jobs
+                if isinstance(system, BlackboardSystem) and system.boards in by_boards:
+                    templates[name] = by_boards[system.boards]
+                    result.setdefault("setup", {})[name] = system.setup_note()
+                    if name == "before" and int(s["BENCH_PG_STEP_REPS"]):
+                        reps = min(int(s["BENCH_PG_STEP_REPS"]), n // batch - 3)
+                        progress("(g) before: one worker round, step by step, in a child on that build")
+                        result["claim_path_before"] = claim_path_of(
+                            system.before or "", s["BENCH_PG_URL"], templates[name], handler, reps, batch
+                        )
+                    continue
                 progress(f"(g) {name}: preparing a backlog of {n:,} {system.unit}")
                 started = time.perf_counter()
-                template = system.prepare(dbs, root, n)
+                template = templates[name] = system.prepare(dbs, root, n)
+                if isinstance(system, BlackboardSystem):
+                    by_boards[system.boards] = template
                 result.setdefault("prepare_s", {})[name] = round(time.perf_counter() - started, 2)
                 if name == "blackboard":
                     result.setdefault("open_signals_query", {})["no_statistics"] = open_signals_probe(
@@ -156,9 +182,11 @@ def _run(config: Config) -> dict[str, Any]:
                     progress(
                         f"(g) blackboard: no step-by-step round ({n} signals do not last 4 rounds of {batch})"
                     )
-                for k in worker_counts:
+            for k in worker_counts:  # the systems interleaved, so a change in the machine's load hits all
+                for name, system in systems.items():
+                    n = signals if isinstance(system, BlackboardSystem) else jobs
                     progress(f"(g) {name}: draining {n:,} {system.unit} with {k} worker process(es)")
-                    r = drain(system, dbs, root, template, k, n)
+                    r = drain(system, dbs, root, templates[name], k, n)
                     result["drain"][f"{name}/{k}"] = r
                     progress(f"(g)   {r['steady_per_s']} {system.unit}/s steady, {r['total_s']} s in all")
             if "blackboard" in wanted:
@@ -171,18 +199,30 @@ def _run(config: Config) -> dict[str, Any]:
         dbs.close()
         result["databases_created"] = len(dbs.created)
         result["databases_dropped"] = len(dbs.dropped)
-    result["ratios"] = ratios(result["drain"], worker_counts)
+    result["ratios"] = ratios(result["drain"], worker_counts, list(systems))
     result["load_average_at_end"] = os.getloadavg()
     return result
 
 
-def ratios(drain_results: dict[str, Any], worker_counts: Sequence[int]) -> dict[str, float]:
-    """blackboard's steady rate over each job queue's, per worker count."""
+def ratios(
+    drain_results: dict[str, Any], worker_counts: Sequence[int], names: Sequence[str] = ("blackboard",)
+) -> dict[str, float]:
+    """Each blackboard build's (and spread's) steady rate over each job queue's, per worker count; and
+    what each system gains from its fewest workers to its most (`<name>@4/1`)."""
     out = {}
+    rate = {key: (d or {}).get("steady_per_s") for key, d in drain_results.items()}
     for k in worker_counts:
-        ours = drain_results.get(f"blackboard/{k}")
-        for other in ("pgqueuer", "procrastinate"):
-            theirs = drain_results.get(f"{other}/{k}")
-            if ours and theirs and ours["steady_per_s"] and theirs["steady_per_s"]:
-                out[f"blackboard/{other}@{k}"] = round(ours["steady_per_s"] / theirs["steady_per_s"], 4)
+        for name in names:
+            if name in ("pgqueuer", "procrastinate"):
+                continue
+            for other in ("pgqueuer", "procrastinate"):
+                ours, theirs = rate.get(f"{name}/{k}"), rate.get(f"{other}/{k}")
+                if ours and theirs:
+                    out[f"{name}/{other}@{k}"] = round(ours / theirs, 4)
+    if len(worker_counts) > 1:
+        low, high = min(worker_counts), max(worker_counts)
+        for name in names:
+            one, many = rate.get(f"{name}/{low}"), rate.get(f"{name}/{high}")
+            if one and many:
+                out[f"{name}@{high}/{low}"] = round(many / one, 4)
     return out

@@ -219,3 +219,52 @@ def claim_path(
             "checkouts": statistics.median(y for _, y in per_step[name]),
         }
     return {"reps": reps, "batch": batch, "steps": steps, "select_1_round_trip": dist_ms(trips)}
+
+
+def claim_path_of(
+    build: str, admin_url: str, template: str, handler: str, reps: int, batch: int
+) -> dict[str, Any]:
+    """`claim_path` run by another build of blackboard (a folder holding its `blackboard` package, put
+    first on a child's PYTHONPATH), on a clone of the same backlog: the statements per step before a
+    change, beside this build's."""
+    import json
+    import os
+    import sys
+
+    from bench.fleet import base_env
+
+    env = base_env()
+    env["PYTHONPATH"] = os.pathsep.join((build, env["PYTHONPATH"]))
+    args = json.dumps([admin_url, template, handler, reps, batch])
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.postgres.steps", args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode:
+        return {"failed": done.stderr[-2000:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _child(raw: str) -> None:
+    import json
+
+    from bench.common import temp_dir
+    from bench.postgres.databases import Databases
+
+    admin_url, template, handler, reps, batch = json.loads(raw)
+    dbs = Databases(admin_url)
+    try:
+        with temp_dir("postgres-steps") as root:
+            print(json.dumps(claim_path(dbs, root, template, handler, reps, batch)))
+    finally:
+        dbs.close()
+
+
+if __name__ == "__main__":
+    import sys
+
+    _child(sys.argv[1])

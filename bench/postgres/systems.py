@@ -67,7 +67,7 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
 
     from bench.postgres.server import database_stats, server_cpu_seconds
 
-    db = dbs.create(f"{system.name[:4]}_{k}w", template=template)
+    db = dbs.create(f"{system.name.replace('-', '_')[:20]}_{k}w", template=template)
     sql = system.progress_sql.format(n=n)
     load = os.getloadavg()[0]
     with (

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from blackboard.application.errors import ConcurrencyConflict, StoreUnavailable  # noqa: F401 - the errors of these ports
@@ -252,12 +253,31 @@ class BoardTransaction(abc.ABC):
         """What the runners' runs recorded on the board have cost, as of this transaction."""
 
 
+class Hold(Enum):
+    """What a board transaction holds until it ends (docs/persistence.md, "Writing").
+
+    BOARD: the whole board; no other writer of it gets past the hold (posts, cancels, sweeps, budgets:
+    any rule that reads the board beyond the signals it names). SIGNALS: only the signals the
+    transaction loads (their rows, and every dependant it loads with them), for commands that touch
+    nothing else: claims, outcomes, renewals; such commands of one board run side by side, and a
+    BOARD holder waits for them all (and they for it). FREE_SIGNALS: as SIGNALS, but a named signal
+    another transaction holds is left out (as if absent) instead of waited for: a worker's claims
+    go on to the next signal. Where one transaction holds the whole database (SQLite) all three are
+    the same hold. A transaction that holds less than the board may be chosen as a deadlock's victim:
+    it raises ConcurrencyConflict, having written nothing, and the command is decided again."""
+
+    BOARD = "board"
+    SIGNALS = "signals"
+    FREE_SIGNALS = "free signals"
+
+
 class UnitOfWork(abc.ABC):
     """Opens board transactions: the only way a command writes."""
 
     @abc.abstractmethod
-    def board(self, blackboard_id: str) -> AbstractContextManager[BoardTransaction]:
-        """Hold the board until the block ends; commit on a normal exit, roll back on an error."""
+    def board(self, blackboard_id: str, hold: Hold = Hold.BOARD) -> AbstractContextManager[BoardTransaction]:
+        """Hold the board (or, `hold`, only the signals loaded in it) until the block ends; commit on a
+        normal exit, roll back on an error."""
 
     def entry(self, blackboard_id: str, key: str) -> AbstractContextManager[EntryTransaction]:
         """Hold one entry key (not its board) until the block ends; commit on a normal exit, roll

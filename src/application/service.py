@@ -28,12 +28,14 @@ from blackboard.application.commands import (
     RetrySignal,
     SetBudget,
 )
+from blackboard.application.errors import ConcurrencyConflict
 from blackboard.application.ports import (
     AgentRegistry,
     BoardTransaction,
     Clock,
     EventPublisher,
     EventStore,
+    Hold,
     IdGenerator,
     Overdue,
     Scope,
@@ -55,6 +57,7 @@ from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, 
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+CONFLICT_RETRIES = 8  # a command holding only its signals, chosen as a deadlock's victim: decided again
 
 
 class _WorkersNeeded(Exception):
@@ -177,6 +180,7 @@ class BlackboardService:
             cmd,
             actor=cmd.agent_id,
             deadlines=(cmd.signal_id,),
+            hold=Hold.SIGNALS,
         )
 
     # UC-003
@@ -191,6 +195,7 @@ class BlackboardService:
             cmd,
             actor=cmd.agent_id,
             deadlines=(cmd.signal_id,),
+            hold=Hold.SIGNALS,
         )
 
     def fail_signal(self, cmd: FailSignal) -> AgentSignal:
@@ -203,6 +208,7 @@ class BlackboardService:
             cmd,
             actor=cmd.agent_id,
             deadlines=(cmd.signal_id,),
+            hold=Hold.SIGNALS,
         )
 
     def claim_signals(self, cmd: ClaimSignals) -> Claims:
@@ -239,6 +245,7 @@ class BlackboardService:
             cmd,
             actor=cmd.agent_id,
             deadlines=cmd.signal_ids,
+            hold=Hold.FREE_SIGNALS,  # a signal another worker is claiming is skipped, not waited for
         )
 
     def record_outcomes(self, cmd: RecordOutcomes) -> list[AgentSignal | BlackboardError]:
@@ -278,7 +285,13 @@ class BlackboardService:
 
         scope = Scope(signals=tuple(o.signal_id for o in cmd.outcomes), ends=True)
         return self._execute(
-            cmd.blackboard_id, scope, decide, cmd, actor=cmd.agent_id, deadlines=scope.signals
+            cmd.blackboard_id,
+            scope,
+            decide,
+            cmd,
+            actor=cmd.agent_id,
+            deadlines=scope.signals,
+            hold=Hold.SIGNALS,
         )
 
     def redeliver_completion(
@@ -313,6 +326,7 @@ class BlackboardService:
             cmd,
             actor=cmd.agent_id,
             deadlines=(cmd.signal_id,),
+            hold=Hold.SIGNALS,
         )
 
     def retry_signal(self, cmd: RetrySignal) -> AgentSignal:
@@ -507,6 +521,8 @@ class BlackboardService:
         deadlines: tuple[str, ...] = (),
         at: datetime | None = None,
         workers: list[WorkerPresence] | None = None,
+        hold: Hold = Hold.BOARD,
+        conflicts: int = 0,
     ) -> T:
         """Hold the board, load what `scope` names, decide, commit once; then tell subscribers.
         A refusal raises before anything is written (the transaction rolls back), except the expiry
@@ -523,7 +539,7 @@ class BlackboardService:
         }
         refused: BlackboardError | None = None
         try:
-            with self._uow.board(blackboard_id) as tx:
+            with self._uow.board(blackboard_id, hold) as tx:
                 now = at or self._clock.now()  # after the hold: a command that waited for it decides now
                 board = tx.load(scope)
                 board.attempts = self._attempts
@@ -540,7 +556,15 @@ class BlackboardService:
         ):  # rolled back, nothing written: read who is live outside the hold, decide again
             assert self._presence is not None
             live = self._presence.workers()
-            return self._execute(blackboard_id, scope, decide, cmd, actor, deadlines, at, live)
+            return self._execute(blackboard_id, scope, decide, cmd, actor, deadlines, at, live, hold)
+        except ConcurrencyConflict:
+            # holding only its signals, the transaction lost a deadlock (or met an append it could not
+            # fold after): rolled back, nothing written; decide again, on the rows as they are now
+            if hold is Hold.BOARD or conflicts >= CONFLICT_RETRIES:
+                raise
+            return self._execute(
+                blackboard_id, scope, decide, cmd, actor, deadlines, at, workers, hold, conflicts + 1
+            )
         if recorded:
             self._publisher.publish([r.event for r in recorded])
         if refused is not None:

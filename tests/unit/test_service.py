@@ -8,7 +8,9 @@ import threading
 import pytest
 
 from blackboard.application.commands import (
+    CancelSignal,
     ClaimSignal,
+    ClaimSignals,
     CompleteSignal,
     ExpireSignals,
     FailSignal,
@@ -17,6 +19,7 @@ from blackboard.application.commands import (
     PostSignal,
     WatchSignals,
 )
+from blackboard.application.ports import Hold
 from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted
 from blackboard.domain.signals import SignalStatus
@@ -118,6 +121,21 @@ def test_a_claim_decides_on_the_one_signal_it_names_not_the_whole_board():
     assert loaded == [{posted[7].signal_id}]
 
 
+def test_claims_and_outcomes_hold_their_signals_and_the_rest_the_board():
+    board = Board(RESEARCHER)
+    holds: list[Hold] = []
+    spy_on_loads(board, holds)
+    one, two = (board.service.post_signal(research(topic=f"t {i}")) for i in range(2))
+    board.service.claim_signal(ClaimSignal(signal_id=one.signal_id, agent_id="ps-researcher"))
+    board.service.claim_signals(
+        ClaimSignals(blackboard_id=one.blackboard_id, signal_ids=(two.signal_id,), agent_id="ps-researcher")
+    )
+    board.service.complete_signal(CompleteSignal(signal_id=one.signal_id, agent_id="ps-researcher"))
+    board.service.cancel_signal(CancelSignal(signal_id=two.signal_id, cancelled_by="someone"))
+
+    assert holds == [Hold.BOARD, Hold.BOARD, Hold.SIGNALS, Hold.FREE_SIGNALS, Hold.SIGNALS, Hold.BOARD]
+
+
 def test_completing_a_signal_loads_what_waits_on_it_down_the_chain_while_open():
     board = Board(RESEARCHER)
     first = board.service.post_signal(research())
@@ -135,16 +153,19 @@ def test_completing_a_signal_loads_what_waits_on_it_down_the_chain_while_open():
     assert board.queries.get_signal(GetSignalById(signal_id=third.signal_id)).status is SignalStatus.EXPIRED
 
 
-def spy_on_loads(board: Board) -> list[set[str]]:
-    """Which signals each command's transaction loaded, as the service goes on."""
+def spy_on_loads(board: Board, holds: list[Hold] | None = None) -> list[set[str]]:
+    """Which signals each command's transaction loaded (and, into `holds`, what it held), as the
+    service goes on."""
     loaded: list[set[str]] = []
     original = board.service._uow.board
 
     @contextlib.contextmanager
-    def spying(blackboard_id):
-        with original(blackboard_id) as tx:
+    def spying(blackboard_id, hold=Hold.BOARD):
+        with original(blackboard_id, hold) as tx:
             yield tx
             loaded.append(set(tx.loaded))
+            if holds is not None:
+                holds.append(hold)
 
     board.service._uow.board = spying
     return loaded

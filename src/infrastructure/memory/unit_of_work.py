@@ -10,6 +10,7 @@ from blackboard.application.knowledge.ports import EntryTransaction
 from blackboard.application.ports import (
     BoardRows,
     BoardTransaction,
+    Hold,
     Overdue,
     Recorded,
     SignalFilter,
@@ -32,7 +33,8 @@ class InMemoryUnitOfWork(UnitOfWork):
         self._read_model = read_model
 
     @contextmanager
-    def board(self, blackboard_id: str) -> Iterator[BoardTransaction]:
+    def board(self, blackboard_id: str, hold: Hold = Hold.BOARD) -> Iterator[BoardTransaction]:
+        # in memory a transaction always holds the whole board: `hold` asks for no more than that
         with self._store.hold(blackboard_id), ExitStack() as holds:
             yield _Transaction(blackboard_id, self._store, self._read_model, holds)
 

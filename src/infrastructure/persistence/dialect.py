@@ -27,6 +27,9 @@ class Dialect(abc.ABC):
     # True when a write transaction holds the whole database from its first statement: then what it
     # read stays true until it commits, and an append need not read the log's state again
     one_writer = False
+    # the channel `notify` sends on, when a statement can notify as it writes (PostgreSQL's pg_notify);
+    # None: `notify` is the only way
+    notify_channel: str | None = None
 
     @abc.abstractmethod
     def create_engine(self, settings: StoreSettings) -> Engine:
@@ -46,10 +49,12 @@ class Dialect(abc.ABC):
         """In a write transaction: no other writer of this entry key (stream) gets past here until it
         ends; writers of other keys and of boards are not held up."""
 
-    def share_board(self, conn: Connection, blackboard_id: str) -> None:
-        """In a write transaction holding an entry key: the board's writers (a completion, an expiry)
-        wait until it ends, writers of other keys sharing the board do not. Nothing to do where one
-        write transaction holds the whole database (SQLite)."""
+    def share_board(self, conn: Connection, blackboard_id: str, projection: bool = False) -> None:
+        """In a write transaction: the board's whole-board writers (Hold.BOARD: a post, a cancel, a
+        sweep) wait until it ends; others sharing the board (entry keys' writers, claims and outcomes,
+        which lock the rows they touch) do not. `projection`: and the projection lock shared, as a
+        command's hold takes it. Nothing to do where one write transaction holds the whole database
+        (SQLite)."""
 
     def hold_key(self, conn: Connection, key: str) -> None:
         """In a write transaction holding a board: no other claim under this concurrency key, on any

@@ -29,6 +29,7 @@ from blackboard.infrastructure.persistence.tables import EVENTS
 VERSION = select(func.coalesce(func.max(EVENTS.c.version), 0)).where(
     EVENTS.c.stream_id == bindparam("stream")
 )
+LOST_RACE = ("40P01", "40001")  # PostgreSQL: deadlock_detected, serialization_failure
 LAST_POSITION = select(func.coalesce(func.max(EVENTS.c.position), 0))
 LOAD = (
     select(EVENTS)
@@ -44,14 +45,15 @@ def append_in(
     events: Sequence[BlackboardEvent],
     metadata: Mapping[str, Any],
     version: int | None = None,
+    notify: bool = True,
 ) -> list[Recorded]:
     """Append in `conn`'s write transaction, which holds the stream, and notify the log's listeners;
     returns the events as recorded ([] when every one of them was stored already). Only appends: the
     read model's rows are the caller's (the unit of work folds them in the same transaction). `version`
     is the stream's version read by a caller that already holds the log (unit_of_work.hold_log);
     without it the log is held here, to the commit, so positions follow commit order, and the version
-    read under it. Raises ConcurrencyConflict, storing nothing, if the stream is not at
-    `expected_version`."""
+    read under it. `notify=False`: the caller tells the listeners itself. Raises ConcurrencyConflict,
+    storing nothing, if the stream is not at `expected_version`."""
     if any(e.stream_id != stream_id for e in events):  # a board's stream, or an entry key's
         raise ValueError(f"every appended event must belong to stream {stream_id!r}")
     dialect = dialect_of(conn.engine)
@@ -69,7 +71,8 @@ def append_in(
     meta_json = json.dumps(meta, separators=(",", ":"))
     rows = [event_row(e, meta, now, meta_json) for e in events]
     positions = dialect.insert_many(conn, EVENTS, rows, returning="position", key="event_id")
-    dialect.notify(conn, positions[-1])
+    if notify:  # else the caller notifies before its commit
+        dialect.notify(conn, positions[-1])
     return [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
 
 
@@ -195,6 +198,9 @@ def translated(doing: str, blackboard_id: str | None = None, expected_version: i
             raise StoreUnavailable(f"{doing}: {exc.orig}") from exc
         raise ConcurrencyConflict(blackboard_id, expected_version) from exc
     except DBAPIError as exc:
+        if blackboard_id is not None and getattr(exc.orig, "sqlstate", None) in LOST_RACE:
+            # a transaction holding only its signals chosen as a deadlock's victim: nothing written
+            raise ConcurrencyConflict(blackboard_id, expected_version) from exc
         raise StoreUnavailable(f"{doing}: {exc.orig}") from exc
     except OSError as exc:  # the writer lock file: WriterBusy, or a file that cannot be opened
         raise StoreUnavailable(f"{doing}: {exc}") from exc

@@ -1,8 +1,12 @@
 """PostgreSQL: advisory locks for boards, the log and the read model; LISTEN/NOTIFY; rows in bulk.
 
 Locks are transaction-level advisory locks, so they end with the transaction whatever happens:
-- a board: `pg_advisory_xact_lock(BOARD_LOCKS, hashtext(board))`, held by a command from its first
-  read to its commit, so the rows it decides on are the board's state until it writes;
+- a board: `pg_advisory_xact_lock(BOARD_LOCKS, hashtext(board))`, held by a command that needs the
+  whole board (Hold.BOARD: a post, a cancel, a sweep, a budget) from its first read to its commit, so
+  the rows it decides on are the board's state until it writes; claims, outcomes and renewals
+  (Hold.SIGNALS) take it shared, so they run side by side and wait only for a whole-board writer,
+  and lock the rows they read (`SELECT ... FOR UPDATE`, a worker's claims `SKIP LOCKED`:
+  unit_of_work.py);
 - an entry key: `pg_advisory_xact_lock(ENTRY_LOCKS, hashtext(stream))`, the key's own stream, held
   like a board's (a write of one key never waits on another key's, nor on a board's);
 - a write naming a signal with key permissions also takes its board's lock shared (`share_board`),
@@ -12,7 +16,8 @@ Locks are transaction-level advisory locks, so they end with the transaction wha
   read model outside a command (a rebuild) holds it exclusive, so no command decides on rows that
   are being cleared or refolded;
 - the log: `LOG_LOCK`, taken right before an append and held to its commit, so positions are handed
-  out in commit order and a reader following the log never skips a late commit.
+  out in commit order and a reader following the log never skips a late commit; under it an append
+  of claims or outcomes reads the board's version and numbers its events after it.
 """
 
 from __future__ import annotations
@@ -45,10 +50,15 @@ SET_SEQUENCE = text(
     "SELECT setval(pg_get_serial_sequence('events', 'position'), (SELECT max(position) FROM events))"
 )
 SHARE_BOARD = text("SELECT pg_advisory_xact_lock_shared(:kind, hashtext(:board))")
+SHARE_BOARD_ROWS = text(
+    "SELECT pg_advisory_xact_lock_shared(:projection), pg_advisory_xact_lock_shared(:kind, hashtext(:board))"
+)
 NOTIFY = text("SELECT pg_notify(:channel, :position)")
 
 
 class PostgresDialect(Dialect):
+    notify_channel = NOTIFY_CHANNEL
+
     def create_engine(self, settings: StoreSettings) -> Engine:
         return create_engine(
             settings.url,
@@ -71,9 +81,15 @@ class PostgresDialect(Dialect):
     def hold_entry(self, conn: Connection, stream_id: str) -> None:
         conn.execute(HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": ENTRY_LOCKS, "board": stream_id})
 
-    def share_board(self, conn: Connection, blackboard_id: str) -> None:
-        # taken after the key's lock; a board's writer never takes a key's, so the two cannot deadlock
-        conn.execute(SHARE_BOARD, {"kind": BOARD_LOCKS, "board": blackboard_id})
+    def share_board(self, conn: Connection, blackboard_id: str, projection: bool = False) -> None:
+        # an entry writer takes it after the key's lock; a board's writer never takes a key's, so the
+        # two cannot deadlock
+        if projection:
+            conn.execute(
+                SHARE_BOARD_ROWS, {"projection": PROJECTION_LOCK, "kind": BOARD_LOCKS, "board": blackboard_id}
+            )
+        else:
+            conn.execute(SHARE_BOARD, {"kind": BOARD_LOCKS, "board": blackboard_id})
 
     def hold_key(self, conn: Connection, key: str) -> None:
         # taken after the board's lock and before the log's, by claims only: the order is always board,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, String, Table, and_, bindparam, delete, func, insert, or_, select, update
 
 from blackboard.application.ports import Recorded
 from blackboard.domain.capabilities import canonical_capability
@@ -72,6 +72,9 @@ GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
 _INSERTS = {table.name: insert(table) for table in (SIGNALS, CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE)}
 SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
+SET_CHECKPOINT_NOTIFY = SET_CHECKPOINT.returning(  # PostgreSQL only (set_checkpoint_and_notify)
+    func.pg_notify(bindparam("channel", type_=String()), bindparam("payload", type_=String()))
+)
 
 
 @dataclass
@@ -245,6 +248,21 @@ def checkpoint(conn: Connection) -> int:
     return conn.scalar(GET_CHECKPOINT) or 0
 
 
+def set_checkpoint_and_notify(conn: Connection, position: int) -> None:
+    """Move the checkpoint to the append's last position and tell the log's listeners (on commit), in
+    one round trip where the database can notify from a statement (PostgreSQL): both run under the
+    log's lock, which every other append waits for."""
+    dialect = dialect_of(conn.engine)
+    if dialect.notify_channel is None:
+        set_checkpoint(conn, position)
+        dialect.notify(conn, position)
+        return
+    params = {"position": position, "channel": dialect.notify_channel, "payload": str(position)}
+    if conn.execute(SET_CHECKPOINT_NOTIFY, params).first() is None:  # no checkpoint row yet
+        set_checkpoint(conn, position)
+        dialect.notify(conn, position)
+
+
 def set_checkpoint(conn: Connection, position: int) -> None:
     moved = conn.execute(SET_CHECKPOINT, {"position": position})
     if moved.rowcount == 0:
@@ -267,6 +285,27 @@ def fold(
     if fresh:
         fold_events(conn, fresh, cache, dependants, writer)
     return len(fresh)
+
+
+def fold_rows(
+    conn: Connection,
+    events: Sequence[BlackboardEvent],
+    cache: FoldCache | None = None,
+    dependants: Mapping[str, list[str]] | None = None,
+) -> None:
+    """Fold a command's signal events into the rows, without positions and without moving the
+    checkpoint (the caller moves it once the events have theirs): the rows of signals depend on
+    neither. Entry events hold positions in their rows: never given here."""
+    if any(isinstance(e, EntryEvent) for e in events):
+        raise ValueError("entry events are folded with their positions")
+    signal_events = [e for e in events if not isinstance(e, SolveEvent | BoardBudgetSet)]
+    if signal_events:
+        batch = Fold(conn, cache if cache is not None else FoldCache(), dependants)
+        batch.apply(signal_events)
+        batch.flush()
+    for event in events:
+        if isinstance(event, BoardBudgetSet):
+            set_budget_row(conn, event)
 
 
 def fold_events(
@@ -318,6 +357,15 @@ def refresh_reached(conn: Connection, boards: set[str]) -> None:
     """Whether what each board's runs spent has reached its budget (Budget.reached's rule, in SQL), for the
     boards that have a budget among these: after a budget is set, and after runs are recorded."""
     b, u = BOARD_BUDGETS.c, SIGNAL_USAGE.c
+    if not dialect_of(conn.engine).one_writer:
+        # completions of one board record runs side by side (Hold.SIGNALS): lock the budget's row first,
+        # so the sums below, read by the next statement, count every run committed before it
+        conn.execute(
+            select(b.blackboard_id)
+            .where(b.blackboard_id.in_(sorted(boards)))
+            .order_by(b.blackboard_id)
+            .with_for_update()
+        )
     mine = u.blackboard_id == b.blackboard_id
     usd = select(func.coalesce(func.sum(u.cost_usd), 0.0)).where(mine).scalar_subquery()
     tokens = (

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, bindparam, false, func, or_, select
 
-from blackboard.application.ports import BoardRows, BoardTransaction, Overdue, Recorded, UnitOfWork
+from blackboard.application.ports import (
+    BoardRows,
+    BoardTransaction,
+    ConcurrencyConflict,
+    Hold,
+    Overdue,
+    Recorded,
+    UnitOfWork,
+)
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import BlackboardEvent, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
@@ -88,6 +96,33 @@ OVERDUE = select(SIGNALS).where(
         ),
     ),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class _Queries:
+    by_id: Any
+    by_ids: Any
+    dependants: Any
+    with_key: Any
+    retries: Any
+    overdue: Any
+
+
+def _locking(query: Any, skip_locked: bool = False) -> Any:
+    # rows in id order, so two transactions locking overlapping sets lock them in the same order
+    return query.order_by(SIGNALS.c.signal_id).with_for_update(of=SIGNALS, skip_locked=skip_locked)
+
+
+_PLAIN = _Queries(BY_ID, BY_IDS, DEPENDANTS, WITH_KEY, RETRIES, OVERDUE)
+_LOCKED = _Queries(*(_locking(q) for q in (BY_ID, BY_IDS, DEPENDANTS, WITH_KEY, RETRIES, OVERDUE)))
+_SKIP_LOCKED = _Queries(
+    _locking(BY_ID, skip_locked=True),
+    _locking(BY_IDS, skip_locked=True),
+    _LOCKED.dependants,  # what a decision must change is waited for, never skipped
+    _LOCKED.with_key,
+    _LOCKED.retries,
+    _LOCKED.overdue,
+)
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
 _BUDGET_ROW = BOARD_BUDGETS.c.blackboard_id == bindparam("board")
 LIMITS = select(  # a board without a budget gives NULLs; no key (NULL) counts nothing
@@ -145,15 +180,38 @@ def commit_in(
     seed: projection.FoldCache,
     dependants: Mapping[str, list[str]] | None = None,
     known: LogState | None = None,
+    signals_only: bool = False,
 ) -> list[Recorded]:
     """Append the events (the event store) and fold the recorded ones into the rows (the one fold), in
     `conn`'s transaction, which holds the stream: both land at the commit or neither. The fold starts
     from `seed` (the states the decision loaded) and `dependants` (those it loaded of them), so it
     reads nothing it already has. While the read model is behind the log (a rebuild runs, or a
-    catch-up is owed) the rows are left to the projector, which folds these events in their turn."""
+    catch-up is owed) the rows are left to the projector, which folds these events in their turn.
+
+    `signals_only`: the transaction holds the signals it loaded, not the stream (Hold.SIGNALS), so
+    other transactions of the board append meanwhile. The events are then numbered in the stream
+    under the log's lock, after whatever committed first (their versions count the board's events;
+    nothing else reads them), and the rows, which do not depend on positions or versions, are
+    written before the log's lock is taken, so the lock covers only the insert, the checkpoint and
+    the commit. Should an append that was not folded (a bare append, an import) have come in since
+    the rows were read, the fold would run twice over it: ConcurrencyConflict, nothing written, and
+    the command decides again."""
+    early = signals_only and known is not None and known.live
+    if early:  # the rows first, outside the log's lock (they hold no position)
+        projection.fold_rows(conn, events, seed, dependants)
     log = hold_log(conn, stream_id, known)
-    recorded = append_in(conn, stream_id, events[0].version - 1, events, metadata, version=log.version)
-    if recorded and log.live:  # the read model is live: it stays so
+    if early and not log.live:
+        raise ConcurrencyConflict(stream_id, events[0].version - 1)
+    if signals_only and log.version != events[0].version - 1:  # others of the board committed first
+        events = [e.model_copy(update={"version": log.version + i}) for i, e in enumerate(events, 1)]
+    recorded = append_in(
+        conn, stream_id, events[0].version - 1, events, metadata, version=log.version, notify=not early
+    )
+    if early:
+        if len(recorded) != len(events):
+            raise ConcurrencyConflict(stream_id, events[0].version - 1)
+        projection.set_checkpoint_and_notify(conn, recorded[-1].position)
+    elif recorded and log.live:  # the read model is live: it stays so
         projection.fold(conn, recorded, seed, after=log.end, dependants=dependants)
     return recorded
 
@@ -163,13 +221,18 @@ class SqlUnitOfWork(UnitOfWork):
         self._engine = engine
 
     @contextmanager
-    def board(self, blackboard_id: str) -> Iterator[BoardTransaction]:
+    def board(self, blackboard_id: str, hold: Hold = Hold.BOARD) -> Iterator[BoardTransaction]:
         with (
             translated(f"could not write to {blackboard_id}", blackboard_id),
             write_transaction(self._engine) as conn,
         ):
-            dialect_of(self._engine).hold_board(conn, blackboard_id)
-            yield _SqlTransaction(blackboard_id, conn)
+            dialect = dialect_of(self._engine)
+            if hold is Hold.BOARD or dialect.one_writer:  # SQLite: the one writer holds it all anyway
+                dialect.hold_board(conn, blackboard_id)
+                hold = Hold.BOARD
+            else:  # the signals' rows are locked as they are loaded (_SqlRows)
+                dialect.share_board(conn, blackboard_id, projection=True)
+            yield _SqlTransaction(blackboard_id, conn, hold)
 
     @contextmanager
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
@@ -189,16 +252,22 @@ class SqlUnitOfWork(UnitOfWork):
 
 
 class _SqlTransaction(BoardTransaction):
-    def __init__(self, blackboard_id: str, conn: Connection) -> None:
+    def __init__(self, blackboard_id: str, conn: Connection, hold: Hold = Hold.BOARD) -> None:
         super().__init__(blackboard_id)
         self._conn = conn
+        self._hold = hold
         self._log: LogState | None = None  # as `rows` found it
 
     def rows(self) -> BoardRows | None:
         self._log = log = read_log(self._conn, self.blackboard_id)
         if not log.live:
+            if self._hold is not Hold.BOARD:
+                # the decision replays the board's history: no row to lock, so hold the whole board
+                # (two transactions doing so at once deadlock; the loser is decided again)
+                dialect_of(self._conn.engine).hold_board(self._conn, self.blackboard_id)
+                self._hold = Hold.BOARD
             return None
-        return _SqlRows(self._conn, self.blackboard_id, log.version)
+        return _SqlRows(self._conn, self.blackboard_id, log.version, self._hold)
 
     def history(self) -> list[BlackboardEvent]:
         return load_in(self._conn, self.blackboard_id)
@@ -236,33 +305,41 @@ class _SqlTransaction(BoardTransaction):
             projection.FoldCache(dict(self.loaded)),
             dependants=self.loaded_dependants,
             known=self._log,
+            signals_only=self._hold is not Hold.BOARD,
         )
 
 
 class _SqlRows(BoardRows):
-    def __init__(self, conn: Connection, blackboard_id: str, version: int) -> None:
+    """The rows a decision reads. Holding the board, plain reads; holding only signals, each row read
+    is locked for update until the commit (FOR UPDATE; FREE_SIGNALS: the named signals another
+    transaction holds are skipped, SKIP LOCKED), so no other writer changes a row this decision read
+    until it has written its own."""
+
+    def __init__(self, conn: Connection, blackboard_id: str, version: int, hold: Hold = Hold.BOARD) -> None:
         self._conn = conn
         self._board = blackboard_id
         self.version = version
+        self._queries = _PLAIN if hold is Hold.BOARD else _LOCKED
+        self._named = _SKIP_LOCKED if hold is Hold.FREE_SIGNALS else self._queries
 
     def signals(self, signal_ids: Collection[str]) -> list[AgentSignal]:
         if len(signal_ids) == 1:  # most commands name one: a statement that needs no list rendered
-            return self._many(BY_ID, id=next(iter(signal_ids)))
-        return self._many(BY_IDS, ids=sorted(signal_ids)) if signal_ids else []
+            return self._many(self._named.by_id, id=next(iter(signal_ids)))
+        return self._many(self._named.by_ids, ids=sorted(signal_ids)) if signal_ids else []
 
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
-        return self._many(DEPENDANTS, ids=sorted(signal_ids)) if signal_ids else []
+        return self._many(self._queries.dependants, ids=sorted(signal_ids)) if signal_ids else []
 
     def with_key(self, dedupe_key: str) -> AgentSignal | None:
-        found = self._many(WITH_KEY, key=dedupe_key)
+        found = self._many(self._queries.with_key, key=dedupe_key)
         return found[0] if found else None
 
     def retries(self, signal_ids: Collection[str]) -> list[AgentSignal]:
-        return self._many(RETRIES, ids=sorted(signal_ids)) if signal_ids else []
+        return self._many(self._queries.retries, ids=sorted(signal_ids)) if signal_ids else []
 
     def overdue(self, overdue: Overdue) -> list[AgentSignal]:
         return self._many(
-            OVERDUE,
+            self._queries.overdue,
             posted_before=overdue.at - overdue.post_timeout,
             at=overdue.at,
             claimed_before=overdue.at - overdue.claim_timeout,

@@ -32,6 +32,13 @@ CLAIMED_BY = select(SIGNALS).where(
 )
 
 
+def _shared(query: Any) -> Any:
+    """The signal rows a write's permissions rest on, locked shared until its commit: a completion, a
+    failure or an expiry of those claims (which lock their rows for update, holding only their signals,
+    so the board's shared lock no longer keeps them out) waits for the write, as before."""
+    return query.order_by(SIGNALS.c.signal_id).with_for_update(of=SIGNALS, read=True)
+
+
 class SqlEntryTransaction(EntryTransaction):
     def __init__(self, blackboard_id: str, key: str, conn: Connection) -> None:
         super().__init__(blackboard_id, key)
@@ -52,7 +59,7 @@ class SqlEntryTransaction(EntryTransaction):
         self._hold_board()
         if read_log(self._conn, self.blackboard_id).live:
             # the signal's row is its state: every commit on the board wrote it
-            row = self._conn.execute(BY_ID, {"board": self.blackboard_id, "id": signal_id}).first()
+            row = self._conn.execute(_shared(BY_ID), {"board": self.blackboard_id, "id": signal_id}).first()
             return signal_from_row(row) if row is not None else None
         board = BlackboardAggregate.replay(self.blackboard_id, load_in(self._conn, self.blackboard_id))
         return board.signals.get(signal_id)
@@ -60,7 +67,7 @@ class SqlEntryTransaction(EntryTransaction):
     def claims_of(self, agent_id: str) -> list[AgentSignal]:
         self._hold_board()
         if read_log(self._conn, self.blackboard_id).live:
-            rows = self._conn.execute(CLAIMED_BY, {"board": self.blackboard_id, "agent": agent_id})
+            rows = self._conn.execute(_shared(CLAIMED_BY), {"board": self.blackboard_id, "agent": agent_id})
             return [signal_from_row(row) for row in rows]
         board = BlackboardAggregate.replay(self.blackboard_id, load_in(self._conn, self.blackboard_id))
         return [

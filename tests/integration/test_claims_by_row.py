@@ -1,0 +1,117 @@
+"""Claims and outcomes hold their signals, not the board (PostgreSQL: row locks under the board's lock
+taken shared; SQLite: the one writer): docs/persistence.md, "Writing"."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+
+from blackboard.application.commands import ClaimSignal, ClaimSignals, CompleteSignal, PostSignal
+from blackboard.application.ports import Hold, Scope, SignalFilter
+from blackboard.application.projection import Projector
+from blackboard.application.service import Settings
+from blackboard.domain.signals import SignalStatus
+from tests.integration.conftest import SqlBoard
+
+BOARD = "b-rows"
+
+
+def post(board: SqlBoard, n: int, **fields) -> list[str]:
+    return [
+        board.service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id=BOARD, entry_id=f"e-{i}", topic=f"t {i}", **fields)
+        ).signal_id
+        for i in range(n)
+    ]
+
+
+def in_thread(work) -> tuple[threading.Thread, list]:
+    done: list = []
+
+    def run() -> None:
+        done.append(work())
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, done
+
+
+def test_a_signal_held_by_one_transaction_is_skipped_by_claims_and_the_board_waits_for_it(pg_engine):
+    board = SqlBoard(pg_engine)
+    held_id, free_id, other_id = post(board, 3)
+    release = threading.Event()
+    loaded = threading.Event()
+
+    def hold_one() -> None:  # a claim of `held_id` that has read its row and not committed yet
+        with board.unit_of_work().board(BOARD, Hold.SIGNALS) as tx:
+            tx.load(Scope(signals=(held_id,)))
+            loaded.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold_one)
+    holder.start()
+    assert loaded.wait(10)
+    try:
+        # another signal of the board is claimed meanwhile, without waiting for the holder
+        started = time.monotonic()
+        alone = board.fresh_service().claim_signal(ClaimSignal(signal_id=other_id, agent_id="ps-researcher"))
+        # a worker's batch skips the held signal and takes the next one
+        batch = board.fresh_service().claim_signals(
+            ClaimSignals(blackboard_id=BOARD, signal_ids=(held_id, free_id), agent_id="ps-analyst", limit=1)
+        )
+        took = time.monotonic() - started
+        # a command on the whole board (a post) waits until the holder ends
+        poster, posted = in_thread(lambda: post(board, 1))
+        time.sleep(0.3)
+        waited = not posted
+    finally:
+        release.set()
+        holder.join(10)
+    poster.join(10)
+
+    assert alone.status is SignalStatus.CLAIMED
+    assert [s.signal_id for s in batch.claimed] == [free_id] and held_id in batch.skipped
+    assert took < 5
+    assert waited and posted
+
+
+@pytest.mark.parametrize("workers", [4])
+def test_claims_and_completions_side_by_side_keep_the_board_whole(sql_engine, workers):
+    """Workers claiming and completing on one board at once: each signal claimed once and completed
+    once, the board's events numbered 1, 2, ... in commit order, and the rows the commits wrote are
+    the rows a rebuild folds from the log."""
+    day = timedelta(days=1)  # the test's clock moves a second a reading: nothing expires meanwhile
+    board = SqlBoard(sql_engine, Settings(claim_threshold=0.5, post_timeout=day, claim_timeout=day))
+    ids = post(board, 24)
+    first = post(board, 1, after=(ids[0],))  # released by the completion of ids[0]
+    agents = ("ps-researcher", "ps-analyst")
+
+    def work(n: int) -> int:
+        service, agent, done = board.fresh_service(), agents[n % 2], 0
+        while True:
+            claims = service.claim_signals(
+                ClaimSignals(blackboard_id=BOARD, signal_ids=tuple(ids + first), agent_id=agent, limit=3)
+            )
+            if not claims.claimed:
+                return done
+            for signal in claims.claimed:
+                service.complete_signal(CompleteSignal(signal_id=signal.signal_id, agent_id=agent))
+                done += 1
+
+    with ThreadPoolExecutor(workers) as pool:
+        done = sum(pool.map(work, range(workers)))
+
+    records = [r for r in board.store.read_all() if r.event.blackboard_id == BOARD]
+    assert [r.event.version for r in records] == list(range(1, len(records) + 1))
+    claimed = [r.event.signal_id for r in records if r.event.event_type == "AgentSignalClaimed"]
+    completed = [r.event.signal_id for r in records if r.event.event_type == "AgentSignalCompleted"]
+    assert sorted(claimed) == sorted(completed) == sorted(ids + first) and done == len(ids) + 1
+    rows = {s.signal_id: s for s in board.read_model.find(SignalFilter(blackboard_id=BOARD))}
+    assert all(s.status is SignalStatus.COMPLETED for s in rows.values())
+    Projector(board.store, board.read_model).rebuild()
+    rebuilt = {s.signal_id: s for s in board.read_model.find(SignalFilter(blackboard_id=BOARD))}
+    assert rebuilt == rows
