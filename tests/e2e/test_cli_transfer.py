@@ -62,12 +62,18 @@ def target(stores) -> Cli:
 
 
 def _truncate_sqlite(url: str) -> None:
+    from blackboard.infrastructure.persistence.knowledge.search import entry_index
+
     engine = create_engine(url)
     with engine.begin() as conn:
         for (table,) in conn.execute(
-            text("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'alembic_version'")
+            text(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'alembic_version'"
+                " AND name NOT LIKE 'entry\\_search%' ESCAPE '\\'"  # FTS5's own tables: cleared below
+            )
         ):
             conn.execute(text(f'DELETE FROM "{table}"'))
+        entry_index(conn).clear(conn)  # the search index (an FTS5 table and its words), as a rebuild does
     engine.dispose()
 
 
