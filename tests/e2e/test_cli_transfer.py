@@ -62,18 +62,18 @@ def target(stores) -> Cli:
 
 
 def _truncate_sqlite(url: str) -> None:
+    from blackboard.infrastructure.persistence.knowledge.search import entry_index
+
     engine = create_engine(url)
     with engine.begin() as conn:
-        tables = conn.execute(
-            text("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name <> 'alembic_version'")
-        ).all()
-        virtual = [name for name, sql in tables if sql.startswith("CREATE VIRTUAL TABLE")]
-        shadows = {f"{v}_{part}" for v in virtual for part in ("data", "idx", "content", "docsize", "config")}
-        for name, _ in tables:  # a full-text table's own tables (name_data, ...) are its module's to empty
-            if name not in virtual and name not in shadows:
-                conn.execute(text(f'DELETE FROM "{name}"'))
-        for name in virtual:  # FTS5 over external content: emptied by its own command
-            conn.execute(text(f"INSERT INTO \"{name}\" (\"{name}\") VALUES ('delete-all')"))
+        for (table,) in conn.execute(
+            text(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'alembic_version'"
+                " AND name NOT LIKE 'entry\\_search%' ESCAPE '\\'"  # FTS5's own tables: cleared below
+            )
+        ):
+            conn.execute(text(f'DELETE FROM "{table}"'))
+        entry_index(conn).clear(conn)  # the search index (an FTS5 table and its words), as a rebuild does
     engine.dispose()
 
 
