@@ -4,8 +4,11 @@ working folder and exit code, but it starts from a process that imported the CLI
 Why: the suite runs the CLI several thousand times, and a cold start (an interpreter, SQLAlchemy, pydantic, the
 package) costs most of a CPU-second on this machine, most of the suite's time on two cores. Importing is set-up the
 suite shares, not the thing under test; the tests of the start itself (tests/integration/test_command_imports.py,
-the docs harness, the install tests, every background process the tests start) keep the real executable, and
-`BLACKBOARD_TEST_CLI=exec` makes every call a cold start again.
+the README's tour, the install tests, the processes the product itself starts: `solve`'s workers, Claude Code's
+board server) keep the real executable, and `BLACKBOARD_TEST_CLI=exec` makes every call a cold start again. The
+processes a test starts in the background (workers, watches, the MCP and web servers: `CliServer.start`) and the
+docs pages' `blackboard` (`CliServer.shim`) run through a shim, a process of their own that is the call's pipes,
+signals and exit.
 
 How: the server (one per test process, started on first use) listens on a Unix socket. A call sends its arguments,
 environment and folder with three file descriptors (stdin, stdout, stderr). The server forks a *waiter*, which forks
@@ -33,6 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_PID_FD = "CLI_SERVER_PID_FD"  # the variable that tells a shim of CliServer.start where to say its call's pid
 _HEADER = struct.Struct("!I")
 
 
@@ -201,6 +205,7 @@ class CliServer:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
         self._path = ""
+        self._starter = ""
 
     def _ensure(self) -> str:
         with self._lock:
@@ -281,20 +286,63 @@ class CliServer:
                 os.close(fd)
         return returncode, _text(b"".join(chunks[out_r])), _text(b"".join(chunks[err_r]))
 
-    def shim(self, folder: Path) -> Path:
+    def shim(self, folder: Path, group: bool = True) -> Path:
         """A `blackboard` executable in `folder` that runs each call through this server, for a shell to find
         first on its PATH: a process of its own that hands the call its stdin, stdout, stderr, arguments,
         environment and folder, passes on the signals it gets (to the call's process group, as a shell's
-        Ctrl-C reaches a job's), and ends as the call ends (its exit code, or the signal that ended it). When
-        the shim is killed, the server kills the call. Returns the folder."""
+        Ctrl-C reaches a job's; with `group=False` to the call alone, as a signal sent to a started process
+        reaches it alone), and ends as the call ends (its exit code, or the signal that ended it). When the
+        shim is killed, the server kills the call. Returns the folder."""
         folder.mkdir(parents=True, exist_ok=True)
         script = folder / "blackboard"
         script.write_text(
             f"#!{sys.executable} -IS\n"
-            + _SHIM.replace("SOCKET_PATH", repr(self._ensure())).replace("ARGV0", repr(self.argv0))
+            + _SHIM.replace("SOCKET_PATH", repr(self._ensure()))
+            .replace("PID_FD", repr(_PID_FD))
+            .replace("ARGV0", repr(self.argv0))
+            .replace("GROUP", repr(group))
         )
         script.chmod(0o755)
         return folder
+
+    def start(
+        self,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | os.PathLike[str] | None,
+        timeout: float = 60.0,
+        **popen,
+    ) -> subprocess.Popen:
+        """`subprocess.Popen([blackboard, *args], ...)` for a process the test starts in the background (a
+        worker, a watch, a server): the Popen of a shim (`group=False`) whose call runs forked from this
+        server, so it starts warm. The shim is the Popen's process: its pipes are the call's, a signal sent
+        to it reaches the call, it ends with the call's exit code or signal, and killing it kills the call.
+        `call_pid` is the call's own pid (what the call says as its pid: a worker's presence, its children's
+        parent)."""
+        if not self._starter:  # written once (a second writer writes the same file in a folder of its own)
+            self._starter = str(self.shim(Path(tempfile.mkdtemp(prefix="bb-cli-start-")), group=False))
+        read_end, write_end = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [os.path.join(self._starter, "blackboard"), *args],
+                env={**env, _PID_FD: str(write_end)},
+                cwd=cwd,
+                pass_fds=(write_end,),
+                **popen,
+            )
+        finally:
+            os.close(write_end)
+        try:
+            ready, _, _ = select.select([read_end], [], [], timeout)
+            said = os.read(read_end, 64) if ready else b""
+        finally:
+            os.close(read_end)
+        if not said.strip():
+            proc.kill()
+            proc.wait()
+            raise RuntimeError(f"`blackboard {' '.join(args)}` did not start through the CLI fork server")
+        proc.call_pid = int(said)  # type: ignore[attr-defined]
+        return proc
 
     def close(self) -> None:
         """Stop the server and wait for it (its calls' CPU time counts as this process's children's)."""
@@ -316,13 +364,14 @@ import json, os, signal, socket, struct, sys
 
 pending = []
 call = None
+pid_fd = os.environ.pop(PID_FD, None)  # CliServer.start: where to say the call's pid
 
 def forward(signum, _frame):
     if call is None:
         pending.append(signum)
     else:
         try:
-            os.killpg(call, signum)
+            (os.killpg if GROUP else os.kill)(call, signum)
         except ProcessLookupError:
             pass
 
@@ -331,11 +380,14 @@ for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, sig
 conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 conn.connect(SOCKET_PATH)
 body = json.dumps(
-    {"args": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd(), "argv0": ARGV0, "group": True}
+    {"args": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd(), "argv0": ARGV0, "group": GROUP}
 ).encode()
 socket.send_fds(conn, [struct.pack("!I", len(body)) + body], [0, 1, 2])
 replies = conn.makefile("rb")
 call = json.loads(replies.readline())["pid"]
+if pid_fd is not None:
+    os.write(int(pid_fd), b"%d\\n" % call)
+    os.close(int(pid_fd))
 for signum in pending:
     forward(signum, None)
 code = json.loads(replies.readline())["returncode"]
@@ -373,3 +425,20 @@ def run_blackboard(
         )
     code, out, err = SERVER.run(list(args), env, cwd or os.getcwd(), timeout)
     return subprocess.CompletedProcess([BLACKBOARD, *args], code, out, err)
+
+
+def start_blackboard(
+    args: list[str] | tuple[str, ...],
+    env: dict[str, str],
+    cwd: str | os.PathLike[str] | None,
+    **popen: object,
+) -> subprocess.Popen:
+    """`subprocess.Popen([blackboard, *args], env=env, cwd=cwd, **popen)` for a process that runs in the
+    background (a worker, a watch, a server): warm from the CLI fork server (`CliServer.start`: the Popen is
+    a shim whose pipes, signals and exit are the call's), cold with BLACKBOARD_TEST_CLI=exec. `call_pid` is
+    the pid of `blackboard` itself (what it reports as its own, its children's parent)."""
+    if SERVER is None:
+        proc = subprocess.Popen([BLACKBOARD, *args], env=env, cwd=cwd, **popen)
+        proc.call_pid = proc.pid  # type: ignore[attr-defined]
+        return proc
+    return SERVER.start(list(args), env, cwd, **popen)

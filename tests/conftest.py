@@ -48,6 +48,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     return OneProcessPerFile(config, log)
 
 
+# The folders whose tests run longest (Claude Code runs, `solve`, the demo, the racing processes, the rebuilds)
+# go first: the processes hand out work in this order, so a long test starts early instead of ending the run
+# alone while the other processes sit idle. Files keep their order inside a folder, and tests inside a file.
+LONGEST_FIRST = ("tests/plugin/", "tests/runners/", "tests/integration/")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((n for n, folder in enumerate(LONGEST_FIRST) if item.nodeid.startswith(folder)), 99)
+
+    items.sort(key=rank)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Stop this process's CLI fork server and wait for it, so that the CPU time of the calls it forked counts
     as this process's children's (what `time make test` reports) instead of vanishing with the server."""

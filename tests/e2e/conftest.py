@@ -24,7 +24,7 @@ from jsonschema import Draft7Validator, FormatChecker
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from tests.cli_server import run_blackboard
+from tests.cli_server import run_blackboard, start_blackboard
 from tests.paths import CONTRACTS as CONTRACTS_DIR
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
@@ -168,14 +168,10 @@ class Cli:
             return [f.result() for f in [pool.submit(step) for step in steps]]
 
     def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        """Start `blackboard ARGS` in the background, and return once it has opened the database."""
-        proc = subprocess.Popen(
-            [BLACKBOARD, *args],
-            env=self.environment(env),
-            cwd=self.cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        """Start `blackboard ARGS` in the background (`start_blackboard`: warm, from the CLI fork server), and
+        return once it has opened the database."""
+        proc = start_blackboard(
+            args, self.environment(env), self.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         self._started.append(proc)
         self._until_connected(proc)
@@ -211,12 +207,13 @@ class Cli:
             else None
         )
         deadline = time.monotonic() + limit
-        fd_dir = Path(f"/proc/{proc.pid}/fd")
+        fd_dir = Path(f"/proc/{proc.call_pid}/fd")
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 return  # ended already: finish() reports what it printed
             try:
-                targets = [os.readlink(fd_dir / fd) for fd in os.listdir(fd_dir)]
+                # not its stdin, stdout or stderr, which it was given (a socket, were its stdin one)
+                targets = [os.readlink(fd_dir / fd) for fd in os.listdir(fd_dir) if int(fd) > 2]
             except OSError:
                 targets = []
             if any(t == sqlite_file if sqlite_file else t.startswith("socket:") for t in targets):

@@ -149,7 +149,7 @@ def test_status_lists_each_live_worker_and_what_it_runs_until_it_stops(pcli):
     [board] = busy
     [live] = board["workers"]
     assert (live["agent"], live["running"], live["boards"]) == ("ps-hang", [sig], None)
-    assert (live["host"], live["pid"]) == (socket.gethostname(), worker.pid)
+    assert (live["host"], live["pid"]) == (socket.gethostname(), worker.call_pid)
     assert "ps-hang" in board["live_workers"]
     assert after[0]["workers"] == [] and after[0]["live_workers"] == []  # stopped: no longer live
 
@@ -180,8 +180,8 @@ def test_a_killed_worker_stops_counting_once_its_beats_go_stale(pcli):
     wait_past_post_timeout(pcli, second)
     held = pcli.ok("expire", env=ENV)  # past its post timeout, but a live worker fits it
 
-    handlers = children(worker.pid)
-    os.kill(worker.pid, signal.SIGKILL)  # no stop said: its row goes stale after 3 missed beats
+    handlers = children(worker.call_pid)
+    os.kill(worker.call_pid, signal.SIGKILL)  # no stop said: its row goes stale after 3 missed beats
     worker.wait()
     for pid in handlers:  # its handler's process group, which a killed worker leaves behind
         os.killpg(pid, signal.SIGKILL)
@@ -194,7 +194,7 @@ def test_a_killed_worker_stops_counting_once_its_beats_go_stale(pcli):
     reason = ended[0]["result"]["error"]
     assert reason.startswith(
         f"not claimed within {POST_TIMEOUT:g}s of becoming claimable; the last worker that fits it, "
-        f"ps-hang on {socket.gethostname()}:{worker.pid}, stopped beating at "
+        f"ps-hang on {socket.gethostname()}:{worker.call_pid}, stopped beating at "
     ), reason
     assert waited >= POST_TIMEOUT  # its post timeout ran only once the worker had gone stale
     assert overview[0]["workers"] == [] and show(pcli, first)["status"] == "CLAIMED"  # its lease runs on
@@ -256,4 +256,4 @@ def test_status_text_lists_live_workers_and_what_each_runs(pcli):
     lines = text.splitlines()
     workers = lines[lines.index("live workers") :]  # the second table's title
     row = next(line for line in workers if "ps-hang" in line)
-    assert f"{socket.gethostname()}:{worker.pid}" in row and f"{first} (ps-q)" in row and " all " in row
+    assert f"{socket.gethostname()}:{worker.call_pid}" in row and f"{first} (ps-q)" in row and " all " in row

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import BLACKBOARD, Cli
+from tests.e2e.conftest import Cli, start_blackboard
 
 ANSWER_WITHIN = 60.0  # seconds: a bound so a broken server fails the test instead of hanging it
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
@@ -21,10 +21,10 @@ PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 
 class RawServer:
     def __init__(self, cli: Cli, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
-            [BLACKBOARD, "mcp"],
-            env=cli.environment(env),
-            cwd=cli.cwd,
+        self.proc = start_blackboard(
+            ["mcp"],
+            cli.environment(env),
+            cli.cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -70,7 +70,7 @@ from blackboard.infrastructure.cli.parser import build_parser
 from blackboard.infrastructure.mcp.schemas import COMMAND_FIELDS
 from blackboard.infrastructure.mcp.tools import every_tool
 from blackboard.infrastructure.web.routes import PARAMETERS
-from tests.e2e.conftest import BLACKBOARD, Cli, database_url
+from tests.e2e.conftest import Cli, database_url, start_blackboard
 from tests.e2e.web import UiServer
 
 EXAMPLES = 2  # bad values per field on SQLite: the budget that keeps the module's time modest
@@ -470,10 +470,10 @@ class McpServer:
     """`blackboard mcp --agent AGENT`, spoken to in JSON-RPC lines on its pipes, for the whole module."""
 
     def __init__(self, cli: Cli) -> None:
-        self.proc = subprocess.Popen(
-            [BLACKBOARD, "mcp", "--agent", AGENT],
-            env=cli.environment(),
-            cwd=cli.cwd,
+        self.proc = start_blackboard(
+            ["mcp", "--agent", AGENT],
+            cli.environment(),
+            cli.cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import BLACKBOARD, Cli
+from tests.e2e.conftest import Cli, start_blackboard
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -30,10 +30,10 @@ class UiServer:
         self.port = free_port()
         self.log = cli.cwd / f"ui-{self.port}.err"
         with self.log.open("w") as err:
-            self.proc = subprocess.Popen(
-                [BLACKBOARD, "ui", "--port", str(self.port), *args],
-                env=cli.environment(env),
-                cwd=cli.cwd,
+            self.proc = start_blackboard(
+                ["ui", "--port", str(self.port), *args],
+                cli.environment(env),
+                cli.cwd,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
             )

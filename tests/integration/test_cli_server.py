@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -132,3 +133,38 @@ def test_the_shell_s_shim_is_a_process_with_the_shell_s_pipes_exit_codes_and_sig
         time.sleep(0.1)
     else:
         pytest.fail(f"the call {call} of the killed shim still runs")
+
+
+def test_a_started_process_has_the_call_s_pipes_pid_signals_and_exit(tmp_path, server):
+    """Cli.start's background processes (workers, watches, servers) run through `CliServer.start`: the Popen's
+    pipes are the call's, `call_pid` is the pid the call reports as its own, a signal sent to the Popen
+    reaches the call (alone: no group of its own, as a started process has none), the Popen ends with the
+    call's exit code, and killing it kills the call."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
+    env["BLACKBOARD_DB"] = f"sqlite:///{tmp_path / 'b.db'}"
+    env["BLACKBOARD_AGENTS_DIR"] = str(tmp_path)
+    (tmp_path / "finder.md").write_text(
+        "---\nname: finder\ncapabilities: {RESEARCH: 0.9}\ncommand: cat\n---\nF.\n"
+    )
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+
+    stopped = server.start(["worker", "--agent", "finder"], env, tmp_path, **pipes)
+    first = stopped.stderr.readline()
+    assert " started (" in first and f"[{stopped.call_pid}]" in first, first
+    assert stopped.call_pid != stopped.pid and os.getpgid(stopped.call_pid) != stopped.call_pid
+    stopped.send_signal(signal.SIGTERM)  # the worker's graceful stop
+    _, rest = stopped.communicate(timeout=60)
+    assert stopped.returncode == 0 and "stopped after 0 signal(s)" in rest, rest
+
+    killed = server.start(["worker", "--agent", "finder"], env, tmp_path, **pipes)
+    assert " started (" in killed.stderr.readline()
+    killed.kill()
+    assert killed.wait(timeout=60) == -signal.SIGKILL
+    for _ in range(100):  # the server kills the call of a shim that was killed
+        stat = Path(f"/proc/{killed.call_pid}/stat")
+        if not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the call {killed.call_pid} of the killed process still runs")
+    killed.communicate()

@@ -10,7 +10,8 @@ import pytest
 
 from blackboard.application.commands import PostSignal
 from blackboard.domain.signals import SignalStatus
-from tests.integration.test_workers import BLACKBOARD, Board
+from tests.cli_server import BLACKBOARD
+from tests.integration.test_workers import Board
 
 SIGNALS = 200
 BOARDS = ("race-1", "race-2")

@@ -16,9 +16,7 @@ from blackboard.application.commands import PostSignal
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import settings
 from blackboard.infrastructure.container import Container
-from tests.cli_server import run_blackboard
-
-BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
+from tests.cli_server import run_blackboard, start_blackboard
 
 # A handler that records the signal document it got, then sleeps $SLEEP seconds and reports.
 HANDLER = r"""
@@ -127,9 +125,10 @@ class Board:
         return json.loads(done.stdout)["signal_id"]
 
     def worker(self, agent: str, *extra: str, **env: str) -> subprocess.Popen[str]:
-        process = subprocess.Popen(
-            [BLACKBOARD, "worker", "--agent", agent, *extra],
-            env={**self.env, **env},
+        process = start_blackboard(  # warm, from the CLI fork server; `call_pid` is the worker's own pid
+            ["worker", "--agent", agent, *extra],
+            {**self.env, **env},
+            None,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -358,7 +357,7 @@ def test_ten_signals_waiting_for_a_worker_with_ten_slots_are_claimed_in_one_comm
     assert sorted(entry["signal_id"] for entry in board.handled()) == sorted(ids)  # each handled once
     prefix = "out" if handler == "command" else "py"
     assert all(board.read_model.get(s).result.artifact_path == f"{prefix}/{s}.md" for s in ids)
-    in_process = {entry["pid"] == worker.pid for entry in board.handled()}
+    in_process = {entry["pid"] == worker.call_pid for entry in board.handled()}
     assert in_process == {handler == "entrypoint"}
     assert worker.returncode == 0, board.stderr[worker.pid]
 

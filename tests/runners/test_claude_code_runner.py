@@ -118,7 +118,13 @@ def test_claude_code_runs_the_agent_file_with_the_board_attached_and_bound_to_th
     assert "  result success: 5 turn(s)" in shown and shown.rstrip().endswith("REVIEW DONE: two bugs found")
 
 
-def test_a_headless_run_refuses_what_is_not_allowed_unless_the_worker_widens_it(board, tmp_path):
+def test_a_headless_run_refuses_what_is_not_allowed_unless_the_worker_widens_it_in_its_workdir(
+    board, tmp_path
+):
+    """Two runs: the first with Claude Code's defaults (a read needs no permission, Bash is refused); the
+    second widened by the worker (--allow-tool), in the worker's workdir (--workdir: a relative read and
+    Bash's file land there), with a slow first answer that outlasts the claim timeout while the worker keeps
+    renewing the lease."""
     board.agent("helper", "description: Helps.\n", "Help.")  # no tools: Claude Code's default set
     first = board.post("helper", topic="first")
     (board.workdir / "notes.txt").write_text("NOTES-TEXT")
@@ -136,38 +142,28 @@ def test_a_headless_run_refuses_what_is_not_allowed_unless_the_worker_widens_it(
     assert not (board.workdir / "made-by-bash").exists()
     assert board.show(first["signal_id"])["status"] == "COMPLETED"
 
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "only-here.txt").write_text("FOUND-IN-WORKDIR")
     second = board.post("helper", topic="second")
     script = [
+        slow(4, call("Read", {"file_path": "only-here.txt"})),
         call("Bash", {"command": "touch made-by-bash", "description": "write a file"}),
         say("second done"),
     ]
     with stand_in(script) as api:
-        env = claude_env(api.url, tmp_path)
-        board.cli("worker", "--agent", "helper", "--once", "--allow-tool", "Bash(touch *)", env=env).expect(0)
-
-    assert (board.workdir / "made-by-bash").exists()
-    assert board.show(second["signal_id"])["status"] == "COMPLETED"
-
-
-def test_the_run_works_in_the_worker_s_workdir_and_a_slow_first_answer_keeps_the_lease_renewed(
-    board, tmp_path
-):
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (elsewhere / "only-here.txt").write_text("FOUND-IN-WORKDIR")
-    board.agent("reviewer", REVIEWER, "Review.")
-    signal = board.post("reviewer")
-    script = [slow(4, call("Read", {"file_path": "only-here.txt"})), say("read it")]
-    with stand_in(script) as api:
         env = {**claude_env(api.url, tmp_path), "BLACKBOARD_CLAIM_TIMEOUT": "3"}  # renewed every 1 s
+        widened = ("--allow-tool", "Bash(touch *)", "--workdir", str(elsewhere))
         started = time.monotonic()
-        board.cli("worker", "--agent", "reviewer", "--once", "--workdir", str(elsewhere), env=env).expect(0)
+        board.cli("worker", "--agent", "helper", "--once", *widened, env=env).expect(0)
         assert time.monotonic() - started > 4
 
-    assert "FOUND-IN-WORKDIR" in text_of(tool_results(api.model_calls[-1])[0]["content"])
-    done = board.show(signal["signal_id"])
+    read, bash = tool_results(api.model_calls[-1])
+    assert "FOUND-IN-WORKDIR" in text_of(read["content"]) and not bash.get("is_error"), bash
+    assert (elsewhere / "made-by-bash").exists() and not (board.workdir / "made-by-bash").exists()
+    done = board.show(second["signal_id"])
     assert done["status"] == "COMPLETED" and done["lease_renewed_at"] is not None
     # the transcript goes to the worker's artifacts folder (./artifacts where it was started), not the workdir
     assert done["usage"]["transcript_path"] == str(
-        board.workdir / "artifacts" / "transcripts" / f"{signal['signal_id']}.jsonl"
+        board.workdir / "artifacts" / "transcripts" / f"{second['signal_id']}.jsonl"
     )
