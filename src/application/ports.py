@@ -533,17 +533,18 @@ class SignalReadModel(abc.ABC):
         """Per board, how long its signals took (the web view's /metrics histograms), as the rows hold
         them now: CLAIM_WAIT from the post to the claim, of every signal with a claim (a retried one: its
         current claim); RUN_TIME from the claim to the end, of every ended signal that was claimed, per
-        status. This default reads every signal; a store totals where the rows are."""
+        status. A negative span (the clocks of two processes disagree) counts as 0. This default reads
+        every signal; a store totals where the rows are."""
         groups: dict[tuple[str, str | None], list[float]] = {}
         for s in self.find(SignalFilter()):
             if s.claimed_at is None:
                 continue
             if kind == CLAIM_WAIT:
                 groups.setdefault((s.blackboard_id, None), []).append(
-                    (s.claimed_at - s.created_at).total_seconds()
+                    max((s.claimed_at - s.created_at).total_seconds(), 0.0)
                 )
             elif s.completed_at is not None:
-                seconds = (s.completed_at - s.claimed_at).total_seconds()
+                seconds = max((s.completed_at - s.claimed_at).total_seconds(), 0.0)  # clocks may disagree
                 groups.setdefault((s.blackboard_id, str(s.status)), []).append(seconds)
         return [
             Durations(board, status, tuple(sum(x <= b for x in xs) for b in bounds), len(xs), sum(xs))

@@ -4,8 +4,9 @@ across processes.
 Every event carries its command's `correlation_id` and `causation_id`. A post's span takes its trace id
 from the correlation id (a UUID's 128 bits; any other id, the first 128 bits of its SHA-256) and its
 span id from the post's causation id, so another process can name it as a parent knowing only the post's
-metadata: a claim looks the post up in the log (one query; remembered for the rest of the signal's life
-in this process) and becomes its child, the worker's run the claim's child, and the completion or failure
+metadata: a claim looks the post up in the log (one statement: the signal's row names its post's event,
+read by the events' unique index; remembered for the rest of the signal's life in this process) and becomes
+its child, the worker's run the claim's child, and the completion or failure
 the run's (or the claim's, or the post's, whichever this process saw last). Spans are made after the fact,
 with the command's or run's real start and end, so a refused command leaves none. A tracer never fails
 the work: a span that cannot be made is logged and dropped."""

@@ -229,18 +229,22 @@ class ReadModelContract(abc.ABC):
         board.fail_signal(failed, "ps-researcher", "no", T0 + timedelta(seconds=45))  # 5 s: within 5
         board.claim_signal(running, RESEARCHER, T0 + timedelta(seconds=90))  # no run time until it ends
         other = BlackboardAggregate("bb-2")
-        other.claim_signal(post(other, 9).signal_id, RESEARCHER, T0 + timedelta(seconds=0.25))
+        other.claim_signal(quick := post(other, 9).signal_id, RESEARCHER, T0 + timedelta(seconds=0.25))
+        # clocks that disagree: completed "before" its claim, claimed "before" its post; each span counts 0
+        other.complete_signal(quick, "ps-researcher", SignalResult(), T0 + timedelta(seconds=0.1))
+        other.claim_signal(post(other, 8).signal_id, RESEARCHER, T0 - timedelta(seconds=3))
         read_model.apply(recorded(board.collect_events()))
         read_model.apply(recorded(other.collect_events(), first_position=100))
         bounds = (1.0, 5.0, 60.0)
 
         assert read_model.durations(CLAIM_WAIT, bounds) == [
             Durations("bb-1", None, (0, 1, 2), 3, pytest.approx(132.0)),
-            Durations("bb-2", None, (1, 1, 1), 1, pytest.approx(0.25)),
+            Durations("bb-2", None, (2, 2, 2), 2, pytest.approx(0.25)),
         ]
         assert read_model.durations(RUN_TIME, bounds) == [
             Durations("bb-1", "COMPLETED", (0, 0, 0), 1, pytest.approx(70.0)),
             Durations("bb-1", "FAILED", (0, 1, 1), 1, pytest.approx(5.0)),
+            Durations("bb-2", "COMPLETED", (1, 1, 1), 1, pytest.approx(0.0)),
         ]
 
     def test_reset_forgets_everything(self, read_model):

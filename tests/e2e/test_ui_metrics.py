@@ -1,6 +1,7 @@
 """`blackboard ui`'s /metrics: the real server scraped over HTTP after real work on its database, the answer
-parsed with the official client's own parser: signals by status, the claim-wait and run-time histograms
-(each signal in the bucket its times put it in), open conflicts, runners' tokens and cost, live workers."""
+parsed with the official client's own parsers (Prometheus' text format, and OpenMetrics when asked for):
+signals by status, the claim-wait and run-time gauge histograms (each signal in the bucket its times put
+it in, a span the clocks made negative at 0), open conflicts, runners' tokens and cost, live workers."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from dependency_injector import providers
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from prometheus_client.parser import text_string_to_metric_families
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, FailSignal, PostSignal
@@ -49,8 +51,9 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 def do_the_work(cli: Cli) -> None:
     """On board ps-m: one signal claimed 2 s after its post and completed 70 s later by a runner that used
-    tokens; one claimed after 40 s and failed 3 s later; one claimed and still running; one never claimed.
-    A conflict on an entry key. Through the service, in this process, with a clock of the test's own."""
+    tokens; one claimed after 72 s and failed 3 s later; one claimed and still running; one completed by a
+    process whose clock is 4 s behind its claimer's (a run of -4 s); one never claimed. A conflict on an
+    entry key. Through the service, in this process, with a clock of the test's own."""
     clock = SteppedClock(datetime.now(UTC) - timedelta(hours=1))
     container = Container(config=settings.load({}, env=cli.environment()))
     container.clock.override(providers.Object(clock))
@@ -63,7 +66,7 @@ def do_the_work(cli: Cli) -> None:
     def after(seconds: float) -> None:
         clock.at += timedelta(seconds=seconds)
 
-    done, failing, running = post("done"), post("failing"), post("running")
+    done, failing, running, skewed = post("done"), post("failing"), post("running"), post("skewed")
     post("waiting")
     after(2)
     service.claim_signal(ClaimSignal(signal_id=done, agent_id="ps-quick"))
@@ -75,6 +78,9 @@ def do_the_work(cli: Cli) -> None:
     cost = SignalUsage(runner="anthropic", input_tokens=100, output_tokens=0, cost_usd=0.05)
     service.fail_signal(FailSignal(signal_id=failing, agent_id="ps-quick", error="no", usage=cost))
     service.claim_signal(ClaimSignal(signal_id=running, agent_id="ps-quick"))  # 75 s after its post
+    service.claim_signal(ClaimSignal(signal_id=skewed, agent_id="ps-quick"))  # 75 s too
+    after(-4)
+    service.complete_signal(CompleteSignal(signal_id=skewed, agent_id="ps-quick"))
 
     knowledge.write(WriteEntry(blackboard_id="ps-m", key="plan", value="x", author="ps-a"))
     knowledge.write(WriteEntry(blackboard_id="ps-m", key="agreed", value=1, author="ps-a"))
@@ -101,29 +107,31 @@ def test_metrics_are_the_boards_numbers_in_prometheus_text_format(mcli: Cli):
         assert {
             s: value("blackboard_signals", status=s, **board)
             for s in ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED")
-        } == {"POSTED": 1, "CLAIMED": 1, "COMPLETED": 1, "FAILED": 1, "EXPIRED": 0}
+        } == {"POSTED": 1, "CLAIMED": 1, "COMPLETED": 2, "FAILED": 1, "EXPIRED": 0}
         assert value("blackboard_open_conflicts", **board) == 1
         assert value("blackboard_entries", **board) == 2
         assert value("blackboard_oldest_waiting_seconds", **board) >= 3600
 
-        # claim waits 2, 72, 75 s: one within 5 s, all three within 300 s
+        # claim waits 2, 72, 75, 75 s: one within 5 s, all four within 300 s (gauge histograms: the
+        # signals as they stand, so _gcount and _gsum, not a counter's _count and _sum)
         wait = {
             le: value("blackboard_claim_wait_seconds_bucket", le=le, **board)
             for le in ("1.0", "5.0", "60.0", "300.0", "+Inf")
         }
-        assert wait == {"1.0": 0, "5.0": 1, "60.0": 1, "300.0": 3, "+Inf": 3}
-        assert value("blackboard_claim_wait_seconds_count", **board) == 3
-        assert value("blackboard_claim_wait_seconds_sum", **board) == pytest.approx(149, abs=0.01)
-        # runs: 70 s completed, 3 s failed; the claim still running is in no run time
+        assert wait == {"1.0": 0, "5.0": 1, "60.0": 1, "300.0": 4, "+Inf": 4}
+        assert value("blackboard_claim_wait_seconds_gcount", **board) == 4
+        assert value("blackboard_claim_wait_seconds_gsum", **board) == pytest.approx(224, abs=0.01)
+        # runs: 70 s and -4 s (counted 0) completed, 3 s failed; the claim still running is in no run time
         completed, failed = {**board, "status": "COMPLETED"}, {**board, "status": "FAILED"}
-        assert value("blackboard_run_seconds_bucket", le="60.0", **completed) == 0
-        assert value("blackboard_run_seconds_bucket", le="300.0", **completed) == 1
-        assert value("blackboard_run_seconds_sum", **completed) == pytest.approx(70, abs=0.01)
+        assert value("blackboard_run_seconds_bucket", le="0.1", **completed) == 1
+        assert value("blackboard_run_seconds_bucket", le="60.0", **completed) == 1
+        assert value("blackboard_run_seconds_bucket", le="300.0", **completed) == 2
+        assert value("blackboard_run_seconds_gsum", **completed) == pytest.approx(70, abs=0.01)
         assert value("blackboard_run_seconds_bucket", le="1.0", **failed) == 0
         assert value("blackboard_run_seconds_bucket", le="5.0", **failed) == 1
-        assert value("blackboard_run_seconds_count", **failed) == 1
+        assert value("blackboard_run_seconds_gcount", **failed) == 1
         assert not any(
-            name == "blackboard_run_seconds_count" and ("status", "CLAIMED") in labels
+            name == "blackboard_run_seconds_gcount" and ("status", "CLAIMED") in labels
             for name, labels in found
         )
 
@@ -133,6 +141,17 @@ def test_metrics_are_the_boards_numbers_in_prometheus_text_format(mcli: Cli):
         assert value("blackboard_runner_cost_usd_total", **agent) == pytest.approx(0.30)
         assert value("blackboard_runner_runs_total", **agent) == 2
         assert value("blackboard_live_workers", agent="ps-quick") == 1
+
+        # Prometheus asks for OpenMetrics first: there the histograms are typed gaugehistogram (no rate())
+        status, headers, body = server.get(
+            "/metrics", {"Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4"}
+        )
+        assert status == 200, body
+        assert headers["content-type"].startswith("application/openmetrics-text"), headers
+        types = {family.name: family.type for family in openmetrics_families(body.decode())}
+        assert types["blackboard_claim_wait_seconds"] == "gaugehistogram"
+        assert types["blackboard_run_seconds"] == "gaugehistogram"
+        assert types["blackboard_runner_tokens"] == "counter"
     finally:
         server.stop()
         worker.terminate()

@@ -24,7 +24,7 @@ from blackboard.domain.events import BlackboardEvent
 from blackboard.infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
-from blackboard.infrastructure.persistence.tables import EVENTS
+from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
 
 VERSION = select(func.coalesce(func.max(EVENTS.c.version), 0)).where(
     EVENTS.c.stream_id == bindparam("stream")
@@ -76,16 +76,11 @@ def append_in(
     return [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
 
 
+# two unique indexes: the signal's row by its key, its post's event by the event_id the row names
 POST_METADATA = (
     select(EVENTS.c.metadata)
-    .where(
-        EVENTS.c.stream_id == bindparam("board"),
-        EVENTS.c.event_type == "AgentSignalPosted",
-        EVENTS.c.data.like(bindparam("prefix"), escape="\\"),
-    )
-    # the board's index from its end: a signal claimed is most often a recent one
-    .order_by(EVENTS.c.version.desc())
-    .limit(1)
+    .select_from(SIGNALS.join(EVENTS, EVENTS.c.event_id == SIGNALS.c.post_event_id))
+    .where(SIGNALS.c.signal_id == bindparam("signal_id"), SIGNALS.c.blackboard_id == bindparam("board"))
 )
 
 
@@ -148,13 +143,11 @@ class SqlAlchemyEventStore(EventStore):
 
     def post_metadata(self, blackboard_id: str, signal_id: str) -> dict[str, Any] | None:
         """The metadata of the signal's post (its correlation and causation ids), for a tracer joining a
-        claim to the post's trace (infrastructure/otel.py): one query over the board's events from the newest
-        back (its (stream, version) index) to the post, whose data starts with the signal id as the codec
-        writes it. None when there is none (a retry's new signal)."""
-        written = '{"signal_id":' + json.dumps(signal_id) + ","
-        prefix = written.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        claim to the post's trace (infrastructure/otel.py): its row names the post's event
+        (`post_event_id`), read by the events' unique index. None when there is none (no such row yet,
+        or a row an older release wrote without it)."""
         with translated("could not read the event store"), read_connection(self._engine) as conn:
-            found = conn.scalar(POST_METADATA, {"board": blackboard_id, "prefix": prefix})
+            found = conn.scalar(POST_METADATA, {"board": blackboard_id, "signal_id": signal_id})
         return json.loads(found) if found else None
 
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:

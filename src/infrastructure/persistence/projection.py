@@ -120,6 +120,7 @@ class Fold:
         self._new: dict[str, AgentSignal] = {}
         self._changed: dict[str, AgentSignal] = {}
         self._new_dependencies: list[dict[str, str]] = []
+        self._posts: dict[str, str] = {}  # signal -> its post's event_id, for its row's post_event_id
         # runs recorded by these events, each signal's attempts together: the rows summary and status total
         self._usage: dict[str, dict[str, Any]] = {}
         self._usage_again: set[str] = set()  # signals retried before: their row may be there already
@@ -173,6 +174,7 @@ class Fold:
             if total.attempts:
                 self._usage_again.add(event.signal_id)
         if isinstance(event, AgentSignalPosted):
+            self._posts[event.signal_id] = event.event_id
             for upstream in event.after:
                 self._cache.dependants[upstream].append(event.signal_id)
                 self._new_dependencies.append({"signal_id": event.signal_id, "upstream_id": upstream})
@@ -180,7 +182,14 @@ class Fold:
     def flush(self) -> None:
         write, conn = self._writer, self._conn
         if self._new:
-            write.insert(conn, SIGNALS, [signal_row(s) for s in self._new.values()])
+            write.insert(
+                conn,
+                SIGNALS,
+                [
+                    {**signal_row(s), "post_event_id": self._posts.get(s.signal_id)}
+                    for s in self._new.values()
+                ],
+            )
             write.insert(
                 conn,
                 CAPABILITIES,

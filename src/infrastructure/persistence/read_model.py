@@ -228,8 +228,10 @@ class SqlSignalReadModel(SignalReadModel):
             seconds = dialect_of(self._engine).seconds_between(s.claimed_at, s.completed_at)
             keys = [s.blackboard_id, s.status]
             measured = s.claimed_at.is_not(None) & s.completed_at.is_not(None)
+        # clocks of the processes that posted, claimed and ended it may disagree: a negative span counts as 0
+        at_least = func.max if self._engine.dialect.name == "sqlite" else func.greatest
         rows = (
-            select(*keys, seconds.label("seconds"))
+            select(*keys, at_least(seconds, 0.0).label("seconds"))
             .where(measured)
             .cte("measured")
             .prefix_with("MATERIALIZED")

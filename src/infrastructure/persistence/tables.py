@@ -124,6 +124,9 @@ SIGNALS = Table(
     Column("decided_by", String(200)),  # who approved or rejected the gate
     Column("decision_note", Text),  # the approval's note, or the rejection's reason
     Column("concurrency_key", String(200)),  # its claimer's concurrency key (domain/limits.py); else NULL
+    # its AgentSignalPosted's event_id (migration 0017): a tracer reads the post's metadata by the events'
+    # unique index (infrastructure/otel.py); NULL on a row an older release posted beside this one
+    Column("post_event_id", String(36)),
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest

@@ -23,7 +23,7 @@ from blackboard.infrastructure.web.auth import TokenGate, is_loopback
 from blackboard.infrastructure.web.decide import decisions
 from blackboard.infrastructure.web.headers import SecurityHeaders
 from blackboard.infrastructure.web.live import LogFollower, log_stream
-from blackboard.infrastructure.web.metrics import CONTENT_TYPE, Metrics
+from blackboard.infrastructure.web.metrics import Metrics
 from blackboard.infrastructure.web.routes import api, refused, since
 from blackboard.infrastructure.web.view import BoardView
 
@@ -62,10 +62,10 @@ def build_app(
         """Read-only like the page: the same Host check on loopback, the same token off it (a scraper
         sends it as `Authorization: Bearer T`); a database down is a 503, the server goes on."""
         try:
-            body = await run_in_threadpool(metrics.render)
+            body, content_type = await run_in_threadpool(metrics.render, request.headers.get("accept", ""))
         except Exception as exc:  # noqa: BLE001 - the one translation of an error (routes.refused)
             return refused(exc, request)
-        return Response(body, media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
+        return Response(body, headers={"Content-Type": content_type, "Cache-Control": "no-store"})
 
     handlers = api(view)
     decide = decisions(view, token)

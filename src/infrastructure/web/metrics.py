@@ -1,16 +1,23 @@
-"""`/metrics`: the board in Prometheus' text format, read from the read model at each scrape.
+"""`/metrics`: the board in OpenMetrics or Prometheus' text format, read from the read model at each scrape.
 
 A custom collector of the official client library (prometheus_client): nothing is counted in this
 process, so the numbers are the store's, whichever process did the work, and a restart of the server
 loses none. Each scrape is a handful of GROUP BYs (`status`'s own, and one per histogram), answered as
-rows per board, whatever the length of the log or the number of signals."""
+rows per board, whatever the length of the log or the number of signals. The histograms are of the
+signals as they stand (a retried signal leaves its claim wait's bucket), so a bucket can go down: gauge
+histograms (OpenMetrics' `gaugehistogram`), which Prometheus does not take for counters (docs/web.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeHistogramMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+)
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from blackboard.application.ports import CLAIM_WAIT, RUN_TIME, Durations
@@ -19,7 +26,6 @@ from blackboard.domain.signals import SignalStatus
 
 # seconds: from a claim within a worker's wake-up to a run of hours
 BOUNDS = (0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
-CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 
 class BoardCollector(Collector):
@@ -87,21 +93,23 @@ class BoardCollector(Collector):
             workers.add_metric([agent], n)
         yield workers
 
-        wait = HistogramMetricFamily(
+        wait = GaugeHistogramMetricFamily(
             "blackboard_claim_wait_seconds",
             "From a signal's post to its claim (a retried signal: its current claim), of the signals claimed",
             labels=["board"],
         )
         for found in self._status.durations(CLAIM_WAIT, BOUNDS):
-            wait.add_metric([found.blackboard_id], _buckets(found), found.seconds)
+            wait.add_metric([found.blackboard_id], _buckets(found), gsum_value=found.seconds)
         yield wait
-        run = HistogramMetricFamily(
+        run = GaugeHistogramMetricFamily(
             "blackboard_run_seconds",
             "From a signal's claim to its end (completed, failed, expired, cancelled), by how it ended",
             labels=["board", "status"],
         )
         for found in self._status.durations(RUN_TIME, BOUNDS):
-            run.add_metric([found.blackboard_id, str(found.status)], _buckets(found), found.seconds)
+            run.add_metric(
+                [found.blackboard_id, str(found.status)], _buckets(found), gsum_value=found.seconds
+            )
         yield run
 
 
@@ -118,5 +126,8 @@ class Metrics:
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(BoardCollector(status))
 
-    def render(self) -> bytes:
-        return generate_latest(self._registry)
+    def render(self, accept: str = "") -> tuple[bytes, str]:
+        """The exposition and its content type: OpenMetrics when the scraper accepts it (Prometheus asks
+        for it first), where the histograms say `gaugehistogram`; else Prometheus' text format 0.0.4."""
+        encode, content_type = choose_encoder(accept)
+        return encode(self._registry), content_type
