@@ -324,8 +324,9 @@ class LogFollower:
                 if not busy:
                     if not self._wake.wait(IDLE):
                         with self._lock:
-                            if not self._waiting:  # a wait that comes now starts a new thread
-                                self._thread = None
+                            if not self._waiting:  # a wait that comes now starts a new thread, which
+                                self._thread = None  # reads from the log's end then, not from here
+                                self._seen = -1
                                 return
                     continue
                 try:
@@ -347,7 +348,7 @@ class LogFollower:
     def _read(self, store: Any) -> bool:
         """The log past what this has read, a page at a time, each shown to the waiting tasks; whether any."""
         position, read = self._seen, False
-        while page := store.read_all(after=position, limit=PAGE):
+        while not self._stopped and (page := store.read_all(after=position, limit=PAGE)):
             position, read = page[-1].position, True
             self._moved(position, page)
         return read
@@ -355,16 +356,15 @@ class LogFollower:
     def _moved(self, last: int, page: list[Recorded] | None) -> None:
         """The log was read to `last`: the tasks waiting below it wake if `page` (the events read, None when
         unknown) holds one they want past their position."""
-        with self._lock:
-            self._seen = max(self._seen, last)
-            ready = [
-                (future, waiter.loop)
-                for future, waiter in self._waiting.items()
-                if waiter.position < self._seen
-                and (
-                    page is None or any(r.position > waiter.position and waiter.wanted(r.event) for r in page)
-                )
-            ]
+        with self._lock:  # a wait that comes after this finds itself behind `_seen` and checks again
+            self._seen = seen = max(self._seen, last)
+            waiting = list(self._waiting.items())
+        ready = [  # matched outside the lock: the event loop's `past` never waits on a page's matching
+            (future, waiter.loop)
+            for future, waiter in waiting
+            if waiter.position < seen
+            and (page is None or any(r.position > waiter.position and waiter.wanted(r.event) for r in page))
+        ]
         for future, loop in ready:
             _settle(loop, future, None)
 
