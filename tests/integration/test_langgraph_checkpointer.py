@@ -326,3 +326,20 @@ def test_the_past_replayed_from_the_log_reads_as_the_rows_do_after_every_kind_of
     assert {m["run_id"] for _, _, m, _ in live["t"] if "run_id" in m} == {"run-b", "run-c"}
     assert len(live["copy"]) == 3  # 2 of the root namespace, 1 of child:1
     assert live["gone"] == []
+
+
+@pytest.mark.parametrize("keep_last", [4, 5])
+def test_prune_keeping_as_many_or_more_than_a_namespace_holds_hides_nothing(bb, keep_last):
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    parent: dict = {}
+    for step in range(4):
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", **parent}}
+        stored = saver.put(config, empty_checkpoint(), {"step": step}, {})
+        parent = {"checkpoint_id": stored["configurable"]["checkpoint_id"]}
+    before = [t.checkpoint["id"] for t in saver.list(thread("t"))]
+    assert len(before) == 4
+    position = bb.position()
+    saver.prune(["t"], keep_last=keep_last)
+    assert [t.checkpoint["id"] for t in saver.list(thread("t"))] == before
+    assert bb.position() == position  # nothing to hide: no event

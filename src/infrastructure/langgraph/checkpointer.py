@@ -317,7 +317,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                 gone = [
                     CheckpointRef(checkpoint_ns=ns, checkpoint_id=i)
                     for ns, ids in by_ns.items()
-                    for i in ids[: len(ids) - keep]
+                    for i in ids[: max(0, len(ids) - keep)]
                 ]
                 if not gone:
                     return []
