@@ -9,6 +9,7 @@ import asyncio
 import base64
 import operator
 import uuid
+from datetime import UTC, datetime
 from typing import Annotated, TypedDict
 
 import pytest
@@ -343,3 +344,19 @@ def test_prune_keeping_as_many_or_more_than_a_namespace_holds_hides_nothing(bb, 
     saver.prune(["t"], keep_last=keep_last)
     assert [t.checkpoint["id"] for t in saver.list(thread("t"))] == before
     assert bb.position() == position  # nothing to hide: no event
+
+
+def test_delete_for_runs_finds_a_checkpoint_whose_metadata_is_kept_as_a_blob(bb):
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    when = datetime.now(UTC)  # not JSON: the metadata goes in metadata_blob
+    stored = saver.put(CONFIG, empty_checkpoint(), {"run_id": "r1", "when": when}, {})
+    other = saver.put(CONFIG, empty_checkpoint(), {"run_id": "r2", "when": when}, {})
+    saved = bb.events(blackboard_id=where).root[0].model_dump(mode="json")["data"]
+    assert saved["metadata_blob"] and saved["checkpoint_metadata"] == {"run_id": "r1"}
+    assert saver.get_tuple(stored).metadata["when"] == when  # reads still get the whole metadata
+    saver.copy_thread("t", "copy")
+    saver.delete_for_runs(["r1"])
+    assert saver.get_tuple(stored) is None
+    assert saver.get_tuple({"configurable": {**stored["configurable"], "thread_id": "copy"}}) is None
+    assert saver.get_tuple(other).metadata == {"run_id": "r2", "when": when}

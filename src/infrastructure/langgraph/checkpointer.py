@@ -367,7 +367,9 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                         checkpoint_id=row.checkpoint_id,
                         parent_checkpoint_id=row.parent_checkpoint_id,
                         checkpoint=_typed(row.checkpoint),
-                        checkpoint_metadata=json.loads(row.metadata_json) if row.metadata_json else {},
+                        checkpoint_metadata=json.loads(row.metadata_json)
+                        if row.metadata_json
+                        else _run_only(self.serde.loads_typed(row.metadata_blob)),
                         metadata_blob=_typed(row.metadata_blob) if row.metadata_blob else None,
                     )
                 )
@@ -455,14 +457,21 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
         return TypedBlob(type=kind, base64=base64.b64encode(data).decode("ascii"))
 
     def _metadata(self, metadata: Mapping[str, Any]) -> tuple[dict[str, Any], TypedBlob | None]:
-        """JSON when it round-trips as JSON (LangGraph's usually does): readable in the log; else a blob."""
+        """JSON when it round-trips as JSON (LangGraph's usually does): readable in the log; else a blob, with
+        the JSON keeping only its `run_id` (as text) for the fold's run_id column (`delete_for_runs`)."""
         try:
             as_json = json.loads(json.dumps(metadata, allow_nan=False))
         except (TypeError, ValueError):
             as_json = None
         if as_json is not None and as_json == metadata and "\x00" not in json.dumps(as_json):
             return as_json, None
-        return {}, self._blob(dict(metadata), "metadata")
+        return _run_only(metadata), self._blob(dict(metadata), "metadata")
+
+
+def _run_only(metadata: Any) -> dict[str, Any]:
+    """Beside a metadata blob, the JSON keeps the run's id only, as text (the fold's `str(run_id)`)."""
+    run_id = metadata.get("run_id") if isinstance(metadata, Mapping) else None
+    return {} if run_id is None else {"run_id": str(run_id)}
 
 
 def _pair(blob: TypedBlob) -> tuple[str, bytes]:
