@@ -218,7 +218,7 @@ CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
             "config.configurable.thread_id",
         ),
         (
-            lambda s: s.put({"configurable": {"thread_id": "x" * 1001}}, empty_checkpoint(), {}, {}),
+            lambda s: s.put({"configurable": {"thread_id": "x" * 201}}, empty_checkpoint(), {}, {}),
             "config.configurable.thread_id",
         ),
         (
@@ -360,3 +360,23 @@ def test_delete_for_runs_finds_a_checkpoint_whose_metadata_is_kept_as_a_blob(bb)
     assert saver.get_tuple(stored) is None
     assert saver.get_tuple({"configurable": {**stored["configurable"], "thread_id": "copy"}}) is None
     assert saver.get_tuple(other).metadata == {"run_id": "r2", "when": when}
+
+
+def test_a_thread_id_fits_the_stream_id_on_both_databases_and_a_longer_one_is_refused(bb):
+    where = "b" * 200  # the longest board name
+    saver = BlackboardSaver(bb, board=where)
+    longest = {"configurable": {"thread_id": "x" * 200, "checkpoint_ns": "n" * 1000}}
+    stored = saver.put(longest, empty_checkpoint(), {"run_id": "r" * 1000}, {})
+    assert saver.get_tuple(stored).config == stored
+    before = bb.position()
+    for call, field in [
+        (lambda: saver.put(thread("y" * 201), empty_checkpoint(), {}, {}), "config.configurable.thread_id"),
+        (lambda: saver.copy_thread("x" * 200, "y" * 201), "target_thread_id"),
+        (lambda: saver.prune(["y" * 201]), "thread_ids[0]"),
+    ]:
+        with pytest.raises(InvalidInput) as refused:
+            call()
+        assert refused.value.field == field and "at most 200 characters" in str(refused.value)
+    assert bb.position() == before
+    saver.delete_for_runs(["r" * 1000])  # a run id is not in a stream id: up to 1000 characters
+    assert saver.get_tuple(stored) is None

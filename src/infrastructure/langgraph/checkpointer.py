@@ -33,6 +33,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import Engine
 
+from blackboard.application.bounds import MAX_NAME
 from blackboard.application.fields import BoardName
 from blackboard.domain import checkpoints as rules
 from blackboard.domain.errors import InvalidInput, RuleViolation
@@ -48,7 +49,8 @@ from blackboard.domain.events import (
 )
 from blackboard.infrastructure.persistence.checkpoints import Row, SqlCheckpoints, Write
 
-MAX_ID = 1000  # a thread id, namespace, checkpoint id, task id or path: characters at most
+MAX_ID = 1000  # a namespace, checkpoint id, task id, path or run id: characters at most
+MAX_THREAD = MAX_NAME  # a thread id: it follows the board in the stream id (events.stream_id holds 200 + 1 + 200)
 STRATEGIES = ("keep_latest", "delete")
 METADATA = {"actor": "langgraph", "command": "BlackboardSaver"}  # each event's metadata in the log
 _BOARD = TypeAdapter(BoardName)
@@ -332,7 +334,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Hide the checkpoints these runs saved (their metadata's `run_id`), and their writes, on every thread."""
         self._writable()
-        runs = _thread_ids(run_ids, "run_ids")
+        runs = _thread_ids(run_ids, "run_ids", MAX_ID)  # a run id is not in a stream id
         for thread, refs in self._log.runs(runs).items():
 
             def build(
@@ -497,21 +499,21 @@ def _thread(config: Any) -> str:
     return _thread_id(_configurable(config, "config").get("thread_id"), "config.configurable.thread_id")
 
 
-def _thread_id(value: Any, field: str) -> str:
+def _thread_id(value: Any, field: str, most: int = MAX_THREAD) -> str:
     if value is None:
         raise InvalidInput(field, "is required")
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    text = _text(value, field)
+    text = _text(value, field, most=most)
     if any(ord(c) < 32 or ord(c) == 127 for c in text):
         raise InvalidInput(field, "must not contain control characters")
     return text
 
 
-def _thread_ids(values: Any, field: str) -> list[str]:
+def _thread_ids(values: Any, field: str, most: int = MAX_THREAD) -> list[str]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | set | frozenset):
         raise InvalidInput(field, f"must be a list of ids, got {type(values).__name__}")
-    return [_thread_id(v, f"{field}[{i}]") for i, v in enumerate(values)]
+    return [_thread_id(v, f"{field}[{i}]", most) for i, v in enumerate(values)]
 
 
 def _ns(config: Any) -> str:
@@ -527,13 +529,13 @@ def _checkpoint_id(config: Any, field: str = "config") -> str | None:
     return None if value is None else _text(value, f"{field}.configurable.checkpoint_id")
 
 
-def _text(value: Any, field: str, empty: bool = False) -> str:
+def _text(value: Any, field: str, empty: bool = False, most: int = MAX_ID) -> str:
     if not isinstance(value, str):
         raise InvalidInput(field, f"must be a string, got {type(value).__name__}")
     if not value and not empty:
         raise InvalidInput(field, "must not be empty")
-    if len(value) > MAX_ID:
-        raise InvalidInput(field, f"must be at most {MAX_ID} characters, got {len(value)}")
+    if len(value) > most:
+        raise InvalidInput(field, f"must be at most {most} characters, got {len(value)}")
     if "\x00" in value:
         raise InvalidInput(field, "must not contain NUL characters")
     return value
