@@ -17,6 +17,13 @@ from blackboard.langgraph import BlackboardStore, ItemInConflict, VersionConflic
 NS = ("users", "alice")
 
 
+def _deep(levels: int) -> dict:
+    value: dict = {}
+    for _ in range(levels):
+        value = {"v": value}
+    return value
+
+
 def other(store: BlackboardStore, author: str) -> BlackboardStore:
     """Another agent's store on the same board."""
     return BlackboardStore(store.board, blackboard_id=store.blackboard_id, author=author)
@@ -210,6 +217,24 @@ def test_bad_arguments_raise_langgraphs_errors_or_the_boards_and_write_nothing(s
     assert store.position() == before  # nothing was written
     assert store.get(NS, "é" * 40) is None  # no item can be there: none, rather than an error
     assert store.search(("é" * 60,)) == []
+
+
+@pytest.mark.parametrize(
+    ("bad", "rule"),
+    [
+        ({"v": "a\x00b"}, "U\\+0000"),
+        ({"v": "x" * (1024 * 1024)}, "at most 1048576 bytes"),
+        ({"v": _deep(40)}, "at most 32 levels"),
+        ({"v": {1, 2}}, "must be JSON"),
+        ({"v": float("nan")}, "finite"),
+    ],
+)
+def test_a_batch_whose_later_put_breaks_the_boards_value_rules_writes_none_of_its_puts(store, bad, rule):
+    before = store.position()
+    with pytest.raises(InvalidInput, match=f"value: .*{rule}"):
+        store.batch([PutOp(NS, "first", {"v": 1}), PutOp(NS, "second", {"v": 2}), PutOp(NS, "bad", bad)])
+    assert store.position() == before
+    assert store.get(NS, "first") is None and store.get(NS, "second") is None
 
 
 @pytest.mark.parametrize("page", [1, 100])

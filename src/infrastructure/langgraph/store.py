@@ -43,9 +43,11 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from blackboard.application.knowledge.commands import check_value
 from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
 from blackboard.domain.knowledge.entries import ENTRY_TYPES, KEY_PATTERN, StaleVersion
 from blackboard.infrastructure.api import Blackboard
+from blackboard.infrastructure.api.base import as_json
 from blackboard.infrastructure.documents import Entry
 
 MAX_KEY = 200  # the board's entry keys (docs/knowledge.md)
@@ -207,6 +209,8 @@ class BlackboardStore(BaseStore):
             if isinstance(op, PutOp):  # every put checked before anything is written
                 _check_put(op)
                 _writable(op.namespace, op.key, op.value)
+                if op.value is not None:
+                    _check_value(op.value)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -584,6 +588,15 @@ def _writable(namespace: tuple[str, ...], key: str, value: Any) -> str:
     if value is not None and not isinstance(value, Mapping):
         raise InvalidInput("value", f"must be a mapping (a JSON object), got {type(value).__name__}")
     return board_key
+
+
+def _check_value(value: Mapping[str, Any]) -> None:
+    """The value as the board's write checks it (`as_json`, then WriteEntry's rules and size), so that a batch
+    refuses a bad put before writing any."""
+    try:
+        check_value(as_json(dict(value), "value"))
+    except ValueError as exc:
+        raise InvalidInput("value", str(exc)) from None
 
 
 def _count(value: Any, field: str) -> int:
