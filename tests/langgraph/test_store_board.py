@@ -268,8 +268,14 @@ def test_query_is_the_boards_text_search_within_the_prefix_best_first(store, pag
     assert [i.key for i in asyncio.run(store.asearch(("docs",), query="row key"))] == ["doc"]
     assert len(store.search(("docs",), query="")) == 4  # no text: every item, in entry key order
 
-    with pytest.raises(InvalidInput, match="query: "):
-        store.search(("docs",), query="*")
+    everything = [i.key for i in store.search(("docs",))]
+    for wordless in ("*", '" - ( ) : &|!', "\x00"):  # no word: no query, as InMemoryStore takes any text
+        assert [i.key for i in store.search(("docs",), query=wordless)] == everything
+    hits = {"log", "both", "plain"}
+    assert {i.key for i in store.search(("docs",), query="log append " + "? " * 600)} == hits  # 1,210 characters
+    long = "append " + "log " * 300  # 1,207 characters: its first words up to 1,000, and no more
+    assert {i.key for i in store.search(("docs",), query=long + "nowhere")} == hits
+    assert store.search(("docs",), query="nowhere " + long) == []
     with pytest.raises(InvalidInput, match="at: text search reads the board as it is now"):
         store.search(("docs",), query="log", at=1)
 
