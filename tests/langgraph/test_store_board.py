@@ -272,7 +272,8 @@ def test_query_is_the_boards_text_search_within_the_prefix_best_first(store, pag
     for wordless in ("*", '" - ( ) : &|!', "\x00"):  # no word: no query, as InMemoryStore takes any text
         assert [i.key for i in store.search(("docs",), query=wordless)] == everything
     hits = {"log", "both", "plain"}
-    assert {i.key for i in store.search(("docs",), query="log append " + "? " * 600)} == hits  # 1,210 characters
+    wordy = "log append " + "? " * 600  # 1,211 characters, 2 words
+    assert {i.key for i in store.search(("docs",), query=wordy)} == hits
     long = "append " + "log " * 300  # 1,207 characters: its first words up to 1,000, and no more
     assert {i.key for i in store.search(("docs",), query=long + "nowhere")} == hits
     assert store.search(("docs",), query="nowhere " + long) == []

@@ -50,7 +50,7 @@ from blackboard.domain.events import (
 from blackboard.infrastructure.persistence.checkpoints import Row, SqlCheckpoints, Write
 
 MAX_ID = 1000  # a namespace, checkpoint id, task id, path or run id: characters at most
-MAX_THREAD = MAX_NAME  # a thread id: it follows the board in the stream id (events.stream_id holds 200 + 1 + 200)
+MAX_THREAD = MAX_NAME  # a thread id: it follows the board in the stream id (200, separator, 200)
 STRATEGIES = ("keep_latest", "delete")
 METADATA = {"actor": "langgraph", "command": "BlackboardSaver"}  # each event's metadata in the log
 _BOARD = TypeAdapter(BoardName)
