@@ -361,7 +361,7 @@ class CheckpointSaved(CheckpointEvent):
     parent_checkpoint_id: str | None = None
     checkpoint: TypedBlob
     checkpoint_metadata: dict[str, Any] = Field(default_factory=dict)
-    metadata_blob: TypedBlob | None = None  # instead, when the metadata is not JSON
+    metadata_blob: TypedBlob | None = None  # when the metadata is not JSON (the JSON then keeps its run_id)
 
 
 class CheckpointWritesSaved(CheckpointEvent):

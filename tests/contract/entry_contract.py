@@ -123,6 +123,12 @@ class EntryContract(abc.ABC):
         assert self.search(parts, "open") == [] and self.search(parts, "opens missing") == []  # whole words
         assert self.search(parts, "7") == []  # numbers are no text
 
+    def test_search_folds_the_case_of_what_compatibility_forms_decompose_to(self, parts):
+        parts.write("units", "ps-ann", "㎒ ℌello 𝚨lpha ℇ")  # MHz, Hello, Αlpha, Ɛ once decomposed
+
+        for query in ("mhz hello", "MHZ HELLO", "㎒ ℌello", "αlpha", "𝚨LPHA", "ɛ", "ℇ"):
+            assert self.search(parts, query) == ["units"], query
+
     def test_search_reads_each_key_s_current_version_never_an_old_one_or_a_candidate(self, parts):
         parts.write("k", "ps-a", "alpha")
         parts.write("k", "ps-a", "beta")

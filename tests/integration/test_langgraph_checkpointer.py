@@ -9,6 +9,7 @@ import asyncio
 import base64
 import operator
 import uuid
+from datetime import UTC, datetime
 from typing import Annotated, TypedDict
 
 import pytest
@@ -217,7 +218,7 @@ CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
             "config.configurable.thread_id",
         ),
         (
-            lambda s: s.put({"configurable": {"thread_id": "x" * 1001}}, empty_checkpoint(), {}, {}),
+            lambda s: s.put({"configurable": {"thread_id": "x" * 201}}, empty_checkpoint(), {}, {}),
             "config.configurable.thread_id",
         ),
         (
@@ -326,3 +327,56 @@ def test_the_past_replayed_from_the_log_reads_as_the_rows_do_after_every_kind_of
     assert {m["run_id"] for _, _, m, _ in live["t"] if "run_id" in m} == {"run-b", "run-c"}
     assert len(live["copy"]) == 3  # 2 of the root namespace, 1 of child:1
     assert live["gone"] == []
+
+
+@pytest.mark.parametrize("keep_last", [4, 5])
+def test_prune_keeping_as_many_or_more_than_a_namespace_holds_hides_nothing(bb, keep_last):
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    parent: dict = {}
+    for step in range(4):
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", **parent}}
+        stored = saver.put(config, empty_checkpoint(), {"step": step}, {})
+        parent = {"checkpoint_id": stored["configurable"]["checkpoint_id"]}
+    before = [t.checkpoint["id"] for t in saver.list(thread("t"))]
+    assert len(before) == 4
+    position = bb.position()
+    saver.prune(["t"], keep_last=keep_last)
+    assert [t.checkpoint["id"] for t in saver.list(thread("t"))] == before
+    assert bb.position() == position  # nothing to hide: no event
+
+
+def test_delete_for_runs_finds_a_checkpoint_whose_metadata_is_kept_as_a_blob(bb):
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    when = datetime.now(UTC)  # not JSON: the metadata goes in metadata_blob
+    stored = saver.put(CONFIG, empty_checkpoint(), {"run_id": "r1", "when": when}, {})
+    other = saver.put(CONFIG, empty_checkpoint(), {"run_id": "r2", "when": when}, {})
+    saved = bb.events(blackboard_id=where).root[0].model_dump(mode="json")["data"]
+    assert saved["metadata_blob"] and saved["checkpoint_metadata"] == {"run_id": "r1"}
+    assert saver.get_tuple(stored).metadata["when"] == when  # reads still get the whole metadata
+    saver.copy_thread("t", "copy")
+    saver.delete_for_runs(["r1"])
+    assert saver.get_tuple(stored) is None
+    assert saver.get_tuple({"configurable": {**stored["configurable"], "thread_id": "copy"}}) is None
+    assert saver.get_tuple(other).metadata == {"run_id": "r2", "when": when}
+
+
+def test_a_thread_id_fits_the_stream_id_on_both_databases_and_a_longer_one_is_refused(bb):
+    where = "b" * 200  # the longest board name
+    saver = BlackboardSaver(bb, board=where)
+    longest = {"configurable": {"thread_id": "x" * 200, "checkpoint_ns": "n" * 1000}}
+    stored = saver.put(longest, empty_checkpoint(), {"run_id": "r" * 1000}, {})
+    assert saver.get_tuple(stored).config == stored
+    before = bb.position()
+    for call, field in [
+        (lambda: saver.put(thread("y" * 201), empty_checkpoint(), {}, {}), "config.configurable.thread_id"),
+        (lambda: saver.copy_thread("x" * 200, "y" * 201), "target_thread_id"),
+        (lambda: saver.prune(["y" * 201]), "thread_ids[0]"),
+    ]:
+        with pytest.raises(InvalidInput) as refused:
+            call()
+        assert refused.value.field == field and "at most 200 characters" in str(refused.value)
+    assert bb.position() == before
+    saver.delete_for_runs(["r" * 1000])  # a run id is not in a stream id: up to 1000 characters
+    assert saver.get_tuple(stored) is None

@@ -17,6 +17,13 @@ from blackboard.langgraph import BlackboardStore, ItemInConflict, VersionConflic
 NS = ("users", "alice")
 
 
+def _deep(levels: int) -> dict:
+    value: dict = {}
+    for _ in range(levels):
+        value = {"v": value}
+    return value
+
+
 def other(store: BlackboardStore, author: str) -> BlackboardStore:
     """Another agent's store on the same board."""
     return BlackboardStore(store.board, blackboard_id=store.blackboard_id, author=author)
@@ -212,6 +219,24 @@ def test_bad_arguments_raise_langgraphs_errors_or_the_boards_and_write_nothing(s
     assert store.search(("é" * 60,)) == []
 
 
+@pytest.mark.parametrize(
+    ("bad", "rule"),
+    [
+        ({"v": "a\x00b"}, "U\\+0000"),
+        ({"v": "x" * (1024 * 1024)}, "at most 1048576 bytes"),
+        ({"v": _deep(40)}, "at most 32 levels"),
+        ({"v": {1, 2}}, "must be JSON"),
+        ({"v": float("nan")}, "finite"),
+    ],
+)
+def test_a_batch_whose_later_put_breaks_the_boards_value_rules_writes_none_of_its_puts(store, bad, rule):
+    before = store.position()
+    with pytest.raises(InvalidInput, match=f"value: .*{rule}"):
+        store.batch([PutOp(NS, "first", {"v": 1}), PutOp(NS, "second", {"v": 2}), PutOp(NS, "bad", bad)])
+    assert store.position() == before
+    assert store.get(NS, "first") is None and store.get(NS, "second") is None
+
+
 @pytest.mark.parametrize("page", [1, 100])
 def test_query_is_the_boards_text_search_within_the_prefix_best_first(store, page, monkeypatch):
     monkeypatch.setattr(store_module, "SEARCH_PAGE", page)  # 1: every hit a read of its own
@@ -243,8 +268,15 @@ def test_query_is_the_boards_text_search_within_the_prefix_best_first(store, pag
     assert [i.key for i in asyncio.run(store.asearch(("docs",), query="row key"))] == ["doc"]
     assert len(store.search(("docs",), query="")) == 4  # no text: every item, in entry key order
 
-    with pytest.raises(InvalidInput, match="query: "):
-        store.search(("docs",), query="*")
+    everything = [i.key for i in store.search(("docs",))]
+    for wordless in ("*", '" - ( ) : &|!', "\x00"):  # no word: no query, as InMemoryStore takes any text
+        assert [i.key for i in store.search(("docs",), query=wordless)] == everything
+    hits = {"log", "both", "plain"}
+    wordy = "log append " + "? " * 600  # 1,211 characters, 2 words
+    assert {i.key for i in store.search(("docs",), query=wordy)} == hits
+    long = "append " + "log " * 300  # 1,207 characters: its first words up to 1,000, and no more
+    assert {i.key for i in store.search(("docs",), query=long + "nowhere")} == hits
+    assert store.search(("docs",), query="nowhere " + long) == []
     with pytest.raises(InvalidInput, match="at: text search reads the board as it is now"):
         store.search(("docs",), query="log", at=1)
 

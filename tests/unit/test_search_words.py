@@ -19,6 +19,14 @@ def test_words_fold_case_and_accents_and_cut_at_what_is_no_letter_or_digit():
     assert words("a" * 100) == ["a" * MAX_WORD]
 
 
+def test_words_fold_case_after_decomposing_so_no_capital_is_left_and_a_word_is_its_own_words():
+    assert words("㎒ ℌello 𝚨 ℇ ϲ ᾳ") == ["mhz", "hello", "α", "ɛ", "σ", "αι"]
+    for text in ("㎒ ℌello", "Ⅻ ﬃ İstanbul", "ᴬᴮ ℂ ℕ №5", "𝛀 ᴭ ꟸ"):
+        found = words(text)
+        assert all(w == w.casefold() for w in found), found
+        assert words(" ".join(found)) == found  # an indexed word is found by itself
+
+
 def entry(value: object, key: str = "k/1", topics: tuple[str, ...] = ()) -> Entry:
     at = datetime(2026, 1, 1, tzinfo=UTC)
     return Entry("b", key, 1, Version("b", key, 1, value, "Ann", at, 1, topics=topics))

@@ -40,6 +40,14 @@ def json_size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
+def check_value(value: Any) -> None:
+    """An entry's value as a write takes it (parsed JSON): json_values.py's rules (InvalidInput), then at most
+    MAX_VALUE_BYTES of JSON (ValueError: the model names the argument)."""
+    check_json(value, "value")  # before its size is measured: json.dumps recurses
+    if (size := json_size(value)) > MAX_VALUE_BYTES:
+        raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes of JSON (1 MiB), got {size}")
+
+
 class WriteEntry(Command):
     """Write a new version of a key (or a candidate, if it disagrees with the key's holder)."""
 
@@ -67,9 +75,7 @@ class WriteEntry(Command):
     @field_validator("value")
     @classmethod
     def _fits(cls, value: Any) -> Any:
-        check_json(value, "value")  # before its size is measured: json.dumps recurses
-        if (size := json_size(value)) > MAX_VALUE_BYTES:
-            raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes of JSON (1 MiB), got {size}")
+        check_value(value)
         return value
 
     @field_validator("meta")

@@ -27,10 +27,15 @@ _SPLIT = re.compile(r"[^\W_]+")  # letters and digits (`\w` less `_`)
 
 
 def words(text: str) -> list[str]:
-    """The words of `text`, in order, as they are indexed and searched."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    plain = "".join(c for c in folded if not unicodedata.combining(c))
+    """The words of `text`, in order, as they are indexed and searched: case folded, compatibility forms as
+    their plain letters, accents dropped, and folded again (what a decomposition gives, too: ㎒ is "mhz", not
+    "MHz", as SQLite's and PostgreSQL's engines lower-case it)."""
+    plain = _plain(_plain(text.casefold()).casefold())
     return [w[:MAX_WORD] for w in _SPLIT.findall(plain)]
+
+
+def _plain(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -33,6 +33,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import Engine
 
+from blackboard.application.bounds import MAX_NAME
 from blackboard.application.fields import BoardName
 from blackboard.domain import checkpoints as rules
 from blackboard.domain.errors import InvalidInput, RuleViolation
@@ -48,7 +49,8 @@ from blackboard.domain.events import (
 )
 from blackboard.infrastructure.persistence.checkpoints import Row, SqlCheckpoints, Write
 
-MAX_ID = 1000  # a thread id, namespace, checkpoint id, task id or path: characters at most
+MAX_ID = 1000  # a namespace, checkpoint id, task id, path or run id: characters at most
+MAX_THREAD = MAX_NAME  # a thread id: it follows the board in the stream id (200, separator, 200)
 STRATEGIES = ("keep_latest", "delete")
 METADATA = {"actor": "langgraph", "command": "BlackboardSaver"}  # each event's metadata in the log
 _BOARD = TypeAdapter(BoardName)
@@ -317,7 +319,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                 gone = [
                     CheckpointRef(checkpoint_ns=ns, checkpoint_id=i)
                     for ns, ids in by_ns.items()
-                    for i in ids[: len(ids) - keep]
+                    for i in ids[: max(0, len(ids) - keep)]
                 ]
                 if not gone:
                     return []
@@ -332,7 +334,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Hide the checkpoints these runs saved (their metadata's `run_id`), and their writes, on every thread."""
         self._writable()
-        runs = _thread_ids(run_ids, "run_ids")
+        runs = _thread_ids(run_ids, "run_ids", MAX_ID)  # a run id is not in a stream id
         for thread, refs in self._log.runs(runs).items():
 
             def build(
@@ -367,7 +369,9 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                         checkpoint_id=row.checkpoint_id,
                         parent_checkpoint_id=row.parent_checkpoint_id,
                         checkpoint=_typed(row.checkpoint),
-                        checkpoint_metadata=json.loads(row.metadata_json) if row.metadata_json else {},
+                        checkpoint_metadata=json.loads(row.metadata_json)
+                        if row.metadata_json
+                        else _run_only(self.serde.loads_typed(row.metadata_blob)),
                         metadata_blob=_typed(row.metadata_blob) if row.metadata_blob else None,
                     )
                 )
@@ -455,14 +459,21 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
         return TypedBlob(type=kind, base64=base64.b64encode(data).decode("ascii"))
 
     def _metadata(self, metadata: Mapping[str, Any]) -> tuple[dict[str, Any], TypedBlob | None]:
-        """JSON when it round-trips as JSON (LangGraph's usually does): readable in the log; else a blob."""
+        """JSON when it round-trips as JSON (LangGraph's usually does): readable in the log; else a blob, with
+        the JSON keeping only its `run_id` (as text) for the fold's run_id column (`delete_for_runs`)."""
         try:
             as_json = json.loads(json.dumps(metadata, allow_nan=False))
         except (TypeError, ValueError):
             as_json = None
         if as_json is not None and as_json == metadata and "\x00" not in json.dumps(as_json):
             return as_json, None
-        return {}, self._blob(dict(metadata), "metadata")
+        return _run_only(metadata), self._blob(dict(metadata), "metadata")
+
+
+def _run_only(metadata: Any) -> dict[str, Any]:
+    """Beside a metadata blob, the JSON keeps the run's id only, as text (the fold's `str(run_id)`)."""
+    run_id = metadata.get("run_id") if isinstance(metadata, Mapping) else None
+    return {} if run_id is None else {"run_id": str(run_id)}
 
 
 def _pair(blob: TypedBlob) -> tuple[str, bytes]:
@@ -488,21 +499,21 @@ def _thread(config: Any) -> str:
     return _thread_id(_configurable(config, "config").get("thread_id"), "config.configurable.thread_id")
 
 
-def _thread_id(value: Any, field: str) -> str:
+def _thread_id(value: Any, field: str, most: int = MAX_THREAD) -> str:
     if value is None:
         raise InvalidInput(field, "is required")
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    text = _text(value, field)
+    text = _text(value, field, most=most)
     if any(ord(c) < 32 or ord(c) == 127 for c in text):
         raise InvalidInput(field, "must not contain control characters")
     return text
 
 
-def _thread_ids(values: Any, field: str) -> list[str]:
+def _thread_ids(values: Any, field: str, most: int = MAX_THREAD) -> list[str]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | set | frozenset):
         raise InvalidInput(field, f"must be a list of ids, got {type(values).__name__}")
-    return [_thread_id(v, f"{field}[{i}]") for i, v in enumerate(values)]
+    return [_thread_id(v, f"{field}[{i}]", most) for i, v in enumerate(values)]
 
 
 def _ns(config: Any) -> str:
@@ -518,13 +529,13 @@ def _checkpoint_id(config: Any, field: str = "config") -> str | None:
     return None if value is None else _text(value, f"{field}.configurable.checkpoint_id")
 
 
-def _text(value: Any, field: str, empty: bool = False) -> str:
+def _text(value: Any, field: str, empty: bool = False, most: int = MAX_ID) -> str:
     if not isinstance(value, str):
         raise InvalidInput(field, f"must be a string, got {type(value).__name__}")
     if not value and not empty:
         raise InvalidInput(field, "must not be empty")
-    if len(value) > MAX_ID:
-        raise InvalidInput(field, f"must be at most {MAX_ID} characters, got {len(value)}")
+    if len(value) > most:
+        raise InvalidInput(field, f"must be at most {most} characters, got {len(value)}")
     if "\x00" in value:
         raise InvalidInput(field, "must not contain NUL characters")
     return value

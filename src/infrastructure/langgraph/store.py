@@ -43,9 +43,12 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from blackboard.application.knowledge.commands import check_value
+from blackboard.application.knowledge.search import MAX_QUERY, words
 from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
 from blackboard.domain.knowledge.entries import ENTRY_TYPES, KEY_PATTERN, StaleVersion
 from blackboard.infrastructure.api import Blackboard
+from blackboard.infrastructure.api.base import as_json
 from blackboard.infrastructure.documents import Entry
 
 MAX_KEY = 200  # the board's entry keys (docs/knowledge.md)
@@ -207,6 +210,8 @@ class BlackboardStore(BaseStore):
             if isinstance(op, PutOp):  # every put checked before anything is written
                 _check_put(op)
                 _writable(op.namespace, op.key, op.value)
+                if op.value is not None:
+                    _check_value(op.value)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -447,6 +452,8 @@ class BlackboardStore(BaseStore):
         text = op.query if op.query else None  # "" or None: no text, every item (entry key order)
         if text is not None and not isinstance(text, str):
             raise InvalidInput("query", f"must be a string, got {type(text).__name__}")
+        if text is not None:
+            text = _query_words(text)
         if text is not None and at is not None:
             raise InvalidInput(
                 "at", "text search reads the board as it is now; search with at= takes no query"
@@ -584,6 +591,28 @@ def _writable(namespace: tuple[str, ...], key: str, value: Any) -> str:
     if value is not None and not isinstance(value, Mapping):
         raise InvalidInput("value", f"must be a mapping (a JSON object), got {type(value).__name__}")
     return board_key
+
+
+def _check_value(value: Mapping[str, Any]) -> None:
+    """The value as the board's write checks it (`as_json`, then WriteEntry's rules and size), so that a batch
+    refuses a bad put before writing any."""
+    try:
+        check_value(as_json(dict(value), "value"))
+    except ValueError as exc:
+        raise InvalidInput("value", str(exc)) from None
+
+
+def _query_words(text: str) -> str | None:
+    """A query as the board's search takes it, any text accepted as InMemoryStore does: its words (the
+    search's rule), the first ones up to MAX_QUERY characters; none (`"*"`, `"?!"`) is no query."""
+    kept: list[str] = []
+    size = -1
+    for word in words(text):
+        size += len(word) + 1
+        if size > MAX_QUERY:
+            break
+        kept.append(word)
+    return " ".join(kept) or None
 
 
 def _count(value: Any, field: str) -> int:
