@@ -304,3 +304,37 @@ def test_a_completion_wakes_only_the_waits_it_answers(boards, board, monkeypatch
         await asyncio.gather(*waits[10:], return_exceptions=True)
 
     run(scenario())
+
+
+def test_after_an_idle_spell_the_log_follower_starts_from_the_log_s_end(url, agents_dir, board, monkeypatch):
+    """A follower that ended for want of waits forgets where it read to: the next wait's follower starts at
+    the log's end, not re-reading every event appended meanwhile (none of them can answer a wait begun
+    after them), and it wakes that wait for the event it wants."""
+    from blackboard.infrastructure.api import asynchronous
+
+    monkeypatch.setattr(asynchronous, "IDLE", 0.2)
+
+    async def scenario() -> None:
+        async with AsyncBlackboard(url, agents_dir=agents_dir) as bb:
+            with pytest.raises(TimedOut):
+                await bb.poll_topic("news", blackboard_id=board, timeout=0.3)
+            follower = bb._follower
+            deadline = time.monotonic() + 5
+            while follower._thread is not None:  # idle: the follower's thread ends
+                assert time.monotonic() < deadline, "the follower did not end after its idle spell"
+                await asyncio.sleep(0.05)
+            assert follower._seen == -1
+            for n in range(30):  # appended while nobody waits
+                await bb.write(f"k/{n}", n, blackboard_id=board, author="ps-writer", topics=["other"])
+            read: list[int] = []
+            store = bb._board._parts.store
+            reading = store.read_all
+            monkeypatch.setattr(store, "read_all", lambda **kw: read.append(kw["after"]) or reading(**kw))
+            watching = asyncio.create_task(bb.watch_topic("news", blackboard_id=board, timeout=30))
+            await asyncio.sleep(0.3)
+            end = await bb.position()
+            await bb.write("headline", "HNSW wins", blackboard_id=board, author="ps-writer", topics=["news"])
+            assert (await watching).key == "headline"
+            assert read and min(read) >= end - 1  # never from before the wait began
+
+    run(scenario())
