@@ -93,24 +93,18 @@ def entries(
 ) -> Output:
     from blackboard.application.knowledge.commands import ListEntries
 
-    query = ListEntries(
-        blackboard_id=args.blackboard,
-        section=args.section,
-        role=args.role,
-        author=args.author,
-        label=args.label,
-        entry_type=args.entry_type,
-        topic=args.topic,
-        prefix=args.prefix,
-        conflicts=args.conflicts,
-        at=args.at,
-        limit=args.limit,
-    )
+    query = ListEntries(blackboard_id=args.blackboard, **_filters(args), at=args.at, limit=args.limit)
     status().require_board(query.blackboard_id)  # an unknown board is exit 4, not an empty list
     found = queries().entries(query)
     return Output(
         documents.jsonable(documents.entries(found)), "\n".join(_line(e) for e in found) or "no entries"
     )
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    """The filters `entries` and `search` share, as their request models name them."""
+    names = ("section", "role", "author", "label", "entry_type", "topic", "prefix", "conflicts")
+    return {name: getattr(args, name) for name in names}
 
 
 @inject
@@ -127,14 +121,7 @@ def search(
     query = SearchEntries(
         blackboard_id=args.blackboard,
         text=args.text,
-        section=args.section,
-        role=args.role,
-        author=args.author,
-        label=args.label,
-        entry_type=args.entry_type,
-        topic=args.topic,
-        prefix=args.prefix,
-        conflicts=args.conflicts,
+        **_filters(args),
         **{name: value for name, value in given.items() if value is not None},
     )
     status().require_board(query.blackboard_id)  # an unknown board is exit 4, as for `entries`
