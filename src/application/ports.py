@@ -271,6 +271,13 @@ class Hold(Enum):
     FREE_SIGNALS = "free signals"
 
 
+class BoardHoldNeeded(Exception):
+    """Raised by a transaction that holds less than the board when its decision needs the whole board
+    after all (the read model is behind the log, so the decision replays the board's history): it has
+    written nothing; the command is decided again, holding the board from the start. Taking the board
+    within the transaction instead would upgrade a shared hold, which two such transactions deadlock on."""
+
+
 class UnitOfWork(abc.ABC):
     """Opens board transactions: the only way a command writes."""
 

@@ -31,6 +31,7 @@ from blackboard.application.commands import (
 from blackboard.application.errors import ConcurrencyConflict
 from blackboard.application.ports import (
     AgentRegistry,
+    BoardHoldNeeded,
     BoardTransaction,
     Clock,
     EventPublisher,
@@ -556,7 +557,11 @@ class BlackboardService:
         ):  # rolled back, nothing written: read who is live outside the hold, decide again
             assert self._presence is not None
             live = self._presence.workers()
-            return self._execute(blackboard_id, scope, decide, cmd, actor, deadlines, at, live, hold)
+            return self._execute(
+                blackboard_id, scope, decide, cmd, actor, deadlines, at, live, hold, conflicts
+            )
+        except BoardHoldNeeded:  # rolled back, nothing written: the read model is behind, hold the board
+            return self._execute(blackboard_id, scope, decide, cmd, actor, deadlines, at, workers, Hold.BOARD)
         except ConcurrencyConflict:
             # holding only its signals, the transaction lost a deadlock (or met an append it could not
             # fold after): rolled back, nothing written; decide again, on the rows as they are now

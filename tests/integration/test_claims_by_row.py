@@ -115,3 +115,31 @@ def test_claims_and_completions_side_by_side_keep_the_board_whole(sql_engine, wo
     Projector(board.store, board.read_model).rebuild()
     rebuilt = {s.signal_id: s for s in board.read_model.find(SignalFilter(blackboard_id=BOARD))}
     assert rebuilt == rows
+
+
+def test_a_claim_that_finds_the_read_model_behind_decides_again_holding_the_board(pg_engine):
+    """With the read model behind the log (an import or a bare append not yet folded), a command that holds
+    only its signals gives up before locking anything, and is decided again holding the board from the
+    start: upgrading its shared hold in place is what two such commands deadlock on."""
+    from sqlalchemy import text
+
+    from blackboard.application.ports import BoardHoldNeeded
+
+    board = SqlBoard(pg_engine)
+    first, second = post(board, 2)
+    with pg_engine.begin() as conn:  # the projection one event behind the log
+        conn.execute(text("UPDATE projection_checkpoints SET position = position - 1"))
+
+    with pytest.raises(BoardHoldNeeded), board.unit_of_work().board(BOARD, Hold.SIGNALS) as tx:
+        tx.load(Scope(signals=(first,)))
+
+    with ThreadPoolExecutor(2) as pool:  # two at once: each decided holding the board, one after the other
+        claims = list(
+            pool.map(
+                lambda signal_id: board.fresh_service().claim_signal(
+                    ClaimSignal(signal_id=signal_id, agent_id="ps-researcher")
+                ),
+                (first, second),
+            )
+        )
+    assert [c.status for c in claims] == [SignalStatus.CLAIMED] * 2

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, bindparam, false, func, or_, select
 
 from blackboard.application.ports import (
+    BoardHoldNeeded,
     BoardRows,
     BoardTransaction,
     ConcurrencyConflict,
@@ -262,10 +263,9 @@ class _SqlTransaction(BoardTransaction):
         self._log = log = read_log(self._conn, self.blackboard_id)
         if not log.live:
             if self._hold is not Hold.BOARD:
-                # the decision replays the board's history: no row to lock, so hold the whole board
-                # (two transactions doing so at once deadlock; the loser is decided again)
-                dialect_of(self._conn.engine).hold_board(self._conn, self.blackboard_id)
-                self._hold = Hold.BOARD
+                # the decision replays the board's history: no row to lock, so the whole board it is,
+                # taken from the start of a new transaction (not upgraded from the shared hold here)
+                raise BoardHoldNeeded(self.blackboard_id)
             return None
         return _SqlRows(self._conn, self.blackboard_id, log.version, self._hold)
 
