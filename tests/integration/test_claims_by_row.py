@@ -117,29 +117,38 @@ def test_claims_and_completions_side_by_side_keep_the_board_whole(sql_engine, wo
     assert rebuilt == rows
 
 
-def test_a_claim_that_finds_the_read_model_behind_decides_again_holding_the_board(pg_engine):
+def test_a_claim_that_finds_the_read_model_behind_decides_again_holding_the_board(pg_private_url):
     """With the read model behind the log (an import or a bare append not yet folded), a command that holds
     only its signals gives up before locking anything, and is decided again holding the board from the
-    start: upgrading its shared hold in place is what two such commands deadlock on."""
+    start: upgrading its shared hold in place is what two such commands deadlock on. (A database of its
+    own: the read model is left behind on purpose.)"""
     from sqlalchemy import text
 
     from blackboard.application.ports import BoardHoldNeeded
+    from blackboard.infrastructure.persistence.engine import make_engine
+    from blackboard.infrastructure.persistence.schema import ensure_schema
+    from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
-    board = SqlBoard(pg_engine)
-    first, second = post(board, 2)
-    with pg_engine.begin() as conn:  # the projection one event behind the log
-        conn.execute(text("UPDATE projection_checkpoints SET position = position - 1"))
+    engine = make_engine(store_settings(BlackboardSettings(db=pg_private_url)))
+    ensure_schema(engine)
+    try:
+        board = SqlBoard(engine)
+        first, second = post(board, 2)
+        with engine.begin() as conn:  # the projection one event behind the log
+            conn.execute(text("UPDATE projection_checkpoints SET position = position - 1"))
 
-    with pytest.raises(BoardHoldNeeded), board.unit_of_work().board(BOARD, Hold.SIGNALS) as tx:
-        tx.load(Scope(signals=(first,)))
+        with pytest.raises(BoardHoldNeeded), board.unit_of_work().board(BOARD, Hold.SIGNALS) as tx:
+            tx.load(Scope(signals=(first,)))
 
-    with ThreadPoolExecutor(2) as pool:  # two at once: each decided holding the board, one after the other
-        claims = list(
-            pool.map(
-                lambda signal_id: board.fresh_service().claim_signal(
-                    ClaimSignal(signal_id=signal_id, agent_id="ps-researcher")
-                ),
-                (first, second),
+        with ThreadPoolExecutor(2) as pool:  # two at once: each decided holding the board, in turn
+            claims = list(
+                pool.map(
+                    lambda signal_id: board.fresh_service().claim_signal(
+                        ClaimSignal(signal_id=signal_id, agent_id="ps-researcher")
+                    ),
+                    (first, second),
+                )
             )
-        )
-    assert [c.status for c in claims] == [SignalStatus.CLAIMED] * 2
+        assert [c.status for c in claims] == [SignalStatus.CLAIMED] * 2
+    finally:
+        engine.dispose()
