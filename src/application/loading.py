@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def load_scope(blackboard_id: str, rows: BoardRows, scope: Scope) -> BlackboardAggregate:
-    found: dict[str, AgentSignal] = {s.signal_id: s for s in rows.signals(scope.signals)}
+    found: dict[str, AgentSignal] = {s.signal_id: s for s in rows.signals(scope.signals, scope.at_most)}
     if scope.key is not None and (keyed := rows.with_key(scope.key)) is not None:
         found[keyed.signal_id] = keyed
     ending = list(found.values()) if scope.ends else []

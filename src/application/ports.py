@@ -161,7 +161,11 @@ class Overdue:
 class Scope:
     """What a decision reads of a board: the signals it names (`ends`: and every signal that waits
     on them, since ending one ends or releases those), a new signal's upstreams, a dedupe key, the
-    signals past their timeouts, and (`retries`) the latest retries of the named signals' upstreams."""
+    signals past their timeouts, and (`retries`) the latest retries of the named signals' upstreams.
+    `at_most`: of the named signals still open (POSTED), only the first this many are read, in the order
+    named, with every named one no longer open (a worker's batch claim names more candidates than it may
+    take; where rows are locked, it locks only what it may take, and one another transaction holds is
+    passed over for the next)."""
 
     signals: tuple[str, ...] = ()
     ends: bool = False
@@ -169,6 +173,7 @@ class Scope:
     key: str | None = None
     overdue: Overdue | None = None
     retries: bool = False
+    at_most: int | None = None
 
 
 class BoardRows(abc.ABC):
@@ -177,8 +182,9 @@ class BoardRows(abc.ABC):
     version: int  # the board's stream version
 
     @abc.abstractmethod
-    def signals(self, signal_ids: Collection[str]) -> list[AgentSignal]:
-        """This board's signals among `signal_ids` (others, and unknown ids, are left out)."""
+    def signals(self, signal_ids: Collection[str], at_most: int | None = None) -> list[AgentSignal]:
+        """This board's signals among `signal_ids` (others, and unknown ids, are left out); with
+        `at_most`, of those still POSTED only the first that many in the order of `signal_ids`."""
 
     @abc.abstractmethod
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:

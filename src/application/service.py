@@ -61,6 +61,11 @@ T = TypeVar("T")
 CONFLICT_RETRIES = 8  # a command holding only its signals, chosen as a deadlock's victim: decided again
 
 
+CLAIM_SPARE = (
+    2  # candidates a batch claim reads beyond its limit, for those the rules refuse at the last moment
+)
+
+
 class _WorkersNeeded(Exception):
     """A named signal is past its earliest deadline: whether a live worker fits it decides, so the
     command rolls back, reads the live workers outside the board's hold and decides again."""
@@ -241,7 +246,9 @@ class BlackboardService:
 
         return self._execute(
             cmd.blackboard_id,
-            Scope(signals=cmd.signal_ids),
+            # only as many candidates as it may take (and a few for those refused), so a worker racing
+            # for the same backlog takes the next ones instead of finding them all held by this claim
+            Scope(signals=cmd.signal_ids, at_most=cmd.limit + CLAIM_SPARE),
             decide,
             cmd,
             actor=cmd.agent_id,

@@ -152,3 +152,33 @@ def test_a_claim_that_finds_the_read_model_behind_decides_again_holding_the_boar
         assert [c.status for c in claims] == [SignalStatus.CLAIMED] * 2
     finally:
         engine.dispose()
+
+
+def test_a_batch_claim_holds_only_as_many_candidates_as_it_may_take(pg_engine):
+    """Two workers with the same eight oldest candidates, one claim each: while the first has read its
+    rows and not committed, the second still takes one, the first free past what the first holds (its
+    limit and the spare ones), and skips the held ones as taken by another."""
+    from blackboard.application.service import CLAIM_SPARE
+
+    board = SqlBoard(pg_engine)
+    ids = post(board, 8)
+    release, loaded = threading.Event(), threading.Event()
+
+    def first_worker() -> None:  # a batch claim of limit 1 over all eight, read and not committed
+        with board.unit_of_work().board(BOARD, Hold.FREE_SIGNALS) as tx:
+            tx.load(Scope(signals=tuple(ids), at_most=1 + CLAIM_SPARE))
+            loaded.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=first_worker)
+    holder.start()
+    assert loaded.wait(10)
+    try:
+        second = board.fresh_service().claim_signals(
+            ClaimSignals(blackboard_id=BOARD, signal_ids=tuple(ids), agent_id="ps-analyst", limit=1)
+        )
+    finally:
+        release.set()
+        holder.join(10)
+    assert [s.signal_id for s in second.claimed] == [ids[1 + CLAIM_SPARE]]
+    assert set(second.skipped) == set(ids[: 1 + CLAIM_SPARE])

@@ -112,7 +112,12 @@ class _Rows(BoardRows):
         self.version = version
         self._signals = signals
 
-    def signals(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+    def signals(self, signal_ids: Collection[str], at_most: int | None = None) -> list[AgentSignal]:
+        if at_most is not None:  # the first `at_most` open ones in the order named, and those not open
+            by_id = {s.signal_id: s for s in self._signals}
+            named = [by_id[sid] for sid in signal_ids if sid in by_id]
+            posted = [s for s in named if s.status is SignalStatus.POSTED]
+            return posted[:at_most] + [s for s in named if s.status is not SignalStatus.POSTED]
         return [s for s in self._signals if s.signal_id in signal_ids]
 
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, bindparam, false, func, or_, select
+from sqlalchemy import Connection, Engine, bindparam, case, false, func, or_, select
 
 from blackboard.application.ports import (
     BoardHoldNeeded,
@@ -322,10 +322,27 @@ class _SqlRows(BoardRows):
         self._queries = _PLAIN if hold is Hold.BOARD else _LOCKED
         self._named = _SKIP_LOCKED if hold is Hold.FREE_SIGNALS else self._queries
 
-    def signals(self, signal_ids: Collection[str]) -> list[AgentSignal]:
+    def signals(self, signal_ids: Collection[str], at_most: int | None = None) -> list[AgentSignal]:
+        if at_most is not None and len(signal_ids) > at_most:
+            return self._first(list(signal_ids), at_most)
         if len(signal_ids) == 1:  # most commands name one: a statement that needs no list rendered
             return self._many(self._named.by_id, id=next(iter(signal_ids)))
         return self._many(self._named.by_ids, ids=sorted(signal_ids)) if signal_ids else []
+
+    def _first(self, signal_ids: list[str], at_most: int) -> list[AgentSignal]:
+        """Of the named signals, the first `at_most` open ones (POSTED) in the order named, each locked when
+        holding only signals, and (FREE_SIGNALS) one another transaction holds passed over for the next:
+        the database stops locking at the limit, so the rest stay free for others; and, unlocked, the
+        named ones no longer open, which no claim can take (read for the reason it is refused). Locked
+        in the order named, not the ids': a batch claim (FREE_SIGNALS) never waits on a row here (SKIP
+        LOCKED), so no order is needed against deadlocks; a plain SIGNALS hold that waited could lose
+        one, and is decided again."""
+        order = case({sid: n for n, sid in enumerate(signal_ids)}, value=SIGNALS.c.signal_id)
+        open_ = BY_IDS.where(SIGNALS.c.status == "POSTED").order_by(order).limit(at_most)
+        if self._named is not _PLAIN:
+            open_ = open_.with_for_update(of=SIGNALS, skip_locked=self._named is _SKIP_LOCKED)
+        ended = BY_IDS.where(SIGNALS.c.status != "POSTED")
+        return self._many(open_, ids=signal_ids) + self._many(ended, ids=signal_ids)
 
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
         return self._many(self._queries.dependants, ids=sorted(signal_ids)) if signal_ids else []
