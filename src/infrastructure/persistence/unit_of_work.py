@@ -332,16 +332,19 @@ class _SqlRows(BoardRows):
     def _first(self, signal_ids: list[str], at_most: int) -> list[AgentSignal]:
         """Of the named signals, the first `at_most` open ones (POSTED) in the order named, each locked when
         holding only signals, and (FREE_SIGNALS) one another transaction holds passed over for the next:
-        the database stops locking at the limit, so the rest stay free for others; and, unlocked, the
-        named ones no longer open, which no claim can take (read for the reason it is refused). Locked
+        the database stops locking at the limit, so the rest stay free for others; and the named ones no
+        longer open, which no claim can take (read, and locked as well, for the reason it is refused or
+        the expiry of a lapsed claim among them). Locked
         in the order named, not the ids': a batch claim (FREE_SIGNALS) never waits on a row here (SKIP
         LOCKED), so no order is needed against deadlocks; a plain SIGNALS hold that waited could lose
         one, and is decided again."""
         order = case({sid: n for n, sid in enumerate(signal_ids)}, value=SIGNALS.c.signal_id)
         open_ = BY_IDS.where(SIGNALS.c.status == "POSTED").order_by(order).limit(at_most)
-        if self._named is not _PLAIN:
-            open_ = open_.with_for_update(of=SIGNALS, skip_locked=self._named is _SKIP_LOCKED)
         ended = BY_IDS.where(SIGNALS.c.status != "POSTED")
+        if self._named is not _PLAIN:  # the others are locked too: a lapsed claim among them may be expired
+            skip = self._named is _SKIP_LOCKED
+            open_ = open_.with_for_update(of=SIGNALS, skip_locked=skip)
+            ended = _locking(ended, skip_locked=skip)
         return self._many(open_, ids=signal_ids) + self._many(ended, ids=signal_ids)
 
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
