@@ -97,12 +97,7 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
         "entries",
     )
     entries.add_argument("--blackboard", required=True, metavar="ID", help="the board")
-    for option in ("--section", "--role", "--author", "--label"):
-        entries.add_argument(option, metavar=option[2:].upper()[0])
-    entries.add_argument("--type", dest="entry_type", metavar="T", help="an entry type")
-    entries.add_argument("--topic", metavar="T", help="entries published to this topic")
-    entries.add_argument("--prefix", metavar="P", help="keys starting with P")
-    entries.add_argument("--conflicts", action="store_true", help="only keys in conflict")
+    _entry_filters(entries)
     entries.add_argument("--at", metavar="POSITION", help="as the board was right after this log position")
     entries.add_argument("--limit", metavar="N", help="at most N entries")
 
@@ -120,12 +115,7 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
         "key, value strings, topics and author",
     )
     search.add_argument("--blackboard", required=True, metavar="ID", help="the board")
-    for option in ("--section", "--role", "--author", "--label"):
-        search.add_argument(option, metavar=option[2:].upper()[0])
-    search.add_argument("--type", dest="entry_type", metavar="T", help="an entry type")
-    search.add_argument("--topic", metavar="T", help="entries published to this topic")
-    search.add_argument("--prefix", metavar="P", help="keys starting with P")
-    search.add_argument("--conflicts", action="store_true", help="only keys in conflict")
+    _entry_filters(search)
     search.add_argument(
         "--filter",
         metavar="JSON",
@@ -183,3 +173,13 @@ def _add_transfer_commands(commands: Any, _command: Callable[..., argparse.Argum
         "import_board",
     )
     imported.add_argument("file", metavar="FILE", help="an export document (- reads standard input)")
+
+
+def _entry_filters(parser: argparse.ArgumentParser) -> None:
+    """The filters `entries` and `search` share (commands.py `_filters` reads them back)."""
+    for option in ("--section", "--role", "--author", "--label"):
+        parser.add_argument(option, metavar=option[2:].upper()[0])
+    parser.add_argument("--type", dest="entry_type", metavar="T", help="an entry type")
+    parser.add_argument("--topic", metavar="T", help="entries published to this topic")
+    parser.add_argument("--prefix", metavar="P", help="keys starting with P")
+    parser.add_argument("--conflicts", action="store_true", help="only keys in conflict")
