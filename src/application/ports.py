@@ -394,11 +394,37 @@ class Durations:
 CLAIM_WAIT, RUN_TIME = "claim_wait", "run_time"
 
 
+@dataclass(frozen=True, slots=True)
+class SignalState:
+    """What a worker watching the signals it runs reads of each (worker/cancels.py): no more."""
+
+    signal_id: str
+    status: SignalStatus
+    claim_token: str | None
+    error: str | None  # a CANCELLED signal's reason (its result's error); else None
+
+
 class SignalReadModel(abc.ABC):
     """The query side: signals folded from the event log, and the position folded up to."""
 
     @abc.abstractmethod
     def get(self, signal_id: str) -> AgentSignal | None: ...
+
+    def states(self, signal_ids: Sequence[str]) -> tuple[int, list[SignalState]]:
+        """The position the rows are folded up to, and the state of each of these signals that has a
+        row (in no particular order), read together. This default asks for each; a store reads them
+        all in one statement."""
+        position = self.position()  # first: the rows read after are at least as new
+        found = [s for s in (self.get(sid) for sid in signal_ids) if s is not None]
+        return position, [
+            SignalState(
+                s.signal_id,
+                s.status,
+                s.claim_token,
+                s.result.error if s.status is SignalStatus.CANCELLED and s.result else None,
+            )
+            for s in found
+        ]
 
     @abc.abstractmethod
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:

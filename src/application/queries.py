@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -16,6 +16,7 @@ from blackboard.application.ports import (
     Recorded,
     SignalFilter,
     SignalReadModel,
+    SignalState,
 )
 from blackboard.application.presence import PresenceStore, fitting
 from blackboard.application.projection import Projector
@@ -87,6 +88,17 @@ class BlackboardQueries:
         if signal is None:
             raise SignalNotFound(query.signal_id)
         return signal
+
+    def signal_states(self, signal_ids: Sequence[str], seen: int | None = None) -> list[SignalState]:
+        """The status, claim token and cancel reason of each of these signals that has a row (a row
+        missing: a rebuild is under way), in one read of the rows, without `get_signal`'s catch-up: when
+        the rows are folded up to `seen` (a log position the caller saw) they are caught up already.
+        Rows behind it (a rebuild or an import under way) are caught up first, and read again."""
+        position, states = self._read_model.states(signal_ids)
+        if seen is not None and position < seen:
+            self._projector.catch_up()
+            position, states = self._read_model.states(signal_ids)
+        return states
 
     def open_candidates(self, query: GetOpenSignals) -> list[Candidate]:
         """POSTED signals whose dependencies completed, targeting any of the capabilities, oldest

@@ -18,6 +18,7 @@ from blackboard.application.ports import (
     Recorded,
     SignalFilter,
     SignalReadModel,
+    SignalState,
     StoreUnavailable,
 )
 from blackboard.application.usage import UsageTotal
@@ -29,11 +30,26 @@ from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
-from blackboard.infrastructure.persistence.tables import BOARD_BUDGETS, SIGNAL_USAGE
+from blackboard.infrastructure.persistence.tables import BOARD_BUDGETS, CHECKPOINTS, SIGNAL_USAGE
 
 OVER_BUDGET = select(BOARD_BUDGETS.c.blackboard_id).where(BOARD_BUDGETS.c.reached)
 
 BOARD_OF = select(SIGNALS.c.blackboard_id).where(SIGNALS.c.signal_id == bindparam("signal_id"))
+# the checkpoint's row joined to the signals' rows by their key: the position and the states in one
+# statement (a consistent read), and the position even when none of the rows is there (a rebuild)
+STATES = (
+    select(
+        CHECKPOINTS.c.position,
+        SIGNALS.c.signal_id,
+        SIGNALS.c.status,
+        SIGNALS.c.claim_token,
+        case((SIGNALS.c.status == "CANCELLED", SIGNALS.c.result_json)),  # only a cancel's reason is read
+    )
+    .select_from(
+        CHECKPOINTS.outerjoin(SIGNALS, SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
+    )
+    .where(CHECKPOINTS.c.name == projection.NAME)
+)
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -64,6 +80,20 @@ class SqlSignalReadModel(SignalReadModel):
         with read_connection(self._engine) as conn:
             row = conn.execute(GET_SIGNAL, {"signal_id": signal_id}).one_or_none()
         return signal_from_row(row) if row else None
+
+    @_translated
+    def states(self, signal_ids: Sequence[str]) -> tuple[int, list[SignalState]]:
+        """One statement, whatever the number of signals; no signal row is decoded."""
+        if not signal_ids:
+            return self.position(), []
+        with read_connection(self._engine) as conn:
+            rows = conn.execute(STATES, {"signal_ids": list(signal_ids)}).all()
+        states = [
+            SignalState(sid, SignalStatus(status), token, json.loads(result).get("error") if result else None)
+            for _, sid, status, token, result in rows
+            if sid is not None  # the checkpoint's row alone: none of the signals has a row
+        ]
+        return (rows[0][0] if rows else 0), states
 
     @_translated
     def find(self, criteria: SignalFilter) -> list[AgentSignal]:

@@ -3,7 +3,8 @@ and has its handler or runner stopped, wherever the cancel was made.
 
 It wakes when the log moves, as the claim loop does: a notification on PostgreSQL (LISTEN/NOTIFY), the
 notifier's look at the log's end on SQLite; only then does it read the rows of the signals running here.
-A run asks `reason(signal_id)` as often as it looks at its own timeout, which costs no query.
+A run asks `reason(signal_id)` as often as it looks at its own timeout, which costs no query. A look reads
+the status, claim token and cancel reason of every signal running here in one statement, however many run.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from blackboard.application.commands import GetSignalById
 from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
-from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.signals import SignalStatus
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -76,7 +75,7 @@ class StopWatch:
                     now = self._store.last_position()
                 if position is None or now > position:  # the log moved: read the running rows again
                     position = now
-                    self._check(running)
+                    self._check(running, position)
                     self._closing.wait(MIN_GAP)  # at most ten reads a second, however busy the log
                 self._notifier.wait(position, WAKE_EVERY)
             except StoreUnavailable as down:  # the claim loop rides it out; so does this
@@ -86,17 +85,15 @@ class StopWatch:
                 logger.exception("could not look for cancels")
                 self._closing.wait(1.0)
 
-    def _check(self, running: list[str]) -> None:
-        for signal_id in running:
-            try:
-                now = self._queries.get_signal(GetSignalById(signal_id=signal_id))
-            except SignalNotFound:  # a rebuild is running: its row comes back
-                continue
+    def _check(self, running: list[str], seen: int | None = None) -> None:
+        """One read for every signal running here (their status, claim token and cancel reason), however
+        many: the rows are caught up when folded short of `seen`, the log position that woke the watch."""
+        for now in self._queries.signal_states(running, seen):  # a row missing (a rebuild): it comes back
             if now.status is SignalStatus.CANCELLED:
-                why = now.result.error if now.result and now.result.error else "no reason given"
-                self._reasons[signal_id] = f"stopped: the signal was cancelled ({why})"
+                why = now.error or "no reason given"
+                self._reasons[now.signal_id] = f"stopped: the signal was cancelled ({why})"
             elif now.status is SignalStatus.CLAIMED and now.claim_token != self._token:
-                self._reasons[signal_id] = "stopped: the claim is held by another worker now"
+                self._reasons[now.signal_id] = "stopped: the claim is held by another worker now"
             else:  # still ours, or ended by its own run (its outcome recorded before its slot is freed)
                 continue
-            logger.info("%s: %s; stopping its run", signal_id, self._reasons[signal_id])
+            logger.info("%s: %s; stopping its run", now.signal_id, self._reasons[now.signal_id])

@@ -1,0 +1,99 @@
+"""What a busy worker reads while it runs signals, on SQLite and PostgreSQL: its stop watch reads every
+signal running here in one statement (not `get_signal` per signal), and a completion told again after an
+outage reads that completion, not the board's stream. Same answers as before: cancelled -> stop with the
+reason; claimed by another token -> stop; a row missing meanwhile -> skipped; rows behind the log (a
+rebuild) -> caught up first."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, event
+
+from blackboard.application.commands import (
+    CancelSignal,
+    ClaimSignal,
+    PostSignal,
+)
+from blackboard.infrastructure.persistence.tables import SIGNALS
+from blackboard.infrastructure.worker.cancels import StopWatch
+from tests.integration.conftest import SqlBoard
+
+MINE, OTHER = "ps-researcher/mine", "ps-researcher/other"
+
+
+def claimed(board: SqlBoard, n: int, token: str, topic: str = "t") -> list[str]:
+    ids = []
+    for i in range(n):
+        signal = board.service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id=f"e-{i}", topic=f"{topic} {i}")
+        )
+        board.service.claim_signal(
+            ClaimSignal(signal_id=signal.signal_id, agent_id="ps-researcher", token=token)
+        )
+        ids.append(signal.signal_id)
+    return ids
+
+
+class Statements:
+    """The statements sent on an engine while in the block."""
+
+    def __init__(self, engine) -> None:
+        self.engine, self.sent = engine, []
+
+    def _seen(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        if statement != "BEGIN":  # SQLite's transactions are begun by a statement (engine.py)
+            self.sent.append(statement)
+
+    def __enter__(self) -> list[str]:
+        event.listen(self.engine, "before_cursor_execute", self._seen)
+        return self.sent
+
+    def __exit__(self, *_) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._seen)
+
+
+def watch_of(board: SqlBoard) -> StopWatch:
+    return StopWatch(board.queries, board.store, None, MINE, lambda: [])  # type: ignore[arg-type]
+
+
+def test_the_watch_reads_all_the_signals_running_here_in_one_statement(sql_engine):
+    board = SqlBoard(sql_engine)
+    mine = claimed(board, 12, MINE)
+    (taken,) = claimed(board, 1, OTHER, topic="other")  # as if its claim lapsed and another worker took it
+    board.service.cancel_signal(CancelSignal(signal_id=mine[0], reason="not needed any more"))
+    board.service.cancel_signal(CancelSignal(signal_id=mine[1]))
+    watch, seen = watch_of(board), board.store.last_position()  # what woke it (a NOTIFY's position)
+
+    with Statements(sql_engine) as sent:
+        watch._check([*mine, taken], seen)
+
+    assert len(sent) == 1, sent  # was 3 per signal: the catch-up's two reads and the row
+    assert (
+        watch.reason(mine[0])
+        == "stopped: the signal was cancelled (cancelled by ps-skill: not needed any more)"
+    )
+    assert (
+        watch.reason(mine[1]) == "stopped: the signal was cancelled (cancelled by ps-skill: no reason given)"
+    )
+    assert watch.reason(taken) == "stopped: the claim is held by another worker now"
+    assert [watch.reason(s) for s in mine[2:]] == [None] * 10  # still this worker's: they run on
+
+
+def test_a_row_missing_is_skipped_and_rows_behind_the_log_are_caught_up_first(sql_engine):
+    board = SqlBoard(sql_engine)
+    mine = claimed(board, 3, MINE)
+    board.service.cancel_signal(CancelSignal(signal_id=mine[0], reason="gone"))
+    board.service.cancel_signal(CancelSignal(signal_id=mine[1], reason="gone too"))
+    with sql_engine.begin() as conn:  # mine[0]'s row is not there for now (a rebuild has yet to fold it)
+        conn.execute(delete(SIGNALS).where(SIGNALS.c.signal_id == mine[0]))
+    watch = watch_of(board)
+
+    watch._check(mine, board.store.last_position())
+
+    assert watch.reason(mine[0]) is None  # skipped, no error: its row comes back
+    assert watch.reason(mine[1]) == "stopped: the signal was cancelled (cancelled by ps-skill: gone too)"
+
+    board.read_model.reset()  # a rebuild starts: every row goes, the rows' position is 0
+    watch._check(mine, board.store.last_position())  # the rows are behind what woke it: caught up first
+
+    assert watch.reason(mine[0]) == "stopped: the signal was cancelled (cancelled by ps-skill: gone)"
+    assert board.read_model.position() == board.store.last_position()
