@@ -102,6 +102,18 @@ class EventStore(abc.ABC):
             and (blackboard_id is None or r.event.blackboard_id == blackboard_id)
         ]
 
+    def completion_of(self, blackboard_id: str, signal_id: str) -> BlackboardEvent | None:
+        """The AgentSignalCompleted of the signal on that board (a signal completes at most once), or None.
+        This default reads the board's whole stream; a store reads that one event."""
+        return next(
+            (
+                e
+                for e in reversed(self.load(blackboard_id))
+                if e.event_type == "AgentSignalCompleted" and e.signal_id == signal_id
+            ),
+            None,
+        )
+
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:
         """Every event of the board's stream and of its entry streams, as stored, in position order
         ([] when the store does not hold the board). What `export` writes."""

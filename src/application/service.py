@@ -318,13 +318,11 @@ class BlackboardService:
             or self._store is None
         ):
             return False
-        completions = [
-            event
-            for event in self._store.load(blackboard_id)
-            if event.event_type == "AgentSignalCompleted" and event.signal_id == signal_id
-        ]
-        self._publisher.publish(completions)
-        return bool(completions)
+        completion = self._store.completion_of(blackboard_id, signal_id)  # that event, not the board's
+        if completion is None:
+            return False
+        self._publisher.publish([completion])
+        return True
 
     def renew_claim(self, cmd: RenewClaim) -> AgentSignal:
         return self._execute(

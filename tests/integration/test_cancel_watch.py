@@ -11,8 +11,12 @@ from sqlalchemy import delete, event
 from blackboard.application.commands import (
     CancelSignal,
     ClaimSignal,
+    CompleteSignal,
+    GetSignalById,
     PostSignal,
 )
+from blackboard.domain.events import AgentSignalCompleted
+from blackboard.infrastructure.persistence import event_store
 from blackboard.infrastructure.persistence.tables import SIGNALS
 from blackboard.infrastructure.worker.cancels import StopWatch
 from tests.integration.conftest import SqlBoard
@@ -97,3 +101,52 @@ def test_a_row_missing_is_skipped_and_rows_behind_the_log_are_caught_up_first(sq
 
     assert watch.reason(mine[0]) == "stopped: the signal was cancelled (cancelled by ps-skill: gone)"
     assert board.read_model.position() == board.store.last_position()
+
+
+def test_a_completion_told_again_reads_that_event_not_the_board_s_stream(sql_engine, monkeypatch):
+    board = SqlBoard(sql_engine)
+    (done,) = claimed(board, 1, MINE)
+    board.service.complete_signal(
+        CompleteSignal(signal_id=done, agent_id="ps-researcher", knowledge_items=("kept",), token=MINE)
+    )
+    claimed(board, 150, MINE, topic="later")  # a busy board: 300 events after the completion
+    heard: list[AgentSignalCompleted] = []
+    board.dispatcher.register(AgentSignalCompleted, heard.append)
+    decoded: list[str] = []
+    decode = event_store.event_from_row
+    monkeypatch.setattr(
+        event_store, "event_from_row", lambda row: decoded.append(row.event_type) or decode(row)
+    )
+
+    with Statements(sql_engine) as sent:
+        told = board.service.redeliver_completion("ps-1", done, "ps-researcher", MINE)
+
+    assert told is True
+    assert [(e.signal_id, e.result.knowledge_items) for e in heard] == [(done, ("kept",))]
+    assert decoded == ["AgentSignalCompleted"]  # one event decoded: the board's 302 were before
+    assert len([s for s in sent if "events" in s]) == 1, sent
+    # not completed by this claim, or not completed at all: nothing is told
+    other = claimed(board, 1, MINE, topic="open")[0]
+    assert board.service.redeliver_completion("ps-1", other, "ps-researcher", MINE) is False
+    assert board.service.redeliver_completion("ps-1", done, "ps-researcher", OTHER) is False
+    assert len(heard) == 1
+    assert board.queries.get_signal(GetSignalById(signal_id=done)).status.value == "COMPLETED"
+
+
+def test_a_completion_is_found_by_its_own_signal_id_only(sql_engine):
+    """Ids that differ only in case, or where one is a prefix of the other: each finds its own completion
+    (SQLite's LIKE would take one for the other)."""
+    board = SqlBoard(sql_engine)
+    first, second = claimed(board, 2, MINE)
+    for signal_id in (first, second):
+        board.service.complete_signal(
+            CompleteSignal(
+                signal_id=signal_id, agent_id="ps-researcher", knowledge_items=(signal_id,), token=MINE
+            )
+        )
+
+    found = board.store.completion_of("ps-1", first)
+    assert found is not None and found.signal_id == first and found.result.knowledge_items == (first,)
+    assert board.store.completion_of("ps-1", first.upper()) is None
+    assert board.store.completion_of("ps-1", first[:-1]) is None
+    assert board.store.completion_of("ps-2", first) is None

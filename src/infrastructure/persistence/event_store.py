@@ -141,6 +141,28 @@ class SqlAlchemyEventStore(EventStore):
             if json.loads(meta).get("correlation_id") == correlation_id
         ]
 
+    def completion_of(self, blackboard_id: str, signal_id: str) -> BlackboardEvent | None:
+        """One statement, one row: the board's events walked back from its end by the (stream, version)
+        index, the first completion whose data names the signal taken (a completion to tell again is
+        a recent one, so the walk is short). The match is a case-sensitive substring test (`instr`,
+        `strpos`; SQLite's LIKE ignores case), checked again once decoded."""
+        written = '"signal_id":' + json.dumps(signal_id)
+        within = func.instr if self._engine.dialect.name == "sqlite" else func.strpos
+        query = (
+            select(EVENTS)
+            .where(
+                EVENTS.c.stream_id == blackboard_id,
+                EVENTS.c.event_type == "AgentSignalCompleted",
+                within(EVENTS.c.data, written) > 0,
+            )
+            .order_by(EVENTS.c.version.desc())
+            .limit(1)
+        )
+        with translated("could not read the event store"), read_connection(self._engine) as conn:
+            row = conn.execute(query).one_or_none()
+        event = event_from_row(row) if row is not None else None
+        return event if event is not None and event.signal_id == signal_id else None
+
     def post_metadata(self, blackboard_id: str, signal_id: str) -> dict[str, Any] | None:
         """The metadata of the signal's post (its correlation and causation ids), for a tracer joining a
         claim to the post's trace (infrastructure/otel.py): its row names the post's event
