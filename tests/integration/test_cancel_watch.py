@@ -123,7 +123,7 @@ def test_a_completion_told_again_reads_that_event_not_the_board_s_stream(sql_eng
 
     assert told is True
     assert [(e.signal_id, e.result.knowledge_items) for e in heard] == [(done, ("kept",))]
-    assert decoded == ["AgentSignalCompleted"]  # one event decoded: the board's 302 were before
+    assert decoded == ["AgentSignalCompleted"]  # one event decoded: all 303 of the board's were before
     assert len([s for s in sent if "events" in s]) == 1, sent
     # not completed by this claim, or not completed at all: nothing is told
     other = claimed(board, 1, MINE, topic="open")[0]
