@@ -134,15 +134,13 @@ def test_a_completion_told_again_reads_that_event_not_the_board_s_stream(sql_eng
 
 
 def test_a_completion_is_found_by_its_own_signal_id_only(sql_engine):
-    """Ids that differ only in case, or where one is a prefix of the other: each finds its own completion
-    (SQLite's LIKE would take one for the other)."""
+    """Ids that differ only in case, or where one is a prefix of the other, or a later completion whose
+    result names the id: each finds its own completion (SQLite's LIKE would take one for the other)."""
     board = SqlBoard(sql_engine)
-    first, second = claimed(board, 2, MINE)
-    for signal_id in (first, second):
+    first, second, later = claimed(board, 3, MINE)
+    for signal_id, items in ((first, (first,)), (second, (second,)), (later, (first,))):
         board.service.complete_signal(
-            CompleteSignal(
-                signal_id=signal_id, agent_id="ps-researcher", knowledge_items=(signal_id,), token=MINE
-            )
+            CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", knowledge_items=items, token=MINE)
         )
 
     found = board.store.completion_of("ps-1", first)
@@ -150,3 +148,5 @@ def test_a_completion_is_found_by_its_own_signal_id_only(sql_engine):
     assert board.store.completion_of("ps-1", first.upper()) is None
     assert board.store.completion_of("ps-1", first[:-1]) is None
     assert board.store.completion_of("ps-2", first) is None
+    # a later completion whose result names the id is passed over, not taken for the signal's own
+    assert board.store.completion_of("ps-1", later).signal_id == later

@@ -142,26 +142,35 @@ class SqlAlchemyEventStore(EventStore):
         ]
 
     def completion_of(self, blackboard_id: str, signal_id: str) -> BlackboardEvent | None:
-        """One statement, one row: the board's events walked back from its end by the (stream, version)
-        index, the first completion whose data names the signal taken (a completion to tell again is
-        a recent one, so the walk is short). The match is a case-sensitive substring test (`instr`,
-        `strpos`; SQLite's LIKE ignores case), checked again once decoded."""
-        written = '"signal_id":' + json.dumps(signal_id)
+        """The board's events walked back from its end by the (stream, version) index, the completions
+        whose data holds the signal's quoted id (a case-sensitive substring test: `instr`, `strpos`;
+        SQLite's LIKE ignores case), decoded one at a time until one is the signal's own (a completion
+        to tell again is a recent one, so the walk is short). The id is matched quoted, not as
+        `"signal_id":...`, so that data written with other separators (an older release, an import)
+        still matches; a result that merely mentions the id is passed over."""
+        quoted = json.dumps(signal_id)
         within = func.instr if self._engine.dialect.name == "sqlite" else func.strpos
         query = (
             select(EVENTS)
             .where(
                 EVENTS.c.stream_id == blackboard_id,
                 EVENTS.c.event_type == "AgentSignalCompleted",
-                within(EVENTS.c.data, written) > 0,
+                within(EVENTS.c.data, quoted) > 0,
             )
             .order_by(EVENTS.c.version.desc())
-            .limit(1)
         )
+        below: int | None = None
         with translated("could not read the event store"), read_connection(self._engine) as conn:
-            row = conn.execute(query).one_or_none()
-        event = event_from_row(row) if row is not None else None
-        return event if event is not None and event.signal_id == signal_id else None
+            while True:  # pages of 16 by version, newest first: almost always one page of one row
+                page = query if below is None else query.where(EVENTS.c.version < below)
+                rows = conn.execute(page.limit(16)).all()
+                for row in rows:
+                    event = event_from_row(row)
+                    if event is not None and event.signal_id == signal_id:
+                        return event
+                if len(rows) < 16:
+                    return None
+                below = rows[-1].version
 
     def post_metadata(self, blackboard_id: str, signal_id: str) -> dict[str, Any] | None:
         """The metadata of the signal's post (its correlation and causation ids), for a tracer joining a
