@@ -150,6 +150,11 @@ def execute_many(conn: Connection, statement: ClauseElement, params: Iterable[Ma
         _run(conn, query.sql, bound, many=True).close()
 
 
+def run_sql(conn: Connection, sql: str) -> None:
+    """A statement without parameters or rows (SQLite's BEGIN IMMEDIATE)."""
+    _run(conn, sql, ()).close()
+
+
 def _run(conn: Connection, sql: str, params: Any, many: bool = False) -> Any:
     raw = conn.connection.driver_connection
     cursor = raw.cursor()  # type: ignore[union-attr]

@@ -20,7 +20,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, Table, create_engine, 
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
-from blackboard.infrastructure.persistence import SYNCHRONOUS_MODES
+from blackboard.infrastructure.persistence import SYNCHRONOUS_MODES, lean
 from blackboard.infrastructure.persistence.dialect import Dialect
 from blackboard.infrastructure.persistence.writer_lock import WriterLock
 
@@ -126,7 +126,7 @@ class SqliteDialect(Dialect):
         @event.listens_for(engine, "begin")
         def begin(conn: Connection) -> None:
             immediate = conn.get_execution_options().get("blackboard_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            lean.run_sql(conn, "BEGIN IMMEDIATE" if immediate else "BEGIN")  # every command's: on the driver
 
         return engine
 
