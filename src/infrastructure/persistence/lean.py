@@ -38,7 +38,19 @@ Convert = Callable[[Any], Any]
 class Prepared:
     """One statement compiled for one database: its SQL, and how to turn named values into the driver's."""
 
-    __slots__ = ("sql", "names", "defaults", "moments", "outputs", "positional", "expanding", "_sized")
+    __slots__ = (
+        "sql",
+        "names",
+        "defaults",
+        "moments",
+        "outputs",
+        "positional",
+        "expanding",
+        "_sized",
+        "_moment",
+        "_plain",
+        "_moment_at",
+    )
 
     def __init__(self, conn: Connection, statement: ClauseElement) -> None:
         compiled = statement.compile(dialect=conn.dialect)
@@ -52,6 +64,10 @@ class Prepared:
         self.expanding = frozenset(_EXPANDING.findall(self.sql))
         self._sized: dict[int, str] = {}  # the SQL for that many values of the one expanding parameter
         dialect = dialect_of(conn.engine)
+        self._moment: Convert = dialect.bind_moment
+        # the common case, positional and no list: values straight into the tuple, times where they go
+        self._plain = self.positional and not self.expanding
+        self._moment_at = tuple(i for i, n in enumerate(self.names) if n in self.moments)
         outputs: list[tuple[int, Convert]] = []
         for i, column in enumerate(getattr(statement, "exported_columns", ())):
             if isinstance(column.type, Moment):
@@ -62,9 +78,16 @@ class Prepared:
 
     def bind(self, conn: Connection, params: Mapping[str, Any]) -> tuple[str, Any]:
         """The SQL and the driver's parameters for these values."""
+        if self._plain:
+            defaults = self.defaults
+            bound = [params[n] if n in params else defaults[n] for n in self.names]
+            for i in self._moment_at:
+                if bound[i] is not None:
+                    bound[i] = self._moment(bound[i])
+            return self.sql, bound
         values = {**self.defaults, **params}
         if self.moments:
-            moment = dialect_of(conn.engine).bind_moment
+            moment = self._moment
             for name in self.moments & values.keys():
                 if values[name] is not None:
                     values[name] = moment(values[name])
@@ -158,9 +181,11 @@ def run_sql(conn: Connection, sql: str) -> None:
 def _run(conn: Connection, sql: str, params: Any, many: bool = False) -> Any:
     raw = conn.connection.driver_connection
     cursor = raw.cursor()  # type: ignore[union-attr]
-    before = conn.dispatch.before_cursor_execute
-    if before:
-        before(conn, cursor, sql, params, None, many)
+    # listeners of the connection's own (rare), or of its engine and the Engine class (a counter, a test)
+    listeners = conn.dispatch if conn._has_events else conn.engine.dispatch
+    listened = bool(listeners.before_cursor_execute or listeners.after_cursor_execute)
+    if listened:
+        conn.dispatch.before_cursor_execute(conn, cursor, sql, params, None, many)
     try:
         if many:
             cursor.executemany(sql, params)
@@ -179,7 +204,6 @@ def _run(conn: Connection, sql: str, params: Any, many: bool = False) -> Any:
             connection_invalidated=invalidated,
             dialect=conn.dialect,
         ) from exc
-    after = conn.dispatch.after_cursor_execute
-    if after:
-        after(conn, cursor, sql, params, None, many)
+    if listened:
+        conn.dispatch.after_cursor_execute(conn, cursor, sql, params, None, many)
     return cursor
