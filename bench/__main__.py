@@ -37,10 +37,8 @@ from typing import Any, TypeVar
 from bench.common import Config, load_config, machine, say, table, verdict
 
 T = TypeVar("T")
-TARGET_VS_ES_TUNED = (
-    0.45  # (b) ours/theirs commands/s at FULL, eventsourcing tuned; aiming at AIM_VS_ES_TUNED
-)
-AIM_VS_ES_TUNED = 1.0
+TARGET_VS_ES_TUNED = 1.0  # (b) ours/theirs commands/s at FULL, eventsourcing tuned (issue 25)
+AIM_VS_ES_TUNED = 1.5  # what it would take: docs/performance.md, "A lean hot path"
 TARGET_WARM_RATIO = 1.5
 TARGET_REBUILD = 50_000
 

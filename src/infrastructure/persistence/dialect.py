@@ -12,6 +12,7 @@ import functools
 import weakref
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, Insert, Table, Update, bindparam
@@ -30,6 +31,8 @@ class Dialect(abc.ABC):
     # the channel `notify` sends on, when a statement can notify as it writes (PostgreSQL's pg_notify);
     # None: `notify` is the only way
     notify_channel: str | None = None
+    # SQLite keeps a Boolean as 0 or 1 and its driver gives that back (lean.py makes it a bool again)
+    booleans_as_integers = False
 
     @abc.abstractmethod
     def create_engine(self, settings: StoreSettings) -> Engine:
@@ -92,9 +95,16 @@ class Dialect(abc.ABC):
     ) -> list[Any]:
         """Insert `rows` in their order; with `returning`, that column of each, in the same order
         (matched by `key`, a column unique among them)."""
-        if returning is None:
-            conn.execute(_insert(table), list(rows))
+        from blackboard.infrastructure.persistence import lean  # it imports this module
+
+        if not rows:
             return []
+        if returning is None:
+            lean.execute_many(conn, insert_values(table, tuple(rows[0])), rows)
+            return []
+        if len(rows) == 1:  # a command's append: on the driver (lean.py)
+            (found,) = lean.rows(conn, insert_values(table, tuple(rows[0]), returning), rows[0])
+            return [found[0]]
         return list(conn.scalars(_insert_returning(table, returning), list(rows)))
 
     def update_many(
@@ -107,7 +117,19 @@ class Dialect(abc.ABC):
         prefix: str = "",
     ) -> None:
         """Set `columns` of the row whose `key` matches, for each row (dict keys: `prefix` + column)."""
-        conn.execute(_update(table, key, tuple(columns), prefix), list(rows))
+        from blackboard.infrastructure.persistence import lean  # it imports this module
+
+        lean.execute_many(conn, _update(table, key, tuple(columns), prefix), rows)
+
+    def bind_moment(self, value: datetime) -> Any:
+        """A `tables.Moment` as the driver takes it (lean.py): in UTC, as the column type binds it."""
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are refused: every stored time must carry its zone")
+        return value.astimezone(UTC)
+
+    def read_moment(self, value: Any) -> datetime:
+        """A `tables.Moment` as the driver gives it back, made what the column type gives (aware, UTC)."""
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
     @abc.abstractmethod
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
@@ -116,8 +138,10 @@ class Dialect(abc.ABC):
 
 # Statements built once: building one costs SQLAlchemy more than running it from its cache.
 @functools.cache
-def _insert(table: Table) -> Insert:
-    return table.insert()
+def insert_values(table: Table, columns: tuple[str, ...], returning: str | None = None) -> Insert:
+    """An INSERT of these columns (each bound by its name), for lean.py, which binds no other form."""
+    insert = table.insert().values({c: bindparam(c) for c in columns})
+    return insert if returning is None else insert.returning(table.c[returning])
 
 
 @functools.cache

@@ -31,6 +31,7 @@ from blackboard.domain.events import (
 )
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal, SignalUsage
+from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.tables import (
@@ -70,7 +71,6 @@ GET_ALL_DEPENDANTS = select(DEPENDENCIES.c.upstream_id, DEPENDENCIES.c.signal_id
     DEPENDENCIES.c.upstream_id.in_(bindparam("upstream_ids", expanding=True))
 )
 GET_CHECKPOINT = select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == NAME)
-_INSERTS = {table.name: insert(table) for table in (SIGNALS, CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE)}
 SET_CHECKPOINT = update(CHECKPOINTS).where(CHECKPOINTS.c.name == NAME).values(position=bindparam("position"))
 SET_CHECKPOINT_NOTIFY = SET_CHECKPOINT.returning(  # PostgreSQL only (set_checkpoint_and_notify)
     func.pg_notify(bindparam("channel", type_=String()), bindparam("payload", type_=String()))
@@ -91,11 +91,12 @@ class FoldCache:
 
 
 class RowWriter:
-    """How a fold's rows reach the tables: SQLAlchemy Core statements, each value bound by its column's
+    """How a fold's rows reach the tables: the dialect's many-row insert and update (a command's few
+    rows on the driver, lean.py; PostgreSQL's bulk form for many), each value bound as its column's
     type. `persistence/replay.py` has one that hands the driver values it converted itself (a rebuild)."""
 
     def insert(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-        conn.execute(_INSERTS[table.name], rows)
+        dialect_of(conn.engine).insert_many(conn, table, rows)
 
     def update(
         self, conn: Connection, table: Table, key: str, columns: Sequence[str], rows: list[dict[str, Any]]
@@ -273,8 +274,7 @@ def set_checkpoint_and_notify(conn: Connection, position: int) -> None:
 
 
 def set_checkpoint(conn: Connection, position: int) -> None:
-    moved = conn.execute(SET_CHECKPOINT, {"position": position})
-    if moved.rowcount == 0:
+    if lean.execute(conn, SET_CHECKPOINT, {"position": position}) == 0:
         conn.execute(insert(CHECKPOINTS).values(name=NAME, position=position))
 
 

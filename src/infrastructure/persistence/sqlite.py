@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, closing
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, Table, create_engine, 
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
-from blackboard.infrastructure.persistence import SYNCHRONOUS_MODES
+from blackboard.infrastructure.persistence import SYNCHRONOUS_MODES, lean
 from blackboard.infrastructure.persistence.dialect import Dialect
 from blackboard.infrastructure.persistence.writer_lock import WriterLock
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 class SqliteDialect(Dialect):
     one_writer = True  # BEGIN IMMEDIATE: the write lock is held from the first statement to the commit
+    booleans_as_integers = True
 
     def __init__(self) -> None:
         self._turn: AbstractContextManager[Any] | None = None
@@ -58,6 +60,20 @@ class SqliteDialect(Dialect):
             conn.execute(select(table.c[key], table.c[returning]).where(table.c[key].in_(keys))).all()
         )
         return [found[k] for k in keys]
+
+    def bind_moment(self, value: datetime) -> Any:
+        """As SQLAlchemy's DATETIME binds a `tables.Moment` here: UTC text without the zone, to the
+        microsecond ("2026-01-02 03:04:05.678901")."""
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are refused: every stored time must carry its zone")
+        if value.tzinfo is not UTC:
+            value = value.astimezone(UTC)
+        return value.replace(tzinfo=None).isoformat(" ", "microseconds")
+
+    def read_moment(self, value: Any) -> datetime:
+        """The text SQLAlchemy's DATETIME wrote, as `tables.Moment` reads it back: aware, in UTC."""
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
     def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
         # a moment is stored as UTC text ("2026-01-02 03:04:05.678901"), which julianday() reads as days: a
@@ -110,7 +126,7 @@ class SqliteDialect(Dialect):
         @event.listens_for(engine, "begin")
         def begin(conn: Connection) -> None:
             immediate = conn.get_execution_options().get("blackboard_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            lean.run_sql(conn, "BEGIN IMMEDIATE" if immediate else "BEGIN")  # every command's: on the driver
 
         return engine
 

@@ -12,6 +12,7 @@ behind the log, decisions replay the board's events instead and leave the rows t
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import BlackboardEvent, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence import lean, projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
@@ -158,7 +159,7 @@ class LogState:
 
 
 def read_log(conn: Connection, stream_id: str) -> LogState:
-    version, end, checkpoint = conn.execute(STATE, {"stream": stream_id}).one()
+    ((version, end, checkpoint),) = lean.rows(conn, STATE, {"stream": stream_id})
     return LogState(version, end, checkpoint or 0)
 
 
@@ -274,15 +275,15 @@ class _SqlTransaction(BoardTransaction):
 
     def taken(self, signal_id: str) -> bool:
         # while a rebuild runs, a signal not yet folded back is not seen here; ids have 32 random bits
-        return self._conn.scalar(TAKEN, {"id": signal_id}) is not None
+        return bool(lean.rows(self._conn, TAKEN, {"id": signal_id}))
 
     def limits(self, key: str | None) -> Limits:
         if key is not None:
             dialect_of(self._conn.engine).hold_key(self._conn, key)
         # one statement, after the hold: a claim that held the key before us has committed its row by now
-        usd, tokens, reached, held = self._conn.execute(
-            LIMITS, {"board": self.blackboard_id, "key": key}
-        ).one()
+        ((usd, tokens, reached, held),) = lean.rows(
+            self._conn, LIMITS, {"board": self.blackboard_id, "key": key}
+        )
         return Limits(Budget(usd, tokens), bool(reached), int(held or 0))
 
     def budget(self) -> Budget:
@@ -326,8 +327,8 @@ class _SqlRows(BoardRows):
         if at_most is not None and len(signal_ids) > at_most:
             return self._first(list(signal_ids), at_most)
         if len(signal_ids) == 1:  # most commands name one: a statement that needs no list rendered
-            return self._many(self._named.by_id, id=next(iter(signal_ids)))
-        return self._many(self._named.by_ids, ids=sorted(signal_ids)) if signal_ids else []
+            return self._lean(self._named.by_id, id=next(iter(signal_ids)))
+        return self._lean(self._named.by_ids, ids=sorted(signal_ids)) if signal_ids else []
 
     def _first(self, signal_ids: list[str], at_most: int) -> list[AgentSignal]:
         """Of the named signals, the first `at_most` open ones (POSTED) in the order named, each locked when
@@ -348,17 +349,17 @@ class _SqlRows(BoardRows):
         return self._many(open_, ids=signal_ids) + self._many(ended, ids=signal_ids)
 
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
-        return self._many(self._queries.dependants, ids=sorted(signal_ids)) if signal_ids else []
+        return self._lean(self._queries.dependants, ids=sorted(signal_ids)) if signal_ids else []
 
     def with_key(self, dedupe_key: str) -> AgentSignal | None:
-        found = self._many(self._queries.with_key, key=dedupe_key)
+        found = self._lean(self._queries.with_key, key=dedupe_key)
         return found[0] if found else None
 
     def retries(self, signal_ids: Collection[str]) -> list[AgentSignal]:
-        return self._many(self._queries.retries, ids=sorted(signal_ids)) if signal_ids else []
+        return self._lean(self._queries.retries, ids=sorted(signal_ids)) if signal_ids else []
 
     def overdue(self, overdue: Overdue) -> list[AgentSignal]:
-        return self._many(
+        return self._lean(
             self._queries.overdue,
             posted_before=overdue.at - overdue.post_timeout,
             at=overdue.at,
@@ -367,3 +368,15 @@ class _SqlRows(BoardRows):
 
     def _many(self, query: Any, **params: Any) -> list[AgentSignal]:
         return [signal_from_row(row) for row in self._conn.execute(query, {"board": self._board, **params})]
+
+    def _lean(self, query: Any, **params: Any) -> list[AgentSignal]:
+        """`_many` for the statements built once, on the driver (lean.py), rows as tuples."""
+        made = _SignalRow._make
+        return [
+            signal_from_row(made(row))
+            for row in lean.rows(self._conn, query, {"board": self._board, **params})
+        ]
+
+
+# a row of SIGNALS as `signal_from_row` reads it (by name)
+_SignalRow = namedtuple("_SignalRow", [column.name for column in SIGNALS.c])  # type: ignore[misc]

@@ -1,0 +1,209 @@
+"""The hot path's statements on the driver's own connection: compiled once, rows as tuples.
+
+A command runs about seven statements; through SQLAlchemy's `Connection.execute` each cost 50-60 µs of
+Python (the compiled cache's lookup, parameter and result processing, the events), against 6-13 µs on
+the driver itself (issue 25). The statements stay SQLAlchemy Core (one source for the SQL, both
+databases, `FOR UPDATE` where a hold asks for it): `prepared` compiles each once per dialect into the
+driver's own SQL and remembers which parameters and which result columns need converting, and `rows`,
+`execute` and `execute_many` hand the driver plain values, with the same conversions SQLAlchemy makes
+(`tables.Moment`: UTC, and on SQLite the text form SQLAlchemy's DATETIME writes and reads; Boolean
+read back from SQLite's integers). sqlite3 keeps each connection's prepared statements; psycopg
+prepares a statement once it has run five times on a connection.
+
+What the driver's calls skip is kept where it matters: a driver error leaves as SQLAlchemy's
+(`DBAPIError.instance`, so `IntegrityError` and the SQLSTATE checks of `event_store.translated` see
+what they always saw), a lost connection is invalidated as SQLAlchemy would, and listeners of
+`before_cursor_execute` and `after_cursor_execute` (statement counters, tests) still see every
+statement. Only the statements of a command's transaction go here; everything else stays on
+SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Boolean, Connection
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql import ClauseElement
+
+from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.infrastructure.persistence.tables import Moment
+
+_EXPANDING = re.compile(r"__\[POSTCOMPILE_(\w+)\]")
+Convert = Callable[[Any], Any]
+
+
+class Prepared:
+    """One statement compiled for one database: its SQL, and how to turn named values into the driver's."""
+
+    __slots__ = (
+        "sql",
+        "names",
+        "defaults",
+        "moments",
+        "outputs",
+        "positional",
+        "expanding",
+        "_sized",
+        "_moment",
+        "_plain",
+        "_moment_at",
+    )
+
+    def __init__(self, conn: Connection, statement: ClauseElement) -> None:
+        compiled = statement.compile(dialect=conn.dialect)
+        self.sql: str = compiled.string
+        self.positional: bool = compiled.positional
+        self.names: tuple[str, ...] = tuple(compiled.positiontup or ()) if self.positional else ()
+        self.defaults: dict[str, Any] = {k: v for k, v in compiled.params.items() if v is not None}
+        self.moments = frozenset(
+            name for bind, name in compiled.bind_names.items() if isinstance(bind.type, Moment)
+        )
+        self.expanding = frozenset(_EXPANDING.findall(self.sql))
+        self._sized: dict[int, str] = {}  # the SQL for that many values of the one expanding parameter
+        dialect = dialect_of(conn.engine)
+        self._moment: Convert = dialect.bind_moment
+        # the common case, positional and no list: values straight into the tuple, times where they go
+        self._plain = self.positional and not self.expanding
+        self._moment_at = tuple(i for i, n in enumerate(self.names) if n in self.moments)
+        outputs: list[tuple[int, Convert]] = []
+        for i, column in enumerate(getattr(statement, "exported_columns", ())):
+            if isinstance(column.type, Moment):
+                outputs.append((i, dialect.read_moment))
+            elif isinstance(column.type, Boolean) and dialect.booleans_as_integers:
+                outputs.append((i, _flag))
+        self.outputs = tuple(outputs)
+
+    def bind(self, conn: Connection, params: Mapping[str, Any]) -> tuple[str, Any]:
+        """The SQL and the driver's parameters for these values."""
+        if self._plain:
+            defaults = self.defaults
+            bound = [params[n] if n in params else defaults[n] for n in self.names]
+            for i in self._moment_at:
+                if bound[i] is not None:
+                    bound[i] = self._moment(bound[i])
+            return self.sql, bound
+        values = {**self.defaults, **params}
+        if self.moments:
+            moment = self._moment
+            for name in self.moments & values.keys():
+                if values[name] is not None:
+                    values[name] = moment(values[name])
+        sql = self.sql
+        if self.expanding:
+            (name,) = self.expanding  # one list per statement is all the hot path binds
+            listed = list(values.pop(name))
+            if not listed:
+                raise ValueError(f"{name}: an empty list (the caller reads nothing then)")
+            sql = self._expanded(name, len(listed))
+            if self.positional:
+                return sql, tuple(v for n in self.names for v in (listed if n == name else (values[n],)))
+            values.update((f"{name}_{i}", v) for i, v in enumerate(listed))
+            return sql, values
+        if self.positional:
+            return sql, tuple(values[n] for n in self.names)
+        return sql, values
+
+    def _expanded(self, name: str, size: int) -> str:
+        if (sql := self._sized.get(size)) is None:
+            marks = ", ".join(["?"] * size if self.positional else [f"%({name}_{i})s" for i in range(size)])
+            sql = self._sized[size] = self.sql.replace(f"__[POSTCOMPILE_{name}]", marks)
+        return sql
+
+    def convert(self, row: Sequence[Any]) -> tuple[Any, ...]:
+        if not self.outputs:
+            return tuple(row)
+        values = list(row)
+        for i, convert in self.outputs:
+            if values[i] is not None:
+                values[i] = convert(values[i])
+        return tuple(values)
+
+
+def _flag(value: Any) -> bool:
+    return bool(value)
+
+
+_prepared: dict[tuple[int, str], tuple[ClauseElement, Prepared]] = {}
+
+
+def prepared(conn: Connection, statement: ClauseElement) -> Prepared:
+    """The statement compiled for `conn`'s database, once (statements of the hot path are built at import)."""
+    key = (id(statement), conn.dialect.name)
+    if (known := _prepared.get(key)) is None or known[0] is not statement:
+        known = _prepared[key] = (statement, Prepared(conn, statement))
+    return known[1]
+
+
+def rows(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """Every row the statement returns, as tuples of converted values."""
+    query = prepared(conn, statement)
+    sql, bound = query.bind(conn, params)
+    cursor = _run(conn, sql, bound)
+    try:
+        return [query.convert(row) for row in cursor.fetchall()]
+    finally:
+        cursor.close()
+
+
+def one(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    found = rows(conn, statement, params)
+    return found[0] if found else None
+
+
+def execute(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) -> int:
+    """Run a statement that returns no rows; how many rows it changed."""
+    sql, bound = prepared(conn, statement).bind(conn, params)
+    cursor = _run(conn, sql, bound)
+    try:
+        return int(cursor.rowcount)
+    finally:
+        cursor.close()
+
+
+def execute_many(conn: Connection, statement: ClauseElement, params: Iterable[Mapping[str, Any]]) -> None:
+    """The statement once per set of values (the driver's executemany)."""
+    query = prepared(conn, statement)
+    if query.expanding:
+        raise ValueError("execute_many binds no list")
+    bound = [query.bind(conn, p)[1] for p in params]
+    if bound:
+        _run(conn, query.sql, bound, many=True).close()
+
+
+def run_sql(conn: Connection, sql: str) -> None:
+    """A statement without parameters or rows (SQLite's BEGIN IMMEDIATE)."""
+    _run(conn, sql, ()).close()
+
+
+def _run(conn: Connection, sql: str, params: Any, many: bool = False) -> Any:
+    raw = conn.connection.driver_connection
+    cursor = raw.cursor()  # type: ignore[union-attr]
+    # listeners of the connection's own (rare), or of its engine and the Engine class (a counter, a test)
+    listeners = conn.dispatch if conn._has_events else conn.engine.dispatch
+    listened = bool(listeners.before_cursor_execute or listeners.after_cursor_execute)
+    if listened:
+        conn.dispatch.before_cursor_execute(conn, cursor, sql, params, None, many)
+    try:
+        if many:
+            cursor.executemany(sql, params)
+        else:
+            cursor.execute(sql, params)
+    except conn.dialect.loaded_dbapi.Error as exc:
+        invalidated = conn.dialect.is_disconnect(exc, raw, cursor)
+        cursor.close()
+        if invalidated:
+            conn.invalidate(exc)
+        raise DBAPIError.instance(
+            sql,
+            params,
+            exc,
+            conn.dialect.loaded_dbapi.Error,
+            connection_invalidated=invalidated,
+            dialect=conn.dialect,
+        ) from exc
+    if listened:
+        conn.dispatch.after_cursor_execute(conn, cursor, sql, params, None, many)
+    return cursor

@@ -1,0 +1,169 @@
+"""The hot path on the driver's connection (persistence/lean.py): the rows it reads decode to the same
+signals as SQLAlchemy's rows validated by pydantic, the rows it writes read back the same through
+SQLAlchemy, a driver error leaves as SQLAlchemy's, and statement listeners still see every statement.
+On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import event, select, update
+from sqlalchemy.exc import IntegrityError
+
+from blackboard.application.commands import ClaimSignal, CompleteSignal, FailSignal, PostSignal
+from blackboard.application.ports import ConcurrencyConflict
+from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalPayload, SignalResult, SignalUsage
+from blackboard.infrastructure.persistence import lean
+from blackboard.infrastructure.persistence.codec import event_row, signal_from_row
+from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.infrastructure.persistence.engine import write_transaction
+from blackboard.infrastructure.persistence.event_store import translated
+from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
+from blackboard.infrastructure.persistence.unit_of_work import BY_ID, _SignalRow
+from tests.integration.conftest import SqlBoard
+
+USAGE = SignalUsage(runner="claude-code", model="m", input_tokens=3, output_tokens=4, cost_usd=0.25, turns=2)
+
+
+def validated(row) -> AgentSignal:
+    """The signal as pydantic validates every JSON column of its row (the decoding before lean.py)."""
+    signal = signal_from_row(row)
+    return signal._changed(
+        payload=SignalPayload.model_validate_json(row.payload_json),
+        result=SignalResult.model_validate_json(row.result_json) if row.result_json else None,
+        usage=SignalUsage.model_validate_json(row.usage_json) if row.usage_json else None,
+        attempts=tuple(FailedAttempt.model_validate(a) for a in json.loads(row.attempts_json))
+        if row.attempts_json
+        else (),
+    )
+
+
+def signals_in_every_state(board: SqlBoard) -> list[str]:
+    service = board.service
+    later = datetime.now(UTC) + timedelta(hours=1)
+
+    def post(topic: str, **more) -> str:
+        command = PostSignal(
+            signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic=topic, context={"n": [1, "ü"]}, **more
+        )
+        return service.post_signal(command).signal_id
+
+    posted = post("posted", priority=0, budget_usd=1.5, read_keys=("notes/*",), dedupe_key="k")
+    waiting = post("waiting", after=(posted,))
+    post("later", not_before=later, max_attempts=3)
+    post("gate", gate=True, gate_timeout_s=60.0)
+    done = post("done")
+    service.claim_signal(ClaimSignal(signal_id=done, agent_id="ps-researcher"))
+    service.complete_signal(
+        CompleteSignal(
+            signal_id=done,
+            agent_id="ps-researcher",
+            artifact_path="out/a.md",
+            knowledge_items=("x", "y"),
+            usage=USAGE,
+        )
+    )
+    retried = post("retried", max_attempts=3)
+    service.claim_signal(ClaimSignal(signal_id=retried, agent_id="ps-researcher"))
+    service.fail_signal(FailSignal(signal_id=retried, agent_id="ps-researcher", error="boom", usage=USAGE))
+    claimed = post("claimed")
+    service.claim_signal(ClaimSignal(signal_id=claimed, agent_id="ps-researcher"))
+    return [posted, waiting, done, retried, claimed]
+
+
+def test_rows_read_on_the_driver_decode_to_the_signals_pydantic_validates(sql_engine):
+    board = SqlBoard(sql_engine)
+    signals_in_every_state(board)
+    with sql_engine.connect() as conn:
+        rows = conn.execute(select(SIGNALS).order_by(SIGNALS.c.signal_id)).all()
+        assert len(rows) == 7
+        assert any(r.attempts_json for r in rows) and any(r.usage_json for r in rows)
+        assert any(r.gate for r in rows) and any(r.not_before for r in rows)
+        for row in rows:
+            (raw,) = lean.rows(conn, BY_ID, {"board": row.blackboard_id, "id": row.signal_id})
+            fast = signal_from_row(_SignalRow._make(raw))
+            assert fast == validated(row) == signal_from_row(row)
+            assert tuple(raw) == tuple(row)  # every column as SQLAlchemy converts it (times aware, in UTC)
+            for moment in (fast.created_at, fast.claimed_at, fast.not_before):
+                assert moment is None or moment.tzinfo is UTC
+            assert fast.payload.model_dump_json() == row.payload_json  # the models serialise as stored
+
+
+def test_a_row_an_older_release_wrote_is_validated_and_gets_the_defaults(sql_engine):
+    board = SqlBoard(sql_engine)
+    signal_id = board.service.post_signal(
+        PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="old")
+    ).signal_id
+    with sql_engine.begin() as conn:  # no "context" nor "prompt": the payload before they were fields
+        conn.execute(
+            update(SIGNALS)
+            .where(SIGNALS.c.signal_id == signal_id)
+            .values(payload_json='{"ps_id":"ps-1","entry_id":"e-1","topic":"old"}')
+        )
+    with sql_engine.connect() as conn:
+        (raw,) = lean.rows(conn, BY_ID, {"board": "ps-1", "id": signal_id})
+    payload = signal_from_row(_SignalRow._make(raw)).payload
+    assert payload == SignalPayload(ps_id="ps-1", entry_id="e-1", topic="old")
+    assert payload.model_fields_set == {"ps_id", "entry_id", "topic"}
+
+
+def test_a_driver_error_leaves_as_sqlalchemy_s_and_as_a_conflict_from_a_command(sql_engine):
+    board = SqlBoard(sql_engine)
+    board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
+    with sql_engine.connect() as conn:
+        (event_id, version) = conn.execute(select(EVENTS.c.event_id, EVENTS.c.version)).one()
+    taken = {
+        "event_id": event_id,
+        "stream_id": "ps-1",
+        "version": version + 1,
+        "event_type": "AgentSignalPosted",
+        "schema_version": 1,
+        "data": "{}",
+        "metadata": "{}",
+        "occurred_at": datetime.now(UTC),
+        "recorded_at": datetime.now(UTC),
+    }
+    with pytest.raises(IntegrityError):
+        with write_transaction(sql_engine) as conn:
+            dialect_of(sql_engine).insert_many(conn, EVENTS, [taken], returning="position", key="event_id")
+    with pytest.raises(ConcurrencyConflict):
+        with translated("append", "ps-1"), write_transaction(sql_engine) as conn:
+            dialect_of(sql_engine).insert_many(conn, EVENTS, [taken], returning="position", key="event_id")
+    with sql_engine.connect() as conn:  # nothing written, the connection usable again
+        assert conn.execute(select(EVENTS.c.event_id)).scalars().all() == [event_id]
+
+
+def test_naive_times_are_refused_on_the_driver_too(sql_engine):
+    row = event_row(
+        SqlBoard(sql_engine).service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t")
+        )
+        and _any_event(sql_engine),
+        {},
+        datetime(2026, 1, 1),  # naive
+    )
+    with pytest.raises(ValueError, match="naive"), write_transaction(sql_engine) as conn:
+        dialect_of(sql_engine).insert_many(conn, EVENTS, [row | {"event_id": "other"}], returning="position")
+
+
+def _any_event(engine):
+    return SqlBoard(engine).store.load("ps-1")[0]
+
+
+def test_statement_listeners_see_the_driver_s_statements(sql_engine):
+    board = SqlBoard(sql_engine)
+    seen: list[str] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany):
+        seen.append(" ".join(statement.split()).lower())
+
+    event.listen(sql_engine, "before_cursor_execute", note)
+    try:
+        board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
+    finally:
+        event.remove(sql_engine, "before_cursor_execute", note)
+    assert any(s.startswith("insert into events") for s in seen), seen
+    assert any(s.startswith("insert into blackboard_signals") for s in seen), seen
+    assert any(s.startswith("update projection_checkpoints") for s in seen), seen
