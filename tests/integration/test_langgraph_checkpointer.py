@@ -23,6 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from blackboard import Blackboard, Closed, InvalidInput, Refused
 from blackboard.infrastructure.container import Container
 from blackboard.langgraph import BlackboardSaver
+from tests.e2e.conftest import empty_database
 
 EXTENDED = {"prune", "delete_for_runs", "copy_thread"}  # the extended capabilities it takes on
 
@@ -31,7 +32,9 @@ EXTENDED = {"prune", "delete_for_runs", "copy_thread"}  # the extended capabilit
 def url(request, tmp_path_factory) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path_factory.mktemp('langgraph') / 'blackboard.db'}"
-    return request.getfixturevalue("pg_database_url")
+    url = request.getfixturevalue("pg_database_url")
+    empty_database(url)  # a test before may have left the log ahead of the read model on the run's database
+    return url
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pytest
 
 from blackboard import Blackboard
 from blackboard.langgraph import BlackboardStore
+from tests.e2e.conftest import empty_database
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -18,6 +19,7 @@ def board(request, tmp_path_factory) -> Iterator[Blackboard]:
         url = f"sqlite:///{tmp_path_factory.mktemp('lg-store') / 'blackboard.db'}"
     else:
         url = request.getfixturevalue("pg_database_url")  # the run's database; each test has its own board
+        empty_database(url)  # a test before may have left the log ahead of the read model there
     with Blackboard(url) as shared:
         yield shared
 
