@@ -48,9 +48,9 @@ def _preload() -> None:
     import blackboard.infrastructure as infrastructure
     import blackboard.infrastructure.cli  # noqa: F401 - the console script's module
 
-    skip = ("blackboard.infrastructure.web", "blackboard.infrastructure.mcp")
+    # the MCP and web servers' modules too: the tests start dozens of each (CliServer.start, the MCP client's shim)
     for module in pkgutil.walk_packages(infrastructure.__path__, "blackboard.infrastructure."):
-        if module.name.startswith(skip) or module.name.endswith("__main__"):
+        if module.name.endswith("__main__"):
             continue
         with contextlib.suppress(Exception):
             importlib.import_module(module.name)
@@ -305,6 +305,13 @@ class CliServer:
         script.chmod(0o755)
         return folder
 
+    def executable(self) -> str:
+        """The path of a `blackboard` shim (`group=False`) whose calls run forked from this server: for a program
+        that starts `blackboard` itself, given a command (an MCP client). Written once per test process."""
+        if not self._starter:  # written once (a second writer writes the same file in a folder of its own)
+            self._starter = str(self.shim(Path(tempfile.mkdtemp(prefix="bb-cli-start-")), group=False))
+        return os.path.join(self._starter, "blackboard")
+
     def start(
         self,
         args: list[str],
@@ -319,12 +326,10 @@ class CliServer:
         to it reaches the call, it ends with the call's exit code or signal, and killing it kills the call.
         `call_pid` is the call's own pid (what the call says as its pid: a worker's presence, its children's
         parent)."""
-        if not self._starter:  # written once (a second writer writes the same file in a folder of its own)
-            self._starter = str(self.shim(Path(tempfile.mkdtemp(prefix="bb-cli-start-")), group=False))
         read_end, write_end = os.pipe()
         try:
             proc = subprocess.Popen(
-                [os.path.join(self._starter, "blackboard"), *args],
+                [self.executable(), *args],
                 env={**env, _PID_FD: str(write_end)},
                 cwd=cwd,
                 pass_fds=(write_end,),
@@ -425,6 +430,13 @@ def run_blackboard(
         )
     code, out, err = SERVER.run(list(args), env, cwd or os.getcwd(), timeout)
     return subprocess.CompletedProcess([BLACKBOARD, *args], code, out, err)
+
+
+def blackboard_command() -> str:
+    """The command that runs `blackboard` for a program that starts it itself (the MCP SDK's stdio client): a
+    shim whose calls fork warm from the CLI fork server (`CliServer.executable`), the real executable with
+    BLACKBOARD_TEST_CLI=exec."""
+    return BLACKBOARD if SERVER is None else SERVER.executable()
 
 
 def start_blackboard(
