@@ -4,6 +4,7 @@ pytest-xdist, as `make test` runs, per process: each has its own database, tempo
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -15,6 +16,13 @@ from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
+
+# pytest caches each test module with its assertions rewritten (a .pyc in __pycache__), but writes it only where
+# Python may write bytecode: with PYTHONDONTWRITEBYTECODE set (as in some shells and CI images) every process of
+# every run rewrote all ~160 test modules again, about 5 s of its 9 s of collection here. The Makefile compiles
+# src and migrations for the same reason; this file is imported before any test module, so the cache is written
+# once and then read by each process of each later run.
+sys.dont_write_bytecode = False
 
 # Under pytest-xdist (`make test`, the scheduler below) the tests of these files run on one process, one after
 # the other: each file builds a costly module fixture (dozens of CLI calls, a demo run, a wheel and a venv)
