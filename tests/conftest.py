@@ -70,12 +70,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Stop this process's CLI fork server and wait for it, so that the CPU time of the calls it forked counts
-    as this process's children's (what `time make test` reports) instead of vanishing with the server."""
+    """Stop this process's CLI fork server (and multiprocessing's) and wait for it, so that the CPU time of the calls
+    it forked counts as this process's children's (what `time make test` reports) instead of vanishing with it."""
     from tests.cli_server import SERVER
+    from tests.processes import stop
 
     if SERVER is not None:
         SERVER.close()
+    stop()  # the racing processes' fork server (tests/processes.py), for the same reason
 
 
 # The machine's PostgreSQL (trust auth). CI must reach it: a failure to connect fails the tests.
