@@ -4,6 +4,7 @@ pytest-xdist, as `make test` runs, per process: each has its own database, tempo
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -16,6 +17,13 @@ from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
+# pytest caches each test module with its assertions rewritten (a .pyc in __pycache__), but writes it only where
+# Python may write bytecode: with PYTHONDONTWRITEBYTECODE set (as in some shells and CI images) every process of
+# every run rewrote all ~160 test modules again, about 5 s of its 9 s of collection here. The Makefile compiles
+# src and migrations for the same reason; this file is imported before any test module, so the cache is written
+# once and then read by each process of each later run.
+sys.dont_write_bytecode = False
+
 # Under pytest-xdist (`make test`, the scheduler below) the tests of these files run on one process, one after
 # the other: each file builds a costly module fixture (dozens of CLI calls, a demo run, a wheel and a venv)
 # that its tests then read. Every other test goes to whichever process is free.
@@ -23,10 +31,13 @@ ONE_PROCESS_PER_FILE = {
     "test_cli_auto_match.py",
     "test_cli_commands.py",
     "test_cli_errors.py",
+    "test_cli_import_rules.py",
     "test_cli_input_limits.py",
+    "test_cli_seed_schema.py",
     "test_cli_status.py",
     "test_cli_story.py",
     "test_cli_transfer.py",
+    "test_command_imports.py",
     "test_demo.py",
     "test_install.py",
     "test_one_validation_layer.py",
@@ -62,12 +73,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Stop this process's CLI fork server and wait for it, so that the CPU time of the calls it forked counts
-    as this process's children's (what `time make test` reports) instead of vanishing with the server."""
+    """Stop this process's CLI fork server (and multiprocessing's) and wait for it, so that the CPU time of the calls
+    it forked counts as this process's children's (what `time make test` reports) instead of vanishing with it."""
     from tests.cli_server import SERVER
+    from tests.processes import stop
 
     if SERVER is not None:
         SERVER.close()
+    stop()  # the racing processes' fork server (tests/processes.py), for the same reason
 
 
 # The machine's PostgreSQL (trust auth). CI must reach it: a failure to connect fails the tests.

@@ -19,7 +19,8 @@ from typing import Any
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.e2e.conftest import BLACKBOARD, CONTRACTS, Cli
+from tests.cli_server import blackboard_command
+from tests.e2e.conftest import CONTRACTS, Cli
 
 CALL_TIMEOUT = 60.0  # seconds a tool call may take before the test fails (never reached when things work)
 
@@ -65,9 +66,10 @@ class Served:
 @asynccontextmanager
 async def served(cli: Cli, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
     """`blackboard --db URL --agents-dir DIR mcp ARGS`, started by the SDK's stdio client, initialised;
-    `env`: variables it gets besides the SDK's safe default ones."""
+    `env`: variables it gets besides the SDK's safe default ones. The command is the CLI fork server's shim
+    (`blackboard_command`): the server process starts warm, its pipes, signals and exit still its own."""
     command = StdioServerParameters(
-        command=BLACKBOARD,
+        command=blackboard_command(),
         args=["--db", cli.db_url, "--agents-dir", str(cli.agents_dir), "mcp", *args],
         cwd=str(cli.cwd),
         env=env,

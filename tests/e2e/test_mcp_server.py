@@ -6,6 +6,7 @@ written), the server's identity from --agent, and no call able to end the server
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -14,7 +15,8 @@ import pytest
 
 from blackboard.infrastructure.mcp.limit_tools import PERSON_TOOLS
 from blackboard.infrastructure.mcp.tools import GATE_TOOLS, SEARCH_TOOLS
-from tests.e2e.conftest import BLACKBOARD, Cli, assert_signal, assert_signals, database_url
+from tests.cli_server import start_blackboard
+from tests.e2e.conftest import Cli, assert_signal, assert_signals, database_url
 from tests.e2e.mcp_client import contract_tools, served
 from tests.paths import ROOT
 
@@ -400,8 +402,10 @@ def test_a_client_that_goes_away_mid_wait_ends_the_server_within_seconds(mcli, b
     """Raw JSON-RPC on the pipes (the SDK's client would kill the process it started): closing the
     server's standard input while a 600-second wait runs ends the server, exit 0, not at the timeout."""
     sig = mcli.post("--ps-id", board)["signal_id"]
-    server = subprocess.Popen(
-        [BLACKBOARD, "--db", mcli.db_url, "--agents-dir", str(mcli.agents_dir), "mcp"],
+    server = start_blackboard(  # warm, from the CLI fork server: its pipes and exit are the server's
+        ["--db", mcli.db_url, "--agents-dir", str(mcli.agents_dir), "mcp"],
+        dict(os.environ),
+        None,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

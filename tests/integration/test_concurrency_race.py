@@ -10,7 +10,7 @@ import pytest
 
 from blackboard.application.commands import PostSignal
 from blackboard.domain.signals import SignalStatus
-from tests.cli_server import BLACKBOARD
+from tests.cli_server import start_blackboard
 from tests.integration.test_workers import Board
 
 SIGNALS = 200
@@ -56,9 +56,10 @@ def worker(board: Board, agent: str) -> subprocess.Popen[str]:
     """A worker logging to a file: a thousand signals' lines would fill a pipe nobody reads until the end,
     and block it."""
     log = (board.agents.parent / f"{agent}.log").open("w")
-    process = subprocess.Popen(
-        [BLACKBOARD, "worker", "--agent", agent, "--concurrency", "4"],
-        env=board.env,
+    process = start_blackboard(  # warm, from the CLI fork server: its pipes, signals and exit the worker's
+        ["worker", "--agent", agent, "--concurrency", "4"],
+        board.env,
+        None,
         stdout=subprocess.DEVNULL,
         stderr=log,
         text=True,

@@ -1,17 +1,18 @@
 """Concurrent first use of a SQLite file: processes that start at once on a file that does not exist yet
 all succeed (creating it, switching it to WAL, migrating it), round after round.
 
-Each of N real processes imports the CLI once, then for each round waits at a barrier with the others
-and runs one command against that round's fresh file, in process, so the rounds cost milliseconds and
-the processes really do arrive together.
+Each of N real processes holds the CLI imported (forked from a server that imported it once: tests/processes.py),
+and for each round waits at a barrier with the others and runs one command against that round's fresh file, in
+process, so the rounds cost milliseconds and the processes really do arrive together.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import multiprocessing
 from pathlib import Path
+
+from tests.processes import warm_context
 
 PROCESSES, ROUNDS = 8, 15
 COMMANDS = (  # writers and readers arriving together
@@ -37,7 +38,7 @@ def test_processes_starting_at_once_on_a_new_file_all_succeed(tmp_path):
     (tmp_path / "nobody.md").write_text(
         "---\nname: nobody\ncapabilities: {RESEARCH: 0.9}\n---\n", encoding="utf-8"
     )
-    context = multiprocessing.get_context("spawn")
+    context = warm_context()
     barrier, results = context.Barrier(PROCESSES), context.Queue()
     workers = [
         context.Process(target=_run_rounds, args=(i, str(tmp_path), barrier, results))

@@ -20,9 +20,9 @@ import pytest
 
 from blackboard.infrastructure.agents import AgentDefinition, FrontmatterAgentRegistry
 from blackboard.infrastructure.agents.handler import call_entrypoint_here, run_handler
+from tests.cli_server import run_blackboard
 
 ROOT = Path(__file__).resolve().parents[2]
-BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 BODY = "You review code.\n\nBe specific: name the file and the line."
 HEAD = (
     "name: {name}\ndescription: Reviews code. Examples: <example>Context: a diff</example>\n"
@@ -50,14 +50,7 @@ class Board:
         self.cwd = tmp_path
 
     def cli(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [BLACKBOARD, *args],
-            env={**self.env, **env},
-            cwd=self.cwd,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_blackboard(list(args), {**self.env, **env}, self.cwd, timeout=120)  # forked warm
         # a worker's log holds the traceback of an entrypoint that raised (README: "A Python function instead")
         assert args[0] == "worker" or "Traceback" not in done.stderr, done.stderr
         return done

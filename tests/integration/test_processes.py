@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import traceback
 
 import pytest
@@ -14,6 +13,7 @@ from blackboard.domain.errors import AlreadyClaimed
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.integration.conftest import SqlBoard
+from tests.processes import warm_context
 
 PROCESSES = 8
 SIGNALS_EACH = 15
@@ -64,7 +64,7 @@ def _claim_everything(url: str, worker: int, signal_ids: list[str], start, resul
 
 
 def _run(target, args_for) -> list:
-    ctx = multiprocessing.get_context("spawn")
+    ctx = warm_context()  # real processes, forked from a server that imported the package once
     start, results = ctx.Barrier(PROCESSES), ctx.Queue()
     procs = [ctx.Process(target=target, args=(*args_for(w), start, results)) for w in range(PROCESSES)]
     for p in procs:
