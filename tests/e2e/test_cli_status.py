@@ -178,8 +178,21 @@ def test_status_watch_redraws_the_table_in_a_terminal(store, tmp_path: Path):
         store.ok("write", "second", "--blackboard", "ps-tty", "--author", "a", "--value", "2")
         _read_until(main, re.compile(rb"ps-tty(\s+0){7}\s+-\s+2\s+0\s"), seen)  # redrawn: 2 entries
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(TIMEOUT) == 0
+        assert _drained_until_exit(main, proc) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
         os.close(main)
+
+
+def _drained_until_exit(fd: int, proc: subprocess.Popen, limit: float = TIMEOUT) -> int | None:
+    """Keep reading the terminal until the process ends, as a terminal does: a redraw written into a
+    full terminal nobody reads would block the process before it could exit (seen under load)."""
+    deadline = time.monotonic() + limit
+    while proc.poll() is None and time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                os.read(fd, 65536)
+            except OSError:  # the process closed its side
+                break
+    return proc.wait(max(0.1, deadline - time.monotonic()))
