@@ -211,7 +211,7 @@ def commit_in(
     if early:
         if len(recorded) != len(events):
             raise ConcurrencyConflict(stream_id, events[0].version - 1)
-        projection.set_checkpoint_and_notify(conn, recorded[-1].position)
+        projection.set_checkpoint_and_notify(conn, recorded[-1].position, events)
     elif recorded and log.live:  # the read model is live: it stays so
         projection.fold(conn, recorded, seed, after=log.end, dependants=dependants)
     return recorded
