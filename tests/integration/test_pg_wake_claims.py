@@ -6,13 +6,16 @@ big to carry them, an append that did more) sends the worker back to its query."
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from blackboard.application.commands import CompleteSignal, GetOpenSignals, PostSignal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.clock import SystemClock
 from blackboard.infrastructure.persistence.notifier import PostgresNotifier
 from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 from blackboard.infrastructure.worker.loop import ClaimLoop
@@ -79,7 +82,7 @@ class Running:
         return [sid for sid, _ in self.claimed]
 
 
-def post(board: SqlBoard, n: int, priority: int = 2, capabilities: tuple[str, ...] = ()) -> str:
+def post(board: SqlBoard, n: int, priority: int = 2, capabilities: tuple[str, ...] = (), **more) -> str:
     return board.service.post_signal(
         PostSignal(
             signal_type="RESEARCH",
@@ -88,6 +91,7 @@ def post(board: SqlBoard, n: int, priority: int = 2, capabilities: tuple[str, ..
             topic=f"wake {n}",
             priority=priority,
             target_capabilities=capabilities,
+            **more,
         )
     ).signal_id
 
@@ -122,6 +126,25 @@ def test_a_more_urgent_older_signal_still_goes_first(board):
 
     assert running.ids() == [held, urgent, later]
     assert [n for _, n in running.claimed] == [looked] * 3  # each from what the notifications told
+
+
+def test_a_signal_posted_for_later_that_came_due_goes_before_a_newer_post(pg_engine):
+    board = SqlBoard(pg_engine)
+    board.clock = SystemClock()  # the worker sleeps until a signal comes due by the machine's clock
+    board.rewire()
+    due_at = datetime.now(UTC) + timedelta(seconds=2)
+    later = post(board, 1, priority=0, not_before=due_at)  # no notification will tell when it comes due
+    with Running(board, concurrency=1) as running:  # it looks first: nothing is due yet
+        held = post(board, 2)
+        wait_until(lambda: len(running.claimed) == 1, 20, "the first claim")
+        newer = post(board, 3, priority=3)  # its notification carries it
+        time.sleep(max(0.0, (due_at - datetime.now(UTC)).total_seconds()) + 0.3)
+        running.loop.release([held])
+        wait_until(lambda: len(running.claimed) == 2, 20, "the second claim")
+        running.loop.release([later])
+        wait_until(lambda: len(running.claimed) == 3, 20, "the third claim")
+
+    assert running.ids() == [held, later, newer]
 
 
 def test_a_notification_too_big_to_carry_the_signal_sends_the_worker_to_its_query(board):

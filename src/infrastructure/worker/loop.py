@@ -60,7 +60,6 @@ class ClaimLoop:
         self._next_sweep = 0.0
         self._view: _View | None = None  # what it knows is claimable without a query (`_known`)
         self._due: float | None = None  # when a signal posted for later comes due (`_due_by`)
-        self._busy = False  # the last round claimed: the next asks when one comes due only if it must
 
     @property
     def running(self) -> int:
@@ -129,11 +128,12 @@ class ClaimLoop:
         if known is not None:
             candidates, complete = known
         else:
-            # when the earliest signal posted for later comes due, asked before the look, so that one
-            # coming due while it looks is in it or ends what it knows (no notification tells it)
-            self._due = None if self._busy else self._due_by()
+            looked_at = datetime.now(UTC)
             candidates, complete = self._candidates(search)
-            complete = complete and self._due is not None
+            if complete:  # what it knows holds until the first signal posted for later comes due after
+                # the look (one coming due while it looked ends it at once: no notification tells it)
+                self._due = self._due_by(looked_at)
+                complete = self._due is not None
         view = {c.signal_id: c for c in candidates} if complete else None
         plan = plan_claims(
             candidates,
@@ -177,7 +177,6 @@ class ClaimLoop:
                 self._active[claimed.signal_id] = claimed
                 self._start(agent, claimed)
             free, claimed_any = free - len(claims.claimed), claimed_any or bool(claims.claimed)
-        self._busy = claimed_any
         self._view = None if view is None else _View(position, search.capabilities, view, self._due or 0.0)
         return claimed_any
 
@@ -237,25 +236,26 @@ class ClaimLoop:
                 )
         return True
 
-    def _due_by(self) -> float | None:
+    def _due_by(self, after: datetime | None = None) -> float | None:
         """The moment (time.monotonic) the earliest signal posted for later that this worker may claim
-        comes due, math.inf when none waits, None when it could not tell; so a worker that claimed
-        nothing wakes for it: nothing is appended when it comes due. One query per idle round, which is
-        no more often than the worker looks at the log."""
-        started = time.monotonic()
+        comes due after `after` (default: now), math.inf when none waits, None when it could not tell; so
+        a worker that claimed nothing wakes for it: nothing is appended when it comes due. One query per
+        idle round, which is no more often than the worker looks at the log."""
+        started, now = time.monotonic(), datetime.now(UTC)
         try:
             profile = self.definition().profile
             search = search_for(profile, self._threshold, 1)
             due = self._queries.next_due(
                 GetOpenSignals(
                     capabilities=search.capabilities, limit=1, blackboard_id=self._options.blackboard_id
-                )
+                ),
+                after,
             )
         except (StoreUnavailable, BlackboardError):
             return None
         if due is None:
             return math.inf
-        return started + max(0.0, (due - datetime.now(UTC)).total_seconds())
+        return started + max(0.0, (due - now).total_seconds())
 
     def _sleep_until_something_happens(self, position: int, due: float | None = None) -> None:
         """Until the log moves past `position`, a slot frees, a sweep is due, a signal posted for later
