@@ -609,6 +609,8 @@ class LogNews:
 class LogNotifier(abc.ABC):
     """Wakes a waiter when the event log may have grown (polling, or a database notification)."""
 
+    tells_news = False  # whether `news` can ever answer (a notification carrying what an append did)
+
     @abc.abstractmethod
     def wait(self, after: int, timeout: float) -> bool:
         """Return once an event past position `after` may exist, or after `timeout` seconds.

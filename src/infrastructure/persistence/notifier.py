@@ -36,6 +36,8 @@ UNHEARD = 2**62  # a position past any log: nothing is known to have been heard
 
 
 class PostgresNotifier(LogNotifier):
+    tells_news = True
+
     def __init__(self, engine: Engine, store: EventStore) -> None:
         self._conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         self._store = store

@@ -130,6 +130,7 @@ class ClaimLoop:
         else:
             looked_at = datetime.now(UTC)
             candidates, complete = self._candidates(search)
+            complete = complete and self._notifier.tells_news  # else (polling) it looks every round
             if complete:  # what it knows holds until the first signal posted for later comes due after
                 # the look (one coming due while it looked ends it at once: no notification tells it)
                 self._due = self._due_by(looked_at)
