@@ -122,8 +122,10 @@ def wakeup(
     gap: tuple[float, float],
     label: str = "defaults",
     worker_args: Sequence[str] = (),
+    before: str | None = None,
 ) -> dict[str, Any]:
-    """bench/wakeup.py with one idle worker (its defaults, but for `worker_args`) on a clone of `template`."""
+    """bench/wakeup.py with one idle worker (its defaults, but for `worker_args`) on a clone of `template`;
+    `before`: the worker of that build (BENCH_PG_BEFORE), the poster still this build's."""
     from bench.common import wired
     from bench.drain import blackboard_progress
     from bench.fleet import fleet
@@ -131,9 +133,12 @@ def wakeup(
 
     db = dbs.create(f"wake_{label}", template=template)
     url, agents = dbs.sqlalchemy_url(db), agents_dir(root, handler)
+    env = worker_env(url, agents)
+    if before:
+        env["PYTHONPATH"] = os.pathsep.join((before, env["PYTHONPATH"]))
     with (
         wired(url, agents_dir=agents, post_timeout=POST_TIMEOUT_S) as container,
-        fleet(root, f"wakeup-{label}", worker_env(url, agents)) as running,
+        fleet(root, f"wakeup-{label}", env) as running,
     ):
         result = measure(
             running,

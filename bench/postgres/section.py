@@ -193,6 +193,11 @@ def _run(config: Config) -> dict[str, Any]:
                 result["blackboard_post_s"] = round(blackboard.post_seconds, 2)
             if wakeups:
                 empty = empty_template(dbs)
+                if before:  # the build before first, then this one, on clones of the same empty board
+                    progress(f"(g) wake-up, the build before: {wakeups} signals posted one at a time")
+                    result["wakeup"]["before"] = wakeup(
+                        dbs, root, empty, handler, wakeups, gap, label="before", before=before
+                    )
                 progress(f"(g) wake-up: {wakeups} signals posted one at a time, one idle worker")
                 result["wakeup"]["defaults"] = wakeup(dbs, root, empty, handler, wakeups, gap)
     finally:

@@ -635,8 +635,19 @@ class EventPublisher(abc.ABC):
     def publish(self, events: Sequence[BlackboardEvent]) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class LogNews:
+    """What some appends did to the claimable signals: every signal they made claimable (`posted`), and
+    every signal they claimed (`taken`, which no longer is)."""
+
+    posted: tuple[Candidate, ...] = ()
+    taken: frozenset[str] = frozenset()
+
+
 class LogNotifier(abc.ABC):
     """Wakes a waiter when the event log may have grown (polling, or a database notification)."""
+
+    tells_news = False  # whether `news` can ever answer (a notification carrying what an append did)
 
     @abc.abstractmethod
     def wait(self, after: int, timeout: float) -> bool:
@@ -656,6 +667,12 @@ class LogNotifier(abc.ABC):
         """A position the log has reached, known without a query (from the last notification or
         poll), or None. Never past the log's end, and anything appended after it wakes a later
         `wait`: a waiter may note it instead of asking the store for the last position."""
+        return None
+
+    def news(self, after: int, upto: int) -> LogNews | None:
+        """What the appends past position `after` up to `upto` did to the claimable signals, as their
+        notifications told it (without a query), or None when it cannot tell: one of them did more
+        than post or claim, or was not heard (polling, a lost connection). The default cannot tell."""
         return None
 
 

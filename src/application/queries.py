@@ -108,12 +108,13 @@ class BlackboardQueries:
         now = self._clock.now() if self._clock is not None else None  # a signal posted for later waits
         return self._read_model.candidates(query.capabilities, query.limit, query.blackboard_id, now)
 
-    def next_due(self, query: GetOpenSignals) -> datetime | None:
-        """When the earliest signal posted for later (`not_before`) among these comes due; None if none
-        waits. What a worker with nothing to claim sleeps until, at the latest."""
+    def next_due(self, query: GetOpenSignals, after: datetime | None = None) -> datetime | None:
+        """When the earliest signal posted for later (`not_before`) among these comes due after `after`
+        (default: now); None if none waits. What a worker with nothing to claim sleeps until, at the
+        latest; `after`, the time it looked at the open signals, so one coming due since is not missed."""
         if self._clock is None:
             return None
-        return self._read_model.next_due(query.capabilities, self._clock.now(), query.blackboard_id)
+        return self._read_model.next_due(query.capabilities, after or self._clock.now(), query.blackboard_id)
 
     def list_signals(self, query: ListSignals) -> list[AgentSignal]:
         self._projector.catch_up()

@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, Insert, Table, Update,
 
 if TYPE_CHECKING:
     from blackboard.application.ports import EventStore, LogNotifier
+    from blackboard.domain.events import BlackboardEvent
     from blackboard.infrastructure.persistence.engine import StoreSettings
 
 
@@ -78,8 +79,9 @@ class Dialect(abc.ABC):
     def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
         """An SQL expression: the seconds from one stored moment to another (a float)."""
 
-    def notify(self, conn: Connection, position: int) -> None:
-        """Tell listeners, on commit, that the log reached `position`."""
+    def notify(self, conn: Connection, position: int, events: Sequence[BlackboardEvent] = ()) -> None:
+        """Tell listeners, on commit, that the log reached `position`; `events`, the append's, may tell
+        them more (what it made claimable: notice.py)."""
 
     def positions_given(self, conn: Connection) -> None:
         """Events were inserted with positions of their own (an import keeping an export's): the

@@ -72,7 +72,7 @@ def append_in(
     rows = [event_row(e, meta, now, meta_json) for e in events]
     positions = dialect.insert_many(conn, EVENTS, rows, returning="position", key="event_id")
     if notify:  # else the caller notifies before its commit
-        dialect.notify(conn, positions[-1])
+        dialect.notify(conn, positions[-1], events)
     return [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
 
 

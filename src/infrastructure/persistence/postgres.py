@@ -27,14 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, Float, Table, cast, create_engine, extract, text
 
-from blackboard.infrastructure.persistence import bulk
+from blackboard.infrastructure.persistence import bulk, notice
 from blackboard.infrastructure.persistence.dialect import Dialect
 
 if TYPE_CHECKING:
     from blackboard.application.ports import EventStore, LogNotifier
+    from blackboard.domain.events import BlackboardEvent
     from blackboard.infrastructure.persistence.engine import StoreSettings
 
-NOTIFY_CHANNEL = "blackboard_events"  # each append's last position, on commit
+NOTIFY_CHANNEL = "blackboard_events"  # each append's last position, on commit (and its posts: notice.py)
 BOARD_LOCKS = 0x626C  # advisory lock class of the boards (the two-key form: a key space of its own)
 ENTRY_LOCKS = 0x656E  # advisory lock class of the entry keys, apart from the boards'
 CONCURRENCY_LOCKS = 0x636B  # advisory lock class of the concurrency keys (domain/limits.py)
@@ -113,9 +114,10 @@ class PostgresDialect(Dialect):
     def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
         return cast(extract("epoch", end - start), Float)  # an interval's seconds (numeric: made a float)
 
-    def notify(self, conn: Connection, position: int) -> None:
-        # delivered on commit: listeners wake as soon as the events are visible
-        conn.execute(NOTIFY, {"channel": NOTIFY_CHANNEL, "position": str(position)})
+    def notify(self, conn: Connection, position: int, events: Sequence[BlackboardEvent] = ()) -> None:
+        # delivered on commit: listeners wake as soon as the events are visible; a post's notification
+        # carries the signals it made claimable (notice.py), so a woken worker need not look them up
+        conn.execute(NOTIFY, {"channel": NOTIFY_CHANNEL, "position": notice.payload(position, events)})
 
     def insert_many(
         self,

@@ -34,6 +34,7 @@ from blackboard.domain.signals import AgentSignal, SignalUsage
 from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.infrastructure.persistence.notice import payload
 from blackboard.infrastructure.persistence.tables import (
     BOARD_BUDGETS,
     CAPABILITIES,
@@ -258,19 +259,21 @@ def checkpoint(conn: Connection) -> int:
     return conn.scalar(GET_CHECKPOINT) or 0
 
 
-def set_checkpoint_and_notify(conn: Connection, position: int) -> None:
-    """Move the checkpoint to the append's last position and tell the log's listeners (on commit), in
-    one round trip where the database can notify from a statement (PostgreSQL): both run under the
-    log's lock, which every other append waits for."""
+def set_checkpoint_and_notify(
+    conn: Connection, position: int, events: Sequence[BlackboardEvent] = ()
+) -> None:
+    """Move the checkpoint to the append's last position and tell the log's listeners (on commit) what
+    the append of `events` did (notice.py), in one round trip where the database can notify from a
+    statement (PostgreSQL): both run under the log's lock, which every other append waits for."""
     dialect = dialect_of(conn.engine)
     if dialect.notify_channel is None:
         set_checkpoint(conn, position)
-        dialect.notify(conn, position)
+        dialect.notify(conn, position, events)
         return
-    params = {"position": position, "channel": dialect.notify_channel, "payload": str(position)}
+    params = {"position": position, "channel": dialect.notify_channel, "payload": payload(position, events)}
     if conn.execute(SET_CHECKPOINT_NOTIFY, params).first() is None:  # no checkpoint row yet
         set_checkpoint(conn, position)
-        dialect.notify(conn, position)
+        dialect.notify(conn, position, events)
 
 
 def set_checkpoint(conn: Connection, position: int) -> None:

@@ -212,7 +212,7 @@ def commit_in(
     if early:
         if len(recorded) != len(events):
             raise ConcurrencyConflict(stream_id, events[0].version - 1)
-        projection.set_checkpoint_and_notify(conn, recorded[-1].position)
+        projection.set_checkpoint_and_notify(conn, recorded[-1].position, events)
     elif recorded and log.live:  # the read model is live: it stays so
         projection.fold(conn, recorded, seed, after=log.end, dependants=dependants)
     return recorded
@@ -338,15 +338,17 @@ class _SqlRows(BoardRows):
         the expiry of a lapsed claim among them). Locked
         in the order named, not the ids': a batch claim (FREE_SIGNALS) never waits on a row here (SKIP
         LOCKED), so no order is needed against deadlocks; a plain SIGNALS hold that waited could lose
-        one, and is decided again."""
+        one, and is decided again. Locking, both are read in one statement (one round trip)."""
         order = case({sid: n for n, sid in enumerate(signal_ids)}, value=SIGNALS.c.signal_id)
         open_ = BY_IDS.where(SIGNALS.c.status == "POSTED").order_by(order).limit(at_most)
         ended = BY_IDS.where(SIGNALS.c.status != "POSTED")
-        if self._named is not _PLAIN:  # the others are locked too: a lapsed claim among them may be expired
-            skip = self._named is _SKIP_LOCKED
-            open_ = open_.with_for_update(of=SIGNALS, skip_locked=skip)
-            ended = _locking(ended, skip_locked=skip)
-        return self._many(open_, ids=signal_ids) + self._many(ended, ids=signal_ids)
+        if self._named is _PLAIN:
+            return self._many(open_, ids=signal_ids) + self._many(ended, ids=signal_ids)
+        # the others are locked too: a lapsed claim among them may be expired
+        skip = self._named is _SKIP_LOCKED
+        taken = open_.with_for_update(of=SIGNALS, skip_locked=skip).cte("open_named")
+        done = _locking(ended, skip_locked=skip).cte("ended_named")
+        return self._many(select(taken).union_all(select(done)), ids=signal_ids)
 
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
         return self._lean(self._queries.dependants, ids=sorted(signal_ids)) if signal_ids else []

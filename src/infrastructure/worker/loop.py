@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from blackboard.application.claiming import plan_claims, search_for
+from blackboard.application.claiming import Search, plan_claims, search_for
 from blackboard.application.commands import ClaimSignals, ExpireSignals, GetOpenSignals
 from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService
-from blackboard.domain.capabilities import AgentProfile
-from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, BlackboardError
+from blackboard.domain.capabilities import AgentProfile, canonical_capability
+from blackboard.domain.errors import (
+    AgentNotFound,
+    AlreadyClaimed,
+    BlackboardError,
+    InvalidTransition,
+    SignalNotClaimable,
+)
 from blackboard.domain.signals import AgentSignal, Candidate
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.worker.options import WorkerOptions
@@ -50,6 +58,8 @@ class ClaimLoop:
         self.stopping = threading.Event()
         self.freed = threading.Event()  # a slot was freed (or the worker was told to stop)
         self._next_sweep = 0.0
+        self._view: _View | None = None  # what it knows is claimable without a query (`_known`)
+        self._due: float | None = None  # when a signal posted for later comes due (`_due_by`)
 
     @property
     def running(self) -> int:
@@ -89,10 +99,11 @@ class ClaimLoop:
                 position = self._notifier.seen()
                 if position is None:
                     position = self._store.last_position()
-                self._sweep_if_due()
-                claimed = self._claim_what_fits()
+                swept = self._sweep_if_due()
+                claimed = self._claim_what_fits(position, fresh=swept)
             except StoreUnavailable as down:  # a restart or a network cut: wait, then carry on
                 outage += 1
+                self._view = None
                 logger.warning("database unavailable (%s); retrying", down)
                 self.stopping.wait(min(5.0, 0.25 * 2**outage))
                 continue
@@ -100,16 +111,33 @@ class ClaimLoop:
             if self._options.once:  # at most one signal: the one just claimed, or none
                 break
             if not claimed:
-                self._sleep_until_something_happens(position, self._due_in())
+                due = self._due if self._due is not None else self._due_by()
+                self._sleep_until_something_happens(position, due)
 
-    def _claim_what_fits(self) -> bool:
-        """Claim what the claim policy picks for the free slots, one command per board; True if any was claimed."""
-        free = self._slots - len(self._active)
+    def _claim_what_fits(self, position: int, fresh: bool = False) -> bool:
+        """Claim what the claim policy picks for the free slots, one command per board; True if any was
+        claimed. The candidates are what the worker knew at its last look plus what was posted since, as
+        the log's notifications told it, less what they say was claimed (`_known`); else (or `fresh`: a
+        sweep just changed the board) asked of the read model."""
+        free, self._due = self._slots - len(self._active), None
         if free <= 0:
             return False
         agent, claimed_any = self.definition(), False
+        search = search_for(agent.profile, self._threshold, free)
+        known = None if fresh else self._known(search, position)
+        if known is not None:
+            candidates, complete = known
+        else:
+            looked_at = datetime.now(UTC)
+            candidates, complete = self._candidates(search)
+            complete = complete and self._notifier.tells_news  # else (polling) it looks every round
+            if complete:  # what it knows holds until the first signal posted for later comes due after
+                # the look (one coming due while it looked ends it at once: no notification tells it)
+                self._due = self._due_by(looked_at)
+                complete = self._due is not None
+        view = {c.signal_id: c for c in candidates} if complete else None
         plan = plan_claims(
-            self._candidates(agent.profile, free),
+            candidates,
             agent.profile,
             self._others,
             self._threshold,
@@ -133,6 +161,10 @@ class ClaimLoop:
             )
             for signal_id, refused in claims.skipped.items():
                 _log_skipped(agent, signal_id, refused)
+                if view is not None and isinstance(refused, SignalNotClaimable | InvalidTransition):
+                    view.pop(signal_id, None)  # no longer open (taken, ended): for good
+                else:  # refused by a rule that may change (a limit, a budget), or held by a racing claim
+                    view = None
             for claimed in claims.claimed:
                 logger.info(
                     "claimed %s %s %r (score %.2f)",
@@ -141,13 +173,42 @@ class ClaimLoop:
                     claimed.payload.topic,
                     self._queries.scorer.profile(agent.profile, claimed).score(claimed),
                 )
+                if view is not None:
+                    view.pop(claimed.signal_id, None)
                 self._active[claimed.signal_id] = claimed
                 self._start(agent, claimed)
             free, claimed_any = free - len(claims.claimed), claimed_any or bool(claims.claimed)
+        self._view = None if view is None else _View(position, search.capabilities, view, self._due or 0.0)
         return claimed_any
 
-    def _candidates(self, profile: AgentProfile, free: int) -> list[Candidate]:
-        search, found = search_for(profile, self._threshold, free), []
+    def _known(self, search: Search, position: int) -> tuple[list[Candidate], bool] | None:
+        """Every claimable signal this worker may want as of `position`, without a query: what its last
+        complete look found and left open, plus what the log's notifications say was posted since, less
+        what they say was claimed. None when it cannot tell: no complete look, other capabilities now, a
+        signal posted for later came due, or an append since did more than post and claim (or went
+        unheard)."""
+        view = self._view
+        if view is None or view.capabilities != search.capabilities or time.monotonic() >= view.until:
+            return None
+        news = self._notifier.news(view.position, position)
+        if news is None:
+            return None
+        wanted = {canonical_capability(c) for c in search.capabilities}
+        board = self._options.blackboard_id
+        found = dict(view.candidates)
+        for candidate in news.posted:  # as the read model would answer: of its capabilities (and board)
+            if (board is None or candidate.blackboard_id == board) and any(
+                canonical_capability(t) in wanted for t in candidate.target_capabilities
+            ):
+                found[candidate.signal_id] = candidate
+        for signal_id in news.taken:  # claimed since (by this worker or another): no longer open
+            found.pop(signal_id, None)
+        self._due = view.until
+        return list(found.values()), True
+
+    def _candidates(self, search: Search) -> tuple[list[Candidate], bool]:
+        """A few of the most urgent open signals per capability, and whether that is all of them."""
+        found, complete = [], True
         for capability in search.capabilities:  # a few of the oldest per capability
             # as the read model stands: appends fold into it as they commit, and a stale candidate costs
             # nothing (the claim decides on the board itself)
@@ -157,12 +218,15 @@ class ClaimLoop:
                 blackboard_id=self._options.blackboard_id,
                 catch_up=False,
             )
-            found.extend(self._queries.open_candidates(query))
-        return found
+            some = self._queries.open_candidates(query)
+            complete = complete and len(some) < search.limit
+            found.extend(some)
+        return found, complete
 
-    def _sweep_if_due(self) -> None:
+    def _sweep_if_due(self) -> bool:
+        """Sweep expired signals when it is time; True if it swept."""
         if time.monotonic() < self._next_sweep:
-            return
+            return False
         self._next_sweep = time.monotonic() + self._options.sweep_every
         for ended in self._service.expire_signals(ExpireSignals(blackboard_id=self._options.blackboard_id)):
             if ended.status.is_final:
@@ -171,36 +235,49 @@ class ClaimLoop:
                 logger.info(
                     "%s will be retried (attempt %d): its claim lapsed", ended.signal_id, ended.attempt
                 )
+        return True
 
-    def _due_in(self) -> float | None:
-        """Seconds until the earliest signal posted for later that this worker may claim comes due (None:
-        none waits), so a worker that claimed nothing wakes for it: nothing is appended when it comes due.
-        One query per idle round, which is no more often than the worker looks at the log."""
+    def _due_by(self, after: datetime | None = None) -> float | None:
+        """The moment (time.monotonic) the earliest signal posted for later that this worker may claim
+        comes due after `after` (default: now), math.inf when none waits, None when it could not tell; so
+        a worker that claimed nothing wakes for it: nothing is appended when it comes due. One query per
+        idle round, which is no more often than the worker looks at the log."""
+        started, now = time.monotonic(), datetime.now(UTC)
         try:
             profile = self.definition().profile
             search = search_for(profile, self._threshold, 1)
             due = self._queries.next_due(
                 GetOpenSignals(
                     capabilities=search.capabilities, limit=1, blackboard_id=self._options.blackboard_id
-                )
+                ),
+                after,
             )
         except (StoreUnavailable, BlackboardError):
             return None
         if due is None:
-            return None
-        return max(0.0, (due - datetime.now(UTC)).total_seconds())
+            return math.inf
+        return started + max(0.0, (due - now).total_seconds())
 
-    def _sleep_until_something_happens(self, position: int, due_in: float | None = None) -> None:
+    def _sleep_until_something_happens(self, position: int, due: float | None = None) -> None:
         """Until the log moves past `position`, a slot frees, a sweep is due, a signal posted for later
-        comes due (`due_in` seconds), or the worker is told to stop. The notifier knows when the log
-        moves (a notification, or its own look at the log)."""
-        until = self._next_sweep
-        if due_in is not None:
-            until = min(until, time.monotonic() + due_in)
+        comes due (at `due`, time.monotonic), or the worker is told to stop. The notifier knows when the
+        log moves (a notification, or its own look at the log)."""
+        until = self._next_sweep if due is None else min(self._next_sweep, due)
         while not (self.stopping.is_set() or self.freed.is_set()):
             remaining = until - time.monotonic()
             if remaining <= 0 or self._notifier.wait(position, min(0.25, remaining)):
                 return
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """What a worker knows is claimable for it as of a log position (a look that found every one, less
+    what it took or found gone since), until a signal posted for later comes due (time.monotonic)."""
+
+    position: int
+    capabilities: tuple[str, ...]
+    candidates: dict[str, Candidate]
+    until: float
 
 
 def _log_skipped(agent: AgentDefinition, signal_id: str, refused: BlackboardError) -> None:

@@ -1,0 +1,178 @@
+"""On PostgreSQL a post's notification carries the signals it made claimable (and a claim's, the
+signals it took), so an idle worker that knew every claimable signal claims a new one without asking
+the read model; the claim policy's order still decides, and a notification that cannot tell (one too
+big to carry them, an append that did more) sends the worker back to its query."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from blackboard.application.commands import CompleteSignal, GetOpenSignals, PostSignal
+from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.clock import SystemClock
+from blackboard.infrastructure.persistence.notifier import PostgresNotifier
+from blackboard.infrastructure.settings import BlackboardSettings, worker_options
+from blackboard.infrastructure.worker.loop import ClaimLoop
+from tests.integration.conftest import AGENTS, SqlBoard
+from tests.waiting import wait_until
+
+RESEARCHER = next(a for a in AGENTS if a.agent_id == "ps-researcher")
+
+
+class CountedQueries:
+    """The worker's queries, counting the candidate queries it sends."""
+
+    def __init__(self, queries) -> None:
+        self._queries = queries
+        self.candidate_queries = 0
+
+    def open_candidates(self, query: GetOpenSignals):
+        self.candidate_queries += 1
+        return self._queries.open_candidates(query)
+
+    def __getattr__(self, name: str):
+        return getattr(self._queries, name)
+
+
+class Running:
+    """A researcher's claim loop in a thread, its slots held until released."""
+
+    def __init__(self, board: SqlBoard, concurrency: int) -> None:
+        self.queries = CountedQueries(board.queries)
+        self.claimed: list[tuple[str, int]] = []  # (signal id, candidate queries sent before its claim)
+        self.notifier = PostgresNotifier(board.engine, board.store)
+        definition = AgentDefinition(profile=RESEARCHER, path=Path("ps-researcher.md"))
+        options = worker_options(BlackboardSettings(head_start=0), "ps-researcher", False, None)
+        self.loop = ClaimLoop(
+            replace(options, concurrency=concurrency, sweep_every=3600.0),  # one sweep, at the start
+            board.service,
+            self.queries,
+            board.store,
+            self.notifier,
+            lambda _name: definition,
+            lambda: list(AGENTS),
+            board.settings.claim_threshold,
+            "a-token",
+            lambda _agent, signal: self.claimed.append((signal.signal_id, self.queries.candidate_queries)),
+        )
+        self._thread = threading.Thread(target=self.loop.run, daemon=True)
+
+    def __enter__(self) -> Running:
+        self._thread.start()
+        # idle: it has looked, knows every claimable signal, and listens
+        wait_until(self._idle, 20, "an idle loop")
+        return self
+
+    def _idle(self) -> bool:
+        view = self.loop._view
+        return view is not None and self.notifier.news(view.position, view.position) is not None
+
+    def __exit__(self, *_) -> None:
+        self.loop.stop()
+        self._thread.join(10)
+        self.notifier.close()
+
+    def ids(self) -> list[str]:
+        return [sid for sid, _ in self.claimed]
+
+
+def post(board: SqlBoard, n: int, priority: int = 2, capabilities: tuple[str, ...] = (), **more) -> str:
+    return board.service.post_signal(
+        PostSignal(
+            signal_type="RESEARCH",
+            ps_id="ps-wake",
+            entry_id=f"e-{n}",
+            topic=f"wake {n}",
+            priority=priority,
+            target_capabilities=capabilities,
+            **more,
+        )
+    ).signal_id
+
+
+@pytest.fixture
+def board(pg_engine) -> SqlBoard:
+    return SqlBoard(pg_engine)
+
+
+def test_an_idle_worker_claims_a_post_from_its_notification_without_a_candidates_query(board):
+    with Running(board, concurrency=4) as running:
+        looked = running.queries.candidate_queries
+        first = post(board, 1)
+        wait_until(lambda: len(running.claimed) == 1, 20, "the first claim")
+        second = post(board, 2)
+        wait_until(lambda: len(running.claimed) == 2, 20, "the second claim")
+
+    assert running.claimed == [(first, looked), (second, looked)]  # no query between the look and either
+
+
+def test_a_more_urgent_older_signal_still_goes_first(board):
+    with Running(board, concurrency=1) as running:
+        looked = running.queries.candidate_queries
+        held = post(board, 1)
+        wait_until(lambda: len(running.claimed) == 1, 20, "the first claim")
+        urgent = post(board, 2, priority=0)  # posted while the only slot is taken
+        later = post(board, 3, priority=3)
+        running.loop.release([held])
+        wait_until(lambda: len(running.claimed) == 2, 20, "the second claim")
+        running.loop.release([urgent])
+        wait_until(lambda: len(running.claimed) == 3, 20, "the third claim")
+
+    assert running.ids() == [held, urgent, later]
+    assert [n for _, n in running.claimed] == [looked] * 3  # each from what the notifications told
+
+
+def test_a_signal_posted_for_later_that_came_due_goes_before_a_newer_post(pg_engine):
+    board = SqlBoard(pg_engine)
+    board.clock = SystemClock()  # the worker sleeps until a signal comes due by the machine's clock
+    board.rewire()
+    due_at = datetime.now(UTC) + timedelta(seconds=2)
+    later = post(board, 1, priority=0, not_before=due_at)  # no notification will tell when it comes due
+    with Running(board, concurrency=1) as running:  # it looks first: nothing is due yet
+        held = post(board, 2)
+        wait_until(lambda: len(running.claimed) == 1, 20, "the first claim")
+        newer = post(board, 3, priority=3)  # its notification carries it
+        time.sleep(max(0.0, (due_at - datetime.now(UTC)).total_seconds()) + 0.3)
+        running.loop.release([held])
+        wait_until(lambda: len(running.claimed) == 2, 20, "the second claim")
+        running.loop.release([later])
+        wait_until(lambda: len(running.claimed) == 3, 20, "the third claim")
+
+    assert running.ids() == [held, later, newer]
+
+
+def test_a_notification_too_big_to_carry_the_signal_sends_the_worker_to_its_query(board):
+    many = ("RESEARCH", *(f"CAPABILITY-{n:04d}" for n in range(600)))  # over 8,000 bytes of targets
+    with Running(board, concurrency=4) as running:
+        looked = running.queries.candidate_queries
+        big = post(board, 1, capabilities=many)
+        wait_until(lambda: len(running.claimed) == 1, 20, "the claim")
+        small = post(board, 2)
+        wait_until(lambda: len(running.claimed) == 2, 20, "the second claim")
+
+    (first, queried_before), (second, _) = running.claimed
+    assert (first, second) == (big, small)
+    assert queried_before > looked  # found by the query, not the notification
+
+
+def test_an_append_that_did_more_than_post_sends_the_worker_to_its_query(board):
+    with Running(board, concurrency=4) as running:
+        upstream = post(board, 0)
+        wait_until(lambda: len(running.claimed) == 1, 20, "the upstream's claim")
+        running.loop.release([upstream])
+        looked = running.queries.candidate_queries
+        waiting = board.service.post_signal(  # waits on the upstream: its notification tells nothing
+            PostSignal(signal_type="RESEARCH", ps_id="ps-wake", entry_id="e-9", topic="w", after=(upstream,))
+        ).signal_id
+        board.service.complete_signal(
+            CompleteSignal(signal_id=upstream, agent_id="ps-researcher", token="a-token")
+        )
+        wait_until(lambda: len(running.claimed) == 2, 20, "the dependant's claim")
+
+    assert running.claimed[1][0] == waiting and running.claimed[1][1] > looked
