@@ -12,7 +12,8 @@ the one fold (`projection.fold`, the domain's `evolve`) into the rows that `code
   built without validating again. An older schema version is upcast first, by the domain's upcasters;
 - writing: on SQLite the driver's executemany with values converted here as `tables.Moment` and
   SQLAlchemy's SQLite DATETIME convert them, a page's rows a column at a time, and no NULL bound where
-  a column is NULL in every row (`DriverWriter`); on PostgreSQL one JSON document per statement (`bulk`).
+  a column is NULL in every row (`DriverWriter`); on PostgreSQL the server's COPY (the fold's few updates,
+  a signal's rows moving on a later page, as one JSON document: `bulk`).
 
 An event type without a struct here (entries, solve runs, and any type added later), or whose class has a
 newer schema version than its struct was written for, is decoded by the normal path (`codec.event_from_row`,
@@ -36,7 +37,6 @@ from sqlalchemy import Boolean, Connection, Table
 from blackboard.domain import events as ev
 from blackboard.domain.events import BlackboardEvent, board_of_stream, upcast
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
-from blackboard.infrastructure.persistence import bulk
 from blackboard.infrastructure.persistence.codec import event_from_row
 from blackboard.infrastructure.persistence.projection import RowWriter
 
@@ -127,17 +127,23 @@ class _Cancelled(msgspec.Struct):
     cause: str | None = None
 
 
-_new, _set = object.__new__, object.__setattr__
+_new = object.__new__
+# BaseModel's own slots, set through their descriptors: its __setattr__ refuses on a frozen model, and
+# object.__setattr__ looks each descriptor up again (a third of the cost of `_built`, measured)
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _built(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     """An instance of a pydantic model from values already of its fields' types, unvalidated (they were
     validated when the event was recorded): what `model_construct` does, without its pass over defaults."""
     model = _new(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    _set_dict(model, values)
+    _set_fields_set(model, set(values))
+    _set_extra(model, None)
+    _set_private(model, None)
     return model
 
 
@@ -253,6 +259,10 @@ def collector_paused() -> Iterator[None]:
 
 
 # ------------------------------------------------------------------------------------------ reading
+Texts = dict[int, tuple[datetime, str]]  # id of a time -> the time, and its text as SQLite stores it
+_MOMENT_TEXT = len("2026-01-05 09:00:00.001000")
+
+
 class Row(NamedTuple):
     """An event's row as `codec.event_from_row` reads it (the normal path's)."""
 
@@ -266,21 +276,35 @@ class Row(NamedTuple):
     occurred_at: datetime
 
 
-def read_page(conn: Connection, after: int, limit: int) -> list[Row]:
+def read_page(conn: Connection, after: int, limit: int, texts: Texts | None = None) -> list[Row]:
     """The page after `after`, on the driver's cursor; times aware, in UTC (as `tables.Moment` gives them;
-    a row another writer stored with its zone keeps it)."""
+    a row another writer stored with its zone keeps it). `texts` (SQLite): filled with each time's text
+    as stored, where it is the very text SQLite's `tables.Moment` writes, for `DriverWriter` to write it
+    again without formatting it anew (the signal rows' times are the events' times)."""
     raw = conn.connection.driver_connection
     if conn.dialect.name == "sqlite":
         sql = f"SELECT {COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?"
         parse, row = datetime.fromisoformat, Row._make
-        return [
-            row((p, i, s, v, t, n, d, parse(at if at.endswith("+00:00") else at + "+00:00")))
-            for p, i, s, v, t, n, d, at in raw.execute(sql, (after, limit))  # type: ignore[union-attr]
-        ]
+        found = raw.execute(sql, (after, limit))  # type: ignore[union-attr]
+        if texts is None:
+            return [
+                row((p, i, s, v, t, n, d, parse(at if at.endswith("+00:00") else at + "+00:00")))
+                for p, i, s, v, t, n, d, at in found
+            ]
+        page = []
+        for p, i, s, v, t, n, d, at in found:
+            if len(at) == _MOMENT_TEXT and at[10] == " ":  # "2026-01-05 09:00:00.001000", as Moment writes it
+                moment = parse(at + "+00:00")
+                texts[id(moment)] = (moment, at)  # the time itself held: its id names no other meanwhile
+            else:
+                moment = parse(at if at.endswith("+00:00") else at + "+00:00")
+            page.append(row((p, i, s, v, t, n, d, moment)))
+        return page
     sql = f"SELECT {COLUMNS} FROM events WHERE position > %s ORDER BY position LIMIT %s"
     with raw.cursor() as cursor:  # type: ignore[union-attr]
         cursor.execute(sql, (after, limit))
-        return [Row(p, i, s, v, t, n, d, at.astimezone(UTC)) for p, i, s, v, t, n, d, at in cursor]
+        found = cursor.fetchall()  # one call: iterating the cursor costs a Python call a row
+    return [Row(p, i, s, v, t, n, d, at.astimezone(UTC)) for p, i, s, v, t, n, d, at in found]
 
 
 def decode(row: Row, boards: dict[str, str] | None = None) -> BlackboardEvent:
@@ -334,22 +358,33 @@ class DriverWriter(RowWriter):
     would have bound, booleans the integers it would have bound. Python's sqlite3 binds a str, an int or
     a float directly, but looks anything else up among its adapters first, None and bool included
     (about 0.2 µs a value): a signal row held some 15 NULLs, which cost as much as SQLite's own insert
-    of the row without its indexes."""
+    of the row without its indexes. `texts`: the page's times as `read_page` read them, written as they
+    were read."""
+
+    def __init__(self, texts: Texts | None = None) -> None:
+        self._texts: Texts = texts or {}
 
     def insert(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
-        if conn.dialect.name != "sqlite":
-            bulk.insert(conn, table, rows)
-            return
-        names = list(rows[0])
+        names, sqlite = list(rows[0]), conn.dialect.name == "sqlite"
         kept, columns = [], []
-        for name, column in _columns(table, names, [row.values() for row in rows]):
+        for name, column in _columns(
+            table, names, [row.values() for row in rows], self._texts if sqlite else None
+        ):
             if column is not None:
                 kept.append(name)
                 columns.append(column)
-        sql = f"INSERT INTO {table.name} ({', '.join(kept)}) VALUES ({', '.join('?' * len(kept))})"
-        conn.connection.driver_connection.executemany(sql, list(zip(*columns, strict=True)))  # type: ignore[union-attr]
+        raw = conn.connection.driver_connection
+        if sqlite:
+            sql = f"INSERT INTO {table.name} ({', '.join(kept)}) VALUES ({', '.join('?' * len(kept))})"
+            raw.executemany(sql, zip(*columns, strict=True))  # type: ignore[union-attr]
+            return
+        # PostgreSQL: COPY, the server's own bulk load (psycopg writes each row's text in C)
+        with raw.cursor() as cursor, cursor.copy(f"COPY {table.name} ({', '.join(kept)}) FROM STDIN") as copy:  # type: ignore[union-attr]
+            write = copy.write_row
+            for values in zip(*columns, strict=True):
+                write(values)
 
     def update(
         self, conn: Connection, table: Table, key: str, columns: Sequence[str], rows: list[dict[str, Any]]
@@ -362,7 +397,7 @@ class DriverWriter(RowWriter):
         names = [*columns, key]
         sets, bound = [], []
         keyed = [tuple(row[f"b_{n}"] for n in names) for row in rows]
-        for name, column in _columns(table, names, keyed):
+        for name, column in _columns(table, names, keyed, self._texts):
             if name == key:
                 if column is None:
                     raise ValueError(f"update of {table.name}: no {key} in the rows")
@@ -377,30 +412,31 @@ class DriverWriter(RowWriter):
 
 
 def _columns(
-    table: Table, names: Sequence[str], rows: Sequence[Iterable[Any]]
+    table: Table, names: Sequence[str], rows: Sequence[Iterable[Any]], texts: Texts | None
 ) -> Iterator[tuple[str, Sequence[Any] | None]]:
-    """Each column of `rows` (values in the order of `names`) as its values ready for SQLite's driver; None
-    for a column NULL in every row that may be left out (no default of the database's own)."""
+    """Each column of `rows` (values in the order of `names`), with `texts` (SQLite) as its values ready
+    for SQLite's driver, without as they are; None for a column NULL in every row that may be left out
+    (no default of the database's own)."""
     converters = _converters(table)
     for name, column in zip(names, zip(*rows, strict=True), strict=True):
-        convert, omissible = converters[name]
+        converter, omissible = converters[name]
         if omissible and column.count(None) == len(column):
             yield name, None
         else:
-            yield name, column if convert is None else convert(column)
+            yield name, column if converter is None or texts is None else converter(column, texts)
 
 
 @functools.cache
 def _converters(
     table: Table,
-) -> dict[str, tuple[Callable[[Sequence[Any]], list[Any]] | None, bool]]:
+) -> dict[str, tuple[Callable[[Sequence[Any], Texts], list[Any]] | None, bool]]:
     """Column name -> how a column of its values is converted for SQLite's driver (None: as they are), and
     whether it may be left out of an INSERT when NULL in every row."""
     from blackboard.infrastructure.persistence.tables import Moment
 
-    found: dict[str, tuple[Callable[[Sequence[Any]], list[Any]] | None, bool]] = {}
+    found: dict[str, tuple[Callable[[Sequence[Any], Texts], list[Any]] | None, bool]] = {}
     for column in table.c:
-        convert: Callable[[Sequence[Any]], list[Any]] | None = None
+        convert: Callable[[Sequence[Any], Texts], list[Any]] | None = None
         if isinstance(column.type, Moment):
             convert = _sqlite_moments
         elif isinstance(column.type, Boolean):
@@ -409,14 +445,20 @@ def _converters(
     return found
 
 
-def _sqlite_moments(values: Sequence[Any]) -> list[Any]:
-    """`_sqlite_moment` of each, the log's times (in UTC) without a call each."""
+def _sqlite_moments(values: Sequence[Any], texts: Texts) -> list[Any]:
+    """`_sqlite_moment` of each: a time read from the log as the text it was read from (`read_page`), any
+    other in UTC formatted without a call, and the rest by `_sqlite_moment`."""
+    known = texts.get
     return [
-        v.isoformat(" ", "microseconds")[:-6] if v is not None and v.tzinfo is UTC else _sqlite_moment(v)
+        read[1]
+        if (read := known(id(v))) is not None and read[0] is v
+        else v.isoformat(" ", "microseconds")[:-6]
+        if v is not None and v.tzinfo is UTC
+        else _sqlite_moment(v)
         for v in values
     ]
 
 
-def _sqlite_booleans(values: Sequence[Any]) -> list[Any]:
+def _sqlite_booleans(values: Sequence[Any], texts: Texts) -> list[Any]:
     """As SQLAlchemy binds a Boolean on SQLite: 1 or 0."""
     return [None if v is None else int(v) for v in values]
