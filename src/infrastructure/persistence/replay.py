@@ -276,66 +276,76 @@ class Row(NamedTuple):
     occurred_at: datetime
 
 
-def read_page(conn: Connection, after: int, limit: int, texts: Texts | None = None) -> list[Row]:
-    """The page after `after`, on the driver's cursor; times aware, in UTC (as `tables.Moment` gives them;
-    a row another writer stored with its zone keeps it). `texts` (SQLite): filled with each time's text
-    as stored, where it is the very text SQLite's `tables.Moment` writes, for `DriverWriter` to write it
-    again without formatting it anew (the signal rows' times are the events' times)."""
+# a Row's values as a plain tuple, in its order: what `read_page` gives (no NamedTuple built a row)
+RawRow = tuple[int, str, str, int, str, int, str, datetime]
+
+
+def read_page(conn: Connection, after: int, limit: int, texts: Texts | None = None) -> list[RawRow]:
+    """The page after `after`, on the driver's cursor, as a `Row`'s values; times aware, in UTC (as
+    `tables.Moment` gives them; a row another writer stored with its zone keeps it). `texts` (SQLite):
+    filled with each time's text as stored, where it is the very text SQLite's `tables.Moment` writes,
+    for `DriverWriter` to write it again without formatting it anew (the signal rows' times are the
+    events' times)."""
     raw = conn.connection.driver_connection
     if conn.dialect.name == "sqlite":
         sql = f"SELECT {COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?"
-        parse, row = datetime.fromisoformat, Row._make
+        parse = datetime.fromisoformat
         found = raw.execute(sql, (after, limit))  # type: ignore[union-attr]
         if texts is None:
             return [
-                row((p, i, s, v, t, n, d, parse(at if at.endswith("+00:00") else at + "+00:00")))
+                (p, i, s, v, t, n, d, parse(at if at.endswith("+00:00") else at + "+00:00"))
                 for p, i, s, v, t, n, d, at in found
             ]
-        page = []
+        page: list[RawRow] = []
         for p, i, s, v, t, n, d, at in found:
             if len(at) == _MOMENT_TEXT and at[10] == " ":  # "2026-01-05 09:00:00.001000", as Moment writes it
                 moment = parse(at + "+00:00")
                 texts[id(moment)] = (moment, at)  # the time itself held: its id names no other meanwhile
             else:
                 moment = parse(at if at.endswith("+00:00") else at + "+00:00")
-            page.append(row((p, i, s, v, t, n, d, moment)))
+            page.append((p, i, s, v, t, n, d, moment))
         return page
     sql = f"SELECT {COLUMNS} FROM events WHERE position > %s ORDER BY position LIMIT %s"
     with raw.cursor() as cursor:  # type: ignore[union-attr]
         cursor.execute(sql, (after, limit))
         found = cursor.fetchall()  # one call: iterating the cursor costs a Python call a row
-    return [Row(p, i, s, v, t, n, d, at.astimezone(UTC)) for p, i, s, v, t, n, d, at in found]
+    return [(p, i, s, v, t, n, d, at.astimezone(UTC)) for p, i, s, v, t, n, d, at in found]
 
 
-def decode(row: Row, boards: dict[str, str] | None = None) -> BlackboardEvent:
+def decode(row: RawRow, boards: dict[str, str] | None = None) -> BlackboardEvent:
     """The row's event: fast for the signal events FAST knows, the normal path for any other. `boards`:
     stream id -> board, kept by the caller across a page (a page has few streams)."""
-    fast = FAST.get(row.event_type)
-    if fast is None or fast.schema != fast.cls.schema_version or row.schema_version > fast.schema:
-        return event_from_row(row)  # which stops at an event newer than this code (UpgradeNeeded)
-    if row.schema_version == fast.cls.schema_version:
-        decoded = fast.decoder.decode(row.data)
-    else:  # an older shape: the domain's upcasters bring it to the current one first
-        decoded = msgspec.convert(
-            upcast(row.event_type, row.schema_version, msgspec.json.decode(row.data)), fast.struct
-        )
-    values = fast.fields(decoded)
-    values["event_id"] = row.event_id
-    if boards is None:
-        values["blackboard_id"] = board_of_stream(row.stream_id)
-    elif (board := boards.get(row.stream_id)) is None:
-        values["blackboard_id"] = boards[row.stream_id] = board_of_stream(row.stream_id)
-    else:
+    return events([row], boards)[0][1]
+
+
+def events(rows: Sequence[RawRow], boards: dict[str, str] | None = None) -> list[tuple[int, BlackboardEvent]]:
+    """The rows' (position, event) pairs, in their order: what `projection.fold_events` takes. One loop
+    over the page, each row unpacked once (a call and a NamedTuple a row cost about as much as the
+    decoding itself)."""
+    boards = {} if boards is None else boards
+    fast_for, page = FAST.get, []
+    for row in rows:
+        position, event_id, stream_id, version, event_type, schema_version, data, occurred_at = row
+        fast = fast_for(event_type)
+        if fast is None or fast.schema != fast.cls.schema_version or schema_version > fast.schema:
+            # the normal path, which stops at an event newer than this code (UpgradeNeeded)
+            page.append((position, event_from_row(Row._make(row))))
+            continue
+        if schema_version == fast.schema:
+            decoded = fast.decoder.decode(data)
+        else:  # an older shape: the domain's upcasters bring it to the current one first
+            decoded = msgspec.convert(
+                upcast(event_type, schema_version, msgspec.json.decode(data)), fast.struct
+            )
+        values = fast.fields(decoded)
+        values["event_id"] = event_id
+        if (board := boards.get(stream_id)) is None:
+            board = boards[stream_id] = board_of_stream(stream_id)
         values["blackboard_id"] = board
-    values["version"] = row.version
-    values["occurred_at"] = row.occurred_at
-    return _built(fast.cls, values)
-
-
-def events(rows: Sequence[Row]) -> list[tuple[int, BlackboardEvent]]:
-    """The rows' (position, event) pairs, in their order: what `projection.fold_events` takes."""
-    boards: dict[str, str] = {}
-    return [(row.position, decode(row, boards)) for row in rows]
+        values["version"] = version
+        values["occurred_at"] = occurred_at
+        page.append((position, _built(fast.cls, values)))
+    return page
 
 
 # ------------------------------------------------------------------------------------------ writing
