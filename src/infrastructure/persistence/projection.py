@@ -135,22 +135,21 @@ class Fold:
             self._apply(event)
 
     def _prefetch(self, events: Sequence[BlackboardEvent]) -> None:
+        if self._cache.complete:  # it holds every signal (a rebuild from empty): none stored to read
+            return
         posted = {e.signal_id for e in events if isinstance(e, AgentSignalPosted)}
         wanted = {u for e in events if isinstance(e, AgentSignalPosted) for u in e.after}
         wanted |= {e.signal_id for e in events if not isinstance(e, AgentSignalPosted)}
-        if not self._cache.complete:
-            # only a completion (or a gate's approval) changes its dependants (a failure expires them with
-            # events of their own)
-            ended = [
-                e.signal_id for e in events if isinstance(e, (AgentSignalCompleted, AgentSignalApproved))
-            ]
-            ended = [sid for sid in ended if sid not in self._stored_dependants]
-            if ended:
-                for sid in ended:
-                    self._stored_dependants[sid] = []
-                for upstream, dependant in self._conn.execute(GET_ALL_DEPENDANTS, {"upstream_ids": ended}):
-                    self._stored_dependants[upstream].append(dependant)
-                wanted |= {d for sid in ended for d in self._stored_dependants[sid]}
+        # only a completion (or a gate's approval) changes its dependants (a failure expires them with
+        # events of their own)
+        ended = [e.signal_id for e in events if isinstance(e, (AgentSignalCompleted, AgentSignalApproved))]
+        ended = [sid for sid in ended if sid not in self._stored_dependants]
+        if ended:
+            for sid in ended:
+                self._stored_dependants[sid] = []
+            for upstream, dependant in self._conn.execute(GET_ALL_DEPENDANTS, {"upstream_ids": ended}):
+                self._stored_dependants[upstream].append(dependant)
+            wanted |= {d for sid in ended for d in self._stored_dependants[sid]}
         missing = sorted(wanted - posted - self._cache.signals.keys())
         if missing:
             for row in self._conn.execute(GET_SIGNALS, {"signal_ids": missing}):
