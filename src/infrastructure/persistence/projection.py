@@ -131,8 +131,9 @@ class Fold:
         """Fold these events, having read in one query each the stored signals and dependants they
         will ask for (instead of a query or two per event)."""
         self._prefetch(events)
+        fold = self._apply
         for event in events:
-            self._apply(event)
+            fold(event)
 
     def _prefetch(self, events: Sequence[BlackboardEvent]) -> None:
         if self._cache.complete:  # it holds every signal (a rebuild from empty): none stored to read
@@ -156,23 +157,24 @@ class Fold:
                 self._cache.signals[row.signal_id] = signal_from_row(row)
 
     def _apply(self, event: BlackboardEvent) -> None:
+        posted = isinstance(event, AgentSignalPosted)
+        signals, new = self._cache.signals, self._new
         for signal in evolve(event, self._lookup, self._dependants):
-            self._cache.signals[signal.signal_id] = signal
-            if signal.signal_id in self._new or (
-                isinstance(event, AgentSignalPosted) and signal.signal_id == event.signal_id
-            ):
-                self._new[signal.signal_id] = signal
+            signal_id = signal.signal_id
+            signals[signal_id] = signal
+            if signal_id in new or (posted and signal_id == event.signal_id):
+                new[signal_id] = signal
             else:
-                self._changed[signal.signal_id] = signal
+                self._changed[signal_id] = signal
         if (
             isinstance(event, (AgentSignalCompleted, AgentSignalFailed, AgentSignalAttemptFailed))
             and event.usage is not None
         ):
-            total = self._cache.signals[event.signal_id]
+            total = signals[event.signal_id]
             self._usage[event.signal_id] = usage_row(event, total.usage)
             if total.attempts:
                 self._usage_again.add(event.signal_id)
-        if isinstance(event, AgentSignalPosted):
+        if posted:
             self._posts[event.signal_id] = event.event_id
             for upstream in event.after:
                 self._cache.dependants[upstream].append(event.signal_id)
