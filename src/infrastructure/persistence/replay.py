@@ -361,7 +361,8 @@ def _sqlite_moment(value: Any) -> Any:
 
 
 class DriverWriter(RowWriter):
-    """The fold's rows through the driver: SQLite's executemany of tuples, PostgreSQL's JSON documents.
+    """The fold's rows through the driver: SQLite's executemany of tuples; on PostgreSQL, COPY for new rows
+    and `bulk`'s JSON documents for the few updates.
 
     On SQLite each page's rows go column by column first (`_columns`): a column NULL in every row is
     left out of the INSERT (written as the literal NULL in an UPDATE), times become the text SQLAlchemy
@@ -432,8 +433,14 @@ def _columns(
         converter, omissible = converters[name]
         if omissible and column.count(None) == len(column):
             yield name, None
-        else:
-            yield name, column if converter is None or texts is None else converter(column, texts)
+        elif converter is None:
+            yield name, column
+        elif texts is not None:
+            yield name, converter(column, texts)
+        else:  # PostgreSQL: the driver sends them as they are; a time without its zone is refused, as Moment does
+            if converter is _sqlite_moments and any(v is not None and v.tzinfo is None for v in column):
+                raise ValueError("naive datetimes are refused: every stored time must carry its zone")
+            yield name, column
 
 
 @functools.cache
