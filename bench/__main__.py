@@ -700,6 +700,7 @@ def print_rebuild(reb: dict[str, Any]) -> list[dict[str, Any]]:
                 rate["before"],
                 rate["after"],
                 r["ratio_after_over_before"],
+                "/".join(str(r.get("cpu_us_per_event", {}).get(k, "-")) for k in ("before", "after")),
                 f">= {TARGET_REBUILD:,}",
                 verdict(ok),
                 r["read_model_correct"],
@@ -720,6 +721,7 @@ def print_rebuild(reb: dict[str, Any]) -> list[dict[str, Any]]:
                 "before ev/s",
                 "after ev/s",
                 "after/before",
+                "CPU µs/event before/after",
                 "target",
                 "verdict",
                 "read model ok",
@@ -727,8 +729,10 @@ def print_rebuild(reb: dict[str, Any]) -> list[dict[str, Any]]:
             ],
             rows,
             "    before: pydantic events from SQLAlchemy rows, rows written by SQLAlchemy Core (the normal path);\n"
-            "    after: the container's projector (rows on the driver's cursor, msgspec, the driver's executemany).\n"
-            "    events/s: the best of each path's rounds; same rows: every table the fold writes, by both.",
+            "    after: the container's projector (rows on the driver's cursor, msgspec, the driver's executemany;\n"
+            "    COPY on PostgreSQL). events/s: the best of each path's rounds; CPU: this process's (not the\n"
+            "    PostgreSQL server's), the least round;\n"
+            "    same rows: every table the fold writes, by both.",
         )
     )
     return targets

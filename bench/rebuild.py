@@ -9,12 +9,15 @@ through SQLAlchemy Core: what every rebuild ran until issue 25); *after*, the pr
 builds (`ReplayingProjector`: rows read on the driver's cursor, events decoded by msgspec, rows written
 through the driver; persistence/replay.py). Each rebuild is checked (the count per status, the position
 at the log's end), and every table the fold writes is compared, row for row, with the normal path's.
+Each rebuild's CPU time (`time.process_time`, this process: on PostgreSQL the server's share is not in it)
+is kept beside its wall time: on a shared machine it moves less than the wall time.
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+import time
 from typing import Any
 
 from sqlalchemy import Engine, func, select, text
@@ -61,12 +64,17 @@ def measure(url: str, total: int, rounds: int, label: str) -> dict[str, Any]:
             "after": container.projector(),
         }
         seconds: dict[str, list[float]] = {name: [] for name in paths}
+        cpu: dict[str, list[float]] = {
+            name: [] for name in paths
+        }  # this process's (on PostgreSQL: not the server's)
         correct, same, reference = True, True, None
         for r in range(rounds):
             for name, projector in paths.items():
                 progress(f"(d) {label}: rebuild {r + 1}/{rounds}, {name}")
+                cpu_start = time.process_time()
                 with Timer() as t:
                     folded = projector.rebuild(resume=False, progress=None)
+                cpu[name].append(time.process_time() - cpu_start)
                 seconds[name].append(t.seconds)
                 correct = correct and (
                     folded == events
@@ -88,6 +96,8 @@ def measure(url: str, total: int, rounds: int, label: str) -> dict[str, Any]:
         "seconds": {name: [round(x, 3) for x in s] for name, s in seconds.items()},
         "median_s": {name: round(statistics.median(s), 3) for name, s in seconds.items()},
         "events_per_second": rate,  # the best round of each
+        # CPU of this process per event, µs, the least of each path's rounds: what a loaded machine moves less
+        "cpu_us_per_event": {name: round(min(c) / events * 1e6, 1) for name, c in cpu.items()},
         "ratio_after_over_before": round(rate["after"] / rate["before"], 2),
         "page_size": {"before": PAGE, "after": getattr(paths["after"], "_page_size", None)},
         "after_projector": kind,

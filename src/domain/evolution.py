@@ -26,13 +26,23 @@ Lookup = Callable[[str], AgentSignal]
 Dependants = Callable[[str], Iterable[str]]
 
 
-@singledispatch
 def evolve(event: BlackboardEvent, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     """The signals `event` changes, in their new state. `lookup` gives a signal's state before it."""
+    # the event's own class in the registry: one dict lookup, where singledispatch's call goes through
+    # its cache of classes, a WeakKeyDictionary in Python (a rebuild calls this for every event)
+    rule = _RULES.get(type(event)) or _evolve.dispatch(type(event))
+    return rule(event, lookup, dependants)
+
+
+@singledispatch
+def _evolve(event: BlackboardEvent, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     raise TypeError(f"no evolution for {type(event).__name__}")
 
 
-@evolve.register
+_RULES = _evolve.registry
+
+
+@_evolve.register
 def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     waiting = frozenset(d for d in event.after if lookup(d).status is not SignalStatus.COMPLETED)
     return [
@@ -63,7 +73,7 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
     ]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalClaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [
         lookup(event.signal_id).claimed(
@@ -72,23 +82,23 @@ def _(event: AgentSignalClaimed, lookup: Lookup, dependants: Dependants) -> list
     ]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalClaimRenewed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).renewed(event.occurred_at)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalCompleted, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     done = lookup(event.signal_id).completed(event.result, event.occurred_at, event.usage)
     return [done, *_released(event, lookup, dependants)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalFailed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).failed(event.error, event.occurred_at, event.usage)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalAttemptFailed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     failed = FailedAttempt(
         attempt=event.attempt,
@@ -102,33 +112,33 @@ def _(event: AgentSignalAttemptFailed, lookup: Lookup, dependants: Dependants) -
     return [lookup(event.signal_id).retried(failed, event.usage)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalExpired, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).expired(event.reason, event.occurred_at)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalUnclaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).unclaimed(event.reason, event.occurred_at)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalCancelled, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).cancelled(event.why, event.occurred_at)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalApproved, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     done = lookup(event.signal_id).approved(event.approved_by, event.note, event.occurred_at)
     return [done, *_released(event, lookup, dependants)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: AgentSignalRejected, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).rejected(event.rejected_by, event.reason, event.occurred_at)]
 
 
-@evolve.register
+@_evolve.register
 def _(event: BoardBudgetSet, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return []  # the board's budget changes no signal (the read model keeps it in a table of its own)
 

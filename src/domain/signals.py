@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
@@ -219,12 +220,13 @@ class AgentSignal:
 
     def _changed(self, **changes: Any) -> AgentSignal:
         """A copy with `changes`: dataclasses.replace without its generic per-field checks and keyword
-        __init__, at about half the cost. Every worker folds every event of its boards through here."""
+        __init__ (`_copy`). Every worker folds every event of its boards through here, and a rebuild
+        every event of the log."""
         if not changes.keys() <= _NAMES:
             raise TypeError(f"AgentSignal has no field {sorted(changes.keys() - _NAMES)}")
-        new = _NEW(AgentSignal)
-        for name in _FIELDS:
-            _SET(new, name, changes[name] if name in changes else getattr(self, name))
+        new = _copy(self)
+        for name, value in changes.items():
+            _SET(new, name, value)
         return new
 
     @property
@@ -331,3 +333,27 @@ class AgentSignal:
 _FIELDS = tuple(f.name for f in fields(AgentSignal))
 _NAMES = frozenset(_FIELDS)
 _NEW, _SET = object.__new__, object.__setattr__  # AgentSignal is frozen: its own __setattr__ refuses
+
+
+def _copier() -> Callable[[AgentSignal], AgentSignal]:
+    """A function copying an AgentSignal field by field, written out from `fields(AgentSignal)` as
+    dataclasses writes an `__init__`: each field read as an attribute and set by its slot's own
+    descriptor, with no loop and no name looked up per field. A claim's copy (34 fields) cost 6.0 µs
+    with a loop over the names (`getattr`, `object.__setattr__`), 3.3 µs with this."""
+    put = {f"_put_{i}": getattr(AgentSignal, name).__set__ for i, name in enumerate(_FIELDS)}
+    lines = [f"    _put_{i}(new, signal.{name})" for i, name in enumerate(_FIELDS)]
+    source = "\n".join(
+        [
+            f"def copy(signal, _new=_NEW, _cls=AgentSignal, {', '.join(f'{k}={k}' for k in put)}):",
+            "    new = _new(_cls)",
+            *lines,
+            "    return new",
+        ]
+    )
+    namespace: dict[str, Any] = {"_NEW": _NEW, "AgentSignal": AgentSignal, **put}
+    exec(source, namespace)
+    copy: Callable[[AgentSignal], AgentSignal] = namespace["copy"]
+    return copy
+
+
+_copy = _copier()

@@ -351,3 +351,13 @@ def test_a_catch_up_with_nothing_to_fold_only_reads(sql_engine):
 
     writes = ("begin immediate", "insert", "update", "delete", "advisory")
     assert seen and not [s for s in seen if any(w in s for w in writes)], seen
+
+
+def test_the_fast_writer_refuses_a_time_without_its_zone(sql_engine):
+    """As `tables.Moment` does on the normal path: SQLite's text and PostgreSQL's COPY would both store a
+    naive time as if it were in some zone."""
+    from blackboard.infrastructure.persistence.tables import SIGNALS
+
+    naive = {"signal_id": "sig-00000001", "created_at": datetime(2026, 1, 5, 9, 0)}
+    with sql_engine.begin() as conn, pytest.raises(ValueError, match="naive datetimes are refused"):
+        replay.DriverWriter().insert(conn, SIGNALS, [naive])

@@ -788,3 +788,59 @@ def test_apply_folds_the_next_event_in_sequence():
 
     assert board.version == 1 + 1 and board.signal(A).claimed_at == at(3)
     assert board.collect_events() == []  # applied history is not pending
+
+
+def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
+    """`AgentSignal._changed` copies field by field through a function written from the dataclass's fields:
+    with every field set away from its default, each one not changed comes through, and nothing is shared
+    but the values themselves."""
+    import dataclasses
+
+    from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalUsage
+
+    values: dict[str, Any] = {
+        "signal_id": A,
+        "blackboard_id": BB,
+        "signal_type": SignalType.ANALYSIS,
+        "payload": PAYLOAD,
+        "target_capabilities": ("ANALYSIS", "REVIEW"),
+        "posted_by": "ps-skill",
+        "created_at": at(0),
+        "status": SignalStatus.CLAIMED,
+        "after": (B,),
+        "waiting_for": frozenset({C}),
+        "claimable_since": at(1),
+        "claimed_by": "ps-analyst",
+        "claimed_at": at(2),
+        "completed_at": at(3),
+        "result": SignalResult(artifact_path="out/a.md"),
+        "dedupe_key": "key-1",
+        "retry_of": D,
+        "claim_token": "token-1",
+        "renewed_at": at(4),
+        "read_keys": ("r/",),
+        "write_keys": ("w/",),
+        "budget_usd": 1.5,
+        "usage": SignalUsage(runner="command", input_tokens=3),
+        "priority": 0,
+        "not_before": at(5),
+        "attempt": 2,
+        "max_attempts": 3,
+        "attempts": (FailedAttempt(attempt=1, error="boom", ended_at=at(6), retry_at=at(7), max_attempts=3),),
+        "gate": True,
+        "gate_timeout_s": 60.0,
+        "decided_by": "someone",
+        "decision_note": "fine",
+        "concurrency_key": "db",
+        "version": 7,
+    }
+    names = [f.name for f in dataclasses.fields(AgentSignal)]
+    assert sorted(values) == sorted(names)  # a field added later must be added here too
+    signal = AgentSignal(**values)
+    assert all(getattr(signal, f.name) != f.default for f in dataclasses.fields(AgentSignal))
+    changed = signal._changed(version=8, claimed_by=None)
+    assert changed == dataclasses.replace(signal, version=8, claimed_by=None)
+    assert changed is not signal and signal.version == 7 and signal.claimed_by == "ps-analyst"
+    assert signal._changed() == signal
+    with pytest.raises(TypeError, match="no field"):
+        signal._changed(colour="red")

@@ -133,49 +133,50 @@ class Fold:
         """Fold these events, having read in one query each the stored signals and dependants they
         will ask for (instead of a query or two per event)."""
         self._prefetch(events)
+        fold = self._apply
         for event in events:
-            self._apply(event)
+            fold(event)
 
     def _prefetch(self, events: Sequence[BlackboardEvent]) -> None:
+        if self._cache.complete:  # it holds every signal (a rebuild from empty): none stored to read
+            return
         posted = {e.signal_id for e in events if isinstance(e, AgentSignalPosted)}
         wanted = {u for e in events if isinstance(e, AgentSignalPosted) for u in e.after}
         wanted |= {e.signal_id for e in events if not isinstance(e, AgentSignalPosted)}
-        if not self._cache.complete:
-            # only a completion (or a gate's approval) changes its dependants (a failure expires them with
-            # events of their own)
-            ended = [
-                e.signal_id for e in events if isinstance(e, (AgentSignalCompleted, AgentSignalApproved))
-            ]
-            ended = [sid for sid in ended if sid not in self._stored_dependants]
-            if ended:
-                for sid in ended:
-                    self._stored_dependants[sid] = []
-                for upstream, dependant in self._conn.execute(GET_ALL_DEPENDANTS, {"upstream_ids": ended}):
-                    self._stored_dependants[upstream].append(dependant)
-                wanted |= {d for sid in ended for d in self._stored_dependants[sid]}
+        # only a completion (or a gate's approval) changes its dependants (a failure expires them with
+        # events of their own)
+        ended = [e.signal_id for e in events if isinstance(e, (AgentSignalCompleted, AgentSignalApproved))]
+        ended = [sid for sid in ended if sid not in self._stored_dependants]
+        if ended:
+            for sid in ended:
+                self._stored_dependants[sid] = []
+            for upstream, dependant in self._conn.execute(GET_ALL_DEPENDANTS, {"upstream_ids": ended}):
+                self._stored_dependants[upstream].append(dependant)
+            wanted |= {d for sid in ended for d in self._stored_dependants[sid]}
         missing = sorted(wanted - posted - self._cache.signals.keys())
         if missing:
             for row in self._conn.execute(GET_SIGNALS, {"signal_ids": missing}):
                 self._cache.signals[row.signal_id] = signal_from_row(row)
 
     def _apply(self, event: BlackboardEvent) -> None:
+        posted = isinstance(event, AgentSignalPosted)
+        signals, new = self._cache.signals, self._new
         for signal in evolve(event, self._lookup, self._dependants):
-            self._cache.signals[signal.signal_id] = signal
-            if signal.signal_id in self._new or (
-                isinstance(event, AgentSignalPosted) and signal.signal_id == event.signal_id
-            ):
-                self._new[signal.signal_id] = signal
+            signal_id = signal.signal_id
+            signals[signal_id] = signal
+            if signal_id in new or (posted and signal_id == event.signal_id):
+                new[signal_id] = signal
             else:
-                self._changed[signal.signal_id] = signal
+                self._changed[signal_id] = signal
         if (
             isinstance(event, (AgentSignalCompleted, AgentSignalFailed, AgentSignalAttemptFailed))
             and event.usage is not None
         ):
-            total = self._cache.signals[event.signal_id]
+            total = signals[event.signal_id]
             self._usage[event.signal_id] = usage_row(event, total.usage)
             if total.attempts:
                 self._usage_again.add(event.signal_id)
-        if isinstance(event, AgentSignalPosted):
+        if posted:
             self._posts[event.signal_id] = event.event_id
             for upstream in event.after:
                 self._cache.dependants[upstream].append(event.signal_id)
@@ -320,6 +321,9 @@ def fold_rows(
             set_budget_row(conn, event)
 
 
+_NOT_SIGNALS = (EntryEvent, SolveEvent, BoardBudgetSet, CheckpointEvent)
+
+
 def fold_events(
     conn: Connection,
     events: Sequence[tuple[int, BlackboardEvent]],
@@ -329,29 +333,37 @@ def fold_events(
 ) -> None:
     """Fold these (position, event) pairs, the log's next ones in order, and move the checkpoint to the last."""
     cache = cache if cache is not None else FoldCache()
-    # a solve run's events change no row: `solve --status` reads them from the log
-    signal_events = [
-        e for _, e in events if not isinstance(e, EntryEvent | SolveEvent | BoardBudgetSet | CheckpointEvent)
-    ]
+    # one pass sorts them (a page of a rebuild is 20,000 events, nearly all of signals)
+    signal_events: list[BlackboardEvent] = []
+    entry_records: list[Recorded] = []
+    checkpoint_events: list[tuple[int, CheckpointEvent]] = []
+    budgets: list[BoardBudgetSet] = []
+    for p, e in events:
+        if not isinstance(e, _NOT_SIGNALS):
+            signal_events.append(e)
+        elif isinstance(e, EntryEvent):
+            entry_records.append(Recorded(p, e, e.occurred_at))
+        elif isinstance(e, CheckpointEvent):
+            checkpoint_events.append((p, e))
+        elif isinstance(e, BoardBudgetSet):
+            budgets.append(e)
+        # a solve run's events change no row: `solve --status` reads them from the log
     if signal_events:
         batch = Fold(conn, cache, dependants, writer)
         batch.apply(signal_events)
         batch.flush()
-    entry_records = [Recorded(p, e, e.occurred_at) for p, e in events if isinstance(e, EntryEvent)]
     if entry_records:  # entries live in tables of their own: their order to signals is moot
         from blackboard.infrastructure.persistence.knowledge.projection import (
             fold_entries,
         )  # not for signals alone
 
         fold_entries(conn, entry_records, cache.entries, cache.complete)
-    checkpoint_events = [(p, e) for p, e in events if isinstance(e, CheckpointEvent)]
     if checkpoint_events:  # LangGraph's checkpoints: tables of their own
         from blackboard.infrastructure.persistence import checkpoints  # not for signals alone
 
         checkpoints.fold(conn, checkpoint_events)
-    for _, event in events:  # rare: a person sets a board's budget (`blackboard budget`)
-        if isinstance(event, BoardBudgetSet):
-            set_budget_row(conn, event)
+    for budget in budgets:  # rare: a person sets a board's budget (`blackboard budget`)
+        set_budget_row(conn, budget)
     set_checkpoint(conn, events[-1][0])
 
 

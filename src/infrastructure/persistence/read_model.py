@@ -314,9 +314,10 @@ class SqlSignalReadModel(SignalReadModel):
                 self._cache = FoldCache()
             elif not self._cache.complete or reached != self._cache.position:
                 self._cache = FoldCache(complete=reached == 0)  # from empty, every signal passes through it
-            page = replay.events(replay.read_page(conn, reached, limit))
+            texts: replay.Texts = {}  # the page's times as read: written as read (SQLite)
+            page = replay.events(replay.read_page(conn, reached, limit, texts))
             if page:
-                projection.fold_events(conn, page, self._cache, writer=replay.DriverWriter())
+                projection.fold_events(conn, page, self._cache, writer=replay.DriverWriter(texts))
                 self._cache.position = page[-1][0]
         return len(page)
 

@@ -11,7 +11,9 @@ the one fold (`projection.fold`, the domain's `evolve`) into the rows that `code
   event cost 17-18 µs. The events come from our own log, validated when they were recorded, so they are
   built without validating again. An older schema version is upcast first, by the domain's upcasters;
 - writing: on SQLite the driver's executemany with values converted here as `tables.Moment` and
-  SQLAlchemy's SQLite DATETIME convert them; on PostgreSQL one JSON document per statement (`bulk`).
+  SQLAlchemy's SQLite DATETIME convert them, a page's rows a column at a time, and no NULL bound where
+  a column is NULL in every row (`DriverWriter`); on PostgreSQL the server's COPY (the fold's few updates,
+  a signal's rows moving on a later page, as one JSON document: `bulk`).
 
 An event type without a struct here (entries, solve runs, and any type added later), or whose class has a
 newer schema version than its struct was written for, is decoded by the normal path (`codec.event_from_row`,
@@ -21,20 +23,20 @@ pydantic), so it is folded correctly whatever it is.
 
 from __future__ import annotations
 
+import functools
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import msgspec
 from pydantic import BaseModel
-from sqlalchemy import Connection, Table
+from sqlalchemy import Boolean, Connection, Table
 
 from blackboard.domain import events as ev
 from blackboard.domain.events import BlackboardEvent, board_of_stream, upcast
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
-from blackboard.infrastructure.persistence import bulk
 from blackboard.infrastructure.persistence.codec import event_from_row
 from blackboard.infrastructure.persistence.projection import RowWriter
 
@@ -125,17 +127,23 @@ class _Cancelled(msgspec.Struct):
     cause: str | None = None
 
 
-_new, _set = object.__new__, object.__setattr__
+_new = object.__new__
+# BaseModel's own slots, set through their descriptors: its __setattr__ refuses on a frozen model, and
+# object.__setattr__ looks each descriptor up again (a third of the cost of `_built`, measured)
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _built(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     """An instance of a pydantic model from values already of its fields' types, unvalidated (they were
     validated when the event was recorded): what `model_construct` does, without its pass over defaults."""
     model = _new(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    _set_dict(model, values)
+    _set_fields_set(model, set(values))
+    _set_extra(model, None)
+    _set_private(model, None)
     return model
 
 
@@ -251,6 +259,10 @@ def collector_paused() -> Iterator[None]:
 
 
 # ------------------------------------------------------------------------------------------ reading
+Texts = dict[int, tuple[datetime, str]]  # id of a time -> the time, and its text as SQLite stores it
+_MOMENT_TEXT = len("2026-01-05 09:00:00.001000")
+
+
 class Row(NamedTuple):
     """An event's row as `codec.event_from_row` reads it (the normal path's)."""
 
@@ -264,52 +276,76 @@ class Row(NamedTuple):
     occurred_at: datetime
 
 
-def read_page(conn: Connection, after: int, limit: int) -> list[Row]:
-    """The page after `after`, on the driver's cursor; times aware, in UTC (as `tables.Moment` gives them;
-    a row another writer stored with its zone keeps it)."""
+# a Row's values as a plain tuple, in its order: what `read_page` gives (no NamedTuple built a row)
+RawRow = tuple[int, str, str, int, str, int, str, datetime]
+
+
+def read_page(conn: Connection, after: int, limit: int, texts: Texts | None = None) -> list[RawRow]:
+    """The page after `after`, on the driver's cursor, as a `Row`'s values; times aware, in UTC (as
+    `tables.Moment` gives them; a row another writer stored with its zone keeps it). `texts` (SQLite):
+    filled with each time's text as stored, where it is the very text SQLite's `tables.Moment` writes,
+    for `DriverWriter` to write it again without formatting it anew (the signal rows' times are the
+    events' times)."""
     raw = conn.connection.driver_connection
     if conn.dialect.name == "sqlite":
         sql = f"SELECT {COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?"
-        parse, row = datetime.fromisoformat, Row._make
-        return [
-            row((p, i, s, v, t, n, d, parse(at if at.endswith("+00:00") else at + "+00:00")))
-            for p, i, s, v, t, n, d, at in raw.execute(sql, (after, limit))  # type: ignore[union-attr]
-        ]
+        parse = datetime.fromisoformat
+        found = raw.execute(sql, (after, limit))  # type: ignore[union-attr]
+        if texts is None:
+            return [
+                (p, i, s, v, t, n, d, parse(at if at.endswith("+00:00") else at + "+00:00"))
+                for p, i, s, v, t, n, d, at in found
+            ]
+        page: list[RawRow] = []
+        for p, i, s, v, t, n, d, at in found:
+            if len(at) == _MOMENT_TEXT and at[10] == " ":  # "2026-01-05 09:00:00.001000", as Moment writes it
+                moment = parse(at + "+00:00")
+                texts[id(moment)] = (moment, at)  # the time itself held: its id names no other meanwhile
+            else:
+                moment = parse(at if at.endswith("+00:00") else at + "+00:00")
+            page.append((p, i, s, v, t, n, d, moment))
+        return page
     sql = f"SELECT {COLUMNS} FROM events WHERE position > %s ORDER BY position LIMIT %s"
     with raw.cursor() as cursor:  # type: ignore[union-attr]
         cursor.execute(sql, (after, limit))
-        return [Row(p, i, s, v, t, n, d, at.astimezone(UTC)) for p, i, s, v, t, n, d, at in cursor]
+        found = cursor.fetchall()  # one call: iterating the cursor costs a Python call a row
+    return [(p, i, s, v, t, n, d, at.astimezone(UTC)) for p, i, s, v, t, n, d, at in found]
 
 
-def decode(row: Row, boards: dict[str, str] | None = None) -> BlackboardEvent:
+def decode(row: RawRow, boards: dict[str, str] | None = None) -> BlackboardEvent:
     """The row's event: fast for the signal events FAST knows, the normal path for any other. `boards`:
     stream id -> board, kept by the caller across a page (a page has few streams)."""
-    fast = FAST.get(row.event_type)
-    if fast is None or fast.schema != fast.cls.schema_version or row.schema_version > fast.schema:
-        return event_from_row(row)  # which stops at an event newer than this code (UpgradeNeeded)
-    if row.schema_version == fast.cls.schema_version:
-        decoded = fast.decoder.decode(row.data)
-    else:  # an older shape: the domain's upcasters bring it to the current one first
-        decoded = msgspec.convert(
-            upcast(row.event_type, row.schema_version, msgspec.json.decode(row.data)), fast.struct
-        )
-    values = fast.fields(decoded)
-    values["event_id"] = row.event_id
-    if boards is None:
-        values["blackboard_id"] = board_of_stream(row.stream_id)
-    elif (board := boards.get(row.stream_id)) is None:
-        values["blackboard_id"] = boards[row.stream_id] = board_of_stream(row.stream_id)
-    else:
+    return events([row], boards)[0][1]
+
+
+def events(rows: Sequence[RawRow], boards: dict[str, str] | None = None) -> list[tuple[int, BlackboardEvent]]:
+    """The rows' (position, event) pairs, in their order: what `projection.fold_events` takes. One loop
+    over the page, each row unpacked once (a call and a NamedTuple a row cost about as much as the
+    decoding itself)."""
+    boards = {} if boards is None else boards
+    fast_for, page = FAST.get, []
+    for row in rows:
+        position, event_id, stream_id, version, event_type, schema_version, data, occurred_at = row
+        fast = fast_for(event_type)
+        if fast is None or fast.schema != fast.cls.schema_version or schema_version > fast.schema:
+            # the normal path, which stops at an event newer than this code (UpgradeNeeded)
+            page.append((position, event_from_row(Row._make(row))))
+            continue
+        if schema_version == fast.schema:
+            decoded = fast.decoder.decode(data)
+        else:  # an older shape: the domain's upcasters bring it to the current one first
+            decoded = msgspec.convert(
+                upcast(event_type, schema_version, msgspec.json.decode(data)), fast.struct
+            )
+        values = fast.fields(decoded)
+        values["event_id"] = event_id
+        if (board := boards.get(stream_id)) is None:
+            board = boards[stream_id] = board_of_stream(stream_id)
         values["blackboard_id"] = board
-    values["version"] = row.version
-    values["occurred_at"] = row.occurred_at
-    return _built(fast.cls, values)
-
-
-def events(rows: Sequence[Row]) -> list[tuple[int, BlackboardEvent]]:
-    """The rows' (position, event) pairs, in their order: what `projection.fold_events` takes."""
-    boards: dict[str, str] = {}
-    return [(row.position, decode(row, boards)) for row in rows]
+        values["version"] = version
+        values["occurred_at"] = occurred_at
+        page.append((position, _built(fast.cls, values)))
+    return page
 
 
 # ------------------------------------------------------------------------------------------ writing
@@ -325,18 +361,41 @@ def _sqlite_moment(value: Any) -> Any:
 
 
 class DriverWriter(RowWriter):
-    """The fold's rows through the driver: SQLite's executemany of tuples, PostgreSQL's JSON documents."""
+    """The fold's rows through the driver: SQLite's executemany of tuples; on PostgreSQL, COPY for new rows
+    and `bulk`'s JSON documents for the few updates.
+
+    On SQLite each page's rows go column by column first (`_columns`): a column NULL in every row is
+    left out of the INSERT (written as the literal NULL in an UPDATE), times become the text SQLAlchemy
+    would have bound, booleans the integers it would have bound. Python's sqlite3 binds a str, an int or
+    a float directly, but looks anything else up among its adapters first, None and bool included
+    (about 0.2 µs a value): a signal row held some 15 NULLs, which cost as much as SQLite's own insert
+    of the row without its indexes. `texts`: the page's times as `read_page` read them, written as they
+    were read."""
+
+    def __init__(self, texts: Texts | None = None) -> None:
+        self._texts: Texts = texts or {}
 
     def insert(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
-        if conn.dialect.name != "sqlite":
-            bulk.insert(conn, table, rows)
+        names, sqlite = list(rows[0]), conn.dialect.name == "sqlite"
+        kept, columns = [], []
+        for name, column in _columns(
+            table, names, [row.values() for row in rows], self._texts if sqlite else None
+        ):
+            if column is not None:
+                kept.append(name)
+                columns.append(column)
+        raw = conn.connection.driver_connection
+        if sqlite:
+            sql = f"INSERT INTO {table.name} ({', '.join(kept)}) VALUES ({', '.join('?' * len(kept))})"
+            raw.executemany(sql, zip(*columns, strict=True))  # type: ignore[union-attr]
             return
-        names = list(rows[0])
-        moments = [i for i, n in enumerate(names) if _is_moment(table, n)]
-        sql = f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-        conn.connection.driver_connection.executemany(sql, [_values(row, moments) for row in rows])  # type: ignore[union-attr]
+        # PostgreSQL: COPY, the server's own bulk load (psycopg writes each row's text in C)
+        with raw.cursor() as cursor, cursor.copy(f"COPY {table.name} ({', '.join(kept)}) FROM STDIN") as copy:  # type: ignore[union-attr]
+            write = copy.write_row
+            for values in zip(*columns, strict=True):
+                write(values)
 
     def update(
         self, conn: Connection, table: Table, key: str, columns: Sequence[str], rows: list[dict[str, Any]]
@@ -347,20 +406,76 @@ class DriverWriter(RowWriter):
             super().update(conn, table, key, columns, rows)
             return
         names = [*columns, key]
-        moments = [i for i, n in enumerate(names) if _is_moment(table, n)]
-        sql = f"UPDATE {table.name} SET {', '.join(f'{c} = ?' for c in columns)} WHERE {key} = ?"
-        keyed = [{n: row[f"b_{n}"] for n in names} for row in rows]
-        conn.connection.driver_connection.executemany(sql, [_values(row, moments) for row in keyed])  # type: ignore[union-attr]
+        sets, bound = [], []
+        keyed = [tuple(row[f"b_{n}"] for n in names) for row in rows]
+        for name, column in _columns(table, names, keyed, self._texts):
+            if name == key:
+                if column is None:
+                    raise ValueError(f"update of {table.name}: no {key} in the rows")
+                bound.append(column)
+            elif column is None:
+                sets.append(f"{name} = NULL")
+            else:
+                sets.append(f"{name} = ?")
+                bound.append(column)
+        sql = f"UPDATE {table.name} SET {', '.join(sets)} WHERE {key} = ?"
+        conn.connection.driver_connection.executemany(sql, zip(*bound, strict=True))  # type: ignore[union-attr]
 
 
-def _is_moment(table: Table, column: str) -> bool:
+def _columns(
+    table: Table, names: Sequence[str], rows: Sequence[Iterable[Any]], texts: Texts | None
+) -> Iterator[tuple[str, Sequence[Any] | None]]:
+    """Each column of `rows` (values in the order of `names`), with `texts` (SQLite) as its values ready
+    for SQLite's driver, without as they are; None for a column NULL in every row that may be left out
+    (no default of the database's own)."""
+    converters = _converters(table)
+    for name, column in zip(names, zip(*rows, strict=True), strict=True):
+        converter, omissible = converters[name]
+        if omissible and column.count(None) == len(column):
+            yield name, None
+        elif converter is None:
+            yield name, column
+        elif texts is not None:
+            yield name, converter(column, texts)
+        else:  # PostgreSQL: the driver sends them as they are; a time without its zone is refused, as Moment does
+            if converter is _sqlite_moments and any(v is not None and v.tzinfo is None for v in column):
+                raise ValueError("naive datetimes are refused: every stored time must carry its zone")
+            yield name, column
+
+
+@functools.cache
+def _converters(
+    table: Table,
+) -> dict[str, tuple[Callable[[Sequence[Any], Texts], list[Any]] | None, bool]]:
+    """Column name -> how a column of its values is converted for SQLite's driver (None: as they are), and
+    whether it may be left out of an INSERT when NULL in every row."""
     from blackboard.infrastructure.persistence.tables import Moment
 
-    return isinstance(table.c[column].type, Moment)
+    found: dict[str, tuple[Callable[[Sequence[Any], Texts], list[Any]] | None, bool]] = {}
+    for column in table.c:
+        convert: Callable[[Sequence[Any], Texts], list[Any]] | None = None
+        if isinstance(column.type, Moment):
+            convert = _sqlite_moments
+        elif isinstance(column.type, Boolean):
+            convert = _sqlite_booleans
+        found[column.name] = (convert, column.server_default is None and column.default is None)
+    return found
 
 
-def _values(row: dict[str, Any], moments: list[int]) -> tuple[Any, ...]:
-    values = list(row.values())
-    for i in moments:
-        values[i] = _sqlite_moment(values[i])
-    return tuple(values)
+def _sqlite_moments(values: Sequence[Any], texts: Texts) -> list[Any]:
+    """`_sqlite_moment` of each: a time read from the log as the text it was read from (`read_page`), any
+    other in UTC formatted without a call, and the rest by `_sqlite_moment`."""
+    known = texts.get
+    return [
+        read[1]
+        if (read := known(id(v))) is not None and read[0] is v
+        else v.isoformat(" ", "microseconds")[:-6]
+        if v is not None and v.tzinfo is UTC
+        else _sqlite_moment(v)
+        for v in values
+    ]
+
+
+def _sqlite_booleans(values: Sequence[Any], texts: Texts) -> list[Any]:
+    """As SQLAlchemy binds a Boolean on SQLite: 1 or 0."""
+    return [None if v is None else int(v) for v in values]
