@@ -21,8 +21,12 @@ from langgraph.checkpoint.serde.types import ERROR
 from langgraph.graph import END, START, StateGraph
 
 from blackboard import Blackboard, Closed, InvalidInput, Refused
+from blackboard.application.errors import StoreUnavailable
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.persistence.checkpoints import CATCH_UPS, SqlCheckpoints
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.langgraph import BlackboardSaver
+from tests.contract.stories import posts
 from tests.e2e.conftest import empty_database
 
 EXTENDED = {"prune", "delete_for_runs", "copy_thread"}  # the extended capabilities it takes on
@@ -383,3 +387,101 @@ def test_a_thread_id_fits_the_stream_id_on_both_databases_and_a_longer_one_is_re
     assert bb.position() == before
     saver.delete_for_runs(["r" * 1000])  # a run id is not in a stream id: up to 1000 characters
     assert saver.get_tuple(stored) is None
+
+
+def behind(bb: Blackboard) -> int:
+    """Leave the read model behind the log, as an import or a bare append does (test_log_ordering): a post
+    appended by the event store alone, which never folds. Returns the log position it reached."""
+    other, signal = f"bare-{uuid.uuid4().hex[:8]}", uuid.uuid4().int % 2**31  # a signal id of its own
+    recorded = SqlAlchemyEventStore(bb._parts.engine).append(other, 0, posts(other, 1, first=signal))
+    assert container_on(bb).read_model().position() < recorded[-1].position
+    return recorded[-1].position
+
+
+def checkpoint(n: int) -> dict:
+    return {**empty_checkpoint(), "id": f"1ef{n:05d}", "channel_values": {"said": [f"turn {n}"]}}
+
+
+def test_every_read_and_write_sees_what_was_recorded_while_the_read_model_was_behind_the_log(bb):
+    """A put while the log is ahead of the read model (which its commit then leaves to the projector) is
+    read back at once, sync and async, and deciding writes (put_writes, prune, delete_thread, copy_thread)
+    see the rows as the log has them: the saver catches the read model up, as the board's queries do."""
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    try:
+        behind(bb)
+        first = saver.put(thread("t"), checkpoint(1), {"step": 1}, {})
+        found = saver.get_tuple(thread("t"))
+        assert found is not None and found.checkpoint["channel_values"] == {"said": ["turn 1"]}
+        assert [t.checkpoint["id"] for t in saver.list(thread("t"))] == ["1ef00001"]
+
+        behind(bb)
+        saver.put_writes(first, [("said", "pending")], task_id="task-1")
+        behind(bb)
+        second = saver.put(first, checkpoint(2), {"step": 2}, {})
+        behind(bb)
+        assert saver.get_tuple(first).pending_writes == [("task-1", "said", "pending")]
+        assert saver.get_tuple(thread("t")).config == second
+        behind(bb)
+        assert asyncio.run(saver.aget_tuple(thread("t"))).config == second
+
+        async def listed() -> list[str]:
+            return [t.checkpoint["id"] async for t in saver.alist(thread("t"))]
+
+        behind(bb)
+        assert asyncio.run(listed()) == ["1ef00002", "1ef00001"]
+
+        behind(bb)
+        saver.copy_thread("t", "copy")  # reads the source's rows
+        assert [t.checkpoint["id"] for t in saver.list(thread("copy"))] == ["1ef00002", "1ef00001"]
+        behind(bb)
+        saver.prune(["t"])  # decides on the thread's rows: the older one goes
+        assert [t.checkpoint["id"] for t in saver.list(thread("t"))] == ["1ef00002"]
+        behind(bb)
+        saver.delete_thread("copy")  # the thread's rows, as the log has them now, are deleted
+        assert saver.get_tuple(thread("copy")) is None and list(saver.list(thread("copy"))) == []
+    finally:
+        container_on(bb).projector().catch_up()  # the module's other tests start from a live read model
+
+
+def test_after_the_read_model_was_reset_reads_and_writes_see_every_checkpoint_of_the_log(bb):
+    """An interrupted rebuild (the rows cleared, none folded back yet): the checkpoints are read from the
+    rows folded again, and a run's deletion, a prune and a thread's deletion decide on them, not on the
+    empty tables (which found nothing to delete)."""
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    try:
+        config = thread("t")
+        for n in range(1, 4):
+            config = saver.put(config, checkpoint(n), {"run_id": f"run-{n}"}, {})
+        live = everything(saver)
+        container_on(bb).read_model().reset()
+        assert everything(saver) == live
+        container_on(bb).read_model().reset()
+        saver.delete_for_runs(["run-3"])
+        container_on(bb).read_model().reset()
+        saver.prune(["t"])
+        assert [t.checkpoint["id"] for t in saver.list(None)] == ["1ef00002"]
+        container_on(bb).read_model().reset()
+        saver.delete_thread("t")
+        assert saver.get_tuple(thread("t")) is None and list(saver.list(None)) == []
+    finally:
+        container_on(bb).projector().catch_up()
+
+
+def test_a_write_deciding_on_rows_the_log_keeps_outrunning_decides_nothing_and_says_try_again(bb):
+    """Each catch-up found behind again (as if a rebuild started over each time): no decision on the rows,
+    nothing recorded, StoreUnavailable (try again) after a few rounds; a put, which reads no rows, records."""
+    where = board()
+    BlackboardSaver(bb, board=where).put(thread("t"), checkpoint(1), {}, {})
+    rounds = []
+    log = SqlCheckpoints(bb._parts.engine, where, catch_up=lambda: rounds.append(1))  # never catches up
+    try:
+        container_on(bb).read_model().reset()
+        position = bb.position()
+        with pytest.raises(StoreUnavailable, match="nothing was recorded, try again"):
+            log.append("t", lambda _version, _conn: pytest.fail("decided on rows behind the log"), {})
+        assert len(rounds) == CATCH_UPS and bb.position() == position
+        assert log.append("t", lambda _version, _conn: [], {}, reads_rows=False) == []
+    finally:
+        container_on(bb).projector().catch_up()

@@ -5,14 +5,19 @@ LangGraph's exception where it has one, the board's otherwise, nothing written."
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
+from dependency_injector import providers
 from langgraph.store.base import InvalidNamespaceError, PutOp, SearchOp
 
 from blackboard import Closed, Conflict, InvalidInput, Refused
+from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.langgraph import store as store_module
 from blackboard.infrastructure.langgraph.store import entry_key, item_of
+from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.langgraph import BlackboardStore, ItemInConflict, VersionConflict
+from tests.contract.stories import posts
 
 NS = ("users", "alice")
 
@@ -293,3 +298,31 @@ def test_a_store_opened_from_a_url_closes_its_board_and_a_shared_board_stays_ope
     with BlackboardStore(store.board, blackboard_id=store.blackboard_id):
         pass
     assert store.get(NS, "k") is None  # the shared Blackboard is still open
+
+
+def test_reads_and_puts_see_the_items_the_log_holds_while_the_read_model_is_behind_it(store):
+    """The store goes through the board's entry reads, which catch the read model up first: items put
+    while the log is ahead of the rows (a bare append, an import), or after the rows were cleared (an
+    interrupted rebuild), read back at once, and a compare-and-set put decides on their version."""
+    on = Container()
+    on.engine.override(providers.Object(store.board._parts.engine))
+    bare, signal = f"bare-{store.blackboard_id}", uuid.uuid4().int % 2**31  # a signal id of its own
+    try:
+        store.put(NS, "prefs", {"theme": "dark"})
+        SqlAlchemyEventStore(store.board._parts.engine).append(bare, 0, posts(bare, 1, first=signal))
+        assert on.read_model().position() < store.position()
+        store.put(NS, "plan", {"step": 1})
+        assert store.get(NS, "plan").value == {"step": 1}
+        assert [i.key for i in store.search(NS)] == ["plan", "prefs"]
+        assert store.list_namespaces() == [NS]
+
+        on.read_model().reset()
+        assert store.get(NS, "prefs").value == {"theme": "dark"}
+        on.read_model().reset()
+        with pytest.raises(VersionConflict):
+            store.put(NS, "plan", {"step": 2}, expected_version=0)
+        store.put(NS, "plan", {"step": 2}, expected_version=1)
+        on.read_model().reset()
+        assert [i.value for i in store.search(NS, query="plan")] == [{"step": 2}]
+    finally:
+        on.projector().catch_up()

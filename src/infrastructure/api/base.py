@@ -51,6 +51,7 @@ class Parts:
     solver: Any
     status: Any
     read_model: Any
+    projector: Any  # catches the read model up with the log (LangGraph's saver reads its checkpoint rows)
 
     @classmethod
     def build(cls, container: Any) -> Parts:
@@ -72,6 +73,7 @@ class Parts:
                 container.solver(),
                 container.status(),
                 container.read_model(),
+                container.projector(),
             )
         except BaseException:
             engine.dispose()

@@ -5,6 +5,8 @@ CheckpointSaved, CheckpointWritesSaved, CheckpointThreadDeleted, CheckpointsPrun
 import and rebuild carry them; reads go to rows folded from those events (persistence/checkpoints.py), the
 newest checkpoint of a thread found through the primary key however long its history. `prune`,
 `delete_for_runs` and `delete_thread` are events too: reads stop seeing what they removed, the log keeps it.
+When the read model is behind the log (a rebuild under way or interrupted, an import), reads and the writes
+that decide on the rows catch it up first (SqlCheckpoints), so a put is read back at once.
 `at(position)` is the board's checkpoints as they were at a log position (time travel), replayed from the log.
 Values go through LangGraph's serializer (`self.serde.dumps_typed`): the event holds its type tag and its
 bytes in base64, the metadata as JSON. docs/langgraph.md, "Checkpointer".
@@ -97,8 +99,11 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
 
     @property
     def _log(self) -> SqlCheckpoints:
-        """The board's checkpoints in the blackboard's database: Closed once the blackboard is closed."""
-        return SqlCheckpoints(self.blackboard._parts.engine, self.board)
+        """The board's checkpoints in the blackboard's database: Closed once the blackboard is closed. Its
+        reads (and the writes that decide on the rows) first catch the read model up with the log when it is
+        behind (a rebuild, an import), through the blackboard's own projector, as the board's queries do."""
+        parts = self.blackboard._parts
+        return SqlCheckpoints(parts.engine, self.board, parts.projector.catch_up)
 
     def at(self, position: int) -> BlackboardSaver:
         """The board's checkpoints as they were once the log held `position` (time travel): reads only."""
@@ -239,7 +244,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                 )
             ]
 
-        self._log.append(thread, build, METADATA)
+        self._log.append(thread, build, METADATA, reads_rows=False)
         return {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
 
     def put_writes(
@@ -347,7 +352,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                     )
                 ]
 
-            self._log.append(thread, build, METADATA)
+            self._log.append(thread, build, METADATA, reads_rows=False)  # `runs` read them, caught up
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """The source thread's checkpoints and writes, as reads see them, saved again on the target thread."""
@@ -358,10 +363,13 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
         if not found:
             return
         found.sort(key=lambda rw: (rw[0].checkpoint_ns, rw[0].checkpoint_id))  # oldest first
+        # read before the append's transaction: a read that found the read model behind would catch it up, which
+        # waits for that transaction (SQLite's one writer)
+        tasks = [self._log.task_writes(source, row.checkpoint_ns, row.checkpoint_id) for row, _ in found]
 
         def build(version: int, _conn: Any) -> list[CheckpointEvent]:
             events: list[CheckpointEvent] = []
-            for row, _ in found:
+            for (row, _), task_writes in zip(found, tasks, strict=True):
                 events.append(
                     CheckpointSaved(
                         **self._envelope(target, version + len(events)),
@@ -375,7 +383,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                         metadata_blob=_typed(row.metadata_blob) if row.metadata_blob else None,
                     )
                 )
-                for task in self._log.task_writes(source, row.checkpoint_ns, row.checkpoint_id):
+                for task in task_writes:
                     events.append(
                         CheckpointWritesSaved(
                             **self._envelope(target, version + len(events)),
@@ -388,7 +396,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                     )
             return events
 
-        self._log.append(target, build, METADATA)
+        self._log.append(target, build, METADATA, reads_rows=False)  # `rows` read them, caught up
 
     # ---- async: the same calls, in a thread ----
 

@@ -5,18 +5,27 @@ An append holds the thread's stream (PostgreSQL: an advisory lock on it, as an e
 and goes through `commit_in`, as every command does: the log's lock, the append, and the fold (`fold`, called
 by projection.fold_events), so rows and events land together, and a rebuild or a catch-up folds the same.
 The rules are the domain's (domain/checkpoints.py); time travel replays a thread's events through them.
+
+The rows are the log's only while the read model has folded the whole log: after a rebuild cleared them (or
+while one runs), an import, or a bare append (`SqlAlchemyEventStore.append`), an append here records its
+events and leaves the rows to the projector (`commit_in`). So every read here first checks, in its own
+connection, that the read model is at the log's end (one statement), and otherwise has `catch_up` (the
+container's `Projector.catch_up`) fold what is owed before it reads; an append whose decision reads the rows
+catches up first too, as the board's queries do (application/queries.py).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, bindparam, delete, insert, or_, select
 
+from blackboard.application.errors import StoreUnavailable
 from blackboard.application.ports import Recorded
 from blackboard.domain.checkpoints import keeps
 from blackboard.domain.events import (
@@ -34,11 +43,14 @@ from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
-from blackboard.infrastructure.persistence.event_store import translated
+from blackboard.infrastructure.persistence.event_store import LAST_POSITION, translated
 from blackboard.infrastructure.persistence.tables import CHECKPOINT_ROWS, CHECKPOINT_WRITES, EVENTS
 from blackboard.infrastructure.persistence.unit_of_work import commit_in, read_log
 
 C, W = CHECKPOINT_ROWS.c, CHECKPOINT_WRITES.c
+# One statement (one snapshot): the log's end and how far the read model has folded it.
+STATE = select(LAST_POSITION.scalar_subquery(), projection.GET_CHECKPOINT.scalar_subquery())
+CATCH_UPS = 3  # an append deciding on the rows catches up at most this many times before it gives up
 
 
 def blob_bytes(blob: TypedBlob) -> bytes:
@@ -198,6 +210,14 @@ ONE = select(*ROW_COLUMNS).where(
     C.checkpoint_ns == bindparam("ns"),
     C.checkpoint_id == bindparam("id"),
 )
+# the same, with the log's end and the read model's position (STATE) in the row
+LATEST_STATE, ONE_STATE = (
+    q.add_columns(
+        LAST_POSITION.scalar_subquery().label("log_end"),
+        projection.GET_CHECKPOINT.scalar_subquery().label("folded"),
+    )
+    for q in (LATEST, ONE)
+)
 WRITES = (
     select(W.task_id, W.channel, W.value_type, W.value_data)
     .where(
@@ -208,6 +228,13 @@ WRITES = (
     )
     .order_by(W.task_path, W.task_id, W.idx)
 )
+
+
+def _live(conn: Connection, found: Any = None) -> bool:
+    """The read model has folded the whole log: as `found` (a row of LATEST_STATE or ONE_STATE) has it, or
+    read in a statement of its own (one statement either way: a commit cannot land in between)."""
+    end, folded = (found.log_end, found.folded) if found is not None else conn.execute(STATE).one()
+    return (end or 0) <= (folded or 0)
 
 
 def _row(r: Any) -> Row:
@@ -233,31 +260,70 @@ class TaskWrites:
 class SqlCheckpoints:
     """A board's checkpoint threads in the log and the read model."""
 
-    def __init__(self, engine: Engine, blackboard_id: str) -> None:
+    def __init__(
+        self, engine: Engine, blackboard_id: str, catch_up: Callable[[], object] | None = None
+    ) -> None:
         self._engine = engine
         self.blackboard_id = blackboard_id
+        self._catch_up = catch_up  # folds what the read model is behind on (None: the rows as they are)
 
-    def append(self, thread_id: str, build: Any, metadata: Mapping[str, Any]) -> list[Recorded]:
+    def append(
+        self, thread_id: str, build: Any, metadata: Mapping[str, Any], reads_rows: bool = True
+    ) -> list[Recorded]:
         """Hold the thread's stream, then append what `build(version, conn)` makes of the stream's version
-        (nothing, if it returns no event), and fold it, in one transaction."""
+        (nothing, if it returns no event), and fold it, in one transaction. `reads_rows`: the build decides
+        on the rows, so while the read model is behind the log nothing is decided: the transaction ends, the
+        read model catches up, and the build runs again (StoreUnavailable if it keeps falling behind)."""
         stream = checkpoint_stream_id(self.blackboard_id, thread_id)
-        with translated(f"could not record checkpoints of thread {thread_id!r}", stream):
-            with write_transaction(self._engine) as conn:
-                dialect_of(self._engine).hold_entry(conn, stream)
-                log = read_log(conn, stream)
-                events = build(log.version, conn)
-                if not events:
-                    return []
-                return commit_in(conn, stream, events, metadata, projection.FoldCache(), known=log)
+        catch_up = self._catch_up if reads_rows else None
+        for attempt in range(CATCH_UPS + 1):
+            if attempt and catch_up is not None:  # outside the transaction: SQLite's one writer was its own
+                catch_up()
+            with translated(f"could not record checkpoints of thread {thread_id!r}", stream):
+                with write_transaction(self._engine) as conn:
+                    dialect_of(self._engine).hold_entry(conn, stream)
+                    log = read_log(conn, stream)
+                    if log.live or catch_up is None:
+                        events = build(log.version, conn)
+                        if not events:
+                            return []
+                        return commit_in(conn, stream, events, metadata, projection.FoldCache(), known=log)
+        raise StoreUnavailable(
+            f"could not record checkpoints of thread {thread_id!r}: the read model fell behind the log again "
+            f"each of {CATCH_UPS} times it caught up (a rebuild started over?); nothing was recorded, try again"
+        )
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A read connection on rows that hold the whole log: caught up first when the read model is behind
+        it (one statement when it is not, the usual case)."""
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            if self._catch_up is None or _live(conn):
+                yield conn
+                return
+        self._catch_up()
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            yield conn
 
     def get(self, thread_id: str, ns: str, checkpoint_id: str | None) -> tuple[Row, list[Write]] | None:
+        """The checkpoint (the newest of the thread's namespace without `checkpoint_id`) and its writes. The
+        row comes with the log's end and the read model's position, in the same statement (LangGraph reads
+        one at every step): a statement of its own checks them only when there is no row."""
+        params = {"board": self.blackboard_id, "thread": thread_id, "ns": ns, "id": checkpoint_id}
+        query = LATEST_STATE if checkpoint_id is None else ONE_STATE
         with translated("could not read checkpoints"), read_connection(self._engine) as conn:
-            params = {"board": self.blackboard_id, "thread": thread_id, "ns": ns, "id": checkpoint_id}
-            found = conn.execute(LATEST if checkpoint_id is None else ONE, params).first()
-            if found is None:
-                return None
-            row = _row(found)
-            return row, self._writes(conn, row)
+            found = conn.execute(query, params).first()
+            if self._catch_up is None or _live(conn, found):
+                return self._found(conn, found)
+        self._catch_up()
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            return self._found(conn, conn.execute(query, params).first())
+
+    def _found(self, conn: Connection, found: Any) -> tuple[Row, list[Write]] | None:
+        if found is None:
+            return None
+        row = _row(found)
+        return row, self._writes(conn, row)
 
     def _writes(self, conn: Connection, row: Row) -> list[Write]:
         params = {
@@ -292,7 +358,7 @@ class SqlCheckpoints:
         query = query.order_by(C.checkpoint_id.desc(), C.thread_id, C.checkpoint_ns)
         if limit is not None:
             query = query.limit(limit)
-        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+        with self._reading() as conn:
             for found in conn.execute(query).all():
                 row = _row(found)
                 yield row, self._writes(conn, row)
@@ -335,7 +401,7 @@ class SqlCheckpoints:
             .order_by(W.task_path, W.task_id, W.idx)
         )
         tasks: dict[tuple[str, str], list[CheckpointWrite]] = {}
-        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+        with self._reading() as conn:
             for w in conn.execute(query):
                 blob = TypedBlob(
                     type=w.value_type, base64=base64.b64encode(bytes(w.value_data)).decode("ascii")
@@ -348,7 +414,7 @@ class SqlCheckpoints:
     def runs(self, run_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
         """thread -> its (namespace, checkpoint id) that these runs saved and reads still see."""
         found: dict[str, list[tuple[str, str]]] = {}
-        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+        with self._reading() as conn:
             for start in range(0, len(run_ids), 500):
                 query = select(C.thread_id, C.checkpoint_ns, C.checkpoint_id).where(
                     C.blackboard_id == self.blackboard_id, C.run_id.in_(list(run_ids[start : start + 500]))
