@@ -6,20 +6,22 @@ On SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import event, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import create_engine, event, select, text, update
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, FailSignal, PostSignal
 from blackboard.application.ports import ConcurrencyConflict
 from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalPayload, SignalResult, SignalUsage
 from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import event_row, signal_from_row
-from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.infrastructure.persistence.dialect import dialect_of, remember
 from blackboard.infrastructure.persistence.engine import write_transaction
 from blackboard.infrastructure.persistence.event_store import translated
+from blackboard.infrastructure.persistence.sqlite import SqliteDialect
 from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
 from blackboard.infrastructure.persistence.unit_of_work import BY_ID, _SignalRow
 from tests.integration.conftest import SqlBoard
@@ -167,3 +169,97 @@ def test_statement_listeners_see_the_driver_s_statements(sql_engine):
     assert any(s.startswith("insert into events") for s in seen), seen
     assert any(s.startswith("insert into blackboard_signals") for s in seen), seen
     assert any(s.startswith("update projection_checkpoints") for s in seen), seen
+
+
+def _post(board: SqlBoard) -> None:
+    board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
+
+
+def test_listeners_keep_their_own_attributes_on_the_context_as_tracers_do(sql_engine):
+    """OpenTelemetry's and Sentry's SQLAlchemy integrations read the context's dialect and keep their span
+    on it from `before_cursor_execute` to `after_cursor_execute`: every statement of a command, lean or not."""
+    board = SqlBoard(sql_engine)
+    ended: list[str] = []
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        assert context.dialect.paramstyle and context.connection is conn
+        context._probe_span = statement
+
+    def after(conn, cursor, statement, parameters, context, executemany):
+        ended.append(context._probe_span)
+
+    event.listen(sql_engine, "before_cursor_execute", before)
+    event.listen(sql_engine, "after_cursor_execute", after)
+    try:
+        _post(board)
+    finally:
+        event.remove(sql_engine, "before_cursor_execute", before)
+        event.remove(sql_engine, "after_cursor_execute", after)
+    assert any(" ".join(s.split()).lower().startswith("insert into events") for s in ended), ended
+
+
+def test_the_sql_a_retval_listener_returns_is_what_runs(sql_engine):
+    """A `before_cursor_execute` listener registered with `retval=True` may rewrite the statement (a
+    tracer's SQL comment): SQLAlchemy runs what it returns, and so does the driver's path."""
+    board = SqlBoard(sql_engine)
+    ran: list[str] = []
+
+    def comment(conn, cursor, statement, parameters, context, executemany):
+        return statement + " /* traced */", parameters
+
+    def after(conn, cursor, statement, parameters, context, executemany):
+        ran.append(statement)
+
+    event.listen(sql_engine, "before_cursor_execute", comment, retval=True)
+    event.listen(sql_engine, "after_cursor_execute", after)
+    try:
+        _post(board)
+    finally:
+        event.remove(sql_engine, "before_cursor_execute", comment)
+        event.remove(sql_engine, "after_cursor_execute", after)
+    posted = [s for s in ran if " ".join(s.split()).lower().startswith("insert into events")]
+    assert posted and all(s.endswith("/* traced */") for s in posted), ran
+    with sql_engine.connect() as conn:
+        assert conn.execute(select(EVENTS.c.event_type)).scalars().all() == ["AgentSignalPosted"]
+
+
+def test_echo_logs_the_driver_s_statements(sql_engine, caplog):
+    board = SqlBoard(sql_engine)
+    sql_engine.echo = True
+    try:
+        with caplog.at_level(logging.INFO, logger="sqlalchemy.engine"):
+            _post(board)
+    finally:
+        sql_engine.echo = False
+    logged = [" ".join(r.getMessage().split()).lower() for r in caplog.records]
+    assert any(m.startswith("insert into events") for m in logged), logged
+    assert any(m.startswith("insert into blackboard_signals") for m in logged), logged
+
+
+def test_an_error_while_the_rows_are_read_leaves_as_sqlalchemy_s(sqlite_engine):
+    """sqlite3 steps a query's rows as they are fetched: an error at the second row is raised by
+    `fetchall`, and leaves as SQLAlchemy's like one raised by `execute`."""
+    query = text("SELECT json_extract(column1, '$') FROM (VALUES ('1'), ('{bad'))")
+    with pytest.raises(OperationalError, match="malformed JSON"), write_transaction(sqlite_engine) as conn:
+        lean.rows(conn, query, {})
+    with sqlite_engine.connect() as conn:  # the connection usable again
+        assert conn.execute(text("SELECT 1")).scalar() == 1
+
+
+def test_statements_are_compiled_for_each_driver_and_parameter_style(sqlite_url):
+    """Two engines on the same database may bind differently (a driver, a `paramstyle`): each gets the
+    SQL compiled for its own."""
+    engines = [
+        remember(create_engine(sqlite_url), SqliteDialect()),
+        remember(create_engine(sqlite_url, paramstyle="named"), SqliteDialect()),
+    ]
+    try:
+        statements = []
+        for engine in engines:
+            with engine.connect() as conn:
+                statements.append(lean.prepared(conn, BY_ID).sql)
+        assert "?" in statements[0] and ":" not in statements[0]
+        assert "?" not in statements[1] and ":" in statements[1]
+    finally:
+        for engine in engines:
+            engine.dispose()

@@ -10,11 +10,14 @@ driver's own SQL and remembers which parameters and which result columns need co
 read back from SQLite's integers). sqlite3 keeps each connection's prepared statements; psycopg
 prepares a statement once it has run five times on a connection.
 
-What the driver's calls skip is kept where it matters: a driver error leaves as SQLAlchemy's
-(`DBAPIError.instance`, so `IntegrityError` and the SQLSTATE checks of `event_store.translated` see
-what they always saw), a lost connection is invalidated as SQLAlchemy would, and listeners of
-`before_cursor_execute` and `after_cursor_execute` (statement counters, tests) still see every
-statement. Only the statements of a command's transaction go here; everything else stays on
+What the driver's calls skip is done as SQLAlchemy's `Connection` does it (`_run`): a driver error, or any
+error while a statement runs or its rows are read, goes through SQLAlchemy's own handling (the error
+wrapped as SQLAlchemy's, so `IntegrityError` and the SQLSTATE checks of `event_store.translated` see what
+they always saw; `handle_error` listeners; a lost connection invalidated with its pool); listeners of
+`before_cursor_execute` and `after_cursor_execute` (statement counters, tests, OpenTelemetry's and
+Sentry's integrations) see every statement with a `Context` they can keep their own attributes on, and
+the SQL and parameters a `retval=True` listener returns are what runs; `echo` logs each statement and
+its parameters. Only the statements of a command's transaction go here; everything else stays on
 SQLAlchemy.
 """
 
@@ -25,7 +28,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Boolean, Connection
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
 
 from blackboard.infrastructure.persistence.dialect import dialect_of
@@ -126,12 +128,13 @@ def _flag(value: Any) -> bool:
     return bool(value)
 
 
-_prepared: dict[tuple[int, str], tuple[ClauseElement, Prepared]] = {}
+_prepared: dict[tuple[int, str, str, str], tuple[ClauseElement, Prepared]] = {}
 
 
 def prepared(conn: Connection, statement: ClauseElement) -> Prepared:
     """The statement compiled for `conn`'s database, once (statements of the hot path are built at import)."""
-    key = (id(statement), conn.dialect.name)
+    dialect = conn.dialect  # what the SQL depends on: the database, its driver, the driver's parameter style
+    key = (id(statement), dialect.name, dialect.driver, dialect.paramstyle)
     if (known := _prepared.get(key)) is None or known[0] is not statement:
         known = _prepared[key] = (statement, Prepared(conn, statement))
     return known[1]
@@ -141,11 +144,7 @@ def rows(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) 
     """Every row the statement returns, as tuples of converted values."""
     query = prepared(conn, statement)
     sql, bound = query.bind(conn, params)
-    cursor = _run(conn, sql, bound)
-    try:
-        return [query.convert(row) for row in cursor.fetchall()]
-    finally:
-        cursor.close()
+    return [query.convert(row) for row in _run(conn, sql, bound, _ROWS)]
 
 
 def one(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -156,11 +155,7 @@ def one(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) -
 def execute(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) -> int:
     """Run a statement that returns no rows; how many rows it changed."""
     sql, bound = prepared(conn, statement).bind(conn, params)
-    cursor = _run(conn, sql, bound)
-    try:
-        return int(cursor.rowcount)
-    finally:
-        cursor.close()
+    return int(_run(conn, sql, bound, _COUNT))
 
 
 def execute_many(conn: Connection, statement: ClauseElement, params: Iterable[Mapping[str, Any]]) -> None:
@@ -170,40 +165,72 @@ def execute_many(conn: Connection, statement: ClauseElement, params: Iterable[Ma
         raise ValueError("execute_many binds no list")
     bound = [query.bind(conn, p)[1] for p in params]
     if bound:
-        _run(conn, query.sql, bound, many=True).close()
+        _run(conn, query.sql, bound, _MANY)
 
 
 def run_sql(conn: Connection, sql: str) -> None:
     """A statement without parameters or rows (SQLite's BEGIN IMMEDIATE)."""
-    _run(conn, sql, ()).close()
+    _run(conn, sql, (), _COUNT)
 
 
-def _run(conn: Connection, sql: str, params: Any, many: bool = False) -> Any:
-    raw = conn.connection.driver_connection
-    cursor = raw.cursor()  # type: ignore[union-attr]
-    # listeners of the connection's own (rare), or of its engine and the Engine class (a counter, a test)
-    listeners = conn.dispatch if conn._has_events else conn.engine.dispatch
-    listened = bool(listeners.before_cursor_execute or listeners.after_cursor_execute)
-    if listened:
-        conn.dispatch.before_cursor_execute(conn, cursor, sql, params, None, many)
+_COUNT, _ROWS, _MANY = 0, 1, 2
+
+
+class Context:
+    """The `context` a statement listener gets for a statement run here: the attributes of SQLAlchemy's
+    `ExecutionContext` that integrations read (OpenTelemetry's and Sentry's read the dialect, the
+    connection and the statement, and keep their span on it between `before_cursor_execute` and
+    `after_cursor_execute` or `handle_error`), and room for their own."""
+
+    compiled = None
+    invoked_statement = None
+    isinsert = isupdate = isdelete = is_crud = is_text = isddl = False
+
+    def __init__(self, conn: Connection, cursor: Any, sql: str, params: Any, many: bool) -> None:
+        self.connection = self.root_connection = conn
+        self.engine = conn.engine
+        self.dialect = conn.dialect
+        self.cursor = cursor
+        self.statement = sql
+        self.parameters = params if many else [params]
+        self.executemany = many
+        self.execution_options = conn.get_execution_options()
+
+    def handle_dbapi_exception(self, e: BaseException) -> None:
+        """SQLAlchemy calls this on its context when a statement fails; nothing to clean up here."""
+
+
+def _run(conn: Connection, sql: str, params: Any, mode: int) -> Any:
+    """Run on the driver's cursor as SQLAlchemy's `Connection` would: the statement listeners with a
+    context (a `before_cursor_execute` listener registered with `retval=True` may rewrite the SQL and
+    its parameters, which then run, as SQLAlchemy runs them), the engine's echo, and any error through
+    SQLAlchemy's own handling (`handle_error` listeners, the error wrapped as SQLAlchemy's, a lost
+    connection invalidated with its pool), reading the rows included. The rows (`_ROWS`), the count of
+    rows changed (`_COUNT`) or nothing (`_MANY`, an executemany)."""
+    many = mode == _MANY
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    context: Context | None = None
     try:
+        if conn._has_events or conn.engine._has_events:  # a counter, a test, a tracer
+            context = Context(
+                conn, cursor, sql, params if many or isinstance(params, dict) else tuple(params), many
+            )
+            params = context.parameters if many else context.parameters[0]
+            for before in conn.dispatch.before_cursor_execute:
+                sql, params = before(conn, cursor, sql, params, context, many)
+        if conn._echo:
+            conn._log_info(sql)
+            conn._log_parameters(params, "lean.py, compiled once", ismulti=many)
         if many:
             cursor.executemany(sql, params)
         else:
             cursor.execute(sql, params)
-    except conn.dialect.loaded_dbapi.Error as exc:
-        invalidated = conn.dialect.is_disconnect(exc, raw, cursor)
-        cursor.close()
-        if invalidated:
-            conn.invalidate(exc)
-        raise DBAPIError.instance(
-            sql,
-            params,
-            exc,
-            conn.dialect.loaded_dbapi.Error,
-            connection_invalidated=invalidated,
-            dialect=conn.dialect,
-        ) from exc
-    if listened:
-        conn.dispatch.after_cursor_execute(conn, cursor, sql, params, None, many)
-    return cursor
+        if context is not None:
+            conn.dispatch.after_cursor_execute(conn, cursor, sql, params, context, many)
+        found = cursor.fetchall() if mode == _ROWS else cursor.rowcount
+    except BaseException as exc:  # noqa: BLE001 -- SQLAlchemy's handling re-raises it, wrapped or not
+        conn._handle_dbapi_exception(
+            exc, sql, params, cursor, context or Context(conn, cursor, sql, params, many)
+        )
+    cursor.close()
+    return found
