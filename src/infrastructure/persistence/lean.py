@@ -211,7 +211,9 @@ def _run(conn: Connection, sql: str, params: Any, mode: int) -> Any:
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     context: Context | None = None
     try:
-        if conn._has_events or conn.engine._has_events:  # a counter, a test, a tracer
+        # listeners of the connection's own (rare), or of its engine and the Engine class (a counter, a tracer)
+        listeners = conn.dispatch if conn._has_events else conn.engine.dispatch
+        if listeners.before_cursor_execute or listeners.after_cursor_execute:
             context = Context(
                 conn, cursor, sql, params if many or isinstance(params, dict) else tuple(params), many
             )
