@@ -186,6 +186,9 @@ class Scope:
     overdue: Overdue | None = None
     retries: bool = False
     at_most: int | None = None
+    # a claim without a concurrency key: the board's limits (its budget) are read with the board's state,
+    # in one statement where the store can (`BoardTransaction.limits(None)` then reads nothing more)
+    limits: bool = False
 
 
 class BoardRows(abc.ABC):
@@ -227,8 +230,10 @@ class BoardTransaction(abc.ABC):
         self.blackboard_id = blackboard_id
         self.loaded: dict[str, AgentSignal] = {}  # the signals as `load` found them, before any decision
         self.loaded_dependants: dict[str, list[str]] = {}
+        self.scope = Scope()  # what `load` reads
 
     def load(self, scope: Scope) -> BlackboardAggregate:
+        self.scope = scope
         rows = self.rows()
         if rows is None:  # the read model is being rebuilt: decide on the board's whole history
             board = BlackboardAggregate.replay(self.blackboard_id, self.history())

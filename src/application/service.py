@@ -181,7 +181,7 @@ class BlackboardService:
 
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
-            Scope(signals=(cmd.signal_id,)),
+            Scope(signals=(cmd.signal_id,), limits=agent.concurrency is None),
             decide,
             cmd,
             actor=cmd.agent_id,
@@ -248,7 +248,7 @@ class BlackboardService:
             cmd.blackboard_id,
             # only as many candidates as it may take (and a few for those refused), so a worker racing
             # for the same backlog takes the next ones instead of finding them all held by this claim
-            Scope(signals=cmd.signal_ids, at_most=cmd.limit + CLAIM_SPARE),
+            Scope(signals=cmd.signal_ids, at_most=cmd.limit + CLAIM_SPARE, limits=agent.concurrency is None),
             decide,
             cmd,
             actor=cmd.agent_id,

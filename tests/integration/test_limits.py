@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from blackboard.application.commands import (
     CancelSignal,
@@ -208,3 +208,35 @@ def test_a_board_over_its_budget_is_left_out_of_workers_candidates_so_it_crowds_
 
     board.service.set_budget(SetBudget(board="ps-1", usd=1.0, set_by="alice"))
     assert [c.signal_id for c in board.queries.open_candidates(read)] == stopped[:8]
+
+
+def test_a_claim_without_a_key_reads_its_budget_in_the_log_s_statement(sql_limited):
+    """One round trip fewer a claim: an agent without a concurrency key needs only the board's budget, which is
+    read with the log's state (the board's version, the log's end, the checkpoint); one with a key holds it
+    first and then reads its count and the budget, as before. Refused over budget either way."""
+    board = sql_limited
+    engine = board.on_engine.engine()
+    board.service.set_budget(SetBudget(board="ps-1", usd=1.0, set_by="alice", reason="a day"))
+    free, keyed = post(board, "ps-1", 2)
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):
+        statements.append(" ".join(statement.split()).lower())
+
+    def budget_reads() -> list[str]:
+        return [s for s in statements if s.startswith("select") and "board_budgets" in s]
+
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        claim(board, free, "ps-free", "ps-1")
+        (read,) = budget_reads()
+        assert "events" in read and "projection_checkpoints" in read  # the state's statement
+        statements.clear()
+        claim(board, keyed, "ps-a", "ps-1")
+        assert len(budget_reads()) == 1 and "events" not in budget_reads()[0]  # after the key's hold
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    spend(board, "ps-1", "ps-free", 1.5)
+    (waiting,) = post(board, "ps-1")
+    with pytest.raises(BudgetReached):
+        claim(board, waiting, "ps-free", "ps-1")

@@ -57,13 +57,22 @@ if TYPE_CHECKING:
     from blackboard.application.knowledge.ports import EntryTransaction
 
 # One round trip: the stream's version, the log's end, the read model's checkpoint.
-STATE = select(
+_STATE = (
     VERSION.scalar_subquery(),
     LAST_POSITION.scalar_subquery(),
     select(projection.CHECKPOINTS.c.position)
     .where(projection.CHECKPOINTS.c.name == projection.NAME)
     .scalar_subquery(),
 )
+STATE = select(*_STATE)
+_BUDGET_ROW = BOARD_BUDGETS.c.blackboard_id == bindparam("board")
+_BUDGET = (  # a board without a budget gives NULLs
+    select(BOARD_BUDGETS.c.usd).where(_BUDGET_ROW).scalar_subquery(),
+    select(BOARD_BUDGETS.c.tokens).where(_BUDGET_ROW).scalar_subquery(),
+    select(BOARD_BUDGETS.c.reached).where(_BUDGET_ROW).scalar_subquery(),
+)
+# a claim without a concurrency key: the same and the board's budget, still one round trip
+STATE_AND_BUDGET = select(*_STATE, *_BUDGET)
 BY_ID = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id")
 )
@@ -126,11 +135,8 @@ _SKIP_LOCKED = _Queries(
     _LOCKED.overdue,
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
-_BUDGET_ROW = BOARD_BUDGETS.c.blackboard_id == bindparam("board")
-LIMITS = select(  # a board without a budget gives NULLs; no key (NULL) counts nothing
-    select(BOARD_BUDGETS.c.usd).where(_BUDGET_ROW).scalar_subquery(),
-    select(BOARD_BUDGETS.c.tokens).where(_BUDGET_ROW).scalar_subquery(),
-    select(BOARD_BUDGETS.c.reached).where(_BUDGET_ROW).scalar_subquery(),
+LIMITS = select(  # no key (NULL) counts nothing
+    *_BUDGET,
     select(func.count())
     .where(SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED")
     .scalar_subquery(),
@@ -259,9 +265,17 @@ class _SqlTransaction(BoardTransaction):
         self._conn = conn
         self._hold = hold
         self._log: LogState | None = None  # as `rows` found it
+        self._limits: Limits | None = None  # a claim without a key: as `rows` found them
 
     def rows(self) -> BoardRows | None:
-        self._log = log = read_log(self._conn, self.blackboard_id)
+        if self.scope.limits:  # read now, in the log's statement: `limits(None)` has them
+            ((version, end, checkpoint, usd, tokens, reached),) = lean.rows(
+                self._conn, STATE_AND_BUDGET, {"stream": self.blackboard_id, "board": self.blackboard_id}
+            )
+            self._log = log = LogState(version, end, checkpoint or 0)
+            self._limits = Limits(Budget(usd, tokens), bool(reached), 0)
+        else:
+            self._log = log = read_log(self._conn, self.blackboard_id)
         if not log.live:
             if self._hold is not Hold.BOARD:
                 # the decision replays the board's history: no row to lock, so the whole board it is,
@@ -278,6 +292,8 @@ class _SqlTransaction(BoardTransaction):
         return bool(lean.rows(self._conn, TAKEN, {"id": signal_id}))
 
     def limits(self, key: str | None) -> Limits:
+        if key is None and self._limits is not None:  # read with the log's state, in this transaction
+            return self._limits
         if key is not None:
             dialect_of(self._conn.engine).hold_key(self._conn, key)
         # one statement, after the hold: a claim that held the key before us has committed its row by now
