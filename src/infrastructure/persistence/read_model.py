@@ -132,20 +132,9 @@ class SqlSignalReadModel(SignalReadModel):
     ) -> Look:
         """One statement: the checkpoint's row, the boards over budget, and the candidates joined to it
         (a consistent read: the position is what the rows read were folded up to, even with none)."""
-        found = _claimable(SignalFilter.claimable(capabilities, limit, blackboard_id, due_at)).subquery()
-        stopped = (
-            select(func.aggregate_strings(BOARD_BUDGETS.c.blackboard_id, BOARDS_APART))
-            .where(BOARD_BUDGETS.c.reached)
-            .scalar_subquery()
-        )
-        query = (
-            select(CHECKPOINTS.c.position, stopped, *found.c)
-            .select_from(CHECKPOINTS.outerjoin(found, true()))
-            .where(CHECKPOINTS.c.name == projection.NAME)
-            .order_by(found.c.priority, found.c.created_at, found.c.signal_id)
-        )
+        query = _look(tuple(capabilities), limit, blackboard_id, due_at is not None)
         with read_connection(self._engine) as conn:
-            rows = conn.execute(query).all()
+            rows = conn.execute(query, {"due_at": due_at} if due_at is not None else {}).all()
         if not rows:  # nothing folded yet
             return Look((), 0)
         position, boards = rows[0][0], rows[0][1]
@@ -396,6 +385,26 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
             criteria.limit
         )
     return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
+
+
+@functools.lru_cache(maxsize=64)
+def _look(capabilities: tuple[str, ...], limit: int, blackboard_id: str | None, due: bool) -> Select[Any]:
+    """A look's statement, built once per worker's shape (the time it is due at a parameter): building
+    it costs more than the server's work (0.13-0.30 ms against 0.05-0.08 ms for 8 of 300 signals)."""
+    due_at = bindparam("due_at", type_=SIGNALS.c.not_before.type) if due else None
+    criteria = SignalFilter.claimable(capabilities, limit, blackboard_id, due_at)  # a parameter for the time
+    found = _claimable(criteria).subquery()
+    stopped = (
+        select(func.aggregate_strings(BOARD_BUDGETS.c.blackboard_id, BOARDS_APART))
+        .where(BOARD_BUDGETS.c.reached)
+        .scalar_subquery()
+    )
+    return (
+        select(CHECKPOINTS.c.position, stopped, *found.c)
+        .select_from(CHECKPOINTS.outerjoin(found, true()))
+        .where(CHECKPOINTS.c.name == projection.NAME)
+        .order_by(found.c.priority, found.c.created_at, found.c.signal_id)
+    )
 
 
 def _claimable(criteria: SignalFilter) -> Select[Any]:
