@@ -165,12 +165,14 @@ def claim_path(
         event.listen(engine, "before_cursor_execute", statement)
         event.listen(engine, "checkout", checkout)
         store, service, queries = container.event_store(), container.service(), container.queries()
+        look = getattr(queries, "look", None)  # the worker's look (a build before it asked open_candidates)
+        ask = (lambda q: list(look(q).candidates)) if look else queries.open_candidates
         for i in range(reps + 3):  # three rounds first, untimed: statement caches, the board's first load
             keep = i >= 3
             timed("last_position", store.last_position, keep)
             found = timed(
                 "candidates",
-                lambda: queries.open_candidates(  # as the worker asks
+                lambda: ask(  # as the worker asks
                     GetOpenSignals(capabilities=("RESEARCH",), limit=max(8, 2 * batch), catch_up=False)
                 ),
                 keep,

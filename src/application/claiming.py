@@ -106,9 +106,11 @@ def plan_claims(
     head_start: float,
     free: int,
     rescore: Rescore = _as_declared,
+    at_most: int | None = None,
 ) -> ClaimPlan:
     """Every candidate the agent may claim, in claiming order (all of them, not only `free`: the claim
-    command stops at the free slots and goes past the ones taken meanwhile), and the yield before.
+    command stops at the free slots and goes past the ones taken meanwhile), or the first `at_most` of
+    them (what a claim names stays bounded however many were found), and the yield before.
 
     `others` is every registered agent (this one may be among them). It is asked only when there is
     something to yield for: a registry answers it by looking at its folder again.
@@ -116,7 +118,7 @@ def plan_claims(
     if free <= 0:
         return ClaimPlan(claims=(), wait=0.0)
     found = {c.signal_id: c for c in candidates}  # a signal found under two capabilities is claimed once
-    ordered = best_first(fit(c, rescore(profile, c), default_threshold) for c in found.values())
+    ordered = best_first(fit(c, rescore(profile, c), default_threshold) for c in found.values())[:at_most]
     by_board: dict[str, list[str]] = {}
     for chosen in ordered:
         by_board.setdefault(chosen.blackboard_id, []).append(chosen.signal_id)

@@ -421,6 +421,17 @@ class SignalState:
     error: str | None  # a CANCELLED signal's reason (its result's error); else None
 
 
+@dataclass(frozen=True, slots=True)
+class Look:
+    """A worker's look at the claimable signals: the candidates, the position the rows were folded up to
+    when they were read (a rebuild or an import under way leaves them behind the log), and the boards
+    whose budget is reached, whose signals were left out (a claim of one is refused)."""
+
+    candidates: tuple[Candidate, ...]
+    folded: int
+    stopped: frozenset[str] = frozenset()
+
+
 class SignalReadModel(abc.ABC):
     """The query side: signals folded from the event log, and the position folded up to."""
 
@@ -464,6 +475,38 @@ class SignalReadModel(abc.ABC):
             found = [s for s in self.find(criteria) if s.blackboard_id not in stopped][:limit]
         else:
             found = self.find(criteria)
+        return [
+            Candidate(
+                s.signal_id,
+                s.blackboard_id,
+                s.target_capabilities,
+                s.created_at,
+                s.text if targets_auto(s) else "",
+                s.priority,
+            )
+            for s in found
+        ]
+
+    def look(
+        self,
+        capabilities: Sequence[str],
+        limit: int,
+        blackboard_id: str | None = None,
+        due_at: datetime | None = None,
+    ) -> Look:
+        """`candidates`, with the position the rows were folded up to when they were read and the boards
+        whose budget is reached (their signals left out): a worker's look, which counts as every
+        claimable signal only as of what the rows had folded. This default reads the position first (the
+        rows read after are at least as new); a store reads them in one statement."""
+        position = self.position()
+        found = self.candidates(capabilities, limit, blackboard_id, due_at)
+        return Look(tuple(found), position, frozenset(self._over_budget()))
+
+    def candidates_named(self, signal_ids: Sequence[str]) -> list[Candidate]:
+        """The candidate of each of these signals that has a row (whatever its status), its text read
+        for one targeting auto: what a notification told of a signal, less its text. This default asks
+        for each; a store reads them in one statement."""
+        found = [s for s in (self.get(sid) for sid in signal_ids) if s is not None]
         return [
             Candidate(
                 s.signal_id,
@@ -673,6 +716,12 @@ class LogNotifier(abc.ABC):
         poll), or None. Never past the log's end, and anything appended after it wakes a later
         `wait`: a waiter may note it instead of asking the store for the last position."""
         return None
+
+    def strays(self) -> int:
+        """How many notifications it heard that were not the log's (an operator's `NOTIFY` on the
+        channel): each may mean anything, so a caller that noted this before a look and finds it grown
+        looks again rather than trust `news`. The default hears none."""
+        return 0
 
     def news(self, after: int, upto: int) -> LogNews | None:
         """What the appends past position `after` up to `upto` did to the claimable signals, as their

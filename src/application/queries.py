@@ -13,6 +13,7 @@ from blackboard.application.ports import (
     AgentRegistry,
     Clock,
     EventStore,
+    Look,
     Recorded,
     SignalFilter,
     SignalReadModel,
@@ -107,6 +108,19 @@ class BlackboardQueries:
             self._projector.catch_up()
         now = self._clock.now() if self._clock is not None else None  # a signal posted for later waits
         return self._read_model.candidates(query.capabilities, query.limit, query.blackboard_id, now)
+
+    def look(self, query: GetOpenSignals) -> Look:
+        """`open_candidates`, with how far the rows read were folded and which boards are over budget
+        (their signals left out): a worker's look, which it keeps as every claimable signal."""
+        if query.catch_up:
+            self._projector.catch_up()
+        now = self._clock.now() if self._clock is not None else None
+        return self._read_model.look(query.capabilities, query.limit, query.blackboard_id, now)
+
+    def candidates_named(self, signal_ids: Sequence[str]) -> list[Candidate]:
+        """The candidates of these signals as their rows stand (those with a row), text included: for a
+        worker told of a signal targeting auto, whose text its notification leaves out."""
+        return self._read_model.candidates_named(signal_ids)
 
     def next_due(self, query: GetOpenSignals, after: datetime | None = None) -> datetime | None:
         """When the earliest signal posted for later (`not_before`) among these comes due after `after`

@@ -90,6 +90,20 @@ def test_every_fitting_signal_is_planned_even_beyond_the_free_slots():
     assert len(claimed_ids(made)) == 5  # the claim stops at the free slots, past the ones taken meanwhile
 
 
+def test_a_plan_names_at_most_the_best_few_however_many_were_found():
+    made = plan_claims(
+        [candidate(n, "ANALYSIS", age=n) for n in range(1, 41)],
+        ANALYST,
+        lambda: [ANALYST],
+        THRESHOLD,
+        0.0,
+        1,
+        at_most=8,
+    )
+
+    assert claimed_ids(made) == [f"sig-{n:08x}" for n in range(40, 32, -1)]  # the 8 oldest, oldest first
+
+
 def test_with_no_free_slot_nothing_is_planned_and_nobody_is_asked_about():
     def nobody_may_ask():
         raise AssertionError("the registry was read")

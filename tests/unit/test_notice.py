@@ -39,14 +39,17 @@ def test_a_post_tells_what_a_worker_picks_by():
     assert (candidate.created_at, candidate.priority, candidate.text) == (stored.created_at, 1, "")
 
 
-def test_a_signal_targeting_auto_carries_its_text():
+def test_no_signal_s_text_is_in_the_payload_not_even_one_scored_by_it():
     board = Board(RESEARCHER)
     post(board, 1, target_capabilities=("auto",), prompt="find the sources")
     posts = [e for e in events_of(board) if e.event_type == "AgentSignalPosted"]  # nobody here fits it
 
-    (candidate,) = notice.read(notice.payload(3, posts)).posted
+    sent = notice.payload(3, posts)
+    (candidate,) = notice.read(sent).posted
 
-    assert candidate.text == "t1\nfind the sources"
+    # any role that can connect may LISTEN: the topic and prompt stay in the tables
+    assert "find the sources" not in sent and "t1" not in sent
+    assert candidate.target_capabilities == ("auto",) and candidate.text == ""  # the worker reads its row
 
 
 def test_a_claim_tells_what_it_took_and_posts_nothing():

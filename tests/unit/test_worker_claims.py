@@ -23,9 +23,9 @@ class TakenOnceSeen:
     def __init__(self, board: Board) -> None:
         self._board = board
 
-    def open_candidates(self, query: GetOpenSignals):
-        found = self._board.queries.open_candidates(query)
-        for seen in found:
+    def look(self, query: GetOpenSignals):
+        found = self._board.queries.look(query)
+        for seen in found.candidates:
             self._board.service.claim_signal(ClaimSignal(signal_id=seen.signal_id, agent_id="ps-researcher"))
         return found
 

@@ -4,10 +4,12 @@ asking the read model.
 
 The payload is the position alone (`"1234"`, what every append sent before, and still sends when it
 did anything but post and claim) or a JSON object `{"p": 1234, "a": [[board, id, [targets], created,
-priority, text?], ...], "t": [id, ...]}`: the signals the append posted that are claimable at once (no
-upstream, no gate, due now), with what a worker's claim policy reads of a candidate (the text only for
-a signal targeting `auto`, which is scored by it), and the signals it claimed (`t`, left out when
-none). An append posting a signal that waits on upstreams or for a later time
+priority], ...], "t": [id, ...]}`: the signals the append posted that are claimable at once (no
+upstream, no gate, due now), with what a worker's claim policy reads of a candidate, and the signals it
+claimed (`t`, left out when none). Never a signal's text: any role that can connect may LISTEN, whatever
+its privileges on the tables, so a payload says no more than ids, targets, times and priorities. A
+signal targeting `auto` is scored by its text: its targets say so, and a worker reads its row by id.
+An append posting a signal that waits on upstreams or for a later time
 sends the position alone: what it makes claimable depends on more than its events. A payload that would
 reach PostgreSQL's 8000 bytes falls back to the position alone. A listener that knows only positions
 reads the object as "something happened" and looks at the log, as it always did.
@@ -21,14 +23,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from blackboard.domain.capabilities import targets_auto
 from blackboard.domain.events import (
     AgentSignalClaimed,
     AgentSignalPosted,
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
-from blackboard.domain.signals import Candidate, signal_text
+from blackboard.domain.signals import Candidate
 
 LIMIT = 8000  # bytes: PostgreSQL refuses a payload this long or longer
 
@@ -36,7 +37,8 @@ LIMIT = 8000  # bytes: PostgreSQL refuses a payload this long or longer
 @dataclass(frozen=True, slots=True)
 class Notice:
     """One notification: the log reached `position`; `posted` the signals that append made claimable,
-    all of them, or None when it does not say (the log must be read to know); `taken` those it claimed."""
+    all of them (with no text), or None when it does not say (the log must be read to know); `taken`
+    those it claimed."""
 
     position: int
     posted: tuple[Candidate, ...] | None = None
@@ -101,15 +103,17 @@ def _told(events: Sequence[BlackboardEvent]) -> tuple[list[list[Any]], list[str]
             event.occurred_at.isoformat(),
             event.priority,
         ]
-        if targets_auto(event):
-            row.append(signal_text(event.payload.topic, event.payload.prompt))
         rows[event.signal_id] = row
     return list(rows.values()), taken
 
 
-def _candidate(
-    board: str, signal_id: str, targets: list[str], created: str, priority: int, text: str = ""
-) -> Candidate:
+def _candidate(board: str, signal_id: str, targets: list[str], created: str, priority: int) -> Candidate:
+    """A candidate as told: its text, if it targets auto, is for the reader to read (not carried)."""
     return Candidate(
-        str(signal_id), str(board), tuple(targets), datetime.fromisoformat(created), text, int(priority)
+        str(signal_id),
+        str(board),
+        tuple(str(t) for t in targets),
+        datetime.fromisoformat(created),
+        "",
+        int(priority),
     )

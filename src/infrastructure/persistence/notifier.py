@@ -12,7 +12,8 @@ Notifications arrive in commit order, which is the log's order (appends hold the
 commit), and none is missed while the connection stays open: so the notices heard since the
 connection opened tell every append past that point. The last few are kept (`news`), so a worker
 that knew every claimable signal at some position learns what was posted and claimed since without a
-query.
+query. A notification that is not the log's (an operator's `NOTIFY` on the channel) wakes the waiter
+and is counted (`strays`), so the worker looks once; it leaves what the log's notices tell as it was.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class PostgresNotifier(LogNotifier):
         self._notices: deque[notice.Notice] = deque()
         self._heard_from = UNHEARD
         self._forgotten = 0
+        self._strays = 0  # notifications heard that were not the log's
 
     def seen(self) -> int | None:
         """The last position the notifications have shown, counting those queued on the connection
@@ -63,13 +65,16 @@ class PostgresNotifier(LogNotifier):
             if connection is None or connection.closed:
                 return None
             for note in connection.notifies(timeout=0):
-                if not self._heard(note.payload):  # not one of ours: it cannot tell the position
-                    return None
+                self._heard(note.payload)  # one not ours is counted: it tells nothing of the position
             return self._seen
         except Exception:  # noqa: BLE001 - a lost connection: the next wait reopens it
             return None
         finally:
             self._lock.release()
+
+    def strays(self) -> int:
+        with self._state:
+            return self._strays
 
     def news(self, after: int, upto: int) -> LogNews | None:
         """What the notices past `after` up to `upto` posted and claimed, if every append in between
@@ -126,12 +131,12 @@ class PostgresNotifier(LogNotifier):
             self._lock.release()
 
     def _heard(self, payload: str) -> bool:
-        """Note one notification (holding the lock); False for one that is not ours, after which no
-        notice tells everything any more (until the connection is opened again)."""
+        """Note one notification (holding the lock); False for one that is not ours: counted as a
+        stray, it leaves the notices as they were (every append of the log's is still heard)."""
         heard = notice.read(payload)
         with self._state:
             if heard is None:
-                self._heard_from = UNHEARD
+                self._strays += 1
                 return False
             self._seen = max(self._seen, heard.position)
             self._notices.append(heard)

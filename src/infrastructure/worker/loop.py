@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 
 from blackboard.application.claiming import Search, plan_claims, search_for
 from blackboard.application.commands import ClaimSignals, ExpireSignals, GetOpenSignals
-from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
+from blackboard.application.ports import EventStore, LogNews, LogNotifier, StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService
-from blackboard.domain.capabilities import AgentProfile, canonical_capability
+from blackboard.domain.capabilities import AgentProfile, canonical_capability, targets_auto
 from blackboard.domain.errors import (
     AgentNotFound,
     AlreadyClaimed,
@@ -23,6 +23,7 @@ from blackboard.domain.errors import (
     InvalidTransition,
     SignalNotClaimable,
 )
+from blackboard.domain.limits import BudgetReached
 from blackboard.domain.signals import AgentSignal, Candidate
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.worker.options import WorkerOptions
@@ -124,26 +125,29 @@ class ClaimLoop:
             return False
         agent, claimed_any = self.definition(), False
         search = search_for(agent.profile, self._threshold, free)
-        known = None if fresh else self._known(search, position)
+        strays = self._notifier.strays()  # before looking: one heard from now on sends the next round to look
+        known = None if fresh else self._known(search, position, strays)
         if known is not None:
-            candidates, complete = known
+            found, stopped = known
+            complete = True
         else:
             looked_at = datetime.now(UTC)
-            candidates, complete = self._candidates(search)
+            found, stopped, complete = self._look(search, position)
             complete = complete and self._notifier.tells_news  # else (polling) it looks every round
             if complete:  # what it knows holds until the first signal posted for later comes due after
                 # the look (one coming due while it looked ends it at once: no notification tells it)
                 self._due = self._due_by(looked_at)
                 complete = self._due is not None
-        view = {c.signal_id: c for c in candidates} if complete else None
+        view = found if complete else None
         plan = plan_claims(
-            candidates,
+            list(found.values()),
             agent.profile,
             self._others,
             self._threshold,
             self._options.head_start,
             free,
             self._queries.scorer.profile,
+            at_most=search.limit,  # the best few: what a round names stays bounded whatever the backlog
         )
         if plan.wait:
             time.sleep(plan.wait)  # so that an agent fitting better gets there first
@@ -161,9 +165,14 @@ class ClaimLoop:
             )
             for signal_id, refused in claims.skipped.items():
                 _log_skipped(agent, signal_id, refused)
-                if view is not None and isinstance(refused, SignalNotClaimable | InvalidTransition):
+                if isinstance(refused, BudgetReached):  # the board's: none of its signals is claimed (nor
+                    # one posted there taken from a notification) until a look says its budget allows
+                    stopped = stopped | {board.blackboard_id}
+                    if view is not None:
+                        view.pop(signal_id, None)  # a look finds it again once the budget allows
+                elif view is not None and isinstance(refused, SignalNotClaimable | InvalidTransition):
                     view.pop(signal_id, None)  # no longer open (taken, ended): for good
-                else:  # refused by a rule that may change (a limit, a budget), or held by a racing claim
+                else:  # refused by a rule that may change (a limit), or held by a racing claim
                     view = None
             for claimed in claims.claimed:
                 logger.info(
@@ -178,37 +187,79 @@ class ClaimLoop:
                 self._active[claimed.signal_id] = claimed
                 self._start(agent, claimed)
             free, claimed_any = free - len(claims.claimed), claimed_any or bool(claims.claimed)
-        self._view = None if view is None else _View(position, search.capabilities, view, self._due or 0.0)
+        self._view = (
+            None
+            if view is None
+            else _View(position, search.capabilities, view, self._due or 0.0, stopped, strays)
+        )
         return claimed_any
 
-    def _known(self, search: Search, position: int) -> tuple[list[Candidate], bool] | None:
+    def _known(
+        self, search: Search, position: int, strays: int
+    ) -> tuple[dict[str, Candidate], frozenset[str]] | None:
         """Every claimable signal this worker may want as of `position`, without a query: what its last
         complete look found and left open, plus what the log's notifications say was posted since, less
-        what they say was claimed. None when it cannot tell: no complete look, other capabilities now, a
-        signal posted for later came due, or an append since did more than post and claim (or went
-        unheard)."""
+        what they say was claimed; and the boards it knows refuse claims (their budget reached). None
+        when it cannot tell: no complete look, other capabilities now, a signal posted for later came
+        due, a notification not the log's was heard (`strays` moved), an append since did more than
+        post and claim (or went unheard), or more was posted than a look keeps."""
         view = self._view
-        if view is None or view.capabilities != search.capabilities or time.monotonic() >= view.until:
+        if (
+            view is None
+            or view.capabilities != search.capabilities
+            or time.monotonic() >= view.until
+            or strays != view.strays
+        ):
             return None
         news = self._notifier.news(view.position, position)
         if news is None:
             return None
+        found = self._told(dict(view.candidates), news, search, view.stopped)
+        if found is None:
+            return None
+        self._due = view.until
+        return found, view.stopped
+
+    def _told(
+        self, found: dict[str, Candidate], news: LogNews, search: Search, stopped: frozenset[str]
+    ) -> dict[str, Candidate] | None:
+        """`found` with what `news` posted that this worker may want (as the read model would answer: of
+        its capabilities, its board, and no board over budget) and less what it claimed; None past what
+        a look keeps (`search.limit` a capability: a backlog is queried, the best first), or when a
+        signal targeting auto, whose text the notification leaves out, has no row to read it from yet."""
         wanted = {canonical_capability(c) for c in search.capabilities}
-        board = self._options.blackboard_id
-        found = dict(view.candidates)
-        for candidate in news.posted:  # as the read model would answer: of its capabilities (and board)
-            if (board is None or candidate.blackboard_id == board) and any(
-                canonical_capability(t) in wanted for t in candidate.target_capabilities
-            ):
-                found[candidate.signal_id] = candidate
+        board, most = self._options.blackboard_id, search.limit * len(search.capabilities)
+        textless = []
+        for candidate in news.posted:
+            if candidate.blackboard_id in stopped or (board is not None and candidate.blackboard_id != board):
+                continue
+            if not any(canonical_capability(t) in wanted for t in candidate.target_capabilities):
+                continue
+            found[candidate.signal_id] = candidate
+            if targets_auto(candidate):  # scored by its text: read from its row below
+                textless.append(candidate.signal_id)
+            if len(found) > most + len(news.taken):  # more than the claims below could bring under it
+                return None
         for signal_id in news.taken:  # claimed since (by this worker or another): no longer open
             found.pop(signal_id, None)
-        self._due = view.until
-        return list(found.values()), True
+        if len(found) > most:
+            return None
+        textless = [signal_id for signal_id in textless if signal_id in found]
+        if textless:  # one statement for them all, by id
+            rows = self._queries.candidates_named(textless)
+            if len(rows) < len(textless):  # not folded yet (a bare append, an import): the look tells
+                return None
+            found.update((row.signal_id, row) for row in rows)
+        return found
 
-    def _candidates(self, search: Search) -> tuple[list[Candidate], bool]:
-        """A few of the most urgent open signals per capability, and whether that is all of them."""
-        found, complete = [], True
+    def _look(self, search: Search, position: int) -> tuple[dict[str, Candidate], frozenset[str], bool]:
+        """A few of the most urgent open signals per capability, the boards over budget (left out), and
+        whether that is every claimable signal as of `position`: each query found fewer than its limit,
+        and the rows it read were folded up to `position` (else the notifications past how far they were
+        tell what they missed: a rebuild or an import under way leaves them behind the log)."""
+        found: dict[str, Candidate] = {}
+        stopped: frozenset[str] = frozenset()
+        complete, folded = True, position
         for capability in search.capabilities:  # a few of the oldest per capability
             # as the read model stands: appends fold into it as they commit, and a stale candidate costs
             # nothing (the claim decides on the board itself)
@@ -218,10 +269,19 @@ class ClaimLoop:
                 blackboard_id=self._options.blackboard_id,
                 catch_up=False,
             )
-            some = self._queries.open_candidates(query)
-            complete = complete and len(some) < search.limit
-            found.extend(some)
-        return found, complete
+            look = self._queries.look(query)
+            complete = complete and len(look.candidates) < search.limit
+            folded, stopped = min(folded, look.folded), stopped | look.stopped
+            for candidate in look.candidates:
+                found.setdefault(candidate.signal_id, candidate)
+        if complete and folded < position:
+            news = self._notifier.news(folded, position)
+            told = None if news is None else self._told(found, news, search, stopped)
+            if told is None:
+                complete = False
+            else:
+                found = told
+        return found, stopped, complete
 
     def _sweep_if_due(self) -> bool:
         """Sweep expired signals when it is time; True if it swept."""
@@ -272,12 +332,15 @@ class ClaimLoop:
 @dataclass(frozen=True, slots=True)
 class _View:
     """What a worker knows is claimable for it as of a log position (a look that found every one, less
-    what it took or found gone since), until a signal posted for later comes due (time.monotonic)."""
+    what it took or found gone since), until a signal posted for later comes due (time.monotonic).
+    At most `Search.limit` a capability: past that, it looks again."""
 
     position: int
     capabilities: tuple[str, ...]
     candidates: dict[str, Candidate]
     until: float
+    stopped: frozenset[str] = frozenset()  # boards refusing claims (budget reached) as of the look
+    strays: int = 0  # notifications not the log's heard before the look (LogNotifier.strays)
 
 
 def _log_skipped(agent: AgentDefinition, signal_id: str, refused: BlackboardError) -> None:
