@@ -59,6 +59,7 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_ES_DEFAULTS_N": (200, 50),  # (b): signals for eventsourcing with its defaults (it replays: O(N^2))
     "BENCH_SMALL_BOARD": (10, 10),  # (c): signals on the small board
     "BENCH_LARGE_BOARD": (100_000, 10_000),  # (c): signals on the large board
+    "BENCH_LARGE_EVENTS": (1_000_000, 100_000),  # (c): events on the large board (its work, its entries)
     "BENCH_REPS": (200, 50),  # (c): claim+complete repetitions per board
     "BENCH_COLD_REPS": (5, 3),  # (c): fresh processes per board for the cold command
     "BENCH_REBUILD_EVENTS": (200_000, 20_000),  # (d): events replayed by the rebuild
