@@ -358,6 +358,6 @@ def test_the_fast_writer_refuses_a_time_without_its_zone(sql_engine):
     naive time as if it were in some zone."""
     from blackboard.infrastructure.persistence.tables import SIGNALS
 
-    naive = {"signal_id": "sig-00000001", "created_at": datetime(2026, 1, 5, 9, 0)}
+    naive = ("sig-00000001", datetime(2026, 1, 5, 9, 0))
     with sql_engine.begin() as conn, pytest.raises(ValueError, match="naive datetimes are refused"):
-        replay.DriverWriter().insert(conn, SIGNALS, [naive])
+        replay.DriverWriter().insert(conn, SIGNALS, ("signal_id", "created_at"), [naive])

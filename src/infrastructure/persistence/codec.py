@@ -94,46 +94,126 @@ def recorded_from_row(row: Any) -> Recorded:
     return Recorded(row.position, event_from_row(row), row.recorded_at, json.loads(row.metadata))
 
 
+# The columns of a signal's row, in the order `signal_values` gives them (the fold's INSERT); the last,
+# post_event_id, is the fold's own (the event that posted it), not the signal's
+SIGNAL_COLUMNS = (
+    "signal_id",
+    "blackboard_id",
+    "signal_type",
+    "payload_json",
+    "target_capabilities",
+    "posted_by",
+    "claimed_by",
+    "status",
+    "created_at",
+    "claimed_at",
+    "completed_at",
+    "result_json",
+    "version",
+    "after_json",
+    "waiting_json",
+    "waiting",
+    "claimable_since",
+    "dedupe_key",
+    "retry_of",
+    "claim_token",
+    "renewed_at",
+    "keys_json",
+    "budget_usd",
+    "usage_json",
+    "priority",
+    "not_before",
+    "attempt",
+    "max_attempts",
+    "attempts_json",
+    "gate",
+    "gate_timeout_s",
+    "gate_expires_at",
+    "decided_by",
+    "decision_note",
+    "concurrency_key",
+    "post_event_id",
+)
+# The columns a signal's later events change, in the order `changing_values` gives them after the key
+# (signal_id, first): projection.CHANGING
+CHANGING_COLUMNS = (
+    "status",
+    "claimed_by",
+    "claimed_at",
+    "completed_at",
+    "result_json",
+    "version",
+    "waiting_json",
+    "waiting",
+    "claimable_since",
+    "claim_token",
+    "renewed_at",
+    "usage_json",
+    "not_before",
+    "attempt",
+    "attempts_json",
+    "gate_expires_at",
+    "decided_by",
+    "decision_note",
+    "concurrency_key",
+)
+
+
+def _json(model: BaseModel) -> str:
+    """`model.model_dump_json()`, to the byte: the same serializer with its defaults, without the method's
+    keywords passed on each call (the models build their schema when first used: `defer_build`)."""
+    return model.__pydantic_serializer__.to_json(model).decode()
+
+
+def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tuple[Any, ...]:
+    """A signal's row as a tuple, in SIGNAL_COLUMNS' order (the fold's INSERT binds it as it is: no dict a
+    row); `post_event_id`, the last, is the event that posted it. Enums as their value (`_value_`: the
+    plain str, read without `value`'s descriptor)."""
+    result, usage, after, waiting = signal.result, signal.usage, signal.after, signal.waiting_for
+    read_keys, write_keys = signal.read_keys, signal.write_keys
+    return (
+        signal.signal_id,
+        signal.blackboard_id,
+        signal.signal_type._value_,
+        _json(signal.payload),
+        _strings(signal.target_capabilities),
+        signal.posted_by,
+        signal.claimed_by,
+        signal.status._value_,
+        signal.created_at,
+        signal.claimed_at,
+        signal.completed_at,
+        _json(result) if result else None,
+        signal.version,
+        _strings(after) if after else "[]",
+        _strings(sorted(waiting)) if waiting else "[]",
+        len(waiting),
+        signal.claimable_since,
+        signal.dedupe_key,
+        signal.retry_of,
+        signal.claim_token,
+        signal.renewed_at,
+        json.dumps({"read": list(read_keys), "write": list(write_keys)}) if read_keys or write_keys else None,
+        signal.budget_usd,
+        _json(usage) if usage else None,
+        signal.priority,
+        signal.not_before,
+        signal.attempt,
+        signal.max_attempts,
+        attempts_json(signal),
+        signal.gate,
+        signal.gate_timeout_s,
+        gate_expires_at(signal),
+        signal.decided_by,
+        signal.decision_note,
+        signal.concurrency_key,
+        post_event_id,
+    )
+
+
 def signal_row(signal: AgentSignal) -> dict[str, Any]:
-    return {
-        "signal_id": signal.signal_id,
-        "blackboard_id": signal.blackboard_id,
-        "signal_type": signal.signal_type.value,
-        "payload_json": signal.payload.model_dump_json(),
-        "target_capabilities": _strings(signal.target_capabilities),
-        "posted_by": signal.posted_by,
-        "claimed_by": signal.claimed_by,
-        "status": signal.status.value,
-        "created_at": signal.created_at,
-        "claimed_at": signal.claimed_at,
-        "completed_at": signal.completed_at,
-        "result_json": signal.result.model_dump_json() if signal.result else None,
-        "version": signal.version,
-        "after_json": _strings(signal.after),
-        "waiting_json": _strings(sorted(signal.waiting_for)),
-        "waiting": len(signal.waiting_for),
-        "claimable_since": signal.claimable_since,
-        "dedupe_key": signal.dedupe_key,
-        "retry_of": signal.retry_of,
-        "claim_token": signal.claim_token,
-        "renewed_at": signal.renewed_at,
-        "keys_json": json.dumps({"read": list(signal.read_keys), "write": list(signal.write_keys)})
-        if signal.read_keys or signal.write_keys
-        else None,
-        "budget_usd": signal.budget_usd,
-        "usage_json": signal.usage.model_dump_json() if signal.usage else None,
-        "priority": signal.priority,
-        "not_before": signal.not_before,
-        "attempt": signal.attempt,
-        "max_attempts": signal.max_attempts,
-        "attempts_json": attempts_json(signal),
-        "gate": signal.gate,
-        "gate_timeout_s": signal.gate_timeout_s,
-        "gate_expires_at": gate_expires_at(signal),
-        "decided_by": signal.decided_by,
-        "decision_note": signal.decision_note,
-        "concurrency_key": signal.concurrency_key,
-    }
+    """A signal's row as a dict of its columns (without the fold's post_event_id): `signal_values`'."""
+    return dict(zip(SIGNAL_COLUMNS[:-1], signal_values(signal)[:-1], strict=True))
 
 
 def gate_expires_at(signal: AgentSignal) -> datetime | None:
@@ -150,30 +230,41 @@ def _strings(values: Iterable[str]) -> str:
     return "[" + ", ".join(map(_quoted, values)) + "]"
 
 
+def changing_values(signal: AgentSignal) -> tuple[Any, ...]:
+    """The columns a signal's later events change, as a tuple: its signal_id (the key), then
+    CHANGING_COLUMNS' values in their order (the fold's UPDATE)."""
+    result, usage, waiting = signal.result, signal.usage, signal.waiting_for
+    return (
+        signal.signal_id,
+        signal.status._value_,
+        signal.claimed_by,
+        signal.claimed_at,
+        signal.completed_at,
+        _json(result) if result else None,
+        signal.version,
+        _strings(sorted(waiting)) if waiting else "[]",
+        len(waiting),
+        signal.claimable_since,
+        signal.claim_token,
+        signal.renewed_at,
+        _json(usage) if usage else None,
+        signal.not_before,
+        signal.attempt,
+        attempts_json(signal),
+        gate_expires_at(signal),
+        signal.decided_by,
+        signal.decision_note,
+        signal.concurrency_key,
+    )
+
+
+_CHANGING_KEYS = ("b_signal_id", *(f"b_{n}" for n in CHANGING_COLUMNS))
+
+
 def changing_row(signal: AgentSignal) -> dict[str, Any]:
-    """The columns a signal's later events change (projection.CHANGING), keyed as the fold's update binds them."""
-    return {
-        "b_signal_id": signal.signal_id,
-        "b_status": signal.status.value,
-        "b_claimed_by": signal.claimed_by,
-        "b_claimed_at": signal.claimed_at,
-        "b_completed_at": signal.completed_at,
-        "b_result_json": signal.result.model_dump_json() if signal.result else None,
-        "b_version": signal.version,
-        "b_waiting_json": _strings(sorted(signal.waiting_for)),
-        "b_waiting": len(signal.waiting_for),
-        "b_claimable_since": signal.claimable_since,
-        "b_claim_token": signal.claim_token,
-        "b_renewed_at": signal.renewed_at,
-        "b_usage_json": signal.usage.model_dump_json() if signal.usage else None,
-        "b_not_before": signal.not_before,
-        "b_attempt": signal.attempt,
-        "b_attempts_json": attempts_json(signal),
-        "b_gate_expires_at": gate_expires_at(signal),
-        "b_decided_by": signal.decided_by,
-        "b_decision_note": signal.decision_note,
-        "b_concurrency_key": signal.concurrency_key,
-    }
+    """The columns a signal's later events change (projection.CHANGING), keyed as the fold's update binds
+    them: `changing_values`'."""
+    return dict(zip(_CHANGING_KEYS, changing_values(signal), strict=True))
 
 
 def attempts_json(signal: AgentSignal) -> str | None:

@@ -32,7 +32,13 @@ from blackboard.domain.events import (
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal, SignalUsage
 from blackboard.infrastructure.persistence import lean
-from blackboard.infrastructure.persistence.codec import changing_row, signal_from_row, signal_row
+from blackboard.infrastructure.persistence.codec import (
+    CHANGING_COLUMNS,
+    SIGNAL_COLUMNS,
+    changing_values,
+    signal_from_row,
+    signal_values,
+)
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.notice import payload
 from blackboard.infrastructure.persistence.tables import (
@@ -45,26 +51,20 @@ from blackboard.infrastructure.persistence.tables import (
 )
 
 NAME = "blackboard_signals"
-CHANGING = (
-    "status",
-    "claimed_by",
-    "claimed_at",
-    "completed_at",
-    "result_json",
-    "version",
-    "waiting_json",
-    "waiting",
-    "claimable_since",
-    "claim_token",
-    "renewed_at",
-    "usage_json",
-    "not_before",  # a retry's wait
-    "attempt",
-    "attempts_json",
-    "gate_expires_at",
-    "decided_by",
-    "decision_note",
-    "concurrency_key",
+CHANGING = CHANGING_COLUMNS  # the columns a signal's later events change (`codec.changing_values`)
+_CAPABILITY_COLUMNS = ("signal_id", "capability")
+_DEPENDENCY_COLUMNS = ("signal_id", "upstream_id")
+USAGE_COLUMNS = (  # `usage_row`'s keys, in its order
+    "signal_id",
+    "blackboard_id",
+    "agent",
+    "runner",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "turns",
+    "duration_ms",
 )
 GET_SIGNAL = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
 GET_SIGNALS = select(SIGNALS).where(SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
@@ -92,18 +92,25 @@ class FoldCache:
 
 
 class RowWriter:
-    """How a fold's rows reach the tables: the dialect's many-row insert and update (a command's few
-    rows on the driver, lean.py; PostgreSQL's bulk form for many), each value bound as its column's
-    type. `persistence/replay.py` has one that hands the driver values it converted itself (a rebuild)."""
+    """How a fold's rows reach the tables. The fold hands each table's rows as tuples, in the order of the
+    column names it gives (no dict a row); this one binds them through the dialect's many-row insert and
+    update (a command's few rows on the driver, lean.py; PostgreSQL's bulk form for many), each value as
+    its column's type. `persistence/replay.py` has one that hands the driver values it converted itself
+    (a rebuild)."""
 
-    def insert(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-        dialect_of(conn.engine).insert_many(conn, table, rows)
+    def insert(
+        self, conn: Connection, table: Table, names: Sequence[str], rows: list[tuple[Any, ...]]
+    ) -> None:
+        dialect_of(conn.engine).insert_many(conn, table, [dict(zip(names, row, strict=True)) for row in rows])
 
     def update(
-        self, conn: Connection, table: Table, key: str, columns: Sequence[str], rows: list[dict[str, Any]]
+        self, conn: Connection, table: Table, key: str, columns: Sequence[str], rows: list[tuple[Any, ...]]
     ) -> None:
-        """`rows` keyed `b_<column>`."""
-        dialect_of(conn.engine).update_many(conn, table, key, columns, rows, prefix="b_")
+        """Each row: the key's value, then `columns`' values in their order."""
+        keys = [f"b_{key}", *(f"b_{c}" for c in columns)]
+        dialect_of(conn.engine).update_many(
+            conn, table, key, columns, [dict(zip(keys, row, strict=True)) for row in rows], prefix="b_"
+        )
 
 
 class Fold:
@@ -121,7 +128,7 @@ class Fold:
         self._cache = cache or FoldCache()
         self._new: dict[str, AgentSignal] = {}
         self._changed: dict[str, AgentSignal] = {}
-        self._new_dependencies: list[dict[str, str]] = []
+        self._new_dependencies: list[tuple[str, str]] = []  # (signal_id, upstream_id)
         self._posts: dict[str, str] = {}  # signal -> its post's event_id, for its row's post_event_id
         # runs recorded by these events, each signal's attempts together: the rows summary and status total
         self._usage: dict[str, dict[str, Any]] = {}
@@ -180,38 +187,43 @@ class Fold:
             self._posts[event.signal_id] = event.event_id
             for upstream in event.after:
                 self._cache.dependants[upstream].append(event.signal_id)
-                self._new_dependencies.append({"signal_id": event.signal_id, "upstream_id": upstream})
+                self._new_dependencies.append((event.signal_id, upstream))
 
     def flush(self) -> None:
         write, conn = self._writer, self._conn
         if self._new:
+            posts = self._posts.get
             write.insert(
                 conn,
                 SIGNALS,
-                [
-                    {**signal_row(s), "post_event_id": self._posts.get(s.signal_id)}
-                    for s in self._new.values()
-                ],
+                SIGNAL_COLUMNS,
+                [signal_values(s, posts(s.signal_id)) for s in self._new.values()],
             )
             write.insert(
                 conn,
                 CAPABILITIES,
+                _CAPABILITY_COLUMNS,
                 [
-                    {"signal_id": s.signal_id, "capability": c}
+                    (s.signal_id, c)
                     for s in self._new.values()
                     for c in dict.fromkeys(map(canonical_capability, s.target_capabilities))
                 ],  # compared in that form
             )
         if self._new_dependencies:
-            write.insert(conn, DEPENDENCIES, self._new_dependencies)
+            write.insert(conn, DEPENDENCIES, _DEPENDENCY_COLUMNS, self._new_dependencies)
         if self._usage_again:
             conn.execute(delete(SIGNAL_USAGE).where(SIGNAL_USAGE.c.signal_id.in_(sorted(self._usage_again))))
         if self._usage:
-            write.insert(conn, SIGNAL_USAGE, list(self._usage.values()))
+            write.insert(
+                conn,
+                SIGNAL_USAGE,
+                USAGE_COLUMNS,
+                [tuple(map(row.__getitem__, USAGE_COLUMNS)) for row in self._usage.values()],
+            )
             refresh_reached(conn, {row["blackboard_id"] for row in self._usage.values()})
         if self._changed:
             write.update(
-                conn, SIGNALS, "signal_id", CHANGING, [changing_row(s) for s in self._changed.values()]
+                conn, SIGNALS, "signal_id", CHANGING, [changing_values(s) for s in self._changed.values()]
             )
 
     def _lookup(self, signal_id: str) -> AgentSignal:
@@ -224,7 +236,7 @@ class Fold:
         if self._cache.complete:
             return self._cache.dependants.get(upstream_id, [])
         stored = self._stored_dependants.get(upstream_id, [])  # `_prefetch` read those of every completion
-        pending = [d["signal_id"] for d in self._new_dependencies if d["upstream_id"] == upstream_id]
+        pending = [signal for signal, upstream in self._new_dependencies if upstream == upstream_id]
         return list(dict.fromkeys([*stored, *pending]))
 
 

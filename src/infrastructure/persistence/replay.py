@@ -2,8 +2,9 @@
 events decoded by msgspec into only the fields the fold reads, the rows written with the driver's executemany.
 
 The rules stay where they are: each decoded event is an instance of the domain's own event class, folded by
-the one fold (`projection.fold`, the domain's `evolve`) into the rows that `codec.signal_row` and
-`codec.changing_row` make. What is faster is only what surrounds them:
+the one fold (`projection.fold`, the domain's `evolve`) into the rows that `codec.signal_values` and
+`codec.changing_values` make (tuples in the order the INSERT and UPDATE bind them). What is faster is
+only what surrounds them:
 
 - reading: one statement per page on the driver's cursor, the columns the fold needs, no SQLAlchemy
   result processing (about 29 µs an event with it, row and parameter processing together);
@@ -248,13 +249,22 @@ FAST: dict[str, Fast] = {
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off for one page: a page allocates tens of thousands of objects
     (no cycle among them), and each collection it set off would walk every signal a rebuild keeps in memory
-    (decoding alone ran 2.5x slower with it on). It runs again, as it was, once the page is written."""
+    (decoding alone ran 2.5x slower with it on). It runs again, as it was, once the page is written.
+
+    What the replay allocated meanwhile goes to the collector's oldest generation without a walk
+    (`gc.freeze` then `gc.unfreeze`: two list merges): left in the youngest, the first allocation after
+    it would set off a collection walking all of it (every signal a rebuild keeps: 1.5 µs an event of a
+    rebuild, measured). Skipped when someone else froze objects (a fork server keeps its imports frozen
+    so its children do not touch their pages): unfreezing would hand theirs back to the collector."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -375,14 +385,14 @@ class DriverWriter(RowWriter):
     def __init__(self, texts: Texts | None = None) -> None:
         self._texts: Texts = texts or {}
 
-    def insert(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    def insert(
+        self, conn: Connection, table: Table, names: Sequence[str], rows: list[tuple[Any, ...]]
+    ) -> None:
         if not rows:
             return
-        names, sqlite = list(rows[0]), conn.dialect.name == "sqlite"
+        sqlite = conn.dialect.name == "sqlite"
         kept, columns = [], []
-        for name, column in _columns(
-            table, names, [row.values() for row in rows], self._texts if sqlite else None
-        ):
+        for name, column in _columns(table, names, rows, self._texts if sqlite else None):
             if column is not None:
                 kept.append(name)
                 columns.append(column)
@@ -398,28 +408,26 @@ class DriverWriter(RowWriter):
                 write(values)
 
     def update(
-        self, conn: Connection, table: Table, key: str, columns: Sequence[str], rows: list[dict[str, Any]]
+        self, conn: Connection, table: Table, key: str, columns: Sequence[str], rows: list[tuple[Any, ...]]
     ) -> None:
         if not rows:
             return
         if conn.dialect.name != "sqlite":
             super().update(conn, table, key, columns, rows)
             return
-        names = [*columns, key]
-        sets, bound = [], []
-        keyed = [tuple(row[f"b_{n}"] for n in names) for row in rows]
-        for name, column in _columns(table, names, keyed, self._texts):
-            if name == key:
+        sets, bound, keys = [], [], None
+        for name, column in _columns(table, [key, *columns], rows, self._texts):
+            if name == key and keys is None:
                 if column is None:
                     raise ValueError(f"update of {table.name}: no {key} in the rows")
-                bound.append(column)
+                keys = column
             elif column is None:
                 sets.append(f"{name} = NULL")
             else:
                 sets.append(f"{name} = ?")
                 bound.append(column)
         sql = f"UPDATE {table.name} SET {', '.join(sets)} WHERE {key} = ?"
-        conn.connection.driver_connection.executemany(sql, zip(*bound, strict=True))  # type: ignore[union-attr]
+        conn.connection.driver_connection.executemany(sql, zip(*bound, keys, strict=True))  # type: ignore[union-attr]
 
 
 def _columns(
