@@ -181,7 +181,11 @@ class BlackboardService:
 
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
-            Scope(signals=(cmd.signal_id,), limits=agent.concurrency is None),
+            # the budget is read after the signal's row is locked, not with the log's state: this claim may
+            # wait on that lock (a late outcome of the signal), and on PostgreSQL a statement sees only what
+            # was committed before it began, so a budget read before the wait could be one the outcome
+            # reached meanwhile. A worker's batch claim (SKIP LOCKED) never waits: it reads it with the state
+            Scope(signals=(cmd.signal_id,)),
             decide,
             cmd,
             actor=cmd.agent_id,

@@ -211,9 +211,10 @@ def test_a_board_over_its_budget_is_left_out_of_workers_candidates_so_it_crowds_
 
 
 def test_a_claim_without_a_key_reads_its_budget_in_the_log_s_statement(sql_limited):
-    """One round trip fewer a claim: an agent without a concurrency key needs only the board's budget, which is
-    read with the log's state (the board's version, the log's end, the checkpoint); one with a key holds it
-    first and then reads its count and the budget, as before. Refused over budget either way."""
+    """One round trip fewer a worker's batch claim: an agent without a concurrency key needs only the board's
+    budget, which is read with the log's state (the board's version, the log's end, the checkpoint); one with
+    a key holds it first and then reads its count and the budget, as before; a claim of one signal, which
+    may wait on that signal's row lock, reads the budget after it. Refused over budget either way."""
     board = sql_limited
     engine = board.on_engine.engine()
     board.service.set_budget(SetBudget(board="ps-1", usd=1.0, set_by="alice", reason="a day"))
@@ -228,12 +229,21 @@ def test_a_claim_without_a_key_reads_its_budget_in_the_log_s_statement(sql_limit
 
     event.listen(engine, "before_cursor_execute", seen)
     try:
-        claim(board, free, "ps-free", "ps-1")
+        claimed = board.service.claim_signals(
+            ClaimSignals(blackboard_id="ps-1", signal_ids=(free,), agent_id="ps-free", limit=1)
+        )
+        assert [s.signal_id for s in claimed.claimed] == [free]
         (read,) = budget_reads()
         assert "events" in read and "projection_checkpoints" in read  # the state's statement
         statements.clear()
         claim(board, keyed, "ps-a", "ps-1")
         assert len(budget_reads()) == 1 and "events" not in budget_reads()[0]  # after the key's hold
+        statements.clear()
+        (single,) = post(board, "ps-1")
+        statements.clear()
+        claim(board, single, "ps-free", "ps-1")
+        # one signal's claim may wait on its row's lock: the budget is read after it, not before
+        assert len(budget_reads()) == 1 and "events" not in budget_reads()[0]
     finally:
         event.remove(engine, "before_cursor_execute", seen)
     spend(board, "ps-1", "ps-free", 1.5)
