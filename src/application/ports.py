@@ -475,17 +475,7 @@ class SignalReadModel(abc.ABC):
             found = [s for s in self.find(criteria) if s.blackboard_id not in stopped][:limit]
         else:
             found = self.find(criteria)
-        return [
-            Candidate(
-                s.signal_id,
-                s.blackboard_id,
-                s.target_capabilities,
-                s.created_at,
-                s.text if targets_auto(s) else "",
-                s.priority,
-            )
-            for s in found
-        ]
+        return [_candidate(s) for s in found]
 
     def look(
         self,
@@ -507,17 +497,7 @@ class SignalReadModel(abc.ABC):
         for one targeting auto: what a notification told of a signal, less its text. This default asks
         for each; a store reads them in one statement."""
         found = [s for s in (self.get(sid) for sid in signal_ids) if s is not None]
-        return [
-            Candidate(
-                s.signal_id,
-                s.blackboard_id,
-                s.target_capabilities,
-                s.created_at,
-                s.text if targets_auto(s) else "",
-                s.priority,
-            )
-            for s in found
-        ]
+        return [_candidate(s) for s in found]
 
     def next_due(
         self, capabilities: Sequence[str], after: datetime, blackboard_id: str | None = None
@@ -740,3 +720,15 @@ class IdGenerator(abc.ABC):
     @abc.abstractmethod
     def new_signal_id(self) -> str:
         """A fresh `sig-` + 8 hex id."""
+
+
+def _candidate(signal: AgentSignal) -> Candidate:
+    """What choosing a signal needs of it: its text only where it targets auto (scored by text)."""
+    return Candidate(
+        signal.signal_id,
+        signal.blackboard_id,
+        signal.target_capabilities,
+        signal.created_at,
+        signal.text if targets_auto(signal) else "",
+        signal.priority,
+    )
