@@ -35,10 +35,10 @@ def __getattr__(name: str) -> Any:
             return version("agent-blackboard")
         except PackageNotFoundError:  # a source tree that was never installed
             return "0.0.0"
-    if name == "models":
-        from blackboard import models
+    if name == "models":  # by its full name: `from blackboard import models` would ask this function again
+        import importlib
 
-        return models
+        return importlib.import_module("blackboard.models")
     if name in API:
         from blackboard.infrastructure import api
 

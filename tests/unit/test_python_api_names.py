@@ -114,3 +114,18 @@ def vars_of(cls: type) -> dict[str, object]:
     for klass in reversed(cls.__mro__[:-1]):
         found.update(vars(klass))
     return found
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from blackboard import models; print(models.Signal.__name__)",
+        "from blackboard import *; print(models.Signal.__name__, Blackboard.__name__)",
+        "import blackboard; print(blackboard.models.Signal.__name__)",
+    ],
+)
+def test_the_models_module_imports_every_way_python_allows(statement):
+    done = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "Signal"
