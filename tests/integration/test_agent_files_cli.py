@@ -281,3 +281,46 @@ def test_a_worker_without_the_runner_s_sdk_names_the_extra_to_install(tmp_path, 
     assert done.returncode == 2
     assert "the openai runner needs the openai Python SDK" in done.stderr
     assert "pip install 'agent-blackboard[openai]'" in done.stderr
+
+
+PLUGIN_VALIDATOR = """---
+name: plugin-validator
+description: Use this agent when the user asks to "validate my plugin", "check plugin structure", or mentions \\
+plugin validation. Also trigger proactively after user creates or modifies plugin components.
+
+Examples:
+
+<example>
+Context: User finished creating a new plugin
+user: "I've created my first plugin with commands and hooks"
+assistant: "Great! Let me validate the plugin structure."
+<commentary>
+Plugin created, proactively validate to catch issues early.
+</commentary>
+assistant: "I'll use the plugin-validator agent to check the plugin."
+</example>
+
+model: inherit
+color: yellow
+tools: ["Read", "Grep", "Glob", "Bash"]
+---
+
+You are an expert plugin validator.
+"""
+
+
+def test_a_description_runs_on_through_its_unindented_examples_to_the_next_key_claude_code_knows(tmp_path):
+    # as Claude Code's plugin-dev plugin wrote agents/plugin-validator.md: examples after a blank line, unindented
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "plugin-validator.md").write_text(PLUGIN_VALIDATOR.replace("\\\n", ""), encoding="utf-8")
+
+    done = cli(tmp_path, "--json", "agents", folders=[folder])
+
+    assert done.returncode == 0, done.stderr
+    [agent] = json.loads(done.stdout)["agents"]
+    assert agent["description"].startswith('Use this agent when the user asks to "validate my plugin"')
+    assert "\nContext: User finished creating a new plugin\nuser: \"I've created" in agent["description"]
+    assert agent["description"].endswith('check the plugin."\n</example>')
+    assert (agent["model"], agent["tools"]) == ("inherit", ["Read", "Grep", "Glob", "Bash"])
+    assert [w["fix"] for w in agent["warnings"]] == ["quote the description"]

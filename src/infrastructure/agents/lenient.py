@@ -7,6 +7,11 @@ unkeyed lines after it) is parsed as YAML when it can be, and otherwise taken as
 the line plus its continuation lines, the way Claude Code takes it. A key read as text is said in a
 warning (with its fix: quote the value); a key the blackboard owns (`OWNED`) must be valid YAML, so
 there the failure stays an error.
+
+A value read as text runs on to the next key an agent file knows (`KNOWN`): descriptions carry example
+blocks whose lines look like keys (`Examples:`, `Context: ...`, `user: "..."`, `assistant: "..."`, often
+unindented after a blank line), and those belong to the text. So does a block of an unknown key that is not
+valid YAML right after a description that was: the description's text goes on there.
 """
 
 from __future__ import annotations
@@ -31,6 +36,27 @@ OWNED = frozenset(
         "concurrency",
     }
 )
+# every key Claude Code's agent files or the blackboard's give a meaning to: where a text value ends
+KNOWN = OWNED | frozenset(
+    {
+        "description",
+        "tools",
+        "disallowedTools",
+        "model",
+        "permissionMode",
+        "mcpServers",
+        "hooks",
+        "maxTurns",
+        "skills",
+        "memory",
+        "background",
+        "effort",
+        "isolation",
+        "color",
+        "initialPrompt",
+    }
+)
+RUNS_ON = "description"  # the key whose text examples continue
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
 
 
@@ -77,17 +103,25 @@ def _leniently(blocks: list[tuple[str, int, list[str]]]) -> Frontmatter:
     import yaml
 
     read = Frontmatter({})
-    for key, line, lines in blocks:
+    blocks, last = list(blocks), None
+    while blocks:
+        key, line, lines = blocks.pop(0)
         try:
             value = yaml.load("\n".join(lines), Loader=_loader())
         except (yaml.YAMLError, ValueError) as exc:
             reason = f"{_problem(exc)}, line {line + _line_in(exc)} of the file"
+            if key not in KNOWN and last is not None and last[0] == RUNS_ON and RUNS_ON in read.data:
+                key, line, lines = last[0], last[1], [*last[2], *lines]  # the description goes on here
+                del read.data[RUNS_ON]
+            while key == RUNS_ON and blocks and blocks[0][0] not in KNOWN:  # `Context:` ... of its examples
+                lines = [*lines, *blocks.pop(0)[2]]
             if key in OWNED:
                 read.errors.append(
                     (f"{key}: is not valid YAML ({reason})", f"quote the {key} or fix its YAML")
                 )
                 continue
             read.data[key] = _as_text(key, lines)
+            last = None
             read.warnings.append(
                 (
                     f"{key}: is not strict YAML ({reason}); read as plain text, as Claude Code reads it",
@@ -96,6 +130,7 @@ def _leniently(blocks: list[tuple[str, int, list[str]]]) -> Frontmatter:
             )
             continue
         read.data[key] = value.get(key) if isinstance(value, dict) else None
+        last = (key, line, lines)
     return read
 
 
