@@ -324,3 +324,25 @@ def test_a_description_runs_on_through_its_unindented_examples_to_the_next_key_c
     assert agent["description"].endswith('check the plugin."\n</example>')
     assert (agent["model"], agent["tools"]) == ("inherit", ["Read", "Grep", "Glob", "Bash"])
     assert [w["fix"] for w in agent["warnings"]] == ["quote the description"]
+
+
+@pytest.mark.parametrize("name", ["../evil", "team/lead", "back\\\\slash", "..", "."])
+def test_a_name_a_path_could_be_built_from_is_left_out_naming_the_rule(tmp_path, name):
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "bad.md").write_text(f'---\nname: "{name}"\ncommand: "true"\n---\nbody\n', encoding="utf-8")
+    (folder / "good.md").write_text('---\nname: Good-List\ncommand: "true"\n---\nbody\n', encoding="utf-8")
+
+    done = cli(tmp_path, "--json", "agents", folders=[folder])
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [a["name"] for a in report["agents"]] == [
+        "Good-List"
+    ]  # outside the contract, but Claude Code loads it
+    [left_out] = report["left_out"]
+    assert left_out["file"].endswith("bad.md")
+    assert any(
+        "no slash or backslash" in p["message"] and "not . or .." in p["message"]
+        for p in left_out["problems"]
+    )

@@ -214,3 +214,29 @@ def test_a_value_yaml_cannot_build_in_a_foreign_key_is_text_with_a_warning(tmp_p
 def test_a_value_yaml_cannot_build_in_a_key_of_ours_is_an_error_naming_it(tmp_path):
     with pytest.raises(AgentFileInvalid, match="name: is not valid YAML"):
         read(tmp_path, "---\nname: 2024-13-45\n---\nbody\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("ps-researcher", "ps-researcher"),
+        ("powershell-5.1-expert", "powershell-5.1-expert"),
+        ("Good-List", "good-list-"),
+        ("Frontend Developer", "frontend-developer-"),
+        ("héllo wörld", "h-llo-w-rld-"),
+        ("***", "agent-"),
+    ],
+)
+def test_a_name_reaches_a_path_as_its_slug(name, slug):
+    from blackboard.infrastructure.agents.spec import path_slug
+
+    made = path_slug(name)
+
+    assert made == slug if slug == name else made.startswith(slug) and len(made) == len(slug) + 8
+    assert "/" not in made and "\\" not in made and made not in (".", "..")
+
+
+def test_two_names_that_slug_alike_never_share_a_file():
+    from blackboard.infrastructure.agents.spec import path_slug
+
+    assert path_slug("Good List") != path_slug("good-list") != path_slug("Good-List")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -27,6 +30,13 @@ NAME_PATTERN = r"^[^\s\x00-\x1f\x7f-](?:[^\x00-\x1f\x7f]{0,198}[^\s\x00-\x1f\x7f
 NAME_RULE = (
     "must be 1 to 200 characters, not starting with a hyphen, with no control character and no space at "
     "either end"
+)
+# An agent's name also names files (a started worker's log) and reaches Claude Code's own files: no path
+# separator, and not `.` or `..`, whatever Claude Code's loader takes (`path_slug` is what a path holds)
+AGENT_NAME_PATTERN = r"^[^\s\x00-\x1f\x7f/\\-](?:[^\x00-\x1f\x7f/\\]{0,198}[^\s\x00-\x1f\x7f/\\])?$"
+AGENT_NAME_RULE = (
+    "must be 1 to 200 characters, not starting with a hyphen, with no control character (NUL included), no "
+    "slash or backslash and no space at either end, and not . or .."
 )
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
 ENTRYPOINT_PATTERN = rf"^{_IDENTIFIER}(\.{_IDENTIFIER})*:{_IDENTIFIER}$"  # module.path:function
@@ -121,6 +131,13 @@ def retry_policy(retries: int | RetrySpec | None) -> RetryPolicy | None:
     return RetryPolicy(max_attempts=retries)
 
 
+def _not_dots(name: str) -> str:
+    """`.` and `..` pass the pattern (it has no look-ahead) and name folders: refused as the pattern refuses."""
+    if name in (".", ".."):
+        raise PydanticCustomError("string_pattern_mismatch", "String should match pattern")
+    return name
+
+
 class ConcurrencySpec(BaseModel):
     """`concurrency: {key: openai, max: 4}`: at most `max` signals claimed at once under `key`, across
     every agent naming it (docs/control.md, "Limits")."""
@@ -137,7 +154,7 @@ class AgentFileSpec(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    name: str = Field(pattern=NAME_PATTERN)
+    name: Annotated[str, Field(pattern=AGENT_NAME_PATTERN), AfterValidator(_not_dots)]
     capabilities: Capabilities | None = None  # None: the name is the capability (shapes.py)
     threshold: Score | None = None
     command: str | None = None
@@ -233,7 +250,7 @@ def plain_message(error: Any) -> str:
     if kind == "literal_error" and leaf == "runner":
         return f"{field}: must be claude-code, anthropic or openai, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "name":
-        return f"{field}: {NAME_RULE}, {_got(value)}"
+        return f"{field}: {AGENT_NAME_RULE}, {_got(value)}"
     if kind == "string_pattern_mismatch" and leaf == "entrypoint":
         return (
             f"{field}: must be module.path:function, Python names joined by dots, a colon, then the "
@@ -285,3 +302,13 @@ def names(value: Any) -> tuple[str, ...]:
     """`tools` as Claude Code takes it: a comma-separated string (`Read, Grep, Glob`) or a list."""
     items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
     return tuple(dict.fromkeys(str(i).strip() for i in items if i is not None and str(i).strip()))
+
+
+def path_slug(name: str) -> str:
+    """What a path holds for an agent's name: `[a-z0-9.-]`, as the agent-file contract spells names, the
+    name itself when it is one; otherwise its letters and digits lowered, other runs of characters a
+    hyphen, and a short hash of the name, so two names never share a file (`Good List` -> `good-list-1a2b3c4d`)."""
+    slug = re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-.")
+    if slug == name:
+        return slug
+    return f"{slug or 'agent'}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from blackboard.infrastructure.agents.spec import path_slug
 from blackboard.infrastructure.runners.processes import kill_tree
 
 logger = logging.getLogger("blackboard.solve")
@@ -40,7 +41,8 @@ class StartedWorkers:
         return [p.pid for _, p in self._started]
 
     def start(self, agents: Sequence[str], blackboard_id: str) -> list[str]:
-        """Start one worker per agent, serving only this board; their output goes to `logs/<agent>.log`."""
+        """Start one worker per agent, serving only this board; their output goes to `logs/<agent>.log` (the
+        name's path slug: `Good List` -> `good-list-<hash>.log`)."""
         self._logs.mkdir(parents=True, exist_ok=True)
         for agent in agents:
             argv = [
@@ -54,7 +56,7 @@ class StartedWorkers:
                 blackboard_id,
                 *self._extra,
             ]
-            with open(self._logs / f"{agent}.log", "ab") as log:
+            with open(self._logs / f"{path_slug(agent)}.log", "ab") as log:
                 process = subprocess.Popen(
                     argv,
                     cwd=self._cwd,
