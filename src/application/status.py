@@ -71,9 +71,11 @@ class StatusQueries:
         now = self._clock.now()
         return [w for w in self._presence.workers() if w.is_live(now)]
 
-    def overview(self, blackboard_id: str | None = None) -> list[BoardStatus]:
-        """Every board the store holds (or the one named: BoardNotFound if it holds none), in board order."""
-        self._projector.catch_up()
+    def overview(self, blackboard_id: str | None = None, catch_up: bool = True) -> list[BoardStatus]:
+        """Every board the store holds (or the one named: BoardNotFound if it holds none), in board order.
+        `catch_up` False: the read model as it stands (a scrape that found an event it cannot read)."""
+        if catch_up:
+            self._projector.catch_up()
         now = self._clock.now()
         signals = {
             b.blackboard_id: b for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id)

@@ -136,3 +136,30 @@ def test_a_database_migrated_by_a_newer_release_runs_this_one_only_if_that_relea
 
     assert "the database is at schema revision 9001, migrated by blackboard 9.9.0" in refused.stderr
     assert "upgrade to 9.9.0 (at least 9.0.0)" in refused.stderr, refused.stderr
+
+
+def test_metrics_go_on_serving_what_was_folded_and_say_an_upgrade_is_needed(store):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from tests.e2e.web import UiServer
+
+    calm = store.post("--blackboard", "calm")["signal_id"]
+    signal = store.post("--blackboard", "mixed")["signal_id"]
+    server = UiServer(store).wait_ready()
+    try:
+        _append(store.db_url, "mixed", "AgentSignalTeleported", 1, {"signal_id": signal, "to": "x"})
+        status, _, body = server.get("/metrics")
+    finally:
+        server.stop()
+
+    assert status == 200, body[:500]  # was 501 for every board
+    found = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(body.decode())
+        for s in family.samples
+    }
+    assert found[("blackboard_upgrade_needed", ())] == 1
+    assert found[("blackboard_signals", (("board", "calm"), ("status", "POSTED")))] == 1
+    assert found[("blackboard_signals", (("board", "mixed"), ("status", "POSTED")))] == 1
+    assert "AgentSignalTeleported" in server.stderr()  # the server's log names the event
+    assert calm

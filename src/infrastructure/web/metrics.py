@@ -9,6 +9,7 @@ histograms (OpenMetrics' `gaugehistogram`), which Prometheus does not take for c
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 from prometheus_client.core import (
@@ -20,10 +21,12 @@ from prometheus_client.core import (
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from blackboard.application.errors import UpgradeNeeded
 from blackboard.application.ports import CLAIM_WAIT, RUN_TIME, Durations
 from blackboard.application.status import StatusQueries
 from blackboard.domain.signals import SignalStatus
 
+logger = logging.getLogger(__name__)
 # seconds: from a claim within a worker's wake-up to a run of hours
 BOUNDS = (0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
 
@@ -33,7 +36,18 @@ class BoardCollector(Collector):
         self._status = status
 
     def collect(self) -> Iterator[Metric]:
-        boards = self._status.overview()  # catches the read model up first
+        try:
+            boards, unreadable = self._status.overview(), None  # catches the read model up first
+        except UpgradeNeeded as exc:  # an event of a newer release: what was folded before it, said so
+            boards, unreadable = self._status.overview(catch_up=False), exc
+            logger.warning("/metrics serves the read model as folded before an event it cannot read: %s", exc)
+        upgrade = GaugeMetricFamily(
+            "blackboard_upgrade_needed",
+            "1 while the log holds an event this release cannot read (a newer release wrote it): the numbers "
+            "are the read model's as folded before it, and the server's log names the event; else 0",
+        )
+        upgrade.add_metric([], 0 if unreadable is None else 1)
+        yield upgrade
         signals = GaugeMetricFamily(
             "blackboard_signals",
             "Signals on the board, by status (as the read model holds them now)",
