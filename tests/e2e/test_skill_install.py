@@ -81,3 +81,29 @@ def test_bad_input_is_exit_2_naming_what_to_fix(cli, tmp_path):
     broken = cli("skill", "install", "--mcp").expect(2)
     assert f"{tmp_path / '.mcp.json'}: must be a JSON object" in broken.stderr
     assert not tmp_path.joinpath(*SKILL).exists()
+
+
+def test_mcp_for_another_folder_points_at_that_project_s_board_and_agents_unless_they_were_given(
+    cli, tmp_path
+):
+    project = tmp_path / "my-project"
+    (project / ".claude" / "agents").mkdir(parents=True)  # a Claude Code project: no ./agents
+    unset = {"BLACKBOARD_DB": "", "BLACKBOARD_AGENTS_DIR": ""}
+
+    cli("skill", "install", "--dir", str(project), "--mcp", env=unset).expect(0)
+
+    args = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["blackboard"]["args"]
+    assert args[:4] == [
+        "--db",
+        f"sqlite:///{project / '.blackboard' / 'blackboard.db'}",
+        "--agents-dir",
+        str(project / ".claude" / "agents"),
+    ]
+
+    given = tmp_path / "elsewhere"
+    given.mkdir()
+    cli(
+        "--db", f"sqlite:///{given / 'b.db'}", "skill", "install", "--dir", str(given), "--mcp", env=unset
+    ).expect(0)
+    args = json.loads((given / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["blackboard"]["args"]
+    assert args[:4] == ["--db", f"sqlite:///{given / 'b.db'}", "--agents-dir", str(given / "agents")]

@@ -2,7 +2,9 @@
 written into a project's `.claude/skills/blackboard/SKILL.md`, where Claude Code finds a project's skills;
 with `--mcp`, the board's MCP server added to the project's `.mcp.json` as `mcp --print-config` prints it,
 with the database and agents folders this command was given (relative ones taken from the current folder,
-as every command takes them).
+as every command takes them), or, where none was given (flag or variable), the project's own defaults: its
+`.blackboard/blackboard.db` and its `agents` folder (its `.claude/agents` when it has that and no `agents`),
+so that the server a client starts in the project finds the project's board.
 
 Everything is checked before anything is written: a file already there with other content is refused
 (exit 3, naming it and --force) unless --force; one with the same content is left as it is.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -50,7 +53,8 @@ def skill_install(args: argparse.Namespace, config: BlackboardSettings = Provide
         )
     planned = [(skill, text)]
     if args.mcp:  # its other servers are kept: only a differing `blackboard` server needs --force
-        planned.append((project / MCP_PATH, _mcp_file(project / MCP_PATH, config, args.force)))
+        board = _projects(config, project, given_db=args.db, given_agents=args.agents_dir)
+        planned.append((project / MCP_PATH, _mcp_file(project / MCP_PATH, board, args.force)))
     written, unchanged = [], []
     for path, text in planned:
         if path.is_file() and _text(path) == text:
@@ -69,6 +73,24 @@ def skill_install(args: argparse.Namespace, config: BlackboardSettings = Provide
         "unchanged": unchanged,
     }
     return Output(data, "\n".join(lines))
+
+
+def _projects(
+    config: BlackboardSettings, project: Path, given_db: str | None, given_agents: list[str] | None
+) -> BlackboardSettings:
+    """The settings the project's server should start with: what was given (a flag or a variable) as it
+    is, and for what was not, the default folders and database of `project` instead of the current folder."""
+    from dataclasses import replace
+
+    from blackboard.infrastructure.persistence import DEFAULT_URL
+
+    changes: dict[str, str] = {}
+    if given_db is None and not os.environ.get("BLACKBOARD_DB"):
+        changes["db"] = f"sqlite:///{project / DEFAULT_URL.removeprefix('sqlite:///')}"
+    if not given_agents and not os.environ.get("BLACKBOARD_AGENTS_DIR"):
+        default, claude = project / "agents", project / ".claude" / "agents"
+        changes["agents_dir"] = str(claude if not default.exists() and claude.is_dir() else default)
+    return replace(config, **changes)
 
 
 def _text(path: Path) -> str:
