@@ -16,6 +16,7 @@ API = (
     "Closed",
     "Conflict",
     "InvalidInput",
+    "IterationsSpent",
     "NotFound",
     "Refused",
     "TimedOut",

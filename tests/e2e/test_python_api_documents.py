@@ -420,3 +420,20 @@ def test_gates_are_posted_and_decided_through_the_api_as_through_the_cli(store, 
     second = api.post("DECISION", board, "e-3", "and this?", gate=True)
     rejected = api.reject(second.signal_id, by="bob", reason="no")
     assert rejected.result.error == "rejected by bob: no"
+
+
+def test_signals_takes_several_capabilities_as_the_cli_s_repeated_option(store, board):
+    api, cli = store
+    research = api.post("RESEARCH", board, "e-1", "r").signal_id
+    review = api.post("REVIEW", board, "e-2", "v").signal_id
+    api.post("ANALYSIS", board, "e-3", "a")
+
+    both = api.signals(capability=["RESEARCH", "REVIEW"], blackboard_id=board)
+    one = api.signals(capability="REVIEW", blackboard_id=board)
+
+    printed = cli.ok("signals", "--capability", "RESEARCH", "--capability", "REVIEW", "--blackboard", board)
+    assert [s.signal_id for s in both] == [s["signal_id"] for s in printed] == [research, review]
+    assert [s.signal_id for s in one] == [review]
+    with pytest.raises(InvalidInput) as bad:
+        api.signals(capability=7, blackboard_id=board)
+    assert bad.value.field == "capability"

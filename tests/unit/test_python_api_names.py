@@ -129,3 +129,10 @@ def test_the_models_module_imports_every_way_python_allows(statement):
 
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[0] == "Signal"
+
+
+def test_solve_s_iterations_spent_is_a_public_timed_out():
+    from blackboard import IterationsSpent, TimedOut
+
+    assert issubclass(IterationsSpent, TimedOut) and "IterationsSpent" in blackboard.__all__
+    assert exit_code(IterationsSpent.__new__(IterationsSpent)) == 5

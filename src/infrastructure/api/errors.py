@@ -9,6 +9,7 @@ interface raised it: `InvalidInput` 2, `Refused` 3 (`Conflict` is one), `NotFoun
 from __future__ import annotations
 
 from blackboard.application.errors import TimedOut, Unavailable, UpgradeNeeded
+from blackboard.application.solve_ports import IterationsSpent  # TimedOut: `solve` gave no answer in time
 from blackboard.domain.errors import BlackboardError, InvalidInput, NotFound, RuleViolation
 from blackboard.domain.knowledge.entries import KeyInConflict
 
@@ -28,6 +29,7 @@ __all__ = [
     "Closed",
     "Conflict",
     "InvalidInput",
+    "IterationsSpent",
     "NotFound",
     "Refused",
     "TimedOut",

@@ -236,17 +236,18 @@ class SignalCalls(Base):
         *,
         status: str | None = None,
         signal_type: str | None = None,
-        capability: str | None = None,
+        capability: str | Iterable[str] | None = None,
         blackboard_id: str | None = None,
         limit: int | None = None,
         at: int | None = None,
     ) -> Signals:
-        """`blackboard signals`: the read model, oldest first."""
+        """`blackboard signals`: the read model, oldest first; `capability` one name or several (any of
+        them, as a repeated `--capability`)."""
         query = request(
             ListSignals,
             status=status,
             signal_type=signal_type,
-            capability=capability,
+            capabilities=names(capability, "capability"),
             blackboard_id=blackboard_id,
             limit=limit,
             at=at,
