@@ -138,9 +138,11 @@ class Handling:
         """`usage`: what a runner's run cost, recorded with the outcome; `folder`: where a relative
         artifact path leads from (a run's workdir; the agent file's folder by default). A run that failed
         after its claim lapsed failed for that (the keeper may have killed it): it says so."""
-        if (lapsed := self.held.release(claimed.signal_id)) is not None and not outcome.succeeded:
+        lapsed = self.held.release(claimed.signal_id)
+        if lapsed is not None and not outcome.succeeded:
             logger.warning("%s %s", claimed.signal_id, lapsed)
-            outcome = HandlerOutcome(False, error=lapsed)
+            if not (outcome.error or "").startswith(lapsed):  # stopped for it already: said as it was
+                outcome = HandlerOutcome(False, error=lapsed)
         command = self._command(agent, claimed, outcome, usage, folder)
         took = time.monotonic() - started
         self._service.tracer.ran(claimed, agent.name, time.time_ns() - int(took * 1e9), outcome.succeeded)
