@@ -3,7 +3,8 @@
 A claim lapses `claim timeout` seconds after its last renewal, whatever the worker knows (a database outage: its
 renewals fail). A run whose lease lapsed is stopped by the worker as soon as it looks (`lapsed`), and by the
 keeper at that very moment if the worker cannot look (stopped, hung): one rule, `keeper.lease.Lease`, counted
-from the moment the worker sent the claim or renewal the board recorded (no later than the board's own).
+from the moment the worker sent the renewal the board recorded (no later than the board's own), or, before the
+first, from the run's start (just after the board recorded the claim).
 """
 
 from __future__ import annotations
