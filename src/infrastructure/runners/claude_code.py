@@ -106,10 +106,8 @@ class Session:
                     for reader in readers:
                         reader.join(timeout=5)
                     return self.ended(False, error=reason)
-        except BaseException:
-            kill_tree(
-                process, marks=run_marks(self.request)
-            )  # whatever went wrong, nothing goes on unwatched
+        except BaseException:  # whatever went wrong here, the run does not go on unwatched
+            kill_tree(process, marks=run_marks(self.request))
             raise
         for reader in readers:
             reader.join(timeout=5)
