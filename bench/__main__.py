@@ -10,7 +10,8 @@ well `--capability auto` picks on a labelled set of public agent files (before a
 (s) CLI start-up, (x) control of the work: a cancel reaching a running handler and a signal posted for later claimed
 when due (SQLite and PostgreSQL),
 (p) a post as an MCP tool call against a CLI post, (r) a runner's own overhead per signal beside a command
-handler's, and the board tools' context size in tokens, (z) the claim path with limits configured (priorities,
+handler's, and the board tools' context size in tokens, (h) a worker's SIGKILL to the last process of its run
+gone (a command handler's, a claude-code run's), (z) the claim path with limits configured (priorities,
 a concurrency key, a budget) beside none.
 handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
 of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import,
@@ -150,6 +151,16 @@ def main() -> None:
             int(os.environ.get("BENCH_RUNNER_SIGNALS", "20")),
             int(os.environ.get("BENCH_RUNNER_CLAUDE_SIGNALS", "5")),
         )
+
+    def run_h() -> None:  # (h) a worker's SIGKILL to its run's last process gone, now beside the build before
+        from bench import held
+
+        report["held"] = h = held.run(
+            int(os.environ.get("BENCH_HELD_RUNS", "5")),
+            int(os.environ.get("BENCH_HELD_CLAUDE_RUNS", "3")),
+            os.environ.get("BENCH_HELD_BEFORE"),
+        )
+        targets.append(held.print_report(h, say))
 
     def run_y() -> None:  # (y) export and import: peak RSS now beside the former whole-board path
         from bench import transfer
@@ -425,6 +436,7 @@ def main() -> None:
         ("s", run_s),
         ("p", run_p),
         ("r", run_r),
+        ("h", run_h),
         ("z", run_z),
         ("y", run_y),
         ("w", run_w),

@@ -122,6 +122,10 @@ class RunControl(abc.ABC):
     def wait(self, seconds: float) -> str | None:
         """Wait up to `seconds`; the reason to stop, as soon as there is one (None: the time passed)."""
 
+    def started(self, pid: int) -> None:
+        """A runner that starts a process (in a session of its own) says so at once, with its pid: the worker
+        has its keeper end that process's whole tree if the worker dies or the claim lapses first."""
+
 
 class Runner(abc.ABC):
     """Runs an agent's work on one signal and says how it ended. `run` never raises: an error is a

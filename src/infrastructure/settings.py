@@ -333,6 +333,7 @@ def worker_options(
         sweep_every=min(10.0, max(0.5, min(settings.post_timeout, settings.claim_timeout) / 3)),
         # a running handler's claim is renewed every third of the claim timeout (docs/agents.md: "Leases")
         renew_every=max(0.5, settings.claim_timeout / 3),
+        claim_timeout=settings.claim_timeout,
     )
 
 

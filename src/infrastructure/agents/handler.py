@@ -2,7 +2,8 @@
 
 A command runs through the shell, in the agent file's folder, with the signal document (and the
 agent under `agent`: name, description, instructions, model, tools) on standard input and
-BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set. Exit 0 with a JSON
+BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set (a worker adds the run's claim token and
+board: keeper/marks.py). Exit 0 with a JSON
 object (artifact_path and/or knowledge_items) completes the signal with that result; exit 0 with
 plain text completes it with the text as its one knowledge item; any other exit, or running past
 `timeout`, fails it with the end of stderr (on success, the end of stderr is kept in the outcome for the
@@ -46,6 +47,8 @@ def run_handler(
     tick_every: float = 60.0,
     cancel: threading.Event | None = None,
     stop: Callable[[], str | None] | None = None,
+    started: Callable[[int], None] | None = None,
+    marks: Mapping[str, str] | None = None,
 ) -> HandlerOutcome:
     """Run the agent's `command` on one signal document and say how it ended.
 
@@ -54,8 +57,9 @@ def run_handler(
     `cancel` stops it too. The command runs in a session of its own, so a Ctrl-C meant for the
     worker reaches the worker alone, which decides what happens to its handlers. `stop` is asked every
     POLL seconds for a reason to stop (the signal was cancelled). A stopped command's process group gets
-    SIGTERM, then SIGKILL (with every descendant) after at most a second. (An `entrypoint` goes through
-    `call_entrypoint_here`.)
+    SIGTERM, then SIGKILL (with every descendant, and every process carrying `marks`: keeper/marks.py) after
+    at most a second. `started` gets the command's pid as soon as it runs (a worker's keeper holds it). (An
+    `entrypoint` goes through `call_entrypoint_here`.)
     """
     timeout = timeout_of(agent)
     if not agent.command:
@@ -81,6 +85,8 @@ def run_handler(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    if started is not None:
+        started(process.pid)
     collected: dict[str, str] = {}
     talker = threading.Thread(
         target=lambda: collected.update(
@@ -95,7 +101,7 @@ def run_handler(
 
     stopped = _watch(ended, timeout, tick, tick_every, cancel, stop)
     if stopped:
-        kill_tree(process, grace=STOP_GRACE)
+        kill_tree(process, grace=STOP_GRACE, marks=marks)
         talker.join()
     tail = _tail(collected.get("err"))
     if stopped:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
+from blackboard.infrastructure.keeper.marks import identity, marks
 from blackboard.infrastructure.runners import catalog
 from blackboard.infrastructure.runners.processes import STOP_GRACE, kill_tree
 from blackboard.infrastructure.runners.transcript import Transcript
@@ -87,6 +88,7 @@ class Session:
             )
         except OSError as exc:
             return self.ended(False, error=f"could not start Claude Code ({self.argv[0]}): {exc}")
+        control.started(process.pid)  # the worker's keeper ends the tree if the worker dies first
         readers = [
             threading.Thread(target=self._feed, args=(process,), daemon=True),
             threading.Thread(target=self._read, args=(process,), daemon=True),
@@ -99,13 +101,13 @@ class Session:
                 reason = control.wait(POLL)
                 if reason is not None and process.poll() is None:
                     kill_tree(
-                        process, grace=STOP_GRACE
+                        process, grace=STOP_GRACE, marks=run_marks(self.request)
                     )  # before anything is recorded: nothing the run sends afterwards lands
                     for reader in readers:
                         reader.join(timeout=5)
                     return self.ended(False, error=reason)
-        except BaseException:
-            kill_tree(process)  # whatever went wrong here, the run does not go on unwatched
+        except BaseException:  # whatever went wrong here, the run does not go on unwatched
+            kill_tree(process, marks=run_marks(self.request))
             raise
         for reader in readers:
             reader.join(timeout=5)
@@ -269,5 +271,14 @@ def arguments(request: RunRequest, private: Path) -> list[str]:
 
 def environment(request: RunRequest) -> dict[str, str]:
     """The worker's own environment (ANTHROPIC_*, proxies, CLAUDE_CODE_* ...), the settings the board's
-    server needs, and the claim's token, which reaches that server this way only."""
-    return {**os.environ, **request.board_env, CLAIM_TOKEN: request.token}
+    server needs, and the run's identity: its agent, signal, board and the claim's token, which reaches that
+    server (and whatever the run starts) this way only (keeper/marks.py)."""
+    if not request.signal_id:  # a run with no board (solve's controller): no claim to carry
+        return {**os.environ, **request.board_env, CLAIM_TOKEN: request.token}
+    run = identity(request.agent.name, request.signal_id, request.token, request.blackboard_id)
+    return {**os.environ, **request.board_env, **run}
+
+
+def run_marks(request: RunRequest) -> dict[str, str]:
+    """What the run's processes carry, for a stop to find those that left its process group."""
+    return marks(request.signal_id, request.token) if request.signal_id else {}

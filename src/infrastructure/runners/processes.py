@@ -1,39 +1,28 @@
-"""Stopping a run's whole process tree: its process group, and any descendant that left the group."""
+"""Stopping a run's whole process tree: its process group, any descendant that left the group, and (Linux)
+any process that carries the run's marks in its environment after its parent ended (keeper/trees.py)."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
-from pathlib import Path
+from collections.abc import Mapping
+
+from blackboard.infrastructure.keeper.trees import descendants, kill_run
 
 STOP_GRACE = 1.0  # seconds a stopped run has between SIGTERM and SIGKILL (contracts/control.md, "Cancel")
 
-
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid`, found through /proc (Linux); none where /proc is not there."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = entry.read_text()
-        except OSError:
-            continue
-        # pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'
-        fields = text[text.rfind(")") + 2 :].split()
-        children.setdefault(int(fields[1]), []).append(int(entry.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
+__all__ = ["STOP_GRACE", "descendants", "kill_tree"]
 
 
-def kill_tree(process: subprocess.Popen[str], grace: float = 0.0) -> None:
-    """SIGKILL the process's group (it was started in a session of its own) and every descendant that
-    started one of its own, then reap the process: nothing of the run goes on. With `grace`, the group
-    is sent SIGTERM first and has that many seconds to end by itself (a cancel: contracts/control.md)."""
-    below = descendants(process.pid)
+def kill_tree(
+    process: subprocess.Popen[str], grace: float = 0.0, marks: Mapping[str, str] | None = None
+) -> None:
+    """SIGKILL the process's group (it was started in a session of its own), every descendant that
+    started one of its own, and every process carrying `marks` (the run's: keeper/marks.py), then reap the
+    process: nothing of the run goes on. With `grace`, the group is sent SIGTERM first and has that many
+    seconds to end by itself (a cancel: contracts/control.md)."""
+    below = descendants(process.pid)  # before anything ends: a child's end makes its own children orphans
     if grace > 0:
         try:
             os.killpg(process.pid, signal.SIGTERM)
@@ -51,4 +40,6 @@ def kill_tree(process: subprocess.Popen[str], grace: float = 0.0) -> None:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    if marks:  # and the ones whose parent ended meanwhile (a double fork), by what they carry
+        kill_run(process.pid, process.pid, marks, settle=0.5)
     process.wait()

@@ -11,7 +11,9 @@ every call and has the pool renew their claims, so no thread per signal sits wai
 go to the recorder thread (`recorder`), which stores every outcome ready at that moment in one
 command, so a busy worker writes one transaction per batch, not one per signal. The beat thread
 (`beat`) says every few seconds that the worker is live, what it claims with and what it runs
-(presence, not events), so a signal that fits it waits for it rather than expiring. Between rounds the
+(presence, not events), so a signal that fits it waits for it rather than expiring. Each run's lease and
+its processes are held (`held`): the worker's keeper process (`blackboard.infrastructure.keeper`) kills a
+run's processes when the worker dies or the run's claim lapses. Between rounds the
 loop sleeps until the log moves past the noted position, so a signal posted or released meanwhile
 wakes it at once and none is missed. `process` starts and stops them together.
 """

@@ -20,6 +20,8 @@ from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
 from blackboard.infrastructure.agents.outcome import artifact_refusal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.documents import jsonable, signal
+from blackboard.infrastructure.keeper.marks import marks
+from blackboard.infrastructure.worker.held import HeldRuns
 from blackboard.infrastructure.worker.recorder import Done, Recorder
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -39,8 +41,10 @@ class Handling:
         artifacts_dir: str = "artifacts",
         handler_env: Mapping[str, str] | None = None,
         stops: Callable[[str], str | None] | None = None,
+        held: HeldRuns | None = None,
     ) -> None:
         self._stops = stops  # why a signal's run must stop now (cancelled meanwhile): the stop watch's
+        self.held = held or HeldRuns(token, None)  # the claims' leases, and the keeper told of each run
         self._artifacts_dir = artifacts_dir
         self._handler_env = dict(handler_env or {})
         self._service = service
@@ -57,11 +61,13 @@ class Handling:
             outcome = run_handler(
                 agent,
                 self.document(claimed),
-                self._handler_env,
+                {**self._handler_env, **self.held.identity(agent.name, claimed)},
                 tick=lambda: self.renew(agent, claimed),
                 tick_every=self._renew_every,
                 cancel=self._cancel,
                 stop=lambda: self.stopped(claimed.signal_id),
+                started=lambda pid: self.held.started(claimed.signal_id, pid),
+                marks=marks(claimed.signal_id, self._token),
             )
         except Exception as exc:
             logger.exception("handling %s went wrong", claimed.signal_id)
@@ -82,11 +88,15 @@ class Handling:
         return document
 
     def stopped(self, signal_id: str) -> str | None:
-        """Why the run of this signal must stop now (it was cancelled meanwhile), or None. No query."""
-        return self._stops(signal_id) if self._stops is not None else None
+        """Why the run of this signal must stop now (it was cancelled meanwhile, or its claim lapsed by this
+        worker's clock: renewals failed for the whole claim timeout), or None. No query."""
+        if self._stops is not None and (reason := self._stops(signal_id)) is not None:
+            return reason
+        return self.held.lapsed(signal_id)
 
     def renew(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
         """A lost claim stops the handler (the work is someone else's now); an outage does not."""
+        sent = self.held.sending()
         try:
             self._service.renew_claim(
                 RenewClaim(
@@ -99,6 +109,8 @@ class Handling:
         except StoreUnavailable as down:
             logger.warning("could not renew the claim on %s (%s); will try again", claimed.signal_id, down)
             return
+        if sent is not None:
+            self.held.renewed(claimed.signal_id, sent)
         logger.debug("renewed the claim on %s", claimed.signal_id)
 
     def claim_ended(self, agent: AgentDefinition, claimed: AgentSignal) -> str | None:
@@ -124,7 +136,13 @@ class Handling:
         folder: Path | None = None,
     ) -> None:
         """`usage`: what a runner's run cost, recorded with the outcome; `folder`: where a relative
-        artifact path leads from (a run's workdir; the agent file's folder by default)."""
+        artifact path leads from (a run's workdir; the agent file's folder by default). A run that failed
+        after its claim lapsed failed for that (the keeper may have killed it): it says so."""
+        lapsed = self.held.release(claimed.signal_id)
+        if lapsed is not None and not outcome.succeeded:
+            logger.warning("%s %s", claimed.signal_id, lapsed)
+            if not (outcome.error or "").startswith(lapsed):  # stopped for it already: said as it was
+                outcome = HandlerOutcome(False, error=lapsed)
         command = self._command(agent, claimed, outcome, usage, folder)
         took = time.monotonic() - started
         self._service.tracer.ran(claimed, agent.name, time.time_ns() - int(took * 1e9), outcome.succeeded)

@@ -26,6 +26,9 @@ class WorkerOptions:
     # folder as absolute addresses (docs/agents.md: "How a handler reaches the board")
     handler_env: Mapping[str, str] = field(default_factory=dict)
     run: RunOptions = field(default_factory=lambda: RunOptions())  # for agents a runner runs
+    # seconds after its last renewal that a claim lapses: a run still going then is stopped (docs/agents.md,
+    # "A run's lifetime"); None: the worker judges no lease (and starts no keeper)
+    claim_timeout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,9 +21,11 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.agents.entrypoints import load_entrypoint
 from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.keeper.client import Keeper
 from blackboard.infrastructure.worker.beat import Heartbeat
 from blackboard.infrastructure.worker.cancels import StopWatch
 from blackboard.infrastructure.worker.handling import Handling
+from blackboard.infrastructure.worker.held import HeldRuns
 from blackboard.infrastructure.worker.loop import ClaimLoop
 from blackboard.infrastructure.worker.options import WorkerOptions
 from blackboard.infrastructure.worker.recorder import Done, Recorder
@@ -62,6 +64,9 @@ class Worker:
             max_workers=slots, thread_name_prefix="handler"
         )  # threads come with work
         self._recorder = Recorder(service, options.agent, self._cancel, self._recorded)
+        # one process that ends this worker's runs if the worker dies or a claim lapses (started in `run`)
+        self._keeper = Keeper()
+        self._held = HeldRuns(self.token, options.claim_timeout, self._keeper)
         # a signal cancelled while it runs here: its run is stopped (the loop is built below)
         self._stops = StopWatch(queries, store, notifier, self.token, lambda: self._loop.running_signals())
         self._handling = Handling(
@@ -74,6 +79,7 @@ class Worker:
             options.artifacts_dir,
             options.handler_env,
             self._stops.reason,
+            self._held,
         )
         self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
         self._runs = Runs(
@@ -144,6 +150,7 @@ class Worker:
             self.token,
             self._options.concurrency,
         )
+        self._keeper.start()  # from the main thread, which lives as long as the worker (its parent-death signal)
         self._recorder.start()
         self._stops.start()
         if self._beat is not None:
@@ -158,11 +165,13 @@ class Worker:
             self._pool.shutdown()
             if self._beat is not None:
                 self._beat.stop()
+            self._keeper.close()
         logger.info("worker %s stopped after %d signal(s)", self._options.agent, self._handled)
         return 0
 
     def _start(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
         """From the claim loop: a claimed signal goes to its handler, or its runner."""
+        self._held.hold(claimed)
         if self._runs.runner_of(agent) is not None:
             self._pool.submit(self._runs.run, agent, claimed)
         elif agent.entrypoint:

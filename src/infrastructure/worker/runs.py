@@ -48,8 +48,10 @@ class WorkerControl(RunControl):
         renew_every: float,
         ended: Callable[[], str | None],
         stopped: Callable[[], str | None] = lambda: None,
+        started: Callable[[int], None] = lambda pid: None,
     ) -> None:
         self._timeout, self._cancel, self._renew, self._every = timeout, cancel, renew, renew_every
+        self._started = started  # the keeper holds the run's process from then on
         self._stopped = stopped  # the stop watch's word (a cancel), asked at every look: no query
         self._ended = ended
         self._deadline = time.monotonic() + timeout
@@ -75,6 +77,9 @@ class WorkerControl(RunControl):
             except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
                 return f"stopped: {exc}"
         return None
+
+    def started(self, pid: int) -> None:
+        self._started(pid)
 
     def wait(self, seconds: float) -> str | None:
         until = time.monotonic() + seconds
@@ -120,6 +125,7 @@ class Runs:
                 self._renew_every,
                 lambda: self._handling.claim_ended(agent, claimed),
                 lambda: self._handling.stopped(claimed.signal_id),
+                lambda pid: self._handling.held.started(claimed.signal_id, pid),
             )
             outcome = runner_for(name).run(request, control)
         except Exception as exc:
