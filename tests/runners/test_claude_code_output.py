@@ -267,3 +267,29 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_a_drain_that_outlasts_the_run_s_timeout_fails_the_run_at_its_timeout_and_stops_what_held_the_pipes(
+    board, tmp_path
+):
+    """A `claude` that exits at once, leaving a child that holds its pipes and never answers. Before: the
+    worker waited 10 s for its readers past the timeout, then failed the run as exited without a result,
+    and left the child running."""
+    board.agent("reviewer", "description: Reviews.\ntimeout: 4\n", "Review.")
+    pid_file = tmp_path / "child.pid"
+    claude = claude_script(
+        tmp_path,
+        f"""
+        if os.fork() == 0:
+            open({str(pid_file)!r}, "w").write(str(os.getpid()))
+            time.sleep(600)
+        """,
+    )
+
+    done = run_once(board, claude)
+
+    assert (done["status"], done["result"]["error"]) == (
+        "FAILED",
+        "timed out after 4s (the agent file's timeout)",
+    )
+    wait_until(lambda: not alive(int(pid_file.read_text())), 10, "the child's end")
