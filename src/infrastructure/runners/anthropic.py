@@ -3,9 +3,9 @@
 The body is the system prompt, the signal the first user message, the board's tools (the MCP server's,
 bound to the claim) offered as tools; each answer that calls tools gets their results and is asked
 again, until one answers without a tool call: the final answer. Each answer's stream of events is read
-by anthropic_stream.py, not by the SDK's accumulator, so no shape of it ends a run with the SDK's internals. The SDK reads ANTHROPIC_API_KEY and
-ANTHROPIC_BASE_URL itself. Its own retries are off: a 429 or an overload is waited out here, as long as
-its retry-after says, and counts as no attempt.
+by anthropic_stream.py, not by the SDK's accumulator, so no shape of it ends a run with the SDK's
+internals. The SDK reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself. Its own retries are off: a 429
+or an overload is waited out here, as long as its retry-after says, and counts as no attempt.
 """
 
 from __future__ import annotations

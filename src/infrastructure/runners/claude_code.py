@@ -88,8 +88,10 @@ class Session:
             )
         except OSError as exc:
             return self.ended(False, error=f"could not start Claude Code ({self.argv[0]}): {exc}")
+        # the output's readers, which the run waits for; the prompt's feeder is not (what it could not write
+        # was not read: the exit says why)
+        threading.Thread(target=self._feed, args=(process,), daemon=True).start()
         readers = [
-            threading.Thread(target=self._feed, args=(process,), daemon=True),
             threading.Thread(target=self.output.read, args=(process.stdout,), daemon=True),
             threading.Thread(target=self.output.read_stderr, args=(process.stderr,), daemon=True),
         ]
