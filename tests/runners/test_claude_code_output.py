@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.runners.claude import claude_env
 from tests.runners.hostile import SESSION, claude_script, hostile_env, init_line, result_line
+from tests.runners.standins import say, stand_in
 from tests.waiting import wait_until
 
 REVIEWER = "description: Reviews.\ntimeout: 40\n"
@@ -293,3 +295,25 @@ def test_a_drain_that_outlasts_the_run_s_timeout_fails_the_run_at_its_timeout_an
         "timed out after 4s (the agent file's timeout)",
     )
     wait_until(lambda: not alive(int(pid_file.read_text())), 10, "the child's end")
+
+
+def test_the_real_claude_code_s_answer_over_1_mib_fails_the_run_naming_the_item_with_its_usage_and_transcript(
+    board, tmp_path
+):
+    """The pinned Claude Code against the stand-in, which answers with 1.3 MB of text: the answer is the
+    run's one knowledge item, too large for an entry. Before: COMPLETED, and the item never landed."""
+    board.agent("reviewer", "description: Reviews.\ntools: Read\nmodel: sonnet\n", "Review.")
+    signal = board.post("reviewer")
+    with stand_in([say("x" * 1_300_000, input_tokens=300, output_tokens=40)]) as api:
+        board.cli("worker", "--agent", "reviewer", "--once", env=claude_env(api.url, tmp_path)).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert (done["status"], done["result"]["error"]) == (
+        "FAILED",
+        "handler output refused: knowledge_items[0]: must be at most 1048576 bytes as an entry's value (1 MiB), "
+        "got 1300002: write it to a file and return its artifact_path",
+    )
+    assert [k for k in board.entries() if k.startswith(signal["signal_id"])] == []
+    assert done["usage"]["turns"] == 1 and done["usage"]["output_tokens"] == 40
+    result = transcript(board, done)[-1]
+    assert result["type"] == "result" and len(result["result"]) == 1_300_000
