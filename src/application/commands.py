@@ -19,6 +19,7 @@ from blackboard.application.fields import (
     Token,
 )
 from blackboard.application.json_values import check_json
+from blackboard.application.knowledge.values import check_knowledge_items
 from blackboard.domain.signals import (
     DEFAULT_PRIORITY,
     EntryId,
@@ -164,13 +165,21 @@ class CancelSignals(Command):
         return self
 
 
+def _landable(items: tuple[str, ...]) -> tuple[str, ...]:
+    check_knowledge_items(
+        items
+    )  # raises InvalidInput naming the item, which no model turns into a ValidationError
+    return items
+
+
 class CompleteSignal(Command):
-    """UC-003: the claimer hands back its result."""
+    """UC-003: the claimer hands back its result. Each knowledge item must be able to land as an entry's
+    value, or the completion is refused with nothing written (knowledge/values.py)."""
 
     signal_id: SignalIdText
     agent_id: Name
     artifact_path: NonEmpty | None = None
-    knowledge_items: tuple[str, ...] = ()
+    knowledge_items: Annotated[tuple[str, ...], AfterValidator(_landable)] = ()
     blackboard_id: BoardName | None = None
     token: Token | None = None
     usage: SignalUsage | None = None  # what a runner's run of it cost

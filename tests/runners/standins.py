@@ -33,6 +33,15 @@ class Turn:
     error_message: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    # sent as it is instead of an answer built from the fields above: for the Messages API, the stream's
+    # events as (name, data) with data an object or raw text; for Chat Completions, the body (an object, or
+    # raw text sent as JSON)
+    raw: Any = None
+
+
+def raw(body: Any) -> Turn:
+    """An answer exactly as given (a hostile or broken server): see Turn.raw."""
+    return Turn(raw=body)
 
 
 def say(text: str, **usage: int) -> Turn:
@@ -148,6 +157,10 @@ class StandIn:
                 try:
                     if turn.status != 200:
                         self._error(turn)
+                    elif turn.raw is not None and self.path.startswith("/v1/chat/completions"):
+                        self._json(200, turn.raw)
+                    elif turn.raw is not None:
+                        self._sse(turn.raw)
                     elif self.path.startswith("/v1/chat/completions"):
                         self._json(200, chat_completion(body, turn))
                     elif body.get("stream"):
@@ -161,7 +174,7 @@ class StandIn:
                     self.close_connection = True
 
             def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-                out = json.dumps(data).encode()
+                out = (data if isinstance(data, str) else json.dumps(data)).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(out)))
@@ -182,14 +195,15 @@ class StandIn:
                     }
                 self._json(turn.status, data, {"x-should-retry": "false", **turn.headers})
 
-            def _sse(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+            def _sse(self, events: list[tuple[str, Any]]) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.send_header("connection", "close")
                 self.end_headers()
                 for name, data in events:
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                    text = data if isinstance(data, str) else json.dumps(data)
+                    self.wfile.write(f"event: {name}\ndata: {text}\n\n".encode())
                     self.wfile.flush()
                 self.close_connection = True
 
@@ -295,3 +309,57 @@ def stand_in(script: Sequence[Turn] | Callable[[dict[str, Any]], Turn] = ()) -> 
         yield server
     finally:
         server.stop()
+
+
+MISSING: Any = object()  # a field left out of an answer
+
+
+def stream_of(
+    blocks: Sequence[tuple[dict[str, Any], dict[str, Any] | None]],
+    start_usage: Any = MISSING,
+    delta_usage: Any = MISSING,
+    stop: Any = "end_turn",
+) -> list[tuple[str, Any]]:
+    """A Messages API stream, each part as given (for a raw Turn): the blocks as (content_block_start's block,
+    its one delta or None), the usage of message_start and of message_delta (MISSING: left out), the stop."""
+    message: dict[str, Any] = {
+        "id": "msg_odd",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [],
+    }
+    if start_usage is not MISSING:
+        message["usage"] = start_usage
+    events: list[tuple[str, Any]] = [("message_start", {"type": "message_start", "message": message})]
+    for index, (opened, delta) in enumerate(blocks):
+        events.append(
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opened})
+        )
+        if delta is not None:
+            events.append(
+                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    ended: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}}
+    if delta_usage is not MISSING:
+        ended["usage"] = delta_usage
+    return [*events, ("message_delta", ended), ("message_stop", {"type": "message_stop"})]
+
+
+def text_block(text: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    return {"type": "text", "text": ""}, {"type": "text_delta", "text": text}
+
+
+def completion_of(
+    message: Any = MISSING, usage: Any = MISSING, finish: Any = "stop", **body: Any
+) -> dict[str, Any]:
+    """A Chat Completions body, each part as given (for a raw Turn)."""
+    choice = {"index": 0, "finish_reason": finish}
+    if message is not MISSING:
+        choice["message"] = message
+    answer: dict[str, Any] = {"id": "chatcmpl-odd", "object": "chat.completion", "created": 1, "model": "m"}
+    answer["choices"] = [choice]
+    if usage is not MISSING:
+        answer["usage"] = usage
+    return {**answer, **body}

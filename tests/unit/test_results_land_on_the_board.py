@@ -5,6 +5,7 @@ from __future__ import annotations
 from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSignal, RecordOutcomes
 from blackboard.application.knowledge.commands import ReadEntry
 from blackboard.application.knowledge.queries import KnowledgeQueries
+from blackboard.domain.signals import SignalResult
 from blackboard.infrastructure.container import landing_dispatcher
 from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
 from tests.fakes import Board, agent
@@ -130,4 +131,28 @@ def test_a_completion_whose_acknowledgement_was_lost_in_an_outage_still_lands_it
     assert board.event_types().count("AgentSignalCompleted") == 1
     assert (
         queries.read(ReadEntry(blackboard_id="ps-1", key=f"{signal_id}/knowledge/1")).current.value == "kept"
+    )
+
+
+def test_a_completion_recorded_with_an_item_no_entry_could_hold_lands_none_of_its_items_and_says_why(caplog):
+    """A completion recorded before completions were held to the entry value rule (or imported): its
+    landing refuses it whole, in a warning and not a traceback, and lands no item (never half of them)."""
+    board, _ = landing_board()
+    signal_id = claimed(board)
+    board.service.complete_signal(
+        CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", knowledge_items=("x",))
+    )
+    (completion,) = [r.event for r in board.store.read_all() if r.event.event_type == "AgentSignalCompleted"]
+    old = completion.model_copy(
+        update={"result": SignalResult(knowledge_items=("fine", "a\x00b")), "signal_id": claimed(board)}
+    )
+
+    board.dispatcher.publish([old])
+
+    assert board.event_types().count("EntryWritten") == 1  # the first completion's item only
+    (said,) = [r for r in caplog.records if old.signal_id in r.getMessage()]
+    assert said.levelname == "WARNING" and said.exc_info is None
+    assert said.getMessage() == (
+        f"{old.signal_id}'s knowledge items do not land, none of them: knowledge_items[1]: the string at the "
+        "top holds U+0000 (NUL), which cannot be stored"
     )

@@ -5,7 +5,6 @@ Every field names its rule, so a refusal says which option broke which rule and 
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
@@ -16,7 +15,8 @@ from blackboard.application.fields import Printable as Name
 from blackboard.application.json_values import check_json
 from blackboard.application.knowledge.search import MAX_QUERY
 from blackboard.application.knowledge.search import words as search_words
-from blackboard.domain.knowledge.entries import KEY_PATTERN, MAX_VALUE_BYTES
+from blackboard.application.knowledge.values import check_value, json_size
+from blackboard.domain.knowledge.entries import KEY_PATTERN
 from blackboard.domain.signals import NonEmpty, SignalIdText
 
 MAX_META_BYTES = 16 * 1024  # `meta` is small free metadata; content goes in the value
@@ -34,18 +34,6 @@ def _needs_signal(given: str | None, info: ValidationInfo, why: str) -> str | No
     if given is not None and info.data.get("signal_id") is None:
         raise ValueError(f"needs a signal (signal_id, --signal SIG): {why}")
     return given
-
-
-def json_size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-
-
-def check_value(value: Any) -> None:
-    """An entry's value as a write takes it (parsed JSON): json_values.py's rules (InvalidInput), then at most
-    MAX_VALUE_BYTES of JSON (ValueError: the model names the argument)."""
-    check_json(value, "value")  # before its size is measured: json.dumps recurses
-    if (size := json_size(value)) > MAX_VALUE_BYTES:
-        raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes of JSON (1 MiB), got {size}")
 
 
 class WriteEntry(Command):

@@ -13,8 +13,9 @@ from blackboard.application.commands import Command
 from blackboard.application.errors import StoreUnavailable
 from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
 from blackboard.application.knowledge.ports import EntryTransaction
+from blackboard.application.knowledge.values import check_knowledge_items
 from blackboard.application.ports import Clock, EventPublisher, UnitOfWork
-from blackboard.domain.errors import SignalNotFound
+from blackboard.domain.errors import InvalidInput, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent, EntryCandidateKept
 from blackboard.domain.knowledge import permissions as key_permissions
 from blackboard.domain.knowledge import rules as entry_rules
@@ -105,6 +106,11 @@ class KnowledgeService:
         the signal and authored by its claimer. Each key is written only if it was never written
         (compare-and-set at 0), so delivering one completion twice lands its items once."""
         if not isinstance(event, AgentSignalCompleted):
+            return
+        try:
+            check_knowledge_items(event.result.knowledge_items)
+        except InvalidInput as refused:  # recorded before completions were held to the rule (or imported)
+            logger.warning("%s's knowledge items do not land, none of them: %s", event.signal_id, refused)
             return
         for n, item in enumerate(event.result.knowledge_items, start=1):
             cmd = WriteEntry(

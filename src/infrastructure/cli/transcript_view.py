@@ -33,7 +33,7 @@ def transcript(signal: AgentSignal) -> Output:
         raise NoTranscript(signal.signal_id, f"{path} cannot be read ({exc.strerror or exc})") from None
     records = [_record(line) for line in lines if line.strip()]
     text = [f"transcript of {signal.signal_id} ({signal.usage.runner if signal.usage else ''}): {path}"]
-    text += [terminal_safe(_step(r))[:WIDTH] for r in records]
+    text += [terminal_safe(_shown(r))[:WIDTH] for r in records]
     return Output(records, "\n".join(text))
 
 
@@ -42,6 +42,14 @@ def _record(line: str) -> Any:
         return json.loads(line)
     except json.JSONDecodeError:
         return {"type": "text", "text": line}
+
+
+def _shown(r: Any) -> str:
+    """A record as a line; one of a shape no step expects (a transcript holds what a run was sent) as its JSON."""
+    try:
+        return _step(r)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return f"  {_flat(r)}"
 
 
 def _step(r: Any) -> str:
@@ -54,7 +62,9 @@ def _step(r: Any) -> str:
         return f"  {kind}: " + " | ".join(_block(b) for b in _content(r["message"].get("content")))
     if kind == "result" and "subtype" in r:
         cost = r.get("total_cost_usd")
-        return f"  result {r['subtype']}: {r.get('num_turns')} turn(s), ${cost or 0:.4f}: {_flat(r.get('result'))}"
+        spent = f"${cost:.4f}" if isinstance(cost, int | float) and not isinstance(cost, bool) else "$?"
+        turns = _flat(r.get("num_turns"))
+        return f"  result {_flat(r['subtype'])}: {turns} turn(s), {spent}: {_flat(r.get('result'))}"
     if kind == "request":  # the model API runners'
         return f"  request: model {r.get('model')}, {len(r.get('tools') or [])} tool(s): {_flat(r.get('prompt'))}"
     if kind == "response":
@@ -63,6 +73,8 @@ def _step(r: Any) -> str:
     if kind == "tool_call":
         mark = "refused" if r.get("is_error") else "ok"
         return f"  tool {r.get('name')}({_flat(r.get('arguments'))}) {mark}: {_flat(r.get('result'))}"
+    if kind == "warning":  # the runner's own: a line it skipped, a figure that made no sense
+        return f"  warning: {_flat(r.get('warning'))}"
     if kind == "rate_limited":
         return f"  rate limited, waited {r.get('wait_seconds')}s: {_flat(r.get('error'))}"
     if kind == "result":

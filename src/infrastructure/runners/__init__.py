@@ -2,8 +2,10 @@
 
 One module per runner (`claude_code`, `anthropic`, `openai`), each implementing the application's Runner
 port; `catalog` says which runner runs an agent and what each needs; `prompt` builds the run's message,
-`usage` counts and prices it, `transcript` keeps it. The SDKs and the executable are reached only when a
-run starts.
+`usage` counts and prices it, `transcript` keeps it. What comes back is read by the runner, whatever it
+holds: `claude_output` (through `lines`) reads Claude Code's output, `anthropic_stream` and `openai_answer`
+the APIs' answers (`answers`), and `reported` every figure they report. The SDKs and the executable are
+reached only when a run starts.
 """
 
 from __future__ import annotations

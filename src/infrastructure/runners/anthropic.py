@@ -2,9 +2,10 @@
 
 The body is the system prompt, the signal the first user message, the board's tools (the MCP server's,
 bound to the claim) offered as tools; each answer that calls tools gets their results and is asked
-again, until one answers without a tool call: the final answer. The SDK reads ANTHROPIC_API_KEY and
-ANTHROPIC_BASE_URL itself. Its own retries are off: a 429 or an overload is waited out here, as long as
-its retry-after says, and counts as no attempt.
+again, until one answers without a tool call: the final answer. Each answer's stream of events is read
+by anthropic_stream.py, not by the SDK's accumulator, so no shape of it ends a run with the SDK's
+internals. The SDK reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself. Its own retries are off: a 429
+or an overload is waited out here, as long as its retry-after says, and counts as no attempt.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 
 from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
 from blackboard.infrastructure.runners import catalog
+from blackboard.infrastructure.runners.answers import Answer, judged
+from blackboard.infrastructure.runners.anthropic_stream import STOPS, read_stream
 from blackboard.infrastructure.runners.api_loop import MAX_TOKENS, Loop, budget_of, model_for, run_watched
 from blackboard.infrastructure.runners.usage import ANTHROPIC_ALIASES, Tally
 
@@ -58,42 +61,34 @@ def _converse(loop: Loop) -> RunOutcome:
     )
     while True:
 
-        def ask() -> Any:
-            with client.messages.stream(
+        def ask() -> Answer:
+            with client.messages.create(
                 model=str(loop.tally.model),
                 max_tokens=MAX_TOKENS,
                 system=request.agent.instructions or anthropic.NOT_GIVEN,
                 messages=messages,
                 tools=tools or anthropic.NOT_GIVEN,  # none: a run with no board (solve's controller)
+                stream=True,
             ) as stream:
-                return stream.get_final_message()
+                return read_stream(stream, loop.transcript.warning)
 
         answer = loop.waiting_out(ask, _retry_after)
-        u = answer.usage
-        loop.tally.add(
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_creation_input_tokens or 0,
-            u.cache_read_input_tokens or 0,
-        )
-        content = [block.model_dump(mode="json", exclude_none=True) for block in answer.content]
+        assert isinstance(answer, Answer)
+        loop.tally.add(*answer.usage)
         loop.transcript.record(
-            "response", content=content, stop_reason=answer.stop_reason, usage=loop.usage_now()
+            "response", content=answer.sent, stop_reason=answer.stop, usage=loop.usage_now()
         )
-        calls = [block for block in answer.content if block.type == "tool_use"]
-        if (over := loop.over_limits(wants_more=bool(calls))) is not None:
+        if (refusal := judged(answer, STOPS, loop.transcript.warning, MAX_TOKENS)) is not None:
+            return loop.ended(False, error=refusal)
+        if (over := loop.over_limits(wants_more=bool(answer.calls))) is not None:
             return loop.ended(False, error=over)
-        if not calls:
-            text = "".join(block.text for block in answer.content if block.type == "text").strip()
-            return loop.ended(True, answer=text)
-        messages.append({"role": "assistant", "content": content})
+        if not answer.calls:
+            return loop.ended(True, answer=answer.text)
+        messages.append({"role": "assistant", "content": answer.kept})
         results = []
-        for use in calls:
+        for use in answer.calls:
             loop.go_on()
-            said = loop.tools.call(use.name, use.input if isinstance(use.input, dict) else {})
-            loop.transcript.record(
-                "tool_call", name=use.name, arguments=use.input, result=said.text, is_error=said.is_error
-            )
+            said = loop.call_tool(use)
             results.append(
                 {
                     "type": "tool_result",

@@ -8,12 +8,14 @@ recorded) and the call is abandoned on its thread.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest
+from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest, ToolAnswer
+from blackboard.infrastructure.runners.answers import SOURCE, ToolCall, Unreadable
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally
 
@@ -63,6 +65,18 @@ class Loop:
 
     def usage_now(self) -> dict[str, object]:
         return self.tally.usage().model_dump(mode="json", exclude={"transcript_path"})
+
+    def call_tool(self, call: ToolCall) -> ToolAnswer:
+        """One of the model's tool calls, recorded in the transcript; arguments that could not be read are
+        answered with why, as a refused call is."""
+        if call.arguments is None:
+            said = ToolAnswer(call.unreadable or "arguments: must be a JSON object", True)
+        else:
+            said = self.tools.call(call.name, call.arguments)
+        self.transcript.record(
+            "tool_call", name=call.name, arguments=call.arguments, result=said.text, is_error=said.is_error
+        )
+        return said
 
     def go_on(self) -> None:
         """Before each call out (to the model, to a tool): a stopped run goes no further."""
@@ -126,6 +140,11 @@ def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunCont
             box.append(work(loop))
         except Stopped:
             pass
+        except Unreadable as unreadable:
+            box.append(loop.ended(False, error=str(unreadable)))
+        except json.JSONDecodeError as exc:  # the SDK's, for a body (or an event) that is not JSON
+            said_ = f"{SOURCE} could not be read: it is not JSON ({exc.msg} at character {exc.pos})"
+            box.append(loop.ended(False, error=said_))
         except Exception as exc:
             logger.debug("run of %s failed", loop.request.signal_id, exc_info=exc)  # the failure says it
             box.append(loop.ended(False, error=f"the model API answered with an error: {said(exc)}"))

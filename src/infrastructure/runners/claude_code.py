@@ -11,7 +11,9 @@ board attached as an MCP server bound to the claim (contracts/runners.md).
   (anything else is refused, nobody is asked), widened by the worker's --permission-mode / --allow-tool or
   the file's `permissionMode`.
 - The prompt on standard input; `--output-format stream-json --verbose` on standard output: each line is
-  kept as the run's transcript, and the last one, the result, is the outcome.
+  kept as the run's transcript, and the last one, the result, is the outcome. claude_output.py reads it,
+  to its end whatever it holds, under the run's control (the claim renewed, the timeout and a stop kept)
+  until the pipes close, after Claude Code's exit too.
 - `--bare` when ANTHROPIC_API_KEY is set (no hooks, plugins or CLAUDE.md of the machine; the key is the
   only credential); without it, the signed-in Claude Code of the worker's user runs as usual.
 The three FILEs live in a private temporary folder, removed after the run. A stop kills the whole process
@@ -26,19 +28,22 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections import deque
+import time
 from pathlib import Path
 from typing import Any
 
 from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
 from blackboard.infrastructure.keeper.marks import identity, marks
 from blackboard.infrastructure.runners import catalog
+from blackboard.infrastructure.runners.claude_output import ClaudeOutput
+from blackboard.infrastructure.runners.lines import MAX_LINE
 from blackboard.infrastructure.runners.processes import STOP_GRACE, kill_tree
+from blackboard.infrastructure.runners.reported import Reading, json_text
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally
 
 POLL = 0.05  # seconds between looks at the control while Claude Code runs
-STDERR_LINES = 40  # of Claude Code's stderr kept for a failure's message
+DRAIN_GRACE = 5.0  # seconds its output may go on after it exited with its result (its pipes' last lines)
 BOARD_SERVER = "blackboard"  # the MCP server's name: its tools are mcp__blackboard__*
 CLAIM_TOKEN = "BLACKBOARD_CLAIM_TOKEN"
 MCP_MAIN = "import sys; from blackboard.infrastructure.cli import main; sys.exit(main())"
@@ -61,16 +66,15 @@ class ClaudeCodeRunner(Runner):
 
 
 class Session:
-    """One `claude -p` process: its output read as it comes, its end turned into an outcome."""
+    """One `claude -p` process: its output read as it comes (to its end, under the run's control), its end
+    turned into an outcome."""
 
     def __init__(self, request: RunRequest, argv: list[str]) -> None:
         self.request = request
         self.argv = argv
         self.tally = Tally(ClaudeCodeRunner.name, model_for(request))
         self.transcript = Transcript(request.transcript_path)
-        self.result: dict[str, Any] | None = None
-        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
-        self._answers: dict[str, dict[str, Any]] = {}  # assistant message id -> its usage, as streamed so far
+        self.output = ClaudeOutput(self.transcript, self.tally)
 
     def run(self, control: RunControl) -> RunOutcome:
         try:
@@ -82,127 +86,108 @@ class Session:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group: a stop ends the whole tree
-                text=True,
-                encoding="utf-8",
-                errors="replace",
             )
         except OSError as exc:
             return self.ended(False, error=f"could not start Claude Code ({self.argv[0]}): {exc}")
         control.started(process.pid)  # the worker's keeper ends the tree if the worker dies first
+        # the output's readers, which the run waits for; the prompt's feeder is not (what it could not write
+        # was not read: the exit says why)
+        threading.Thread(target=self._feed, args=(process,), daemon=True).start()
         readers = [
-            threading.Thread(target=self._feed, args=(process,), daemon=True),
-            threading.Thread(target=self._read, args=(process,), daemon=True),
-            threading.Thread(target=self._read_stderr, args=(process,), daemon=True),
+            threading.Thread(target=self.output.read, args=(process.stdout,), daemon=True),
+            threading.Thread(target=self.output.read_stderr, args=(process.stderr,), daemon=True),
         ]
         for reader in readers:
             reader.start()
         try:
-            while process.poll() is None:
-                reason = control.wait(POLL)
-                if reason is not None and process.poll() is None:
-                    kill_tree(
-                        process, grace=STOP_GRACE, marks=run_marks(self.request)
-                    )  # before anything is recorded: nothing the run sends afterwards lands
-                    for reader in readers:
-                        reader.join(timeout=5)
-                    return self.ended(False, error=reason)
+            reason = self._watch(process, readers, control)
         except BaseException:  # whatever went wrong here, the run does not go on unwatched
             kill_tree(process, marks=run_marks(self.request))
             raise
-        for reader in readers:
-            reader.join(timeout=5)
+        if reason is not None:
+            return self.ended(False, error=reason)
         return self.outcome(process.returncode)
 
+    def _watch(
+        self, process: subprocess.Popen[bytes], readers: list[threading.Thread], control: RunControl
+    ) -> str | None:
+        """Until Claude Code has ended and its output is read to its end, looking at `control` (which renews
+        the claim) all along, the drain after its exit included; the reason it was stopped, or None. Once it
+        has exited with its result read, what still holds its pipes after DRAIN_GRACE is something it left
+        behind: that is stopped, and the run ends."""
+        exited_at: float | None = None
+        while True:
+            if process.poll() is not None:
+                exited_at = exited_at or time.monotonic()
+                if not any(reader.is_alive() for reader in readers):
+                    return None
+                if self.output.result is not None and time.monotonic() - exited_at > DRAIN_GRACE:
+                    kill_tree(process, marks=run_marks(self.request))  # its stragglers; their pipes close
+                    _join(readers, STOP_GRACE)
+                    return None
+            reason = control.wait(POLL)
+            if reason is not None:
+                grace = STOP_GRACE if process.poll() is None else 0.0
+                kill_tree(process, grace=grace, marks=run_marks(self.request))
+                _join(
+                    readers, STOP_GRACE
+                )  # before anything is recorded: nothing the run sends afterwards lands
+                return reason
+
     def outcome(self, returncode: int) -> RunOutcome:
-        result, limits = self.result, self.request.limits
+        result, limits = self.output.result, self.request.limits
         if result is None:
-            said = " | ".join(line.strip() for line in self.stderr if line.strip()) or "(no stderr)"
-            return self.ended(
-                False, error=f"Claude Code exited {returncode} without a result: {said[-2000:]}"
+            cut = (
+                f"; {self.output.cut_lines} line(s) of its output were over {MAX_LINE} bytes and were not read"
+                if self.output.cut_lines
+                else ""
             )
+            return self.ended(
+                False,
+                error=f"Claude Code exited {returncode} without a result{cut}: {self.output.said_on_stderr()[-2000:]}",
+            )
+        read = Reading("Claude Code's result", self.transcript.warning)
         subtype = result.get("subtype")
         if subtype == "success" and not result.get("is_error"):
-            return self.ended(True, answer=str(result.get("result") or "").strip())
+            return self.ended(True, answer=read.text(result.get("result"), "result").strip())
         if subtype == "error_max_turns":
             return self.ended(
                 False, error=f"max_turns reached: {limits.max_turns} turn(s) without a final answer"
             )
         if subtype == "error_max_budget_usd":
-            spent = result.get("total_cost_usd") or 0.0
-            return self.ended(
-                False,
-                error=f"budget spent: ${spent:.4f} of ${limits.max_budget_usd:g} before the final answer",
-            )
-        detail = result.get("result") or "; ".join(map(str, result.get("errors") or ())) or subtype
-        status = f" (API status {result['api_error_status']})" if result.get("api_error_status") else ""
-        return self.ended(False, error=f"Claude Code reported an error{status}: {str(detail)[:2000]}")
+            spent = read.dollars(result.get("total_cost_usd"), "total_cost_usd") or 0.0
+            budget = f" of ${limits.max_budget_usd:g}" if limits.max_budget_usd is not None else ""
+            return self.ended(False, error=f"budget spent: ${spent:.4f}{budget} before the final answer")
+        errors = result.get("errors")
+        listed = "; ".join(map(read_text, errors)) if isinstance(errors, list) else read_text(errors)
+        detail = read_text(result.get("result")) or listed or read_text(subtype) or "no detail"
+        status = result.get("api_error_status")
+        said = f" (API status {read_text(status)[:20]})" if status else ""
+        return self.ended(False, error=f"Claude Code reported an error{said}: {detail[:2000]}")
 
     def ended(self, succeeded: bool, answer: str = "", error: str | None = None) -> RunOutcome:
-        self._count()
+        self.output.count()
         self.transcript.close()
         return RunOutcome(succeeded, self.tally.usage(self.request.transcript_path), answer, error)
 
-    def _count(self) -> None:
-        """The usage: the result's when there is one (Claude Code's own count and cost), else what the
-        streamed answers said so far (a stopped run), priced from the table."""
-        if self.result is not None:
-            usage = self.result.get("usage") or {}
-            self.tally.input_tokens = sum(
-                int(usage.get(k) or 0)
-                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-            )
-            self.tally.output_tokens = int(usage.get("output_tokens") or 0)
-            self.tally.turns = int(self.result.get("num_turns") or 0)
-            self.tally.reported_cost = self.result.get("total_cost_usd")
-            self.tally.session_id = self.result.get("session_id") or self.tally.session_id
-            models = list(self.result.get("modelUsage") or {})
-            self.tally.model = models[0] if len(models) == 1 else self.tally.model
-            return
-        self.tally.priced()
-        for usage in self._answers.values():
-            self.tally.add(
-                int(usage.get("input_tokens") or 0),
-                int(usage.get("output_tokens") or 0),
-                int(usage.get("cache_creation_input_tokens") or 0),
-                int(usage.get("cache_read_input_tokens") or 0),
-            )
-
-    # -- the process's pipes, each on its own thread -------------------------------------------------
-    def _feed(self, process: subprocess.Popen[str]) -> None:
+    def _feed(self, process: subprocess.Popen[bytes]) -> None:
         try:
             assert process.stdin is not None
-            process.stdin.write(self.request.prompt)
+            process.stdin.write(self.request.prompt.encode("utf-8", errors="replace"))
             process.stdin.close()
         except (BrokenPipeError, OSError, ValueError):
             pass  # it ended (or was stopped) before it read its prompt: its exit says why
 
-    def _read(self, process: subprocess.Popen[str]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            self.transcript.line(line)
-            try:
-                message = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(message, dict):
-                self._note(message)
 
-    def _note(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "system" and message.get("subtype") == "init":
-            self.tally.session_id = message.get("session_id")
-            self.tally.model = message.get("model") or self.tally.model
-        elif kind == "assistant":
-            said = message.get("message") or {}
-            if said.get("id") and isinstance(said.get("usage"), dict):
-                self._answers[said["id"]] = said["usage"]
-        elif kind == "result":
-            self.result = message
+def _join(threads: list[threading.Thread], seconds: float) -> None:
+    until = time.monotonic() + seconds
+    for thread in threads:
+        thread.join(timeout=max(0.0, until - time.monotonic()))
 
-    def _read_stderr(self, process: subprocess.Popen[str]) -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            self.stderr.append(line)
+
+def read_text(value: object) -> str:
+    """A value of Claude Code's result as a failure's message says it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else "" if value is None else json_text(value)
 
 
 def model_for(request: RunRequest) -> str | None:

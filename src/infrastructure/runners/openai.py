@@ -3,18 +3,20 @@
 Configured by the SDK's own OPENAI_API_KEY and OPENAI_BASE_URL, so it also reaches any server that speaks
 the same API (a local model server, a proxy). The body is the system message, the signal the user
 message, the board's tools (the MCP server's, bound to the claim) offered as functions, in a loop until
-the model answers without a tool call. A 429 is waited out as its retry-after says.
+the model answers without a tool call. A 429 is waited out as its retry-after says. Each answer's body is
+read by openai_answer.py, not through the SDK's typed models.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
 from blackboard.infrastructure.runners import catalog
+from blackboard.infrastructure.runners.answers import Answer, judged
 from blackboard.infrastructure.runners.anthropic import NO_MODEL, refused, retry_after_seconds, unpriced
 from blackboard.infrastructure.runners.api_loop import Loop, budget_of, model_for, run_watched
+from blackboard.infrastructure.runners.openai_answer import STOPS, read_completion
 from blackboard.infrastructure.runners.usage import Tally
 
 RETRIED_STATUSES = frozenset({429, 503})  # rate limited, overloaded
@@ -64,59 +66,31 @@ def _converse(loop: Loop) -> RunOutcome:
         tools=[t["function"]["name"] for t in tools],
     )
     while True:
-        answer: Any = loop.waiting_out(
-            lambda: client.chat.completions.create(
-                model=str(loop.tally.model),
-                messages=messages,
-                tools=tools or openai.NOT_GIVEN,  # none: a run with no board (solve's controller)
+        answer = loop.waiting_out(
+            lambda: read_completion(
+                client.chat.completions.create(
+                    model=str(loop.tally.model),
+                    messages=messages,
+                    tools=tools or openai.NOT_GIVEN,  # none: a run with no board (solve's controller)
+                ),
+                loop.transcript.warning,
             ),
             _retry_after,
         )
-        usage = answer.usage
-        cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None) or 0
-        if usage is not None:
-            loop.tally.add(usage.prompt_tokens - cached, usage.completion_tokens, cache_read=cached)
-        else:
-            loop.tally.add(0, 0)
-        said = answer.choices[0].message
-        loop.transcript.record(
-            "response", message=said.model_dump(mode="json", exclude_none=True), usage=loop.usage_now()
-        )
-        calls = list(said.tool_calls or ())
-        if (over := loop.over_limits(wants_more=bool(calls))) is not None:
+        assert isinstance(answer, Answer)
+        loop.tally.add(*answer.usage)
+        loop.transcript.record("response", message=answer.sent, usage=loop.usage_now())
+        if (refusal := judged(answer, STOPS, loop.transcript.warning)) is not None:
+            return loop.ended(False, error=refusal)
+        if (over := loop.over_limits(wants_more=bool(answer.calls))) is not None:
             return loop.ended(False, error=over)
-        if not calls:
-            return loop.ended(True, answer=(said.content or "").strip())
-        messages.append(said.model_dump(mode="json", exclude_none=True))
-        for call in calls:
+        if not answer.calls:
+            return loop.ended(True, answer=answer.text)
+        messages.append(answer.kept)
+        for call in answer.calls:
             loop.go_on()
-            arguments = _arguments(call.function.arguments)
-            result = (
-                loop.tools.call(call.function.name, arguments)
-                if isinstance(arguments, dict)
-                else _not_json(call.function.arguments)
-            )
-            loop.transcript.record(
-                "tool_call",
-                name=call.function.name,
-                arguments=arguments,
-                result=result.text,
-                is_error=result.is_error,
-            )
+            result = loop.call_tool(call)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
-
-
-def _arguments(raw: str | None) -> Any:
-    try:
-        return json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return None
-
-
-def _not_json(raw: str | None) -> Any:
-    from blackboard.application.runners import ToolAnswer
-
-    return ToolAnswer(f"arguments: must be a JSON object, got {str(raw)[:200]!r}", True)
 
 
 def _retry_after(error: Exception) -> float | None:

@@ -15,6 +15,7 @@ from blackboard.application.commands import CompleteSignal, FailSignal, GetSigna
 from blackboard.application.ports import StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.service import BlackboardService
+from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import AgentSignal, SignalStatus, SignalUsage
 from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
 from blackboard.infrastructure.agents.outcome import artifact_refusal
@@ -181,6 +182,8 @@ class Handling:
             except ValidationError as bad:  # e.g. an empty artifact_path: the handler's mistake, said as such
                 problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in bad.errors())
                 return FailSignal(**common, error=f"handler output refused: {problem}")
+            except InvalidInput as bad:  # a knowledge item no entry could hold: refused whole, nothing lands
+                return FailSignal(**common, error=f"handler output refused: {bad}")
         return FailSignal(**common, error=outcome.error or "handler failed", retry_after=outcome.retry_after)
 
 
