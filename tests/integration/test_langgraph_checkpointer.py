@@ -485,3 +485,16 @@ def test_a_write_deciding_on_rows_the_log_keeps_outrunning_decides_nothing_and_s
         assert log.append("t", lambda _version, _conn: [], {}, reads_rows=False) == []
     finally:
         container_on(bb).projector().catch_up()
+
+
+def test_a_board_s_threads_are_its_own_beside_a_board_whose_name_differs_only_in_case(bb):
+    """Time travel reads the board's threads by the prefix of their streams, exact on both databases (SQLite's
+    LIKE ignored case: `saver.at()` of `lg-x` listed the threads of `LG-x`)."""
+    name = uuid.uuid4().hex[:8]
+    mine, theirs = BlackboardSaver(bb, board=f"lg-{name}"), BlackboardSaver(bb, board=f"LG-{name}")
+    theirs.put(thread("theirs"), checkpoint(1), {}, {})
+    mine.put(thread("mine"), checkpoint(2), {}, {})
+
+    for saver in (mine, mine.at(bb.position())):
+        assert [t.config["configurable"]["thread_id"] for t in saver.list(None)] == ["mine"]
+        assert saver.get_tuple(thread("theirs")) is None

@@ -326,3 +326,20 @@ def test_reads_and_puts_see_the_items_the_log_holds_while_the_read_model_is_behi
         assert [i.value for i in store.search(NS, query="plan")] == [{"step": 2}]
     finally:
         on.projector().catch_up()
+
+
+def test_a_search_prefix_matches_labels_case_and_all(store):
+    """LangGraph's rule, as InMemoryStore keeps it: `("foo",)` is not `("Foo",)` (SQLite's LIKE ignored case)."""
+    for namespace, key in [
+        (("foo",), "a"),
+        (("Foo",), "b"),
+        (("FOO", "x"), "c"),
+        (("foo_",), "d"),
+    ]:  # `_` too
+        store.put(namespace, key, {"note": "tea"})
+
+    assert [(i.namespace, i.key) for i in store.search(("foo",))] == [(("foo",), "a")]
+    assert [(i.namespace, i.key) for i in store.search(("Foo",))] == [(("Foo",), "b")]
+    assert [i.key for i in store.search(("foo",), query="tea")] == ["a"]  # the text search's prefix too
+    assert store.list_namespaces(prefix=("foo",)) == [("foo",)]
+    assert store.list_namespaces(prefix=("FOO",)) == [("FOO", "x")]
