@@ -211,6 +211,10 @@ def test_the_event_keeps_the_serializer_s_type_and_bytes_and_readable_json_metad
 CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
 
 
+def with_(**configurable: str) -> dict:
+    return {"configurable": {**CONFIG["configurable"], **configurable}}
+
+
 @pytest.mark.parametrize(
     ("call", "field"),
     [
@@ -262,6 +266,28 @@ CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
         (lambda s: list(s.list(CONFIG, limit=-1)), "limit"),
         (lambda s: list(s.list(CONFIG, filter=["source"])), "filter"),
         (lambda s: s.at(-1), "at"),
+        # a lone surrogate (bytes that were not UTF-8) in any text that reaches the database
+        (lambda s: s.put(thread("t\ud800"), empty_checkpoint(), {}, {}), "config.configurable.thread_id"),
+        (lambda s: s.get_tuple(thread("\udfff")), "config.configurable.thread_id"),
+        (lambda s: list(s.list(thread("t\ud800"))), "config.configurable.thread_id"),
+        (lambda s: s.get_tuple(with_(checkpoint_ns="\ud800")), "config.configurable.checkpoint_ns"),
+        (
+            lambda s: s.put(with_(checkpoint_ns="\ud800"), empty_checkpoint(), {}, {}),
+            "config.configurable.checkpoint_ns",
+        ),
+        (lambda s: s.get_tuple(with_(checkpoint_id="\ud800")), "config.configurable.checkpoint_id"),
+        (lambda s: s.put(CONFIG, {**empty_checkpoint(), "id": "c\ud800"}, {}, {}), "checkpoint.id"),
+        (
+            lambda s: list(s.list(None, before=with_(checkpoint_id="\ud800"))),
+            "before.configurable.checkpoint_id",
+        ),
+        (lambda s: s.put_writes(with_(checkpoint_id="c"), [("ch", 1)], "task\ud800"), "task_id"),
+        (lambda s: s.put_writes(with_(checkpoint_id="c"), [("ch", 1)], "task", "p\ud800"), "task_path"),
+        (lambda s: s.put_writes(with_(checkpoint_id="c"), [("ch\ud800", 1)], "task"), "writes[0].channel"),
+        (lambda s: s.delete_thread("t\ud800"), "thread_id"),
+        (lambda s: s.prune(["t\ud800"]), "thread_ids[0]"),
+        (lambda s: s.delete_for_runs(["r\ud800"]), "run_ids[0]"),
+        (lambda s: s.copy_thread("t\ud800", "u"), "source_thread_id"),
     ],
 )
 def test_bad_arguments_are_invalid_input_naming_the_argument_and_write_nothing(bb, call, field):

@@ -343,3 +343,28 @@ def test_a_search_prefix_matches_labels_case_and_all(store):
     assert [i.key for i in store.search(("foo",), query="tea")] == ["a"]  # the text search's prefix too
     assert store.list_namespaces(prefix=("foo",)) == [("foo",)]
     assert store.list_namespaces(prefix=("FOO",)) == [("FOO", "x")]
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.put(("n\ud800",), "k", {"v": 1}), "namespace"),
+        (lambda s: s.put(NS, "k\ud800", {"v": 1}), "key"),
+        (lambda s: s.put(NS, "k", {"v": "\ud800"}), "value"),
+        (lambda s: s.put(NS, "k", {"\ud800": 1}), "value"),
+        (lambda s: s.put(NS, "k", {"v": 1}, author="\ud800"), "author"),
+        (lambda s: s.delete(NS, "\ud800"), "key"),
+        (lambda s: s.get(("\ud800",), "k"), "namespace"),
+        (lambda s: s.search(("\ud800",)), "namespace"),
+        (lambda s: s.list_namespaces(prefix=("\ud800",)), "namespace"),
+        (lambda s: s.history(NS, "\ud800"), "key"),
+        (lambda s: s.version(NS, "\ud800"), "key"),
+        (lambda s: BlackboardStore(s.board, blackboard_id="b\ud800").get(NS, "k"), "blackboard_id"),
+    ],
+)
+def test_a_lone_surrogate_in_any_text_is_invalid_input_naming_it_and_writes_nothing(store, call, field):
+    before = store.position()
+    with pytest.raises(InvalidInput) as refused:
+        call(store)
+    assert refused.value.field == field
+    assert store.position() == before

@@ -37,6 +37,7 @@ from sqlalchemy import Engine
 
 from blackboard.application.bounds import MAX_NAME
 from blackboard.application.fields import BoardName
+from blackboard.application.json_values import check_unicode
 from blackboard.domain import checkpoints as rules
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.events import (
@@ -546,4 +547,4 @@ def _text(value: Any, field: str, empty: bool = False, most: int = MAX_ID) -> st
         raise InvalidInput(field, f"must be at most {most} characters, got {len(value)}")
     if "\x00" in value:
         raise InvalidInput(field, "must not contain NUL characters")
-    return value
+    return check_unicode(value, field)  # the database's text is UTF-8

@@ -43,6 +43,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from blackboard.application.json_values import check_unicode
 from blackboard.application.knowledge.commands import check_value
 from blackboard.application.knowledge.search import MAX_QUERY, words
 from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
@@ -104,10 +105,8 @@ def escape(text: str, field: str = "key") -> str:
     """`text` in the characters a board key holds (`:XX` per UTF-8 byte of any other character)."""
     if not isinstance(text, str):
         raise InvalidInput(field, f"must be a string, got {type(text).__name__}")
-    try:
-        return "".join(c if c in LITERAL else "".join(f":{b:02X}" for b in c.encode()) for c in text)
-    except UnicodeEncodeError:
-        raise InvalidInput(field, "must be valid Unicode text (a lone surrogate cannot be stored)") from None
+    check_unicode(text, field)
+    return "".join(c if c in LITERAL else "".join(f":{b:02X}" for b in c.encode()) for c in text)
 
 
 def unescape(text: str) -> str | None:
