@@ -9,6 +9,7 @@ import asyncio
 import base64
 import operator
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, TypedDict
 
@@ -30,6 +31,14 @@ from tests.contract.stories import posts
 from tests.e2e.conftest import empty_database
 
 EXTENDED = {"prune", "delete_for_runs", "copy_thread"}  # the extended capabilities it takes on
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A type of the application's: LangGraph's serializer stores it as its module, name and fields."""
+
+    steps: list[str]
+    done: bool = False
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -288,6 +297,13 @@ def with_(**configurable: str) -> dict:
         (lambda s: s.prune(["t\ud800"]), "thread_ids[0]"),
         (lambda s: s.delete_for_runs(["r\ud800"]), "run_ids[0]"),
         (lambda s: s.copy_thread("t\ud800", "u"), "source_thread_id"),
+        # the saver's own serializer takes the allowed types; a serde given takes its own
+        (lambda s: BlackboardSaver(s.blackboard, s.board, allowed_types="Plan"), "allowed_types"),
+        (lambda s: BlackboardSaver(s.blackboard, s.board, allowed_types=[("m",)]), "allowed_types[0]"),
+        (
+            lambda s: BlackboardSaver(s.blackboard, s.board, serde=s.serde, allowed_types=[Plan]),
+            "allowed_types",
+        ),
     ],
 )
 def test_bad_arguments_are_invalid_input_naming_the_argument_and_write_nothing(bb, call, field):
@@ -511,6 +527,30 @@ def test_a_write_deciding_on_rows_the_log_keeps_outrunning_decides_nothing_and_s
         assert log.append("t", lambda _version, _conn: [], {}, reads_rows=False) == []
     finally:
         container_on(bb).projector().catch_up()
+
+
+def test_a_value_of_a_type_the_saver_was_not_told_to_allow_reads_back_as_its_data(bb):
+    """Strict by default: LangGraph's safe types come back as themselves, another type as its fields, and as
+    itself only once allowed (by class, by name, or by LangGraph's own `with_allowlist`), time travel too."""
+    where = board()
+    value = {"plan": Plan(["read", "write"]), "when": datetime(2026, 1, 2, tzinfo=UTC), "ids": {1, 2}}
+    stored = BlackboardSaver(bb, board=where).put(
+        CONFIG, {**empty_checkpoint(), "channel_values": value}, {}, {}
+    )
+
+    def read(saver: BlackboardSaver) -> dict:
+        return saver.get_tuple(stored).checkpoint["channel_values"]
+
+    strict = read(BlackboardSaver(bb, board=where))
+    assert strict == {**value, "plan": {"steps": ["read", "write"], "done": False}}
+    assert isinstance(strict["when"], datetime) and strict["ids"] == {1, 2}
+    for allowed in (
+        BlackboardSaver(bb, board=where, allowed_types=[Plan]),
+        BlackboardSaver(bb, board=where, allowed_types=[(Plan.__module__, "Plan")]),
+        BlackboardSaver(bb, board=where).with_allowlist({(Plan.__module__, "Plan")}),
+        BlackboardSaver(bb, board=where, allowed_types=[Plan]).at(bb.position()),
+    ):
+        assert read(allowed) == value and isinstance(read(allowed)["plan"], Plan)
 
 
 def test_a_board_s_threads_are_its_own_beside_a_board_whose_name_differs_only_in_case(bb):

@@ -345,6 +345,18 @@ def test_a_search_prefix_matches_labels_case_and_all(store):
     assert store.list_namespaces(prefix=("FOO",)) == [("FOO", "x")]
 
 
+def test_a_value_shaped_like_a_serialized_object_reads_back_as_the_data_it_is(store):
+    """Items are JSON entries, never handed to a deserializer: what names a constructor is data."""
+    shapes = {
+        "lc1": {"lc": 1, "type": "constructor", "id": ["os", "system"], "kwargs": {"command": "touch x"}},
+        "lc2": {"lc": 2, "type": "constructor", "id": ["os", "system"], "args": ["touch x"]},
+    }
+    for key, value in shapes.items():
+        store.put(NS, key, value)
+    assert {key: store.get(NS, key).value for key in shapes} == shapes
+    assert {i.key: i.value for i in store.search(NS)} == shapes
+
+
 @pytest.mark.parametrize(
     ("call", "field"),
     [
