@@ -297,6 +297,22 @@ def with_(**configurable: str) -> dict:
         (lambda s: s.prune(["t\ud800"]), "thread_ids[0]"),
         (lambda s: s.delete_for_runs(["r\ud800"]), "run_ids[0]"),
         (lambda s: s.copy_thread("t\ud800", "u"), "source_thread_id"),
+        # in the metadata, which the event keeps as JSON (its event could no longer be loaded)
+        (lambda s: s.put(CONFIG, empty_checkpoint(), {"note": "a\ud800"}, {}), "metadata"),
+        (lambda s: s.put(CONFIG, empty_checkpoint(), {"\udfff": 1}, {}), "metadata"),
+        (
+            lambda s: s.put(CONFIG, empty_checkpoint(), {"run_id": "r\ud800", "at": datetime.now(UTC)}, {}),
+            "metadata",
+        ),
+        (
+            lambda s: s.put(
+                {"configurable": CONFIG["configurable"], "metadata": {"who": "\ud800"}},
+                empty_checkpoint(),
+                {},
+                {},
+            ),
+            "metadata",
+        ),
         # the saver's own serializer takes the allowed types; a serde given takes its own
         (lambda s: BlackboardSaver(s.blackboard, s.board, allowed_types="Plan"), "allowed_types"),
         (lambda s: BlackboardSaver(s.blackboard, s.board, allowed_types=[("m",)]), "allowed_types[0]"),

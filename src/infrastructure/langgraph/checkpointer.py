@@ -507,7 +507,9 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
 
     def _metadata(self, metadata: Mapping[str, Any]) -> tuple[dict[str, Any], TypedBlob | None]:
         """JSON when it round-trips as JSON (LangGraph's usually does): readable in the log; else a blob, with
-        the JSON keeping only its `run_id` (as text) for the fold's run_id column (`delete_for_runs`)."""
+        the JSON keeping only its `run_id` (as text) for the fold's run_id column (`delete_for_runs`). A lone
+        surrogate anywhere in it is refused: the log's JSON could not be read back (nor its event loaded)."""
+        _valid_text(metadata, "metadata")
         try:
             as_json = json.loads(json.dumps(metadata, allow_nan=False))
         except (TypeError, ValueError):
@@ -515,6 +517,20 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
         if as_json is not None and as_json == metadata and "\x00" not in json.dumps(as_json):
             return as_json, None
         return _run_only(metadata), self._blob(dict(metadata), "metadata")
+
+
+def _valid_text(value: Any, field: str) -> None:
+    """Every string in `value` (keys too, however nested) is valid Unicode: `check_unicode`."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            check_unicode(item, field)
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
 
 
 def _run_only(metadata: Any) -> dict[str, Any]:
