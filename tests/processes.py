@@ -18,6 +18,7 @@ PRELOAD = [
     "blackboard.infrastructure.cli",
     "tests.integration.test_processes",
     "tests.integration.test_first_use",
+    "tests.langgraph.test_store_contention",  # langgraph too: about 0.6 s of CPU a process otherwise
 ]
 
 

@@ -16,6 +16,7 @@ from blackboard.domain.errors import InvalidInput
 MAX_DEPTH = 32  # levels of arrays and objects
 INT_BITS = 64
 LIMIT = 2 ** (INT_BITS - 1)
+LONE_SURROGATE = "must be valid Unicode text (a lone surrogate cannot be stored)"
 
 
 def check_json(value: Any, option: str, max_depth: int = MAX_DEPTH) -> None:
@@ -40,6 +41,16 @@ def check_json(value: Any, option: str, max_depth: int = MAX_DEPTH) -> None:
             raise InvalidInput(option, f"numbers must be finite, got {item} at {path or 'the top'}")
         elif isinstance(item, int) and not isinstance(item, bool) and not -LIMIT <= item < LIMIT:
             raise InvalidInput(option, f"integers must fit in {INT_BITS} bits, at {path or 'the top'}")
+
+
+def check_unicode(text: str, field: str) -> str:
+    """`text` itself when it is valid Unicode (it encodes as UTF-8, as every store and JSON document needs it to),
+    else InvalidInput naming `field`: a lone surrogate (Python's stand-in for bytes that were not UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(field, LONE_SURROGATE) from None
+    return text
 
 
 def _check_text(text: str, option: str, where: str) -> None:

@@ -9,6 +9,7 @@ import asyncio
 import base64
 import operator
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, TypedDict
 
@@ -30,6 +31,14 @@ from tests.contract.stories import posts
 from tests.e2e.conftest import empty_database
 
 EXTENDED = {"prune", "delete_for_runs", "copy_thread"}  # the extended capabilities it takes on
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A type of the application's: LangGraph's serializer stores it as its module, name and fields."""
+
+    steps: list[str]
+    done: bool = False
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -211,6 +220,10 @@ def test_the_event_keeps_the_serializer_s_type_and_bytes_and_readable_json_metad
 CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
 
 
+def with_(**configurable: str) -> dict:
+    return {"configurable": {**CONFIG["configurable"], **configurable}}
+
+
 @pytest.mark.parametrize(
     ("call", "field"),
     [
@@ -262,6 +275,51 @@ CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
         (lambda s: list(s.list(CONFIG, limit=-1)), "limit"),
         (lambda s: list(s.list(CONFIG, filter=["source"])), "filter"),
         (lambda s: s.at(-1), "at"),
+        # a lone surrogate (bytes that were not UTF-8) in any text that reaches the database
+        (lambda s: s.put(thread("t\ud800"), empty_checkpoint(), {}, {}), "config.configurable.thread_id"),
+        (lambda s: s.get_tuple(thread("\udfff")), "config.configurable.thread_id"),
+        (lambda s: list(s.list(thread("t\ud800"))), "config.configurable.thread_id"),
+        (lambda s: s.get_tuple(with_(checkpoint_ns="\ud800")), "config.configurable.checkpoint_ns"),
+        (
+            lambda s: s.put(with_(checkpoint_ns="\ud800"), empty_checkpoint(), {}, {}),
+            "config.configurable.checkpoint_ns",
+        ),
+        (lambda s: s.get_tuple(with_(checkpoint_id="\ud800")), "config.configurable.checkpoint_id"),
+        (lambda s: s.put(CONFIG, {**empty_checkpoint(), "id": "c\ud800"}, {}, {}), "checkpoint.id"),
+        (
+            lambda s: list(s.list(None, before=with_(checkpoint_id="\ud800"))),
+            "before.configurable.checkpoint_id",
+        ),
+        (lambda s: s.put_writes(with_(checkpoint_id="c"), [("ch", 1)], "task\ud800"), "task_id"),
+        (lambda s: s.put_writes(with_(checkpoint_id="c"), [("ch", 1)], "task", "p\ud800"), "task_path"),
+        (lambda s: s.put_writes(with_(checkpoint_id="c"), [("ch\ud800", 1)], "task"), "writes[0].channel"),
+        (lambda s: s.delete_thread("t\ud800"), "thread_id"),
+        (lambda s: s.prune(["t\ud800"]), "thread_ids[0]"),
+        (lambda s: s.delete_for_runs(["r\ud800"]), "run_ids[0]"),
+        (lambda s: s.copy_thread("t\ud800", "u"), "source_thread_id"),
+        # in the metadata, which the event keeps as JSON (its event could no longer be loaded)
+        (lambda s: s.put(CONFIG, empty_checkpoint(), {"note": "a\ud800"}, {}), "metadata"),
+        (lambda s: s.put(CONFIG, empty_checkpoint(), {"\udfff": 1}, {}), "metadata"),
+        (
+            lambda s: s.put(CONFIG, empty_checkpoint(), {"run_id": "r\ud800", "at": datetime.now(UTC)}, {}),
+            "metadata",
+        ),
+        (
+            lambda s: s.put(
+                {"configurable": CONFIG["configurable"], "metadata": {"who": "\ud800"}},
+                empty_checkpoint(),
+                {},
+                {},
+            ),
+            "metadata",
+        ),
+        # the saver's own serializer takes the allowed types; a serde given takes its own
+        (lambda s: BlackboardSaver(s.blackboard, s.board, allowed_types="Plan"), "allowed_types"),
+        (lambda s: BlackboardSaver(s.blackboard, s.board, allowed_types=[("m",)]), "allowed_types[0]"),
+        (
+            lambda s: BlackboardSaver(s.blackboard, s.board, serde=s.serde, allowed_types=[Plan]),
+            "allowed_types",
+        ),
     ],
 )
 def test_bad_arguments_are_invalid_input_naming_the_argument_and_write_nothing(bb, call, field):
@@ -485,3 +543,40 @@ def test_a_write_deciding_on_rows_the_log_keeps_outrunning_decides_nothing_and_s
         assert log.append("t", lambda _version, _conn: [], {}, reads_rows=False) == []
     finally:
         container_on(bb).projector().catch_up()
+
+
+def test_a_value_of_a_type_the_saver_was_not_told_to_allow_reads_back_as_its_data(bb):
+    """Strict by default: LangGraph's safe types come back as themselves, another type as its fields, and as
+    itself only once allowed (by class, by name, or by LangGraph's own `with_allowlist`), time travel too."""
+    where = board()
+    value = {"plan": Plan(["read", "write"]), "when": datetime(2026, 1, 2, tzinfo=UTC), "ids": {1, 2}}
+    stored = BlackboardSaver(bb, board=where).put(
+        CONFIG, {**empty_checkpoint(), "channel_values": value}, {}, {}
+    )
+
+    def read(saver: BlackboardSaver) -> dict:
+        return saver.get_tuple(stored).checkpoint["channel_values"]
+
+    strict = read(BlackboardSaver(bb, board=where))
+    assert strict == {**value, "plan": {"steps": ["read", "write"], "done": False}}
+    assert isinstance(strict["when"], datetime) and strict["ids"] == {1, 2}
+    for allowed in (
+        BlackboardSaver(bb, board=where, allowed_types=[Plan]),
+        BlackboardSaver(bb, board=where, allowed_types=[(Plan.__module__, "Plan")]),
+        BlackboardSaver(bb, board=where).with_allowlist({(Plan.__module__, "Plan")}),
+        BlackboardSaver(bb, board=where, allowed_types=[Plan]).at(bb.position()),
+    ):
+        assert read(allowed) == value and isinstance(read(allowed)["plan"], Plan)
+
+
+def test_a_board_s_threads_are_its_own_beside_a_board_whose_name_differs_only_in_case(bb):
+    """Time travel reads the board's threads by the prefix of their streams, exact on both databases (SQLite's
+    LIKE ignored case: `saver.at()` of `lg-x` listed the threads of `LG-x`)."""
+    name = uuid.uuid4().hex[:8]
+    mine, theirs = BlackboardSaver(bb, board=f"lg-{name}"), BlackboardSaver(bb, board=f"LG-{name}")
+    theirs.put(thread("theirs"), checkpoint(1), {}, {})
+    mine.put(thread("mine"), checkpoint(2), {}, {})
+
+    for saver in (mine, mine.at(bb.position())):
+        assert [t.config["configurable"]["thread_id"] for t in saver.list(None)] == ["mine"]
+        assert saver.get_tuple(thread("theirs")) is None

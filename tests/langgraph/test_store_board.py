@@ -326,3 +326,57 @@ def test_reads_and_puts_see_the_items_the_log_holds_while_the_read_model_is_behi
         assert [i.value for i in store.search(NS, query="plan")] == [{"step": 2}]
     finally:
         on.projector().catch_up()
+
+
+def test_a_search_prefix_matches_labels_case_and_all(store):
+    """LangGraph's rule, as InMemoryStore keeps it: `("foo",)` is not `("Foo",)` (SQLite's LIKE ignored case)."""
+    for namespace, key in [
+        (("foo",), "a"),
+        (("Foo",), "b"),
+        (("FOO", "x"), "c"),
+        (("foo_",), "d"),
+    ]:  # `_` too
+        store.put(namespace, key, {"note": "tea"})
+
+    assert [(i.namespace, i.key) for i in store.search(("foo",))] == [(("foo",), "a")]
+    assert [(i.namespace, i.key) for i in store.search(("Foo",))] == [(("Foo",), "b")]
+    assert [i.key for i in store.search(("foo",), query="tea")] == ["a"]  # the text search's prefix too
+    assert store.list_namespaces(prefix=("foo",)) == [("foo",)]
+    assert store.list_namespaces(prefix=("FOO",)) == [("FOO", "x")]
+
+
+def test_a_value_shaped_like_a_serialized_object_reads_back_as_the_data_it_is(store):
+    """Items are JSON entries, never handed to a deserializer: what names a constructor is data."""
+    shapes = {
+        "lc1": {"lc": 1, "type": "constructor", "id": ["os", "system"], "kwargs": {"command": "touch x"}},
+        "lc2": {"lc": 2, "type": "constructor", "id": ["os", "system"], "args": ["touch x"]},
+    }
+    for key, value in shapes.items():
+        store.put(NS, key, value)
+    assert {key: store.get(NS, key).value for key in shapes} == shapes
+    assert {i.key: i.value for i in store.search(NS)} == shapes
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.put(("n\ud800",), "k", {"v": 1}), "namespace"),
+        (lambda s: s.put(NS, "k\ud800", {"v": 1}), "key"),
+        (lambda s: s.put(NS, "k", {"v": "\ud800"}), "value"),
+        (lambda s: s.put(NS, "k", {"\ud800": 1}), "value"),
+        (lambda s: s.put(NS, "k", {"v": 1}, author="\ud800"), "author"),
+        (lambda s: s.delete(NS, "\ud800"), "key"),
+        (lambda s: s.get(("\ud800",), "k"), "namespace"),
+        (lambda s: s.search(("\ud800",)), "namespace"),
+        (lambda s: s.list_namespaces(prefix=("\ud800",)), "namespace"),
+        (lambda s: s.history(NS, "\ud800"), "key"),
+        (lambda s: s.version(NS, "\ud800"), "key"),
+        (lambda s: BlackboardStore(s.board, blackboard_id="b\ud800").get(NS, "k"), "blackboard_id"),
+    ],
+)
+def test_a_lone_surrogate_in_any_text_is_invalid_input_naming_it_and_writes_nothing(store, call, field):
+    before = store.position()
+    with pytest.raises(InvalidInput) as refused:
+        call(store)
+    assert refused.value.field == field
+    assert store.position() == before

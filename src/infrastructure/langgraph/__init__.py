@@ -1,6 +1,6 @@
 """LangGraph on a board (docs/langgraph.md): imported only by those who use it (the `langgraph` extra)."""
 
-from blackboard.infrastructure.langgraph.checkpointer import BlackboardSaver
+from blackboard.infrastructure.langgraph.checkpointer import BlackboardSaver, UnreadableValue
 from blackboard.infrastructure.langgraph.store import (
     BlackboardStore,
     ItemInConflict,
@@ -13,5 +13,6 @@ __all__ = [
     "BlackboardStore",
     "ItemInConflict",
     "ItemVersion",
+    "UnreadableValue",
     "VersionConflict",
 ]

@@ -9,7 +9,9 @@ When the read model is behind the log (a rebuild under way or interrupted, an im
 that decide on the rows catch it up first (SqlCheckpoints), so a put is read back at once.
 `at(position)` is the board's checkpoints as they were at a log position (time travel), replayed from the log.
 Values go through LangGraph's serializer (`self.serde.dumps_typed`): the event holds its type tag and its
-bytes in base64, the metadata as JSON. docs/langgraph.md, "Checkpointer".
+bytes in base64, the metadata as JSON. The serializer is strict unless another is given (serde.py): stored bytes
+come back as LangGraph's safe types, the `allowed_types` and plain data, never as a call, on every read (the rows,
+time travel, a copy), whoever wrote them. docs/langgraph.md, "Checkpointer".
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +39,7 @@ from sqlalchemy import Engine
 
 from blackboard.application.bounds import MAX_NAME
 from blackboard.application.fields import BoardName
+from blackboard.application.json_values import check_unicode
 from blackboard.domain import checkpoints as rules
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.events import (
@@ -49,6 +52,7 @@ from blackboard.domain.events import (
     CheckpointWritesSaved,
     TypedBlob,
 )
+from blackboard.infrastructure.langgraph.serde import strict_serializer
 from blackboard.infrastructure.persistence.checkpoints import Row, SqlCheckpoints, Write
 
 MAX_ID = 1000  # a namespace, checkpoint id, task id, path or run id: characters at most
@@ -68,11 +72,25 @@ class PastCheckpoints(RuleViolation):
         )
 
 
+class UnreadableValue(RuleViolation):
+    """A stored value that the saver's serializer cannot read (a type tag it does not know, such as `pickle`
+    for the strict one, or bytes that are not what the tag says): nothing is rebuilt from it."""
+
+    def __init__(self, thread_id: str, checkpoint_id: str, what: str, kind: str, error: Exception) -> None:
+        super().__init__(
+            f"thread {thread_id!r}, checkpoint {checkpoint_id!r}: its {what} is stored as {kind!r}, which this "
+            f"saver's serializer does not read ({type(error).__name__}: {str(error)[:200]}); nothing was rebuilt "
+            "from it"
+        )
+
+
 class BlackboardSaver(BaseCheckpointSaver[int]):
     """LangGraph's checkpointer on one board of a store (SQLite or PostgreSQL).
 
     `BlackboardSaver(Blackboard(url), board="b")`: the `Blackboard` (the Python API) lends its database; once
     it is closed, every call raises `blackboard.Closed`. Graph threads (`configurable.thread_id`) are the board's.
+    Values are read back as LangGraph's safe types and `allowed_types` (classes, or `(module, name)` pairs), any
+    other type as its data (serde.py); `serde=` replaces that serializer with one of the caller's, as it is.
     """
 
     def __init__(
@@ -82,8 +100,15 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
         *,
         serde: SerializerProtocol | None = None,
         at: int | None = None,
+        allowed_types: Iterable[Any] = (),
     ) -> None:
-        super().__init__(serde=serde)
+        if serde is not None and allowed_types:
+            raise InvalidInput(
+                "allowed_types",
+                "applies to the saver's own serializer; a serde you pass reads the types it allows "
+                "(LangGraph's JsonPlusSerializer(allowed_msgpack_modules=[...]))",
+            )
+        super().__init__(serde=serde if serde is not None else strict_serializer(allowed_types))
         try:
             board = _BOARD.validate_python(board)
         except ValidationError as exc:
@@ -201,14 +226,28 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
             metadata = json.loads(row.metadata_json)
         else:
             assert row.metadata_blob is not None
-            metadata = self.serde.loads_typed(row.metadata_blob)
+            metadata = self._load(row, row.metadata_blob, "metadata")
         return CheckpointTuple(
             config=config(row.checkpoint_id),
-            checkpoint=self.serde.loads_typed(row.checkpoint),
+            checkpoint=self._load(row, row.checkpoint, "checkpoint"),
             metadata=metadata,
             parent_config=config(row.parent_checkpoint_id) if row.parent_checkpoint_id else None,
-            pending_writes=[(w.task_id, w.channel, self.serde.loads_typed(w.value)) for w in writes],
+            pending_writes=[
+                (
+                    w.task_id,
+                    w.channel,
+                    self._load(row, w.value, f"write of task {w.task_id!r} to {w.channel!r}"),
+                )
+                for w in writes
+            ],
         )
+
+    def _load(self, row: Row, blob: tuple[str, bytes], what: str) -> Any:
+        """A stored value, as the serializer reads it; UnreadableValue when it cannot."""
+        try:
+            return self.serde.loads_typed(blob)
+        except Exception as exc:  # noqa: BLE001 - whatever the serializer cannot read, named with its place
+            raise UnreadableValue(row.thread_id, row.checkpoint_id, what, blob[0], exc) from None
 
     # ---- writes: each an event ----
 
@@ -379,7 +418,7 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
                         checkpoint=_typed(row.checkpoint),
                         checkpoint_metadata=json.loads(row.metadata_json)
                         if row.metadata_json
-                        else _run_only(self.serde.loads_typed(row.metadata_blob)),
+                        else _run_only(self._load(row, row.metadata_blob, "metadata")),
                         metadata_blob=_typed(row.metadata_blob) if row.metadata_blob else None,
                     )
                 )
@@ -468,7 +507,9 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
 
     def _metadata(self, metadata: Mapping[str, Any]) -> tuple[dict[str, Any], TypedBlob | None]:
         """JSON when it round-trips as JSON (LangGraph's usually does): readable in the log; else a blob, with
-        the JSON keeping only its `run_id` (as text) for the fold's run_id column (`delete_for_runs`)."""
+        the JSON keeping only its `run_id` (as text) for the fold's run_id column (`delete_for_runs`). A lone
+        surrogate anywhere in it is refused: the log's JSON could not be read back (nor its event loaded)."""
+        _valid_text(metadata, "metadata")
         try:
             as_json = json.loads(json.dumps(metadata, allow_nan=False))
         except (TypeError, ValueError):
@@ -476,6 +517,20 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
         if as_json is not None and as_json == metadata and "\x00" not in json.dumps(as_json):
             return as_json, None
         return _run_only(metadata), self._blob(dict(metadata), "metadata")
+
+
+def _valid_text(value: Any, field: str) -> None:
+    """Every string in `value` (keys too, however nested) is valid Unicode: `check_unicode`."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            check_unicode(item, field)
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
 
 
 def _run_only(metadata: Any) -> dict[str, Any]:
@@ -546,4 +601,4 @@ def _text(value: Any, field: str, empty: bool = False, most: int = MAX_ID) -> st
         raise InvalidInput(field, f"must be at most {most} characters, got {len(value)}")
     if "\x00" in value:
         raise InvalidInput(field, "must not contain NUL characters")
-    return value
+    return check_unicode(value, field)  # the database's text is UTF-8

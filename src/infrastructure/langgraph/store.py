@@ -20,7 +20,9 @@ versions, `{"langgraph": {"created_at": ...}}`), `updated_at` the current versio
 from __future__ import annotations
 
 import asyncio
+import random
 import re
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,6 +45,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from blackboard.application.json_values import check_unicode
 from blackboard.application.knowledge.commands import check_value
 from blackboard.application.knowledge.search import MAX_QUERY, words
 from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
@@ -57,7 +60,10 @@ ESCAPE = re.compile(r":([0-9A-F]{2})")
 META = "langgraph"  # the entry meta's field the store keeps created_at in
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 MAX_COUNT = 2**63 - 1  # what SQLite and PostgreSQL store, as the Python API's counts
-RETRIES = 8  # a put re-reads the version this many times when another writer moved it in between
+# a plain put that lost the race for its entry (another writer's version came first) reads again after a pause
+# drawn from 0 to BACKOFF seconds, doubled at each loss up to BACKOFF_MAX: as often as it takes
+BACKOFF = 0.002
+BACKOFF_MAX = 0.05
 SEARCH_PAGE = 100  # hits read per call of the board's text search
 
 
@@ -104,10 +110,8 @@ def escape(text: str, field: str = "key") -> str:
     """`text` in the characters a board key holds (`:XX` per UTF-8 byte of any other character)."""
     if not isinstance(text, str):
         raise InvalidInput(field, f"must be a string, got {type(text).__name__}")
-    try:
-        return "".join(c if c in LITERAL else "".join(f":{b:02X}" for b in c.encode()) for c in text)
-    except UnicodeEncodeError:
-        raise InvalidInput(field, "must be valid Unicode text (a lone surrogate cannot be stored)") from None
+    check_unicode(text, field)
+    return "".join(c if c in LITERAL else "".join(f":{b:02X}" for b in c.encode()) for c in text)
 
 
 def unescape(text: str) -> str | None:
@@ -413,7 +417,8 @@ class BlackboardStore(BaseStore):
         author: str | None = None,
     ) -> None:
         board_key = _writable(namespace, key, value)
-        for _ in range(RETRIES):
+        pause = BACKOFF
+        while True:  # ends: each round lost is another writer's version written
             entry = self._entry(namespace, key)
             version = 0 if entry is None else entry.version
             if expected is not None and expected != version:
@@ -439,10 +444,8 @@ class BlackboardStore(BaseStore):
             except StaleVersion:
                 if expected is not None:  # another writer came first: the compare-and-set fails
                     raise VersionConflict(namespace, key, expected, self.version(namespace, key)) from None
-        raise RuleViolation(
-            f"{board_key}: other writers moved the entry {RETRIES} times while this put was writing it; "
-            "nothing was written, try again"
-        )
+            time.sleep(random.uniform(0, pause))  # apart from the writers it lost to, before reading again
+            pause = min(BACKOFF_MAX, pause * 2)
 
     def _search(self, op: SearchOp, at: int | None = None) -> list[SearchItem]:
         limit, offset = _count(op.limit, "limit"), _count(op.offset, "offset")

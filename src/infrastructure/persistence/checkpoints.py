@@ -44,6 +44,7 @@ from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.event_store import LAST_POSITION, translated
+from blackboard.infrastructure.persistence.prefix import starts_with
 from blackboard.infrastructure.persistence.tables import CHECKPOINT_ROWS, CHECKPOINT_WRITES, EVENTS
 from blackboard.infrastructure.persistence.unit_of_work import commit_in, read_log
 
@@ -428,9 +429,7 @@ class SqlCheckpoints:
         if thread_id is not None:
             where = EVENTS.c.stream_id == checkpoint_stream_id(self.blackboard_id, thread_id)
         else:
-            prefix = self.blackboard_id + CHECKPOINT_SEPARATOR
-            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            where = EVENTS.c.stream_id.like(escaped + "%", escape="\\")
+            where = starts_with(EVENTS.c.stream_id, self.blackboard_id + CHECKPOINT_SEPARATOR)
         query = select(EVENTS).where(where)
         if upto is not None:
             query = query.where(EVENTS.c.position <= upto)

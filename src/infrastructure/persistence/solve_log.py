@@ -21,6 +21,7 @@ from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.event_store import translated
+from blackboard.infrastructure.persistence.prefix import starts_with
 from blackboard.infrastructure.persistence.tables import EVENTS
 from blackboard.infrastructure.persistence.unit_of_work import commit_in
 
@@ -47,10 +48,9 @@ class SqlSolveLog(SolveLog):
 
     def runs(self, blackboard_id: str) -> list[str]:
         prefix = blackboard_id + SOLVE_SEPARATOR
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         query = (
             select(EVENTS.c.stream_id)
-            .where(EVENTS.c.stream_id.like(escaped + "%", escape="\\"), EVENTS.c.version == 1)
+            .where(starts_with(EVENTS.c.stream_id, prefix), EVENTS.c.version == 1)
             .order_by(EVENTS.c.position)
         )
         with translated("could not read the event store"), read_connection(self._engine) as conn:

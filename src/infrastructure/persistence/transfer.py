@@ -21,6 +21,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.events import CHECKPOINT_SEPARATOR, SOLVE_SEPARATOR, STREAM_SEPARATOR, board_of_stream
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
+from blackboard.infrastructure.persistence.prefix import starts_with
 from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
 
 CHUNK = (
@@ -30,13 +31,13 @@ CHUNK = (
 
 def _of_board(blackboard_id: str):
     """The board's own stream, its entry streams (`<board>\\x1f<key>`), its solve runs' (`<board>\\x1e<run>`)
-    and its LangGraph threads' (`<board>\\x1d<thread>`), the board matched literally."""
-    escaped = blackboard_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    and its LangGraph threads' (`<board>\\x1d<thread>`), the board matched exactly (`ps-1` is not `PS-1`)."""
     return or_(
         EVENTS.c.stream_id == blackboard_id,
-        EVENTS.c.stream_id.like(escaped + STREAM_SEPARATOR + "%", escape="\\"),
-        EVENTS.c.stream_id.like(escaped + SOLVE_SEPARATOR + "%", escape="\\"),
-        EVENTS.c.stream_id.like(escaped + CHECKPOINT_SEPARATOR + "%", escape="\\"),
+        *(
+            starts_with(EVENTS.c.stream_id, blackboard_id + separator)
+            for separator in (STREAM_SEPARATOR, SOLVE_SEPARATOR, CHECKPOINT_SEPARATOR)
+        ),
     )
 
 

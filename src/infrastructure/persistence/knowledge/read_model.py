@@ -22,6 +22,7 @@ from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.engine import read_connection
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
 from blackboard.infrastructure.persistence.knowledge.search import entry_index
+from blackboard.infrastructure.persistence.prefix import starts_with
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS, EVENTS
 
 GET = select(ENTRIES).where(ENTRIES.c.blackboard_id == bindparam("board"), ENTRIES.c.key == bindparam("key"))
@@ -39,9 +40,7 @@ def records_in(
     if key is not None:
         query = select(EVENTS).where(EVENTS.c.stream_id == entry_stream_id(blackboard_id, key))
     else:
-        query = select(EVENTS).where(
-            EVENTS.c.stream_id.like(_escaped(blackboard_id) + STREAM_SEPARATOR + "%", escape="\\")
-        )
+        query = select(EVENTS).where(starts_with(EVENTS.c.stream_id, blackboard_id + STREAM_SEPARATOR))
     if upto is not None:
         query = query.where(EVENTS.c.position <= upto)
     return [recorded_from_row(row) for row in conn.execute(query.order_by(EVENTS.c.position))]
@@ -128,15 +127,10 @@ def _where(criteria: EntryFilter) -> list[ColumnElement[bool]]:
         )
         where.append(published.exists())
     if criteria.prefix is not None:
-        where.append(ENTRIES.c.key.like(_escaped(criteria.prefix) + "%", escape="\\"))
+        where.append(starts_with(ENTRIES.c.key, criteria.prefix))
     if criteria.conflicts_only:
         where.append(ENTRIES.c.candidates > 0)
     return where
-
-
-def _escaped(text: str) -> str:
-    """`text` matched literally by LIKE (keys hold `_`, a board id may hold anything)."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class _translated:
