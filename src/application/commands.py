@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from blackboard.application.bounds import MAX_INT64
+from blackboard.application.entry_values import check_knowledge_items
 from blackboard.application.fields import (
     BoardName,
     Count,
@@ -19,7 +20,6 @@ from blackboard.application.fields import (
     Token,
 )
 from blackboard.application.json_values import check_json
-from blackboard.application.knowledge.values import check_knowledge_items
 from blackboard.domain.signals import (
     DEFAULT_PRIORITY,
     EntryId,
@@ -174,7 +174,7 @@ def _landable(items: tuple[str, ...]) -> tuple[str, ...]:
 
 class CompleteSignal(Command):
     """UC-003: the claimer hands back its result. Each knowledge item must be able to land as an entry's
-    value, or the completion is refused with nothing written (knowledge/values.py)."""
+    value, or the completion is refused with nothing written (entry_values.py)."""
 
     signal_id: SignalIdText
     agent_id: Name

@@ -10,12 +10,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from blackboard.application.commands import Command, Message
+from blackboard.application.entry_values import check_value, json_size
 from blackboard.application.fields import Count, Fraction, Position, Seconds, Token
 from blackboard.application.fields import Printable as Name
 from blackboard.application.json_values import check_json
 from blackboard.application.knowledge.search import MAX_QUERY
 from blackboard.application.knowledge.search import words as search_words
-from blackboard.application.knowledge.values import check_value, json_size
 from blackboard.domain.knowledge.entries import KEY_PATTERN
 from blackboard.domain.signals import NonEmpty, SignalIdText
 

@@ -10,10 +10,10 @@ from typing import Any
 from uuid import uuid4
 
 from blackboard.application.commands import Command
+from blackboard.application.entry_values import check_knowledge_items
 from blackboard.application.errors import StoreUnavailable
 from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
 from blackboard.application.knowledge.ports import EntryTransaction
-from blackboard.application.knowledge.values import check_knowledge_items
 from blackboard.application.ports import Clock, EventPublisher, UnitOfWork
 from blackboard.domain.errors import InvalidInput, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, BlackboardEvent, EntryCandidateKept

@@ -24,6 +24,7 @@ from blackboard.application.commands import (
     WaitForSignal,
     WatchSignals,
 )
+from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, as_json, names, request
 from blackboard.infrastructure.documents import (
@@ -243,15 +244,19 @@ class SignalCalls(Base):
     ) -> Signals:
         """`blackboard signals`: the read model, oldest first; `capability` one name or several (any of
         them, as a repeated `--capability`)."""
-        query = request(
-            ListSignals,
-            status=status,
-            signal_type=signal_type,
-            capabilities=names(capability, "capability"),
-            blackboard_id=blackboard_id,
-            limit=limit,
-            at=at,
-        )
+        try:
+            query = request(
+                ListSignals,
+                status=status,
+                signal_type=signal_type,
+                capabilities=names(capability, "capability"),
+                blackboard_id=blackboard_id,
+                limit=limit,
+                at=at,
+            )
+        except InvalidInput as bad:  # the argument's own name, as the call gave it
+            field = bad.field.replace("capabilities", "capability", 1)
+            raise InvalidInput(field, bad.rule) from None
         found = self._parts.queries.list_signals(query)
         return Signals(
             [documents.signal(s) for s in found]

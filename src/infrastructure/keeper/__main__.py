@@ -4,4 +4,5 @@ import sys
 
 from blackboard.infrastructure.keeper.watch import main
 
-sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # importing it (a walk over the package's modules) starts nothing
+    sys.exit(main(sys.argv[1:]))
