@@ -29,6 +29,7 @@ OWNED = frozenset(
         "max_budget_usd",
         "retries",
         "concurrency",
+        "estimate",
     }
 )
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
