@@ -4,6 +4,8 @@ lapsed claim counts no more, through the service on the in-memory adapters, SQLi
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -211,3 +213,31 @@ def test_a_rebuild_keeps_the_reservations_of_open_claims(request, kind):
     assert board.read_model.get(one).reserved == Reservation(tokens=100_000)
     with pytest.raises(BudgetReserved):
         claim(board, two, "ps-est")
+
+
+def test_claims_racing_on_one_board_never_reserve_past_its_budget_on_postgresql(request):
+    """PostgreSQL commits claims of one board side by side: each that reserved checks again under the log's
+    lock, its own rows written, and one that lost the room is decided again (and then waits)."""
+    board = _board(request, "postgresql")
+    rounds, room = 6, 3
+    for n in range(rounds):
+        ps = f"ps-race-{n}"
+        board.service.set_budget(SetBudget(board=ps, tokens=room * 100_000, set_by="alice"))
+        ids = post(board, 8, ps=ps)
+        services = [board.fresh_service() for _ in range(4)]
+        start = threading.Barrier(len(services))
+
+        def race(service, ids=ids, ps=ps, start=start) -> int:
+            start.wait()
+            taken = 0
+            for signal_id in ids:
+                claims = service.claim_signals(
+                    ClaimSignals(blackboard_id=ps, signal_ids=(signal_id,), agent_id="ps-est", limit=1)
+                )
+                taken += len(claims.claimed)
+            return taken
+
+        with ThreadPoolExecutor(len(services)) as pool:
+            taken = sum(pool.map(race, services))
+
+        assert taken == room, f"round {n}: {taken} claims reserved 100,000 tokens each on a budget of {room}"
