@@ -193,6 +193,9 @@ class Scope:
     # the decision's time counts neither under its concurrency key nor with its reservation (it lapsed,
     # swept or not)
     lapse: timedelta | None = None
+    # a claim whose claimer's runs reserve (domain/reservations.py): what the board's open claims reserved is
+    # totalled with its budget (`BoardTransaction.limits`); a claim that reserves nothing does not pay for it
+    reserves: bool = False
 
 
 class BoardRows(abc.ABC):

@@ -183,7 +183,11 @@ class BlackboardService:
             # wait on that lock (a late outcome of the signal), and on PostgreSQL a statement sees only what
             # was committed before it began, so a budget read before the wait could be one the outcome
             # reached meanwhile. A worker's batch claim (SKIP LOCKED) never waits: it reads it with the state
-            Scope(signals=(cmd.signal_id,), lapse=self.settings.claim_timeout),
+            Scope(
+                signals=(cmd.signal_id,),
+                lapse=self.settings.claim_timeout,
+                reserves=agent.spending is not None,
+            ),
             decide,
             cmd,
             actor=cmd.agent_id,
@@ -253,6 +257,7 @@ class BlackboardService:
                 at_most=cmd.limit + CLAIM_SPARE,
                 limits=agent.concurrency is None,
                 lapse=self.settings.claim_timeout,
+                reserves=agent.spending is not None,
             ),
             decide,
             cmd,

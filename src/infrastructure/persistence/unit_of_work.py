@@ -27,6 +27,7 @@ from sqlalchemy import (
     exists,
     false,
     func,
+    null,
     or_,
     select,
     text,
@@ -84,12 +85,16 @@ _BUDGET_ROW = BOARD_BUDGETS.c.blackboard_id == bindparam("board")
 _LIVE_CLAIM = func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at) > bindparam("lapsed", type_=Moment())
 # the board's open claims, through the partial index of its CLAIMED rows (its predicate written as it is)
 _OPEN_CLAIMS = (SIGNALS.c.blackboard_id == bindparam("board"), text("status = 'CLAIMED'"), _LIVE_CLAIM)
-_BUDGET = (  # a board without a budget gives NULLs, and its claims' reservations are not totalled
+_BUDGET = (  # a board without a budget gives NULLs
     select(BOARD_BUDGETS.c.usd).where(_BUDGET_ROW).scalar_subquery(),
     select(BOARD_BUDGETS.c.tokens).where(_BUDGET_ROW).scalar_subquery(),
     select(BOARD_BUDGETS.c.reached).where(_BUDGET_ROW).scalar_subquery(),
     select(BOARD_BUDGETS.c.spent_usd).where(_BUDGET_ROW).scalar_subquery(),
     select(BOARD_BUDGETS.c.spent_tokens).where(_BUDGET_ROW).scalar_subquery(),
+)
+# what the board's open claims reserved, totalled only for a claim that reserves (Scope.reserves) on a board
+# with a budget: a claim whose runs record no usage does not pay for the sum
+_RESERVED = (
     select(func.sum(SIGNALS.c.reserved_usd))
     .where(*_OPEN_CLAIMS, exists().where(_BUDGET_ROW))
     .scalar_subquery(),
@@ -97,8 +102,10 @@ _BUDGET = (  # a board without a budget gives NULLs, and its claims' reservation
     .where(*_OPEN_CLAIMS, exists().where(_BUDGET_ROW))
     .scalar_subquery(),
 )
+_NOT_TOTALLED = (null(), null())
 # a claim without a concurrency key: the same and the board's budget, still one round trip
-STATE_AND_BUDGET = select(*_STATE, *_BUDGET)
+STATE_AND_BUDGET = select(*_STATE, *_BUDGET, *_NOT_TOTALLED)
+STATE_AND_RESERVED = select(*_STATE, *_BUDGET, *_RESERVED)
 BY_ID = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id")
 )
@@ -161,12 +168,13 @@ _SKIP_LOCKED = _Queries(
     _LOCKED.overdue,
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
-LIMITS = select(  # no key (NULL) counts nothing
-    *_BUDGET,
+_HELD = (  # no key (NULL) counts nothing
     select(func.count())
     .where(SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED", _LIVE_CLAIM)
-    .scalar_subquery(),
+    .scalar_subquery()
 )
+LIMITS = select(*_BUDGET, *_NOT_TOTALLED, _HELD)
+LIMITS_RESERVED = select(*_BUDGET, *_RESERVED, _HELD)
 EVER = datetime(1970, 1, 1, tzinfo=UTC)  # no lapse given: every claim counts
 BUDGET = select(BOARD_BUDGETS.c.usd, BOARD_BUDGETS.c.tokens).where(
     BOARD_BUDGETS.c.blackboard_id == bindparam("board")
@@ -222,7 +230,7 @@ def hold_log(
     if reserving is None:
         return read_log(conn, stream_id)
     ((version, end, checkpoint, *budget),) = lean.rows(
-        conn, STATE_AND_BUDGET, {"stream": stream_id, **reserving}
+        conn, STATE_AND_RESERVED, {"stream": stream_id, **reserving}
     )
     seen = _limits(*budget)
     if seen.budget.exceeded_by(seen.spent + seen.reserved):
@@ -321,7 +329,9 @@ class _SqlTransaction(BoardTransaction):
     def rows(self) -> BoardRows | None:
         if self.scope.limits:  # read now, in the log's statement: `limits(None)` has them
             ((version, end, checkpoint, *budget),) = lean.rows(
-                self._conn, STATE_AND_BUDGET, {"stream": self.blackboard_id, **self._budget_params()}
+                self._conn,
+                STATE_AND_RESERVED if self.scope.reserves else STATE_AND_BUDGET,
+                {"stream": self.blackboard_id, **self._budget_params()},
             )
             self._log = log = LogState(version, end, checkpoint or 0)
             self._limits = _limits(*budget)
@@ -348,7 +358,8 @@ class _SqlTransaction(BoardTransaction):
         if key is not None:
             dialect_of(self._conn.engine).hold_key(self._conn, key)
         # one statement, after the hold: a claim that held the key before us has committed its row by now
-        ((*budget, held),) = lean.rows(self._conn, LIMITS, {"key": key, **self._budget_params()})
+        statement = LIMITS_RESERVED if self.scope.reserves else LIMITS
+        ((*budget, held),) = lean.rows(self._conn, statement, {"key": key, **self._budget_params()})
         return _limits(*budget, held=held)
 
     def _budget_params(self) -> dict[str, Any]:
