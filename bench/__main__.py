@@ -21,6 +21,8 @@ of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-b
 LangGraph's InMemoryStore and PostgresStore.
 (o) a command traced with OpenTelemetry beside untraced.
 (j) LangGraph checkpoints: get_tuple, list and put on a thread of 10 checkpoints beside one of BENCH_CHECKPOINTS.
+(u) the spend of 6 concurrent runs (3 workers x --concurrency 2) on a 250,000-token budget, and (n) a lapsed claim
+to its concurrency slot freed without a sweeper, each on SQLite and PostgreSQL beside BENCH_BUDGET_BEFORE=DIR.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -409,6 +411,19 @@ def main() -> None:
         )
         targets.append(tracing.print_report(o, say, table))
 
+    def run_u() -> None:  # (u) 6 concurrent runs on a token budget; (n) a lapsed claim's slot freed
+        from bench import budgets
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        before, limit = (
+            os.environ.get("BENCH_BUDGET_BEFORE"),
+            float(os.environ.get("BENCH_LAPSE_LIMIT", "20")),
+        )
+        report["budgets"] = u = budgets.run(
+            pg_url, before, limit, spend="u" in config.sections, lapse="n" in config.sections
+        )
+        targets.append(budgets.print_report(u, say))
+
     def run_j() -> None:  # (j) LangGraph checkpoints: reads on a thread of 10 vs one of 10,000 checkpoints
         from bench import checkpoints
 
@@ -447,6 +462,8 @@ def main() -> None:
     ):
         if name in config.sections:
             section(name, run)
+    if "u" in config.sections or "n" in config.sections:  # one run measures both, in the same stores
+        section("u,n", run_u)
 
     report["load_average_at_end"] = os.getloadavg()
     report["targets"] = targets

@@ -52,6 +52,8 @@ SECTIONS = (
     "i",
     "o",
     "j",
+    "u",
+    "n",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.

@@ -5,8 +5,10 @@ budget, against the same store with none of them, taking turns so the machine's 
 Both stores hold the same backlog (BENCH_LIMITS_SIGNALS signals) and the same recorded runs
 (BENCH_LIMITS_RUNS completions with a runner's usage, which a budget totals at every claim). The key's
 maximum is far above what is claimed, and the budget far above what was spent: what is measured is what
-checking them costs, not a claim refused. SQLite (synchronous=NORMAL, so fsync does not hide the
-difference) and PostgreSQL (when BENCH_PG_URL answers).
+checking them costs, not a claim refused. The agent's runs are a runner's with an `estimate`, so each claim
+on the budgeted board reserves it and totals what the board's open claims reserved; each claim is completed
+after it is timed (untimed), so the open claims stay as few as a worker's slots, as they do in a fleet.
+SQLite (synchronous=NORMAL, so fsync does not hide the difference) and PostgreSQL (when BENCH_PG_URL answers).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from typing import Any
 from bench.common import summary_ms, temp_dir, verdict, wired
 
 TARGET_RATIO = 1.1  # issue 24 "Speed": the claim path with priorities, keys and budgets <= 1.1x today's
-AGENT = "---\nname: bench-claimer\ncapabilities: {RESEARCH: 0.9}\n{extra}---\nClaims.\n"
+AGENT = (
+    "---\nname: bench-claimer\ncapabilities: {RESEARCH: 0.9}\nestimate: {usd: 0.01, tokens: 1200}\n{extra}---\n"
+    "Claims.\n"
+)
 KEYED = "concurrency: {key: bench-api, max: 1000000}\n"
 BOARD = "ps-limits"
 
@@ -96,6 +101,9 @@ def _side_by_side(where: Path, signals: int, runs: int, url_for: Any) -> dict[st
                 )
                 samples[name].append(time.perf_counter() - started)
                 assert len(claimed) == 1, f"{name}: claimed {len(claimed)}"
+                container.service().complete_signal(  # untimed: the open claims stay a worker's few
+                    CompleteSignal(signal_id=claimed[0].signal_id, agent_id="bench-claimer")
+                )
     result = {name: summary_ms(s) for name, s in samples.items()}
     result["ratio"] = round(statistics.median(samples["limits"]) / statistics.median(samples["none"]), 3)
     return result

@@ -3,7 +3,9 @@
 For each open signal that may be claimed now (dependencies released), the runnable agent that fits it
 best; the signals in the order a worker claims them (`claiming.best_first`: the most urgent, then the best
 score, then the oldest, then by id). An agent without a handler is never proposed; a signal no runnable
-agent passes for is listed apart, with its best score, as waiting for an agent.
+agent passes for is listed apart, with its best score, as waiting for an agent; and one its board's budget
+holds back, with why (the budget reached, or what its best agent's run would reserve does not fit in what
+is left, taken in that order: domain/limits.py).
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from blackboard.application.budgets import BoardBudget
 from blackboard.application.claiming import Fit, best_first, fit
 from blackboard.application.commands import GetSignalById, ListSignals
 from blackboard.application.ports import AgentRegistry
 from blackboard.application.queries import BlackboardQueries
+from blackboard.domain.capabilities import AgentProfile
+from blackboard.domain.limits import BudgetReached, ClaimLimits, Spent
 from blackboard.domain.signals import AgentSignal, SignalStatus
 
 
@@ -43,8 +48,9 @@ class Move:
 class Plan:
     moves: tuple[Move, ...]  # claim order: what a worker of each agent would take first
     waiting: tuple[Move, ...]  # claimable, but no runnable agent scores above its threshold (oldest first)
-    over_budget: tuple[Move, ...] = ()  # on a board whose budget is reached: not claimed until it is raised
+    over_budget: tuple[Move, ...] = ()  # held back by its board's budget: not claimed until there is room
     budget_reasons: Mapping[str, str] = field(default_factory=dict)  # board -> why its signals wait
+    budget_waits: Mapping[str, str] = field(default_factory=dict)  # signal -> why it waits (a reservation)
 
 
 class Controller:
@@ -53,10 +59,10 @@ class Controller:
         queries: BlackboardQueries,
         registry: AgentRegistry,
         threshold: float,
-        over_budget: Callable[[str | None], Mapping[str, str]] | None = None,
+        budgets: Callable[[str | None], Mapping[str, BoardBudget]] | None = None,
     ) -> None:
         self._queries, self._registry, self._threshold = queries, registry, threshold
-        self._over_budget = over_budget  # boards whose budget is reached, with why (application/budgets.py)
+        self._budgets = budgets  # the boards with a budget, as a claim there decides (application/budgets.py)
 
     def next(self, blackboard_id: str | None, limit: int | None, now: datetime) -> Plan:
         open_signals = [
@@ -69,7 +75,8 @@ class Controller:
         runnable = [a for a in self._registry.get_all() if self._registry.can_run(a.agent_id)]
         chosen: dict[str, Move] = {}
         waiting: list[Move] = []
-        reasons = dict(self._over_budget(blackboard_id)) if self._over_budget and open_signals else {}
+        states = dict(self._budgets(blackboard_id)) if self._budgets and open_signals else {}
+        reasons = {board: why for board, state in states.items() if (why := state.reached) is not None}
         stopped: list[Move] = []
         for signal in open_signals:
             fits = [fit(signal, p, self._threshold) for p in self._queries.scorer.profiles(signal, runnable)]
@@ -88,8 +95,43 @@ class Controller:
             else:
                 chosen[signal.signal_id] = move
         order = best_first(m.best for m in chosen.values() if m.best is not None)
-        moves = tuple(chosen[f.signal_id] for f in order)
-        return Plan(moves[:limit] if limit else moves, tuple(waiting), tuple(stopped), reasons)
+        moves, waits = self._within_budgets([chosen[f.signal_id] for f in order], runnable, states)
+        stopped += [m for m in chosen.values() if m.signal.signal_id in waits]
+        return Plan(moves[:limit] if limit else moves, tuple(waiting), tuple(stopped), reasons, waits)
+
+    @staticmethod
+    def _within_budgets(
+        moves: list[Move], agents: list[AgentProfile], states: Mapping[str, BoardBudget]
+    ) -> tuple[tuple[Move, ...], dict[str, str]]:
+        """The moves whose claim the board's budget lets through, in claim order, each reserving what its
+        best agent's run would (domain/limits.py); and why each of the others waits."""
+        if not states:
+            return tuple(moves), {}
+        profiles = {a.agent_id: a for a in agents}
+        kept, waits, taken = [], {}, {}
+        for move in moves:
+            board, best = move.signal.blackboard_id, move.best
+            state = states.get(board)
+            agent = profiles.get(best.agent_id) if best is not None else None
+            if state is None or agent is None or agent.spending is None:
+                kept.append(move)
+                continue
+            limits = ClaimLimits(
+                agent_id=agent.agent_id,
+                spending=agent.spending,
+                budget=state.budget,
+                committed=state.spent + state.reserved,
+            )
+            try:
+                reserved = limits.reserve(
+                    move.signal.signal_id, board, move.signal.budget_usd, taken.get(board, Spent())
+                )
+            except BudgetReached as refused:  # its message, past the signal's id: why, and what to do
+                waits[move.signal.signal_id] = str(refused).removeprefix(f"{move.signal.signal_id} ")
+                continue
+            taken[board] = taken.get(board, Spent()) + Spent.reserved_by(reserved)
+            kept.append(move)
+        return tuple(kept), waits
 
     def _upstreams(self, signal: AgentSignal) -> tuple[Upstream, ...]:
         found = []

@@ -189,6 +189,13 @@ class Scope:
     # a claim without a concurrency key: the board's limits (its budget) are read with the board's state,
     # in one statement where the store can (`BoardTransaction.limits(None)` then reads nothing more)
     limits: bool = False
+    # a claim: the claim timeout of the process deciding it; a claim not taken nor renewed within it before
+    # the decision's time counts neither under its concurrency key nor with its reservation (it lapsed,
+    # swept or not)
+    lapse: timedelta | None = None
+    # a claim whose claimer's runs reserve (domain/reservations.py): what the board's open claims reserved is
+    # totalled with its budget (`BoardTransaction.limits`); a claim that reserves nothing does not pay for it
+    reserves: bool = False
 
 
 class BoardRows(abc.ABC):
@@ -231,9 +238,10 @@ class BoardTransaction(abc.ABC):
         self.loaded: dict[str, AgentSignal] = {}  # the signals as `load` found them, before any decision
         self.loaded_dependants: dict[str, list[str]] = {}
         self.scope = Scope()  # what `load` reads
+        self.at: datetime | None = None  # the decision's time, as `load` was told it
 
-    def load(self, scope: Scope) -> BlackboardAggregate:
-        self.scope = scope
+    def load(self, scope: Scope, at: datetime | None = None) -> BlackboardAggregate:
+        self.scope, self.at = scope, at if at is not None else self.at
         rows = self.rows()
         if rows is None:  # the read model is being rebuilt: decide on the board's whole history
             board = BlackboardAggregate.replay(self.blackboard_id, self.history())
@@ -260,12 +268,20 @@ class BoardTransaction(abc.ABC):
         """Append the board's pending events at the version it was loaded at, and write the rows they
         leave (while the read model is live); returns them as stored ([] when there were none)."""
 
+    @property
+    def lapsed_before(self) -> datetime | None:
+        """A claim taken or renewed no later than this has lapsed at the decision's time (`Scope.lapse`)."""
+        if self.at is None or self.scope.lapse is None:
+            return None
+        return self.at - self.scope.lapse
+
     @abc.abstractmethod
     def limits(self, key: str | None) -> Limits:
         """What limits a claim, read in one go: with a concurrency key, hold it until this transaction
         ends (a claim under it on any board waits here meanwhile) and count, after the hold, the signals
-        CLAIMED under it on every board; and the board's budget with whether it is reached
-        (domain/limits.py)."""
+        CLAIMED under it on every board; and the board's budget with whether it is reached, what its runs
+        spent and what its open claims reserved (domain/limits.py). A claim that lapsed before the
+        decision (`lapsed_before`) counts in neither."""
 
     @abc.abstractmethod
     def budget(self) -> Budget:
@@ -594,6 +610,21 @@ class SignalReadModel(abc.ABC):
         """Each board's budget (`blackboard budget`), or the named board's; boards without one left out.
         This default knows of none; a store reads where its budgets are kept."""
         return {}
+
+    def reserved(
+        self, blackboard_id: str | None = None, lapsed_before: datetime | None = None
+    ) -> dict[str, Spent]:
+        """What the open claims of each board (or the one named) reserved of its budget (domain/reservations.py),
+        boards whose claims reserved nothing left out; a claim taken or renewed no later than `lapsed_before`
+        has lapsed and counts no more. This default reads the CLAIMED signals; a store sums where the rows are."""
+        found: dict[str, Spent] = {}
+        for s in self.find(SignalFilter(status=SignalStatus.CLAIMED, blackboard_id=blackboard_id)):
+            if s.reserved is None or (
+                lapsed_before is not None and (s.lease_started is None or s.lease_started <= lapsed_before)
+            ):
+                continue
+            found[s.blackboard_id] = found.get(s.blackboard_id, Spent()) + Spent.reserved_by(s.reserved)
+        return found
 
     def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:
         """What runners' runs cost, per board and agent (who completed or failed the signal): board ->

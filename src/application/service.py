@@ -51,8 +51,9 @@ from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
-from blackboard.domain.limits import Budget, ClaimLimits, new_budget
+from blackboard.domain.limits import Budget, ClaimLimits, Spent, new_budget
 from blackboard.domain.presence import WorkerPresence
+from blackboard.domain.reservations import Reservation
 from blackboard.domain.retries import AttemptRules, RetryPolicy
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalResult, SignalStatus
 
@@ -170,13 +171,10 @@ class BlackboardService:
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
             limits = _claim_limits(agent, tx)
             limits.check(cmd.signal_id, board.id, 0)
+            claimant, threshold = self._scored(agent, board, cmd.signal_id), self.settings.claim_threshold
+            reserved = self._reservation(limits, board, cmd.signal_id, claimant, now)
             return board.claim_signal(
-                cmd.signal_id,
-                self._scored(agent, board, cmd.signal_id),
-                now,
-                self.settings.claim_threshold,
-                cmd.token,
-                limits.key,
+                cmd.signal_id, claimant, now, threshold, cmd.token, limits.key, reserved
             )
 
         return self._execute(
@@ -185,7 +183,11 @@ class BlackboardService:
             # wait on that lock (a late outcome of the signal), and on PostgreSQL a statement sees only what
             # was committed before it began, so a budget read before the wait could be one the outcome
             # reached meanwhile. A worker's batch claim (SKIP LOCKED) never waits: it reads it with the state
-            Scope(signals=(cmd.signal_id,)),
+            Scope(
+                signals=(cmd.signal_id,),
+                lapse=self.settings.claim_timeout,
+                reserves=agent.spending is not None,
+            ),
             decide,
             cmd,
             actor=cmd.agent_id,
@@ -228,22 +230,20 @@ class BlackboardService:
         agent = self._agent(cmd.agent_id)
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Claims:
-            claims, limits = Claims(), _claim_limits(agent, tx)
+            claims, limits, reserved = Claims(), _claim_limits(agent, tx), Spent()
             for signal_id in cmd.signal_ids:
                 if len(claims.claimed) >= cmd.limit:
                     break
                 try:
                     limits.check(signal_id, board.id, len(claims.claimed))
+                    claimant, threshold = self._scored(agent, board, signal_id), self.settings.claim_threshold
+                    reservation = self._reservation(limits, board, signal_id, claimant, now, reserved)
                     claims.claimed.append(
                         board.claim_signal(
-                            signal_id,
-                            self._scored(agent, board, signal_id),
-                            now,
-                            self.settings.claim_threshold,
-                            cmd.token,
-                            limits.key,
+                            signal_id, claimant, now, threshold, cmd.token, limits.key, reservation
                         )
                     )
+                    reserved += Spent.reserved_by(reservation)
                 except BlackboardError as refused:  # taken or changed meanwhile: the next one
                     claims.skipped[signal_id] = refused
             return claims
@@ -252,7 +252,13 @@ class BlackboardService:
             cmd.blackboard_id,
             # only as many candidates as it may take (and a few for those refused), so a worker racing
             # for the same backlog takes the next ones instead of finding them all held by this claim
-            Scope(signals=cmd.signal_ids, at_most=cmd.limit + CLAIM_SPARE, limits=agent.concurrency is None),
+            Scope(
+                signals=cmd.signal_ids,
+                at_most=cmd.limit + CLAIM_SPARE,
+                limits=agent.concurrency is None,
+                lapse=self.settings.claim_timeout,
+                reserves=agent.spending is not None,
+            ),
             decide,
             cmd,
             actor=cmd.agent_id,
@@ -490,6 +496,22 @@ class BlackboardService:
         """The agent as it scores for that signal of the board (by text, for one targeting `auto`)."""
         return self._scorer.profile(agent, board.signal(signal_id))
 
+    def _reservation(
+        self,
+        limits: ClaimLimits,
+        board: BlackboardAggregate,
+        signal_id: str,
+        claimant: Claimant,
+        now: datetime,
+        taken: Spent | None = None,
+    ) -> Reservation | None:
+        """What claiming the signal reserves of the board's budget (domain/limits.py), `taken` having been
+        reserved by this command already; a claim the rules refuse for another reason says that reason."""
+        if limits.spending is None:  # its runs record no usage: nothing to reserve
+            return None
+        signal = board.check_claim(signal_id, claimant, now, self.settings.claim_threshold)
+        return limits.reserve(signal_id, board.id, signal.budget_usd, taken or Spent())
+
     def _locate(self, signal_id: str, blackboard_id: str | None) -> str:
         if blackboard_id:
             return blackboard_id
@@ -551,7 +573,7 @@ class BlackboardService:
         try:
             with self._uow.board(blackboard_id, hold) as tx:
                 now = at or self._clock.now()  # after the hold: a command that waited for it decides now
-                board = tx.load(scope)
+                board = tx.load(scope, now)
                 board.attempts = self._attempts
                 board, expired = self._enforce_deadlines(board, tx, scope, deadlines, now, workers)
                 try:
@@ -623,9 +645,12 @@ class BlackboardService:
 
 def _claim_limits(agent: AgentProfile, tx: BoardTransaction) -> ClaimLimits:
     """What limits a claim by `agent` on the transaction's board (domain/limits.py): the agent's key,
-    held until the commit and counted under the hold, and the board's budget, in one read."""
+    held until the commit and counted under the hold, and the board's budget with what was spent and
+    reserved, in one read."""
     limit = agent.concurrency
     seen = tx.limits(None if limit is None else limit.key)
-    if seen.reached:  # rare: only then is what was spent totalled, for the reason
-        return ClaimLimits(over_budget=seen.budget.reached(tx.spent()) or "budget reached")
-    return ClaimLimits(limit, seen.held)
+    if seen.reached:
+        return ClaimLimits(over_budget=seen.budget.reached(seen.spent) or "budget reached")
+    return ClaimLimits(
+        limit, seen.held, None, agent.agent_id, agent.spending, seen.budget, seen.spent + seen.reserved
+    )

@@ -13,7 +13,7 @@ from pydantic import AfterValidator, Field
 from blackboard.application.commands import BoardName, Command
 from blackboard.application.errors import TimedOut
 from blackboard.application.ports import Recorded
-from blackboard.domain.errors import NotFound
+from blackboard.domain.errors import NotFound, RuleViolation
 from blackboard.domain.events import SolveEvent
 from blackboard.domain.signals import NonEmpty, SignalUsage
 from blackboard.domain.solving import SolveRun
@@ -89,6 +89,18 @@ class IterationsSpent(TimedOut):
         super().__init__(
             f"solve run {run.run_id} reached --max-iterations {run.max_iterations} without an answer; "
             f"its decisions: blackboard solve --status {run.run_id} --blackboard {run.blackboard_id}"
+        )
+        self.run = run
+
+
+class BudgetStopsTheRun(RuleViolation):
+    """The board's budget is reached (its runs, the controller's included, spent it): the run stopped
+    before asking the controller again (exit 3)."""
+
+    def __init__(self, run: SolveRun, reason: str) -> None:
+        super().__init__(
+            f"solve run {run.run_id} stopped: blackboard {run.blackboard_id} {reason}; raise it with "
+            f"blackboard budget {run.blackboard_id}"
         )
         self.run = run
 

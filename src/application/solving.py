@@ -19,6 +19,7 @@ from blackboard.application.errors import WaitTimedOut
 from blackboard.application.knowledge.commands import ListEntries, SummarizeBoard, WriteEntry
 from blackboard.application.ports import Clock
 from blackboard.application.solve_ports import (  # the ports and values, re-exported for the adapters
+    BudgetStopsTheRun,
     ControllerAgent,
     ControllerAnswer,
     IterationsSpent,
@@ -41,6 +42,7 @@ from blackboard.domain.solving import BadDecision, PostStep, SolveRun, fold, rea
 
 OUTPUT_KEPT = 4000  # characters of a failed decision's answer kept in its event
 __all__ = [
+    "BudgetStopsTheRun",
     "ControllerAgent",
     "ControllerAnswer",
     "IterationsSpent",
@@ -71,6 +73,8 @@ class Solver:
         self._watcher, self._log, self._clock, self._prompt = watcher, log, clock, prompt
         self._queries = queries
         self.report: Callable[[SolveEvent], None] | None = None  # told of each event once it is recorded
+        # why the board's budget stops the run (None: it does not): asked before each decision
+        self.over_budget: Callable[[str], str | None] | None = None
 
     def start(
         self,
@@ -156,6 +160,8 @@ class Solver:
     ) -> SolveRun:
         iteration = run.iterations + 1
         board = cmd.blackboard_id
+        if self.over_budget is not None and (why := self.over_budget(board)) is not None:
+            raise BudgetStopsTheRun(self._stop(run.run_id, board, controller.name, f"the board's {why}"), why)
         summary = self._summary(board)
         entries = self._entries.entries(ListEntries(blackboard_id=board))
         last_error = run.steps[-1].error if run.steps and run.steps[-1].signal_id is None else None

@@ -18,7 +18,7 @@ from blackboard.application.ports import Clock, Durations, SignalReadModel
 from blackboard.application.presence import PresenceStore
 from blackboard.application.projection import Projector
 from blackboard.application.usage import UsageTotal, total
-from blackboard.domain.limits import Budget
+from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal
 
@@ -36,6 +36,9 @@ class BoardStatus:
     usage: dict[str, UsageTotal] = field(default_factory=dict)  # what runners' runs cost, per agent
     open_gates: tuple[AgentSignal, ...] = ()  # gates a person may decide now (approve, reject), oldest first
     budget: Budget = field(default_factory=Budget)  # `blackboard budget`: its signals wait once reached
+    reserved: Spent = field(
+        default_factory=Spent
+    )  # what its open claims reserved of it, until their runs end
 
     @property
     def usage_total(self) -> UsageTotal:
@@ -45,6 +48,19 @@ class BoardStatus:
     def over_budget(self) -> str | None:
         """Why its signals wait for a higher budget (None: they do not)."""
         return self.budget.reached(spent_of(self.usage))
+
+    @property
+    def fully_reserved(self) -> str | None:
+        """Why claims of runs that reserve wait for room (what was spent and reserved has reached the
+        budget), when the budget itself is not reached (None: there is room)."""
+        committed, budget = spent_of(self.usage) + self.reserved, self.budget
+        if self.over_budget is not None:
+            return None
+        if budget.usd is not None and committed.usd >= budget.usd:
+            return f"fully reserved: ${committed.usd:.4f} of ${budget.usd:g} spent or reserved"
+        if budget.tokens is not None and committed.tokens >= budget.tokens:
+            return f"fully reserved: {committed.tokens:,} of {budget.tokens:,} tokens spent or reserved"
+        return None
 
 
 class StatusQueries:
@@ -83,6 +99,7 @@ class StatusQueries:
         entries = self._entries.board_counts(blackboard_id)
         usage = self._signals.usage_totals(blackboard_id)
         budgets = self._signals.budgets(blackboard_id)
+        reserved = self._signals.reserved(blackboard_id, now - self._claim_timeout) if budgets else {}
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)
         live = self.live_workers()
@@ -108,6 +125,7 @@ class StatusQueries:
                     usage.get(board, {}),
                     tuple(gates.get(board, ())),
                     budgets.get(board, Budget()),
+                    reserved.get(board, Spent()),
                 )
             )
         return boards

@@ -43,6 +43,7 @@ from blackboard.domain.events import (
 from blackboard.domain.evolution import evolve
 from blackboard.domain.limits import Budget
 from blackboard.domain.presence import WorkerPresence
+from blackboard.domain.reservations import Reservation
 from blackboard.domain.retries import (
     ONE_ATTEMPT,
     AttemptRules,
@@ -214,22 +215,33 @@ class BlackboardAggregate:
         default_threshold: float = DEFAULT_THRESHOLD,
         token: str | None = None,
         concurrency_key: str | None = None,
+        reserved: Reservation | None = None,
     ) -> AgentSignal:
-        """`concurrency_key`: the claimer's (domain/limits.py); the caller checked there is room under it."""
-        signal = self.check_claimable(signal_id, at)
-        score, threshold = agent.score(signal), agent.threshold_or(default_threshold)
-        if not score > threshold:
-            raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
+        """`concurrency_key`: the claimer's (domain/limits.py); the caller checked there is room under it.
+        `reserved`: what the claim reserves of the board's budget (domain/reservations.py), which the
+        caller checked fits."""
+        signal = self.check_claim(signal_id, agent, at, default_threshold)
         self._record(
             AgentSignalClaimed,
             at,
             signal_id=signal_id,
             claimed_by=agent.agent_id,
-            score=score,
+            score=agent.score(signal),
             token=token,
             concurrency_key=concurrency_key,
+            reserved=reserved,
         )
         return self._signals[signal_id]
+
+    def check_claim(
+        self, signal_id: str, agent: Claimant, at: datetime, default_threshold: float = DEFAULT_THRESHOLD
+    ) -> AgentSignal:
+        """The signal, if `agent` may claim it at `at`: claimable, and the agent's score above its threshold."""
+        signal = self.check_claimable(signal_id, at)
+        score, threshold = agent.score(signal), agent.threshold_or(default_threshold)
+        if not score > threshold:
+            raise BelowThreshold(signal_id, agent.agent_id, score, threshold)
+        return signal
 
     def set_budget(self, budget: Budget, set_by: str, reason: str, at: datetime) -> None:
         """Record the board's budget from now on (`limits.new_budget` checked it against what was spent)."""

@@ -9,6 +9,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from blackboard.domain.reservations import Reservation
 from blackboard.domain.signals import (
     DEFAULT_PRIORITY,
     Priority,
@@ -72,12 +73,15 @@ class AgentSignalPosted(BlackboardEvent):
 
 
 class AgentSignalClaimed(BlackboardEvent):
-    schema_version: ClassVar[int] = 3  # 2 added token, 3 concurrency_key
+    schema_version: ClassVar[int] = 4  # 2 added token, 3 concurrency_key, 4 reserved
 
     claimed_by: str = Field(min_length=1)
     score: float | None = None
     token: str | None = None  # the claiming worker's own token; completing or renewing must present it
     concurrency_key: str | None = None  # the claimer's (domain/limits.py): the claim counts under it
+    # what the claim reserved of its board's budget until its run ends (domain/reservations.py); None:
+    # nothing (its runs record no usage, or it was claimed before reservations)
+    reserved: Reservation | None = None
 
 
 class BoardBudgetSet(BlackboardEvent):
@@ -430,6 +434,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 7): lambda data: {**data, "gate": False, "gate_timeout_s": None},  # before gates
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalClaimed", 2): lambda data: {**data, "concurrency_key": None},  # claimed under no key
+    ("AgentSignalClaimed", 3): lambda data: {**data, "reserved": None},  # claimed before reservations
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},
 }

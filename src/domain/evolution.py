@@ -77,7 +77,7 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
 def _(event: AgentSignalClaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [
         lookup(event.signal_id).claimed(
-            event.claimed_by, event.occurred_at, event.token, event.concurrency_key
+            event.claimed_by, event.occurred_at, event.token, event.concurrency_key, event.reserved
         )
     ]
 

@@ -3,8 +3,10 @@
 A concurrency key (`concurrency: {key: K, max: N}` in agent files) lets at most N signals be claimed at
 once under K, across every worker of every agent naming K, on every board. A board's budget (`blackboard
 budget BOARD --usd X --tokens N`) stops its signals from being claimed once the usage its runners recorded
-reaches it. The claim consults both inside its transaction: the unit of work counts what is claimed under
-the key (holding the key) and reads the board's budget and what was spent; these functions decide.
+reaches it, and a claim whose run would take what was spent and reserved past it waits (its reservation:
+domain/reservations.py). The claim consults them inside its transaction: the unit of work counts what is
+claimed under the key (holding the key) and reads the board's budget, what was spent and what its open
+claims reserved, each claim counting only until its claim timeout lapses; these functions decide.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.domain.reservations import USD_SLACK, Reservation, Spending, words
 
 
 class ConcurrencyLimit(BaseModel):
@@ -33,6 +36,16 @@ class Spent:
     usd: float = 0.0
     tokens: int = 0
 
+    def __add__(self, other: Spent) -> Spent:
+        return Spent(self.usd + other.usd, self.tokens + other.tokens)
+
+    @staticmethod
+    def reserved_by(reservation: Reservation | None) -> Spent:
+        """What a claim's reservation holds, counted as if spent."""
+        if reservation is None:
+            return Spent()
+        return Spent(reservation.usd or 0.0, reservation.tokens or 0)
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
@@ -44,6 +57,13 @@ class Budget:
     @property
     def is_set(self) -> bool:
         return self.usd is not None or self.tokens is not None
+
+    def exceeded_by(self, committed: Spent) -> bool:
+        """Whether what was spent and reserved together goes past a limit (a claim that reserved may not
+        commit then: another claim took the room meanwhile)."""
+        return (self.usd is not None and committed.usd > self.usd + USD_SLACK) or (
+            self.tokens is not None and committed.tokens > self.tokens
+        )
 
     def reached(self, spent: Spent) -> str | None:
         """Why the board's signals are not claimed (None: they may be)."""
@@ -57,11 +77,15 @@ class Budget:
 @dataclass(frozen=True, slots=True)
 class Limits:
     """What a claim transaction read of its limits: the board's budget, whether what was spent reached
-    it, and how many signals are claimed under the claimer's key now (0 without a key)."""
+    it, what was spent and what the board's open claims reserved (when it has a budget), and how many
+    signals are claimed under the claimer's key now (0 without a key); claims whose claim timeout lapsed
+    count in neither."""
 
     budget: Budget = Budget()
     reached: bool = False
     held: int = 0
+    spent: Spent = Spent()
+    reserved: Spent = Spent()
 
 
 class ConcurrencyLimitReached(RuleViolation):
@@ -75,12 +99,46 @@ class ConcurrencyLimitReached(RuleViolation):
 
 
 class BudgetReached(RuleViolation):
-    def __init__(self, signal_id: str, blackboard_id: str, reason: str) -> None:
+    """The board's budget stops this claim: the signal waits, POSTED (a worker passes its board over)."""
+
+    def __init__(self, signal_id: str, blackboard_id: str, reason: str, message: str | None = None) -> None:
         super().__init__(
-            f"{signal_id} waits: blackboard {blackboard_id} {reason}; raise it with blackboard budget"
+            message
+            or f"{signal_id} waits: blackboard {blackboard_id} {reason}; raise it with blackboard budget"
         )
         self.signal_id = signal_id
         self.reason = reason
+
+
+class BudgetReserved(BudgetReached):
+    """The claim's reservation does not fit in what the board's runs spent and its open claims reserved."""
+
+    def __init__(self, signal_id: str, blackboard_id: str, reason: str) -> None:
+        super().__init__(
+            signal_id,
+            blackboard_id,
+            reason,
+            f"{signal_id} {reason}; it is claimed once runs end and leave room, or raise the budget with "
+            f"blackboard budget {blackboard_id}",
+        )
+
+
+class UnpricedModel(BudgetReached):
+    """A USD budget, and a model its runner cannot price: the run could not keep to the budget."""
+
+    def __init__(self, signal_id: str, blackboard_id: str, agent_id: str, model: str) -> None:
+        reason = (
+            f"waits: blackboard {blackboard_id} has a USD budget, and agent {agent_id}'s runner has no price "
+            f"for its model {model}, so its runs could not keep to it"
+        )
+        super().__init__(
+            signal_id,
+            blackboard_id,
+            reason,
+            f"{signal_id} {reason}; configure its price (US dollars per million tokens, input and "
+            f"output): BLACKBOARD_PRICES='{{\"{model}\": [3, 15]}}'",
+        )
+        self.model = model
 
 
 def new_budget(current: Budget, usd: float | None, tokens: int | None, spent: Spent) -> Budget:
@@ -112,11 +170,17 @@ def new_budget(current: Budget, usd: float | None, tokens: int | None, spent: Sp
 @dataclass(frozen=True, slots=True)
 class ClaimLimits:
     """What limits one claim command, read inside its transaction: the claimer's concurrency key with
-    the number of signals claimed under it (on every board), and why the board's budget stops claims."""
+    the number of signals claimed under it (on every board), why the board's budget stops claims, and
+    (a claimer whose runs record usage: `spending`) what the board's runs spent and its open claims
+    reserved, against which each claim reserves what its run may spend."""
 
     concurrency: ConcurrencyLimit | None = None
     held: int = 0
     over_budget: str | None = None  # Budget.reached
+    agent_id: str = ""
+    spending: Spending | None = None  # None: the claimer's runs record no usage, and reserve nothing
+    budget: Budget = Budget()
+    committed: Spent = Spent()  # spent, and reserved by the board's open claims
 
     @property
     def key(self) -> str | None:
@@ -129,3 +193,48 @@ class ClaimLimits:
             raise BudgetReached(signal_id, blackboard_id, self.over_budget)
         if self.concurrency is not None and self.held + taken >= self.concurrency.max:
             raise ConcurrencyLimitReached(signal_id, self.concurrency)
+
+    def reserve(
+        self, signal_id: str, blackboard_id: str, signal_budget_usd: float | None, taken: Spent = Spent()
+    ) -> Reservation | None:
+        """What a claim of the signal reserves of the board's budget (None: nothing), `taken` having been
+        reserved by this command already; BudgetReserved when it does not fit, UnpricedModel on a USD
+        budget the run could not keep to."""
+        spending = self.spending
+        if spending is None:
+            return None
+        budget, committed = self.budget, self.committed + taken
+        if budget.usd is not None and spending.unpriced_model is not None:
+            raise UnpricedModel(signal_id, blackboard_id, self.agent_id, spending.unpriced_model)
+        usd, tokens, source = spending.bounds(self.agent_id, signal_budget_usd)
+        limits = ((budget.usd, committed.usd, usd, True), (budget.tokens, committed.tokens, tokens, False))
+        reserved: list[float | int | None] = []
+        for limit, used, bound, in_usd in limits:
+            if limit is None:
+                reserved.append(bound)
+                continue
+            left = limit - used
+            if bound is None:  # no bound against this limit: it reserves all that is left, and runs alone
+                if left <= (USD_SLACK if in_usd else 0):
+                    why = _reason(blackboard_id, limit, used, in_usd)
+                    raise BudgetReserved(
+                        signal_id, blackboard_id, f"{why}, and {source}: a run reserves what is left"
+                    )
+                reserved.append(left if in_usd else int(left))
+            elif bound > left + (USD_SLACK if in_usd else 0):
+                why = _reason(blackboard_id, limit, used, in_usd)
+                raise BudgetReserved(
+                    signal_id, blackboard_id, f"{why}, this run reserves {words(bound, in_usd)} ({source})"
+                )
+            else:
+                reserved.append(bound)
+        if reserved == [None, None]:
+            return None
+        return Reservation(usd=reserved[0], tokens=reserved[1])  # type: ignore[arg-type]
+
+
+def _reason(blackboard_id: str, limit: float | int, used: float | int, in_usd: bool) -> str:
+    """`waits for budget: 150,010 of 250,000 tokens spent or reserved on ps-1`"""
+    if in_usd:
+        return f"waits for budget: {words(used, True)} of {words(limit, True)} spent or reserved on {blackboard_id}"
+    return f"waits for budget: {used:,} of {words(limit, False)} spent or reserved on {blackboard_id}"

@@ -11,6 +11,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from blackboard.domain.reservations import Reservation
+
 SIGNAL_ID_PATTERN = re.compile(r"sig-[0-9a-f]{8}")
 MOST_URGENT, LEAST_URGENT, DEFAULT_PRIORITY = 0, 4, 2  # P0..P4, as issue trackers say (contracts/control.md)
 Priority = Annotated[int, Field(ge=MOST_URGENT, le=LEAST_URGENT)]
@@ -198,6 +200,7 @@ class AgentSignal:
     decided_by: str | None = None  # who approved or rejected the gate
     decision_note: str | None = None  # the approval's note, or the rejection's reason
     concurrency_key: str | None = None  # its claimer's concurrency key while CLAIMED (domain/limits.py)
+    reserved: Reservation | None = None  # what its claim reserved of the board's budget while CLAIMED
     version: int = 1
 
     @property
@@ -235,7 +238,12 @@ class AgentSignal:
         return self.renewed_at or self.claimed_at
 
     def claimed(
-        self, agent_id: str, at: datetime, token: str | None = None, concurrency_key: str | None = None
+        self,
+        agent_id: str,
+        at: datetime,
+        token: str | None = None,
+        concurrency_key: str | None = None,
+        reserved: Reservation | None = None,
     ) -> AgentSignal:
         return self._next(
             status=SignalStatus.CLAIMED,
@@ -243,6 +251,7 @@ class AgentSignal:
             claimed_at=at,
             claim_token=token,
             concurrency_key=concurrency_key,
+            reserved=reserved,
         )
 
     def renewed(self, at: datetime) -> AgentSignal:

@@ -7,6 +7,7 @@ registry, no pydantic: tests/integration/test_command_imports.py)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,19 +45,27 @@ if TYPE_CHECKING:
     from blackboard.infrastructure.persistence.presence import SqlPresenceStore
     from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
     from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
+    from blackboard.infrastructure.prices import PriceTable
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 
 def agent_registry(
-    agents_dir: str, default_threshold: float, artifacts_dir: str = ""
+    agents_dir: str, default_threshold: float, artifacts_dir: str = "", prices: PriceTable | None = None
 ) -> FrontmatterAgentRegistry:
     """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms. The
-    artifacts folder is never read as agents (handlers write Markdown there)."""
+    artifacts folder is never read as agents (handlers write Markdown there). The configured prices are
+    this process's from here on (infrastructure/prices.py): the claims' decisions and the runners price
+    with them; a file naming no model is decided with BLACKBOARD_MODEL's (a worker's --model: its own)."""
+    from blackboard.infrastructure import prices as configured_prices
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.agents.scan import folders_from
 
+    if prices is not None:
+        configured_prices.use(prices)
     artifacts = [Path(artifacts_dir).absolute()] if artifacts_dir else []
-    return FrontmatterAgentRegistry(folders_from(agents_dir), default_threshold, artifacts)
+    return FrontmatterAgentRegistry(
+        folders_from(agents_dir), default_threshold, artifacts, os.environ.get("BLACKBOARD_MODEL") or None
+    )
 
 
 def build_worker(
@@ -75,6 +84,7 @@ def build_worker(
     `board_tools`: the board's tools bound to a claim (mcp/binding.py), for the model API runners."""
     from blackboard.infrastructure.worker import Worker
 
+    agents.use_run_options(options.run.runner, options.run.model)  # its claims decided as it runs them
     return Worker(
         options,
         service,
@@ -183,11 +193,16 @@ def solver(
     signal_queries: BlackboardQueries,
     log: SolveLog,
     clock: Clock,
+    signals: SignalReadModel | None = None,
 ) -> Solver:
+    from blackboard.application.budgets import board_budget
     from blackboard.application.solve_prompt import controller_prompt
     from blackboard.application.solving import Solver
 
-    return Solver(service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt)
+    made = Solver(service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt)
+    if signals is not None:  # the controller's runs are charged to the board: its budget stops the run
+        made.over_budget = lambda board: board_budget(signals, board).reached
+    return made
 
 
 def entry_read_model(engine: Engine) -> SqlEntryReadModel:
@@ -315,6 +330,7 @@ class Container(containers.DeclarativeContainer):
         agents_dir=config.provided.agents_dir,
         default_threshold=config.provided.claim_threshold,
         artifacts_dir=config.provided.artifacts_dir,
+        prices=config.provided.prices,
     )
     clock = providers.Singleton(system_clock)
     dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
@@ -359,7 +375,7 @@ class Container(containers.DeclarativeContainer):
     transfer = providers.Singleton(board_transfer, event_store, projector, settings)
     solve_log = providers.Singleton(solve_log, engine)
     solver = providers.Singleton(
-        solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock
+        solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock, read_model
     )
     status = providers.Singleton(
         status_queries, read_model, entry_read_model, projector, clock, settings, presence

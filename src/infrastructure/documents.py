@@ -685,9 +685,15 @@ class BoardBudget(Document):
     spent_usd: float  # what the runners' runs recorded on the board cost (priced runs)
     spent_tokens: int  # their input and output tokens
     reached: str | None  # why its signals wait; None: they are claimed as usual
+    # what its open claims reserved until their runs end (docs/control.md, "Limits")
+    reserved_usd: float = 0.0
+    reserved_tokens: int = 0
 
 
-def board_budget(blackboard_id: str, budget: Budget, spent: Spent) -> BoardBudget:
+def board_budget(
+    blackboard_id: str, budget: Budget, spent: Spent, reserved: Spent | None = None
+) -> BoardBudget:
+    held = reserved or Spent()
     return BoardBudget(
         blackboard_id=blackboard_id,
         usd=budget.usd,
@@ -695,6 +701,8 @@ def board_budget(blackboard_id: str, budget: Budget, spent: Spent) -> BoardBudge
         spent_usd=round(spent.usd, 6),
         spent_tokens=spent.tokens,
         reached=budget.reached(spent),
+        reserved_usd=round(held.usd, 6),
+        reserved_tokens=held.tokens,
     )
 
 
@@ -728,7 +736,9 @@ def status(b: "BoardStatus") -> Status:
         workers=[worker(w, b.blackboard_id) for w in b.workers],
         usage=board_usage(b.usage),
         open_gates=[open_gate(g) for g in b.open_gates],
-        budget=board_budget(b.blackboard_id, b.budget, spent_of(b.usage)) if b.budget.is_set else None,
+        budget=board_budget(b.blackboard_id, b.budget, spent_of(b.usage), b.reserved)
+        if b.budget.is_set
+        else None,
     )
 
 

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 from blackboard.application.bounds import MAX_SECONDS
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.thresholds import DEFAULT_THRESHOLD
+from blackboard.infrastructure import prices
 from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
+from blackboard.infrastructure.prices import PriceTable
 
 if TYPE_CHECKING:
     from blackboard.application.service import Settings
@@ -208,6 +210,9 @@ class BlackboardSettings:
         _whole,
         "BLACKBOARD_MCP_MAX_LINE",
     )
+    # prices of models the runners' table lacks or prices otherwise (infrastructure/prices.py): the worker,
+    # the claim's decision (an unpriced model under a USD budget) and the runners read them alike
+    prices: PriceTable = _knob(PriceTable(), prices.RULE, _any, prices.parse, "BLACKBOARD_PRICES")
     # set in code only (tests, embedding)
     echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
     # a worker's options (`blackboard worker`)

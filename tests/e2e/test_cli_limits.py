@@ -117,6 +117,31 @@ def test_a_bad_concurrency_in_an_agent_file_is_reported_as_a_broken_file(make_cl
     assert cli("worker", "--agent", "ps-bad", "--once").returncode != 0
 
 
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("{usd: 0}", "estimate.usd: must be a positive number of US dollars, got 0"),
+        ("{tokens: 1.5}", "estimate.tokens: must be a whole number of tokens, 1 or more, got 1.5"),
+        ("{tokens: '100'}", "estimate.tokens: must be a whole number of tokens, 1 or more, got '100'"),
+        ("{}", "estimate: give usd or tokens (or both), such as {usd: 0.5, tokens: 100000}"),
+        ("{usd: 1, dollars: 2}", "estimate.dollars: is not a key of estimate (use usd and tokens)"),
+        ("lots", "estimate: must be a mapping such as {usd: 0.5, tokens: 100000}, got 'lots'"),
+    ],
+)
+def test_a_bad_estimate_in_an_agent_file_is_reported_naming_the_field_and_the_rule(
+    make_cli, tmp_path, value, said
+):
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "ps-bad.md").write_text(f"---\nname: ps-bad\nrunner: anthropic\nestimate: {value}\n---\nx\n")
+    cli = make_cli(f"sqlite:///{tmp_path / 'b.db'}", tmp_path, agents)
+
+    listed = cli("agents").expect(0)
+
+    assert said in listed.stdout
+    assert cli("worker", "--agent", "ps-bad", "--once").returncode != 0
+
+
 def test_the_python_api_sets_and_shows_a_budget_as_the_cli_does(lcli):
     from blackboard import Blackboard, InvalidInput
 

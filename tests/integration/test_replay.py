@@ -318,6 +318,17 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
             2,
             {"signal_id": "sig-00000003", "claimed_by": "ps-researcher", "score": 0.9, "token": "t-1"},
         ),
+        (
+            "AgentSignalClaimed",
+            3,
+            {
+                "signal_id": "sig-00000004",
+                "claimed_by": "ps-researcher",
+                "score": 0.9,
+                "token": "t-2",
+                "concurrency_key": "api",
+            },
+        ),
     ]
     stored = {(kind, schema) for kind, schema, _ in rows}
     assert set(events.UPCASTERS) <= stored, "an upcaster was added: store a row of the shape it upcasts here"

@@ -90,6 +90,8 @@ def _former_row(signal) -> dict:
         "decided_by": signal.decided_by,
         "decision_note": signal.decision_note,
         "concurrency_key": signal.concurrency_key,
+        "reserved_usd": signal.reserved.usd if signal.reserved else None,
+        "reserved_tokens": signal.reserved.tokens if signal.reserved else None,
     }
 
 
@@ -98,6 +100,7 @@ def _varied():
     result with knowledge items, usage, keys, several upstreams, a gate with a timeout, a failed attempt."""
     from dataclasses import replace
 
+    from blackboard.domain.reservations import Reservation
     from blackboard.domain.signals import FailedAttempt, SignalPayload, SignalUsage
 
     base = signals()
@@ -131,6 +134,7 @@ def _varied():
         decided_by="ann",
         decision_note="ok",
         concurrency_key="ck",
+        reserved=Reservation(usd=0.5, tokens=100_005),
         priority=0,
     )
     return [*base, full]

@@ -46,6 +46,7 @@ from blackboard.domain.events import (
     load_event,
     upcast,
 )
+from blackboard.domain.reservations import Reservation
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
 from tests.fakes import T0
 
@@ -507,4 +508,29 @@ def test_a_claim_stored_before_concurrency_keys_loads_under_no_key():
     claimed = load_event("AgentSignalClaimed", 2, envelope, claimed_v2)
 
     assert claimed.concurrency_key is None and claimed.token == "t-1"
-    assert AgentSignalClaimed.schema_version == 3
+    assert claimed.reserved is None
+
+
+def test_a_claim_stored_before_reservations_loads_reserving_nothing():
+    envelope = {
+        "event_id": "ev-1",
+        "blackboard_id": "bb-1",
+        "version": 2,
+        "occurred_at": "2026-01-04T09:00:01+00:00",
+    }
+    claimed_v3 = {
+        "signal_id": "sig-0000000a",
+        "claimed_by": "ps-a",
+        "score": 0.9,
+        "token": "t-1",
+        "concurrency_key": "openai",
+    }
+
+    claimed = load_event("AgentSignalClaimed", 3, envelope, claimed_v3)
+
+    assert (claimed.concurrency_key, claimed.reserved) == ("openai", None)
+    assert AgentSignalClaimed.schema_version == 4
+    reserved = AgentSignalClaimed(**envelope, **claimed_v3, reserved=Reservation(tokens=100_005))
+    event_type, schema_version, stored_envelope, data = stored(reserved)
+    assert (schema_version, data["reserved"]) == (4, {"usd": None, "tokens": 100_005})
+    assert load_event(event_type, schema_version, stored_envelope, data) == reserved

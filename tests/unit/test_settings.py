@@ -11,7 +11,7 @@ import pytest
 
 from blackboard.application.service import Settings
 from blackboard.domain.errors import InvalidInput
-from blackboard.infrastructure import settings
+from blackboard.infrastructure import prices, settings
 from blackboard.infrastructure.cli.parser import build_parser
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
@@ -22,6 +22,8 @@ README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 def shown(value: object) -> str:
+    if isinstance(value, prices.PriceTable):
+        return str(value)
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, int):
@@ -201,6 +203,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
         concurrency=4,
         grace=2.0,
         head_start=0.0,
+        prices=prices.parse('{"my-model": [1, 2]}'),
     )
 
 

@@ -34,6 +34,7 @@ from blackboard.domain.events import (
     AgentSignalUnclaimed,
     BlackboardEvent,
 )
+from blackboard.domain.reservations import Reservation
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalStatus, SignalType
 from tests.fakes import T0, agent
 
@@ -832,6 +833,7 @@ def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
         "decided_by": "someone",
         "decision_note": "fine",
         "concurrency_key": "db",
+        "reserved": Reservation(usd=0.5, tokens=10),
         "version": 7,
     }
     names = [f.name for f in dataclasses.fields(AgentSignal)]

@@ -34,6 +34,7 @@ OWNED = frozenset(
         "max_budget_usd",
         "retries",
         "concurrency",
+        "estimate",
     }
 )
 # every key Claude Code's agent files or the blackboard's give a meaning to: where a text value ends

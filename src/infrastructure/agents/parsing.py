@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.domain.limits import ConcurrencyLimit
+from blackboard.domain.reservations import Spending
 from blackboard.infrastructure.agents.lenient import Frontmatter, read_frontmatter
 from blackboard.infrastructure.agents.shapes import usable_capabilities
 from blackboard.infrastructure.agents.spec import AgentFileSpec, names, plain_messages, retry_policy, text
@@ -45,6 +46,8 @@ class AgentDefinition:
     runner: str | None = None  # the file's `runner`, as written (None: none named)
     max_turns: int | None = None  # a runner's run may take at most this many turns
     max_budget_usd: float | None = None  # and spend at most this much
+    estimate_usd: float | None = None  # what one run is expected to spend (`estimate`): what a claim reserves
+    estimate_tokens: int | None = None
     instructions: str = ""  # the Markdown body: the agent's system prompt
     model: str | None = None  # Claude Code's `model` (sonnet, opus, inherit, a model id ...), as written
     tools: tuple[str, ...] = ()  # Claude Code's `tools`, from a comma-separated string or a list
@@ -181,6 +184,10 @@ def read_agent_file(path: Path) -> AgentDefinition:
         spec = AgentFileSpec.model_validate(data)
     except ValidationError as exc:
         raise AgentFileInvalid(path, plain_messages(exc)) from None
+    estimate = spec.estimate
+    usd, tokens = (None, None) if estimate is None else (estimate.usd, estimate.tokens)
+    # a runner's runs record usage: they reserve (the runner's model priced or not: the registry says)
+    runs_record_usage = not (spec.command or spec.entrypoint)
     profile = AgentProfile(
         agent_id=spec.name,
         capabilities=tuple(AgentCapability(type=t, score=s) for t, s in spec.capability_pairs()),
@@ -189,6 +196,7 @@ def read_agent_file(path: Path) -> AgentDefinition:
         concurrency=None
         if spec.concurrency is None
         else ConcurrencyLimit(key=spec.concurrency.key, max=spec.concurrency.max),
+        spending=Spending(usd, tokens, spec.max_budget_usd) if runs_record_usage else None,
     )
     extra = dict(spec.model_extra or {})
     if ignored and declared is not None:
@@ -203,6 +211,8 @@ def read_agent_file(path: Path) -> AgentDefinition:
         runner=spec.runner,
         max_turns=spec.max_turns,
         max_budget_usd=spec.max_budget_usd,
+        estimate_usd=usd,
+        estimate_tokens=tokens,
         instructions=body,
         model=text(spec.model) or None,
         tools=names(spec.tools),

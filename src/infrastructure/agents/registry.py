@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from blackboard.application.ports import AgentRegistry
@@ -18,6 +18,7 @@ from blackboard.infrastructure.agents.parsing import (
 )
 from blackboard.infrastructure.agents.scan import FileKey, Scan, is_glob, matches, scan
 from blackboard.infrastructure.agents.text_index import AgentText, TextIndex
+from blackboard.infrastructure.prices import unpriced_model
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         agents_dirs: Path | Sequence[Path],
         default_threshold: float = DEFAULT_THRESHOLD,
         artifacts_dirs: Sequence[Path] = (),
+        default_model: str | None = None,
     ) -> None:
         given = [agents_dirs] if isinstance(agents_dirs, (str, Path)) else list(agents_dirs)
         self.agents_dirs = tuple(Path(folder) for folder in given)  # as given: a glob stays a glob
@@ -71,6 +73,17 @@ class FrontmatterAgentRegistry(AgentRegistry):
         self._index: tuple[_Snapshot, TextIndex] | None = None  # built on the first text score, per load
         self._read_once = False
         self._lock = threading.Lock()  # a worker may read the registry from several threads
+        # how the agents are run here (a worker's --runner and --model): what a claim decides their runs
+        # may spend with (is their model priced?)
+        self._runner: str | None = None
+        self._model = default_model
+
+    def use_run_options(self, runner: str | None, model: str | None) -> None:
+        """How this process runs the agents (a worker's `--runner`, `--model`), from now on: the model their
+        claims are decided with (a USD budget refuses one its runner cannot price) is the one their runs call."""
+        with self._lock:
+            self._runner, self._model = runner, model or self._model
+            self._snapshot = _Snapshot(Scan((), (), ()), {}, (), ())  # assembled again on the next call
 
     @property
     def agents_dir(self) -> Path:
@@ -154,13 +167,25 @@ class FrontmatterAgentRegistry(AgentRegistry):
                     )
                 )
             else:
-                agents[outcome.name] = outcome
+                agents[outcome.name] = self._priced(outcome)
                 reports.append(FileReport(outcome.path, outcome))
         reports += [FileReport(p.path, None, (p,)) for p in found.bad_files]
         problems = (*found.problems, *(p for r in reports for p in r.problems))
         for problem in problems:  # info, not warning: callers report problems() in their own words
             logger.info("agent file left out: %s", problem)
         return _Snapshot(found, agents, tuple(reports), problems)
+
+    def _priced(self, agent: AgentDefinition) -> AgentDefinition:
+        """The agent with the model its runner cannot price, if any, in its profile's spending: known once
+        the prices and how it runs here are (runners/usage.py)."""
+        spending = agent.profile.spending
+        if spending is None:
+            return agent
+        unpriced = unpriced_model(self._runner or agent.runner_name, agent.model, self._model)
+        if unpriced == spending.unpriced_model:
+            return agent
+        profile = agent.profile.model_copy(update={"spending": replace(spending, unpriced_model=unpriced)})
+        return replace(agent, profile=profile)
 
     @staticmethod
     def _read(path: Path) -> AgentDefinition | AgentFileInvalid:

@@ -148,6 +148,22 @@ class ConcurrencySpec(BaseModel):
     max: Annotated[int, Strict(), Field(ge=1)]
 
 
+class EstimateSpec(BaseModel):
+    """`estimate: {usd: 0.5, tokens: 100000}`: what one run of the agent is expected to spend at most, which
+    its claim reserves of the board's budget while it runs (docs/control.md, "Limits")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    usd: Number | None = Field(default=None, gt=0)
+    tokens: Annotated[int, Strict(), Field(ge=1)] | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> EstimateSpec:
+        if self.usd is None and self.tokens is None:
+            raise PydanticCustomError("estimate_empty", "give usd or tokens (or both)")
+        return self
+
+
 class AgentFileSpec(BaseModel):
     """Our keys of the frontmatter, and Claude Code's `description`, `model` and `tools`. Other keys
     (`color`, `hooks` ...) are kept in `model_extra`."""
@@ -166,6 +182,7 @@ class AgentFileSpec(BaseModel):
     max_budget_usd: Number | None = Field(default=None, gt=0)
     retries: Retries | None = None  # automatic retries (docs/agents.md, "Retries")
     concurrency: ConcurrencySpec | None = None
+    estimate: EstimateSpec | None = None  # what one run is expected to spend (a runner's run reserves it)
     description: Any = None  # Claude Code's keys: read as they come, normalised by `text` and `names`
     model: Any = None
     tools: Any = None
@@ -225,6 +242,8 @@ def plain_message(error: Any) -> str:
         return f"{field}: is required"
     if kind == "retry_rule":
         return f"{field}.{error['ctx']['key']}: {error['ctx']['rule']}"
+    if field.startswith("estimate"):
+        return _estimate_message(kind, field, value)
     if field.startswith("retries"):
         return _retries_message(kind, field, leaf, value)
     is_score = leaf in ("score", "threshold") or field.startswith("capabilities")
@@ -266,6 +285,19 @@ def plain_message(error: Any) -> str:
         return f"{field}: must be a list of {{type, score}} or a mapping of type to score, {_got(value)}"
     message = str(error["msg"])
     return f"{field}: {message[0].lower()}{message[1:]}, {_got(value)}"
+
+
+def _estimate_message(kind: str, field: str, value: Any) -> str:
+    """`estimate` is a mapping of usd and tokens; say the rule of the part the author wrote."""
+    if kind == "estimate_empty":
+        return f"{field}: give usd or tokens (or both), such as {{usd: 0.5, tokens: 100000}}"
+    if field == "estimate.usd":
+        return f"{field}: must be a positive number of US dollars, {_got(value)}"
+    if field == "estimate.tokens":
+        return f"{field}: must be a whole number of tokens, 1 or more, {_got(value)}"
+    if kind == "extra_forbidden":
+        return f"{field}: is not a key of estimate (use usd and tokens)"
+    return f"{field}: must be a mapping such as {{usd: 0.5, tokens: 100000}}, {_got(value)}"
 
 
 def _retries_message(kind: str, field: str, leaf: str, value: Any) -> str:

@@ -216,7 +216,7 @@ class SignalCalls(Base):
             refuse_an_agent("budget")  # a run does not raise its own board's budget
             self._parts.service.set_budget(command)
         shown = board_budget(self._parts.read_model, blackboard_id)
-        return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent)
+        return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent, shown.reserved)
 
     def expire(self) -> Signals:
         """`blackboard expire`: signals past their timeouts moved to EXPIRED."""

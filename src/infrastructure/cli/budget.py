@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from blackboard.application.budgets import board_budget
@@ -12,6 +13,7 @@ from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
+from blackboard.infrastructure.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]
 
@@ -21,6 +23,8 @@ def budget(
     args: argparse.Namespace,
     service: Lazy = Provide[Container.service.provider],
     read_model: Lazy = Provide[Container.read_model.provider],
+    config: BlackboardSettings = Provide[Container.config],
+    clock: Lazy = Provide[Container.clock.provider],
 ) -> Output:
     if args.usd is not None or args.tokens is not None:
         from blackboard.infrastructure.gates import refuse_an_agent
@@ -31,8 +35,8 @@ def budget(
                 board=args.board, usd=args.usd, tokens=args.tokens, set_by=args.by, reason=args.reason or ""
             )
         )
-    shown = board_budget(read_model(), args.board)
-    doc = documents.board_budget(shown.blackboard_id, shown.budget, shown.spent)
+    shown = board_budget(read_model(), args.board, clock().now() - timedelta(seconds=config.claim_timeout))
+    doc = documents.board_budget(shown.blackboard_id, shown.budget, shown.spent, shown.reserved)
     return Output(documents.jsonable(doc), text(doc))
 
 
@@ -46,5 +50,6 @@ def text(doc: documents.BoardBudget) -> str:
     return (
         f"budget of {doc.blackboard_id}: {limit}\n"
         f"spent: ${doc.spent_usd:.4f}, {doc.spent_tokens:,} tokens\n"
+        f"reserved by open claims: ${doc.reserved_usd:.4f}, {doc.reserved_tokens:,} tokens\n"
         f"{state}"
     )

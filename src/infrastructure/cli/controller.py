@@ -27,18 +27,23 @@ def next_moves(
     clock: Lazy = Provide[Container.clock.provider],
     read_model: Lazy = Provide[Container.read_model.provider],
 ) -> Output:
-    from blackboard.application.budgets import over_budget
+    from blackboard.application.budgets import budget_states
     from blackboard.application.controller import Controller  # imported by this command only
 
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit", f"must be 1 or more, got {args.limit}")
+    now = clock().now()
+    lapsed = now - timedelta(seconds=config.claim_timeout)  # claims older than that count no more
     plan = Controller(
-        queries(), registry(), config.claim_threshold, lambda board: over_budget(read_model(), board)
-    ).next(args.blackboard, args.limit, clock().now())
+        queries(),
+        registry(),
+        config.claim_threshold,
+        lambda board: budget_states(read_model(), board, lapsed),
+    ).next(args.blackboard, args.limit, now)
     data = {"next": [_move(m) for m in plan.moves], "waiting_for_an_agent": [_move(m) for m in plan.waiting]}
-    data["waiting_for_a_budget"] = [
-        {**_move(m), "reason": plan.budget_reasons[m.signal.blackboard_id]} for m in plan.over_budget
-    ]
+    why = {m.signal.signal_id: plan.budget_reasons.get(m.signal.blackboard_id) for m in plan.over_budget}
+    why.update(plan.budget_waits)
+    data["waiting_for_a_budget"] = [{**_move(m), "reason": why[m.signal.signal_id]} for m in plan.over_budget]
     lines = [f"{n}. {_line(m)}" for n, m in enumerate(plan.moves, 1)] or [
         "nothing to do next: no open signal a runnable agent fits"
     ]
@@ -48,6 +53,13 @@ def next_moves(
     for board, reason in plan.budget_reasons.items():
         lines += [f"waiting for a budget on {board} ({reason}; raise it with blackboard budget {board}):"]
         lines += [f"   {_line(m)}" for m in plan.over_budget if m.signal.blackboard_id == board]
+    if plan.budget_waits:
+        lines += ["waiting for room in a budget (what the run would reserve does not fit):"]
+        lines += [
+            f"   {_line(m)}: {plan.budget_waits[m.signal.signal_id]}"
+            for m in plan.over_budget
+            if m.signal.signal_id in plan.budget_waits
+        ]
     return Output(data, "\n".join(lines))
 
 

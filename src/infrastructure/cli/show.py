@@ -32,13 +32,25 @@ def show(
     engine: Lazy = Provide[Container.engine.provider],
     config: BlackboardSettings = Provide[Container.config],
     queries: Lazy = Provide[Container.queries.provider],
+    registry: Lazy = Provide[Container.agent_registry.provider],
+    read_model: Lazy = Provide[Container.read_model.provider],
+    clock: Lazy = Provide[Container.clock.provider],
 ) -> Output:
     # a malformed id takes the full path, which refuses it before it opens (or creates) the database
+    shown = None
     if args.at is None and not args.transcript and SIGNAL_ID.fullmatch(args.signal_id):
         shown = _from_row(args.signal_id, engine(), config)
-        if shown is not None:
-            return shown
-    return _full(args, queries)
+    shown = shown or _full(args, queries)
+    doc = shown.data
+    if args.at is None and not args.transcript and isinstance(doc, dict) and doc.get("status") == "POSTED":
+        from blackboard.infrastructure.cli.budget_wait import budget_wait
+
+        why = budget_wait(
+            engine(), doc["signal_id"], doc["blackboard_id"], config, queries, registry, read_model, clock
+        )
+        if why is not None:
+            shown = Output(shown.data, f"{shown.text}\n  {why}")
+    return shown
 
 
 def _from_row(signal_id: str, engine: Any, config: BlackboardSettings) -> Output | None:

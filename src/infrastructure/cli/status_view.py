@@ -161,16 +161,17 @@ def budget_table(boards: Sequence[BoardStatus]) -> Any:
     if not limited:
         return None
     grid = Table(title="budgets", title_justify="left", box=box.SIMPLE_HEAD)
-    for name in ("board", "usd", "tokens", "spent", "claims"):
+    for name in ("board", "usd", "tokens", "spent", "reserved", "claims"):
         grid.add_column(name, no_wrap=name != "claims")
     for b in limited:
-        spent = b.usage_total
+        spent, waits = b.usage_total, b.over_budget or b.fully_reserved
         grid.add_row(
             Text(terminal_safe(b.blackboard_id)),
             "-" if b.budget.usd is None else f"${b.budget.usd:g}",
             "-" if b.budget.tokens is None else f"{b.budget.tokens:,}",
             f"${spent.cost_usd:.4f}, {spent.input_tokens + spent.output_tokens:,} tokens",
-            f"wait: {b.over_budget}" if b.over_budget else "go on",
+            f"${b.reserved.usd:.4f}, {b.reserved.tokens:,} tokens",
+            f"wait: {waits}" if waits else "go on",
         )
     return grid
 

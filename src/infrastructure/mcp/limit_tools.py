@@ -31,7 +31,7 @@ def budget(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     if given.get("usd") is not None or given.get("tokens") is not None:
         session.service.set_budget(build(SetBudget, {"board": "blackboard_id"}, board=board, **given))
     shown = board_budget(session.read_model, board)
-    return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent)
+    return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent, shown.reserved)
 
 
 def limit_tools(with_agent: bool) -> tuple[Tool, ...]:

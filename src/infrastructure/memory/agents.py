@@ -15,5 +15,8 @@ class FixedAgentRegistry(AgentRegistry):
     def add(self, agent: AgentProfile) -> None:
         self._agents[agent.agent_id] = agent
 
+    def use_run_options(self, runner: str | None, model: str | None) -> None:
+        """A worker's --runner and --model change nothing here: the profiles' spending is as given."""
+
     def get_all(self) -> list[AgentProfile]:
         return sorted(self._agents.values(), key=lambda a: a.agent_id)

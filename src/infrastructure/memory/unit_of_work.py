@@ -61,13 +61,23 @@ class _Transaction(BoardTransaction):
         self._holds = holds  # the concurrency keys this transaction holds, released when it ends
 
     def limits(self, key: str | None) -> Limits:
-        held = 0
+        held, lapsed = 0, self.lapsed_before
+        live = [  # claims that have not lapsed at the decision's time
+            s
+            for s in self._read_model.find(SignalFilter(status=SignalStatus.CLAIMED))
+            if lapsed is None or (s.lease_started is not None and s.lease_started > lapsed)
+        ]
         if key is not None:
             self._holds.enter_context(self._store.hold(f"{CONCURRENCY_STREAM}{key}"))
-            claimed = self._read_model.find(SignalFilter(status=SignalStatus.CLAIMED))
-            held = sum(1 for s in claimed if s.concurrency_key == key)
+            held = sum(1 for s in live if s.concurrency_key == key)
         budget = self.budget()
-        return Limits(budget, budget.is_set and budget.reached(self.spent()) is not None, held)
+        if not budget.is_set:
+            return Limits(budget, False, held)
+        spent, reserved = self.spent(), Spent()
+        for signal in live:
+            if signal.blackboard_id == self.blackboard_id:
+                reserved += Spent.reserved_by(signal.reserved)
+        return Limits(budget, budget.reached(spent) is not None, held, spent, reserved)
 
     def budget(self) -> Budget:
         budget = Budget()

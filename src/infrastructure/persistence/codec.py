@@ -19,6 +19,7 @@ from blackboard.domain.events import (
     board_of_stream,
     load_event,
 )
+from blackboard.domain.reservations import Reservation
 from blackboard.domain.signals import (
     AgentSignal,
     FailedAttempt,
@@ -132,6 +133,8 @@ SIGNAL_COLUMNS = (
     "decided_by",
     "decision_note",
     "concurrency_key",
+    "reserved_usd",
+    "reserved_tokens",
     "post_event_id",
 )
 # The columns a signal's later events change, in the order `changing_values` gives them after the key
@@ -156,6 +159,8 @@ CHANGING_COLUMNS = (
     "decided_by",
     "decision_note",
     "concurrency_key",
+    "reserved_usd",
+    "reserved_tokens",
 )
 
 
@@ -170,7 +175,7 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
     row); `post_event_id`, the last, is the event that posted it. Enums as their value (`_value_`: the
     plain str, read without `value`'s descriptor)."""
     result, usage, after, waiting = signal.result, signal.usage, signal.after, signal.waiting_for
-    read_keys, write_keys = signal.read_keys, signal.write_keys
+    read_keys, write_keys, reserved = signal.read_keys, signal.write_keys, signal.reserved
     return (
         signal.signal_id,
         signal.blackboard_id,
@@ -207,6 +212,8 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         signal.decided_by,
         signal.decision_note,
         signal.concurrency_key,
+        None if reserved is None else reserved.usd,
+        None if reserved is None else reserved.tokens,
         post_event_id,
     )
 
@@ -233,7 +240,7 @@ def _strings(values: Iterable[str]) -> str:
 def changing_values(signal: AgentSignal) -> tuple[Any, ...]:
     """The columns a signal's later events change, as a tuple: its signal_id (the key), then
     CHANGING_COLUMNS' values in their order (the fold's UPDATE)."""
-    result, usage, waiting = signal.result, signal.usage, signal.waiting_for
+    result, usage, waiting, reserved = signal.result, signal.usage, signal.waiting_for, signal.reserved
     return (
         signal.signal_id,
         signal.status._value_,
@@ -255,6 +262,8 @@ def changing_values(signal: AgentSignal) -> tuple[Any, ...]:
         signal.decided_by,
         signal.decision_note,
         signal.concurrency_key,
+        None if reserved is None else reserved.usd,
+        None if reserved is None else reserved.tokens,
     )
 
 
@@ -314,6 +323,7 @@ def signal_from_row(row: Any) -> AgentSignal:
         decided_by=row.decided_by,
         decision_note=row.decision_note,
         concurrency_key=row.concurrency_key,
+        reserved=_reserved(row.reserved_usd, row.reserved_tokens),
         **_keys(row.keys_json),
     )
 
@@ -342,6 +352,12 @@ def _result(result_json: str) -> SignalResult:
     if isinstance(items := values.get("knowledge_items"), list):  # a tuple in the model
         values["knowledge_items"] = tuple(items)
     return _trusted(SignalResult, values)
+
+
+def _reserved(usd: float | None, tokens: int | None) -> Reservation | None:
+    if usd is None and tokens is None:
+        return None
+    return _trusted(Reservation, {"usd": usd, "tokens": tokens})
 
 
 def _keys(keys_json: str | None) -> dict[str, tuple[str, ...]]:

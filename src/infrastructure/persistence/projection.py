@@ -27,7 +27,10 @@ from blackboard.domain.events import (
     BoardBudgetSet,
     CheckpointEvent,
     EntryEvent,
+    SolveDecisionFailed,
     SolveEvent,
+    SolveSolved,
+    SolveStepPosted,
 )
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal, SignalUsage
@@ -48,6 +51,7 @@ from blackboard.infrastructure.persistence.tables import (
     DEPENDENCIES,
     SIGNAL_USAGE,
     SIGNALS,
+    SOLVE_USAGE,
 )
 
 NAME = "blackboard_signals"
@@ -331,6 +335,7 @@ def fold_rows(
     for event in events:
         if isinstance(event, BoardBudgetSet):
             set_budget_row(conn, event)
+    controller_runs(conn, [e for e in events if isinstance(e, SolveEvent)])
 
 
 _NOT_SIGNALS = (EntryEvent, SolveEvent, BoardBudgetSet, CheckpointEvent)
@@ -350,6 +355,7 @@ def fold_events(
     entry_records: list[Recorded] = []
     checkpoint_events: list[tuple[int, CheckpointEvent]] = []
     budgets: list[BoardBudgetSet] = []
+    solves: list[SolveEvent] = []
     for p, e in events:
         if not isinstance(e, _NOT_SIGNALS):
             signal_events.append(e)
@@ -359,7 +365,8 @@ def fold_events(
             checkpoint_events.append((p, e))
         elif isinstance(e, BoardBudgetSet):
             budgets.append(e)
-        # a solve run's events change no row: `solve --status` reads them from the log
+        elif isinstance(e, SolveEvent):  # `solve --status` reads a run from the log; its controller's
+            solves.append(e)  # runs are counted with the board's (`controller_runs`)
     if signal_events:
         batch = Fold(conn, cache, dependants, writer)
         batch.apply(signal_events)
@@ -374,9 +381,40 @@ def fold_events(
         from blackboard.infrastructure.persistence import checkpoints  # not for signals alone
 
         checkpoints.fold(conn, checkpoint_events)
+    if solves:
+        controller_runs(conn, solves, writer)
     for budget in budgets:  # rare: a person sets a board's budget (`blackboard budget`)
         set_budget_row(conn, budget)
     set_checkpoint(conn, events[-1][0])
+
+
+_SOLVE_USAGE_COLUMNS = ("event_id", *USAGE_COLUMNS[1:])
+
+
+def controller_runs(conn: Connection, events: Sequence[SolveEvent], writer: RowWriter | None = None) -> None:
+    """The runs of solve controllers these events recorded (a decision's usage) as rows of `solve_usage`,
+    the controller as agent, counted with the board's runs (`summary`, `status`, `/metrics`, the budget)."""
+    rows = [
+        (e.event_id, e.blackboard_id, e.actor, *_usage_values(e.usage))
+        for e in events
+        if isinstance(e, SolveStepPosted | SolveDecisionFailed | SolveSolved) and e.usage is not None
+    ]
+    if rows:
+        (writer or RowWriter()).insert(conn, SOLVE_USAGE, _SOLVE_USAGE_COLUMNS, rows)
+        refresh_reached(conn, {row[1] for row in rows})
+
+
+def _usage_values(usage: SignalUsage) -> tuple[Any, ...]:
+    """`USAGE_COLUMNS` past the signal, the board and the agent, in their order."""
+    return (
+        usage.runner,
+        usage.model,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost_usd,
+        usage.turns,
+        usage.duration_ms,
+    )
 
 
 def set_budget_row(conn: Connection, event: BoardBudgetSet) -> None:
@@ -390,29 +428,49 @@ def set_budget_row(conn: Connection, event: BoardBudgetSet) -> None:
 
 
 def refresh_reached(conn: Connection, boards: set[str]) -> None:
-    """Whether what each board's runs spent has reached its budget (Budget.reached's rule, in SQL), for the
-    boards that have a budget among these: after a budget is set, and after runs are recorded."""
-    b, u = BOARD_BUDGETS.c, SIGNAL_USAGE.c
-    if not dialect_of(conn.engine).one_writer:
-        # completions of one board record runs side by side (Hold.SIGNALS): lock the budget's row first,
-        # so the sums below, read by the next statement, count every run committed before it
-        conn.execute(
-            select(b.blackboard_id)
-            .where(b.blackboard_id.in_(sorted(boards)))
-            .order_by(b.blackboard_id)
-            .with_for_update()
+    """What each board's runs spent (its signals' runs and its solve controllers'), and whether that has
+    reached its budget (Budget.reached's rule, in SQL), for the boards that have a budget among these:
+    after a budget is set, and after runs are recorded."""
+    b = BOARD_BUDGETS.c
+    lock_budgets(conn, boards)
+    runs = [  # each table's sums for the row's board
+        (
+            select(func.coalesce(func.sum(t.c.cost_usd), 0.0)).where(t.c.blackboard_id == b.blackboard_id),
+            select(func.coalesce(func.sum(t.c.input_tokens + t.c.output_tokens), 0)).where(
+                t.c.blackboard_id == b.blackboard_id
+            ),
         )
-    mine = u.blackboard_id == b.blackboard_id
-    usd = select(func.coalesce(func.sum(u.cost_usd), 0.0)).where(mine).scalar_subquery()
-    tokens = (
-        select(func.coalesce(func.sum(u.input_tokens + u.output_tokens), 0)).where(mine).scalar_subquery()
-    )
+        for t in (SIGNAL_USAGE, SOLVE_USAGE)
+    ]
+    usd = runs[0][0].scalar_subquery() + runs[1][0].scalar_subquery()
+    tokens = runs[0][1].scalar_subquery() + runs[1][1].scalar_subquery()
     reached = or_(and_(b.usd.is_not(None), usd >= b.usd), and_(b.tokens.is_not(None), tokens >= b.tokens))
-    conn.execute(update(BOARD_BUDGETS).where(b.blackboard_id.in_(sorted(boards))).values(reached=reached))
+    conn.execute(
+        update(BOARD_BUDGETS)
+        .where(b.blackboard_id.in_(sorted(boards)))
+        .values(spent_usd=usd, spent_tokens=tokens, reached=reached)
+    )
+
+
+def lock_budgets(conn: Connection, boards: set[str]) -> None:
+    """Where writers run side by side (PostgreSQL), lock these boards' budget rows (those they have) until
+    the commit: completions of one board record runs side by side (Hold.SIGNALS), and so do its solve
+    runs, so each locks the row before it sums the board's runs, and the sums count every run committed
+    before it. Taken before the log's lock by every writer that records a run (the budget's, then the
+    log's), so two of them never wait on each other's."""
+    if dialect_of(conn.engine).one_writer:
+        return
+    b = BOARD_BUDGETS.c
+    conn.execute(
+        select(b.blackboard_id)
+        .where(b.blackboard_id.in_(sorted(boards)))
+        .order_by(b.blackboard_id)
+        .with_for_update()
+    )
 
 
 def clear(conn: Connection) -> None:
-    for table in (CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE, SIGNALS, BOARD_BUDGETS):
+    for table in (CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE, SOLVE_USAGE, SIGNALS, BOARD_BUDGETS):
         conn.execute(delete(table))
     from blackboard.infrastructure.persistence.knowledge.projection import clear_entries
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, case, false, func, or_, select, true
+from sqlalchemy import Engine, Select, bindparam, case, false, func, or_, select, text, true, union_all
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
@@ -24,14 +24,19 @@ from blackboard.application.ports import (
 )
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.capabilities import canonical_capability, targets_auto
-from blackboard.domain.limits import Budget
+from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus, signal_text
 from blackboard.infrastructure.persistence import projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
-from blackboard.infrastructure.persistence.tables import BOARD_BUDGETS, CHECKPOINTS, SIGNAL_USAGE
+from blackboard.infrastructure.persistence.tables import (
+    BOARD_BUDGETS,
+    CHECKPOINTS,
+    SIGNAL_USAGE,
+    SOLVE_USAGE,
+)
 
 OVER_BUDGET = select(BOARD_BUDGETS.c.blackboard_id).where(BOARD_BUDGETS.c.reached)
 BOARDS_APART = "\x1f"  # between the boards of a look's `stopped` (a board id has no control character)
@@ -244,9 +249,40 @@ class SqlSignalReadModel(SignalReadModel):
             return {board: Budget(usd, tokens) for board, usd, tokens in conn.execute(query)}
 
     @_translated
+    def reserved(
+        self, blackboard_id: str | None = None, lapsed_before: datetime | None = None
+    ) -> dict[str, Spent]:
+        """One GROUP BY over the CLAIMED rows (their partial index), whatever the number of signals."""
+        s = SIGNALS.c
+        query = (
+            select(s.blackboard_id, func.sum(s.reserved_usd), func.sum(s.reserved_tokens))
+            .where(
+                text("status = 'CLAIMED'"), or_(s.reserved_usd.is_not(None), s.reserved_tokens.is_not(None))
+            )
+            .group_by(s.blackboard_id)
+        )
+        if blackboard_id is not None:
+            query = query.where(s.blackboard_id == blackboard_id)
+        if lapsed_before is not None:
+            query = query.where(func.coalesce(s.renewed_at, s.claimed_at) > lapsed_before)
+        with read_connection(self._engine) as conn:
+            return {
+                board: Spent(float(usd or 0.0), int(tokens or 0))
+                for board, usd, tokens in conn.execute(query)
+            }
+
+    @_translated
     def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:
-        """One GROUP BY over signal_usage (its board index), whatever the length of the log."""
-        u = SIGNAL_USAGE.c
+        """One GROUP BY over the runs of signals and of solve controllers (signal_usage and solve_usage, their
+        board indexes), whatever the length of the log."""
+        runs = []
+        for table in (SIGNAL_USAGE, SOLVE_USAGE):
+            t = table.c
+            run = select(
+                t.blackboard_id, t.agent, t.input_tokens, t.output_tokens, t.cost_usd, t.turns, t.duration_ms
+            )
+            runs.append(run if blackboard_id is None else run.where(t.blackboard_id == blackboard_id))
+        u = union_all(*runs).subquery().c
         query = select(
             u.blackboard_id,
             u.agent,
@@ -258,8 +294,6 @@ class SqlSignalReadModel(SignalReadModel):
             func.sum(u.turns),
             func.sum(u.duration_ms),
         ).group_by(u.blackboard_id, u.agent)
-        if blackboard_id is not None:
-            query = query.where(u.blackboard_id == blackboard_id)
         totals: dict[str, dict[str, UsageTotal]] = {}
         with read_connection(self._engine) as conn:
             for board, agent, runs, tokens_in, tokens_out, cost, unpriced, turns, ms in conn.execute(query):

@@ -37,6 +37,7 @@ from sqlalchemy import Boolean, Connection, Table
 
 from blackboard.domain import events as ev
 from blackboard.domain.events import BlackboardEvent, board_of_stream, upcast
+from blackboard.domain.reservations import Reservation
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
 from blackboard.infrastructure.persistence.codec import event_from_row
 from blackboard.infrastructure.persistence.projection import RowWriter
@@ -90,11 +91,17 @@ class _Posted(msgspec.Struct):
     gate_timeout_s: float | None = None
 
 
+class _Reserved(msgspec.Struct):
+    usd: float | None = None
+    tokens: int | None = None
+
+
 class _Claimed(msgspec.Struct):
     signal_id: str
     claimed_by: str
     token: str | None = None
     concurrency_key: str | None = None
+    reserved: _Reserved | None = None
 
 
 class _Renewed(msgspec.Struct):
@@ -193,6 +200,17 @@ def _posted(s: _Posted) -> dict[str, Any]:
     }
 
 
+def _claimed(s: _Claimed) -> dict[str, Any]:
+    r = s.reserved
+    return {
+        "signal_id": s.signal_id,
+        "claimed_by": s.claimed_by,
+        "token": s.token,
+        "concurrency_key": s.concurrency_key,
+        "reserved": None if r is None else _built(Reservation, {"usd": r.usd, "tokens": r.tokens}),
+    }
+
+
 def _completed(s: _Completed) -> dict[str, Any]:
     return {
         "signal_id": s.signal_id,
@@ -235,7 +253,7 @@ def _plain(s: msgspec.Struct) -> dict[str, Any]:
 # the struct until someone adds it here and moves the number).
 FAST: dict[str, Fast] = {
     "AgentSignalPosted": _fast(ev.AgentSignalPosted, 8, _Posted, _posted),
-    "AgentSignalClaimed": _fast(ev.AgentSignalClaimed, 3, _Claimed, _plain),
+    "AgentSignalClaimed": _fast(ev.AgentSignalClaimed, 4, _Claimed, _claimed),
     "AgentSignalClaimRenewed": _fast(ev.AgentSignalClaimRenewed, 1, _Renewed, _plain),
     "AgentSignalCompleted": _fast(ev.AgentSignalCompleted, 2, _Completed, _completed),
     "AgentSignalFailed": _fast(ev.AgentSignalFailed, 2, _Failed, _failed),

@@ -27,6 +27,7 @@ from sqlalchemy import (
     UniqueConstraint,
     event,
     false,
+    text,
 )
 from sqlalchemy.types import TypeDecorator
 
@@ -124,6 +125,10 @@ SIGNALS = Table(
     Column("decided_by", String(200)),  # who approved or rejected the gate
     Column("decision_note", Text),  # the approval's note, or the rejection's reason
     Column("concurrency_key", String(200)),  # its claimer's concurrency key (domain/limits.py); else NULL
+    # what its claim reserved of the board's budget (domain/reservations.py), counted while it is CLAIMED;
+    # NULL: nothing of that kind
+    Column("reserved_usd", Float),
+    Column("reserved_tokens", BigInteger),
     # its AgentSignalPosted's event_id (migration 0017): a tracer reads the post's metadata by the events'
     # unique index (infrastructure/otel.py); NULL on a row an older release posted beside this one
     Column("post_event_id", String(36)),
@@ -135,6 +140,13 @@ SIGNALS = Table(
     Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check
     Index("ix_blackboard_signals_retry_of", "retry_of"),  # a retry's chain
     Index("ix_blackboard_signals_concurrency", "concurrency_key", "status"),  # claimed under a key, counted
+    # a board's open claims, whose reservations a claim totals: only CLAIMED rows are in it (migration 0018)
+    Index(
+        "ix_blackboard_signals_claimed",
+        "blackboard_id",
+        sqlite_where=text("status = 'CLAIMED'"),
+        postgresql_where=text("status = 'CLAIMED'"),
+    ),
 )
 
 # A board's budget (`blackboard budget`), as its last BoardBudgetSet left it; NULL: no limit of that kind.
@@ -146,6 +158,10 @@ BOARD_BUDGETS = Table(
     Column("tokens", BigInteger),
     # what its runs spent has reached it: workers leave its signals out of their candidates (kept by the fold)
     Column("reached", Boolean, nullable=False, server_default=false()),
+    # what its runs spent (priced runs' USD; input and output tokens), kept by the fold with `reached`: a
+    # claim reads it with the budget, whatever the number of runs (migration 0018)
+    Column("spent_usd", Float, nullable=False, server_default="0"),
+    Column("spent_tokens", BigInteger, nullable=False, server_default="0"),
 )
 
 # One runner's run, as its completion or failure recorded it: what `summary` and `status` total per
@@ -164,6 +180,24 @@ SIGNAL_USAGE = Table(
     Column("turns", Integer, nullable=False),
     Column("duration_ms", BigInteger, nullable=False),
     Index("ix_signal_usage_board", "blackboard_id", "agent"),
+)
+
+# One run of a `solve` controller (its decision's runner), as the solve run's event recorded it: counted with
+# the board's runs by `summary`, `status`, `/metrics` and the budget (migration 0018), the controller as agent.
+SOLVE_USAGE = Table(
+    "solve_usage",
+    metadata,
+    Column("event_id", String(36), primary_key=True),  # the SolveStepPosted, -DecisionFailed or -Solved
+    Column("blackboard_id", String(200), nullable=False),
+    Column("agent", String(200), nullable=False),  # the controller
+    Column("runner", String(40), nullable=False),
+    Column("model", String(200)),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("cost_usd", Float),  # NULL: neither reported nor priced
+    Column("turns", Integer, nullable=False),
+    Column("duration_ms", BigInteger, nullable=False),
+    Index("ix_solve_usage_board", "blackboard_id", "agent"),
 )
 
 # One target capability of a signal: the index behind "open signals for these capabilities".

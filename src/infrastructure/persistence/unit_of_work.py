@@ -16,9 +16,23 @@ from collections import namedtuple
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, bindparam, case, false, func, or_, select
+from sqlalchemy import (
+    Connection,
+    Engine,
+    bindparam,
+    case,
+    exists,
+    false,
+    func,
+    null,
+    or_,
+    select,
+    text,
+    union_all,
+)
 
 from blackboard.application.ports import (
     BoardHoldNeeded,
@@ -31,7 +45,7 @@ from blackboard.application.ports import (
     UnitOfWork,
 )
 from blackboard.domain.blackboard import BlackboardAggregate
-from blackboard.domain.events import BlackboardEvent, entry_stream_id
+from blackboard.domain.events import AgentSignalClaimed, BlackboardEvent, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence import lean, projection
@@ -50,6 +64,7 @@ from blackboard.infrastructure.persistence.tables import (
     DEPENDENCIES,
     SIGNAL_USAGE,
     SIGNALS,
+    SOLVE_USAGE,
     Moment,
 )
 
@@ -66,13 +81,31 @@ _STATE = (
 )
 STATE = select(*_STATE)
 _BUDGET_ROW = BOARD_BUDGETS.c.blackboard_id == bindparam("board")
+# a claim that was not taken nor renewed after `lapsed` has lapsed: it counts no more (Scope.lapse)
+_LIVE_CLAIM = func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at) > bindparam("lapsed", type_=Moment())
+# the board's open claims, through the partial index of its CLAIMED rows (its predicate written as it is)
+_OPEN_CLAIMS = (SIGNALS.c.blackboard_id == bindparam("board"), text("status = 'CLAIMED'"), _LIVE_CLAIM)
 _BUDGET = (  # a board without a budget gives NULLs
     select(BOARD_BUDGETS.c.usd).where(_BUDGET_ROW).scalar_subquery(),
     select(BOARD_BUDGETS.c.tokens).where(_BUDGET_ROW).scalar_subquery(),
     select(BOARD_BUDGETS.c.reached).where(_BUDGET_ROW).scalar_subquery(),
+    select(BOARD_BUDGETS.c.spent_usd).where(_BUDGET_ROW).scalar_subquery(),
+    select(BOARD_BUDGETS.c.spent_tokens).where(_BUDGET_ROW).scalar_subquery(),
 )
+# what the board's open claims reserved, totalled only for a claim that reserves (Scope.reserves) on a board
+# with a budget: a claim whose runs record no usage does not pay for the sum
+_RESERVED = (
+    select(func.sum(SIGNALS.c.reserved_usd))
+    .where(*_OPEN_CLAIMS, exists().where(_BUDGET_ROW))
+    .scalar_subquery(),
+    select(func.sum(SIGNALS.c.reserved_tokens))
+    .where(*_OPEN_CLAIMS, exists().where(_BUDGET_ROW))
+    .scalar_subquery(),
+)
+_NOT_TOTALLED = (null(), null())
 # a claim without a concurrency key: the same and the board's budget, still one round trip
-STATE_AND_BUDGET = select(*_STATE, *_BUDGET)
+STATE_AND_BUDGET = select(*_STATE, *_BUDGET, *_NOT_TOTALLED)
+STATE_AND_RESERVED = select(*_STATE, *_BUDGET, *_RESERVED)
 BY_ID = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.signal_id == bindparam("id")
 )
@@ -135,19 +168,25 @@ _SKIP_LOCKED = _Queries(
     _LOCKED.overdue,
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
-LIMITS = select(  # no key (NULL) counts nothing
-    *_BUDGET,
+_HELD = (  # no key (NULL) counts nothing
     select(func.count())
-    .where(SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED")
-    .scalar_subquery(),
+    .where(SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED", _LIVE_CLAIM)
+    .scalar_subquery()
 )
+LIMITS = select(*_BUDGET, *_NOT_TOTALLED, _HELD)
+LIMITS_RESERVED = select(*_BUDGET, *_RESERVED, _HELD)
+EVER = datetime(1970, 1, 1, tzinfo=UTC)  # no lapse given: every claim counts
 BUDGET = select(BOARD_BUDGETS.c.usd, BOARD_BUDGETS.c.tokens).where(
     BOARD_BUDGETS.c.blackboard_id == bindparam("board")
 )
-SPENT = select(
-    func.coalesce(func.sum(SIGNAL_USAGE.c.cost_usd), 0.0),
-    func.coalesce(func.sum(SIGNAL_USAGE.c.input_tokens + SIGNAL_USAGE.c.output_tokens), 0),
-).where(SIGNAL_USAGE.c.blackboard_id == bindparam("board"))
+_RUNS = [  # what the board's runs recorded: its signals' runs and its solve controllers'
+    select(u.c.cost_usd, (u.c.input_tokens + u.c.output_tokens).label("tokens")).where(
+        u.c.blackboard_id == bindparam("board")
+    )
+    for u in (SIGNAL_USAGE, SOLVE_USAGE)
+]
+_RUN = union_all(*_RUNS).subquery()
+SPENT = select(func.coalesce(func.sum(_RUN.c.cost_usd), 0.0), func.coalesce(func.sum(_RUN.c.tokens), 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,15 +208,34 @@ def read_log(conn: Connection, stream_id: str) -> LogState:
     return LogState(version, end, checkpoint or 0)
 
 
-def hold_log(conn: Connection, stream_id: str, known: LogState | None = None) -> LogState:
+def hold_log(
+    conn: Connection,
+    stream_id: str,
+    known: LogState | None = None,
+    reserving: Mapping[str, Any] | None = None,
+) -> LogState:
     """Hold the log from here to the commit (positions follow commit order) and read its state under
     the hold. `known`, read earlier in this transaction, is still true where the database has one
-    writer at a time (SQLite), and is not read again."""
+    writer at a time (SQLite), and is not read again.
+
+    `reserving` (the board and the claims' lapse: claims of the board that reserved, holding only their
+    signals, whose rows are written): in the same statement, what the board's runs spent and its open
+    claims reserved, these claims' included; past the budget, another claim of the board took the room
+    since this one decided, and ConcurrencyConflict rolls it back to be decided again. Under the log's
+    lock every other claim has committed or waits, so the sum is the board's as this one commits."""
     dialect = dialect_of(conn.engine)
     if known is not None and dialect.one_writer:
         return known
     dialect.hold_log(conn)
-    return read_log(conn, stream_id)
+    if reserving is None:
+        return read_log(conn, stream_id)
+    ((version, end, checkpoint, *budget),) = lean.rows(
+        conn, STATE_AND_RESERVED, {"stream": stream_id, **reserving}
+    )
+    seen = _limits(*budget)
+    if seen.budget.exceeded_by(seen.spent + seen.reserved):
+        raise ConcurrencyConflict(stream_id, version)
+    return LogState(version, end, checkpoint or 0)
 
 
 def commit_in(
@@ -189,6 +247,7 @@ def commit_in(
     dependants: Mapping[str, list[str]] | None = None,
     known: LogState | None = None,
     signals_only: bool = False,
+    reserving: Mapping[str, Any] | None = None,
 ) -> list[Recorded]:
     """Append the events (the event store) and fold the recorded ones into the rows (the one fold), in
     `conn`'s transaction, which holds the stream: both land at the commit or neither. The fold starts
@@ -203,11 +262,11 @@ def commit_in(
     written before the log's lock is taken, so the lock covers only the insert, the checkpoint and
     the commit. Should an append that was not folded (a bare append, an import) have come in since
     the rows were read, the fold would run twice over it: ConcurrencyConflict, nothing written, and
-    the command decides again."""
+    the command decides again. `reserving`: see `hold_log` (the rows must be written first: `early`)."""
     early = signals_only and known is not None and known.live
     if early:  # the rows first, outside the log's lock (they hold no position)
         projection.fold_rows(conn, events, seed, dependants)
-    log = hold_log(conn, stream_id, known)
+    log = hold_log(conn, stream_id, known, reserving if early else None)
     if early and not log.live:
         raise ConcurrencyConflict(stream_id, events[0].version - 1)
     if signals_only and log.version != events[0].version - 1:  # others of the board committed first
@@ -269,11 +328,13 @@ class _SqlTransaction(BoardTransaction):
 
     def rows(self) -> BoardRows | None:
         if self.scope.limits:  # read now, in the log's statement: `limits(None)` has them
-            ((version, end, checkpoint, usd, tokens, reached),) = lean.rows(
-                self._conn, STATE_AND_BUDGET, {"stream": self.blackboard_id, "board": self.blackboard_id}
+            ((version, end, checkpoint, *budget),) = lean.rows(
+                self._conn,
+                STATE_AND_RESERVED if self.scope.reserves else STATE_AND_BUDGET,
+                {"stream": self.blackboard_id, **self._budget_params()},
             )
             self._log = log = LogState(version, end, checkpoint or 0)
-            self._limits = Limits(Budget(usd, tokens), bool(reached), 0)
+            self._limits = _limits(*budget)
         else:
             self._log = log = read_log(self._conn, self.blackboard_id)
         if not log.live:
@@ -297,10 +358,12 @@ class _SqlTransaction(BoardTransaction):
         if key is not None:
             dialect_of(self._conn.engine).hold_key(self._conn, key)
         # one statement, after the hold: a claim that held the key before us has committed its row by now
-        ((usd, tokens, reached, held),) = lean.rows(
-            self._conn, LIMITS, {"board": self.blackboard_id, "key": key}
-        )
-        return Limits(Budget(usd, tokens), bool(reached), int(held or 0))
+        statement = LIMITS_RESERVED if self.scope.reserves else LIMITS
+        ((*budget, held),) = lean.rows(self._conn, statement, {"key": key, **self._budget_params()})
+        return _limits(*budget, held=held)
+
+    def _budget_params(self) -> dict[str, Any]:
+        return {"board": self.blackboard_id, "lapsed": self.lapsed_before or EVER}
 
     def budget(self) -> Budget:
         row = self._conn.execute(BUDGET, {"board": self.blackboard_id}).first()
@@ -323,7 +386,32 @@ class _SqlTransaction(BoardTransaction):
             dependants=self.loaded_dependants,
             known=self._log,
             signals_only=self._hold is not Hold.BOARD,
+            reserving=self._budget_params() if self._hold is not Hold.BOARD and _reserving(events) else None,
         )
+
+
+def _reserving(events: Sequence[BlackboardEvent]) -> bool:
+    return any(isinstance(e, AgentSignalClaimed) and e.reserved is not None for e in events)
+
+
+def _limits(
+    usd: float | None,
+    tokens: int | None,
+    reached: bool | None,
+    spent_usd: float | None,
+    spent_tokens: int | None,
+    reserved_usd: float | None,
+    reserved_tokens: int | None,
+    held: int | None = 0,
+) -> Limits:
+    """The budget's columns (`_BUDGET`) and the count under the key as the Limits they say."""
+    return Limits(
+        Budget(usd, tokens),
+        bool(reached),
+        int(held or 0),
+        Spent(float(spent_usd or 0.0), int(spent_tokens or 0)),
+        Spent(float(reserved_usd or 0.0), int(reserved_tokens or 0)),
+    )
 
 
 class _SqlRows(BoardRows):

@@ -17,14 +17,13 @@ from typing import Any
 from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest, ToolAnswer
 from blackboard.infrastructure.runners.answers import SOURCE, ToolCall, Unreadable
 from blackboard.infrastructure.runners.transcript import Transcript
-from blackboard.infrastructure.runners.usage import Tally
+from blackboard.infrastructure.runners.usage import Tally, resolved_model
 
 logger = logging.getLogger("blackboard.worker")
 
 POLL = 0.05  # seconds between looks at the control while the loop runs
 MAX_TOKENS = 16384  # of one answer
 FIRST_WAIT, LONGEST_WAIT = 1.0, 60.0  # seconds, when a rate limit says no retry-after
-CLAUDE_CODE_ONLY = frozenset({"inherit", "sonnet", "opus", "haiku", "fable"})  # not a model id elsewhere
 
 
 class Stopped(Exception):
@@ -122,12 +121,7 @@ def budget_of(request: RunRequest) -> float | None:
 def model_for(request: RunRequest, aliases: dict[str, str] | None = None) -> str | None:
     """The file's model unless it is `inherit` (or, for another API than Anthropic's, one of Claude Code's
     aliases), else the worker's --model / BLACKBOARD_MODEL; Claude Code's aliases as `aliases` maps them."""
-    chosen = request.agent.model
-    if chosen is None or chosen in CLAUDE_CODE_ONLY - set(aliases or {}):
-        chosen = request.model
-    if chosen is None:
-        return None
-    return (aliases or {}).get(chosen, chosen)
+    return resolved_model("anthropic" if aliases else "openai", request.agent.model, request.model)
 
 
 def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunControl) -> RunOutcome:

@@ -1,0 +1,188 @@
+"""Budgets that hold under concurrency (docs/control.md, "Limits"), through real workers and the real CLI on
+SQLite and PostgreSQL: the anthropic runner against the local stand-in of the Messages API reports what each
+run spent. Claims reserve their estimate, so six runner slots on a budget spend within it; a model without a
+price waits under a USD budget until it is priced; a solve controller's runs are charged to its board; and a
+lapsed claim's concurrency slot is free for the next claim without a sweep. No test calls a real model."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.test_ui_metrics import samples
+from tests.e2e.web import UiServer
+from tests.runners.conftest import Board, RunnerCli
+from tests.runners.standins import say, slow, stand_in
+from tests.runners.test_solve import POST_FINDER, SOLVED, solve
+from tests.waiting import wait_until
+
+BUDGET, RUN_TOKENS = 250_000, 100_005  # each run reports 100,000 tokens in and 5 out
+ESTIMATED = "runner: anthropic\nmodel: sonnet\nestimate: {tokens: 100005}\n"
+
+
+def api_env(url: str, **more: str) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test", **more}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def budget_board(request, tmp_path) -> Iterator[Board]:
+    agents, workdir = tmp_path / "agents", tmp_path / "work"
+    agents.mkdir()
+    workdir.mkdir()
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'board.db'}"
+    else:
+        url = request.getfixturevalue("pg_private_url")
+    cli = RunnerCli(url, agents, workdir)
+    yield Board(cli, agents, workdir)
+    cli.close()
+
+
+def statuses(board: Board) -> dict[str, int]:
+    found = board.cli.ok("status", "--blackboard", "ps-1")
+    return found[0]["signals"] if found else {}
+
+
+def test_six_runner_slots_on_a_token_budget_spend_within_it_and_the_rest_wait_saying_why(budget_board):
+    board = budget_board
+    board.agent("writer", ESTIMATED, "You write.")
+    board.cli.ok("budget", "ps-1", "--tokens", str(BUDGET), "--by", "alice")
+    # every run takes a while: the six claims would all be made before the first run ends
+    with stand_in(lambda body: slow(1.5, say("done", input_tokens=100_000, output_tokens=5))) as api:
+        env = api_env(api.url)
+        workers = [
+            board.cli.start("worker", "--agent", "writer", "--concurrency", "2", env=env) for _ in range(3)
+        ]
+        ids = [
+            board.post("writer", topic=f"part {n}")["signal_id"] for n in range(6)
+        ]  # the workers race for them
+
+        wait_until(
+            lambda: (s := statuses(board)).get("COMPLETED", 0) >= 2 and not s.get("CLAIMED"),
+            timeout=120,
+            what="the runs that fit to end",
+        )
+        for worker in workers:
+            worker.send_signal(signal.SIGINT)
+        for worker in workers:
+            board.cli.finish(worker).expect(0)
+
+    budget = board.cli.ok("budget", "ps-1")
+    assert budget["spent_tokens"] <= 1.1 * BUDGET, budget  # before reservations: 600,030 (2.4x)
+    assert budget["spent_tokens"] == 2 * RUN_TOKENS and budget["reserved_tokens"] == 0
+    assert len(api.model_calls) == 2
+    waiting = [s for s in ids if board.show(s)["status"] == "POSTED"]
+    assert len(waiting) == 4
+    why = f"waits for budget: {2 * RUN_TOKENS:,} of {BUDGET:,} tokens spent or reserved on ps-1"
+    shown = board.cli("show", waiting[0]).expect(0).stdout
+    assert f"{why}, this run reserves {RUN_TOKENS:,} tokens (agent writer's estimate)" in shown
+    planned = board.cli.ok("next", "--blackboard", "ps-1")
+    assert planned["next"] == [] and {m["signal_id"] for m in planned["waiting_for_a_budget"]} == set(waiting)
+    assert all(why in m["reason"] for m in planned["waiting_for_a_budget"])
+    assert "waiting for room in a budget" in board.cli("next").expect(0).stdout
+
+
+def test_a_usd_budget_claims_nothing_for_a_model_without_a_price_until_one_is_configured(budget_board):
+    board = budget_board
+    board.agent("local", "runner: anthropic\nmodel: my-local-model\n", "You write.")
+    board.cli.ok("budget", "ps-1", "--usd", "5", "--by", "alice")
+    sig = board.post("local")["signal_id"]
+    with stand_in([say("done", input_tokens=1000, output_tokens=100)]) as api:
+        board.cli("worker", "--agent", "local", "--once", env=api_env(api.url)).expect(0)
+
+        assert board.show(sig)["status"] == "POSTED" and api.model_calls == []
+        refused = board.cli("claim", sig, "--agent", "local").expect(3)
+        assert "no price for its model my-local-model" in refused.stderr
+        assert "BLACKBOARD_PRICES='{\"my-local-model\": [3, 15]}'" in refused.stderr
+        [planned] = board.cli.ok("next", "--blackboard", "ps-1")["waiting_for_a_budget"]
+        assert planned["signal_id"] == sig and "my-local-model" in planned["reason"]
+        assert "has a USD budget" in board.cli("show", sig).expect(0).stdout
+
+        priced = api_env(api.url, BLACKBOARD_PRICES='{"my-local-model": [1, 2]}')
+        board.cli("worker", "--agent", "local", "--once", env=priced).expect(0)
+
+    done = board.show(sig)
+    assert done["status"] == "COMPLETED" and done["usage"]["cost_usd"] == pytest.approx(
+        (1000 * 1 + 100 * 2) / 1e6
+    )
+
+
+@pytest.fixture
+def solve_board(budget_board) -> Board:
+    budget_board.agent(
+        "finder",
+        "capabilities:\n  - type: RESEARCH\n    score: 0.95\ndescription: Finds facts.\ncommand: echo found\n",
+        "You find.",
+    )
+    return budget_board
+
+
+def test_a_solve_controller_s_runs_are_charged_to_its_board(solve_board):
+    board = solve_board
+    board.cli.ok("budget", "ps-1", "--usd", "1", "--by", "alice")
+    script = [
+        say(POST_FINDER, input_tokens=1000, output_tokens=100),
+        say(SOLVED, input_tokens=2000, output_tokens=200),
+    ]
+    with stand_in(script) as api:
+        solve(board, api.url, "--start-workers", "--max-iterations", "4").expect(0)
+
+    tokens, usd = 1000 + 100 + 2000 + 200, (3000 * 2 + 300 * 10) / 1e6  # sonnet 5.5: $2 in, $10 out
+    budget = board.cli.ok("budget", "ps-1")
+    assert budget["spent_tokens"] == tokens and budget["spent_usd"] == pytest.approx(usd)
+    [status] = board.cli.ok("status", "--blackboard", "ps-1")
+    assert status["budget"]["spent_tokens"] == tokens
+    controller = status["usage"]["by_agent"]["controller"]
+    assert (controller["runs"], controller["input_tokens"], controller["output_tokens"]) == (2, 3000, 300)
+    summary = board.cli.ok("summary", "--blackboard", "ps-1")
+    assert summary["usage"]["by_agent"]["controller"]["cost_usd"] == pytest.approx(usd)
+    board.cli.ok("projection", "rebuild")  # the fold and the fast replay count them alike
+    assert board.cli.ok("budget", "ps-1") == budget
+
+    server = UiServer(board.cli).wait_ready()
+    try:
+        code, _, body = server.get("/metrics")
+    finally:
+        server.stop()
+    assert code == 200
+    found = samples(body.decode())
+    by = {"agent": "controller", "board": "ps-1"}
+    assert found[("blackboard_runner_tokens_total", tuple(sorted({**by, "kind": "input"}.items())))] == 3000
+    assert found[("blackboard_runner_cost_usd_total", tuple(sorted(by.items())))] == pytest.approx(usd)
+
+
+def test_a_solve_whose_board_is_over_budget_stops_before_asking_the_controller_again(solve_board):
+    board = solve_board
+    board.cli.ok("budget", "ps-1", "--usd", "0.0001", "--by", "alice")
+    script = [say("not a decision", input_tokens=1000, output_tokens=100), say(SOLVED)]
+    with stand_in(script) as api:
+        done = solve(board, api.url, "--max-iterations", "4").expect(3)
+
+    assert len(api.model_calls) == 1  # its first answer spent the budget: it is not asked again
+    assert "budget reached" in done.stderr and "blackboard budget ps-1" in done.stderr
+    run = done.json()
+    assert run["state"] == "stopped" and "budget reached" in run["reason"]
+
+
+def test_a_lapsed_claim_frees_its_concurrency_slot_for_the_next_claim_without_a_sweep(budget_board):
+    board = budget_board
+    keyed = "command: echo done\nconcurrency: {key: one-at-a-time, max: 1}\n"
+    board.agent("keyed", keyed, "One at a time.")
+    first, second = (board.post("keyed", topic=t)["signal_id"] for t in ("first", "second"))
+    short = {"BLACKBOARD_CLAIM_TIMEOUT": "2"}
+    board.cli("claim", first, "--agent", "keyed", env=short).expect(0)  # one process claims, then is gone
+    assert (
+        "concurrency key one-at-a-time"
+        in board.cli("claim", second, "--agent", "keyed", env=short).expect(3).stderr
+    )
+
+    # another process, no worker and so no sweep: once the first claim lapses its slot is free
+    wait_until(
+        lambda: board.cli("claim", second, "--agent", "keyed", env=short).returncode == 0,
+        timeout=60,
+        what="the second claim to go through",
+    )
+    assert board.show(first)["status"] == "CLAIMED"  # nothing swept it; it counts no more
+    assert board.show(second)["claimed_by"] == "keyed"
