@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
+from blackboard.infrastructure.identity import AGENT, run_environment
 from blackboard.infrastructure.runners import catalog
 from blackboard.infrastructure.runners.processes import STOP_GRACE, kill_tree
 from blackboard.infrastructure.runners.transcript import Transcript
@@ -269,5 +270,9 @@ def arguments(request: RunRequest, private: Path) -> list[str]:
 
 def environment(request: RunRequest) -> dict[str, str]:
     """The worker's own environment (ANTHROPIC_*, proxies, CLAUDE_CODE_* ...), the settings the board's
-    server needs, and the claim's token, which reaches that server this way only."""
-    return {**os.environ, **request.board_env, CLAIM_TOKEN: request.token}
+    server needs, and the run's identity (infrastructure/identity.py): its agent, signal, board and the claim's
+    token, which reaches that server this way only. A run with no claim (solve's controller) is its agent's."""
+    if not request.signal_id:
+        return {**os.environ, **request.board_env, AGENT: request.agent.name}
+    run = run_environment(request.agent.name, request.signal_id, request.token, request.blackboard_id)
+    return {**os.environ, **request.board_env, **run}

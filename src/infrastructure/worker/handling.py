@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from blackboard.application.callers import Caller, Kind
 from blackboard.application.commands import CompleteSignal, FailSignal, GetSignalById, RenewClaim
 from blackboard.application.ports import StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
@@ -20,6 +21,7 @@ from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
 from blackboard.infrastructure.agents.outcome import artifact_refusal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.documents import jsonable, signal
+from blackboard.infrastructure.identity import run_environment
 from blackboard.infrastructure.worker.recorder import Done, Recorder
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -57,7 +59,7 @@ class Handling:
             outcome = run_handler(
                 agent,
                 self.document(claimed),
-                self._handler_env,
+                {**self._handler_env, **self.identity(agent, claimed)},
                 tick=lambda: self.renew(agent, claimed),
                 tick_every=self._renew_every,
                 cancel=self._cancel,
@@ -70,6 +72,14 @@ class Handling:
             for line in outcome.stderr.splitlines():
                 logger.info("%s stderr: %s", claimed.signal_id, line)
         self.hand_over(agent, claimed, outcome, started)
+
+    def identity(self, agent: AgentDefinition, claimed: AgentSignal) -> dict[str, str]:
+        """The run's identity in its root process's environment: what the board checks it by."""
+        return run_environment(agent.name, claimed.signal_id, self._token, claimed.blackboard_id)
+
+    def run_of(self, agent: AgentDefinition, claimed: AgentSignal) -> Caller:
+        """The run, as an entrypoint's calls of the board present it (identity.running)."""
+        return Caller(Kind.RUN, agent.name, claimed.signal_id, self._token, claimed.blackboard_id)
 
     def document(self, claimed: AgentSignal) -> dict[str, Any]:
         """The signal document, with the results of the signals it came after in context.upstream."""
