@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from blackboard.application.callers import Act, Authority
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Act
 from blackboard.application.ports import EventStore, SignalReadModel
 
 Progress = Callable[[int, int], None]  # (position reached, last position)

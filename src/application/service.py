@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 from uuid import uuid4
 
-from blackboard.application.callers import Act, Authority, Caller
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Act, Caller
 from blackboard.application.commands import (
     ApproveGate,
     CancelSignal,

@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from blackboard.application.callers import Act, Authority
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Act
 from blackboard.application.errors import BoardNotFound
 from blackboard.application.ports import EventStore, StoredEvent
 from blackboard.application.projection import Projector

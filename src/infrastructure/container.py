@@ -16,7 +16,7 @@ from blackboard.infrastructure.settings import BlackboardSettings, service_setti
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-    from blackboard.application.callers import Authority
+    from blackboard.application.authority import Authority
     from blackboard.application.dispatcher import EventDispatcher
     from blackboard.application.knowledge.queries import KnowledgeQueries
     from blackboard.application.knowledge.service import KnowledgeService
@@ -142,7 +142,7 @@ def knowledge_service(
 def authority(signals: SignalReadModel, clock: Clock, settings: Settings) -> Authority:
     """Who may do what (application/callers.py), for whoever calls now: the run this process (or the
     entrypoint running in this context) belongs to, else a person (infrastructure/identity.py)."""
-    from blackboard.application.callers import Authority
+    from blackboard.application.authority import Authority
     from blackboard.infrastructure.identity import current_caller
 
     return Authority(current_caller, signals, clock, settings.claim_timeout)

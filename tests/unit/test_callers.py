@@ -1,5 +1,6 @@
-"""Who may do what (application/callers.py): every cell of the table as the use cases apply it, a run's claim
-checked as stored, and every use case that writes asking the table (the service over the in-memory fakes)."""
+"""Who may do what (application/callers.py, application/authority.py): every cell of the table as the use cases
+apply it, a run's claim checked as stored, and every use case that writes asking the table (the service over the
+in-memory fakes)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from blackboard.application.authority import Authority
 from blackboard.application.callers import (
     NO,
     PERSON,
@@ -15,7 +17,6 @@ from blackboard.application.callers import (
     TABLE,
     WEB_WHY,
     Act,
-    Authority,
     Caller,
     Kind,
 )

@@ -10,7 +10,8 @@ from datetime import timedelta
 from typing import Any
 from uuid import uuid4
 
-from blackboard.application.callers import Act, Authority, Caller
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Act, Caller
 from blackboard.application.commands import Command
 from blackboard.application.errors import NotPermitted, StoreUnavailable
 from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry

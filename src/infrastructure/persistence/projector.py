@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blackboard.application.callers import Authority
+from blackboard.application.authority import Authority
 from blackboard.application.ports import EventStore
 from blackboard.application.projection import Progress, Projector
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
