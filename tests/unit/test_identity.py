@@ -53,3 +53,11 @@ def test_a_worker_s_process_is_its_agent_s_while_the_worker_runs_and_is_named_so
     assert during == (Caller(Kind.RUN, "ps-a"), identity.WORKER_NAME)
     assert "kind=<Kind.RUN" in below and "agent=None" in below
     assert (identity.process_caller(), comm.read_text().strip()) == (PERSON, before)
+
+
+def test_the_web_view_decides_as_a_person_s_unless_it_was_started_inside_a_run(monkeypatch):
+    for name in identity.RUN_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert identity.web_caller() == Caller(Kind.WEB)
+    monkeypatch.setenv(identity.AGENT, "ps-a")
+    assert identity.web_caller() == Caller(Kind.RUN, "ps-a")
