@@ -50,6 +50,16 @@ class BoardExists(RuleViolation):
         self.blackboard_id = blackboard_id
 
 
+class NotPermitted(RuleViolation):
+    """The caller may not do this (application/callers.py, TABLE): refused, exit 3, nothing written. The
+    message names the caller and the act: `agent A's run of SIG may not approve a gate: only a person decides`."""
+
+    def __init__(self, who: str, verb: str, why: str) -> None:
+        super().__init__(f"{who} may not {verb}: {why}")
+        self.who = who
+        self.verb = verb
+
+
 class BoardNotFound(NotFound):
     def __init__(self, blackboard_id: str) -> None:
         super().__init__(f"no blackboard {blackboard_id} in this store: it holds no event of it")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Act
 from blackboard.application.ports import EventStore, SignalReadModel
 
 Progress = Callable[[int, int], None]  # (position reached, last position)
@@ -17,7 +19,14 @@ class Projector:
     in some other way (an import).
     """
 
-    def __init__(self, store: EventStore, read_model: SignalReadModel, page_size: int = 1000) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        read_model: SignalReadModel,
+        page_size: int = 1000,
+        authority: Authority | None = None,
+    ) -> None:
+        self._authority = authority or Authority()  # only a person rebuilds (application/callers.py)
         self._store = store
         self._read_model = read_model
         self._page_size = page_size
@@ -45,6 +54,7 @@ class Projector:
         """Fold the whole log into the read model again; with `resume`, carry on from where an
         interrupted rebuild stopped (each page moves the position with the rows it wrote).
         Commands go on meanwhile: they decide on the event log until the rebuild reaches its end."""
+        self._authority.check(Act.REBUILD)
         if not resume:
             self._read_model.reset()
         return self.catch_up(progress)

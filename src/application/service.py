@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import random
 import time
@@ -11,6 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 from uuid import uuid4
 
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Act, Caller
 from blackboard.application.commands import (
     ApproveGate,
     CancelSignal,
@@ -108,8 +111,10 @@ class BlackboardService:
         store: EventStore | None = None,
         draw: Callable[[], float] = random.random,
         tracer: Tracer | None = None,
+        authority: Authority | None = None,
     ) -> None:
         self.settings = settings
+        self._authority = authority or Authority()  # who may do what (application/callers.py)
         self.tracer = tracer or Tracer()  # traces nothing unless tracing is on (docs/operate.md, "Traces")
         # a failed attempt is retried by the policy of the agent that claimed it (its file's `retries`)
         self._attempts = AttemptRules(policy_of=self._retry_policy, draw=draw)
@@ -125,8 +130,16 @@ class BlackboardService:
         self._ids = ids
         self._boards_of: dict[str, str] = {}  # signal -> board: a signal never changes board
 
+    def acting(self, caller: Caller) -> BlackboardService:
+        """This service for one caller, whoever the process is: an MCP session's, the web view's."""
+        clone = copy.copy(self)
+        clone._authority = self._authority.acting(caller)
+        return clone
+
     # UC-001
     def post_signal(self, cmd: PostSignal) -> AgentSignal:
+        caller = self._authority.check(Act.POST)
+        cmd = self._authority.named(caller, cmd, "posted_by", "post a signal")
         payload = SignalPayload(
             ps_id=cmd.ps_id, entry_id=cmd.entry_id, topic=cmd.topic, prompt=cmd.prompt, context=cmd.context
         )
@@ -166,6 +179,8 @@ class BlackboardService:
 
     # UC-002
     def claim_signal(self, cmd: ClaimSignal) -> AgentSignal:
+        caller = self._authority.check(Act.CLAIM)
+        cmd = self._authority.named(caller, cmd, "agent_id", "claim a signal")
         agent = self._agent(cmd.agent_id)
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
@@ -197,6 +212,7 @@ class BlackboardService:
 
     # UC-003
     def complete_signal(self, cmd: CompleteSignal) -> AgentSignal:
+        self._own_claim(cmd.signal_id, cmd.agent_id, "complete")
         result = SignalResult(artifact_path=cmd.artifact_path, knowledge_items=cmd.knowledge_items)
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
@@ -211,6 +227,7 @@ class BlackboardService:
         )
 
     def fail_signal(self, cmd: FailSignal) -> AgentSignal:
+        self._own_claim(cmd.signal_id, cmd.agent_id, "fail")
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
@@ -227,6 +244,8 @@ class BlackboardService:
         """Claim up to `cmd.limit` of the signals, in order, in one append. A signal that cannot be
         claimed any more is skipped (and said why), so workers racing for the same oldest signals
         each take the next free ones."""
+        caller = self._authority.check(Act.CLAIM)
+        cmd = self._authority.named(caller, cmd, "agent_id", "claim signals")
         agent = self._agent(cmd.agent_id)
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Claims:
@@ -269,6 +288,12 @@ class BlackboardService:
     def record_outcomes(self, cmd: RecordOutcomes) -> list[AgentSignal | BlackboardError]:
         """Complete or fail each signal, in one append; per outcome, the signal as stored or the
         reason it was refused (a claim that expired or went to someone else meanwhile)."""
+        for outcome in cmd.outcomes:
+            self._own_claim(
+                outcome.signal_id,
+                outcome.agent_id,
+                "complete" if isinstance(outcome, CompleteSignal) else "fail",
+            )
 
         def decide(
             board: BlackboardAggregate, _: BoardTransaction, now: datetime
@@ -335,6 +360,7 @@ class BlackboardService:
         return True
 
     def renew_claim(self, cmd: RenewClaim) -> AgentSignal:
+        self._own_claim(cmd.signal_id, cmd.agent_id, "renew the claim on")
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,)),
@@ -347,6 +373,7 @@ class BlackboardService:
 
     def retry_signal(self, cmd: RetrySignal) -> AgentSignal:
         """A new signal for the work of a FAILED or EXPIRED one; UNCLAIMED at once if nobody can take it."""
+        self._authority.check(Act.RETRY)
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
             signal = board.retry_signal(cmd.signal_id, self._unused_signal_id(tx), cmd.posted_by, now)
@@ -370,6 +397,8 @@ class BlackboardService:
 
     def cancel_signal(self, cmd: CancelSignal) -> AgentSignal:
         """CANCELLED, with every open signal that waits on it; refused (RuleViolation) once it is final."""
+        caller = self._authority.check(Act.CANCEL)
+        cmd = self._authority.named(caller, cmd, "cancelled_by", "cancel a signal")
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
@@ -382,6 +411,7 @@ class BlackboardService:
     def approve_gate(self, cmd: ApproveGate) -> AgentSignal:
         """A person approves an open gate: COMPLETED, what waits on it may run; refused (RuleViolation)
         for a signal that is not an open gate."""
+        self._authority.check(Act.DECIDE, "approve a gate")
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
@@ -393,6 +423,7 @@ class BlackboardService:
 
     def reject_gate(self, cmd: RejectGate) -> AgentSignal:
         """A person rejects an open gate: FAILED, what waits on it expires."""
+        self._authority.check(Act.DECIDE, "reject a gate")
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
@@ -405,6 +436,8 @@ class BlackboardService:
     def cancel_signals(self, cmd: CancelSignals) -> list[AgentSignal]:
         """Cancel every open signal of a board, or those posted with a correlation id, one command per
         board; returns every signal cancelled (what waited on them too), in the order they were."""
+        caller = self._authority.check(Act.CANCEL, "cancel signals")
+        cmd = self._authority.named(caller, cmd, "cancelled_by", "cancel signals")
         if self._projector is not None:  # rows an import or a rebuild left unfolded are open signals too
             self._projector.catch_up()
         by_board: dict[str, list[str]] = {}
@@ -438,6 +471,7 @@ class BlackboardService:
 
     def expire_signals(self, cmd: ExpireSignals) -> list[AgentSignal]:
         """Expire what is past its timeout; returns every signal this call ended."""
+        self._authority.check(Act.EXPIRE)
         if (
             self._projector is not None
         ):  # rows an import or an unfinished rebuild left unfolded name live boards too
@@ -466,6 +500,7 @@ class BlackboardService:
     def set_budget(self, cmd: SetBudget) -> Budget:
         """The board's budget from now on (`blackboard budget`): a limit not given stays as it was, and
         none may be below what the board's runners have already spent (InvalidInput, nothing written)."""
+        self._authority.check(Act.LIMITS, f"set the budget of {cmd.board}")
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Budget:
             budget = new_budget(tx.budget(), cmd.usd, cmd.tokens, tx.spent())
@@ -475,6 +510,11 @@ class BlackboardService:
         return self._execute(cmd.board, Scope(), decide, cmd, actor=cmd.set_by)
 
     # ----------------------------------------------------------------- helpers
+    def _own_claim(self, signal_id: str, agent_id: str, verb: str) -> None:
+        """An agent ends or renews only its own claims, a run only its own signal (Act.FINISH)."""
+        caller = self._authority.check(Act.FINISH, f"{verb} {signal_id}")
+        self._authority.own_claim(caller, signal_id, agent_id, verb)
+
     def _unused_signal_id(self, tx: BoardTransaction) -> str:
         """Ids have 32 random bits, so collisions happen on large boards: draw again until unused."""
         while True:

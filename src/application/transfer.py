@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Act
 from blackboard.application.errors import BoardNotFound
 from blackboard.application.ports import EventStore, StoredEvent
 from blackboard.application.projection import Projector
@@ -70,9 +72,11 @@ class BoardTransfer:
         projector: Projector,
         claim_timeout: timedelta | None = None,
         scratch: Callable[[], AbstractContextManager[State]] | None = None,
+        authority: Authority | None = None,
     ) -> None:
         """`scratch`: where the check keeps the board it replays (each mapping of it), for the time of
         one import; in memory without one."""
+        self._authority = authority or Authority()  # only a person imports (application/callers.py)
         self._store = store
         self._projector = projector
         self._claim_timeout = claim_timeout or timedelta.max  # how a claim's lease is judged
@@ -88,6 +92,7 @@ class BoardTransfer:
 
     def import_board(self, blackboard_id: str, events: Events) -> Imported:
         """Check every event (`check`), then store them (a second pass over `events`)."""
+        self._authority.check(Act.IMPORT, f"import board {blackboard_id}")
         with self._scratch() as state:
             checked = check(blackboard_id, events(), self._claim_timeout, state)
         stored = self._store.import_stream(blackboard_id, events())

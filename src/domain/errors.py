@@ -171,14 +171,3 @@ class GateNotOpen(RuleViolation):
     def __init__(self, signal_id: str, action: str, why: str) -> None:
         super().__init__(f"gate {signal_id} is not open yet ({why}); it can be {action} once it is")
         self.signal_id = signal_id
-
-
-class AgentsCannotDecide(RuleViolation):
-    """A gate is a person's decision: an agent's session (an MCP server started as one, a runner's) is
-    refused."""
-
-    def __init__(self, who: str, action: str) -> None:
-        super().__init__(
-            f"{who} is an agent's session; agents cannot decide gates or budgets, only a person can {action}"
-        )
-        self.who = who

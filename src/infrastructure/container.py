@@ -17,6 +17,7 @@ from blackboard.infrastructure.settings import BlackboardSettings, service_setti
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from blackboard.application.authority import Authority
     from blackboard.application.dispatcher import EventDispatcher
     from blackboard.application.knowledge.queries import KnowledgeQueries
     from blackboard.application.knowledge.service import KnowledgeService
@@ -135,13 +136,26 @@ def landing_dispatcher(uow: UnitOfWork, clock: Clock) -> EventDispatcher:
 
 
 def knowledge_service(
-    uow: UnitOfWork, publisher: EventDispatcher, clock: Clock, settings: Settings | None = None
+    uow: UnitOfWork,
+    publisher: EventDispatcher,
+    clock: Clock,
+    settings: Settings | None = None,
+    authority: Authority | None = None,
 ) -> KnowledgeService:
     """Imported on first use, like the registry: a command on signals needs none of the knowledge side.
     `settings` give the claim timeout that key permissions check leases against."""
     from blackboard.application.knowledge.service import KnowledgeService
 
-    return KnowledgeService(uow, publisher, clock, settings.claim_timeout if settings else None)
+    return KnowledgeService(uow, publisher, clock, settings.claim_timeout if settings else None, authority)
+
+
+def authority(signals: SignalReadModel, clock: Clock, settings: Settings) -> Authority:
+    """Who may do what (application/callers.py), for whoever calls now: the run this process (or the
+    entrypoint running in this context) belongs to, else a person (infrastructure/identity.py)."""
+    from blackboard.application.authority import Authority
+    from blackboard.infrastructure.identity import current_caller
+
+    return Authority(current_caller, signals, clock, settings.claim_timeout)
 
 
 def knowledge_queries(
@@ -156,12 +170,14 @@ def knowledge_queries(
     return KnowledgeQueries(entries, signals, projector, clock, settings.claim_timeout if settings else None)
 
 
-def board_transfer(store: EventStore, projector: Projector, settings: Settings) -> BoardTransfer:
+def board_transfer(
+    store: EventStore, projector: Projector, settings: Settings, authority: Authority | None = None
+) -> BoardTransfer:
     """Imported on first use: only export and import need it."""
     from blackboard.application.transfer import BoardTransfer
     from blackboard.infrastructure.spill import Spill
 
-    return BoardTransfer(store, projector, settings.claim_timeout, Spill)
+    return BoardTransfer(store, projector, settings.claim_timeout, Spill, authority)
 
 
 def status_queries(
@@ -235,7 +251,9 @@ def presence_store(engine: Engine) -> SqlPresenceStore:
     return SqlPresenceStore(engine)
 
 
-def projector(store: EventStore, signals: SignalReadModel, page: int = 20_000) -> Projector:
+def projector(
+    store: EventStore, signals: SignalReadModel, page: int = 20_000, authority: Authority | None = None
+) -> Projector:
     from blackboard.application.projection import Projector
     from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 
@@ -244,8 +262,8 @@ def projector(store: EventStore, signals: SignalReadModel, page: int = 20_000) -
 
         # pages 4x larger by default: a page holds the projection against commands about as long as 5,000
         # did on the normal path (BLACKBOARD_PROJECTION_PAGE)
-        return ReplayingProjector(store, signals, page_size=page)
-    return Projector(store, signals, page_size=5000)
+        return ReplayingProjector(store, signals, page_size=page, authority=authority)
+    return Projector(store, signals, page_size=5000, authority=authority)
 
 
 def system_clock() -> Clock:
@@ -260,10 +278,12 @@ def signal_ids() -> IdGenerator:
     return RandomSignalIds()
 
 
-def blackboard_service(*args: Any, tracer: Tracer | None = None) -> BlackboardService:
+def blackboard_service(
+    *args: Any, tracer: Tracer | None = None, authority: Authority | None = None
+) -> BlackboardService:
     from blackboard.application.service import BlackboardService
 
-    return BlackboardService(*args, tracer=tracer)
+    return BlackboardService(*args, tracer=tracer, authority=authority)
 
 
 def tracer(store: SqlAlchemyEventStore) -> Tracer | None:
@@ -324,7 +344,13 @@ class Container(containers.DeclarativeContainer):
     event_store = providers.Singleton(event_store, engine)
     read_model = providers.Singleton(read_model, engine)
     unit_of_work = providers.Singleton(unit_of_work, engine)
-    projector = providers.Singleton(projector, event_store, read_model, config.provided.projection_page)
+    clock = providers.Singleton(system_clock)
+    settings = providers.Singleton(service_settings, config)
+    # who may do what, for whoever calls now (application/callers.py): every use case that writes asks it
+    authority = providers.Singleton(authority, read_model, clock, settings)
+    projector = providers.Singleton(
+        projector, event_store, read_model, config.provided.projection_page, authority
+    )
     agent_registry = providers.Singleton(
         agent_registry,
         agents_dir=config.provided.agents_dir,
@@ -332,13 +358,11 @@ class Container(containers.DeclarativeContainer):
         artifacts_dir=config.provided.artifacts_dir,
         prices=config.provided.prices,
     )
-    clock = providers.Singleton(system_clock)
     dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
     ids = providers.Singleton(signal_ids)
     notifier = providers.Singleton(
         log_notifier, engine, event_store, config.provided.poll_interval, dispatcher
     )
-    settings = providers.Singleton(service_settings, config)
     presence = providers.Singleton(presence_store, engine)  # live workers: read by expiry and status
     # traces (docs/operate.md): a tracer that does nothing unless the otel extra is installed and OTEL_* set
     tracer = providers.Singleton(tracer, event_store)
@@ -355,6 +379,7 @@ class Container(containers.DeclarativeContainer):
         presence,
         event_store,
         tracer=tracer,
+        authority=authority,
     )
     queries = providers.Singleton(
         blackboard_queries,
@@ -368,11 +393,11 @@ class Container(containers.DeclarativeContainer):
     )
     watcher = providers.Singleton(watcher, event_store, queries, notifier)
     entry_read_model = providers.Singleton(entry_read_model, engine)
-    knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings)
+    knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings, authority)
     knowledge_queries = providers.Singleton(
         knowledge_queries, entry_read_model, read_model, projector, clock, settings
     )
-    transfer = providers.Singleton(board_transfer, event_store, projector, settings)
+    transfer = providers.Singleton(board_transfer, event_store, projector, settings, authority)
     solve_log = providers.Singleton(solve_log, engine)
     solver = providers.Singleton(
         solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock, read_model

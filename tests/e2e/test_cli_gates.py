@@ -125,7 +125,7 @@ def test_bad_decisions_exit_2_or_3_naming_the_rule_and_write_nothing(gcli):
         in gcli("reject", waiting, "--by", "bob", "--reason", "no").expect(3).stderr
     )
     assert (
-        "BLACKBOARD_AGENT is set"
+        "agent ps-decider's run may not approve a gate: only a person decides"
         in gcli("approve", g, "--by", "alice", env={"BLACKBOARD_AGENT": "ps-decider"}).expect(3).stderr
     )
     gcli("approve", "sig-00000000", "--by", "alice").expect(4)
@@ -201,7 +201,7 @@ async def test_an_agent_s_mcp_server_cannot_decide_a_gate_and_a_person_s_can(gcl
         listed = {tool.name for tool in (await server.session.list_tools()).tools}
         text, details = await server.refused("blackboard_approve", signal_id=g, by="ps-decider")
     assert not {"blackboard_approve", "blackboard_reject"} & listed
-    assert "agents cannot decide gates" in text
+    assert "agent ps-decider's MCP server may not approve a gate: only a person decides" in text
     assert (details["family"], details["exit_code"]) == ("refused", 3)
     assert gcli.ok("show", g)["status"] == "POSTED"
 

@@ -158,12 +158,14 @@ def test_the_python_api_sets_and_shows_a_budget_as_the_cli_does(lcli):
 
 
 def test_a_run_does_not_raise_its_own_board_s_budget(lcli):
-    """Inside a handler's or runner's run (BLACKBOARD_AGENT set) `budget` with a limit is refused, exit 3,
-    writing nothing; showing the budget is allowed."""
+    """Inside a handler's or runner's run (BLACKBOARD_AGENT set, even alone) `budget` with a limit is refused,
+    exit 3, writing nothing; showing the budget is allowed."""
     before = lcli.ok("events", "--all")
 
     refused = lcli("budget", "ps-run", "--usd", "1000000", env={"BLACKBOARD_AGENT": "ps-writer"}).expect(3)
 
-    assert "agents cannot decide gates or budgets, only a person can budget" in refused.stderr
+    assert "agent ps-writer's run may not set the budget of ps-run: only a person sets a board's limits" in (
+        refused.stderr
+    )
     assert lcli.ok("events", "--all") == before
     lcli("budget", "ps-run", env={"BLACKBOARD_AGENT": "ps-writer"}).expect(0)

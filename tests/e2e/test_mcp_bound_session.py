@@ -105,3 +105,25 @@ def test_signal_needs_the_agent_and_the_token_in_the_environment(mcli, claimed):
         "--signal: needs the claim's token in the environment variable BLACKBOARD_CLAIM_TOKEN"
         in without_token.stderr
     )
+
+
+async def test_a_bound_session_may_not_decide_set_limits_or_post_as_another(mcli, claimed):
+    """A run's session is its run (docs/permissions.md): a person's tools are refused by the table in its words,
+    and a post names its agent as the poster, whatever the call says."""
+    gate = mcli.post("--gate", "--ps-id", "bound-gates", "--type", "DECISION")["signal_id"]
+    async with served(
+        mcli, "--agent", AGENT, "--signal", claimed, env={"BLACKBOARD_CLAIM_TOKEN": TOKEN}
+    ) as server:
+        approve, details = await server.refused("blackboard_approve", signal_id=gate, by="me")
+        budget, _ = await server.refused("blackboard_budget", blackboard_id="bound-gates", usd=1000)
+        posted = await server.call(
+            "blackboard_post_signal", signal_type="REVIEW", ps_id="bound-gates", entry_id="e-2", topic="next"
+        )
+
+    run = f"agent {AGENT}'s session bound to {claimed}"
+    assert approve == f"{run} may not approve a gate: only a person decides"
+    assert (details["family"], details["exit_code"]) == ("refused", 3)
+    assert budget == f"{run} may not set a board's budget: only a person sets a board's limits"
+    assert posted["posted_by"] == AGENT
+    assert mcli.ok("show", gate)["status"] == "POSTED"
+    assert mcli.ok("budget", "bound-gates")["usd"] is None

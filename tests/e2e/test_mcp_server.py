@@ -141,7 +141,7 @@ async def test_the_budget_tool_is_a_person_s_and_gives_the_cli_s_document(mcli, 
 
     assert set_here == mcli.ok("budget", board) and set_here["usd"] == 2.5
     assert refusal["exit_code"] == 2 and "usd" in text
-    assert refused["exit_code"] == 3 and "a person's" in refused_text
+    assert refused["exit_code"] == 3 and "only a person sets a board's limits" in refused_text
     assert mcli.ok("budget", board)["usd"] == 2.5  # the agent's call wrote nothing
 
 

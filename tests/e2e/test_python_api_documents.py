@@ -407,7 +407,7 @@ def test_gates_are_posted_and_decided_through_the_api_as_through_the_cli(store, 
     with pytest.raises(InvalidInput, match="by"):
         api.approve(gate.signal_id, by="")
     monkeypatch.setenv("BLACKBOARD_AGENT", "ps-researcher")  # as inside a handler's run
-    with pytest.raises(Refused, match="agents cannot decide gates"):
+    with pytest.raises(Refused, match="ps-researcher's run may not approve a gate: only a person decides"):
         api.approve(gate.signal_id, by="ps-researcher")
     monkeypatch.delenv("BLACKBOARD_AGENT")
     approved = api.approve(gate.signal_id, by="alice", note="fine")

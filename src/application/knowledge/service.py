@@ -3,15 +3,18 @@ knowledge landing on the board as entries."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from datetime import timedelta
 from typing import Any
 from uuid import uuid4
 
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Act, Caller
 from blackboard.application.commands import Command
 from blackboard.application.entry_values import check_knowledge_items
-from blackboard.application.errors import StoreUnavailable
+from blackboard.application.errors import NotPermitted, StoreUnavailable
 from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
 from blackboard.application.knowledge.ports import EntryTransaction
 from blackboard.application.ports import Clock, EventPublisher, UnitOfWork
@@ -22,6 +25,7 @@ from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry, EntryNotFound, KeyInConflict, StaleVersion
 
 logger = logging.getLogger(__name__)
+RUNS_WRITE_UNDER_THEIR_OWN = "a run writes under its own signal only"
 LANDING_ATTEMPTS = 12  # about 40 s of retries: a server restart or a failover, not a long outage
 
 
@@ -35,8 +39,14 @@ class KnowledgeService:
     decides with the domain's rules, commits once, then tells subscribers."""
 
     def __init__(
-        self, uow: UnitOfWork, publisher: EventPublisher, clock: Clock, claim_timeout: timedelta | None = None
+        self,
+        uow: UnitOfWork,
+        publisher: EventPublisher,
+        clock: Clock,
+        claim_timeout: timedelta | None = None,
+        authority: Authority | None = None,
     ) -> None:
+        self._authority = authority or Authority()  # who may do what (application/callers.py)
         self._uow = uow
         self._publisher = publisher
         self._clock = clock
@@ -49,11 +59,27 @@ class KnowledgeService:
         (KeyPermissionDenied, nothing recorded)."""
         return self._write(cmd, checked=True)
 
+    def acting(self, caller: Caller) -> KnowledgeService:
+        """This service for one caller, whoever the process is: an MCP session's."""
+        clone = copy.copy(self)
+        clone._authority = self._authority.acting(caller)
+        return clone
+
     def _write(self, cmd: WriteEntry, checked: bool) -> Entry:
+        caller = None
+        if checked:  # a completion's items land as its claimer's: the completion was its permission
+            caller = self._authority.check(Act.WRITE, f"write {cmd.key}")
+            cmd = self._authority.named(caller, cmd, "author", f"write {cmd.key}")
+            if caller.holds_a_claim and cmd.signal_id not in (None, caller.signal_id):
+                raise NotPermitted(
+                    caller.who, f"write {cmd.key} under {cmd.signal_id}", RUNS_WRITE_UNDER_THEIR_OWN
+                )
         extra = {"signal_id": cmd.signal_id, "token_given": cmd.token is not None} if cmd.signal_id else {}
         metadata = command_metadata(cmd, cmd.author, **extra)
         with self._uow.entry(cmd.blackboard_id, cmd.key) as tx:
-            if checked:
+            if caller is not None and caller.holds_a_claim:
+                self._check_run_write(tx, caller, cmd.key, cmd.blackboard_id, f"write {cmd.key}")
+            elif checked:
                 self._check_write(tx, cmd)
             entry = tx.load()
             event = entry_rules.write(
@@ -80,17 +106,37 @@ class KnowledgeService:
                 return
         key_permissions.bound_write(tx.claims_of(cmd.author), cmd.key, cmd.author, now, timeout)
 
+    def _check_run_write(self, tx: EntryTransaction, caller: Caller, key: str, board: str, verb: str) -> None:
+        """A run writes (and resolves) under its own claim, checked under the hold until the commit: live,
+        and within its write keys when it has any; a claim with none leaves the write to the rule of the
+        author's claims (permissions.bound_write). Its write keys are its board's: elsewhere, nothing."""
+        now, timeout = self._clock.now(), self._claim_timeout or timedelta.max
+        agent = str(caller.agent)
+        stored = tx.signal(str(caller.signal_id)) if caller.board in (None, board) else None
+        held = self._authority.held(caller, verb, stored)  # another board's signal: read, not held
+        if not key_permissions.restricts(held):
+            key_permissions.bound_write(tx.claims_of(agent), key, agent, now, timeout)
+        elif held.blackboard_id != board:
+            why = f"its write keys are keys of board {held.blackboard_id}, not {board}"
+            raise key_permissions.KeyPermissionDenied(held.signal_id, key, "write", why)
+        else:
+            key_permissions.check(held, "write", key, agent, caller.token, now, timeout)
+
     def resolve(self, cmd: ResolveEntry) -> Entry:
+        caller = self._authority.check(Act.WRITE, f"resolve {cmd.key}")
+        cmd = self._authority.named(caller, cmd, "author", f"resolve {cmd.key}")
         metadata = command_metadata(cmd, cmd.author)
         with self._uow.entry(cmd.blackboard_id, cmd.key) as tx:
-            # a resolve writes the key: the resolver's key-restricted claims bind it as they bind a write
-            key_permissions.bound_write(
-                tx.claims_of(cmd.author),
-                cmd.key,
-                cmd.author,
-                self._clock.now(),
-                self._claim_timeout or timedelta.max,
-            )
+            if caller.holds_a_claim:
+                self._check_run_write(tx, caller, cmd.key, cmd.blackboard_id, f"resolve {cmd.key}")
+            else:  # a resolve writes the key: the resolver's key-restricted claims bind it as they bind a write
+                key_permissions.bound_write(
+                    tx.claims_of(cmd.author),
+                    cmd.key,
+                    cmd.author,
+                    self._clock.now(),
+                    self._claim_timeout or timedelta.max,
+                )
             entry = tx.load()
             if entry is None:
                 raise EntryNotFound(cmd.blackboard_id, cmd.key)

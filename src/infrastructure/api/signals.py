@@ -36,7 +36,6 @@ from blackboard.infrastructure.documents import (
     Signals,
     WatchedSignal,
 )
-from blackboard.infrastructure.gates import refuse_an_agent
 from blackboard.infrastructure.when import parse_duration, parse_when
 
 
@@ -165,14 +164,12 @@ class SignalCalls(Base):
         """`blackboard approve SIG --by NAME`: a person approves an open gate; it is COMPLETED and what waits
         on it may run. Refused for a signal that is not an open gate."""
         command = request(ApproveGate, signal_id=signal_id, approved_by=by, note=note)
-        refuse_an_agent("approve")
         return _signal(self._parts.service.approve_gate(command))
 
     def reject(self, signal_id: str, *, by: str, reason: str) -> Signal:
         """`blackboard reject SIG --by NAME --reason TEXT`: a person rejects an open gate; it is FAILED and
         what waits on it expires."""
         command = request(RejectGate, signal_id=signal_id, rejected_by=by, reason=reason)
-        refuse_an_agent("reject")
         return _signal(self._parts.service.reject_gate(command))
 
     def cancel_all(
@@ -213,7 +210,6 @@ class SignalCalls(Base):
             command = request(
                 SetBudget, board=blackboard_id, usd=usd, tokens=tokens, set_by=by, reason=reason
             )
-            refuse_an_agent("budget")  # a run does not raise its own board's budget
             self._parts.service.set_budget(command)
         shown = board_budget(self._parts.read_model, blackboard_id)
         return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent, shown.reserved)

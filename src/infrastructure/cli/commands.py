@@ -61,7 +61,7 @@ def post(
         prompt=args.prompt,
         context=_json_object(args.context, "--context"),
         target_capabilities=tuple(args.capabilities),
-        posted_by=args.posted_by,
+        **({} if args.posted_by is None else {"posted_by": args.posted_by}),  # left out: the model's default
         blackboard_id=args.blackboard,
         after=tuple(args.after),
         dedupe_key=args.key,
@@ -177,11 +177,20 @@ def worker(
         format=f"%(asctime)s.%(msecs)03d {args.agent.replace('%', '%%')}[%(process)d] %(message)s",
         datefmt="%H:%M:%S",
     )
+    from blackboard.application.callers import Act, refusal
+    from blackboard.infrastructure import identity
+
+    caller = identity.process_caller()
+    if (refused := refusal(caller, Act.CLAIM, f"run a worker of {args.agent}")) is not None:
+        raise refused  # a worker started inside an agent's run could claim nothing: say so now (exit 3)
     # an entrypoint runs in this process: it (and what it starts) reaches the board as a command's does
     os.environ.update(options.handler_env)
-    running = new_worker(options=options, board_tools=tools_factory(container))
-    running.install_signal_handlers()
-    running.run()
+    # the worker claims and records as whoever started it; what else runs in its process, or below it, is a run
+    service = container.service().acting(caller)
+    with identity.hosting(args.agent):
+        running = new_worker(options=options, board_tools=tools_factory(container), service=service)
+        running.install_signal_handlers()
+        running.run()
     return Output(
         {"agent": args.agent, "handled": running.handled},
         f"worker {args.agent} handled {running.handled} signal(s)",

@@ -10,7 +10,6 @@ from blackboard.application.commands import ApproveGate, RejectGate
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.gates import refuse_an_agent
 from blackboard.infrastructure.injection import Provide, inject
 
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
@@ -19,12 +18,10 @@ Lazy = Callable[[], Any]  # a provider: called only once the input has been vali
 @inject
 def approve(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
     command = ApproveGate(signal_id=args.signal_id, approved_by=args.by, note=args.note)
-    refuse_an_agent("approve")
     return render.signal(service().approve_gate(command))
 
 
 @inject
 def reject(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
     command = RejectGate(signal_id=args.signal_id, rejected_by=args.by, reason=args.reason)
-    refuse_an_agent("reject")
     return render.signal(service().reject_gate(command))

@@ -123,7 +123,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         dest="capabilities",
         help="a capability the signal targets (repeatable; default: its type)",
     )
-    post.add_argument("--posted-by", default="ps-skill", help="who posts (default ps-skill)")
+    post.add_argument("--posted-by", help="who posts (default ps-skill; inside an agent's run, that agent)")
     post.add_argument("--blackboard", help="the board (default: the PS id)")
     post.add_argument(
         "--after",

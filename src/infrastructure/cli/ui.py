@@ -33,6 +33,8 @@ def ui(
     service: Lazy = Provide[Container.service.provider],
     status: Lazy = Provide[Container.status.provider],
 ) -> None:
+    from blackboard.infrastructure.identity import web_caller
+
     token = args.token if args.token is not None else (os.environ.get(TOKEN_ENV) or None)
     check_bind(args.host, args.port, token)
     try:
@@ -42,8 +44,10 @@ def ui(
         raise MissingExtra(
             f"the web view needs its libraries ({exc.name}): pip install 'agent-blackboard[ui]'"
         ) from None
-    # with a token, a person on the page may approve and reject gates (web/decide.py); else it is read-only
-    view = BoardView(store(), signals(), queries(), knowledge(), entries(), service() if token else None)
+    # with a token, a person on the page may approve and reject gates (web/decide.py); else it is read-only.
+    # Started inside an agent's run, the page decides as that run: not at all (docs/permissions.md)
+    deciding = service().acting(web_caller()) if token else None
+    view = BoardView(store(), signals(), queries(), knowledge(), entries(), deciding)
     host = f"[{args.host}]" if ":" in args.host else args.host
     board = f"?board={args.board}" if args.board else ""
     mode = (

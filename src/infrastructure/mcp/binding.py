@@ -17,7 +17,7 @@ from blackboard.domain.errors import BlackboardError
 from blackboard.infrastructure.documents import jsonable
 from blackboard.infrastructure.mcp.schemas import invalid
 from blackboard.infrastructure.mcp.session import Session
-from blackboard.infrastructure.mcp.tools import Tool, every_tool
+from blackboard.infrastructure.mcp.tools import PERSON_ACTS, Tool, every_tool, not_offered
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.container import Container
@@ -37,6 +37,8 @@ class BoundTools(BoardTools):
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> ToolAnswer:
         tool = self._tools.get(name)
+        if tool is None and name in PERSON_ACTS:  # a person's tool: refused by the table, as the server does
+            return ToolAnswer(message(not_offered(self._session.caller, name)), True)
         if tool is None:
             return ToolAnswer(f"name: no tool {name}; the tools are {', '.join(self._tools)}", True)
         try:

@@ -1,5 +1,6 @@
 """The budget tool (docs/control.md, "Limits"): a person's, never an agent's. A server started with
-`--agent` does not offer it, and refuses a call to it (exit 3's family), as a runner's session does."""
+`--agent` does not offer it, and refuses a call to it (exit 3's family, docs/permissions.md), as a run's
+session does."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from blackboard.application.budgets import board_budget
 from blackboard.application.commands import SetBudget
-from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.mcp.schemas import derive, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
@@ -17,14 +18,8 @@ from blackboard.infrastructure.mcp.tools import Tool
 PERSON_TOOLS = frozenset({"blackboard_budget"})  # refused, not unknown, where they are not offered
 
 
-class PersonsOnly(RuleViolation):
-    def __init__(self, tool: str) -> None:
-        super().__init__(f"{tool} is a person's: a server started with --agent refuses it")
-
-
 def budget(session: Session, given: dict[str, Any], progress: Progress) -> Any:
-    if session.agent is not None or session.bound is not None:
-        raise PersonsOnly("blackboard_budget")
+    """Shows the budget; sets it for a person only (the service asks application/callers.py)."""
     board = given.pop("blackboard_id", None) or session.default_board
     if board is None:
         raise InvalidInput("blackboard_id", "name the board (the server has no --blackboard)")

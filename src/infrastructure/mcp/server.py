@@ -20,14 +20,13 @@ from mcp import types
 from mcp.server import Server, ServerRequestContext
 from pydantic import ValidationError
 
-from blackboard.domain.errors import AgentsCannotDecide, BlackboardError, InvalidInput
+from blackboard.domain.errors import BlackboardError, InvalidInput
 from blackboard.infrastructure.documents import jsonable
 from blackboard.infrastructure.error_families import family_of
-from blackboard.infrastructure.mcp.limit_tools import PERSON_TOOLS, PersonsOnly
 from blackboard.infrastructure.mcp.pipes import standard_pipes
 from blackboard.infrastructure.mcp.schemas import invalid
 from blackboard.infrastructure.mcp.session import Session
-from blackboard.infrastructure.mcp.tools import GATE_TOOLS, every_tool
+from blackboard.infrastructure.mcp.tools import PERSON_ACTS, every_tool, not_offered
 from blackboard.infrastructure.mcp.transport import stdio_transport
 
 if TYPE_CHECKING:
@@ -68,11 +67,8 @@ def build_server(session: Session) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         tool = tools.get(params.name)
-        if tool is None and params.name in GATE_TOOLS:  # an agent's server, or a run's: refused, not unknown
-            who = f"this server, started as agent {session.agent}," if session.agent else "this run's session"
-            return refusal(AgentsCannotDecide(who, params.name.removeprefix("blackboard_")))
-        if tool is None and params.name in PERSON_TOOLS:  # not offered to an agent: refused, exit 3
-            return refusal(PersonsOnly(params.name))
+        if tool is None and params.name in PERSON_ACTS:  # not offered here: refused, not unknown
+            return refusal(not_offered(session.caller, params.name))
         if tool is None:
             return refusal(InvalidInput("name", f"no tool {params.name}; the tools are {', '.join(tools)}"))
         gone = threading.Event()  # set when the call is cancelled, or the server stops, while it runs

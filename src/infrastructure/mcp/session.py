@@ -9,15 +9,26 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from blackboard.application.callers import Caller, Kind
 from blackboard.application.commands import GetSignalById
 from blackboard.domain.errors import AgentNotFound, InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure.identity import process_caller
 from blackboard.infrastructure.mcp.schemas import invalid
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.container import Container
 
 Progress = Callable[[float, float | None, str], None]  # done, total, message: sent when the client asked
+
+
+def served_as(agent: str | None) -> Caller:
+    """Who an unbound server is: the run it was started in, whatever it says (a run cannot serve as a person
+    or as another agent); else the agent it was started as; else a person."""
+    process = process_caller()
+    if process.kind is not Kind.PERSON or agent is None:
+        return process
+    return Caller(Kind.AGENT, agent)
 
 
 class NeedsAgent(RuleViolation):
@@ -49,14 +60,17 @@ class Session:
     """The use cases, built once before serving (so no two calls race to build them), the server's
     agent and default board, the tokens of the claims it made, and where each topic poll got to."""
 
-    def __init__(self, container: Container, agent: str | None, board: str | None) -> None:
+    def __init__(
+        self, container: Container, agent: str | None, board: str | None, caller: Caller | None = None
+    ) -> None:
         self.registry = container.agent_registry()
         if agent is not None and self.registry.get(agent) is None:
             raise AgentNotFound(agent)
-        self.service = container.service()
+        self.caller = caller or served_as(agent)
+        self.service = container.service().acting(self.caller)
         self.queries = container.queries()
         self.read_model = container.read_model()  # a board's budget and what was spent
-        self.knowledge = container.knowledge()
+        self.knowledge = container.knowledge().acting(self.caller)
         self.knowledge_queries = container.knowledge_queries()
         self.watcher = container.watcher()
         self.store = container.event_store()
@@ -71,9 +85,13 @@ class Session:
     def bind(self, signal_id: str, token: str) -> None:
         """Work on this claim only (a runner's run, `blackboard mcp --signal`): writes and reads act under
         its key permissions with its token, the signal's board is the default board, and every call is
-        refused once the claim is over. The tools offered leave out claim, complete and fail."""
+        refused once the claim is over. The tools offered leave out claim, complete and fail. The session is
+        its run's (a caller of kind SESSION): application/callers.py decides what it may do."""
         signal = self.queries.get_signal(GetSignalById(signal_id=signal_id))
         self.bound, self.default_board = signal_id, self.default_board or signal.blackboard_id
+        self.caller = Caller(Kind.SESSION, self.agent, signal_id, token, signal.blackboard_id)
+        self.service = self.service.acting(self.caller)
+        self.knowledge = self.knowledge.acting(self.caller)
         with self._lock:
             self._tokens[signal_id] = token
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from blackboard.application.callers import Act, Caller, refusal
+from blackboard.application.errors import NotPermitted
 from blackboard.infrastructure.mcp.schemas import accepted, compact
 from blackboard.infrastructure.mcp.session import Progress, Session
 
@@ -41,8 +43,20 @@ CLAIM_TOOLS = frozenset({"blackboard_claim", "blackboard_complete", "blackboard_
 CANCEL_TOOLS = frozenset({"blackboard_cancel", "blackboard_cancel_all"})
 # A person decides a gate: offered by a person's server only (one started without --agent, not a run's)
 GATE_TOOLS = frozenset({"blackboard_approve", "blackboard_reject"})
+# A person's tools, left out of an agent's server and a run's session: a call to one is refused by the table
+PERSON_ACTS = {
+    "blackboard_approve": (Act.DECIDE, "approve a gate"),
+    "blackboard_reject": (Act.DECIDE, "reject a gate"),
+    "blackboard_budget": (Act.LIMITS, "set a board's budget"),
+}
 # A person's server's too, for room: an agent's tool list is at its cap of 12,000 characters of JSON
 SEARCH_TOOLS = frozenset({"blackboard_search"})
+
+
+def not_offered(caller: Caller, name: str) -> NotPermitted:
+    """The refusal of a person's tool (PERSON_ACTS) where it is not offered: the table's words for the caller."""
+    act, verb = PERSON_ACTS[name]
+    return refusal(caller, act, verb) or NotPermitted(caller.who, verb, "this server does not offer it")
 
 
 @cache  # the tools hold no state: built once per process, their schemas with them (a runner's run each)

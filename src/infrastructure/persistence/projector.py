@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from blackboard.application.authority import Authority
 from blackboard.application.ports import EventStore
 from blackboard.application.projection import Progress, Projector
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
@@ -12,8 +13,14 @@ class ReplayingProjector(Projector):
     """`Projector` whose pages are read, decoded and written by the read model's `replay` (the log and the
     rows share one database): the same fold, the same pages, the same checkpoint after each page."""
 
-    def __init__(self, store: EventStore, read_model: SqlSignalReadModel, page_size: int = 1000) -> None:
-        super().__init__(store, read_model, page_size)
+    def __init__(
+        self,
+        store: EventStore,
+        read_model: SqlSignalReadModel,
+        page_size: int = 1000,
+        authority: Authority | None = None,
+    ) -> None:
+        super().__init__(store, read_model, page_size, authority)
         self._rows = read_model
 
     def catch_up(self, progress: Progress | None = None, flat: bool = False) -> int:

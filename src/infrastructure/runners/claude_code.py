@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
-from blackboard.infrastructure.keeper.marks import identity, marks
+from blackboard.infrastructure.keeper.marks import AGENT, identity, marks
 from blackboard.infrastructure.runners import catalog
 from blackboard.infrastructure.runners.claude_output import ClaudeOutput
 from blackboard.infrastructure.runners.lines import MAX_LINE
@@ -256,10 +256,10 @@ def arguments(request: RunRequest, private: Path) -> list[str]:
 
 def environment(request: RunRequest) -> dict[str, str]:
     """The worker's own environment (ANTHROPIC_*, proxies, CLAUDE_CODE_* ...), the settings the board's
-    server needs, and the run's identity: its agent, signal, board and the claim's token, which reaches that
-    server (and whatever the run starts) this way only (keeper/marks.py)."""
-    if not request.signal_id:  # a run with no board (solve's controller): no claim to carry
-        return {**os.environ, **request.board_env, CLAIM_TOKEN: request.token}
+    server needs, and the run's identity (infrastructure/identity.py): its agent, signal, board and the claim's
+    token, which reaches that server this way only. A run with no claim (solve's controller) is its agent's."""
+    if not request.signal_id:
+        return {**os.environ, **request.board_env, AGENT: request.agent.name}
     run = identity(request.agent.name, request.signal_id, request.token, request.blackboard_id)
     return {**os.environ, **request.board_env, **run}
 

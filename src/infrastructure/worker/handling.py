@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from blackboard.application.callers import Caller, Kind
 from blackboard.application.commands import CompleteSignal, FailSignal, GetSignalById, RenewClaim
 from blackboard.application.ports import StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
@@ -77,6 +78,10 @@ class Handling:
             for line in outcome.stderr.splitlines():
                 logger.info("%s stderr: %s", claimed.signal_id, line)
         self.hand_over(agent, claimed, outcome, started)
+
+    def run_of(self, agent: AgentDefinition, claimed: AgentSignal) -> Caller:
+        """The run, as an entrypoint's calls of the board present it (identity.running)."""
+        return Caller(Kind.RUN, agent.name, claimed.signal_id, self._token, claimed.blackboard_id)
 
     def document(self, claimed: AgentSignal) -> dict[str, Any]:
         """The signal document, with the results of the signals it came after in context.upstream."""

@@ -19,6 +19,7 @@ from blackboard.infrastructure.agents.handler import (
 )
 from blackboard.infrastructure.agents.lanes import start_call
 from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.identity import running
 from blackboard.infrastructure.worker.handling import Handling, said
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -82,7 +83,8 @@ class Supervisor:
                 logger.exception("handling %s went wrong", flight.claimed.signal_id)
                 outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
             else:
-                outcome = call_entrypoint_here(flight.agent, document)  # a fresh document: no copy needed
+                with running(self._handling.run_of(flight.agent, flight.claimed)):  # Blackboard() in it
+                    outcome = call_entrypoint_here(flight.agent, document)  # a fresh document: no copy needed
         except BaseException as exc:  # noqa: BLE001 - e.g. an exception whose str() raises
             outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
         self._land(flight, outcome)
