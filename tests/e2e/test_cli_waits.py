@@ -73,6 +73,17 @@ def test_blackboard_post_timeout_keeps_seed_003_s_rule_for_a_signal_without_a_ti
     assert "not claimed within 2s of becoming claimable" in waited.json()["result"]["error"]
 
 
+def test_a_sweep_expires_a_signal_past_its_own_post_timeout_and_leaves_one_without_waiting(wcli):
+    own = wcli.post("--timeout", "1", entry="e-1")["signal_id"]
+    waits = wcli.post(entry="e-2")["signal_id"]
+
+    swept = wait_until(lambda: wcli.ok("expire"), 30, "the sweep to find the signal past its timeout")
+
+    assert [s["signal_id"] for s in swept] == [own] and swept[0]["status"] == "EXPIRED"
+    assert expired_by(wcli, own) == ["expiry-sweeper"]
+    assert assert_signal(wcli.ok("show", waits))["status"] == "POSTED"
+
+
 def test_the_wait_s_own_timeout_still_ends_it_first_with_exit_5(wcli):
     posted = wcli.post("--timeout", "1h")
 
