@@ -51,15 +51,23 @@ Feature: Agents claim the signals they are able to do
     And the refusal says "no agent named ps-stranger"
     And the signal is POSTED
 
-  Scenario: A signal nobody claims in time expires
-    Given 31 seconds pass
+  Scenario: A signal no live worker fits waits for one by default
+    Given 3600 seconds pass
+    When the overdue signals are expired
+    Then no signal was expired
+    And the signal is POSTED
+
+  Scenario: With a post timeout, a signal nobody claims in time expires
+    Given the post timeout is 30 seconds
+    And 31 seconds pass
     When the overdue signals are expired
     Then the signal is EXPIRED
     And the signal's reason begins "not claimed within 30s of becoming claimable; no live worker fits it"
     And the recorded events are AgentSignalPosted, AgentSignalExpired
 
   Scenario: A signal waits while a worker that fits it is live
-    Given a worker of "ps-investigator" beats
+    Given the post timeout is 30 seconds
+    And a worker of "ps-investigator" beats
     And 31 seconds pass
     And the worker beats again
     When the overdue signals are expired
@@ -67,7 +75,8 @@ Feature: Agents claim the signals they are able to do
     And the signal is POSTED
 
   Scenario: Once the worker that fits it has stopped, the signal's post timeout runs out
-    Given a worker of "ps-investigator" beats
+    Given the post timeout is 30 seconds
+    And a worker of "ps-investigator" beats
     And 10 seconds pass
     And the worker stops
     And 31 seconds pass
@@ -76,7 +85,8 @@ Feature: Agents claim the signals they are able to do
     And the signal's reason begins "not claimed within 30s of becoming claimable; the last worker that fits it, ps-investigator on bdd-host:4242, stopped at"
 
   Scenario: A signal still within its claim window is left alone
-    Given 10 seconds pass
+    Given the post timeout is 30 seconds
+    And 10 seconds pass
     When the overdue signals are expired
     Then no signal was expired
     And the signal is POSTED

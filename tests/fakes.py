@@ -23,9 +23,13 @@ from blackboard.infrastructure.notifier import PollingNotifier
 from blackboard.infrastructure.settings import BlackboardSettings, service_settings
 
 T0 = datetime(2026, 1, 4, 9, 0, tzinfo=UTC)
+# seed 003's rule: a POSTED signal no live worker fits expires 30 s after it became claimable; off by default
+# (work waits for its worker), so a test of that rule sets it, as BLACKBOARD_POST_TIMEOUT=30 does
+SEED_RULE = service_settings(BlackboardSettings(post_timeout=30))
 
 __all__ = [
     "T0",
+    "SEED_RULE",
     "TickingClock",
     "SequentialIds",
     "FixedAgentRegistry",

@@ -72,8 +72,10 @@ class PostSignal(Command):
     # how many attempts it gets, whoever claims it (contracts/control.md, "Retries"); None: the claimer's policy
     max_attempts: Annotated[int, Field(ge=1, le=1000)] | None = None
     gate: bool = False  # a person decides it (approve, reject); no agent claims it
-    # with gate: it expires this long (seconds) after it opens; without, it waits for a person however long
-    gate_timeout_s: Annotated[float, Field(gt=0, le=10 * 365 * 86400, allow_inf_nan=False)] | None = None
+    # its own timeout, in seconds: a gate expires this long after it opens (without one it waits for a person
+    # however long); another signal once it has waited this long with no live worker that fits it (without
+    # one, the default post timeout applies: off unless BLACKBOARD_POST_TIMEOUT is set)
+    timeout_s: Annotated[float, Field(gt=0, le=10 * 365 * 86400, allow_inf_nan=False)] | None = None
 
     @property
     def board(self) -> str:
@@ -231,6 +233,15 @@ class ExpireSignals(Command):
     """Move every signal past its timeout to EXPIRED (on one board, or on all)."""
 
     blackboard_id: BoardName | None = None
+
+
+class EnforceDeadline(Command):
+    """Record the expiry of one signal if it is past its deadline, as any command that finds it late does
+    (a wait that reached the deadline: no sweeper needed); nothing otherwise."""
+
+    signal_id: SignalIdText
+    blackboard_id: BoardName | None = None
+    by: Name = "waiter"  # the actor of the events it records
 
 
 class GetOpenSignals(Message):

@@ -22,10 +22,13 @@ class Unavailable(BlackboardError):
 
 
 class WaitTimedOut(TimedOut):
-    def __init__(self, what: str, seconds: float) -> None:
+    def __init__(self, what: str, seconds: float, recheck_in: float | None = None) -> None:
         super().__init__(f"timed out after {seconds:g}s waiting for {what}")
         self.what = what  # what was awaited, in the message's words (AsyncBlackboard says it again)
         self.seconds = seconds
+        # seconds until the awaited signal's deadline, when it has one: a caller that waits on (AsyncBlackboard)
+        # checks again then, when the board decides whether it expired (None: only an event can answer)
+        self.recheck_in = recheck_in
 
 
 class StoreUnavailable(Unavailable):

@@ -162,10 +162,11 @@ class ImportedRange:
 
 @dataclass(frozen=True, slots=True)
 class Overdue:
-    """Which signals are past their timeouts at `at`."""
+    """Which signals are past their timeouts at `at` (`post_timeout`: the default, None when off; a signal
+    posted with a timeout of its own is measured by that)."""
 
     at: datetime
-    post_timeout: timedelta
+    post_timeout: timedelta | None
     claim_timeout: timedelta
 
 

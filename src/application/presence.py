@@ -12,10 +12,21 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Protocol, TypeVar
 
-from blackboard.application.scoring import Scorer
+from blackboard.application.scoring import Scored, Scorer
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal, SignalStatus
+
+
+class OnABoard(Scored, Protocol):
+    """A signal or a candidate for one: what it targets, its text, and its board."""
+
+    @property
+    def blackboard_id(self) -> str: ...
+
+
+C = TypeVar("C", bound=OnABoard)
 
 
 class PresenceStore(abc.ABC):
@@ -55,14 +66,33 @@ def fitting(
     for signal in signals:
         if signal.status is not SignalStatus.POSTED or signal.waiting_for:
             continue
-        serving = [w for w in workers if w.serves(signal.blackboard_id)]
-        scored = scorer.profiles(signal, [w.agent for w in serving]) if serving else []
-        able = [
-            w
-            for w, claimant in zip(serving, scored, strict=True)
-            if w.fits(signal, signal.blackboard_id, claimant, default_threshold)
-        ]
-        if able:
+        if able := _able(signal, signal.blackboard_id, workers, scorer, default_threshold):
             found[signal.signal_id] = max(able, key=lambda w: (w.live_until, w.worker_id))
         # no worker fits: left out, and the post timeout counts from when it became claimable
     return found
+
+
+def unattended(
+    signals: Iterable[C],
+    workers: Sequence[WorkerPresence],
+    scorer: Scorer,
+    default_threshold: float,
+    at: datetime,
+) -> list[C]:
+    """Those of these claimable signals (or candidates) that no worker live at `at` fits: each waits for a
+    worker that fits (docs/control.md), which `post`, `show`, `next` and `status` say."""
+    live = [w for w in workers if w.is_live(at)]
+    return [s for s in signals if not _able(s, s.blackboard_id, live, scorer, default_threshold)]
+
+
+def _able(
+    signal: Scored, blackboard_id: str, workers: Sequence[WorkerPresence], scorer: Scorer, threshold: float
+) -> list[WorkerPresence]:
+    """The workers that would claim the signal: serving its board, scoring above their threshold."""
+    serving = [w for w in workers if w.serves(blackboard_id)]
+    scored = scorer.profiles(signal, [w.agent for w in serving]) if serving else []
+    return [
+        w
+        for w, claimant in zip(serving, scored, strict=True)
+        if w.fits(signal, blackboard_id, claimant, threshold)
+    ]

@@ -19,7 +19,7 @@ from blackboard.application.ports import (
     SignalReadModel,
     SignalState,
 )
-from blackboard.application.presence import PresenceStore, fitting
+from blackboard.application.presence import C, PresenceStore, fitting, unattended
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, deadline
@@ -47,7 +47,7 @@ class BlackboardQueries:
         registry: AgentRegistry,
         claim_threshold: float,
         clock: Clock | None = None,
-        timeouts: tuple[timedelta, timedelta] | None = None,
+        timeouts: tuple[timedelta | None, timedelta] | None = None,
         presence: PresenceStore | None = None,
     ) -> None:
         self._store = store
@@ -57,27 +57,48 @@ class BlackboardQueries:
         self._projector = Projector(store, read_model)
         self.scorer = Scorer(registry)  # agents as they score for one signal: declared, or by text for auto
         self._clock = clock
-        self._timeouts = timeouts  # (post, claim): what `overdue` measures against
+        self._timeouts = timeouts  # (post, claim): what `overdue` measures against (post None: off)
         self._presence = presence  # live workers: the deadline of a POSTED signal one fits is later
 
     def overdue(self, signals: Iterable[AgentSignal]) -> dict[str, datetime]:
         """The deadline of each of `signals` that is past it now but not yet expired (the next command
         on it, or the next sweep, records the expiry), by the sweeper's rule (live workers included);
         {} without a clock and timeouts."""
-        if self._clock is None or self._timeouts is None:
+        if self._clock is None:
             return {}
-        now, (post, claim) = self._clock.now(), self._timeouts
-        late = [s for s in signals if (due := deadline(s, post, claim)) is not None and now >= due]
-        fits = (
-            fitting(late, self._presence.workers(), self.scorer, self._threshold)
-            if late and self._presence is not None
-            else {}
-        )
-        return {
-            s.signal_id: due
-            for s in late
-            if (due := deadline(s, post, claim, fits.get(s.signal_id))) is not None and now >= due
-        }
+        now = self._clock.now()
+        return {sid: due for sid, due in self.deadlines(signals, now).items() if now >= due}
+
+    def deadlines(self, signals: Iterable[AgentSignal], now: datetime) -> dict[str, datetime]:
+        """When each of `signals` that has a deadline runs out of time, by the board's rule (domain
+        `deadline`): the earliest it can be while that is still to come at `now`; once it has come, with
+        the live worker that fits it (one read of the live workers for all), which may put it later, as
+        the command that finds it late decides. {} without timeouts."""
+        if self._timeouts is None:
+            return {}
+        post, claim = self._timeouts
+        signals = list(signals)
+        due = {s.signal_id: d for s in signals if (d := deadline(s, post, claim)) is not None}
+        late = [s for s in signals if s.signal_id in due and now >= due[s.signal_id]]
+        if late and self._presence is not None:
+            fits = fitting(late, self._presence.workers(), self.scorer, self._threshold)
+            for s in late:
+                due[s.signal_id] = deadline(s, post, claim, fits.get(s.signal_id)) or due[s.signal_id]
+        return due
+
+    def unattended(self, signals: Iterable[C]) -> list[C]:
+        """Those of these claimable signals (or candidates) that no live worker fits now: each waits for a
+        worker that fits (docs/control.md, "Work waits for its worker"). Without the live workers (no
+        presence port) none is said to wait."""
+        signals = list(signals)
+        if not signals or self._presence is None or self._clock is None:
+            return []
+        return unattended(signals, self._presence.workers(), self.scorer, self._threshold, self._clock.now())
+
+    def waiting_for_workers(self, signals: Iterable[AgentSignal]) -> set[str]:
+        """The ids of those of `signals` that are claimable (POSTED, nothing to wait for, not a gate) and
+        that no live worker fits now: what `show`, `signals` and `next` say wait for a worker that fits."""
+        return {s.signal_id for s in self.unattended(s for s in signals if s.is_claimable)}
 
     def get_signal(self, query: GetSignalById) -> AgentSignal:
         self._projector.catch_up()

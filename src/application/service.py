@@ -22,6 +22,7 @@ from blackboard.application.commands import (
     ClaimSignals,
     Command,
     CompleteSignal,
+    EnforceDeadline,
     ExpireSignals,
     FailSignal,
     PostSignal,
@@ -81,7 +82,7 @@ class Settings:
     (`blackboard.infrastructure.settings`), which builds these."""
 
     claim_threshold: float
-    post_timeout: timedelta
+    post_timeout: timedelta | None  # the default for signals posted without a timeout of their own; None: off
     claim_timeout: timedelta
 
 
@@ -161,7 +162,7 @@ class BlackboardService:
                 not_before=cmd.not_before,
                 max_attempts=cmd.max_attempts,
                 gate=cmd.gate,
-                gate_timeout_s=cmd.gate_timeout_s,
+                timeout_s=cmd.timeout_s,
             )
             if (
                 board.has_pending_events
@@ -496,6 +497,20 @@ class BlackboardService:
                 at=overdue.at,
             )
         return ended
+
+    def enforce_deadline(self, cmd: EnforceDeadline) -> AgentSignal:
+        """The signal as it stands, its expiry recorded first if it is past its deadline (the events and the
+        cascade any command that finds it late records): what a wait does when the deadline comes, so it
+        ends with the board's decision whether a sweeper runs or not."""
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,)),
+            lambda board, _, now: board.signal(cmd.signal_id),
+            cmd,
+            actor=cmd.by,
+            deadlines=(cmd.signal_id,),
+            hold=Hold.SIGNALS,
+        )
 
     def set_budget(self, cmd: SetBudget) -> Budget:
         """The board's budget from now on (`blackboard budget`): a limit not given stays as it was, and

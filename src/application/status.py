@@ -8,6 +8,7 @@ on its board too (a claim by hand, or a worker started before workers beat)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -15,12 +16,16 @@ from blackboard.application.budgets import spent_of
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
 from blackboard.application.ports import Clock, Durations, SignalReadModel
-from blackboard.application.presence import PresenceStore
+from blackboard.application.presence import PresenceStore, unattended
 from blackboard.application.projection import Projector
+from blackboard.application.scoring import Scorer
 from blackboard.application.usage import UsageTotal, total
+from blackboard.domain.capabilities import DEFAULT_THRESHOLD
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal
+
+WAITING_READ = 1000  # claimable signals `status` reads to say which wait for a worker that fits
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +44,9 @@ class BoardStatus:
     reserved: Spent = field(
         default_factory=Spent
     )  # what its open claims reserved of it, until their runs end
+    # claimable signals no live worker fits, by what they target (`RESEARCH` -> how many): each waits for a
+    # worker that fits (the first WAITING_READ claimable signals of the store, most urgent first, are read)
+    waiting_for_workers: dict[str, int] = field(default_factory=dict)
 
     @property
     def usage_total(self) -> UsageTotal:
@@ -72,13 +80,19 @@ class StatusQueries:
         clock: Clock,
         claim_timeout: timedelta,
         presence: PresenceStore | None = None,
+        scorer: Callable[[], Scorer] | None = None,
+        claim_threshold: float = DEFAULT_THRESHOLD,
     ) -> None:
+        """`scorer` (built only when a live worker may fit a signal) and `claim_threshold` judge which
+        signals wait for a worker that fits, as a claim would."""
         self._signals = signals
         self._entries = entries
         self._projector = projector
         self._clock = clock
         self._claim_timeout = claim_timeout
         self._presence = presence
+        self._scorer = scorer
+        self._threshold = claim_threshold
 
     def live_workers(self) -> list[WorkerPresence]:
         """Every worker that beats now (stopped and stale ones left out), by agent."""
@@ -103,6 +117,7 @@ class StatusQueries:
         if blackboard_id is not None and not signals and not entries:
             raise BoardNotFound(blackboard_id)
         live = self.live_workers()
+        unattended = self._unattended(blackboard_id, live)
         gates: dict[str, list[AgentSignal]] = {}
         for gate in self._signals.open_gates(blackboard_id):
             gates.setdefault(gate.blackboard_id, []).append(gate)
@@ -126,9 +141,27 @@ class StatusQueries:
                     tuple(gates.get(board, ())),
                     budgets.get(board, Budget()),
                     reserved.get(board, Spent()),
+                    unattended.get(board, {}),
                 )
             )
         return boards
+
+    def _unattended(self, blackboard_id: str | None, live: list[WorkerPresence]) -> dict[str, dict[str, int]]:
+        """Per board, the claimable signals no live worker fits, counted by their targets (`RESEARCH`,
+        `REVIEW, ANALYSIS`): the first WAITING_READ claimable signals, in claim order, are judged."""
+        if self._presence is None:
+            return {}
+        found = self._signals.candidates((), WAITING_READ, blackboard_id)
+        if found and live:  # scored as a claim is (by text for a signal targeting auto)
+            if self._scorer is None:
+                return {}
+            found = unattended(found, live, self._scorer(), self._threshold, self._clock.now())
+        counted: dict[str, dict[str, int]] = {}
+        for candidate in found:
+            targets = ", ".join(candidate.target_capabilities)
+            by_target = counted.setdefault(candidate.blackboard_id, {})
+            by_target[targets] = by_target.get(targets, 0) + 1
+        return counted
 
     def durations(self, kind: str, bounds: tuple[float, ...]) -> list[Durations]:
         """How long signals waited for a claim (CLAIM_WAIT) or ran (RUN_TIME), per board, counted where

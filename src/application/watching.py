@@ -2,18 +2,28 @@
 
 The position is taken before the current state is read, so an event that lands in between is
 still found in the log: no wake-up is lost, whichever process made the change.
+
+A wait on a signal also wakes at the signal's deadline, which it computes by the board's one rule
+(`BlackboardQueries.deadlines`: domain `deadline`, the live workers read when it comes), and has the
+board decide there and then (`BlackboardService.enforce_deadline`, as any command that finds a signal
+late): so it ends EXPIRED when the signal does, whether a sweeper runs or not.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from blackboard.application.commands import GetSignalById, WatchSignals
+from blackboard.application.commands import EnforceDeadline, GetSignalById, WatchSignals
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
-from blackboard.application.ports import EventStore, LogNotifier, Recorded
+from blackboard.application.ports import Clock, EventStore, LogNotifier, Recorded
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import BlackboardEvent, EntryConflictResolved, EntryWritten
 from blackboard.domain.signals import AgentSignal
+
+if TYPE_CHECKING:
+    from blackboard.application.service import BlackboardService
 
 FINAL_EVENTS = frozenset(
     {
@@ -28,26 +38,71 @@ FINAL_EVENTS = frozenset(
 )
 
 
+# seconds before a deadline the board did not act on is looked at again (a worker that fits beat meanwhile)
+RECHECK = 1.0
+
+
 class Watcher:
-    def __init__(self, store: EventStore, queries: BlackboardQueries, notifier: LogNotifier) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        queries: BlackboardQueries,
+        notifier: LogNotifier,
+        service: Callable[[], BlackboardService] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        """`service` (built when a deadline first comes) records an expiry a wait reaches, by `clock`'s time;
+        without them a wait ends only with what the log brings."""
         self._store = store
         self._queries = queries
         self._notifier = notifier
+        self._service = service
+        self._clock = clock
 
     def wait_for_signal(self, signal_id: str, timeout: float | None = None) -> AgentSignal:
-        """The signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (at once if it already is)."""
+        """The signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (at once if it already is).
+        At its deadline (a post timeout, a lapsed claim, a gate's timeout) the board decides, and the wait
+        goes on with what it decided: EXPIRED ends it; a lapsed claim with attempts left is POSTED again,
+        and the wait waits for the final outcome. WaitTimedOut once `timeout` seconds have passed first."""
         position = self._store.last_position()
         signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
-        deadline = _deadline(timeout)
+        until = _deadline(timeout)
         while not signal.status.is_final:
-            self._wait_past(position, deadline, f"{signal_id} to finish", timeout)
+            due_in = self._due_in(signal)
+            if due_in is not None and due_in <= 0:
+                signal = self._enforce(signal)
+                if signal.status.is_final:
+                    break
+                due_in = self._due_in(signal)
+                if due_in is not None and due_in <= 0:  # the board saw it otherwise (a worker that fits beat)
+                    due_in = RECHECK
+            if not self._wait_past(position, until, f"{signal_id} to finish", timeout, due_in):
+                continue  # its deadline came: the board decides
             while records := self._store.read_all(after=position, limit=1000):
                 position = records[-1].position
-                if any(
-                    r.event.signal_id == signal_id and r.event.event_type in FINAL_EVENTS for r in records
-                ):
+                if any(_changes(r.event, signal) for r in records):
                     signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         return signal
+
+    def _due_in(self, signal: AgentSignal) -> float | None:
+        """Seconds until the signal's deadline as the board would see it now (<= 0: it has come); None when
+        it has none, or this watcher cannot act on one."""
+        if self._service is None or self._clock is None:
+            return None
+        now = self._clock.now()
+        due = self._queries.deadlines([signal], now).get(signal.signal_id)
+        return None if due is None else (due - now).total_seconds()
+
+    def _enforce(self, signal: AgentSignal) -> AgentSignal:
+        """The board records the expiry if the signal is past its deadline (nothing otherwise); the signal
+        as it stands after. A database outage meanwhile: the signal as it was, looked at again later."""
+        assert self._service is not None
+        try:
+            return self._service().enforce_deadline(
+                EnforceDeadline(signal_id=signal.signal_id, blackboard_id=signal.blackboard_id)
+            )
+        except StoreUnavailable:
+            return signal
 
     def watch(self, query: WatchSignals, timeout: float | None = None) -> tuple[AgentSignal, int]:
         """The first signal of the given types (and board) completing after `query.since`, and the
@@ -80,18 +135,40 @@ class Watcher:
                 return found
             self._wait_past(position, deadline, f"an entry on topic {topic}", timeout)
 
-    def _wait_past(self, position: int, deadline: float | None, what: str, timeout: float | None) -> None:
-        """Until the log moves past `position`; a database outage meanwhile is waited out."""
+    def _wait_past(
+        self,
+        position: int,
+        deadline: float | None,
+        what: str,
+        timeout: float | None,
+        wake_in: float | None = None,
+    ) -> bool:
+        """Until the log moves past `position` (True), or `wake_in` seconds pass first (False: the awaited
+        signal's deadline came); a database outage meanwhile is waited out. WaitTimedOut at `deadline`,
+        saying when the signal's deadline comes (`recheck_in`)."""
+        wake = None if wake_in is None else time.monotonic() + wake_in
         while True:
             try:
                 if self._store.last_position() > position:
-                    return
+                    return True
             except StoreUnavailable:
                 pass  # a restart or a network cut: keep waiting, the log is read again after it
-            remaining = None if deadline is None else deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = None if deadline is None else deadline - now
             if remaining is not None and remaining <= 0:
-                raise WaitTimedOut(what, timeout or 0)
-            self._notifier.wait(position, 1.0 if remaining is None else min(remaining, 1.0))
+                raise WaitTimedOut(what, timeout or 0, None if wake is None else max(0.0, wake - now))
+            if wake is not None and now >= wake:
+                return False
+            slices = [1.0, *(t for t in (remaining, None if wake is None else wake - now) if t is not None)]
+            self._notifier.wait(position, min(slices))
+
+
+def _changes(event: BlackboardEvent, signal: AgentSignal) -> bool:
+    """Whether the event may change the signal's status or deadline: one of its own (a claim, a renewal, an
+    attempt failed, its end), or the end of an upstream it waits for (which makes it claimable)."""
+    return event.signal_id == signal.signal_id or (
+        event.signal_id in signal.waiting_for and event.event_type in FINAL_EVENTS
+    )
 
 
 def published(event: BlackboardEvent, blackboard_id: str, topic: str) -> bool:

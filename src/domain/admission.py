@@ -68,7 +68,7 @@ def _(event: AgentSignalPosted, board: BlackboardAggregate) -> None:
         event.after,
         event.max_attempts,
         event.gate,
-        event.gate_timeout_s,
+        event.timeout_s,
     )
     if len(set(event.after)) != len(event.after):
         raise RepeatedUpstream(event.signal_id)

@@ -173,13 +173,13 @@ class BlackboardAggregate:
         not_before: datetime | None = None,
         max_attempts: int | None = None,
         gate: bool = False,
-        gate_timeout_s: float | None = None,
+        timeout_s: float | None = None,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
         upstream = tuple(dict.fromkeys(after))
         self.check_post(
-            signal_id, posted_by, target_capabilities, priority, upstream, max_attempts, gate, gate_timeout_s
+            signal_id, posted_by, target_capabilities, priority, upstream, max_attempts, gate, timeout_s
         )
         self._record(
             AgentSignalPosted,
@@ -199,7 +199,7 @@ class BlackboardAggregate:
             not_before=not_before if not_before is not None and not_before > at else None,
             max_attempts=max_attempts,
             gate=gate,
-            gate_timeout_s=gate_timeout_s,
+            timeout_s=timeout_s,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -414,7 +414,7 @@ class BlackboardAggregate:
             priority=old.priority,
             max_attempts=old.max_attempts,
             gate=old.gate,  # a rejected gate retried asks a person again
-            gate_timeout_s=old.gate_timeout_s,
+            timeout_s=old.timeout_s,
         )
 
     def latest_retry(self, signal_id: str) -> str:
@@ -426,7 +426,7 @@ class BlackboardAggregate:
     def expire_overdue(
         self,
         at: datetime,
-        post_timeout: timedelta,
+        post_timeout: timedelta | None,
         claim_timeout: timedelta,
         fitting: Mapping[str, WorkerPresence] | None = None,
     ) -> list[AgentSignal]:
@@ -450,7 +450,7 @@ class BlackboardAggregate:
         self,
         signal_id: str,
         at: datetime,
-        post_timeout: timedelta,
+        post_timeout: timedelta | None,
         claim_timeout: timedelta,
         fitting: WorkerPresence | None = None,
     ) -> bool:
@@ -479,20 +479,18 @@ class BlackboardAggregate:
         upstream: Sequence[str],
         max_attempts: int | None = None,
         gate: bool = False,
-        gate_timeout_s: float | None = None,
+        timeout_s: float | None = None,
     ) -> None:
         """A new signal: a valid id not on the board yet, a poster, a priority in range, a sensible number of
-        attempts, a timeout only for a gate, known upstreams."""
+        attempts, a timeout of its own above 0, known upstreams."""
         _check_post(signal_id, posted_by, target_capabilities)
         check_max_attempts(max_attempts)
         if not MOST_URGENT <= priority <= LEAST_URGENT:
             raise InvalidInput(
                 "priority", f"must be from {MOST_URGENT} (most urgent) to {LEAST_URGENT}, got {priority}"
             )
-        if gate_timeout_s is not None and not gate:
-            raise InvalidInput("timeout", "only a gate (--gate) takes a timeout of its own")
-        if gate_timeout_s is not None and not gate_timeout_s > 0:
-            raise InvalidInput("timeout", f"must be above 0 seconds, got {gate_timeout_s:g}")
+        if timeout_s is not None and not timeout_s > 0:
+            raise InvalidInput("timeout", f"must be above 0 seconds, got {timeout_s:g}")
         if signal_id in self._signals:
             raise DuplicateSignal(signal_id)
         for dep in upstream:
@@ -617,36 +615,47 @@ def _check_post(signal_id: str, posted_by: str, target_capabilities: Sequence[st
 
 def deadline(
     signal: AgentSignal,
-    post_timeout: timedelta,
+    post_timeout: timedelta | None,
     claim_timeout: timedelta,
     fitting: WorkerPresence | None = None,
 ) -> datetime | None:
     """When an open signal runs out of time. Claimed: `claim_timeout` after its claim was taken or last
-    renewed. Claimable and not claimed: `post_timeout` after the later of the moment it became
+    renewed. Claimable and not claimed: its post timeout (`post_timeout_of`: its own, else the default
+    `post_timeout`; none when neither is set, the default) after the later of the moment it became
     claimable and the moment `fitting` (the worker that fits it and counted as live the longest) stopped
     counting as live; so the post timeout runs only while no live worker fits it, and a signal queued
-    behind a busy worker that fits it waits for that worker. None while it waits for upstreams, and once
-    it has ended. A gate: its own timeout (`gate_timeout_s`) after it opened, and none without one (no
-    worker ever fits a gate, so the post timeout does not apply). Without `fitting` the deadline is the
-    earliest it can be: what waits for a worker's presence reads only the signals past it."""
+    behind a busy worker that fits it waits for that worker. None while it waits for upstreams, once it
+    has ended, and while it waits for a worker with no post timeout. A gate: its own timeout
+    (`timeout_s`) after it opened, and none without one (no worker ever fits a gate, so the default does
+    not apply). Without `fitting` the deadline is the earliest it can be: what waits for a worker's
+    presence reads only the signals past it."""
     if signal.gate:  # no worker fits a gate: it waits for a person, for its own timeout at most
-        if signal.status is POSTED and signal.claimable_since is not None and signal.gate_timeout_s:
-            return signal.claimable_since + timedelta(seconds=signal.gate_timeout_s)
+        if signal.status is POSTED and signal.claimable_since is not None and signal.timeout_s:
+            return signal.claimable_since + timedelta(seconds=signal.timeout_s)
         return None
     if signal.status is POSTED and signal.claimable_since is not None:
+        timeout = post_timeout_of(signal, post_timeout)
+        if timeout is None:  # it waits for a worker that fits, however long
+            return None
         since = signal.claimable_since
         if fitting is not None and fitting.live_until > since:
             since = fitting.live_until
-        return since + post_timeout
+        return since + timeout
     if signal.status is CLAIMED and signal.lease_started is not None:
         return signal.lease_started + claim_timeout
     return None
 
 
+def post_timeout_of(signal: AgentSignal, default: timedelta | None) -> timedelta | None:
+    """How long the signal may wait unclaimed while no live worker fits it: its own timeout (`post
+    --timeout`), else the default (`BLACKBOARD_POST_TIMEOUT`); None: as long as it takes."""
+    return timedelta(seconds=signal.timeout_s) if signal.timeout_s else default
+
+
 def overdue(
     signal: AgentSignal,
     at: datetime,
-    post_timeout: timedelta,
+    post_timeout: timedelta | None,
     claim_timeout: timedelta,
     fitting: WorkerPresence | None = None,
 ) -> bool:
@@ -664,12 +673,16 @@ def _refuse_expired(signal: AgentSignal, action: str, allowed: SignalStatus) -> 
 
 
 def _timeout_reason(
-    signal: AgentSignal, post_timeout: timedelta, claim_timeout: timedelta, fitting: WorkerPresence | None
+    signal: AgentSignal,
+    post_timeout: timedelta | None,
+    claim_timeout: timedelta,
+    fitting: WorkerPresence | None,
 ) -> str:
     if signal.gate:
-        return f"no one decided the gate within {signal.gate_timeout_s or 0:g}s of it opening"
+        return f"no one decided the gate within {signal.timeout_s or 0:g}s of it opening"
     if signal.status is POSTED:
-        late = f"not claimed within {post_timeout.total_seconds():g}s of becoming claimable"
+        waited = post_timeout_of(signal, post_timeout) or timedelta(0)  # overdue: it has one
+        late = f"not claimed within {waited.total_seconds():g}s of becoming claimable"
         since = signal.claimable_since
         if fitting is not None and since is not None and fitting.live_until > since:
             return f"{late}; the last worker that fits it, {fitting.label}, {fitting.gone}"

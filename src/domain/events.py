@@ -51,8 +51,8 @@ class BlackboardEvent(BaseModel):
 
 class AgentSignalPosted(BlackboardEvent):
     # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before, 7 max_attempts,
-    # 8 gate and gate_timeout_s
-    schema_version: ClassVar[int] = 8
+    # 8 gate and gate_timeout_s, 9 gate_timeout_s renamed timeout_s and given to every signal
+    schema_version: ClassVar[int] = 9
 
     signal_type: SignalType
     payload: SignalPayload
@@ -69,7 +69,9 @@ class AgentSignalPosted(BlackboardEvent):
     not_before: datetime | None = None  # not claimable before then; its post timeout counts from then
     max_attempts: int | None = Field(default=None, ge=1)  # None: the claiming agent's retry policy decides
     gate: bool = False  # a person decides it (approve, reject); no agent claims it
-    gate_timeout_s: float | None = Field(default=None, gt=0)  # a gate expires this long after it opens
+    # its own timeout: a gate expires this long after it opens; any other signal, its post timeout (it expires
+    # once it has waited this long with no live worker that fits it); None: the reader's default post timeout
+    timeout_s: float | None = Field(default=None, gt=0)
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -423,6 +425,12 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
+
+def _renamed(data: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    data[new] = data.pop(old, None)
+    return data
+
+
 # (event_type, stored schema version) -> function turning that shape into the next version's.
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 1): lambda data: {**data, "retry_of": None},
@@ -432,6 +440,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 5): lambda data: {**data, "not_before": None},  # claimable at once
     ("AgentSignalPosted", 6): lambda data: {**data, "max_attempts": None},  # the claimer's policy decides
     ("AgentSignalPosted", 7): lambda data: {**data, "gate": False, "gate_timeout_s": None},  # before gates
+    # a gate's own timeout became every signal's (a non-gate had none: the reader's default applies)
+    ("AgentSignalPosted", 8): lambda data: _renamed(data, "gate_timeout_s", "timeout_s"),
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalClaimed", 2): lambda data: {**data, "concurrency_key": None},  # claimed under no key
     ("AgentSignalClaimed", 3): lambda data: {**data, "reserved": None},  # claimed before reservations

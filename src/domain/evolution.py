@@ -68,7 +68,7 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             not_before=event.not_before,
             max_attempts=event.max_attempts,
             gate=event.gate,
-            gate_timeout_s=event.gate_timeout_s,
+            timeout_s=event.timeout_s,
         )
     ]
 

@@ -196,7 +196,9 @@ class AgentSignal:
     max_attempts: int | None = None  # the post's `--max-attempts`; None: the claimer's policy decides
     attempts: tuple[FailedAttempt, ...] = ()  # the attempts that failed and were retried, oldest first
     gate: bool = False  # a person decides it (`approve`, `reject`); no agent claims it (`post --gate`)
-    gate_timeout_s: float | None = None  # a gate expires this long after it opens; None: it waits
+    # its own timeout (`post --timeout`): a gate's, from when it opens; another signal's post timeout (domain
+    # blackboard.deadline); None: a gate waits for a person, another signal for the default post timeout
+    timeout_s: float | None = None
     decided_by: str | None = None  # who approved or rejected the gate
     decision_note: str | None = None  # the approval's note, or the rejection's reason
     concurrency_key: str | None = None  # its claimer's concurrency key while CLAIMED (domain/limits.py)

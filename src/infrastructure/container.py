@@ -15,6 +15,8 @@ from blackboard.infrastructure.injection import containers, providers
 from blackboard.infrastructure.settings import BlackboardSettings, service_settings, store_settings
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sqlalchemy import Engine
 
     from blackboard.application.authority import Authority
@@ -187,11 +189,27 @@ def status_queries(
     clock: Clock,
     settings: Settings,
     presence: PresenceStore | None = None,
+    registry: Callable[[], FrontmatterAgentRegistry] | None = None,
 ) -> StatusQueries:
-    """Imported on first use: `status`, and the lists that check a board exists."""
+    """Imported on first use: `status`, and the lists that check a board exists. `registry`: the agents'
+    provider, read only when a live worker may fit a signal that waits (scored as a claim is)."""
+    from blackboard.application.scoring import Scorer
     from blackboard.application.status import StatusQueries
 
-    return StatusQueries(signals, entries, projector, clock, settings.claim_timeout, presence)
+    def scorer() -> Scorer:
+        assert registry is not None
+        return Scorer(registry())
+
+    return StatusQueries(
+        signals,
+        entries,
+        projector,
+        clock,
+        settings.claim_timeout,
+        presence,
+        scorer if registry is not None else None,
+        settings.claim_threshold,
+    )
 
 
 def solve_log(engine: Engine) -> SolveLog:
@@ -300,10 +318,18 @@ def blackboard_queries(*args: Any) -> BlackboardQueries:
     return BlackboardQueries(*args)
 
 
-def watcher(store: EventStore, queries: BlackboardQueries, notifier: LogNotifier) -> Watcher:
+def watcher(
+    store: EventStore,
+    queries: BlackboardQueries,
+    notifier: LogNotifier,
+    service: Callable[[], BlackboardService],
+    clock: Clock,
+) -> Watcher:
+    """`service`: the service's provider, built only when a wait reaches a deadline (a wait that ends with
+    the log never builds it)."""
     from blackboard.application.watching import Watcher
 
-    return Watcher(store, queries, notifier)
+    return Watcher(store, queries, notifier, service, clock)
 
 
 def open_database(settings: StoreSettings) -> Engine:
@@ -391,7 +417,7 @@ class Container(containers.DeclarativeContainer):
         providers.Callable(lambda s: (s.post_timeout, s.claim_timeout), settings),
         presence,
     )
-    watcher = providers.Singleton(watcher, event_store, queries, notifier)
+    watcher = providers.Singleton(watcher, event_store, queries, notifier, service.provider, clock)
     entry_read_model = providers.Singleton(entry_read_model, engine)
     knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings, authority)
     knowledge_queries = providers.Singleton(
@@ -403,7 +429,14 @@ class Container(containers.DeclarativeContainer):
         solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock, read_model
     )
     status = providers.Singleton(
-        status_queries, read_model, entry_read_model, projector, clock, settings, presence
+        status_queries,
+        read_model,
+        entry_read_model,
+        projector,
+        clock,
+        settings,
+        presence,
+        agent_registry.provider,
     )
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command

@@ -5,11 +5,11 @@ The CLI prints `model_dump(mode="json")` of these (`--json`), the MCP tools retu
 it, and the Python API returns the models themselves (`blackboard.models` re-exports them), so the same
 call gives the same document whichever interface made it. `schemas/*.json` are generated from the models
 (`make schemas`, tools/schemas.py; a test holds the files to them). A field that some documents carry
-and others do not (`overdue_since`, `warnings`) is left out when it has no value, never null. Extra
+and others do not (`overdue_since`, `waiting`, `warnings`) is left out when it has no value, never null. Extra
 properties pass through, as the contracts allow. Times are `datetime`s that dump as `isoformat()`.
 """
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
@@ -38,6 +38,7 @@ from blackboard.domain.signals import (
     SignalType,
     Topic,
 )
+from blackboard.infrastructure.waiting import waiting_for_a_worker
 
 if TYPE_CHECKING:
     from blackboard.application import usage as application_usage
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
 DATE_TIME = {"type": "string", "format": "date-time"}
 TEXTS = {"type": "array", "items": {"type": "string"}}
+TEXT = {"type": "string"}
 Time = Annotated[
     datetime,
     PlainSerializer(lambda value: value.isoformat(), return_type=str, when_used="json"),
@@ -157,11 +159,15 @@ class Signal(Document):
     max_attempts: Annotated[int | None, Field(ge=1)] = None
     attempts: list[Attempt] = Field(default_factory=list)  # the attempts that failed and were retried
     gate: bool = False  # a person decides it (`approve`, `reject`); no agent claims it
-    gate_timeout_s: Number | None = None  # a gate expires this long after it opens; null: it waits
+    # its own timeout (`post --timeout`): a gate expires this long after it opens; another signal once it has
+    # waited this long with no live worker that fits it; null: none (the default post timeout, off unless set)
+    timeout_s: Number | None = None
     decided_by: str | None = None  # who approved or rejected the gate
     decision_note: str | None = None  # the approval's note, or the rejection's reason
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
+    # claimable, and no live worker fits it (BlackboardQueries.waiting_for_workers): `a worker that fits: T`
+    waiting: Annotated[str | None, WithJsonSchema(TEXT)] = Field(default=None, exclude_if=_absent)
     # a post that only agents with nothing to run fit
     warnings: Annotated[list[str] | None, WithJsonSchema(TEXTS)] = Field(default=None, exclude_if=_absent)
 
@@ -172,24 +178,36 @@ class WatchedSignal(Signal):
     position: int
 
 
-def signal(item: AgentSignal, overdue: Mapping[str, datetime] | None = None) -> Signal:
+def signal(
+    item: AgentSignal, overdue: Mapping[str, datetime] | None = None, waiting: Collection[str] = ()
+) -> Signal:
     """One signal. A signal in `overdue` (BlackboardQueries.overdue: past its deadline, not yet expired)
-    also carries `overdue_since`, its deadline (docs/agents.md: "Leases, timeouts and expiry")."""
-    return Signal(**_signal_fields(item), overdue_since=(overdue or {}).get(item.signal_id))
+    also carries `overdue_since`, its deadline (docs/agents.md: "Leases, timeouts and expiry"); one in
+    `waiting` (BlackboardQueries.waiting_for_workers), `waiting`: what it waits for."""
+    return Signal(
+        **_signal_fields(item),
+        overdue_since=(overdue or {}).get(item.signal_id),
+        waiting=waiting_for_a_worker(item.target_capabilities) if item.signal_id in waiting else None,
+    )
 
 
 def signals_now(items: Sequence[AgentSignal], queries: "BlackboardQueries") -> list[Signal]:
-    """Signals as they are now, the overdue ones marked."""
-    overdue = queries.overdue(items)
-    return [signal(s, overdue) for s in items]
+    """Signals as they are now, the overdue ones marked, and those waiting for a worker that fits."""
+    overdue, waiting = queries.overdue(items), queries.waiting_for_workers(items)
+    return [signal(s, overdue, waiting) for s in items]
 
 
-def posted(item: AgentSignal, registry: "FrontmatterAgentRegistry") -> Signal:
-    """A signal just posted; `warnings` when only agents with nothing to run fit it."""
-    from blackboard.infrastructure.agents.runnable import unrunnable_warning
+def posted(
+    item: AgentSignal, registry: "FrontmatterAgentRegistry", queries: "BlackboardQueries | None" = None
+) -> Signal:
+    """A signal just posted; `warnings` when only agents with nothing to run fit it, or when it waits for a
+    worker that fits (none is live: `waiting` too, and which agents a worker may be started for)."""
+    from blackboard.infrastructure.agents.runnable import unrunnable_warning, unstarted_warning
 
-    warning = unrunnable_warning(item, registry)
-    return Signal(**_signal_fields(item), warnings=None if warning is None else [warning])
+    waiting = queries.waiting_for_workers([item]) if queries is not None else set()
+    # one warning: when no agent a worker can run fits it, that one says it waits (and why none can start)
+    warning = unrunnable_warning(item, registry) or (unstarted_warning(item, registry) if waiting else None)
+    return signal(item, None, waiting).model_copy(update={"warnings": None if warning is None else [warning]})
 
 
 def watched(item: AgentSignal, position: int) -> WatchedSignal:
@@ -245,7 +263,7 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
             for a in s.attempts
         ],
         "gate": s.gate,
-        "gate_timeout_s": s.gate_timeout_s,
+        "timeout_s": s.timeout_s,
         "decided_by": s.decided_by,
         "decision_note": s.decision_note,
     }  # never the claim's token: it is the claimer's proof
@@ -663,7 +681,7 @@ class OpenGate(Document):
     topic: str
     posted_by: str
     open_since: Time | None  # when it opened (its upstreams completed, its not_before came)
-    gate_timeout_s: Number | None  # it expires this long after it opened; null: it waits
+    timeout_s: Number | None  # it expires this long after it opened; null: it waits
 
 
 def open_gate(s: AgentSignal) -> OpenGate:
@@ -672,7 +690,7 @@ def open_gate(s: AgentSignal) -> OpenGate:
         topic=s.payload.topic,
         posted_by=s.posted_by,
         open_since=s.claimable_since,
-        gate_timeout_s=s.gate_timeout_s,
+        timeout_s=s.timeout_s,
     )
 
 
@@ -721,6 +739,9 @@ class Status(Document):
     usage: BoardUsage  # what runners' runs on the board cost, per agent
     open_gates: list[OpenGate] = []  # gates a person may decide now (`approve`, `reject`), oldest first
     budget: BoardBudget | None = None  # its budget, when it has one (`blackboard budget`)
+    # claimable signals no live worker fits, by their targets (`RESEARCH` -> how many): each is waiting for
+    # a worker that fits
+    waiting_for_workers: dict[str, int] = {}
 
 
 def status(b: "BoardStatus") -> Status:
@@ -739,6 +760,7 @@ def status(b: "BoardStatus") -> Status:
         budget=board_budget(b.blackboard_id, b.budget, spent_of(b.usage), b.reserved)
         if b.budget.is_set
         else None,
+        waiting_for_workers=dict(b.waiting_for_workers),
     )
 
 

@@ -74,6 +74,10 @@ def _above_0(value: float) -> bool:
     return 0 < value <= MAX_SECONDS
 
 
+def _off_or_above_0(value: float | None) -> bool:
+    return value is None or _above_0(value)
+
+
 def _0_or_more(value: float) -> bool:
     return 0 <= value <= MAX_SECONDS
 
@@ -91,6 +95,11 @@ def _finite(raw: Any) -> float:
     if not math.isfinite(value):
         raise ValueError(raw)
     return value
+
+
+def _finite_or_off(raw: Any) -> float | None:
+    """Seconds, or None (given in code: `Blackboard(post_timeout=None)`) for off."""
+    return None if raw is None else _finite(raw)
 
 
 def _whole(raw: Any) -> int:
@@ -170,7 +179,11 @@ class BlackboardSettings:
         _finite,
         "BLACKBOARD_CLAIM_THRESHOLD",
     )
-    post_timeout: float = _knob(30.0, SECONDS, _above_0, _finite, "BLACKBOARD_POST_TIMEOUT")
+    # None (off): a POSTED signal waits for a worker that fits however long, unless posted with --timeout;
+    # set, seed 003's rule: it expires once it has waited this long with no live worker that fits it
+    post_timeout: float | None = _knob(
+        None, SECONDS, _off_or_above_0, _finite_or_off, "BLACKBOARD_POST_TIMEOUT"
+    )
     claim_timeout: float = _knob(300.0, SECONDS, _above_0, _finite, "BLACKBOARD_CLAIM_TIMEOUT")
     sqlite_synchronous: str = _knob(
         "FULL",
@@ -310,7 +323,7 @@ def service_settings(settings: BlackboardSettings) -> Settings:
 
     return Settings(
         claim_threshold=settings.claim_threshold,
-        post_timeout=timedelta(seconds=settings.post_timeout),
+        post_timeout=None if settings.post_timeout is None else timedelta(seconds=settings.post_timeout),
         claim_timeout=timedelta(seconds=settings.claim_timeout),
     )
 
@@ -335,7 +348,7 @@ def worker_options(
         beat_every=settings.beat_interval,
         handler_env=handler_environment(settings),
         # expire what is overdue a few times per the shorter timeout, every 0.5 s to 10 s
-        sweep_every=min(10.0, max(0.5, min(settings.post_timeout, settings.claim_timeout) / 3)),
+        sweep_every=min(10.0, max(0.5, min(settings.post_timeout or math.inf, settings.claim_timeout) / 3)),
         # a running handler's claim is renewed every third of the claim timeout (docs/agents.md: "Leases")
         renew_every=max(0.5, settings.claim_timeout / 3),
         claim_timeout=settings.claim_timeout,
@@ -381,6 +394,8 @@ def board_environment(config: BlackboardSettings) -> tuple[tuple[str, str], ...]
 
 
 def _env_text(value: Any) -> str:
+    if value is None:  # a setting that is off (the post timeout): an empty variable counts as not set
+        return ""
     if isinstance(value, bool):
         return "1" if value else "0"
     return str(value)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from blackboard.domain.errors import InvalidInput
 
 DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h|d)")
+SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h|d)?")  # a length of time: a bare number is seconds
 UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 LONGEST = timedelta(days=3650)  # further than this is a typo, not a plan
 
@@ -40,18 +41,20 @@ def _within(moment: datetime, now: datetime, field: str, text: str) -> datetime:
 
 
 def parse_duration(raw: str | float | timedelta, field: str) -> float:
-    """Seconds: a timedelta, a number of seconds, or a duration such as `90s`, `10m`, `2h`, `1d`; above 0
-    and within ten years. Anything else is InvalidInput naming `field`."""
+    """Seconds: a timedelta, a number of seconds (given as a number or as text, `30`), or a duration such as
+    `90s`, `10m`, `2h`, `1d`; above 0 and within ten years. Anything else is InvalidInput naming `field`."""
     if isinstance(raw, timedelta):
         seconds = raw.total_seconds()
     elif isinstance(raw, int | float) and not isinstance(raw, bool):
         seconds = float(raw)
     else:
         text = str(raw).strip().lower()
-        match = DURATION.fullmatch(text)
+        match = SPAN.fullmatch(text)
         if match is None:
-            raise InvalidInput(field, f"must be a duration such as 90s, 10m, 2h, 1d; got {text[:40]!r}")
-        seconds = float(match[1]) * UNIT[match[2]]
+            raise InvalidInput(
+                field, f"must be seconds (30) or a duration such as 90s, 10m, 2h, 1d; got {text[:40]!r}"
+            )
+        seconds = float(match[1]) * UNIT[match[2] or "s"]
     if not 0 < seconds <= LONGEST.total_seconds():  # also refuses NaN
         raise InvalidInput(field, f"must be above 0 and within {LONGEST.days} days, got {raw!s:.40}")
     return seconds

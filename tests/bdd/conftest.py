@@ -287,6 +287,13 @@ def seconds_pass(board: Board, seconds: int) -> None:
     board.clock.advance(seconds)
 
 
+@given(parsers.parse("the post timeout is {seconds:d} seconds"))
+def the_post_timeout_is(board: Board, seconds: int) -> None:
+    """BLACKBOARD_POST_TIMEOUT: off unless set (work waits for its worker); seed 003's rule with 30."""
+    board.settings = dataclasses.replace(board.settings, post_timeout=timedelta(seconds=seconds))
+    board.rewire()
+
+
 # ------------------------------------------------------------- live workers
 @given(parsers.parse('a worker of "{name}" beats'), target_fixture="live_worker")
 def a_worker_beats(board: Board, name: str) -> WorkerPresence:

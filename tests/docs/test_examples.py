@@ -268,6 +268,46 @@ def test_the_tour_s_worker_opening_a_fresh_database_logs_only_its_own_lines(work
     assert not chatter, chatter
 
 
+# Waits (in the tour's session) until seed 003's post timeout of 30 s has passed since the signal named became
+# claimable: the rule that used to expire the tour's REVIEW while no reviewer ran
+PAST_THE_OLD_POST_TIMEOUT = """
+import datetime, json, subprocess, sys, time
+shown = json.loads(subprocess.run(
+    ["blackboard", "--json", "show", sys.argv[1]], capture_output=True, text=True, check=True
+).stdout)
+past = datetime.datetime.fromisoformat(shown["claimable_since"]) + datetime.timedelta(seconds=31)
+while (now := datetime.datetime.now(datetime.UTC)) < past:
+    time.sleep((past - now).total_seconds())
+"""
+
+
+def test_the_readme_tour_loses_nothing_when_its_reviewer_starts_late(workdir: Path, pycache: Path):
+    """The README's tour as written (its worker, its commands, after `make demo`), with a pause before its
+    reviewer starts: over 30 s, and a sweep, as another agent's worker makes every few seconds. The REVIEW
+    posted while no reviewer ran waits for one, and the reviewer started later completes it (issue 32: it
+    was EXPIRED 35 s after the post, or not, depending on whether some other worker swept meanwhile)."""
+    [tour] = [b for b in blocks(ROOT / "README.md") if b.language in SHELL and "REV=$(" in b.text]
+    lines = tour.text.splitlines()
+    late = next(i for i, line in enumerate(lines) if "--agent ps-reviewer" in line)
+    (workdir.parent / "past.py").write_text(PAST_THE_OLD_POST_TIMEOUT)
+    pause = '"$DOCS_PYTHON" "$DOCS_TMP/past.py" "$REV"\nblackboard expire\n'
+    shown = "blackboard --json show $REV > rev.json\n"
+    parts = [
+        Block(tour.page, tour.line, "bash", "\n".join(lines[:late]) + "\n", None),
+        Block(tour.page, tour.line + late, "bash", pause, None),
+        Block(tour.page, tour.line + late, "bash", "\n".join(lines[late:]) + "\n", None),
+        Block(tour.page, tour.line + len(lines), "bash", shown, None),
+    ]
+    script = shell_script(parts)
+
+    ran = run(script, workdir, environment(workdir, pycache), PAGE_TIMEOUT)
+
+    assert ran.returncode == 0, f"{ran.failure(script)}\n--- output (the end) ---\n{ran.output[-6000:]}"
+    review = json.loads((workdir / "rev.json").read_text())
+    assert (review["signal_type"], review["status"]) == ("REVIEW", "COMPLETED"), review
+    assert review["claimed_by"] == "ps-reviewer"
+
+
 # -- the command table's examples -------------------------------------------------------------------------
 def _table_examples() -> list[tuple[str, str]]:
     """(the row's command, its example) of each row of docs/cli.md's "### Commands" table."""

@@ -175,11 +175,17 @@ def test_post_quiet_warns_on_stderr_when_the_signal_ends_unclaimed(pcli):
     assert pcli.ok("show", sig)["status"] == "UNCLAIMED"
 
 
-def test_post_quiet_says_nothing_more_when_the_signal_waits_for_an_agent(pcli, project):
+def test_post_quiet_says_only_that_the_signal_waits_for_a_worker_of_an_agent_able_to_take_it(pcli, project):
     (project / "agents" / "able.md").write_text(agent_file("able", json.dumps("echo hi")), encoding="utf-8")
     result = pcli("post", "-q", "--type", "RESEARCH", "--ps-id", "ps-1", "--entry-id", "e-1", "--topic", "t")
 
-    assert result.expect(0).stderr == "" and result.stdout.startswith("sig-")
+    sig = result.expect(0).stdout.strip()
+    assert sig.startswith("sig-")
+    # not UNCLAIMED: it waits for a worker that fits (none runs yet), and says which one to start
+    assert result.stderr.splitlines() == [
+        f"blackboard: warning: {sig} is waiting for a worker that fits: RESEARCH; none is live "
+        "(start one: blackboard worker --agent able)"
+    ]
 
 
 # -- f: names Claude Code accepts ---------------------------------------------------------------------

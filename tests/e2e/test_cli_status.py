@@ -72,7 +72,10 @@ def test_a_claim_past_its_timeout_is_no_live_worker(store):
 
 def test_status_text_is_a_table_of_the_boards(store):
     text = store("status", env=LONG).expect(0).stdout
-    rows = {line.split()[0]: line.split() for line in text.splitlines() if line.strip().startswith("ps-")}
+    rows: dict[str, list[str]] = {}
+    for line in text.splitlines():  # the boards' table comes first (the waiting signals' names boards too)
+        if line.strip().startswith("ps-"):
+            rows.setdefault(line.split()[0], line.split())
     assert (
         rows["ps-few"][1:4] == ["1", "1", "1"] and rows["ps-few"][-1] == "ps-researcher"
     )  # posted claimed completed

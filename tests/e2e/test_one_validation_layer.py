@@ -112,8 +112,8 @@ ROUTES = [
         cli=("post",),
         mcp="blackboard_post_signal",
         api="post",
-        # an ISO time everywhere, and a duration ("10m") on the CLI and API; a gate's timeout: a duration too
-        skip=frozenset({"not_before", "gate_timeout_s"}),
+        # an ISO time everywhere, and a duration ("10m") on the CLI and API; a signal's timeout: a duration too
+        skip=frozenset({"not_before", "timeout_s"}),
     ),
     Route(
         ClaimSignal,

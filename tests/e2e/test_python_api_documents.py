@@ -402,7 +402,7 @@ def test_gates_are_posted_and_decided_through_the_api_as_through_the_cli(store, 
     api, cli = store
     gate = api.post("DECISION", board, "e-1", "ship it?", gate=True, gate_timeout="2h")
     after = api.post("RESEARCH", board, "e-2", "then", after=[gate.signal_id])
-    assert (gate.gate, gate.gate_timeout_s) == (True, 7200)
+    assert (gate.gate, gate.timeout_s) == (True, 7200)
 
     with pytest.raises(InvalidInput, match="by"):
         api.approve(gate.signal_id, by="")

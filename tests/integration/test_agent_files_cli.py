@@ -199,7 +199,12 @@ def test_post_warns_when_only_agents_with_nothing_to_run_fit(tmp_path, collectio
         "---\nname: runner\ncapabilities: {code-reviewer: 0.9}\ncommand: exit 0\n---\n"
     )
     runnable_too = cli(tmp_path, "--json", *base, "--capability", "code-reviewer", folders=[collection])
-    assert "warnings" not in json.loads(runnable_too.stdout) and "warning" not in runnable_too.stderr
+    # a worker could run it: it waits for one, which none is yet (docs/control.md, "Work waits for its worker")
+    [waiting] = json.loads(runnable_too.stdout)["warnings"]
+    assert "is waiting for a worker that fits: code-reviewer" in waiting
+    assert (
+        "start one: blackboard worker --agent runner" in waiting and "only agents" not in runnable_too.stderr
+    )
 
 
 def test_signals_and_match_compare_capabilities_in_any_case(tmp_path, collection):

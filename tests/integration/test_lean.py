@@ -55,7 +55,7 @@ def signals_in_every_state(board: SqlBoard) -> list[str]:
     posted = post("posted", priority=0, budget_usd=1.5, read_keys=("notes/*",), dedupe_key="k")
     waiting = post("waiting", after=(posted,))
     post("later", not_before=later, max_attempts=3)
-    post("gate", gate=True, gate_timeout_s=60.0)
+    post("gate", gate=True, timeout_s=60.0)
     done = post("done")
     service.claim_signal(ClaimSignal(signal_id=done, agent_id="ps-researcher"))
     service.complete_signal(

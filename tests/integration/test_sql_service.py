@@ -27,7 +27,8 @@ from blackboard.domain.errors import AlreadyClaimed, DependenciesPending, NotThe
 from blackboard.domain.events import AgentSignalExpired
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.persistence.tables import EVENTS
-from tests.fakes import T0
+from tests.fakes import SEED_RULE, T0
+from tests.integration.conftest import SqlBoard
 
 
 def post(board, kind="RESEARCH", **fields):
@@ -95,7 +96,7 @@ def test_stored_rows_carry_type_schema_version_and_metadata(sql_board):
         rows = conn.execute(select(EVENTS).order_by(EVENTS.c.position)).all()
 
     assert [(r.event_type, r.schema_version, r.stream_id, r.version) for r in rows] == [
-        ("AgentSignalPosted", 8, "ps-1", 1),
+        ("AgentSignalPosted", 9, "ps-1", 1),
         ("AgentSignalClaimed", 4, "ps-1", 2),
     ]
     assert json.loads(rows[0].metadata)["correlation_id"] == "run-42"
@@ -103,7 +104,8 @@ def test_stored_rows_carry_type_schema_version_and_metadata(sql_board):
     assert "signal_id" in json.loads(rows[0].data) and "version" not in json.loads(rows[0].data)
 
 
-def test_expiry_works_on_the_stored_board(sql_board):
+def test_expiry_works_on_the_stored_board(sql_engine):
+    sql_board = SqlBoard(sql_engine, SEED_RULE)
     signal = post(sql_board)
     sql_board.clock.advance(31)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from blackboard.application.commands import ClaimSignal, ExpireSignals, PostSignal
 from blackboard.application.projection import Projector
 from blackboard.domain.signals import SignalStatus
+from tests.fakes import SEED_RULE
 from tests.integration.conftest import SqlBoard
 
 
@@ -34,7 +35,7 @@ def test_a_repeated_post_during_an_unfinished_rebuild_returns_the_first_signal(s
 
 
 def test_a_sweep_during_an_unfinished_rebuild_expires_what_is_overdue(sql_engine):
-    board = SqlBoard(sql_engine)
+    board = SqlBoard(sql_engine, SEED_RULE)
     posted = _post(board, "e-1")
     claimed = _post(board, "e-2", ps="ps-2")
     board.service.claim_signal(ClaimSignal(signal_id=claimed.signal_id, agent_id="ps-researcher"))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import insert
 
 from blackboard.domain import events
-from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.blackboard import BlackboardAggregate, deadline
 from blackboard.domain.events import AgentSignalFailed
 from blackboard.domain.knowledge import permissions as key_permissions
 from blackboard.domain.signals import SignalResult
@@ -180,7 +180,7 @@ def test_a_posted_event_of_schema_5_loads_claimable_at_once(sql_engine):
 
 def test_a_posted_event_of_schema_6_or_7_loads_as_no_gate(sql_engine):
     """Schema 8 added AgentSignalPosted.gate and gate_timeout_s (7 added max_attempts); a signal posted
-    before is not a gate."""
+    before is not a gate, and has no timeout of its own (schema 9's `timeout_s`)."""
     at = datetime(2026, 1, 4, tzinfo=UTC)
     posted_v6 = {
         "signal_id": "sig-0000000f",
@@ -204,6 +204,51 @@ def test_a_posted_event_of_schema_6_or_7_loads_as_no_gate(sql_engine):
     for board, max_attempts in (("bb-v6", None), ("bb-v7", 3)):
         (posted,) = SqlAlchemyEventStore(sql_engine).load(board)
 
-        assert (posted.gate, posted.gate_timeout_s, posted.max_attempts) == (False, None, max_attempts)
+        assert (posted.gate, posted.timeout_s, posted.max_attempts) == (False, None, max_attempts)
         signal = BlackboardAggregate.replay(board, [posted]).signal("sig-0000000f")
         assert signal.is_claimable and not signal.gate
+
+
+def test_a_posted_event_of_schema_8_keeps_its_gate_s_timeout_as_its_own_timeout(sql_engine):
+    """Schema 9 renamed AgentSignalPosted.gate_timeout_s to timeout_s, which any signal may have: a gate
+    stored with a timeout keeps it, and expires by it as before; a signal that was no gate has none (it
+    waits for a worker, unless the reader's default post timeout is set)."""
+    at = datetime(2026, 1, 4, tzinfo=UTC)
+    gate_v8 = {
+        "signal_id": "sig-0000001f",
+        "signal_type": "DECISION",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "ship it?", "prompt": "", "context": {}},
+        "target_capabilities": ["DECISION"],
+        "posted_by": "ps-lead",
+        "after": [],
+        "dedupe_key": None,
+        "retry_of": None,
+        "read_keys": [],
+        "write_keys": [],
+        "budget_usd": None,
+        "priority": 2,
+        "not_before": None,
+        "max_attempts": None,
+        "gate": True,
+        "gate_timeout_s": 3600.0,
+    }
+    _store_posted(sql_engine, "bb-v8-gate", 8, gate_v8, at, "6f1c1d7e-0000-4000-8000-000000000081")
+    work_v8 = {**gate_v8, "signal_type": "RESEARCH", "target_capabilities": ["RESEARCH"], "gate": False}
+    _store_posted(
+        sql_engine,
+        "bb-v8-work",
+        8,
+        {**work_v8, "gate_timeout_s": None},
+        at,
+        "6f1c1d7e-0000-4000-8000-000000000082",
+    )
+
+    (gate,) = SqlAlchemyEventStore(sql_engine).load("bb-v8-gate")
+    (work,) = SqlAlchemyEventStore(sql_engine).load("bb-v8-work")
+
+    assert (gate.gate, gate.timeout_s, work.gate, work.timeout_s) == (True, 3600.0, False, None)
+    opened = BlackboardAggregate.replay("bb-v8-gate", [gate]).signal("sig-0000001f")
+    assert deadline(opened, None, timedelta(seconds=300)) == at + timedelta(hours=1)
+    waiting = BlackboardAggregate.replay("bb-v8-work", [work]).signal("sig-0000001f")
+    assert deadline(waiting, None, timedelta(seconds=300)) is None
+    assert deadline(waiting, timedelta(seconds=30), timedelta(seconds=300)) == at + timedelta(seconds=30)

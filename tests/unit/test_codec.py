@@ -50,7 +50,7 @@ def _former_row(signal) -> dict:
     `model_dump_json`, the enums' `value`, `json.dumps` of each list. The tuples must hold these bytes."""
     import json
 
-    from blackboard.infrastructure.persistence.codec import attempts_json, gate_expires_at
+    from blackboard.infrastructure.persistence.codec import attempts_json, expires_at
 
     return {
         "signal_id": signal.signal_id,
@@ -85,8 +85,8 @@ def _former_row(signal) -> dict:
         "max_attempts": signal.max_attempts,
         "attempts_json": attempts_json(signal),
         "gate": signal.gate,
-        "gate_timeout_s": signal.gate_timeout_s,
-        "gate_expires_at": gate_expires_at(signal),
+        "timeout_s": signal.timeout_s,
+        "expires_at": expires_at(signal),
         "decided_by": signal.decided_by,
         "decision_note": signal.decision_note,
         "concurrency_key": signal.concurrency_key,
@@ -123,7 +123,7 @@ def _varied():
         read_keys=("r/*",),
         write_keys=(),
         gate=True,
-        gate_timeout_s=30.0,
+        timeout_s=30.0,
         claimable_since=T0,
         attempts=(
             FailedAttempt(attempt=1, claimed_by="a", error="boom", retry_at=T0, ended_at=T0, max_attempts=3),

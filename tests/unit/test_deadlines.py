@@ -19,10 +19,10 @@ from blackboard.application.commands import (
 )
 from blackboard.domain.errors import SignalExpired
 from blackboard.domain.signals import SignalStatus
-from tests.fakes import Board, agent
+from tests.fakes import SEED_RULE, Board, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9, ANALYSIS=0.9)
-POST_TIMEOUT, CLAIM_TIMEOUT = 30, 300  # the defaults
+POST_TIMEOUT, CLAIM_TIMEOUT = 30, 300  # seed 003's post timeout (SEED_RULE), the default claim timeout
 
 
 def research(**overrides) -> PostSignal:
@@ -41,7 +41,7 @@ def claimed(board: Board) -> str:
 
 
 def test_a_claim_past_the_post_timeout_records_the_expiry_and_refuses_saying_when():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     signal_id = board.service.post_signal(research()).signal_id
     board.clock.advance(POST_TIMEOUT)
 
@@ -55,7 +55,7 @@ def test_a_claim_past_the_post_timeout_records_the_expiry_and_refuses_saying_whe
 
 
 def test_a_claim_just_before_the_deadline_is_taken():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     signal_id = board.service.post_signal(research()).signal_id
     board.clock.advance(POST_TIMEOUT - 2)  # the clock ticks one second per reading
 
@@ -67,7 +67,7 @@ def test_a_claim_just_before_the_deadline_is_taken():
 
 @pytest.mark.parametrize("command", ["complete", "fail", "renew"])
 def test_a_claim_past_its_timeout_cannot_be_completed_failed_or_renewed(command):
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     signal_id = claimed(board)
     board.clock.advance(CLAIM_TIMEOUT)
     run = {
@@ -91,7 +91,7 @@ def test_a_claim_past_its_timeout_cannot_be_completed_failed_or_renewed(command)
 
 
 def test_the_expiry_a_command_records_ends_what_waits_on_the_signal_as_a_sweep_would():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     upstream = board.service.post_signal(research()).signal_id
     dependant = board.service.post_signal(research(signal_type="ANALYSIS", after=(upstream,))).signal_id
     board.clock.advance(POST_TIMEOUT)
@@ -108,7 +108,7 @@ def test_the_expiry_a_command_records_ends_what_waits_on_the_signal_as_a_sweep_w
 
 
 def test_a_batch_claim_skips_an_expired_signal_and_takes_the_next():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     late = board.service.post_signal(research(entry_id="e-1")).signal_id
     board.clock.advance(POST_TIMEOUT - 5)
     fresh = board.service.post_signal(research(entry_id="e-2")).signal_id
@@ -129,7 +129,7 @@ def test_a_batch_claim_skips_an_expired_signal_and_takes_the_next():
 
 
 def test_a_batch_of_outcomes_records_the_others_when_one_claim_expired():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     late = claimed(board)
     board.clock.advance(CLAIM_TIMEOUT - 10)
     fresh = board.service.post_signal(research(entry_id="e-2")).signal_id
@@ -153,7 +153,7 @@ def test_a_batch_of_outcomes_records_the_others_when_one_claim_expired():
 
 
 def test_retrying_a_signal_past_its_deadline_expires_it_and_posts_the_retry():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     signal_id = board.service.post_signal(research()).signal_id
     board.clock.advance(POST_TIMEOUT)
 
@@ -164,7 +164,7 @@ def test_retrying_a_signal_past_its_deadline_expires_it_and_posts_the_retry():
 
 
 def test_overdue_signals_not_yet_swept_are_marked_by_the_queries():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     late = board.service.post_signal(research()).signal_id
     board.clock.advance(POST_TIMEOUT)
     fresh = board.service.post_signal(research(entry_id="e-2")).signal_id

@@ -34,7 +34,7 @@ def post(board: BlackboardAggregate, n: int, *, gate: bool = False, after=(), ti
         at=at,
         after=after,
         gate=gate,
-        gate_timeout_s=timeout,
+        timeout_s=timeout,
     )
 
 
@@ -145,13 +145,6 @@ def test_a_gate_with_a_timeout_expires_that_long_after_it_opens():
     assert expired.result.error == "no one decided the gate within 3600s of it opening"
 
 
-def test_only_a_gate_takes_a_timeout_of_its_own():
-    board = BlackboardAggregate(BB)
-
-    with pytest.raises(InvalidInput, match="timeout: only a gate"):
-        post(board, 1, timeout=60)
-
-
 def test_a_retried_rejected_gate_is_a_gate_again():
     board = BlackboardAggregate(BB)
     post(board, 1, gate=True, timeout=60)
@@ -159,7 +152,7 @@ def test_a_retried_rejected_gate_is_a_gate_again():
 
     retry = board.retry_signal("sig-00000001", "sig-00000002", "ps-lead", T0)
 
-    assert retry.gate and retry.gate_timeout_s == 60 and retry.status is SignalStatus.POSTED
+    assert retry.gate and retry.timeout_s == 60 and retry.status is SignalStatus.POSTED
 
 
 def test_the_service_does_not_mark_a_gate_unclaimed_though_no_agent_fits_it():

@@ -16,7 +16,7 @@ from blackboard.domain.blackboard import BlackboardAggregate, deadline, overdue
 from blackboard.domain.errors import SignalExpired
 from blackboard.domain.presence import MISSED_BEATS, WorkerPresence
 from blackboard.domain.signals import SignalPayload, SignalStatus, SignalType
-from tests.fakes import T0, Board, FixedAgentRegistry, agent
+from tests.fakes import SEED_RULE, T0, Board, FixedAgentRegistry, agent
 
 POST, CLAIM = timedelta(seconds=30), timedelta(seconds=300)
 BEAT = timedelta(seconds=2)
@@ -170,7 +170,7 @@ def beating(board: Board, wid: str = "w-1") -> WorkerPresence:
 
 
 def test_the_sweep_and_a_claim_both_wait_while_a_fitting_worker_beats():
-    board = Board(RESEARCHER, agent("ps-analyst", RESEARCH=0.85))
+    board = Board(RESEARCHER, agent("ps-analyst", RESEARCH=0.85), settings=SEED_RULE)
     sig = board.service.post_signal(research()).signal_id
     for _ in range(4):  # two minutes, a fitting worker beating all along
         board.clock.advance(30)
@@ -183,7 +183,7 @@ def test_the_sweep_and_a_claim_both_wait_while_a_fitting_worker_beats():
 
 
 def test_once_the_fitting_worker_stops_a_claim_past_the_timeout_finds_it_expired_naming_it():
-    board = Board(RESEARCHER, agent("ps-analyst", RESEARCH=0.85))
+    board = Board(RESEARCHER, agent("ps-analyst", RESEARCH=0.85), settings=SEED_RULE)
     sig = board.service.post_signal(research()).signal_id
     board.clock.advance(60)
     me = beating(board)
@@ -199,7 +199,7 @@ def test_once_the_fitting_worker_stops_a_claim_past_the_timeout_finds_it_expired
 
 
 def test_show_marks_a_signal_overdue_by_the_same_rule():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     sig = board.service.post_signal(research())
     board.clock.advance(60)
 

@@ -189,7 +189,7 @@ def run(board: BlackboardAggregate, script: list[tuple]) -> tuple[list[Blackboar
                     payload=SignalPayload(ps_id="PS-1", entry_id=f"e-{len(ids) + 1}", topic="ship it?"),
                     after=deps(args[0]),
                     gate=True,
-                    gate_timeout_s=args[1],
+                    timeout_s=args[1],
                 )
                 ids.append(signal_id)
             elif kind == "approve":

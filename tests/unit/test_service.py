@@ -23,7 +23,7 @@ from blackboard.application.ports import Hold
 from blackboard.domain.errors import AgentNotFound, AlreadyClaimed, SignalNotFound
 from blackboard.domain.events import AgentSignalCompleted, AgentSignalPosted
 from blackboard.domain.signals import SignalStatus
-from tests.fakes import Board, agent
+from tests.fakes import SEED_RULE, Board, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9, INVESTIGATION=0.7)
 ANALYST = agent("ps-analyst", ANALYSIS=0.9, RESEARCH=0.85)
@@ -241,7 +241,7 @@ def test_failing_a_signal_expires_what_waits_for_it():
 
 
 def test_expire_sweeps_every_board_and_reports_what_it_ended():
-    board = Board(RESEARCHER)
+    board = Board(RESEARCHER, settings=SEED_RULE)
     a = board.service.post_signal(research(ps_id="ps-a"))
     b = board.service.post_signal(research(ps_id="ps-b"))
     board.service.claim_signal(ClaimSignal(signal_id=b.signal_id, agent_id="ps-researcher"))

@@ -24,6 +24,8 @@ README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 def shown(value: object) -> str:
     if isinstance(value, prices.PriceTable):
         return str(value)
+    if value is None:  # a setting that is off unless set (the post timeout)
+        return "off"
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, int):
@@ -247,7 +249,8 @@ def test_the_setting_reaches_the_postgresql_engine_s_pool(raw, expected):
 @pytest.mark.parametrize(
     ("post", "claim", "sweep", "renew"),
     [
-        (30.0, 300.0, 10.0, 100.0),  # the defaults: a sweep every 10 s at most, a renewal every 100 s
+        (None, 300.0, 10.0, 100.0),  # the defaults: a sweep every 10 s at most, a renewal every 100 s
+        (30.0, 300.0, 10.0, 100.0),  # seed 003's post timeout: the same
         (3.0, 9.0, 1.0, 3.0),  # a third of the shorter timeout; a third of the claim timeout
         (0.6, 0.9, 0.5, 0.5),  # never more often than every half second
     ],
@@ -267,3 +270,14 @@ def test_a_worker_sweeps_and_renews_every_third_of_the_timeouts(post, claim, swe
         0.2,
         "ps-1",
     )
+
+
+@pytest.mark.parametrize("post_timeout", [None, 12.0], ids=["off", "12s"])
+def test_the_board_s_settings_as_variables_give_a_child_process_the_same_post_timeout(post_timeout):
+    """A worker hands its runs (and `solve` its workers) the board's settings as variables: the post timeout
+    off (the default) must read as off there, not as a value a child refuses."""
+    config = BlackboardSettings(post_timeout=post_timeout, claim_timeout=90.0)
+
+    child = settings.load({}, env=dict(settings.board_environment(config)))
+
+    assert (child.post_timeout, child.claim_timeout) == (post_timeout, 90.0)

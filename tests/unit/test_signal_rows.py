@@ -29,6 +29,7 @@ from blackboard.infrastructure.cli.signal_text import signal_text
 from blackboard.infrastructure.persistence import signal_rows
 from blackboard.infrastructure.persistence.codec import signal_from_row, signal_row
 from blackboard.infrastructure.persistence.tables import SIGNALS, metadata
+from blackboard.infrastructure.waiting import waiting_for_a_worker
 
 T0 = datetime(2026, 11, 27, 8, 30, 15, 123456, tzinfo=UTC)
 POST, CLAIM = timedelta(seconds=30), timedelta(seconds=300)
@@ -183,7 +184,16 @@ SIGNALS_IN_EVERY_STATE = [
         version=5,
     ),
     _signal(12, gate=True),  # a gate waiting for a person: no deadline
-    _signal(13, gate=True, gate_timeout_s=3600.0),  # a gate with a timeout of its own
+    _signal(13, gate=True, timeout_s=3600.0),  # a gate with a timeout of its own
+    _signal(16, timeout_s=90.0),  # work with a post timeout of its own (`post --timeout 90s`)
+    _signal(
+        17,
+        timeout_s=90.0,
+        status=SignalStatus.CLAIMED,
+        claimed_by="a",
+        claimed_at=T0,
+        version=2,
+    ),  # claimed: the claim timeout counts, not its own post timeout
     _signal(
         14,
         gate=True,
@@ -233,11 +243,26 @@ def test_the_row_prints_the_document_and_the_text_that_the_models_give(engine, s
     assert signal_text(light) == render.signal_text(model)
 
 
+@pytest.mark.parametrize("post", [POST, None], ids=["post-timeout-30s", "post-timeout-off"])
 @pytest.mark.parametrize("signal", SIGNALS_IN_EVERY_STATE, ids=lambda s: f"{s.signal_id}-{s.status}")
-def test_the_earliest_deadline_of_a_row_is_the_domains_without_a_live_worker(engine, signal):
+def test_the_earliest_deadline_of_a_row_is_the_domains_without_a_live_worker(engine, signal, post):
     row = _stored(engine, signal)
 
-    assert signal_rows.earliest_deadline(row, POST, CLAIM) == deadline(signal_from_row(row), POST, CLAIM)
+    assert signal_rows.earliest_deadline(row, post, CLAIM) == deadline(signal_from_row(row), post, CLAIM)
+
+
+@pytest.mark.parametrize(
+    "signal", [s for s in SIGNALS_IN_EVERY_STATE if s.is_claimable], ids=lambda s: s.signal_id
+)
+def test_a_claimable_row_no_worker_runs_for_prints_that_it_waits_as_the_models_do(engine, signal):
+    row = _stored(engine, signal)
+    model = signal_from_row(row)
+    waiting = waiting_for_a_worker(signal.target_capabilities)
+
+    assert signal_rows.claimable(row)
+    printed = documents.jsonable(documents.signal(model, None, {signal.signal_id}))
+    assert list(signal_rows.document(signal_rows.view(row), waiting).items()) == list(printed.items())
+    assert signal_text(signal_rows.view(row), None, waiting) == render.signal_text(model, None, waiting)
 
 
 texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)

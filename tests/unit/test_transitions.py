@@ -829,7 +829,7 @@ def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
         "max_attempts": 3,
         "attempts": (FailedAttempt(attempt=1, error="boom", ended_at=at(6), retry_at=at(7), max_attempts=3),),
         "gate": True,
-        "gate_timeout_s": 60.0,
+        "timeout_s": 60.0,
         "decided_by": "someone",
         "decision_note": "fine",
         "concurrency_key": "db",

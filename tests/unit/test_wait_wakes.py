@@ -14,7 +14,7 @@ from blackboard.application.ports import Scope
 from blackboard.application.watching import Watcher
 from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure.notifier import PollingNotifier
-from tests.fakes import Board, agent
+from tests.fakes import SEED_RULE, Board, agent
 from tests.waiting import wait_until
 
 
@@ -55,7 +55,7 @@ ENDINGS: dict[str, tuple[Callable[[Board, str], None], SignalStatus]] = {
 
 @pytest.mark.parametrize("ending", ENDINGS)
 def test_a_waiter_wakes_when_its_signal_ends(ending):
-    board = Board(agent("ps-researcher", RESEARCH=0.9))
+    board = Board(agent("ps-researcher", RESEARCH=0.9), settings=SEED_RULE)
     signal_id = board.service.post_signal(
         PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t")
     ).signal_id

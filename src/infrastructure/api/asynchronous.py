@@ -213,8 +213,9 @@ class AsyncBlackboard:
         raises WaitTimedOut while there is nothing yet; `read` is the log position read before the last
         check (None at first). Between checks this task waits for an event that `wanted` accepts (a
         superset of those that can answer the check) to land past that position (read before the check,
-        so nothing that lands during it is missed). TimedOut, with the blocking call's own words, once
-        `timeout` seconds have passed."""
+        so nothing that lands during it is missed), or for the awaited signal's deadline (the check's
+        `recheck_in`), when the check has the board decide. TimedOut, with the blocking call's own words,
+        once `timeout` seconds have passed."""
         deadline = None if timeout is None else time.monotonic() + timeout
         read: int | None = None
         pending: WaitTimedOut | None = None
@@ -233,7 +234,10 @@ class AsyncBlackboard:
             if remaining is not None and remaining <= 0:
                 raise WaitTimedOut(pending.what, timeout or 0)
             if moved:
-                await self._follower.past(read, remaining, wanted)  # type: ignore[arg-type]
+                # the awaited signal's deadline, if it comes first: the next check has the board decide there
+                recheck = pending.recheck_in if pending is not None else None
+                wake = min((t for t in (remaining, recheck) if t is not None), default=None)
+                await self._follower.past(read, wake, wanted)  # type: ignore[arg-type]
             else:
                 await asyncio.sleep(SLICE if remaining is None else min(SLICE, remaining))
 

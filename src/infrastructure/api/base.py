@@ -28,7 +28,7 @@ ARGUMENTS = {
     "reader": "author",
     "approved_by": "by",
     "rejected_by": "by",
-    "gate_timeout_s": "gate_timeout",
+    "timeout_s": "timeout",
     "cancelled_by": "by",
 }
 

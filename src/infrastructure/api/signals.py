@@ -62,6 +62,7 @@ class SignalCalls(Base):
         not_before: datetime | timedelta | str | None = None,
         max_attempts: int | None = None,
         gate: bool = False,
+        timeout: timedelta | float | str | None = None,
         gate_timeout: timedelta | float | str | None = None,
     ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id);
@@ -69,8 +70,12 @@ class SignalCalls(Base):
         `not_before` (a datetime, a timedelta from now, an ISO time or a duration such as "10m"): not claimable
         before then; `max_attempts`: how many attempts it gets, whoever claims it (default: the claiming
         agent's `retries`, else 1). `gate=True`: no agent claims it, a person approves or rejects it (`approve`,
-        `reject`); `gate_timeout` (a timedelta, seconds, or "2h"): it expires that long after it opens, else it
-        waits."""
+        `reject`). `timeout` (a timedelta, seconds, or "2h"), its own timeout: a gate expires that long after it
+        opens, else it waits; another signal once it has waited that long with no live worker that fits it,
+        else it waits for one (unless the `post_timeout` setting is on). `gate_timeout`: its former name."""
+        if timeout is not None and gate_timeout is not None:
+            raise InvalidInput("timeout", "give timeout or gate_timeout (its former name), not both")
+        given, named = (timeout, "timeout") if gate_timeout is None else (gate_timeout, "gate_timeout")
         command = request(
             PostSignal,
             signal_type=signal_type,
@@ -94,10 +99,10 @@ class SignalCalls(Base):
             else parse_when(not_before, datetime.now(UTC), "not_before"),
             max_attempts=max_attempts,
             gate=gate,
-            gate_timeout_s=None if gate_timeout is None else parse_duration(gate_timeout, "gate_timeout"),
+            timeout_s=None if given is None else parse_duration(given, named),
         )
         posted = self._parts.service.post_signal(command)
-        return documents.posted(posted, self._parts.registry)
+        return documents.posted(posted, self._parts.registry, self._parts.queries)
 
     def claim(self, signal_id: str, *, agent: str, token: str | None = None) -> Signal:
         """`blackboard claim`: the agent takes the signal if its score is above its threshold."""
@@ -138,12 +143,12 @@ class SignalCalls(Base):
         command = request(
             FailSignal, signal_id=signal_id, agent_id=agent, error=error, token=token, retry_after=retry_after
         )
-        return _signal(self._parts.service.fail_signal(command))
+        return documents.signals_now([self._parts.service.fail_signal(command)], self._parts.queries)[0]
 
     def retry(self, signal_id: str, *, posted_by: str | None = None) -> Signal:
         """`blackboard retry`: a FAILED or EXPIRED signal's work posted again, `retry_of` naming it."""
         command = request(RetrySignal, signal_id=signal_id, posted_by=posted_by)
-        return _signal(self._parts.service.retry_signal(command))
+        return documents.signals_now([self._parts.service.retry_signal(command)], self._parts.queries)[0]
 
     def cancel(
         self,

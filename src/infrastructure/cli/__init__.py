@@ -80,7 +80,7 @@ OPTIONS = {
     "approved_by": "--by",
     "rejected_by": "--by",
     "note": "--note",
-    "gate_timeout_s": "--timeout",
+    "timeout_s": "--timeout",
     # retries' and limits'
     "max_attempts": "--max-attempts",
     "retry_after": "--retry-after",

@@ -52,6 +52,7 @@ def post(
     args: argparse.Namespace,
     service: Lazy = Provide[Container.service.provider],
     registry: Lazy = Provide[Container.agent_registry.provider],
+    queries: Lazy = Provide[Container.queries.provider],
 ) -> Output | None:
     command = PostSignal(
         signal_type=args.signal_type,
@@ -73,10 +74,10 @@ def post(
         not_before=None if args.not_before is None else parse_when(args.not_before, _now(), "--not-before"),
         max_attempts=args.max_attempts,
         gate=args.gate,
-        gate_timeout_s=_gate_timeout(args),
+        timeout_s=None if args.timeout is None else parse_duration(args.timeout, "--timeout"),
     )
     posted = service().post_signal(command)
-    data = documents.jsonable(documents.posted(posted, registry()))
+    data = documents.jsonable(documents.posted(posted, registry(), queries()))
     for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
         print(f"blackboard: warning: {warning}", file=sys.stderr)
     if args.quiet:  # `SIG=$(blackboard post -q ...)`: the id alone, whatever the output format
@@ -85,16 +86,7 @@ def post(
             print(f"blackboard: warning: {posted.signal_id} ended UNCLAIMED at once: {why}", file=sys.stderr)
         print(posted.signal_id)
         return None
-    return Output(data, render.signal(posted).text)
-
-
-def _gate_timeout(args: argparse.Namespace) -> float | None:
-    """`post --timeout DURATION`: a gate's own timeout, in seconds (only a gate takes one)."""
-    if args.timeout is None:
-        return None
-    if not args.gate:
-        raise InvalidInput("--timeout", "only a gate (--gate) takes a timeout of its own")
-    return parse_duration(args.timeout, "--timeout")
+    return Output(data, render.signal_text(posted, None, data.get("waiting")))
 
 
 @inject
@@ -116,7 +108,11 @@ def complete(args: argparse.Namespace, service: Lazy = Provide[Container.service
 
 
 @inject
-def fail(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+def fail(
+    args: argparse.Namespace,
+    service: Lazy = Provide[Container.service.provider],
+    queries: Lazy = Provide[Container.queries.provider],
+) -> Output:
     command = FailSignal(
         signal_id=args.signal_id,
         agent_id=args.agent,
@@ -124,13 +120,22 @@ def fail(args: argparse.Namespace, service: Lazy = Provide[Container.service.pro
         token=args.token,
         retry_after=args.retry_after,
     )
-    return render.signal(service().fail_signal(command))
+    return _as_shown(service().fail_signal(command), queries())  # with attempts left it is POSTED again
 
 
 @inject
-def retry(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+def retry(
+    args: argparse.Namespace,
+    service: Lazy = Provide[Container.service.provider],
+    queries: Lazy = Provide[Container.queries.provider],
+) -> Output:
     command = RetrySignal(signal_id=args.signal_id, posted_by=args.posted_by)
-    return render.signal(service().retry_signal(command))
+    return _as_shown(service().retry_signal(command), queries())
+
+
+def _as_shown(signal: Any, queries: Any) -> Output:
+    """A signal a command left POSTED, as `show` prints it: waiting for a worker that fits, if none is live."""
+    return render.signal(signal, None, queries.waiting_for_workers([signal]))
 
 
 @inject

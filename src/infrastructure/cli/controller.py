@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.waiting import waiting_for_a_worker
 
 if TYPE_CHECKING:
     from blackboard.application.controller import Move
@@ -40,11 +42,16 @@ def next_moves(
         config.claim_threshold,
         lambda board: budget_states(read_model(), board, lapsed),
     ).next(args.blackboard, args.limit, now)
-    data = {"next": [_move(m) for m in plan.moves], "waiting_for_an_agent": [_move(m) for m in plan.waiting]}
+    # a move no live worker fits waits for one: said with it (its agent's worker would take it)
+    unstarted = queries().waiting_for_workers(m.signal for m in plan.moves)
+    data = {
+        "next": [_move(m, unstarted) for m in plan.moves],
+        "waiting_for_an_agent": [_move(m) for m in plan.waiting],
+    }
     why = {m.signal.signal_id: plan.budget_reasons.get(m.signal.blackboard_id) for m in plan.over_budget}
     why.update(plan.budget_waits)
     data["waiting_for_a_budget"] = [{**_move(m), "reason": why[m.signal.signal_id]} for m in plan.over_budget]
-    lines = [f"{n}. {_line(m)}" for n, m in enumerate(plan.moves, 1)] or [
+    lines = [f"{n}. {_line(m, unstarted)}" for n, m in enumerate(plan.moves, 1)] or [
         "nothing to do next: no open signal a runnable agent fits"
     ]
     if plan.waiting:
@@ -63,8 +70,10 @@ def next_moves(
     return Output(data, "\n".join(lines))
 
 
-def _move(move: Move) -> dict[str, Any]:
+def _move(move: Move, unstarted: Collection[str] = ()) -> dict[str, Any]:
+    """`waiting` (a worker that fits) when the signal is in `unstarted`: no live worker fits it."""
     s, best = move.signal, move.best
+    waiting = {"waiting": waiting_for_a_worker(s.target_capabilities)} if s.signal_id in unstarted else {}
     return {
         "signal_id": s.signal_id,
         "blackboard_id": s.blackboard_id,
@@ -80,10 +89,11 @@ def _move(move: Move) -> dict[str, Any]:
             {"signal_id": u.signal_id, "status": u.status.value, "result_present": u.has_result}
             for u in move.upstreams
         ],
+        **waiting,
     }
 
 
-def _line(move: Move) -> str:
+def _line(move: Move, unstarted: Collection[str] = ()) -> str:
     s, best = move.signal, move.best
     who = (
         f"{best.agent_id} (score {best.score:.2f} > {best.threshold:.2f})"
@@ -98,7 +108,12 @@ def _line(move: Move) -> str:
         or "no dependencies"
     )
     head = f"{s.signal_id} P{s.priority} {s.signal_type.value} {s.payload.topic!r}"
-    return f"{head} -> {who}, waiting {_age(move.age)}, {deps}"
+    unattended = (
+        f"; waiting for {waiting_for_a_worker(s.target_capabilities)} (none is live)"
+        if s.signal_id in unstarted
+        else ""
+    )
+    return f"{head} -> {who}, waiting {_age(move.age)}, {deps}{unattended}"
 
 
 def _age(age: timedelta) -> str:

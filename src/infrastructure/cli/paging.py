@@ -47,7 +47,11 @@ def signals(
             f"the {PAGE} oldest signals shown; more remain: --limit N or --all shows more, "
             "--status, --type, --capability or --blackboard fewer"
         )
-    return render.signals(found, overdue=queries().overdue(found) if args.at is None else None)
+    if args.at is not None:  # as it was: no marks of now
+        return render.signals(found)
+    return render.signals(
+        found, overdue=queries().overdue(found), waiting=queries().waiting_for_workers(found)
+    )
 
 
 @inject

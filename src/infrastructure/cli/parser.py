@@ -180,8 +180,9 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     post.add_argument(
         "--timeout",
         metavar="DURATION",
-        help="with --gate: expire the gate if no one decides it within this long after it opens (90s, "
-        "10m, 2h, 1d); without, a gate waits however long it takes",
+        help="its own timeout (seconds, or 90s, 10m, 2h, 1d): a gate expires if no one decides it within "
+        "this long after it opens; another signal once it has waited this long with no live worker that "
+        "fits it (default: BLACKBOARD_POST_TIMEOUT, off unless set: it waits for a worker that fits)",
     )
     post.add_argument(
         "--budget-usd",

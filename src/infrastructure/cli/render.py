@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,24 +19,34 @@ from blackboard.infrastructure.cli.signal_text import (  # noqa: F401 - the comm
 )
 
 
-def signal(item: AgentSignal, overdue: Mapping[str, datetime] | None = None) -> Output:
-    """`overdue`: the deadlines passed of signals not yet expired (BlackboardQueries.overdue)."""
-    due = (overdue or {}).get(item.signal_id)
-    return Output(_document(item, due), signal_text(item, due))
+def signal(
+    item: AgentSignal, overdue: Mapping[str, datetime] | None = None, waiting: Collection[str] = ()
+) -> Output:
+    """`overdue`: the deadlines passed of signals not yet expired (BlackboardQueries.overdue); `waiting`: the
+    signals no live worker fits (BlackboardQueries.waiting_for_workers)."""
+    document = documents.jsonable(documents.signal(item, overdue, waiting))
+    return Output(document, signal_text(item, _due(item, overdue), _waits(document)))
 
 
 def signals(
-    items: Sequence[AgentSignal], empty: str = "no signals", overdue: Mapping[str, datetime] | None = None
+    items: Sequence[AgentSignal],
+    empty: str = "no signals",
+    overdue: Mapping[str, datetime] | None = None,
+    waiting: Collection[str] = (),
 ) -> Output:
     marks = overdue or {}
-    lines = [signal_line(s, marks.get(s.signal_id)) for s in items] or [empty]
-    return Output([_document(s, marks.get(s.signal_id)) for s in items], "\n".join(lines))
+    found = [documents.jsonable(documents.signal(s, marks, waiting)) for s in items]
+    lines = [signal_line(s, marks.get(s.signal_id), _waits(d)) for s, d in zip(items, found, strict=True)]
+    return Output(found, "\n".join(lines or [empty]))
 
 
-def _document(s: AgentSignal, due: datetime | None) -> dict[str, Any]:
-    """The signal's document; an overdue one not yet expired also carries `overdue_since`, its deadline
-    (docs/agents.md: "Leases, timeouts and expiry")."""
-    return documents.jsonable(documents.signal(s, {s.signal_id: due} if due is not None else None))
+def _due(item: AgentSignal, overdue: Mapping[str, datetime] | None) -> datetime | None:
+    return (overdue or {}).get(item.signal_id)
+
+
+def _waits(document: dict[str, Any]) -> str | None:
+    """What the signal's document says it waits for (`waiting`), if anything."""
+    return document.get("waiting")
 
 
 def events(records: Sequence[Recorded]) -> Output:

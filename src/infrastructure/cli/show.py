@@ -10,6 +10,7 @@ prints the same (tests/unit/test_signal_rows.py).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from blackboard.infrastructure.cli.signal_text import Output, signal_text
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
+from blackboard.infrastructure.waiting import waiting_for_a_worker
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.settings import BlackboardSettings
@@ -59,13 +61,17 @@ def _from_row(signal_id: str, engine: Any, config: BlackboardSettings) -> Output
     row = signal_rows.caught_up_row(engine, signal_id)
     if row is None:
         return None
-    due = signal_rows.earliest_deadline(
-        row, timedelta(seconds=config.post_timeout), timedelta(seconds=config.claim_timeout)
-    )
+    post = None if config.post_timeout is None else timedelta(seconds=config.post_timeout)
+    due = signal_rows.earliest_deadline(row, post, timedelta(seconds=config.claim_timeout))
     if due is not None and datetime.now(UTC) >= due:  # overdue or not: the live workers decide
         return None
+    waiting = None
+    if signal_rows.claimable(row):  # whether a live worker fits it: none can when none is running
+        if signal_rows.any_worker_running(engine):
+            return None  # the live workers decide, scored as a claim is: the full path
+        waiting = waiting_for_a_worker(json.loads(row.target_capabilities))
     signal = signal_rows.view(row)
-    return Output(signal_rows.document(signal), signal_text(signal))
+    return Output(signal_rows.document(signal, waiting), signal_text(signal, None, waiting))
 
 
 def _full(args: argparse.Namespace, queries: Lazy) -> Output:
@@ -78,4 +84,6 @@ def _full(args: argparse.Namespace, queries: Lazy) -> Output:
         from blackboard.infrastructure.cli.transcript_view import transcript
 
         return transcript(found)
-    return render.signal(found, queries().overdue([found]) if args.at is None else None)
+    if args.at is not None:  # as it was: no marks of now
+        return render.signal(found)
+    return render.signal(found, queries().overdue([found]), queries().waiting_for_workers([found]))

@@ -17,21 +17,29 @@ class Output:
     text: str
 
 
-def signal_line(s: Any, due: datetime | None = None) -> str:
+def signal_line(s: Any, due: datetime | None = None, waiting: str | None = None) -> str:
+    """One line; `waiting`: what it waits for (its document's `waiting`), said after its status."""
     who = f" by {s.claimed_by}" if s.claimed_by else ""
     late = f" OVERDUE since {due:%H:%M:%S}" if due else ""
+    waits = f" (waiting for {waiting})" if waiting else ""
     return (
-        f"{s.signal_id}  {s.signal_type:<13} {s.status:<9}{who}{late}  [{s.blackboard_id}] {s.payload.topic}"
+        f"{s.signal_id}  {s.signal_type:<13} {s.status:<9}{who}{late}{waits}  [{s.blackboard_id}] "
+        f"{s.payload.topic}"
     )
 
 
-def signal_text(s: Any, due: datetime | None = None) -> str:
+def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None) -> str:
     lines = [signal_line(s, due), f"  posted by {s.posted_by} at {s.created_at:%Y-%m-%d %H:%M:%S}"]
     if due:
         lines.append(
             f"  overdue: its deadline passed at {due:%Y-%m-%d %H:%M:%S}; "
             "the next command on it or the next sweep records it EXPIRED"
         )
+    if waiting:
+        lines.append(f"  waiting for {waiting}; none is live (blackboard worker --agent NAME starts one)")
+    timeout = post_timeout_line(s)
+    if timeout:
+        lines.append(timeout)
     if s.after:
         waiting = f" (waiting for {', '.join(sorted(s.waiting_for))})" if s.waiting_for else ""
         lines.append(f"  after {', '.join(s.after)}{waiting}")
@@ -68,6 +76,13 @@ def signal_text(s: Any, due: datetime | None = None) -> str:
     return "\n".join(lines)
 
 
+def post_timeout_line(s: Any) -> str | None:
+    """A POSTED signal (not a gate) posted with a timeout of its own: how long it may wait for a worker."""
+    if s.gate or s.status != "POSTED" or not s.timeout_s:
+        return None
+    return f"  post timeout: {s.timeout_s:g}s while no live worker fits it, then EXPIRED"
+
+
 def gate_line(s: Any) -> str:
     """A gate: who decided it and why, or that it waits for a person (and for how long at most)."""
     if s.decided_by is not None:
@@ -76,7 +91,7 @@ def gate_line(s: Any) -> str:
         return f"  gate: {verb} by {s.decided_by}{note}"
     if s.status != "POSTED":
         return "  gate: not decided"
-    limit = f", {s.gate_timeout_s:g}s at most once open" if s.gate_timeout_s else ""
+    limit = f", {s.timeout_s:g}s at most once open" if s.timeout_s else ""
     return f"  gate: waits for a person (blackboard approve / reject){limit}"
 
 

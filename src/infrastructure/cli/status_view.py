@@ -18,6 +18,7 @@ from blackboard.application.status import BoardStatus
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import documents
+from blackboard.infrastructure.waiting import WORKER_THAT_FITS
 
 INTERVAL = 2.0  # seconds between two redraws when nothing happens (the ages move on)
 SPACING = 0.25  # at least this long between two redraws, however busy the log is
@@ -148,6 +149,31 @@ def gates_table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
+def waiting_table(boards: Sequence[BoardStatus]) -> Any:
+    """The claimable signals no live worker fits, by board and target: each is waiting for a worker that
+    fits (`blackboard worker --agent NAME` starts one); None when every one has a live worker."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    rows = [(b.blackboard_id, t, n) for b in boards for t, n in sorted(b.waiting_for_workers.items())]
+    if not rows:
+        return None
+    grid = Table(
+        title=f"waiting for {WORKER_THAT_FITS} (none is live)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        min_width=len(WORKER_THAT_FITS) + 30,  # the title on one line
+    )
+    for name in ("board", "targets", "signals"):
+        grid.add_column(name, no_wrap=name != "targets", justify="right" if name == "signals" else "left")
+    for board, targets, count in rows:
+        grid.add_row(Text(terminal_safe(board)), Text(terminal_safe(targets)), str(count))
+    return grid
+
+
 def budget_table(boards: Sequence[BoardStatus]) -> Any:
     """The boards with a budget (`blackboard budget`): the limits, what was spent, and whether their
     signals wait for a higher one; None when no board has one."""
@@ -193,7 +219,7 @@ def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) 
     out = io.StringIO()
     console = Console(file=out, width=width, color_system=None)
     console.print(table(boards, workers))
-    for extra in (usage_table(boards), gates_table(boards), budget_table(boards)):
+    for extra in (usage_table(boards), gates_table(boards), waiting_table(boards), budget_table(boards)):
         if extra is not None:
             console.print(extra)
     shown = "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
@@ -259,7 +285,7 @@ def _changeable(board: dict[str, Any]) -> dict[str, Any]:
 def _screen(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) -> Any:
     from rich.console import Group
 
-    extras = [t for t in (usage_table(boards), budget_table(boards)) if t is not None]
+    extras = [t for t in (usage_table(boards), waiting_table(boards), budget_table(boards)) if t is not None]
     return Group(table(boards, workers), *extras) if extras else table(boards, workers)
 
 

@@ -41,9 +41,8 @@ def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
         fields["posted_by"] = session.agent
     fields.setdefault("blackboard_id", session.default_board)
     posted = session.service.post_signal(build(PostSignal, {v: k for k, v in POST.items()}, **fields))
-    return documents.posted(
-        posted, session.registry
-    )  # with the CLI's warning when no fitting agent can run it
+    # with the CLI's warnings: no fitting agent can run it, or no live worker fits it (it waits for one)
+    return documents.posted(posted, session.registry, session.queries)
 
 
 def claim(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -78,7 +77,7 @@ def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> A
         command
     )
     session.forget(signal_id)
-    return documents.signal(done)
+    return documents.signals_now([done], session.queries)[0]  # a failed attempt may be POSTED again
 
 
 def cancel(session: Session, given: dict[str, Any], progress: Progress) -> Any:
@@ -214,7 +213,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             "not_before",
             "max_attempts",
             "gate",
-            "gate_timeout_s",
+            "timeout_s",
             "blackboard_id",
             "correlation_id",
             *(() if with_agent else ("posted_by",)),

@@ -128,8 +128,8 @@ SIGNAL_COLUMNS = (
     "max_attempts",
     "attempts_json",
     "gate",
-    "gate_timeout_s",
-    "gate_expires_at",
+    "timeout_s",
+    "expires_at",
     "decided_by",
     "decision_note",
     "concurrency_key",
@@ -155,7 +155,7 @@ CHANGING_COLUMNS = (
     "not_before",
     "attempt",
     "attempts_json",
-    "gate_expires_at",
+    "expires_at",
     "decided_by",
     "decision_note",
     "concurrency_key",
@@ -207,8 +207,8 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         signal.max_attempts,
         attempts_json(signal),
         signal.gate,
-        signal.gate_timeout_s,
-        gate_expires_at(signal),
+        signal.timeout_s,
+        expires_at(signal),
         signal.decided_by,
         signal.decision_note,
         signal.concurrency_key,
@@ -223,12 +223,14 @@ def signal_row(signal: AgentSignal) -> dict[str, Any]:
     return dict(zip(SIGNAL_COLUMNS[:-1], signal_values(signal)[:-1], strict=True))
 
 
-def gate_expires_at(signal: AgentSignal) -> datetime | None:
-    """When a gate with a timeout of its own expires once open (None: not a gate, no timeout, not open):
-    a column, so the sweep's query finds it without date arithmetic in SQL."""
-    if not signal.gate or signal.gate_timeout_s is None or signal.claimable_since is None:
+def expires_at(signal: AgentSignal) -> datetime | None:
+    """The earliest a signal with a timeout of its own can expire unclaimed: `timeout_s` after it became
+    claimable (a gate: after it opened; another signal may wait longer while a live worker fits it). None:
+    no timeout of its own, or not claimable yet. A column, so the sweep's query finds it without date
+    arithmetic in SQL."""
+    if signal.timeout_s is None or signal.claimable_since is None:
         return None
-    return signal.claimable_since + timedelta(seconds=signal.gate_timeout_s)
+    return signal.claimable_since + timedelta(seconds=signal.timeout_s)
 
 
 def _strings(values: Iterable[str]) -> str:
@@ -258,7 +260,7 @@ def changing_values(signal: AgentSignal) -> tuple[Any, ...]:
         signal.not_before,
         signal.attempt,
         attempts_json(signal),
-        gate_expires_at(signal),
+        expires_at(signal),
         signal.decided_by,
         signal.decision_note,
         signal.concurrency_key,
@@ -319,7 +321,7 @@ def signal_from_row(row: Any) -> AgentSignal:
         if row.attempts_json
         else (),
         gate=bool(row.gate),
-        gate_timeout_s=row.gate_timeout_s,
+        timeout_s=row.timeout_s,
         decided_by=row.decided_by,
         decision_note=row.decision_note,
         concurrency_key=row.concurrency_key,

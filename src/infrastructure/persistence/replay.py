@@ -88,7 +88,7 @@ class _Posted(msgspec.Struct):
     not_before: datetime | None = None
     max_attempts: int | None = None
     gate: bool = False
-    gate_timeout_s: float | None = None
+    timeout_s: float | None = None
 
 
 class _Reserved(msgspec.Struct):
@@ -196,7 +196,7 @@ def _posted(s: _Posted) -> dict[str, Any]:
         "not_before": s.not_before,
         "max_attempts": s.max_attempts,
         "gate": s.gate,
-        "gate_timeout_s": s.gate_timeout_s,
+        "timeout_s": s.timeout_s,
     }
 
 
@@ -252,7 +252,7 @@ def _plain(s: msgspec.Struct) -> dict[str, Any]:
 # has moved past the schema version its struct was written for (a field the fold may read is missing from
 # the struct until someone adds it here and moves the number).
 FAST: dict[str, Fast] = {
-    "AgentSignalPosted": _fast(ev.AgentSignalPosted, 8, _Posted, _posted),
+    "AgentSignalPosted": _fast(ev.AgentSignalPosted, 9, _Posted, _posted),
     "AgentSignalClaimed": _fast(ev.AgentSignalClaimed, 4, _Claimed, _claimed),
     "AgentSignalClaimRenewed": _fast(ev.AgentSignalClaimRenewed, 1, _Renewed, _plain),
     "AgentSignalCompleted": _fast(ev.AgentSignalCompleted, 2, _Completed, _completed),

@@ -5,8 +5,10 @@ Building the domain's models and the pydantic documents costs a CLI call more th
 prints it with the same words (cli/signal_text.py) and the same document that `documents.signal` builds
 from `codec.signal_from_row` of that row: tests/unit/test_signal_rows.py holds the two to each other
 for signals in every state. Only when nothing needs the domain: the read model has folded the whole
-log (else the projector must catch up first), and the signal is not past the earliest deadline it can
-have (else whether it is overdue depends on the live workers). The caller takes the full path otherwise.
+log (else the projector must catch up first), the signal is not past the earliest deadline it can
+have (else whether it is overdue depends on the live workers), and, for a claimable signal, no worker
+runs at all (else whether one that is live fits it, and so whether it waits for a worker, is scored as a
+claim is). The caller takes the full path otherwise.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.errors import StoreUnavailable
 from blackboard.infrastructure.persistence.engine import read_connection
-from blackboard.infrastructure.persistence.tables import CHECKPOINTS, EVENTS, SIGNALS
+from blackboard.infrastructure.persistence.tables import CHECKPOINTS, EVENTS, SIGNALS, WORKERS
 
 PROJECTION = "blackboard_signals"  # the signal read model's checkpoint (projection.NAME)
 ROW = select(SIGNALS).where(SIGNALS.c.signal_id == bindparam("signal_id"))
+RUNNING = select(WORKERS.c.worker_id).where(WORKERS.c.stopped_at.is_(None)).limit(1)
 BEHIND = select(
     func.coalesce(func.max(EVENTS.c.position), 0),
     select(CHECKPOINTS.c.position).where(CHECKPOINTS.c.name == PROJECTION).scalar_subquery(),
@@ -45,14 +48,17 @@ def caught_up_row(engine: Engine, signal_id: str) -> Any | None:
         raise StoreUnavailable(f"could not reach the signals: {getattr(exc, 'orig', exc)}") from exc
 
 
-def earliest_deadline(row: Any, post_timeout: timedelta, claim_timeout: timedelta) -> datetime | None:
+def earliest_deadline(row: Any, post_timeout: timedelta | None, claim_timeout: timedelta) -> datetime | None:
     """domain.blackboard.deadline without a live worker that fits: the earliest an open signal can run
-    out of time (a live worker that fits it only puts the deadline later); None for an ended signal or
-    one waiting for upstreams. A test holds the two to each other."""
+    out of time (a live worker that fits it only puts the deadline later); None for an ended signal, one
+    waiting for upstreams, or one waiting for a worker with no post timeout. A test holds the two to each
+    other."""
     if row.gate:  # a gate: its own timeout, or none
-        return row.gate_expires_at if row.status == "POSTED" else None
+        return row.expires_at if row.status == "POSTED" else None
+    if row.status == "POSTED" and row.timeout_s is not None:  # its own post timeout
+        return row.expires_at
     if row.status == "POSTED" and row.claimable_since is not None:
-        return row.claimable_since + post_timeout
+        return None if post_timeout is None else row.claimable_since + post_timeout
     lease = row.renewed_at or row.claimed_at
     if row.status == "CLAIMED" and lease is not None:
         return lease + claim_timeout
@@ -104,15 +110,30 @@ def view(row: Any) -> SimpleNamespace:
         else (json.loads(row.attempts_json)[-1]["max_attempts"] if row.attempts_json else None),
         attempts=[_attempt_view(a) for a in json.loads(row.attempts_json)] if row.attempts_json else [],
         gate=bool(row.gate),
-        gate_timeout_s=row.gate_timeout_s,
+        timeout_s=row.timeout_s,
         decided_by=row.decided_by,
         decision_note=row.decision_note,
     )
 
 
-def document(signal: SimpleNamespace) -> dict[str, Any]:
+def claimable(row: Any) -> bool:
+    """POSTED, waiting for no upstream, not a gate (domain AgentSignal.is_claimable)."""
+    return row.status == "POSTED" and not row.waiting and not row.gate
+
+
+def any_worker_running(engine: Engine) -> bool:
+    """Whether any worker has a row that does not say it stopped: one may be live (whether it is, and fits
+    a signal, the domain decides: application/presence.py). None running: no live worker fits anything."""
+    try:
+        with read_connection(engine) as conn:
+            return conn.execute(RUNNING).first() is not None
+    except (DBAPIError, OSError) as exc:
+        raise StoreUnavailable(f"could not read the live workers: {getattr(exc, 'orig', exc)}") from exc
+
+
+def document(signal: SimpleNamespace, waiting: str | None = None) -> dict[str, Any]:
     """The signal's JSON document (documents.Signal, dumped): its fields in the model's order, times as
-    ISO 8601, an absent artifact left out; never the claim's token."""
+    ISO 8601, an absent artifact left out; never the claim's token; `waiting` when it waits for a worker."""
     p, r, u = signal.payload, signal.result, signal.usage
     return {
         "signal_id": signal.signal_id,
@@ -166,9 +187,10 @@ def document(signal: SimpleNamespace) -> dict[str, Any]:
             for a in signal.attempts
         ],
         "gate": signal.gate,
-        "gate_timeout_s": signal.gate_timeout_s,
+        "timeout_s": signal.timeout_s,
         "decided_by": signal.decided_by,
         "decision_note": signal.decision_note,
+        **({} if waiting is None else {"waiting": waiting}),
     }
 
 

@@ -120,8 +120,10 @@ SIGNALS = Table(
     Column(
         "gate", Boolean, nullable=False, server_default=false()
     ),  # a person decides it, no agent claims it
-    Column("gate_timeout_s", Float),  # a gate's own timeout from when it opens; NULL: it waits
-    Column("gate_expires_at", Moment),  # claimable_since + gate_timeout_s, for the sweep's query
+    # its own timeout (`post --timeout`): a gate's from when it opens, another signal's post timeout; NULL:
+    # none (a gate waits for a person, another signal for the default post timeout, off unless set)
+    Column("timeout_s", Float),
+    Column("expires_at", Moment),  # POSTED with its own timeout: claimable_since + timeout_s, for the sweep
     Column("decided_by", String(200)),  # who approved or rejected the gate
     Column("decision_note", Text),  # the approval's note, or the rejection's reason
     Column("concurrency_key", String(200)),  # its claimer's concurrency key (domain/limits.py); else NULL

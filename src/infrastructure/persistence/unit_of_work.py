@@ -129,10 +129,13 @@ RETRIES = select(SIGNALS).where(
 OVERDUE = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"),
     or_(
+        # the default post timeout, for a signal without one of its own (posted_before NULL: it is off)
         (SIGNALS.c.status == "POSTED")
         & SIGNALS.c.gate.is_(false())
+        & SIGNALS.c.timeout_s.is_(None)
         & (SIGNALS.c.claimable_since <= bindparam("posted_before", type_=Moment())),
-        (SIGNALS.c.status == "POSTED") & (SIGNALS.c.gate_expires_at <= bindparam("at", type_=Moment())),
+        # its own timeout (a gate's, or a post's --timeout)
+        (SIGNALS.c.status == "POSTED") & (SIGNALS.c.expires_at <= bindparam("at", type_=Moment())),
         (SIGNALS.c.status == "CLAIMED")
         & (
             func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at)
@@ -467,7 +470,7 @@ class _SqlRows(BoardRows):
     def overdue(self, overdue: Overdue) -> list[AgentSignal]:
         return self._lean(
             self._queries.overdue,
-            posted_before=overdue.at - overdue.post_timeout,
+            posted_before=None if overdue.post_timeout is None else overdue.at - overdue.post_timeout,
             at=overdue.at,
             claimed_before=overdue.at - overdue.claim_timeout,
         )

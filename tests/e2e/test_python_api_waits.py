@@ -1,0 +1,77 @@
+"""The Python API's and the async API's waits end at the signal's deadline as the board decides it, with no
+worker and no sweeper (issue 32, defect 6): they return the signal EXPIRED, as they return a FAILED one, on a
+SQLite file and on PostgreSQL; their own `timeout` still raises TimedOut when it comes first."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+
+from blackboard import AsyncBlackboard, Blackboard, InvalidInput, TimedOut
+from tests.e2e.conftest import database_url
+
+LATE = 25.0  # seconds: a generous bound on "about 2 s" for a loaded machine (the waits' own timeout is 30)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path_factory) -> str:
+    return database_url(request, tmp_path_factory, "api-waits")
+
+
+@pytest.fixture
+def board() -> str:
+    return f"ps-{uuid.uuid4().hex[:8]}"
+
+
+def test_a_wait_returns_the_signal_expired_at_its_post_timeout(url, agents_dir, board):
+    with Blackboard(url, agents_dir=agents_dir) as api:
+        posted = api.post("RESEARCH", board, "e-1", "nobody takes it", timeout=timedelta(seconds=2))
+        assert posted.timeout_s == 2 and posted.waiting == "a worker that fits: RESEARCH"
+
+        started = time.monotonic()
+        ended = api.wait(posted.signal_id, timeout=30)
+        took = time.monotonic() - started
+
+        assert ended.status == "EXPIRED" and "not claimed within 2s" in ended.result.error
+        assert 1.5 <= took < LATE, f"the wait took {took:.1f}s"
+
+
+def test_an_async_wait_returns_the_signal_expired_at_its_post_timeout(url, agents_dir, board):
+    async def main() -> tuple[str, str, float]:
+        async with AsyncBlackboard(url, agents_dir=agents_dir) as api:
+            posted = await api.post("RESEARCH", board, "e-1", "nobody takes it", timeout="2s")
+            started = time.monotonic()
+            ended = await api.wait(posted.signal_id, timeout=30)
+            return ended.status, ended.result.error, time.monotonic() - started
+
+    status, error, took = asyncio.run(main())
+
+    assert status == "EXPIRED" and "not claimed within 2s" in error
+    assert 1.5 <= took < LATE, f"the wait took {took:.1f}s"
+
+
+def test_the_default_post_timeout_setting_keeps_the_old_rule_for_an_api_wait(url, agents_dir, board):
+    with Blackboard(url, agents_dir=agents_dir, post_timeout=2) as api:
+        posted = api.post("RESEARCH", board, "e-1", "nobody takes it")  # no timeout of its own
+
+        assert api.wait(posted.signal_id, timeout=30).status == "EXPIRED"
+
+
+def test_an_api_wait_s_own_timeout_comes_first(url, agents_dir, board):
+    with Blackboard(url, agents_dir=agents_dir) as api:
+        posted = api.post("RESEARCH", board, "e-1", "no deadline of its own")  # it waits for a worker
+        with pytest.raises(TimedOut):
+            api.wait(posted.signal_id, timeout=0.5)
+        assert api.show(posted.signal_id).status == "POSTED"
+
+
+def test_the_timeout_s_former_name_still_works_and_both_names_at_once_are_refused(url, agents_dir, board):
+    with Blackboard(url, agents_dir=agents_dir) as api:
+        gate = api.post("DECISION", board, "e-1", "ship it?", gate=True, gate_timeout="2h")
+        assert gate.timeout_s == 7200
+        with pytest.raises(InvalidInput, match="timeout: give timeout or gate_timeout"):
+            api.post("DECISION", board, "e-2", "ship it?", gate=True, timeout="1h", gate_timeout="2h")
