@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from blackboard.application.projection import Projector
     from blackboard.application.queries import BlackboardQueries
     from blackboard.application.service import BlackboardService, Settings
-    from blackboard.application.solving import SolveLog, Solver
+    from blackboard.application.solving import SolveLog, SolveProcesses, Solver
     from blackboard.application.status import StatusQueries
     from blackboard.application.transfer import BoardTransfer
     from blackboard.application.watching import Watcher
@@ -175,6 +175,13 @@ def solve_log(engine: Engine) -> SolveLog:
     return SqlSolveLog(engine)
 
 
+def solve_processes(engine: Engine) -> SolveProcesses:
+    """Imported on first use: the processes driving solve runs (`orphaned` in `solve --status`)."""
+    from blackboard.infrastructure.persistence.solve_processes import SqlSolveProcesses
+
+    return SqlSolveProcesses(engine)
+
+
 def solver(
     service: BlackboardService,
     knowledge: KnowledgeService,
@@ -183,11 +190,14 @@ def solver(
     signal_queries: BlackboardQueries,
     log: SolveLog,
     clock: Clock,
+    processes: SolveProcesses,
 ) -> Solver:
     from blackboard.application.solve_prompt import controller_prompt
     from blackboard.application.solving import Solver
 
-    return Solver(service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt)
+    return Solver(
+        service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt, processes
+    )
 
 
 def entry_read_model(engine: Engine) -> SqlEntryReadModel:
@@ -358,8 +368,9 @@ class Container(containers.DeclarativeContainer):
     )
     transfer = providers.Singleton(board_transfer, event_store, projector, settings)
     solve_log = providers.Singleton(solve_log, engine)
+    solve_processes = providers.Singleton(solve_processes, engine)
     solver = providers.Singleton(
-        solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock
+        solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock, solve_processes
     )
     status = providers.Singleton(
         status_queries, read_model, entry_read_model, projector, clock, settings, presence
