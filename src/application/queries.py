@@ -26,6 +26,7 @@ from blackboard.domain.blackboard import BlackboardAggregate, deadline
 from blackboard.domain.capabilities import Volunteer, rank
 from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalApproved, AgentSignalCompleted
+from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal, Candidate
 
 
@@ -99,6 +100,15 @@ class BlackboardQueries:
         """The ids of those of `signals` that are claimable (POSTED, nothing to wait for, not a gate) and
         that no live worker fits now: what `show`, `signals` and `next` say wait for a worker that fits."""
         return {s.signal_id for s in self.unattended(s for s in signals if s.is_claimable)}
+
+    def fitting_worker(self, signal: AgentSignal) -> WorkerPresence | None:
+        """The live worker that would claim `signal` now, scored as its claim would be (None when no live
+        worker fits it, it is not claimable, or this side knows no live workers)."""
+        if self._presence is None or self._clock is None:
+            return None
+        now = self._clock.now()
+        live = [w for w in self._presence.workers() if w.is_live(now)]
+        return fitting([signal], live, self.scorer, self._threshold).get(signal.signal_id) if live else None
 
     def get_signal(self, query: GetSignalById) -> AgentSignal:
         self._projector.catch_up()

@@ -1,22 +1,30 @@
-"""The ports and values of `solve` (application/solving.py): the command, the specialists as the controller
-sees them, the controller's port and answer, the solve runs' log, and the errors a run ends with."""
+"""The ports and values of `solve` (application/solving.py): the commands, the specialists as the controller
+sees them, the controller's port and answer, the solve runs' log, the processes that drive runs, and the
+errors a run ends with."""
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
+from blackboard.application.bounds import MAX_SECONDS
 from blackboard.application.commands import BoardName, Command
 from blackboard.application.errors import TimedOut
 from blackboard.application.ports import Recorded
 from blackboard.domain.errors import NotFound, RuleViolation
 from blackboard.domain.events import SolveEvent
+from blackboard.domain.presence import SolveProcess
 from blackboard.domain.signals import NonEmpty, SignalUsage
-from blackboard.domain.solving import SolveRun
+from blackboard.domain.solving import SolveRun, Step
+
+STEP_TIMEOUT = 300.0  # seconds a step may have no live worker that fits it before the run stops
+# how long a step may wait, as a command states it: a finite number of seconds above 0
+StepSeconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 
 
 def _problem(text: str) -> str:
@@ -32,7 +40,32 @@ class SolveProblem(Command):
     problem: Annotated[str, Field(max_length=100_000), AfterValidator(_problem)]
     max_iterations: int = Field(default=10, ge=1, le=1000)
     posted_by: NonEmpty = "solve"
-    step_timeout: float | None = Field(default=None, gt=0)  # seconds a step may take (None: no bound)
+    step_timeout: StepSeconds = STEP_TIMEOUT  # seconds a step may have no live worker that fits it
+
+
+class ResumeSolve(Command):
+    """Continue a run whose process ended, from its stream; a bound given here replaces the run's own."""
+
+    blackboard_id: BoardName
+    run_id: NonEmpty
+    resumed_by: NonEmpty = "solve"
+    max_iterations: int | None = Field(default=None, ge=1, le=1000)
+    step_timeout: StepSeconds | None = None
+    start_workers: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SolveOptions:
+    """How a run's controller runs and whether it starts workers: recorded when it starts, so a resume
+    continues the run as it was started (`SolveStarted`)."""
+
+    controller_ref: str | None = (
+        None  # an agent of the folder, or an agent file's absolute path; None: packaged
+    )
+    start_workers: bool = False
+    workdir: str | None = None
+    permission_mode: str | None = None
+    allowed_tools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +115,27 @@ class SolveLog(abc.ABC):
         """The board's run ids, oldest first."""
 
 
+class SolveProcesses(abc.ABC):
+    """Which process drives each solve run: one row per run, kept fresh by that process's beats (as a
+    worker's presence is), never an event. Writes touch only the writer's own row."""
+
+    @abc.abstractmethod
+    def take(self, process: SolveProcess) -> None:
+        """Store the row as given, whoever held the run before (a start, or a resume taking it over)."""
+
+    @abc.abstractmethod
+    def beat(self, process: SolveProcess) -> bool:
+        """Refresh the row if `process.holder` still holds the run; False when another process took it."""
+
+    @abc.abstractmethod
+    def stopped(self, blackboard_id: str, run_id: str, holder: str, at: datetime) -> None:
+        """The holder's process ended at `at` (a row another process took over is left as it is)."""
+
+    @abc.abstractmethod
+    def of(self, blackboard_id: str, run_ids: Collection[str]) -> dict[str, SolveProcess]:
+        """The rows of these runs of the board, by run id (a run without one is left out)."""
+
+
 class IterationsSpent(TimedOut):
     """The run's iterations were spent and the controller gave no answer (exit 5, like a wait that timed out)."""
 
@@ -108,4 +162,48 @@ class BudgetStopsTheRun(RuleViolation):
 class UnknownRun(NotFound):
     def __init__(self, run_id: str, blackboard_id: str) -> None:
         super().__init__(f"no solve run {run_id} on blackboard {blackboard_id}")
+        self.run_id = run_id
+
+
+class NoWorkerFits(TimedOut):
+    """A step had no live worker that fits it for the step timeout: the run stops, saying which step, which
+    specialist and capability, and how to give it a worker (exit 5, as a wait that timed out)."""
+
+    def __init__(self, run: SolveRun, step: Step, seconds: float) -> None:
+        super().__init__(
+            f"step {step.iteration} of solve run {run.run_id} ({step.signal_id}, for {step.agent}'s "
+            f"{step.capability}) had no live worker that fits it for {seconds:g}s: start one (blackboard "
+            f"worker --agent {step.agent} --board {run.blackboard_id}) or run solve with --start-workers"
+        )
+        self.run = run
+
+
+class RunEnded(RuleViolation):
+    """Only a running run can be resumed: a solved or stopped one is refused (exit 3), saying how it ended."""
+
+    def __init__(self, run: SolveRun) -> None:
+        how = f"solved ({run.answer_key})" if run.state == "solved" else f"stopped: {run.reason}"
+        super().__init__(f"solve run {run.run_id} on {run.blackboard_id} is {how}; nothing to resume")
+        self.run = run
+
+
+class RunHeld(RuleViolation):
+    """A running run whose process is live is driven already: a resume is refused (exit 3)."""
+
+    def __init__(self, run: SolveRun, process: SolveProcess) -> None:
+        super().__init__(
+            f"solve run {run.run_id} on {run.blackboard_id} is driven by its process on {process.label} "
+            f"(last beat {process.last_beat.isoformat()}): resume it once that process has ended"
+        )
+        self.run = run
+
+
+class RunTakenOver(RuleViolation):
+    """Another process resumed the run while this one was stalled: this one stops and records nothing."""
+
+    def __init__(self, run_id: str, blackboard_id: str) -> None:
+        super().__init__(
+            f"solve run {run_id} on {blackboard_id} was taken up by another process (solve --resume) "
+            "while this one was stalled; this one stops and leaves the run to it"
+        )
         self.run_id = run_id

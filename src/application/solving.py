@@ -4,9 +4,13 @@ The run posts the problem (an entry, and `SolveStarted` on the run's own stream)
 (an agent file, run by a runner) reads the problem, the run so far, the board's summary and entries and the
 specialists, and answers with one decision: post the next signal for a specialist (targeting its capability;
 the run waits for it to end) or declare the problem solved (the answer written as an entry). Every decision
-is an event; an answer that is no decision is one too (`SolveDecisionFailed`), and the controller is asked
-again, within `max_iterations`. The run ends solved, or stopped (`SolveStopped`) when its iterations are
-spent (IterationsSpent), a step does not end in time, or it is interrupted.
+is an event; an answer that is no decision is one too (`SolveDecisionFailed`), whatever it holds (its size,
+depth and characters are bounded before anything reads it), and the controller is asked again, within
+`max_iterations`. The run ends solved, or stopped (`SolveStopped`) when its iterations are spent
+(IterationsSpent), a step has no live worker that fits it for the step timeout (NoWorkerFits), or it is
+interrupted; a stop cancels its open step, so a stopped run leaves no work behind. A run whose process
+ended without a stop (killed, or interrupted with `keep_step`) is `orphaned` until `resume` takes it up
+from its stream (`SolveResumed`): the iterations spent, the open step, the options it started with.
 """
 
 from __future__ import annotations
@@ -14,49 +18,78 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from blackboard.application.commands import GetSignalById, PostSignal
-from blackboard.application.errors import WaitTimedOut
+from pydantic import ValidationError
+
+from blackboard.application.commands import CancelSignal, GetSignalById, ListSignals, PostSignal
+from blackboard.application.errors import ConcurrencyConflict
 from blackboard.application.knowledge.commands import ListEntries, SummarizeBoard, WriteEntry
 from blackboard.application.ports import Clock
+from blackboard.application.solve_decisions import (
+    read_answer,
+    refusal,
+    step_capability,
+    step_signal_type,
+    storable,
+)
 from blackboard.application.solve_ports import (  # the ports and values, re-exported for the adapters
     BudgetStopsTheRun,
+    STEP_TIMEOUT,
     ControllerAgent,
     ControllerAnswer,
     IterationsSpent,
+    NoWorkerFits,
+    ResumeSolve,
+    RunEnded,
+    RunHeld,
+    RunTakenOver,
     SolveLog,
+    SolveOptions,
     SolveProblem,
+    SolveProcesses,
     Specialist,
     UnknownRun,
 )
+from blackboard.application.solve_runs import SolveRuns
+from blackboard.application.solve_steps import StepWatch
+from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.events import (
     SolveDecisionFailed,
-    SolveEvent,
+    SolveResumed,
     SolveSolved,
     SolveStarted,
     SolveStepEnded,
     SolveStepPosted,
     SolveStopped,
 )
-from blackboard.domain.signals import AgentSignal, SignalType
-from blackboard.domain.solving import BadDecision, PostStep, SolveRun, fold, read_decision
+from blackboard.domain.signals import AgentSignal
+from blackboard.domain.solving import PostStep, SolveRun
 
 OUTPUT_KEPT = 4000  # characters of a failed decision's answer kept in its event
+ERROR_KEPT = 2000  # characters of an error (a controller run's, a refusal's) kept in an event
 __all__ = [
     "BudgetStopsTheRun",
     "ControllerAgent",
     "ControllerAnswer",
     "IterationsSpent",
+    "NoWorkerFits",
+    "ResumeSolve",
+    "RunEnded",
+    "RunHeld",
+    "RunTakenOver",
     "SolveLog",
+    "SolveOptions",
     "SolveProblem",
+    "SolveProcesses",
     "Solver",
     "Specialist",
     "UnknownRun",
 ]
 
 
-class Solver:
-    """One solve run at a time, through the same use cases as every interface: the service posts, the
-    knowledge service writes entries, the watcher waits, the solve log records the decisions."""
+class Solver(SolveRuns):
+    """One solve run at a time, through the same use cases as every interface: the service posts and
+    cancels, the knowledge service writes entries, the watcher waits, the solve log records the decisions
+    (reading runs back, and whether one may be resumed: SolveRuns)."""
 
     def __init__(
         self,
@@ -68,11 +101,13 @@ class Solver:
         log: SolveLog,
         clock: Clock,
         prompt: Any,  # (run, summary, entries, specialists, last_error, step signals) -> str
+        processes: SolveProcesses | None = None,
     ) -> None:
+        super().__init__(log, clock, processes)
         self._service, self._knowledge, self._entries = service, knowledge, knowledge_queries
-        self._watcher, self._log, self._clock, self._prompt = watcher, log, clock, prompt
-        self._queries = queries
-        self.report: Callable[[SolveEvent], None] | None = None  # told of each event once it is recorded
+        self._prompt, self._queries = prompt, queries
+        self._steps = StepWatch(watcher, queries, clock)
+        self.holding: Callable[[], bool] | None = None  # False once another process took the run up
         # why the board's budget stops the run (None: it does not): asked before each decision
         self.over_budget: Callable[[str], str | None] | None = None
 
@@ -83,8 +118,12 @@ class Solver:
         controller: ControllerAgent,
         specialists: Sequence[Specialist],
         started_workers: Sequence[str] = (),
+        options: SolveOptions | None = None,
+        where: tuple[str, int] | None = None,
     ) -> SolveRun:
-        """Post the problem and record the run's start."""
+        """Post the problem and record the run's start, with what a resume would continue it with and where
+        its process runs (`where`: host, pid)."""
+        options = options or SolveOptions()
         problem_key = f"solve/{run_id}/problem"
         self._knowledge.write(
             WriteEntry(
@@ -109,50 +148,148 @@ class Solver:
             specialists=tuple(s.name for s in specialists),
             without_workers=tuple(s.name for s in specialists if not s.live),
             started_workers=tuple(started_workers),
+            host=where[0] if where else None,
+            pid=where[1] if where else None,
+            controller_ref=options.controller_ref,
+            step_timeout=cmd.step_timeout,
+            start_workers=options.start_workers,
+            workdir=options.workdir,
+            permission_mode=options.permission_mode,
+            allowed_tools=options.allowed_tools,
         )
         return self.run(cmd.blackboard_id, run_id)
 
-    def drive(
-        self, cmd: SolveProblem, run_id: str, controller: ControllerAgent, specialists: Sequence[Specialist]
-    ) -> SolveRun:
-        """Loop until the controller answers (the run, solved) or the iterations are spent (IterationsSpent);
-        a step that does not end within `step_timeout` stops the run (WaitTimedOut). Whatever ends the loop
-        otherwise (an interruption, the store gone) is recorded as the run's stop when it can be."""
-        board = cmd.blackboard_id
-        run = self.run(board, run_id)
+    def resume(
+        self, cmd: ResumeSolve, host: str, pid: int, started_workers: Sequence[str] = ()
+    ) -> tuple[SolveRun, SolveProblem]:
+        """Record that this process takes the run up (`SolveResumed`: who, where, the bounds from now on,
+        the open step); the run and the command `drive` continues it with. A second process resuming it
+        at the same time is refused (RunTakenOver): the run's stream admits one."""
+        run = self.resumable(cmd.blackboard_id, cmd.run_id)
+        open_step = run.open_step
         try:
-            while run.iterations < cmd.max_iterations:
+            run = self._record(
+                run,
+                SolveResumed,
+                cmd.resumed_by,
+                signal_id=open_step.signal_id if open_step is not None else None,
+                host=host,
+                pid=pid,
+                max_iterations=cmd.max_iterations or run.max_iterations,
+                step_timeout=cmd.step_timeout or run.step_timeout or STEP_TIMEOUT,
+                start_workers=run.start_workers if cmd.start_workers is None else cmd.start_workers,
+                started_workers=tuple(started_workers),
+            )
+        except ConcurrencyConflict:
+            raise RunTakenOver(cmd.run_id, cmd.blackboard_id) from None
+        problem = SolveProblem(
+            blackboard_id=run.blackboard_id,
+            problem=run.problem,
+            max_iterations=run.max_iterations,
+            posted_by=cmd.resumed_by,
+            step_timeout=run.step_timeout or STEP_TIMEOUT,
+        )
+        return run, problem
+
+    def drive(
+        self,
+        cmd: SolveProblem,
+        run_id: str,
+        controller: ControllerAgent,
+        specialists: Sequence[Specialist],
+        keep_step: bool = False,
+    ) -> SolveRun:
+        """Loop until the controller answers (the run, solved) or the iterations are spent (IterationsSpent),
+        taking up first a step the run left open (a resumed run's). A step with no live worker that fits it
+        for `step_timeout` stops the run (NoWorkerFits). An interruption (KeyboardInterrupt: Ctrl-C, or the
+        SIGTERM the CLI turns into one) stops it too, unless `keep_step`: then the run and its open step
+        are left as they are, for a resume. Whatever else ends the loop (the store gone) is recorded as the
+        run's stop when it can be. Every stop cancels the open step first (the board's cancel: a worker
+        running it stops). A run another process took up meanwhile is left to it (RunTakenOver)."""
+        board = cmd.blackboard_id
+        run = self._folded(board, run_id)
+        try:
+            run = self._take_up(cmd, run, controller)
+            while run.state == "running" and run.iterations < cmd.max_iterations:
                 run = self._iterate(cmd, run, controller, specialists)
-                if run.state == "solved":
-                    return run
-        except WaitTimedOut as exc:
-            self._stop(run_id, board, controller.name, f"a step did not end in time: {exc}")
+            if run.state == "solved":
+                return run
+        except RunTakenOver:
+            raise
+        except ConcurrencyConflict:  # the run's stream moved: another process records it now
+            raise RunTakenOver(run_id, board) from None
+        except NoWorkerFits as exc:
+            exc.run = self._end(
+                run_id, board, controller.name, cmd.posted_by, str(exc), "no live worker fit it"
+            )
             raise
         except BaseException as exc:
-            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"ended by an error: {exc}"
+            if isinstance(exc, KeyboardInterrupt) and keep_step:
+                raise
+            short = "interrupted" if isinstance(exc, KeyboardInterrupt) else "ended by an error"
+            why = short if isinstance(exc, KeyboardInterrupt) else f"{short}: {exc}"
             try:
-                self._stop(run_id, board, controller.name, why)
+                self._end(run_id, board, controller.name, cmd.posted_by, why, short)
             except Exception:  # noqa: BLE001 - the store may be what failed: the first error is the one to tell
                 pass
             raise
-        run = self._stop(
-            run_id, board, controller.name, f"--max-iterations {cmd.max_iterations} reached without an answer"
+        run = self._end(
+            run_id,
+            board,
+            controller.name,
+            cmd.posted_by,
+            f"--max-iterations {cmd.max_iterations} reached without an answer",
+            "its iterations were spent",
         )
         raise IterationsSpent(run)
 
-    def runs(self, blackboard_id: str, upto: int | None = None) -> list[SolveRun]:
-        """The board's runs, oldest first (those started by `upto`, as they were then)."""
-        found = []
-        for run_id in self._log.runs(blackboard_id):
-            if records := self._log.history(blackboard_id, run_id, upto):
-                found.append(fold(run_id, blackboard_id, [r.event for r in records]))  # type: ignore[misc]
-        return found
+    # -- taking a run up where it was left -------------------------------------------------------------
+    def _take_up(self, cmd: SolveProblem, run: SolveRun, controller: ControllerAgent) -> SolveRun:
+        """A resumed run's open step: the step whose post was not recorded (the process ended between the
+        post and its event: the signal is found by its dedupe key), then the wait for its end."""
+        if run.resumes and run.open_step is None and run.iterations < cmd.max_iterations:
+            run = self._lost_post(run, controller)
+        if run.open_step is not None:
+            run = self._step_ended(cmd, run)
+        return run
 
-    def run(self, blackboard_id: str, run_id: str, upto: int | None = None) -> SolveRun:
-        records = self._log.history(blackboard_id, run_id, upto)
-        if not records:
-            raise UnknownRun(run_id, blackboard_id)
-        return fold(run_id, blackboard_id, [r.event for r in records])  # type: ignore[misc]
+    def _lost_post(self, run: SolveRun, controller: ControllerAgent) -> SolveRun:
+        iteration = run.iterations + 1
+        key = f"{run.run_id}/{iteration}"
+        signals = self._queries.list_signals(ListSignals(blackboard_id=run.blackboard_id))
+        lost = next((s for s in signals if s.dedupe_key == key), None)
+        if lost is None:
+            return run
+        return self._record(
+            run,
+            SolveStepPosted,
+            controller.name,
+            signal_id=lost.signal_id,
+            iteration=iteration,
+            agent=str(lost.payload.context.get("picked", "")),
+            capability=lost.target_capabilities[0],
+            topic=lost.payload.topic,
+            reason="posted before the run's process ended; recorded when the run was resumed",
+        )
+
+    def _step_ended(self, cmd: SolveProblem, run: SolveRun) -> SolveRun:
+        """Wait for the open step's signal to end (or NoWorkerFits), and record how it ended."""
+        ended = self._steps.until_ended(run, cmd.step_timeout, self.holding)
+        iteration = run.open_step.iteration if run.open_step is not None else run.iterations
+        return self._ended(run, iteration, ended, ended.claimed_by or run.controller)
+
+    def _ended(self, run: SolveRun, iteration: int, signal: AgentSignal, actor: str) -> SolveRun:
+        return self._record(
+            run,
+            SolveStepEnded,
+            actor,
+            signal_id=signal.signal_id,
+            iteration=iteration,
+            status=signal.status.value,
+            error=storable(signal.result.error, ERROR_KEPT)
+            if signal.result and signal.result.error
+            else None,
+        )
 
     # -- one iteration --------------------------------------------------------------------------------
     def _iterate(
@@ -160,6 +297,8 @@ class Solver:
     ) -> SolveRun:
         iteration = run.iterations + 1
         board = cmd.blackboard_id
+        if self.holding is not None and not self.holding():
+            raise RunTakenOver(run.run_id, board)
         if self.over_budget is not None and (why := self.over_budget(board)) is not None:
             raise BudgetStopsTheRun(self._stop(run.run_id, board, controller.name, f"the board's {why}"), why)
         summary = self._summary(board)
@@ -177,24 +316,28 @@ class Solver:
                 run, controller, iteration, f"the controller's run failed: {answer.error}", answer
             )
         try:
-            decision = read_decision(answer.text)
+            decision = read_answer(answer.text)
             if isinstance(decision, PostStep):
-                capability = _capability(decision, specialists)
-        except BadDecision as exc:
+                capability = step_capability(decision, specialists)
+        except InvalidInput as exc:  # BadDecision, or a value the store cannot hold
             return self._failed(run, controller, iteration, exc.rule, answer)
         if not isinstance(decision, PostStep):
             key = f"solve/{run.run_id}/answer"
-            self._knowledge.write(
-                WriteEntry(
-                    blackboard_id=board,
-                    key=key,
-                    value=decision.answer,
-                    author=controller.name,
-                    entry_type="final",
-                    depends_on=(run.problem_key,),
-                    meta={"solve_run": run.run_id, "reason": decision.reason[:2000]},
+            try:
+                self._knowledge.write(
+                    WriteEntry(
+                        blackboard_id=board,
+                        key=key,
+                        value=decision.answer,
+                        author=controller.name,
+                        entry_type="final",
+                        depends_on=(run.problem_key,),
+                        meta={"solve_run": run.run_id, "reason": decision.reason[:2000]},
+                    )
                 )
-            )
+            except (InvalidInput, ValidationError) as exc:  # the board's rules for an entry's value
+                why = f"answer: cannot be the entry {key}: {refusal(exc)}"
+                return self._failed(run, controller, iteration, why, answer)
             return self._record(
                 run,
                 SolveSolved,
@@ -205,7 +348,12 @@ class Solver:
                 reason=decision.reason,
                 usage=answer.usage,
             )
-        signal = self._post(cmd, run, controller, iteration, decision, capability)
+        try:
+            signal = self._post(cmd, run, controller, iteration, decision, capability)
+        except (InvalidInput, ValidationError) as exc:  # the board's rules for a signal
+            return self._failed(
+                run, controller, iteration, f"its step cannot be posted: {refusal(exc)}", answer
+            )
         run = self._record(
             run,
             SolveStepPosted,
@@ -218,16 +366,7 @@ class Solver:
             reason=decision.reason,
             usage=answer.usage,
         )
-        ended = self._watcher.wait_for_signal(signal.signal_id, cmd.step_timeout)
-        return self._record(
-            run,
-            SolveStepEnded,
-            ended.claimed_by or controller.name,
-            signal_id=signal.signal_id,
-            iteration=iteration,
-            status=ended.status.value,
-            error=ended.result.error if ended.result else None,
-        )
+        return self._step_ended(cmd, run)
 
     def _post(
         self,
@@ -246,7 +385,7 @@ class Solver:
         )
         return self._service.post_signal(
             PostSignal(
-                signal_type=decision.signal_type or _signal_type(capability),
+                signal_type=decision.signal_type or step_signal_type(capability),
                 ps_id=cmd.blackboard_id,
                 entry_id=f"e-{iteration}",
                 topic=decision.topic,
@@ -267,56 +406,34 @@ class Solver:
             SolveDecisionFailed,
             controller.name,
             iteration=iteration,
-            error=error,
-            output=answer.text[:OUTPUT_KEPT],
+            error=storable(error, ERROR_KEPT),
+            output=storable(answer.text, OUTPUT_KEPT),
             usage=answer.usage,
         )
 
-    def _stop(self, run_id: str, board: str, actor: str, reason: str) -> SolveRun:
-        run = self.run(board, run_id)
+    def _end(self, run_id: str, board: str, actor: str, by: str, reason: str, short: str) -> SolveRun:
+        """Stop the run: its open step's signal cancelled by `by` (and that end recorded; `short` says why in
+        the signal's words), then `SolveStopped` with the whole `reason`."""
+        run = self._folded(board, run_id)
         if run.state != "running":
             return run
-        return self._record(run, SolveStopped, actor, iterations=run.iterations, reason=reason)
+        step = run.open_step
+        if step is not None and step.signal_id is not None:
+            try:
+                signal = self._service.cancel_signal(
+                    CancelSignal(
+                        signal_id=step.signal_id,
+                        cancelled_by=by,
+                        reason=f"solve run {run_id} stopped: {short}",
+                        blackboard_id=board,
+                    )
+                )
+            except RuleViolation:  # it ended meanwhile: record how
+                signal = self._queries.get_signal(GetSignalById(signal_id=step.signal_id))
+            run = self._ended(run, step.iteration, signal, by)
+        return self._record(
+            run, SolveStopped, actor, iterations=run.iterations, reason=storable(reason, ERROR_KEPT)
+        )
 
     def _summary(self, board: str) -> Any:
         return self._entries.summary(SummarizeBoard(blackboard_id=board))
-
-    def _record(self, run: SolveRun, kind: type[SolveEvent], actor: str, **fields: Any) -> SolveRun:
-        event = kind(
-            blackboard_id=run.blackboard_id,
-            run_id=run.run_id,
-            version=run.version + 1,
-            occurred_at=self._clock.now(),
-            actor=actor,
-            **fields,
-        )
-        self._log.append([event], {"actor": actor, "solve_run": run.run_id})
-        if self.report is not None:
-            self.report(event)
-        return fold(run.run_id, run.blackboard_id, [*run.events, event])
-
-
-def _signal_type(capability: str) -> SignalType:
-    """A capability that names a signal type (RESEARCH, REVIEW ...) gives it; any other, INVESTIGATION."""
-    return SignalType.__members__.get(capability.strip().upper(), SignalType.INVESTIGATION)
-
-
-def _capability(decision: PostStep, specialists: Sequence[Specialist]) -> str:
-    """The capability the step's signal targets: the one named, which must be the agent's, else its best."""
-    by_name = {s.name: s for s in specialists}
-    agent = by_name.get(decision.agent)
-    if agent is None:
-        raise BadDecision(
-            f"agent must be one of the specialists ({', '.join(by_name) or 'none'}), got {decision.agent!r}"
-        )
-    own = [c for c, _ in agent.capabilities]
-    if decision.capability is None:
-        if not own:
-            raise BadDecision(f"{agent.name} has no capability a signal could target")
-        return own[0]
-    wanted = decision.capability.strip().upper()
-    if wanted not in {c.upper() for c in own}:
-        raise BadDecision(
-            f"capability must be one of {agent.name}'s ({', '.join(own)}), got {decision.capability!r}"
-        )
-    return next(c for c in own if c.upper() == wanted)

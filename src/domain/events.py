@@ -255,7 +255,11 @@ class SolveEvent(BlackboardEvent):
 
 
 class SolveStarted(SolveEvent):
-    """The problem was posted; the controller, its bound and the specialists it may pick among."""
+    """The problem was posted; the controller, its bound and the specialists it may pick among, and the
+    options a `solve --resume` continues the run with."""
+
+    # 2 added host, pid, controller_ref, step_timeout, start_workers, workdir, permission_mode, allowed_tools
+    schema_version: ClassVar[int] = 2
 
     problem: str = Field(min_length=1)
     problem_key: str  # the entry that holds the problem on the board
@@ -266,6 +270,16 @@ class SolveStarted(SolveEvent):
     specialists: tuple[str, ...] = ()
     without_workers: tuple[str, ...] = ()  # specialists with no live worker when the run started
     started_workers: tuple[str, ...] = ()  # those `--start-workers` started for the run
+    host: str | None = None  # where the process that drives it runs (None: before 2)
+    pid: int | None = None
+    # `--controller` as a resume finds it again: an agent of the agents folder, or an agent file's absolute
+    # path; None: the packaged controller
+    controller_ref: str | None = None
+    step_timeout: float | None = None  # seconds a step may have no live worker that fits it (None: before 2)
+    start_workers: bool = False
+    workdir: str | None = None  # the controller's runs' (absolute); None: where solve ran
+    permission_mode: str | None = None
+    allowed_tools: tuple[str, ...] = ()
 
 
 class SolveStepPosted(SolveEvent):
@@ -308,13 +322,33 @@ class SolveSolved(SolveEvent):
 
 
 class SolveStopped(SolveEvent):
-    """The run ended without an answer: its iterations spent, a step that never ended, or interrupted."""
+    """The run ended without an answer: its iterations spent, a step no worker took, or interrupted."""
 
     iterations: int = Field(ge=0)
     reason: str
 
 
-SOLVE_EVENTS = (SolveStarted, SolveStepPosted, SolveStepEnded, SolveDecisionFailed, SolveSolved, SolveStopped)
+class SolveResumed(SolveEvent):
+    """A process took up a run whose own process had ended (`solve --resume`): where it runs, the bounds from
+    now on, and the open step it waits for (`signal_id`), if any."""
+
+    host: str
+    pid: int
+    max_iterations: int = Field(ge=1)
+    step_timeout: float = Field(gt=0)
+    start_workers: bool = False
+    started_workers: tuple[str, ...] = ()  # the workers this resume started
+
+
+SOLVE_EVENTS = (
+    SolveStarted,
+    SolveStepPosted,
+    SolveStepEnded,
+    SolveDecisionFailed,
+    SolveSolved,
+    SolveStopped,
+    SolveResumed,
+)
 
 
 class TypedBlob(BaseModel):
@@ -447,6 +481,17 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalClaimed", 3): lambda data: {**data, "reserved": None},  # claimed before reservations
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},
+    ("SolveStarted", 1): lambda data: {  # started before a run could be resumed: its options were not kept
+        **data,
+        "host": None,
+        "pid": None,
+        "controller_ref": None if data.get("controller") == "controller" else data.get("controller"),
+        "step_timeout": None,
+        "start_workers": bool(data.get("started_workers")),
+        "workdir": None,
+        "permission_mode": None,
+        "allowed_tools": [],
+    },
 }
 
 

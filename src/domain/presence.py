@@ -70,3 +70,43 @@ class WorkerPresence:
         if self.stopped_at is not None:
             return f"stopped at {self.stopped_at.isoformat()}"
         return f"stopped beating at {self.last_beat.isoformat()}"
+
+
+@dataclass(frozen=True, slots=True)
+class SolveProcess:
+    """The process driving a solve run (`blackboard solve`, or a `solve --resume` of it), as it last said it
+    is live: one row per run, kept fresh by its beats as a worker's is, so `solve --status` on any host
+    tells a run that still has its process from one whose process is gone (`orphaned`).
+
+    `holder` is the process's own token: a resume takes the row over with a new one, and the process it
+    replaced (stalled, not dead) finds on its next beat that the run is no longer its own."""
+
+    blackboard_id: str
+    run_id: str
+    holder: str
+    host: str
+    pid: int
+    started_at: datetime
+    last_beat: datetime
+    beat_every: timedelta
+    stopped_at: datetime | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.host}:{self.pid}"
+
+    @property
+    def live_until(self) -> datetime:
+        """As a worker's: when it stopped, or once it has missed MISSED_BEATS beats."""
+        if self.stopped_at is not None:
+            return self.stopped_at
+        return self.last_beat + MISSED_BEATS * self.beat_every
+
+    def is_live(self, at: datetime) -> bool:
+        return at < self.live_until
+
+    @property
+    def gone(self) -> str:
+        if self.stopped_at is not None:
+            return f"its process ({self.label}) ended at {self.stopped_at.isoformat()}"
+        return f"its process ({self.label}) stopped beating at {self.last_beat.isoformat()}"

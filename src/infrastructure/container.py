@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from blackboard.application.projection import Projector
     from blackboard.application.queries import BlackboardQueries
     from blackboard.application.service import BlackboardService, Settings
-    from blackboard.application.solving import SolveLog, Solver
+    from blackboard.application.solving import SolveLog, SolveProcesses, Solver
     from blackboard.application.status import StatusQueries
     from blackboard.application.transfer import BoardTransfer
     from blackboard.application.watching import Watcher
@@ -219,6 +219,13 @@ def solve_log(engine: Engine) -> SolveLog:
     return SqlSolveLog(engine)
 
 
+def solve_processes(engine: Engine) -> SolveProcesses:
+    """Imported on first use: the processes driving solve runs (`orphaned` in `solve --status`)."""
+    from blackboard.infrastructure.persistence.solve_processes import SqlSolveProcesses
+
+    return SqlSolveProcesses(engine)
+
+
 def solver(
     service: BlackboardService,
     knowledge: KnowledgeService,
@@ -227,13 +234,16 @@ def solver(
     signal_queries: BlackboardQueries,
     log: SolveLog,
     clock: Clock,
+    processes: SolveProcesses,
     signals: SignalReadModel | None = None,
 ) -> Solver:
     from blackboard.application.budgets import board_budget
     from blackboard.application.solve_prompt import controller_prompt
     from blackboard.application.solving import Solver
 
-    made = Solver(service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt)
+    made = Solver(
+        service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt, processes
+    )
     if signals is not None:  # the controller's runs are charged to the board: its budget stops the run
         made.over_budget = lambda board: board_budget(signals, board).reached
     return made
@@ -425,8 +435,18 @@ class Container(containers.DeclarativeContainer):
     )
     transfer = providers.Singleton(board_transfer, event_store, projector, settings, authority)
     solve_log = providers.Singleton(solve_log, engine)
+    solve_processes = providers.Singleton(solve_processes, engine)
     solver = providers.Singleton(
-        solver, service, knowledge, knowledge_queries, watcher, queries, solve_log, clock, read_model
+        solver,
+        service,
+        knowledge,
+        knowledge_queries,
+        watcher,
+        queries,
+        solve_log,
+        clock,
+        solve_processes,
+        read_model,
     )
     status = providers.Singleton(
         status_queries,

@@ -781,11 +781,12 @@ class SolveStep(Document):
 
 
 class SolveRun(Document):
-    """A solve run as its events tell it (`blackboard solve`, `solve --status RUN`)."""
+    """A solve run as its events tell it (`blackboard solve`, `solve --status RUN`); `orphaned`: running by
+    its events, but the process that drove it is gone (`solve --resume` takes it up)."""
 
     run_id: str
     blackboard_id: str
-    state: Literal["running", "solved", "stopped"]
+    state: Literal["running", "solved", "stopped", "orphaned"]
     problem: str
     problem_key: str
     controller: str
@@ -802,6 +803,9 @@ class SolveRun(Document):
     answer_key: str | None
     reason: str | None
     controller_cost_usd: float
+    step_timeout: float | None  # seconds a step may have no live worker that fits it (None: started before)
+    resumes: int  # how many times a process took the run up again
+    process: str | None  # `host:pid` of the process that drives it, or drove it last
     version: int
 
 
@@ -839,6 +843,9 @@ def solve_run(run: Any) -> SolveRun:
         answer_key=run.answer_key,
         reason=run.reason,
         controller_cost_usd=round(run.cost_usd, 6),
+        step_timeout=run.step_timeout,
+        resumes=run.resumes,
+        process=run.process,
         version=run.version,
     )
 

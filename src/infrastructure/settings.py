@@ -213,7 +213,7 @@ class BlackboardSettings:
         20_000, "a whole number of events from 1 to 1000000", lambda v: 1 <= v <= 1_000_000, _whole,
         "BLACKBOARD_PROJECTION_PAGE",
     )  # fmt: skip
-    # a worker's beat: how often it says it is live (docs/agents.md: "Live workers")
+    # a worker's beat: how often it says it is live (docs/agents.md: "Live workers"); a solve's, for its run
     beat_interval: float = _knob(2.0, SECONDS, _above_0, _finite, "BLACKBOARD_BEAT_INTERVAL")
     # the longest line `blackboard mcp` reads (one JSON-RPC message); a longer one is refused, unread
     mcp_max_line: int = _knob(

@@ -252,3 +252,53 @@ def test_a_posted_event_of_schema_8_keeps_its_gate_s_timeout_as_its_own_timeout(
     waiting = BlackboardAggregate.replay("bb-v8-work", [work]).signal("sig-0000001f")
     assert deadline(waiting, None, timedelta(seconds=300)) is None
     assert deadline(waiting, timedelta(seconds=30), timedelta(seconds=300)) == at + timedelta(seconds=30)
+
+
+def test_a_solve_started_of_schema_1_loads_with_the_options_a_resume_falls_back_on(sql_engine):
+    """Schema 2 added SolveStarted's host, pid and the options a resume continues with (controller_ref,
+    step_timeout, start_workers, workdir, permission_mode, allowed_tools); a run started before has none."""
+    from blackboard.domain.solving import fold, with_process
+    from blackboard.infrastructure.persistence.solve_log import SqlSolveLog
+
+    at = datetime(2026, 1, 5, tzinfo=UTC)
+    started_v1 = {
+        "signal_id": None,
+        "run_id": "solve-0000000a",
+        "actor": "solve",
+        "problem": "What is the number?",
+        "problem_key": "solve/solve-0000000a/problem",
+        "controller": "first-finding",
+        "runner": "command",
+        "model": None,
+        "max_iterations": 3,
+        "specialists": ["finder"],
+        "without_workers": [],
+        "started_workers": ["finder"],
+    }
+    with sql_engine.begin() as conn:
+        conn.execute(
+            insert(EVENTS).values(
+                event_id="6f1c1d7e-0000-4000-8000-0000000000a1",
+                stream_id="bb-s\x1esolve-0000000a",
+                version=1,
+                event_type="SolveStarted",
+                schema_version=1,
+                data=json.dumps(started_v1),
+                metadata="{}",
+                occurred_at=at,
+                recorded_at=at,
+            )
+        )
+
+    [record] = SqlSolveLog(sql_engine).history("bb-s", "solve-0000000a")
+
+    started = record.event
+    assert (started.controller_ref, started.step_timeout, started.start_workers) == (
+        "first-finding",
+        None,
+        True,
+    )
+    assert (started.host, started.pid, started.workdir, started.allowed_tools) == (None, None, None, ())
+    run = fold("solve-0000000a", "bb-s", [started])
+    assert (run.state, run.process, run.max_iterations) == ("running", None, 3)
+    assert with_process(run, None, at).state == "orphaned"  # no process ever said it drives it

@@ -88,6 +88,7 @@ def test_the_controller_posts_for_the_specialist_it_picks_then_its_answer_is_an_
         done = solve(board, api.url, "--start-workers", "--max-iterations", "4").expect(0)
     run = done.json()
     assert (run["state"], run["iterations"], run["answer"]) == ("solved", 2, "The number is 42.")
+    assert run["step_timeout"] == 300 and run["resumes"] == 0  # a step waits 300 s for a worker by default
     assert run["specialists"] == ["finder", "writer"] and run["without_workers"] == ["finder", "writer"]
     assert run["started_workers"] == ["finder", "writer"]
     [step] = run["steps"]
@@ -242,7 +243,7 @@ def test_the_python_api_solves_as_the_cli_does_and_reads_a_run_back(tmp_path, mo
                 )
 
 
-def test_a_step_that_outlasts_step_timeout_stops_the_run_with_exit_5(board):
+def test_a_step_no_live_worker_fits_for_step_timeout_stops_the_run_with_exit_5_and_cancels_it(board):
     board.agent("finder", FINDER, "You find.")
     with stand_in([say(POST_FINDER)]) as api:
         done = board.cli(
@@ -258,8 +259,11 @@ def test_a_step_that_outlasts_step_timeout_stops_the_run_with_exit_5(board):
             env=api_env(api.url),
         ).expect(5)
     run = done.json()
-    assert run["state"] == "stopped" and run["steps"][0]["status"] is None  # its signal still waits
-    assert "a step did not end in time" in run["reason"] and "no live worker for finder" in done.stderr
+    assert run["state"] == "stopped" and run["steps"][0]["status"] == "CANCELLED"  # it leaves no work behind
+    assert (
+        "had no live worker that fits it for 1s" in run["reason"]
+        and "no live worker for finder" in done.stderr
+    )
 
 
 def test_the_packaged_controller_runs_in_the_real_claude_code_with_no_board_server_and_answers_in_json(

@@ -35,6 +35,7 @@ from blackboard.domain.events import (
     EntryConflictResolved,
     EntryWritten,
     SolveDecisionFailed,
+    SolveResumed,
     SolveSolved,
     SolveStarted,
     SolveStepEnded,
@@ -156,6 +157,14 @@ SAMPLES += [
         specialists=("finder", "writer"),
         without_workers=("writer",),
         started_workers=("writer",),
+        host="host-1",
+        pid=4141,
+        controller_ref="/work/controllers/first.md",
+        step_timeout=300.0,
+        start_workers=True,
+        workdir="/work",
+        permission_mode="acceptEdits",
+        allowed_tools=("Bash(git *)",),
     ),
     SolveStepPosted(
         **RUN,
@@ -173,6 +182,16 @@ SAMPLES += [
         **RUN, version=5, iteration=3, answer="42", answer_key="solve/solve-0000000a/answer", reason="r"
     ),
     SolveStopped(**RUN, version=5, iterations=3, reason="--max-iterations 3 reached without an answer"),
+    SolveResumed(
+        **{**RUN, "actor": "ops"},
+        version=6,
+        host="host-2",
+        pid=4242,
+        max_iterations=5,
+        step_timeout=60.0,
+        start_workers=True,
+        started_workers=("writer",),
+    ),
 ]
 # Lease renewal is being added alongside these tests; cover it once it is registered.
 if (renewed := EVENT_TYPES.get("AgentSignalClaimRenewed")) is not None:

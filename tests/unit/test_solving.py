@@ -3,6 +3,8 @@ anything else is a BadDecision saying what is wrong."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from blackboard.domain.signals import SignalType
@@ -94,3 +96,52 @@ def test_a_run_folds_from_its_events_and_the_in_memory_read_model_passes_over_th
     view = InMemorySignalReadModel()
     view.apply([Recorded(n, e, T0) for n, e in enumerate(events, 1)])
     assert view.position() == 4 and view.find(SignalFilter()) == []  # no signal, no crash
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("x" * 2_000_000, "must be at most 1048576 characters, got 2000000"),
+        ("[" * 5000 + "]" * 5000, "nested too deep to read"),
+        ('{"a":' * 5000 + "1" + "}" * 5000, "nested too deep to read"),
+        ("42", "must be one JSON object, got '42'"),
+        ('"a string"', "must be one JSON object"),
+        ('{"action": "solved"} ' * 40_000, "must be one JSON object"),
+        ("```{" * 250_000, "must be one JSON object"),  # 1 MB of open fences
+        ("\x00 go \ud800", "got '\\x00 go \\ud800'"),  # said back escaped: storable, printable
+    ],
+    ids=["2 MB", "deep array", "deep object", "scalar", "string", "many objects", "fences", "NUL"],
+)
+def test_an_answer_of_any_size_depth_or_content_is_a_bad_decision_never_the_reader_s_own_error(text, said):
+    import time
+
+    began = time.monotonic()
+    with pytest.raises(BadDecision) as refused:
+        read_decision(text)
+
+    assert said in refused.value.rule
+    assert len(refused.value.rule) < 400
+    assert time.monotonic() - began < 10  # linear: the fences took minutes with a backtracking pattern
+
+
+def test_a_running_run_is_orphaned_once_its_process_stopped_beating_ended_or_never_said_it_drives_it():
+    from datetime import timedelta
+
+    from blackboard.domain.presence import SolveProcess
+    from blackboard.domain.solving import SolveRun, with_process
+    from tests.fakes import T0
+
+    running = SolveRun("solve-0000000a", "bb-1", state="running")
+    beating = SolveProcess(
+        "bb-1", "solve-0000000a", "h1", "host", 7, T0, last_beat=T0, beat_every=timedelta(seconds=2)
+    )
+
+    assert with_process(running, beating, T0 + timedelta(seconds=5)).state == "running"
+    stale = with_process(running, beating, T0 + timedelta(seconds=6))  # three beats missed
+    assert stale.state == "orphaned" and "its process (host:7) stopped beating at" in (stale.reason or "")
+    ended = with_process(running, replace(beating, stopped_at=T0), T0)
+    assert ended.state == "orphaned" and "ended at" in (ended.reason or "")
+    assert with_process(running, None, T0).state == "orphaned"  # started before runs kept a row
+    assert "solve --resume solve-0000000a --blackboard bb-1" in (stale.reason or "")
+    solved = replace(running, state="solved")
+    assert with_process(solved, None, T0) == solved

@@ -106,6 +106,7 @@ class AsyncBlackboard:
     summary = _in_thread(Blackboard.summary)
     # a controller's run: it holds a thread until it ends (cancelling the task does not stop it; close waits)
     solve = _in_thread(Blackboard.solve)
+    resume_solve = _in_thread(Blackboard.resume_solve)
     solve_status = _in_thread(Blackboard.solve_status)
 
     # -- the waits: checked in a thread, waited for in the task ----------------------------------------------

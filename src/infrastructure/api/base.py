@@ -52,6 +52,8 @@ class Parts:
     status: Any
     read_model: Any
     projector: Any  # catches the read model up with the log (LangGraph's saver reads its checkpoint rows)
+    solve_processes: Any  # the processes driving solve runs
+    clock: Any
 
     @classmethod
     def build(cls, container: Any) -> Parts:
@@ -74,6 +76,8 @@ class Parts:
                 container.status(),
                 container.read_model(),
                 container.projector(),
+                container.solve_processes(),
+                container.clock(),
             )
         except BaseException:
             engine.dispose()

@@ -76,6 +76,8 @@ OPTIONS = {
     "problem": "PROBLEM",
     "max_iterations": "--max-iterations",
     "step_timeout": "--step-timeout",
+    "run_id": "--resume",
+    "resumed_by": "--posted-by",
     # gates'
     "approved_by": "--by",
     "rejected_by": "--by",

@@ -1,10 +1,14 @@
 """`blackboard solve`: a controller agent drives a board until the problem is solved (application/solving.py);
-`solve --status [RUN]`: a run (or the board's runs) as its events tell it."""
+`solve --resume RUN`: a run whose process ended, taken up from its events; `solve --status [RUN]`: a run (or
+the board's runs) as its events tell it, `orphaned` when it is running and its process is gone."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from blackboard.domain.errors import InvalidInput
@@ -23,38 +27,62 @@ def solve(
     solver: Lazy = Provide[Container.solver.provider],
     registry: Lazy = Provide[Container.agent_registry.provider],
     status: Lazy = Provide[Container.status.provider],
+    processes: Lazy = Provide[Container.solve_processes.provider],
+    clock: Lazy = Provide[Container.clock.provider],
 ) -> Output:
     from blackboard.application.runners import Permissions
-    from blackboard.application.solving import SolveProblem
+    from blackboard.application.solving import ResumeSolve, SolveProblem
     from blackboard.infrastructure import documents
     from blackboard.infrastructure.cli.runner_options import run_options
-    from blackboard.infrastructure.solve_run import SolveSetup, run_solve
+    from blackboard.infrastructure.solve_run import SolveParts, SolveSetup, resume_solve, run_solve
 
-    if args.status is not None or args.problem is None:
+    if args.resume is None and (args.status is not None or args.problem is None):
         return _status(args, solver())
     if args.at is not None:
         raise InvalidInput("--at", "goes with --status: a run as it was at a log position")
-    cmd = SolveProblem(
-        blackboard_id=args.blackboard,
-        problem=args.problem,
-        max_iterations=args.max_iterations,
-        posted_by=args.posted_by,
-        step_timeout=args.step_timeout,
-    )
-    options = run_options(args, config)
+    if args.resume is not None:
+        _resume_alone(args)
+        cmd: Any = ResumeSolve(
+            blackboard_id=args.blackboard,
+            run_id=args.resume,
+            resumed_by=args.posted_by or "solve",
+            max_iterations=args.max_iterations,
+            step_timeout=args.step_timeout,
+            start_workers=True if args.start_workers else None,
+        )
+        options = None
+    else:
+        given = {
+            "max_iterations": args.max_iterations,
+            "posted_by": args.posted_by,
+            "step_timeout": args.step_timeout,
+        }
+        cmd = SolveProblem(
+            blackboard_id=args.blackboard,
+            problem=args.problem,
+            **{name: value for name, value in given.items() if value is not None},  # else the defaults
+        )
+        options = run_options(args, config)
     setup = SolveSetup(
         controller=args.controller,
-        runner=options.runner,
-        model=options.model,
-        workdir=options.workdir,
-        permissions=Permissions(options.permission_mode, options.allowed_tools),
-        board_env=dict(options.board_env),
+        runner=options.runner if options else None,
+        model=options.model if options else None,
+        workdir=options.workdir if options else None,
+        permissions=Permissions(options.permission_mode, options.allowed_tools) if options else Permissions(),
+        board_env=dict(options.board_env) if options else _board_env(config),
         start_workers=args.start_workers,
+        keep_step=args.keep_step,
+        beat_every=config.beat_interval,
     )
     the_solver = solver()
     the_solver.report = _report
+    parts = SolveParts(the_solver, registry(), status(), processes(), clock(), config.artifacts_dir)
     try:
-        run = run_solve(cmd, setup, the_solver, registry(), status(), config.artifacts_dir, _say)
+        with _interruptible():
+            if args.resume is not None:
+                run = resume_solve(cmd, setup, parts, _say)
+            else:
+                run = run_solve(cmd, setup, parts, _say)
     except Exception as exc:
         if (ended := getattr(exc, "run", None)) is not None:
             exc.output = _shown(ended, documents)  # type: ignore[attr-defined] - printed with the error
@@ -62,11 +90,68 @@ def solve(
     return _shown(run, documents)
 
 
+NEW_RUN_ONLY = (
+    ("problem", "PROBLEM"),
+    ("controller", "--controller"),
+    ("runner", "--runner"),
+    ("model", "--model"),
+    ("workdir", "--workdir"),
+    ("permission_mode", "--permission-mode"),
+    ("allowed_tools", "--allow-tool"),
+)
+
+
+def _resume_alone(args: argparse.Namespace) -> None:
+    """--resume continues a run as it was started: what would make it another run is refused (exit 2)."""
+    if args.status is not None:
+        raise InvalidInput("--resume", "takes a run up; --status shows one: give one of the two")
+    for dest, flag in NEW_RUN_ONLY:
+        if getattr(args, dest, None) not in (None, []):
+            raise InvalidInput(
+                flag,
+                "goes with a new run: --resume continues the run with the problem, controller and runner "
+                "options it started with (--max-iterations, --step-timeout, --start-workers, --keep-step "
+                "and --posted-by may be given)",
+            )
+
+
+def _board_env(config: BlackboardSettings) -> dict[str, str]:
+    from blackboard.infrastructure.settings import board_environment
+
+    return dict(board_environment(config))
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGTERM as Ctrl-C: the run stops (or, with --keep-step, is left for a resume) and its workers stop,
+    exit 130. Once one arrived, another is told to wait instead of cutting that short."""
+    handled = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in handled}
+
+    def stopping(signum: int, _frame: object) -> None:
+        _say("stopping: the run records its stop and stops its workers (a few seconds)")
+
+    def interrupted(signum: int, _frame: object) -> None:
+        for s in handled:
+            signal.signal(s, stopping)
+        raise KeyboardInterrupt
+
+    for s in handled:
+        signal.signal(s, interrupted)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def _status(args: argparse.Namespace, solver: Any) -> Output:
     from blackboard.infrastructure import documents
 
-    if args.start_workers or args.controller is not None:
-        raise InvalidInput("--status", "shows a run: it takes no PROBLEM, --controller nor --start-workers")
+    if args.start_workers or args.controller is not None or args.keep_step:
+        raise InvalidInput(
+            "--status", "shows a run: it takes no PROBLEM, --controller, --start-workers nor --keep-step"
+        )
     if args.status:
         return _shown(solver.run(args.blackboard, args.status, args.at), documents)
     runs = solver.runs(args.blackboard, args.at)
@@ -92,8 +177,8 @@ def _shown(run: Any, documents: Any) -> Output:
             )
     if run.answer is not None:
         lines += [f"answer ({run.answer_key}):", run.answer]
-    elif run.state == "stopped":
-        lines.append(f"stopped: {run.reason}")
+    elif run.state in ("stopped", "orphaned"):
+        lines.append(f"{run.state}: {run.reason}")
     return Output(data, "\n".join(lines))
 
 
@@ -116,6 +201,8 @@ def _report(event: Any) -> None:
         _say(f"{event.iteration}. solved: {event.answer_key}")
     elif kind == "SolveStopped":
         _say(f"stopped: {event.reason}")
+    elif kind == "SolveResumed":
+        _say(f"{event.run_id}: resumed by {event.actor} on {event.host}:{event.pid}")
 
 
 def _line(text: str) -> str:

@@ -29,7 +29,6 @@ def add_solve_command(commands: Any, _command: Callable[..., argparse.ArgumentPa
     solve.add_argument(
         "--max-iterations",
         type=whole,
-        default=10,
         metavar="N",
         help="at most N decisions; reached without an answer: exit 5 (default 10)",
     )
@@ -42,17 +41,33 @@ def add_solve_command(commands: Any, _command: Callable[..., argparse.ArgumentPa
         "--step-timeout",
         type=float,
         metavar="SECONDS",
-        help="how long a step's signal may take before the run stops (exit 5; default: no bound)",
+        help="how long a step may have no live worker that fits it before the run stops and cancels it "
+        "(exit 5; default 300)",
     )
     solve.add_argument(
-        "--posted-by", default="solve", metavar="NAME", help="who starts the run (default solve)"
+        "--keep-step",
+        action="store_true",
+        help="on Ctrl-C or SIGTERM, leave the run and its open step for --resume (default: cancel the step "
+        "and stop the run)",
+    )
+    solve.add_argument(
+        "--posted-by",
+        metavar="NAME",
+        help="who starts the run, or with --resume who resumes it (default solve)",
+    )
+    solve.add_argument(
+        "--resume",
+        metavar="RUN",
+        help="take up a running run whose process ended (killed, or interrupted with --keep-step), from its "
+        "events: with the controller and options it started with",
     )
     solve.add_argument(
         "--status",
         nargs="?",
         const="",
         metavar="RUN",
-        help="show the run (its decisions, its answer) instead of starting one; no RUN: the board's runs",
+        help="show the run (its decisions, its answer; orphaned: running, its process gone) instead of "
+        "starting one; no RUN: the board's runs",
     )
     solve.add_argument(
         "--at", type=whole, metavar="POSITION", help="with --status: as the run was at this log position"

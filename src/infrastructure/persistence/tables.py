@@ -1,4 +1,5 @@
-"""The tables: the event log, the signal and entry read models and their checkpoints, live workers.
+"""The tables: the event log, the signal and entry read models and their checkpoints, live workers, and the
+processes driving solve runs.
 
 Core `Table`s rather than ORM classes: every statement here is Core, and importing
 `sqlalchemy.orm` would cost each CLI call about a tenth of a second for nothing.
@@ -301,6 +302,22 @@ WORKERS = Table(
     Column("threshold", Float, nullable=False),  # the threshold it claims with, resolved
     Column("running_json", Text, nullable=False),  # JSON [[signal_id, blackboard_id], ...]
     Column("stopped_at", Moment),  # set when it stopped; NULL while it runs (or died)
+)
+
+# The processes driving solve runs (docs/agents.md, "The controller: solve"): one row per run, kept fresh by
+# its process's beats as a worker's is; `solve --status` calls a running run whose row is stale `orphaned`.
+SOLVE_PROCESSES = Table(
+    "solve_processes",
+    metadata,
+    Column("blackboard_id", String(200), primary_key=True),
+    Column("run_id", String(200), primary_key=True),
+    Column("holder", String(64), nullable=False),  # the driving process's token: a resume takes the row over
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", Moment, nullable=False),
+    Column("last_beat_at", Moment, nullable=False),
+    Column("beat_seconds", Float, nullable=False),
+    Column("stopped_at", Moment),  # set when its process ended on its own; NULL while it runs (or died)
 )
 
 # Which releases may run side by side on this database (migration 0014; persistence/schema.py

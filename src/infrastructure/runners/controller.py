@@ -157,7 +157,7 @@ class RunnerController(ControllerAgent):
 
     def _command(self, prompt: str) -> ControllerAnswer:
         """The file's command, through the shell, in the file's folder, as a handler runs: the prompt on
-        standard input, the decision on standard output."""
+        standard input, the decision on standard output (UTF-8: other bytes are a failed run, not a crash)."""
         agent, started = self._definition, time.monotonic()
         timeout = agent.timeout or TIMEOUT
         try:
@@ -165,9 +165,8 @@ class RunnerController(ControllerAgent):
                 str(agent.command),
                 shell=True,
                 cwd=agent.path.resolve().parent,
-                input=prompt,
+                input=prompt.encode("utf-8", "backslashreplace"),
                 capture_output=True,
-                text=True,
                 timeout=timeout,
                 env={**os.environ, **self._board_env},
             )
@@ -176,12 +175,18 @@ class RunnerController(ControllerAgent):
             return ControllerAnswer(False, "", self._usage(started), error)
         except OSError as exc:
             return ControllerAnswer(False, "", self._usage(started), f"could not start its command: {exc}")
+        try:
+            stdout = done.stdout.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            said = done.stdout.decode("utf-8", "replace")
+            error = f"its output is not UTF-8 text (byte {done.stdout[bad.start]:#04x} at offset {bad.start})"
+            return ControllerAnswer(False, said, self._usage(started), error)
         if done.returncode != 0:
-            said = " ".join(done.stderr.split())[-500:] or "(no stderr)"
+            said = " ".join(done.stderr.decode("utf-8", "replace").split())[-500:] or "(no stderr)"
             return ControllerAnswer(
-                False, done.stdout, self._usage(started), f"its command exited {done.returncode}: {said}"
+                False, stdout, self._usage(started), f"its command exited {done.returncode}: {said}"
             )
-        return ControllerAnswer(True, done.stdout, self._usage(started))
+        return ControllerAnswer(True, stdout, self._usage(started))
 
     def _usage(self, started: float) -> SignalUsage:
         return SignalUsage(runner="command", duration_ms=int((time.monotonic() - started) * 1000))
