@@ -32,8 +32,8 @@ from blackboard.application.solve_decisions import (
     storable,
 )
 from blackboard.application.solve_ports import (  # the ports and values, re-exported for the adapters
-    BudgetStopsTheRun,
     STEP_TIMEOUT,
+    BudgetStopsTheRun,
     ControllerAgent,
     ControllerAnswer,
     IterationsSpent,
@@ -300,7 +300,8 @@ class Solver(SolveRuns):
         if self.holding is not None and not self.holding():
             raise RunTakenOver(run.run_id, board)
         if self.over_budget is not None and (why := self.over_budget(board)) is not None:
-            raise BudgetStopsTheRun(self._stop(run.run_id, board, controller.name, f"the board's {why}"), why)
+            stopped = self._end(run.run_id, board, controller.name, cmd.posted_by, f"the board's {why}", why)
+            raise BudgetStopsTheRun(stopped, why)
         summary = self._summary(board)
         entries = self._entries.entries(ListEntries(blackboard_id=board))
         last_error = run.steps[-1].error if run.steps and run.steps[-1].signal_id is None else None
