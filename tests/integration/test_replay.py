@@ -258,13 +258,13 @@ def _loaded_as_stored(event_type, schema_version, envelope, data, upcasters=None
     return events.event_class(event_type).model_validate({**data, **envelope})
 
 
-def _store(engine: Engine, rows: list[tuple[str, int, dict]], stream: str) -> None:
+def _store(engine: Engine, rows: list[tuple[str, int, dict]], stream: str, first_id: int = 1) -> None:
     at = datetime(2026, 1, 4, 9, 0, 0, 123456, tzinfo=UTC)
     with engine.begin() as conn:
         for version, (kind, schema, data) in enumerate(rows, 1):
             conn.execute(
                 insert(EVENTS).values(
-                    event_id=f"6f1c1d7e-0000-4000-8000-{version:012d}",
+                    event_id=f"6f1c1d7e-0000-4000-8000-{first_id + version - 1:012d}",
                     stream_id=stream,
                     version=version,
                     event_type=kind,
@@ -332,9 +332,30 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
             },
         ),
     ]
-    stored = {(kind, schema) for kind, schema, _ in rows}
+    solve = [  # a solve run's own stream: SolveStarted of schema 1, before a resume's options
+        (
+            "SolveStarted",
+            1,
+            {
+                "signal_id": None,
+                "run_id": "solve-0000000a",
+                "actor": "solve",
+                "problem": "What is it?",
+                "problem_key": "solve/solve-0000000a/problem",
+                "controller": "first-finding",
+                "runner": "command",
+                "model": None,
+                "max_iterations": 3,
+                "specialists": ["ps-researcher"],
+                "without_workers": [],
+                "started_workers": [],
+            },
+        )
+    ]
+    stored = {(kind, schema) for kind, schema, _ in rows + solve}
     assert set(events.UPCASTERS) <= stored, "an upcaster was added: store a row of the shape it upcasts here"
     _store(sql_engine, rows, "bb-old")
+    _store(sql_engine, solve, "bb-old\x1esolve-0000000a", first_id=len(rows) + 1)
     board = SqlBoard(sql_engine)
 
     normal, fast = both_paths(board, page_size=3)
