@@ -255,11 +255,11 @@ def _mutations() -> dict[str, tuple[object, str]]:
         ),
         "an event longer than the reader's bound": (
             events(lambda e: e[0]["data"]["payload"].update(prompt="x" * (17 << 20))),
-            "events[0]: must be at most 16 MiB of JSON (the import reader's bound",
+            "events[0]: must be at most 16 MiB of JSON as an export writes it (the import reader's bound",
         ),
         "an event nested deeper than the reader's bound": (
             events(lambda e: e[0]["metadata"].update(deep=_nested(60))),
-            "events[0]: must be nested at most 40 levels deep (the import reader's bound)",
+            "events[0]: must be nested at most 40 levels deep as an export writes it (the import reader's bound)",
         ),
         "a claim before its post": (
             events(
