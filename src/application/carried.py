@@ -88,12 +88,16 @@ def check_carried(
     `event()`: the event, built only when it must be measured; `field`: the name to refuse it under (None: its
     data's member that makes it so, as the command named it)."""
     stored: StoredEvent | None = None
-    if max(_opened(data_json), _opened(metadata_json)) >= MAX_DEPTH:  # it could nest past the bound: look
+    opened = (
+        _opened(data_json),
+        _opened(metadata_json),
+    )  # neither nests deeper than its count, plus its object
+    if max(opened) >= MAX_DEPTH:  # it could nest past the bound: look
         stored = _longest(event())
         if depth(event_item(stored)) > MAX_DEPTH:
             name = field or _member(stored.data, depth)
             raise too_deep(name, f"its {stored.event_type} would nest more than {MAX_DEPTH} levels")
-    if _within(data_json, metadata_json):
+    if _within(data_json, metadata_json, *opened):
         return
     stored = stored or _longest(event())
     if (size := len(event_text(event_item(stored)))) > MAX_EVENT_CHARS:
@@ -124,19 +128,18 @@ def _opened(text: str) -> int:
     return text.count("[") + text.count("{")
 
 
-def _within(data_json: str, metadata_json: str) -> bool:
-    """Surely within MAX_EVENT_CHARS as exported, from the stored text alone, for an event within MAX_DEPTH (an
-    upper bound: a bracket, comma or colon inside a string counts too). An export breaks the line before each
-    member and each closing bracket of a non-empty array or object, and puts a space after each colon; nothing
-    else is added to compact JSON."""
+def _within(data_json: str, metadata_json: str, opened_data: int, opened_metadata: int) -> bool:
+    """Surely within MAX_EVENT_CHARS as exported, from the stored text alone (an upper bound: a bracket, comma or
+    colon inside a string counts too). An export breaks the line before each member and each closing bracket of
+    a non-empty array or object, indented two spaces a level, and puts a space after each colon; nothing else is
+    added to compact JSON."""
     stored = len(data_json) + len(metadata_json)
     if stored <= _SHORT:
         return True
-    breaks = (
-        data_json.count(",") + metadata_json.count(",") + 2 * (_opened(data_json) + _opened(metadata_json))
-    )
+    levels = 1 + min(MAX_DEPTH - 1, max(opened_data, opened_metadata))  # its object's, and what it holds
+    breaks = data_json.count(",") + metadata_json.count(",") + 2 * (opened_data + opened_metadata)
     spaces = data_json.count(":") + metadata_json.count(":")
-    return stored + _ENVELOPE + breaks * _BREAK + spaces <= MAX_EVENT_CHARS
+    return stored + _ENVELOPE + breaks * (1 + 2 * levels + 4) + spaces <= MAX_EVENT_CHARS
 
 
 def _longest(e: StoredEvent) -> StoredEvent:

@@ -159,7 +159,7 @@ def test_an_ordinary_event_is_not_measured():
         "payload": {"topic": "t", "prompt": "p" * 10_000, "context": {"items": [{"n": i} for i in range(30)]}}
     }
     check_carried(json.dumps(data, separators=(",", ":")), json.dumps(METADATA), never)
-    big = {
-        "blob": {"type": "msgpack", "base64": "A" * (12 << 20)}
-    }  # long, but nothing an export would indent
+    big = {"blob": {"type": "msgpack", "base64": "A" * (12 << 20)}}  # long, but nothing an export indents
     check_carried(json.dumps(big), json.dumps(METADATA), never)
+    shallow = {"value": {"list": [0] * 500_000}}  # 1 MB of short items, each on a line indented 8 spaces
+    check_carried(json.dumps(shallow, separators=(",", ":")), json.dumps(METADATA), never)
