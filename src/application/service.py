@@ -54,7 +54,7 @@ from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
 from blackboard.domain.blackboard import BlackboardAggregate, overdue
 from blackboard.domain.capabilities import AgentProfile, Claimant, rank
-from blackboard.domain.errors import AgentNotFound, BlackboardError, SignalNotFound
+from blackboard.domain.errors import AgentNotFound, BlackboardError, InvalidInput, SignalNotFound
 from blackboard.domain.limits import Budget, ClaimLimits, Spent, new_budget
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.reservations import Reservation
@@ -288,7 +288,8 @@ class BlackboardService:
 
     def record_outcomes(self, cmd: RecordOutcomes) -> list[AgentSignal | BlackboardError]:
         """Complete or fail each signal, in one append; per outcome, the signal as stored or the
-        reason it was refused (a claim that expired or went to someone else meanwhile)."""
+        reason it was refused (a claim that expired or went to someone else meanwhile, an outcome larger
+        than an export carries)."""
         for outcome in cmd.outcomes:
             self._own_claim(
                 outcome.signal_id,
@@ -328,15 +329,25 @@ class BlackboardService:
             return results
 
         scope = Scope(signals=tuple(o.signal_id for o in cmd.outcomes), ends=True)
-        return self._execute(
-            cmd.blackboard_id,
-            scope,
-            decide,
-            cmd,
-            actor=cmd.agent_id,
-            deadlines=scope.signals,
-            hold=Hold.SIGNALS,
-        )
+        try:
+            return self._execute(
+                cmd.blackboard_id,
+                scope,
+                decide,
+                cmd,
+                actor=cmd.agent_id,
+                deadlines=scope.signals,
+                hold=Hold.SIGNALS,
+            )
+        except InvalidInput as refused:  # an event the log would not carry (application/carried.py), refused
+            # at its append, nothing written: that outcome alone is refused, the others are recorded one by one
+            if len(cmd.outcomes) == 1:
+                return [refused]
+            return [
+                result
+                for outcome in cmd.outcomes
+                for result in self.record_outcomes(cmd.model_copy(update={"outcomes": (outcome,)}))
+            ]
 
     def redeliver_completion(
         self, blackboard_id: str, signal_id: str, agent_id: str, token: str | None

@@ -185,6 +185,27 @@ def test_an_import_into_a_store_with_other_boards_keeps_everything_but_positions
     assert target.ok("read", "plan", "--blackboard", board)["value"] == "other"
 
 
+def test_a_claim_with_a_token_and_one_without_import_as_they_were_each_keeping_its_protection(
+    stores, target, tmp_path
+):
+    """`claim` without `--token` records a claim of today's schema without one (docs/cli.md): a board holding one
+    must import, and the token of the other must still be asked for."""
+    source = stores[0]
+    board = f"tok-{uuid.uuid4().hex[:8]}"
+    guarded, open_ = (source.post("--blackboard", board)["signal_id"] for _ in range(2))
+    source.ok("claim", guarded, "--agent", "ps-researcher", "--token", "t-1")
+    source.ok("claim", open_, "--agent", "ps-researcher")
+    document = json.loads(export(source, board, tmp_path / "board.json"))
+    claims = [e for e in document["events"] if e["event_type"] == "AgentSignalClaimed"]
+    assert [(c["schema_version"], c["data"]["token"]) for c in claims] == [(4, "t-1"), (4, None)]
+
+    target.ok("import", str(tmp_path / "board.json"))
+
+    assert "token" in target("complete", guarded, "--agent", "ps-researcher").expect(3).stderr
+    target.ok("complete", guarded, "--agent", "ps-researcher", "--token", "t-1")
+    target.ok("complete", open_, "--agent", "ps-researcher")
+
+
 def test_an_import_onto_a_store_that_holds_the_board_is_refused_with_exit_3_and_writes_nothing(
     stores, tmp_path
 ):
@@ -255,11 +276,11 @@ def _mutations() -> dict[str, tuple[object, str]]:
         ),
         "an event longer than the reader's bound": (
             events(lambda e: e[0]["data"]["payload"].update(prompt="x" * (17 << 20))),
-            "events[0]: must be at most 16 MiB of JSON (the import reader's bound",
+            "events[0]: must be at most 16 MiB of JSON as an export writes it (the import reader's bound",
         ),
         "an event nested deeper than the reader's bound": (
             events(lambda e: e[0]["metadata"].update(deep=_nested(60))),
-            "events[0]: must be nested at most 40 levels deep (the import reader's bound)",
+            "events[0]: must be nested at most 40 levels deep as an export writes it (the import reader's bound)",
         ),
         "a claim before its post": (
             events(

@@ -4,7 +4,7 @@ The whole file is never in memory: it is read in chunks of `CHUNK` characters, e
 with the json module's own scanner as soon as it is whole, and what is behind dropped. The reader's
 bounds (docs/persistence.md, "Export documents"), each refused as InvalidInput naming it:
 - an event, or any other top-level value, holds at most `MAX_ITEM_BYTES` characters of JSON;
-- nothing is nested deeper than `MAX_DEPTH` levels (the document and an event's envelope count);
+- nothing is nested deeper than `MAX_DEPTH` levels (an event's own object counts);
 - the document is one JSON object, UTF-8, with no NaN or Infinity and nothing after it.
 Its digest is taken as it goes, so a second pass can tell that the file is still the one checked.
 """
@@ -18,11 +18,12 @@ import re
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from blackboard.application.carried import MAX_DEPTH, MAX_EVENT_CHARS, depth, too_deep, too_long
 from blackboard.domain.errors import InvalidInput
 
 CHUNK = 1 << 20
-MAX_ITEM_BYTES = 16 << 20  # an entry's value is at most 1 MiB of UTF-8, \u-escaped in an export up to 6x
-MAX_DEPTH = 40  # a value nests at most 32 levels (docs/cli.md); an event's envelope adds a few
+# the bounds every stored event is held to as well (application/carried.py): what the board accepts, it can carry
+MAX_ITEM_BYTES = MAX_EVENT_CHARS
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -120,24 +121,17 @@ class DocumentReader:
                     self._syntax(exc.msg, exc.pos)
                 value, end = None, None
             except RecursionError:
-                raise self._too_deep(field) from None
+                raise too_deep(field, "it is deeper") from None
             if end is not None and (end < len(self._buf) or self._eof):
-                if _depth(value) > MAX_DEPTH:
-                    raise self._too_deep(field)
+                if end - self._at > MAX_ITEM_BYTES:  # whole in the buffer, yet longer: the bound is exact
+                    raise too_long(field, "it is longer")
+                if depth(value) > MAX_DEPTH:
+                    raise too_deep(field, "it is deeper")
                 self._at = end
                 return value
             if len(self._buf) - self._at > MAX_ITEM_BYTES:
-                raise InvalidInput(
-                    field,
-                    f"must be at most {MAX_ITEM_BYTES >> 20} MiB of JSON (the import reader's bound on one "
-                    "event or field); it is longer",
-                )
+                raise too_long(field, "it is longer")
             self._fill()
-
-    def _too_deep(self, field: str) -> InvalidInput:
-        return InvalidInput(
-            field, f"must be nested at most {MAX_DEPTH} levels deep (the import reader's bound)"
-        )
 
     def _syntax(self, msg: str, pos: int | None = None) -> None:
         pos = self._at if pos is None else pos
@@ -182,21 +176,3 @@ class DocumentReader:
         if first == "" or not (first.isdigit() or first == "-"):
             self._syntax("Expecting value")
         return "a number"
-
-
-def _depth(value: Any) -> int:
-    """How deeply `value` nests (a scalar: 0), without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, level)
-        if level > MAX_DEPTH:
-            return level
-        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
-    return deepest

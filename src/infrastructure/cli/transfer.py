@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from blackboard.application.carried import event_item, event_text
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.container import Container
@@ -113,28 +114,12 @@ def write_document(blackboard_id: str, events: Iterable[StoredEvent], out: IO[st
     out.write('{\n  "blackboard_id": ' + json.dumps(blackboard_id) + ',\n  "events": [')
     count, streams = 0, set()
     for event in events:
-        item = json.dumps(event_item(event), indent=2, sort_keys=True).replace("\n", "\n    ")
-        out.write(("," if count else "") + "\n    " + item)
+        out.write(("," if count else "") + "\n    " + event_text(event_item(event)))
         count += 1
         streams.add(event.stream_id)
     out.write("\n  ],\n" if count else "],\n")
     out.write(f'  "format": {json.dumps(FORMAT)},\n  "format_version": {FORMAT_VERSION}\n}}\n')
     return count, len(streams)
-
-
-def event_item(e: StoredEvent) -> dict[str, Any]:
-    return {
-        "position": e.position,
-        "event_id": e.event_id,
-        "stream_id": e.stream_id,
-        "version": e.version,
-        "event_type": e.event_type,
-        "schema_version": e.schema_version,
-        "data": dict(e.data),
-        "metadata": dict(e.metadata),
-        "occurred_at": e.occurred_at.isoformat(),
-        "recorded_at": e.recorded_at.isoformat(),
-    }
 
 
 def to_document(blackboard_id: str, events: Iterable[StoredEvent]) -> dict[str, Any]:

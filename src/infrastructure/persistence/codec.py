@@ -10,8 +10,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from blackboard.application.carried import check_carried
 from blackboard.application.errors import UpgradeNeeded
-from blackboard.application.ports import Recorded
+from blackboard.application.ports import Recorded, StoredEvent
 from blackboard.domain.events import (
     EVENT_TYPES,
     BlackboardEvent,
@@ -39,17 +40,37 @@ def event_row(
     recorded_at: datetime,
     metadata_json: str | None = None,
 ) -> dict[str, Any]:
-    """`metadata_json`: the metadata already encoded, when many events of one append share it."""
+    """`metadata_json`: the metadata already encoded, when many events of one append share it. An event an
+    export could not carry to an import is refused here, the one place every append passes (InvalidInput)."""
+    data = event.data()
+    data_json = json.dumps(data, separators=(",", ":"))
+    if metadata_json is None:
+        metadata_json = json.dumps(dict(metadata), separators=(",", ":"))
+    schema_version = type(event).schema_version
+    check_carried(
+        data_json,
+        metadata_json,
+        lambda: StoredEvent(
+            0,
+            event.event_id,
+            event.stream_id,
+            event.version,
+            event.event_type,
+            schema_version,
+            data,
+            metadata,
+            event.occurred_at,
+            recorded_at,
+        ),
+    )
     return {
         "event_id": event.event_id,
         "stream_id": event.stream_id,
         "version": event.version,
         "event_type": event.event_type,
-        "schema_version": type(event).schema_version,
-        "data": json.dumps(event.data(), separators=(",", ":")),
-        "metadata": metadata_json
-        if metadata_json is not None
-        else json.dumps(dict(metadata), separators=(",", ":")),
+        "schema_version": schema_version,
+        "data": data_json,
+        "metadata": metadata_json,
         "occurred_at": event.occurred_at,
         "recorded_at": recorded_at,
     }

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from sqlalchemy import Column, Connection, Engine, Row, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
+from blackboard.application.carried import check_carried
 from blackboard.application.errors import BoardExists
 from blackboard.application.ports import ImportedRange, StoredEvent
 from blackboard.domain.errors import InvalidInput
@@ -131,7 +132,7 @@ def _insert(
     posted = [str(e.data.get("signal_id")) for e in chunk if e.event_type == "AgentSignalPosted"]
     if taken := _taken(conn, SIGNALS.c.signal_id, posted):
         raise BoardExists(blackboard_id, f"signal {taken} is on another board of this store")
-    rows = [_row(e, keep) for e in chunk]
+    rows = [_row(e, keep, f"events[{before + i}]") for i, e in enumerate(chunk)]
     try:
         return dialect_of(conn.engine).insert_many(conn, EVENTS, rows, returning="position", key="event_id")
     except IntegrityError as exc:  # checked above under the log's lock: only a bug gets here
@@ -146,15 +147,20 @@ def _taken(conn: Connection, column: Column[str], ids: list[str]) -> str | None:
     return None
 
 
-def _row(event: StoredEvent, keep_position: bool) -> dict[str, object]:
+def _row(event: StoredEvent, keep_position: bool, at: str) -> dict[str, object]:
+    """The event's row; refused (InvalidInput naming `at`) if an export of it could not be imported again: the
+    reader took it as it was written, but an export writes it its own way (application/carried.py)."""
+    data = json.dumps(dict(event.data), separators=(",", ":"))
+    metadata = json.dumps(dict(event.metadata), separators=(",", ":"))
+    check_carried(data, metadata, lambda: event, at)
     row: dict[str, object] = {
         "event_id": event.event_id,
         "stream_id": event.stream_id,
         "version": event.version,
         "event_type": event.event_type,
         "schema_version": event.schema_version,
-        "data": json.dumps(dict(event.data), separators=(",", ":")),
-        "metadata": json.dumps(dict(event.metadata), separators=(",", ":")),
+        "data": data,
+        "metadata": metadata,
         "occurred_at": event.occurred_at,
         "recorded_at": event.recorded_at,
     }

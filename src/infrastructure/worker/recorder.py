@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from blackboard.application.commands import CompleteSignal, FailSignal, RecordOutcomes
 from blackboard.application.ports import StoreUnavailable
 from blackboard.application.service import BlackboardService
-from blackboard.domain.errors import BlackboardError
+from blackboard.domain.errors import BlackboardError, InvalidInput
 from blackboard.domain.signals import AgentSignal
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -81,18 +81,29 @@ class Recorder:
         for done in batch:
             by_board.setdefault(done.claimed.blackboard_id, []).append(done)
         for board_id, items in by_board.items():
-            command = RecordOutcomes(
-                blackboard_id=board_id, agent_id=self._agent_id, outcomes=tuple(d.command for d in items)
-            )
-            outages: list[StoreUnavailable] = []
-            results = self._through_outages(command, outages)
-            if results is None:
+            self._store(board_id, items)
+
+    def _store(self, board_id: str, items: list[Done], first: bool = True) -> None:
+        command = RecordOutcomes(
+            blackboard_id=board_id, agent_id=self._agent_id, outcomes=tuple(d.command for d in items)
+        )
+        outages: list[StoreUnavailable] = []
+        results = self._through_outages(command, outages)
+        if results is None:
+            return
+        refused: list[Done] = []
+        for done, result in zip(items, results, strict=True):
+            if first and isinstance(result, InvalidInput):  # larger than the log carries: failed, saying why
+                refused.append(
+                    replace(done, command=_failed(done.command, f"handler output refused: {result}"))
+                )
                 continue
-            for done, result in zip(items, results, strict=True):
-                if outages and isinstance(result, BlackboardError) and self._stored_before(done):
-                    logger.info("%s was stored before the database went away", done.claimed.signal_id)
-                    continue
-                _log_outcome(done, result)
+            if outages and isinstance(result, BlackboardError) and self._stored_before(done):
+                logger.info("%s was stored before the database went away", done.claimed.signal_id)
+                continue
+            _log_outcome(done, result)
+        if refused:
+            self._store(board_id, refused, first=False)
 
     def _stored_before(self, done: Done) -> bool:
         """A retry after an outage is refused when the first try was stored but its acknowledgement
@@ -123,6 +134,18 @@ class Recorder:
                 if self._cancel.wait(min(5.0, 0.25 * 2**attempt)):
                     return None
         return None
+
+
+def _failed(command: CompleteSignal | FailSignal, error: str) -> FailSignal:
+    """The outcome's signal failed with `error` instead, by the same claim, with what its run cost."""
+    return FailSignal(
+        signal_id=command.signal_id,
+        agent_id=command.agent_id,
+        error=error,
+        blackboard_id=command.blackboard_id,
+        token=command.token,
+        usage=command.usage,
+    )
 
 
 def _log_outcome(done: Done, result: AgentSignal | BlackboardError) -> None:
