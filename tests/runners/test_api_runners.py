@@ -127,6 +127,45 @@ def test_an_openai_run_takes_its_model_from_the_worker_and_completes_with_the_js
     assert usage["cost_usd"] == pytest.approx((400 * 2.5 + 60 * 10) / 1e6)
 
 
+def test_an_api_run_searches_the_entries_of_its_own_board_and_of_no_other(board):
+    """Issue 34, item 5: a model run through the API had no search among its tools (and no shell to run
+    `blackboard search` in); its bound tools now offer blackboard_search, on the run's board only."""
+    for where, text in (
+        ("ps-1", "an LRU cache in front of the read model"),
+        ("ps-other", "an LRU cache too"),
+    ):
+        board.cli.ok(
+            "write", "notes/cache", "--blackboard", where, "--author", "me", "--value", json.dumps(text)
+        )
+    board.cli.ok("write", "notes/queue", "--blackboard", "ps-1", "--author", "me", "--value", '"a queue"')
+    board.agent("finder", WRITER, "You find what the board knows.")
+    signal = board.post("finder", topic="what caches do we have?")
+    script = [
+        call("blackboard_search", {"text": "LRU cache"}),
+        call("blackboard_search", {"text": "cache", "blackboard_id": "ps-other"}),
+        say("one cache: notes/cache"),
+    ]
+    with stand_in(script) as api:
+        board.cli("worker", "--agent", "finder", "--once", env=anthropic_env(api.url)).expect(0)
+
+    assert board.show(signal["signal_id"])["status"] == "COMPLETED"
+    offered = {t["name"]: t for t in api.model_calls[0].body["tools"]}
+    assert "blackboard_id" not in offered["blackboard_search"]["input_schema"]["properties"]
+    results = [
+        b
+        for m in api.model_calls[2].body["messages"]
+        if m["role"] == "user"
+        for b in m["content"]
+        if isinstance(b, dict)
+    ]
+    found, elsewhere = results
+    hits = json.loads(found["content"])
+    assert not found["is_error"] and [(h["blackboard_id"], h["key"]) for h in hits] == [
+        ("ps-1", "notes/cache")
+    ]
+    assert elsewhere["is_error"] and "blackboard_id" in elsewhere["content"]  # another board: not an argument
+
+
 def test_a_rate_limited_answer_is_waited_out_as_its_retry_after_says_and_is_no_failed_attempt(board):
     board.agent("writer", WRITER, "Write.")
     signal = board.post("writer")
