@@ -318,3 +318,35 @@ def test_summary_and_status_total_the_usage_per_agent_and_board(board):
     assert "runner usage" in text and "writer" in text and "analyst" in text
     summary_text = board.cli("summary", "--blackboard", "ps-1").expect(0).stdout
     assert "runner usage: 3 run(s), 1,300 tokens in" in summary_text
+
+
+def test_an_unpriced_model_s_cost_is_unknown_in_summary_and_status_never_zero(board):
+    """Issue 34, item 10: a model the runner cannot price reported `cost_usd: 0.0`, which a dashboard reads as
+    free. Runs none of which had a price have an unknown cost (null); a total with priced runs too is theirs,
+    `unpriced_runs` saying how many are left out."""
+    board.agent("local", "runner: openai\nmodel: my-local-model\n", "Work locally.")
+    board.agent("analyst", "runner: openai\nmodel: gpt-4o\n", "Analyse.")
+    board.post("local", topic="one")
+    with stand_in([say("a", input_tokens=100, output_tokens=10)]) as api:
+        board.cli("worker", "--agent", "local", "--once", env=openai_env(api.url)).expect(0)
+
+    alone = board.cli.ok("summary", "--blackboard", "ps-1")["usage"]
+    assert (alone["runs"], alone["unpriced_runs"], alone["cost_usd"]) == (1, 1, None)
+    assert alone["by_agent"]["local"]["cost_usd"] is None
+    (status,) = board.cli.ok("status")
+    assert status["usage"] == alone
+    assert "cost unknown (1 unpriced)" in board.cli("summary", "--blackboard", "ps-1").expect(0).stdout
+    assert "cost unknown (1 unpriced)" in board.cli("status").expect(0).stdout
+    with Blackboard(board.cli.db_url, agents_dir=board.agents) as api:
+        assert api.summary(blackboard_id="ps-1").usage.cost_usd is None
+
+    board.post("analyst", topic="two")
+    with stand_in([say("b", input_tokens=1000, output_tokens=100)]) as api:
+        board.cli("worker", "--agent", "analyst", "--once", env=openai_env(api.url)).expect(0)
+
+    both = board.cli.ok("summary", "--blackboard", "ps-1")["usage"]
+    priced = (1000 * 2.5 + 100 * 10) / 1e6
+    assert (both["runs"], both["unpriced_runs"]) == (2, 1)
+    assert both["cost_usd"] == pytest.approx(priced)  # the priced runs' cost, the unpriced one said apart
+    assert both["by_agent"]["local"]["cost_usd"] is None
+    assert both["by_agent"]["analyst"]["cost_usd"] == pytest.approx(priced)
