@@ -142,6 +142,7 @@ def resolve(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowle
         pick=args.pick,
         rationale=args.rationale,
         correlation_id=args.correlation_id,
+        topics=args.topics,
         **merged,
     )
     return entry_output(knowledge().resolve(command))
