@@ -350,3 +350,25 @@ def test_an_unpriced_model_s_cost_is_unknown_in_summary_and_status_never_zero(bo
     assert both["cost_usd"] == pytest.approx(priced)  # the priced runs' cost, the unpriced one said apart
     assert both["by_agent"]["local"]["cost_usd"] is None
     assert both["by_agent"]["analyst"]["cost_usd"] == pytest.approx(priced)
+
+
+@pytest.mark.parametrize("runner", ["anthropic", "openai"])
+def test_a_worker_s_log_holds_no_line_per_http_call_unless_the_sdk_s_log_is_asked_for(board, runner):
+    """Issue 34, item 10: the API runners' worker logged the SDK transport's `HTTP Request: POST ...` line for
+    every model call. The SDKs' loggers are quiet (WARNING) in the worker, unless ANTHROPIC_LOG or OPENAI_LOG
+    asks for them."""
+    board.agent(
+        "talker", f"runner: {runner}\nmodel: {'sonnet' if runner == 'anthropic' else 'gpt-4o'}\n", "Talk."
+    )
+    env_of = anthropic_env if runner == "anthropic" else openai_env
+    switch = "ANTHROPIC_LOG" if runner == "anthropic" else "OPENAI_LOG"
+    logs = []
+    for asked in ({}, {switch: "debug"}):
+        board.post("talker", topic="say something")
+        with stand_in([call("blackboard_summary", {}), say("said")]) as api:
+            env = {**env_of(api.url), **asked}
+            logs.append(board.cli("worker", "--agent", "talker", "--once", env=env).expect(0).stderr)
+
+    quiet, asked_for = logs
+    assert "completed" in quiet and "HTTP Request" not in quiet, quiet
+    assert "HTTP Request: POST" in asked_for, asked_for
