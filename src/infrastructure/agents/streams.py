@@ -54,10 +54,6 @@ class Streams:
             thread.join(max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
                 return False
-        try:
-            self._process.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            return False
         return True
 
     @property
@@ -92,6 +88,7 @@ class Streams:
                 self._out = text.read()
             except (OSError, ValueError):  # closed under the reader
                 pass
+        self._process.wait()  # its end, as this thread's (a blocking wait returns at once; a timed one polls)
 
     def _read_err(self) -> None:
         stderr = self._process.stderr
