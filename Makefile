@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test tools faults soak demo demo-claude bench lint schemas skill clean
+.PHONY: test tools faults soak demo demo-claude bench lint schemas skill dist clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,15 @@ bench: $(BENCH_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m blackboard.infrastructure.demo
+
+# A wheel of the package in $(DIST) (dist/), for installing it where no package index serves it yet:
+# `pipx install dist/agent_blackboard-*.whl`, or `pip install 'dist/agent_blackboard-0.1.0-py3-none-any.whl[ui]'`
+# with an extra (docs/plugin.md, "Installing the package"). pip builds it in an environment of its own (the
+# backend of pyproject.toml); tests/integration/test_install.py builds it here and installs it in a fresh venv.
+DIST ?= dist
+dist: $(BIN)/python
+	rm -f $(DIST)/agent_blackboard-*.whl
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir $(DIST) .
 
 # The same with a model: three public agent files (plugin/agents) run by Claude Code in turn, on a fresh
 # board, then their results and usage (docs/plugin.md). Needs ANTHROPIC_API_KEY or a signed-in Claude Code,

@@ -33,6 +33,12 @@ class UsageTotal:
             usage.duration_ms,
         )
 
+    @property
+    def known_cost_usd(self) -> float | None:
+        """What the runs cost as far as it is known: None when there were runs and not one had a price (an
+        unknown cost is no $0, which a dashboard reads as free), else the priced runs' sum."""
+        return None if self.runs and self.unpriced_runs == self.runs else self.cost_usd
+
     def __add__(self, other: UsageTotal) -> UsageTotal:
         return UsageTotal(
             self.runs + other.runs,

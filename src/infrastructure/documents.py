@@ -579,12 +579,13 @@ def _version_fields(v: "domain.Version") -> dict[str, Any]:
 
 
 class UsageTotal(Document):
-    """Runs summed: `cost_usd` of those priced, `unpriced_runs` how many were not."""
+    """Runs summed: `cost_usd` of those priced (null when runs ran and none was priced: unknown, not free),
+    `unpriced_runs` how many were not."""
 
     runs: int
     input_tokens: int
     output_tokens: int
-    cost_usd: Number
+    cost_usd: Number | None
     unpriced_runs: int
     turns: int
     duration_ms: int
@@ -601,7 +602,7 @@ def _total(t: "application_usage.UsageTotal") -> dict[str, Any]:
         "runs": t.runs,
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
-        "cost_usd": round(t.cost_usd, 6),
+        "cost_usd": None if (cost := t.known_cost_usd) is None else round(cost, 6),
         "unpriced_runs": t.unpriced_runs,
         "turns": t.turns,
         "duration_ms": t.duration_ms,

@@ -180,6 +180,38 @@ def test_resolve_by_pick_or_merge_ends_the_conflict_with_a_new_version(kcli, boa
     assert history[3]["rationale"] == "cited" and history[3]["picked"] == 2
 
 
+def test_a_resolution_keeps_the_key_s_topics_or_takes_the_resolve_s_own(kcli, board):
+    """Issue 34, item 10: picking a candidate written without topics took the key off its topics (`entries
+    --topic` no longer found it, its followers no longer heard of it). The resolution carries the key's
+    topics and the pick's; `--topic` gives it its own instead."""
+    write(kcli, board, "plan", "ps-a", "x", "--topic", "plans", "--topic", "weekly")
+    write(kcli, board, "plan", "ps-b", "y", "--topic", "drafts", code=3)
+    write(kcli, board, "plan", "ps-c", "z", code=3)
+
+    picked = kcli.ok(
+        "resolve", "plan", "--blackboard", board, "--author", "ps-lead", "--pick", "3", "--rationale", "r"
+    )
+    write(kcli, board, "plan", "ps-b", "y2", code=3)
+    merged = kcli.ok(
+        "resolve", "plan", "--blackboard", board, "--author", "ps-lead", "--value", '"m"', "--rationale", "r"
+    )
+    write(kcli, board, "plan", "ps-b", "y3", "--topic", "drafts", code=3)
+    picked_with_topics = kcli.ok(
+        "resolve", "plan", "--blackboard", board, "--author", "ps-lead", "--pick", "7", "--rationale", "r"
+    )
+    write(kcli, board, "plan", "ps-c", "z2", code=3)
+    own = kcli.ok(
+        *("resolve", "plan", "--blackboard", board, "--author", "ps-lead", "--pick", "9", "--rationale", "r"),
+        *("--topic", "final"),
+    )
+    on_final = kcli.ok("entries", "--blackboard", board, "--topic", "final")
+
+    assert (picked["value"], picked["topics"]) == ("z", ["plans", "weekly"])  # the pick had none
+    assert (merged["value"], merged["topics"]) == ("m", ["plans", "weekly"])
+    assert picked_with_topics["topics"] == ["plans", "weekly", "drafts"]  # the key's, then the pick's
+    assert own["topics"] == ["final"] and [e["key"] for e in on_final] == ["plan"]
+
+
 def test_resolve_refuses_a_key_not_in_conflict_and_a_version_that_is_no_candidate(kcli, board):
     write(kcli, board, "plan", "ps-a", "x")
     not_in_conflict = kcli(

@@ -183,6 +183,13 @@ def test_entry_documents_are_the_clis_both_ways(store, board):
         "findings/store", blackboard_id=board, author="ps-lead", pick=2, rationale="more sources"
     )
     same(resolved, cli.ok("read", "findings/store", "--blackboard", board))
+    with pytest.raises(Conflict):
+        api.write("findings/store", "a third view", blackboard_id=board, author="ps-analyst")
+    retopic = api.resolve(  # its own topics, as `resolve --topic` gives them
+        "findings/store", blackboard_id=board, author="ps-lead", pick=6, rationale="r", topics=["decided"]
+    )
+    same(retopic, cli.ok("read", "findings/store", "--blackboard", board))
+    assert (resolved.topics, retopic.topics) == (["storage"], ["decided"])
     api.write(
         "plan/outline",
         ["read", "write"],

@@ -156,3 +156,43 @@ def test_metrics_are_the_boards_numbers_in_prometheus_text_format(mcli: Cli):
         server.stop()
         worker.terminate()
         mcli.finish(worker)
+
+
+def test_unpriced_runs_are_left_out_of_the_cost_and_counted_in_their_own_series(mcli: Cli):
+    """Issue 34, item 10: /metrics counted a run of a model without a price as $0 (free, to a dashboard). The
+    cost counter now holds the priced runs only, with no sample where no run was priced, and
+    blackboard_runner_unpriced_runs counts the others."""
+    container = Container(config=settings.load({}, env=mcli.environment()))
+    service = container.service()
+
+    def ran(board: str, cost: float | None) -> None:
+        posted = service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id=board, entry_id="e-1", topic="t")
+        )
+        service.claim_signal(ClaimSignal(signal_id=posted.signal_id, agent_id="ps-quick"))
+        usage = SignalUsage(runner="openai", model="local", input_tokens=10, output_tokens=1, cost_usd=cost)
+        service.complete_signal(CompleteSignal(signal_id=posted.signal_id, agent_id="ps-quick", usage=usage))
+
+    ran("ps-local", None)
+    ran("ps-local", None)
+    ran("ps-mixed", 0.25)
+    ran("ps-mixed", None)
+    container.shutdown_resources()
+    server = UiServer(mcli).wait_ready()
+    try:
+        status, _, body = server.get("/metrics")
+    finally:
+        server.stop()
+
+    assert status == 200, body
+    found = samples(body.decode())
+    local, mixed = {"board": "ps-local", "agent": "ps-quick"}, {"board": "ps-mixed", "agent": "ps-quick"}
+
+    def key(name: str, labels: dict[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return name, tuple(sorted(labels.items()))
+
+    assert key("blackboard_runner_cost_usd_total", local) not in found  # unknown: no sample, never 0
+    assert found[key("blackboard_runner_unpriced_runs_total", local)] == 2
+    assert found[key("blackboard_runner_runs_total", local)] == 2
+    assert found[key("blackboard_runner_cost_usd_total", mixed)] == pytest.approx(0.25)
+    assert found[key("blackboard_runner_unpriced_runs_total", mixed)] == 1

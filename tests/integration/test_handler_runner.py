@@ -101,3 +101,24 @@ def test_output_that_is_not_utf8_is_read_with_replacements_not_lost(tmp_path):
     outcome = run_handler(agent(tmp_path, r"printf '\377\376 found it'"), DOCUMENT)
 
     assert (outcome.succeeded, outcome.knowledge_items) == (True, ("\ufffd\ufffd found it",))
+
+
+def test_stderr_is_handed_on_a_line_at_a_time_each_line_bounded_and_the_failure_keeps_its_end(tmp_path):
+    """A handler that writes megabytes of stderr without an end of line costs the worker a bound per line:
+    the line is handed on cut at 16 KiB, saying how long it was; the failure's error is the last 2,000
+    characters; a large standard output and a large document go through at the same time (no pipe blocks)."""
+    script = (
+        "import json, sys; doc = json.load(sys.stdin); "
+        "sys.stderr.write('first line\\n'); sys.stderr.write('x' * 5_000_000); sys.stderr.write('\\nlast words\\n'); "
+        "sys.stdout.write('y' * 3_000_000); sys.exit(len(doc['payload']['big']) % 250)"
+    )
+    said: list[str] = []
+    big = {"signal_id": "sig-0000abcd", "payload": {"topic": "t", "big": "z" * 2_000_001}}
+
+    outcome = run_handler(agent(tmp_path, f'python3 -c "{script}"'), big, on_stderr=said.append)
+
+    assert said[0] == "first line" and said[2] == "last words" and len(said) == 3
+    assert said[1].startswith("x" * 16384) and said[1].endswith(" [... cut: the line was 5000000 bytes]")
+    assert len(said[1]) < 16384 + 64
+    assert outcome.error.startswith("exit 1: ") and outcome.error.endswith("bytes]\nlast words")
+    assert len(outcome.error) <= len("exit 1: ") + 2000

@@ -16,11 +16,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    """A fresh venv holding the built wheel (dependencies lent from this venv, so nothing is fetched
-    but the build backend)."""
+    """A fresh venv holding the wheel `make dist` builds (dependencies lent from this venv, so nothing is
+    fetched but the build backend)."""
     work = tmp_path_factory.mktemp("install")
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "dist"), str(ROOT)])
-    wheel = next((work / "dist").glob("agent_blackboard-*.whl"))
+    # this venv's python (VENV=sys.prefix), so make neither creates nor installs one
+    run(
+        [
+            "make",
+            "-C",
+            str(ROOT),
+            "--no-print-directory",
+            "dist",
+            f"DIST={work / 'dist'}",
+            f"VENV={sys.prefix}",
+        ]
+    )
+    [wheel] = (work / "dist").glob("agent_blackboard-*.whl")
     venv = work / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
@@ -201,3 +212,32 @@ def test_the_installed_package_ships_the_skill_and_installs_it_into_a_project(in
     run([blackboard, "skill", "install", "--dir", str(tmp_path)], cwd=tmp_path)
     installed_skill = tmp_path / ".claude" / "skills" / "blackboard" / "SKILL.md"
     assert installed_skill.read_bytes() == (ROOT / "docs" / "skill" / "SKILL.md").read_bytes()
+
+
+def test_an_editable_install_into_a_fresh_venv_prints_no_build_warning(tmp_path):
+    """Issue 34, item 10: `pip install -e .` printed three setuptools warnings (data folders that were no
+    packages) and its note on every editable install; a new user reads them as something broken. The build's
+    own output holds no warning now (pip's own `WARNING:` lines about this machine's indexes aside)."""
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--no-deps",
+            "-e",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = done.stdout + done.stderr
+    assert "Successfully installed agent-blackboard" in said
+    assert not [line for line in said.splitlines() if "Warning" in line or line.strip() == "!!"], said

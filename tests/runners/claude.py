@@ -49,7 +49,8 @@ def environ(pid: int) -> dict[str, str]:
     return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
 
 
-# The board's MCP tools a run's session gets (bound to its claim): all but claim, complete, fail and cancel
+# The board's MCP tools a run's session gets (bound to its claim): all but claim, complete, fail and cancel, and
+# search (on its run's board), which an agent's own server leaves out
 BOUND_TOOLS = frozenset(
     {
         "blackboard_post_signal",
@@ -60,13 +61,14 @@ BOUND_TOOLS = frozenset(
         "blackboard_write",
         "blackboard_read",
         "blackboard_list",
+        "blackboard_search",
         "blackboard_resolve",
         "blackboard_topic",
         "blackboard_summary",
     }
 )
 # What a server started for a person or an agent (not bound to a claim) offers besides
-SERVER_TOOLS = BOUND_TOOLS | {
+SERVER_TOOLS = (BOUND_TOOLS - {"blackboard_search"}) | {
     "blackboard_claim",
     "blackboard_complete",
     "blackboard_fail",

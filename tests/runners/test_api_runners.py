@@ -127,6 +127,45 @@ def test_an_openai_run_takes_its_model_from_the_worker_and_completes_with_the_js
     assert usage["cost_usd"] == pytest.approx((400 * 2.5 + 60 * 10) / 1e6)
 
 
+def test_an_api_run_searches_the_entries_of_its_own_board_and_of_no_other(board):
+    """Issue 34, item 5: a model run through the API had no search among its tools (and no shell to run
+    `blackboard search` in); its bound tools now offer blackboard_search, on the run's board only."""
+    for where, text in (
+        ("ps-1", "an LRU cache in front of the read model"),
+        ("ps-other", "an LRU cache too"),
+    ):
+        board.cli.ok(
+            "write", "notes/cache", "--blackboard", where, "--author", "me", "--value", json.dumps(text)
+        )
+    board.cli.ok("write", "notes/queue", "--blackboard", "ps-1", "--author", "me", "--value", '"a queue"')
+    board.agent("finder", WRITER, "You find what the board knows.")
+    signal = board.post("finder", topic="what caches do we have?")
+    script = [
+        call("blackboard_search", {"text": "LRU cache"}),
+        call("blackboard_search", {"text": "cache", "blackboard_id": "ps-other"}),
+        say("one cache: notes/cache"),
+    ]
+    with stand_in(script) as api:
+        board.cli("worker", "--agent", "finder", "--once", env=anthropic_env(api.url)).expect(0)
+
+    assert board.show(signal["signal_id"])["status"] == "COMPLETED"
+    offered = {t["name"]: t for t in api.model_calls[0].body["tools"]}
+    assert "blackboard_id" not in offered["blackboard_search"]["input_schema"]["properties"]
+    results = [
+        b
+        for m in api.model_calls[2].body["messages"]
+        if m["role"] == "user"
+        for b in m["content"]
+        if isinstance(b, dict)
+    ]
+    found, elsewhere = results
+    hits = json.loads(found["content"])
+    assert not found["is_error"] and [(h["blackboard_id"], h["key"]) for h in hits] == [
+        ("ps-1", "notes/cache")
+    ]
+    assert elsewhere["is_error"] and "blackboard_id" in elsewhere["content"]  # another board: not an argument
+
+
 def test_a_rate_limited_answer_is_waited_out_as_its_retry_after_says_and_is_no_failed_attempt(board):
     board.agent("writer", WRITER, "Write.")
     signal = board.post("writer")
@@ -279,3 +318,57 @@ def test_summary_and_status_total_the_usage_per_agent_and_board(board):
     assert "runner usage" in text and "writer" in text and "analyst" in text
     summary_text = board.cli("summary", "--blackboard", "ps-1").expect(0).stdout
     assert "runner usage: 3 run(s), 1,300 tokens in" in summary_text
+
+
+def test_an_unpriced_model_s_cost_is_unknown_in_summary_and_status_never_zero(board):
+    """Issue 34, item 10: a model the runner cannot price reported `cost_usd: 0.0`, which a dashboard reads as
+    free. Runs none of which had a price have an unknown cost (null); a total with priced runs too is theirs,
+    `unpriced_runs` saying how many are left out."""
+    board.agent("local", "runner: openai\nmodel: my-local-model\n", "Work locally.")
+    board.agent("analyst", "runner: openai\nmodel: gpt-4o\n", "Analyse.")
+    board.post("local", topic="one")
+    with stand_in([say("a", input_tokens=100, output_tokens=10)]) as api:
+        board.cli("worker", "--agent", "local", "--once", env=openai_env(api.url)).expect(0)
+
+    alone = board.cli.ok("summary", "--blackboard", "ps-1")["usage"]
+    assert (alone["runs"], alone["unpriced_runs"], alone["cost_usd"]) == (1, 1, None)
+    assert alone["by_agent"]["local"]["cost_usd"] is None
+    (status,) = board.cli.ok("status")
+    assert status["usage"] == alone
+    assert "cost unknown (1 unpriced)" in board.cli("summary", "--blackboard", "ps-1").expect(0).stdout
+    assert "cost unknown (1 unpriced)" in board.cli("status").expect(0).stdout
+    with Blackboard(board.cli.db_url, agents_dir=board.agents) as api:
+        assert api.summary(blackboard_id="ps-1").usage.cost_usd is None
+
+    board.post("analyst", topic="two")
+    with stand_in([say("b", input_tokens=1000, output_tokens=100)]) as api:
+        board.cli("worker", "--agent", "analyst", "--once", env=openai_env(api.url)).expect(0)
+
+    both = board.cli.ok("summary", "--blackboard", "ps-1")["usage"]
+    priced = (1000 * 2.5 + 100 * 10) / 1e6
+    assert (both["runs"], both["unpriced_runs"]) == (2, 1)
+    assert both["cost_usd"] == pytest.approx(priced)  # the priced runs' cost, the unpriced one said apart
+    assert both["by_agent"]["local"]["cost_usd"] is None
+    assert both["by_agent"]["analyst"]["cost_usd"] == pytest.approx(priced)
+
+
+@pytest.mark.parametrize("runner", ["anthropic", "openai"])
+def test_a_worker_s_log_holds_no_line_per_http_call_unless_the_sdk_s_log_is_asked_for(board, runner):
+    """Issue 34, item 10: the API runners' worker logged the SDK transport's `HTTP Request: POST ...` line for
+    every model call. The SDKs' loggers are quiet (WARNING) in the worker, unless ANTHROPIC_LOG or OPENAI_LOG
+    asks for them."""
+    board.agent(
+        "talker", f"runner: {runner}\nmodel: {'sonnet' if runner == 'anthropic' else 'gpt-4o'}\n", "Talk."
+    )
+    env_of = anthropic_env if runner == "anthropic" else openai_env
+    switch = "ANTHROPIC_LOG" if runner == "anthropic" else "OPENAI_LOG"
+    logs = []
+    for asked in ({}, {switch: "debug"}):
+        board.post("talker", topic="say something")
+        with stand_in([call("blackboard_summary", {}), say("said")]) as api:
+            env = {**env_of(api.url), **asked}
+            logs.append(board.cli("worker", "--agent", "talker", "--once", env=env).expect(0).stderr)
+
+    quiet, asked_for = logs
+    assert "completed" in quiet and "HTTP Request" not in quiet, quiet
+    assert "HTTP Request: POST" in asked_for, asked_for

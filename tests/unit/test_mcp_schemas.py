@@ -11,7 +11,7 @@ from blackboard.application.errors import StoreUnavailable, WaitTimedOut
 from blackboard.application.knowledge.commands import WriteEntry
 from blackboard.domain.errors import AlreadyClaimed, InvalidInput, SignalNotFound
 from blackboard.infrastructure.mcp.schemas import accepted, derive, invalid
-from blackboard.infrastructure.mcp.tools import every_tool
+from blackboard.infrastructure.mcp.tools import MAX_TOOLS_JSON, every_tool
 
 
 def properties(model) -> dict:
@@ -138,17 +138,20 @@ def test_a_tool_s_schema_keeps_every_rule_and_leaves_out_the_words_that_carry_no
     assert accepted(tools["blackboard_post_signal"].arguments, {**good, "key": None})["key"] is None
 
 
-def test_the_board_s_tools_fit_in_twelve_thousand_characters_of_json():
+@pytest.mark.parametrize("bound", [False, True], ids=["agent-server", "bound-session"])
+def test_an_agent_s_tools_fit_in_twelve_thousand_characters_of_json(bound):
     """The definitions a session's model is sent with every request (bench (r) counts their tokens:
     2,980 cl100k for the 14 tools, from 4,489 before titles, nulls and empty defaults were left out;
-    the two cancel tools made 16, 11,274 characters, where the 14 were under 10,000)."""
+    the two cancel tools made 16, 11,274 characters, where the 14 were under 10,000). A bound session (a
+    runner's run) has no claim, complete, fail or cancel, and search on its run's board in their room."""
     import json
 
-    tools = every_tool(with_agent=True)
+    tools = every_tool(with_agent=True, bound=bound)
     sent = [
         {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools.values()
     ]
-    assert len(json.dumps(sent)) <= 12_000
+    assert len(json.dumps(sent)) <= MAX_TOOLS_JSON
+    assert ("blackboard_search" in tools) == bound
 
 
 def test_every_tool_s_board_argument_says_its_default():

@@ -23,9 +23,23 @@ def test_every_folder_with_python_modules_is_a_listed_package_under_blackboard()
         if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py")) and not (d / "__init__.py").exists()
     ]
 
-    assert set(setuptools["packages"]) == on_disk
+    # a folder of data only (no module) is a package of its own named in package-data: setuptools warns of
+    # data in a folder that is not listed
+    data_only = {name for name in setuptools["packages"] if name not in on_disk}
+    for name in data_only:
+        folder = _folder(mapping, name)
+        assert folder.is_dir() and not any(folder.glob("*.py")), name
+        assert name in setuptools["package-data"], f"{name} lists no files in package-data"
+
+    assert set(setuptools["packages"]) == on_disk | data_only
     assert all(name == "blackboard" or name.startswith("blackboard.") for name in on_disk)
     assert folders_without_init == []
+
+
+def _folder(mapping: dict[str, str], package: str) -> Path:
+    """The folder a package name lives in, by the longest mapped prefix."""
+    parent = max((p for p in mapping if package == p or package.startswith(p + ".")), key=len)
+    return ROOT / mapping[parent] / Path(*package[len(parent) :].split(".")[1:])
 
 
 def test_each_layer_has_the_one_link_import_linter_needs_and_it_leads_to_the_mapped_folder():

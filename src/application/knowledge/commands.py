@@ -102,6 +102,7 @@ class ResolveEntry(Command):
     rationale: NonEmpty
     pick: Count | None = None
     value: Any = None
+    topics: tuple[Key, ...] | None = None  # the resolution's topics; None: those the key had (and the pick's)
 
     @field_validator("value")
     @classmethod

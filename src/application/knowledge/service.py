@@ -141,7 +141,7 @@ class KnowledgeService:
             if entry is None:
                 raise EntryNotFound(cmd.blackboard_id, cmd.key)
             event = entry_rules.resolve(
-                entry, cmd.author, cmd.rationale, self._clock.now(), cmd.pick, cmd.value
+                entry, cmd.author, cmd.rationale, self._clock.now(), cmd.pick, cmd.value, cmd.topics
             )
             recorded = tx.commit([event], metadata)
         self._publisher.publish([event])

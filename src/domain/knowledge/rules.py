@@ -66,9 +66,12 @@ def resolve(
     at: datetime,
     pick: int | None = None,
     value: Any = None,
+    topics: tuple[str, ...] | None = None,
 ) -> EntryConflictResolved:
     """End a conflict with the candidate version `pick`, or (no pick) with a merged `value` that keeps
-    the holder's type and namespace; either way `author` writes the new version."""
+    the holder's type and namespace; either way `author` writes the new version. It is published to
+    `topics` when given, else to the topics the key had (its holder's), and a picked candidate's too:
+    resolving never takes the key off a topic its followers read it by."""
     if not entry.in_conflict:
         raise NotInConflict(entry.key)
     if pick is not None:
@@ -78,8 +81,9 @@ def resolve(
         content = content_of(chosen)
     else:
         content = {**content_of(entry.current), "value": value}
+    kept = (*entry.current.topics, *content["topics"]) if topics is None else topics
     return EntryConflictResolved(
-        **{**content, "author": author},
+        **{**content, "author": author, "topics": tuple(dict.fromkeys(kept))},
         blackboard_id=entry.blackboard_id,
         key=entry.key,
         version=entry.version + 1,

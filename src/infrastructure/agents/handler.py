@@ -6,8 +6,8 @@ BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE set (a worker 
 board: keeper/marks.py). Exit 0 with a JSON
 object (artifact_path and/or knowledge_items) completes the signal with that result; exit 0 with
 plain text completes it with the text as its one knowledge item; any other exit, or running past
-`timeout`, fails it with the end of stderr (on success, the end of stderr is kept in the outcome for the
-worker's log). An entrypoint is called in this process
+`timeout`, fails it with the end of stderr. Its standard error is handed on a line at a time as it is
+written (a worker logs each line then: agents/streams.py). An entrypoint is called in this process
 (`call_entrypoint_here`, on a lane the worker's supervisor watches), and its return value follows the
 same rules (`outcome.from_value`).
 """
@@ -21,18 +21,20 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from blackboard.infrastructure.agents.entrypoints import EntrypointNotLoadable, invoke, load_entrypoint
 from blackboard.infrastructure.agents.outcome import RETRY_EXIT, HandlerOutcome, from_stdout, from_value
 from blackboard.infrastructure.agents.parsing import AgentDefinition
+from blackboard.infrastructure.agents.streams import STDERR_TAIL, Streams
 from blackboard.infrastructure.runners.processes import STOP_GRACE, kill_tree
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 300.0  # seconds, for an agent file that names none
-STDERR_TAIL = 2000  # characters of stderr (or of an exception's message) kept as the failure's error
+AFTER_STOP = (
+    2.0  # seconds a stopped command's pipes are read on (its lines as it stopped) before they are let go
+)
 POLL = 0.05  # seconds between looks at cancel, the deadline and the tick while a handler runs
 CANCELLED = "stopped: the worker is shutting down and its grace period is over"
 ABANDONED = " (the Python call was abandoned; it may still be running)"
@@ -49,6 +51,7 @@ def run_handler(
     stop: Callable[[], str | None] | None = None,
     started: Callable[[int], None] | None = None,
     marks: Mapping[str, str] | None = None,
+    on_stderr: Callable[[str], None] | None = None,
 ) -> HandlerOutcome:
     """Run the agent's `command` on one signal document and say how it ended.
 
@@ -58,8 +61,9 @@ def run_handler(
     worker reaches the worker alone, which decides what happens to its handlers. `stop` is asked every
     POLL seconds for a reason to stop (the signal was cancelled). A stopped command's process group gets
     SIGTERM, then SIGKILL (with every descendant, and every process carrying `marks`: keeper/marks.py) after
-    at most a second. `started` gets the command's pid as soon as it runs (a worker's keeper holds it). (An
-    `entrypoint` goes through `call_entrypoint_here`.)
+    at most a second. `started` gets the command's pid as soon as it runs (a worker's keeper holds it).
+    `on_stderr` gets each line of its standard error as it is written (agents/streams.py), a stopped
+    command's included. (An `entrypoint` goes through `call_entrypoint_here`.)
     """
     timeout = timeout_of(agent)
     if not agent.command:
@@ -78,42 +82,28 @@ def run_handler(
         cwd=agent.path.resolve().parent,
         env=env,
         start_new_session=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",  # bytes that are not UTF-8 read as U+FFFD, never a dead thread
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     if started is not None:
         started(process.pid)
-    collected: dict[str, str] = {}
-    talker = threading.Thread(
-        target=lambda: collected.update(
-            zip(("out", "err"), process.communicate(json.dumps(document)), strict=True)
-        )
-    )
-    talker.start()
-
-    def ended(seconds: float) -> bool:
-        talker.join(seconds)
-        return not talker.is_alive()
-
-    stopped = _watch(ended, timeout, tick, tick_every, cancel, stop)
+    streams = Streams(process, json.dumps(document), on_stderr)
+    stopped = _watch(streams.wait, timeout, tick, tick_every, cancel, stop)
     if stopped:
         kill_tree(process, grace=STOP_GRACE, marks=marks)
-        talker.join()
-    tail = _tail(collected.get("err"))
+        streams.wait(AFTER_STOP)  # the lines it wrote while it stopped; a pipe something else holds is let go
+    tail = streams.tail()
     if stopped:
         return HandlerOutcome(False, error=stopped + (f": {tail}" if tail else ""))
     if process.returncode == RETRY_EXIT:  # asks for a retry: after its retry_after, or the backoff's wait
-        asked = from_stdout(collected.get("out", ""))
+        asked = from_stdout(streams.stdout)
         wait = asked.retry_after if not asked.succeeded else None
         said = f"exit {RETRY_EXIT} (asked for a retry): {tail or '(no stderr)'}"
         return HandlerOutcome(False, error=said, retry_after=wait)
     if process.returncode != 0:
         return HandlerOutcome(False, error=f"exit {process.returncode}: {tail or '(no stderr)'}")
-    return replace(from_stdout(collected.get("out", "")), stderr=tail)
+    return from_stdout(streams.stdout)
 
 
 def call_entrypoint_here(agent: AgentDefinition, document: dict[str, Any]) -> HandlerOutcome:
@@ -182,10 +172,3 @@ def _watch(
             except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
                 return f"stopped: {exc}"
     return None
-
-
-def _tail(stderr: str | bytes | None) -> str:
-    if stderr is None:
-        return ""
-    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
-    return text.strip()[-STDERR_TAIL:]

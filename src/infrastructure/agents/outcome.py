@@ -16,7 +16,6 @@ class HandlerOutcome:
     artifact_path: str | None = None
     knowledge_items: tuple[str, ...] = field(default_factory=tuple)
     error: str | None = None
-    stderr: str = ""  # the end of a command's standard error: the worker logs it, also on success
     # the handler asked for a retry (exit 75, or `{"retry_after": SECONDS}`): seconds to wait, None for
     # the backoff's wait; a failure either way, which uses an attempt (docs/control.md, "Retries")
     retry_after: float | None = None

@@ -183,9 +183,13 @@ class KnowledgeCalls(Base):
         pick: int | None = None,
         value: Any = UNSET,
         correlation_id: str | None = None,
+        topics: Iterable[str] | None = None,
     ) -> Entry:
-        """`blackboard resolve`: end the key's conflict with candidate `pick` or a merged `value`."""
+        """`blackboard resolve`: end the key's conflict with candidate `pick` or a merged `value`, published
+        to `topics` (default: the key's own, and the pick's)."""
         merged = {} if value is UNSET else {"value": as_json(value, "value")}
+        if topics is not None:
+            merged["topics"] = names(topics, "topics")
         command = request(
             ResolveEntry,
             merged,

@@ -113,7 +113,7 @@ def usage_table(boards: Sequence[BoardStatus]) -> Any:
             str(t.runs),
             f"{t.input_tokens:,}",
             f"{t.output_tokens:,}",
-            cost_text(t.cost_usd, t.unpriced_runs),
+            cost_text(t.known_cost_usd, t.unpriced_runs),
             str(t.turns),
             _age(t.duration_ms / 1000),
         )
@@ -202,8 +202,10 @@ def budget_table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
-def cost_text(cost: float, unpriced: int) -> str:
-    """$0.0123, and how many runs had no price (their cost is not in the sum)."""
+def cost_text(cost: float | None, unpriced: int) -> str:
+    """$0.0123, and how many runs had no price (their cost is not in the sum); `cost unknown` when none had."""
+    if cost is None:
+        return f"cost unknown ({unpriced} unpriced)"
     return f"${cost:.4f}" + (f" (+{unpriced} unpriced)" if unpriced else "")
 
 

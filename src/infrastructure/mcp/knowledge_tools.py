@@ -1,4 +1,4 @@
-"""The knowledge tools: write, read, list, resolve, topic, summary, and a person's search (contracts/mcp.md)."""
+"""The knowledge tools: write, read, list, resolve, topic, summary, and search for a person's server and a run."""
 
 from __future__ import annotations
 
@@ -88,6 +88,12 @@ def entries(session: Session, given: dict[str, Any], progress: Progress) -> Any:
 
 def search(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     query = SearchEntries(**{**given, "blackboard_id": session.board(given)})
+    return documents.search_hits(session.knowledge_queries.search(query))
+
+
+def search_run_board(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    """A bound session's search: its run's board (the claimed signal's), whatever the server's --blackboard."""
+    query = SearchEntries(**{**given, "blackboard_id": session.caller.board})
     return documents.search_hits(session.knowledge_queries.search(query))
 
 
@@ -245,9 +251,23 @@ def knowledge_tools(with_agent: bool) -> list[Tool]:
     ]
 
 
-def search_tools() -> list[Tool]:
-    """On a person's server only: an agent's tool list is held under 12,000 characters of JSON (every
-    request carries it), and it is full; agents search with `blackboard search` (docs/mcp.md)."""
+def search_tools(bound: bool = False) -> list[Tool]:
+    """A person's server's search, and a bound session's (a runner's run): scoped to its run's board, the
+    board it does not name. An agent's own server leaves it out: its tool list is at its cap of 12,000
+    characters of JSON (every request carries it); that agent searches with `blackboard search` (docs/mcp.md)."""
+    fields = ("text", "section", "role", "author", "label", "entry_type", "topic", "prefix", "conflicts")
+    fields += ("filter", "limit", "offset")
+    if bound:
+        return [
+            Tool(
+                "blackboard_search",
+                "Find the current entries of this run's board holding every word of `text` (in the key, value "
+                "strings, topics, author), best first, filtered as blackboard_list filters; `filter`: "
+                "top-level value fields, each equal to the scalar given.",
+                derive("BoundSearchArguments", SearchEntries, same(*fields)),
+                search_run_board,
+            )
+        ]
     return [
         Tool(
             "blackboard_search",
@@ -257,21 +277,7 @@ def search_tools() -> list[Tool]:
             derive(
                 "SearchArguments",
                 SearchEntries,
-                same(
-                    "text",
-                    "section",
-                    "role",
-                    "author",
-                    "label",
-                    "entry_type",
-                    "topic",
-                    "prefix",
-                    "conflicts",
-                    "filter",
-                    "limit",
-                    "offset",
-                    "blackboard_id",
-                ),
+                same(*fields, "blackboard_id"),
                 optional=("blackboard_id",),
                 notes={"blackboard_id": "default: the server's --blackboard"},
             ),

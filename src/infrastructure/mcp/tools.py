@@ -49,8 +49,11 @@ PERSON_ACTS = {
     "blackboard_reject": (Act.DECIDE, "reject a gate"),
     "blackboard_budget": (Act.LIMITS, "set a board's budget"),
 }
-# A person's server's too, for room: an agent's tool list is at its cap of 12,000 characters of JSON
+# A person's server's and a run's bound session's (its board's): an agent's own server's tool list is at its
+# cap of 12,000 characters of JSON (MAX_TOOLS_JSON), where a bound session's, with no claim, complete, fail or
+# cancel, has room for it
 SEARCH_TOOLS = frozenset({"blackboard_search"})
+MAX_TOOLS_JSON = 12_000  # characters of an agent's tool list, as a model is sent it with every request
 
 
 def not_offered(caller: Caller, name: str) -> NotPermitted:
@@ -64,8 +67,9 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     """The contract's tools, by name. A server with an agent writes, posts and resolves as it; one
     without takes the `author` (`posted_by`) each call names. A session bound to a claim (a runner's run)
     offers no claim, complete or fail (its final answer is the outcome) and no cancel. Only a person's
-    server (no agent, not bound) offers approve, reject and budget: agents cannot decide gates or budgets;
-    and search, for an agent's tools are at their cap of 12,000 characters."""
+    server (no agent, not bound) offers approve, reject and budget: agents cannot decide gates or budgets.
+    Search is a person's server's and a bound session's (on its run's board); an agent's own server's
+    tools are at their cap (MAX_TOOLS_JSON)."""
     from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools, search_tools
     from blackboard.infrastructure.mcp.limit_tools import limit_tools
     from blackboard.infrastructure.mcp.signal_tools import gate_tools, signal_tools
@@ -75,7 +79,7 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
         *signal_tools(with_agent),
         *knowledge_tools(with_agent),
         *(gate_tools() if person else ()),
-        *(search_tools() if person else ()),  # SEARCH_TOOLS
+        *(search_tools(bound) if person or bound else ()),  # SEARCH_TOOLS
         *limit_tools(not person),
     )
     return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,10 @@ class Stopped(Exception):
 
 _CLIENTS: dict[str, object] = {}  # one SDK client per runner and process: its connections are reused
 _CLIENTS_LOCK = threading.Lock()
+# The SDKs' HTTP transports log an INFO line per call (`HTTP Request: POST ... "HTTP/1.1 200 OK"`): a line per
+# model call in the worker's log. Theirs are held to WARNING unless the user turned an SDK's log on.
+SDK_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "anthropic", "openai")
+SDK_LOG_SWITCHES = ("ANTHROPIC_LOG", "OPENAI_LOG")  # each SDK's own: `debug` or `info`
 
 
 class Loop:
@@ -48,6 +53,7 @@ class Loop:
         """The runner's SDK client, made on first use (it reads its API's environment then)."""
         with _CLIENTS_LOCK:
             if self.runner not in _CLIENTS:
+                quiet_sdk_logs()
                 _CLIENTS[self.runner] = make()
             return _CLIENTS[self.runner]
 
@@ -112,6 +118,14 @@ class Loop:
                 logger.info("%s: %s; waiting %.1fs", self.request.signal_id, str(exc)[:200], wait)
                 if self.stopped.wait(wait):
                     raise Stopped from exc
+
+
+def quiet_sdk_logs() -> None:
+    """The SDKs' loggers at WARNING, unless ANTHROPIC_LOG or OPENAI_LOG asks for their log (then as it says)."""
+    if any(os.environ.get(switch) for switch in SDK_LOG_SWITCHES):
+        return
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def budget_of(request: RunRequest) -> float | None:

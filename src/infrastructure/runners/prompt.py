@@ -55,7 +55,7 @@ def _result(upstream: dict[str, Any]) -> str:
 def _keys(document: dict[str, Any]) -> str:
     read, write = document.get("read_keys") or [], document.get("write_keys") or []
     tools = (
-        "The board's tools (blackboard_read, blackboard_write, blackboard_list, blackboard_summary, "
+        "The board's tools (blackboard_read, blackboard_write, blackboard_list, blackboard_search, blackboard_summary, "
         "blackboard_post_signal, ...) act under this signal: entries you write carry it, and "
         "blackboard_post_signal posts follow-up work for other agents."
     )

@@ -79,7 +79,13 @@ class BoardCollector(Collector):
         )
         cost = CounterMetricFamily(
             "blackboard_runner_cost_usd",
-            "What runners' runs cost in US dollars (runs the runner could not price count 0)",
+            "What runners' priced runs cost in US dollars (an unpriced run is left out: "
+            "blackboard_runner_unpriced_runs; no sample where no run was priced)",
+            labels=["board", "agent"],
+        )
+        unpriced = CounterMetricFamily(
+            "blackboard_runner_unpriced_runs",
+            "Runner runs whose cost is unknown (a model the runner could not price), left out of the cost",
             labels=["board", "agent"],
         )
         for board in boards:
@@ -94,8 +100,10 @@ class BoardCollector(Collector):
                 runs.add_metric([name, agent], used.runs)
                 tokens.add_metric([name, agent, "input"], used.input_tokens)
                 tokens.add_metric([name, agent, "output"], used.output_tokens)
-                cost.add_metric([name, agent], used.cost_usd)
-        yield from (signals, conflicts, entries, gates, oldest, runs, tokens, cost)
+                if (known := used.known_cost_usd) is not None:  # unknown is no 0: a dashboard reads 0 as free
+                    cost.add_metric([name, agent], known)
+                unpriced.add_metric([name, agent], used.unpriced_runs)
+        yield from (signals, conflicts, entries, gates, oldest, runs, tokens, cost, unpriced)
 
         workers = GaugeMetricFamily(
             "blackboard_live_workers", "Worker processes beating now, by agent", labels=["agent"]

@@ -70,13 +70,11 @@ class Handling:
                 stop=lambda: self.stopped(claimed.signal_id),
                 started=lambda pid: self.held.started(claimed.signal_id, pid),
                 marks=marks(claimed.signal_id, self._token),
+                on_stderr=lambda line: logger.info("%s stderr: %s", claimed.signal_id, line),  # as it comes
             )
         except Exception as exc:
             logger.exception("handling %s went wrong", claimed.signal_id)
             outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
-        if outcome.succeeded and outcome.stderr:  # a failure's stderr is in its error, logged with it
-            for line in outcome.stderr.splitlines():
-                logger.info("%s stderr: %s", claimed.signal_id, line)
         self.hand_over(agent, claimed, outcome, started)
 
     def run_of(self, agent: AgentDefinition, claimed: AgentSignal) -> Caller:

@@ -142,6 +142,7 @@ def resolve(args: argparse.Namespace, knowledge: Lazy = Provide[Container.knowle
         pick=args.pick,
         rationale=args.rationale,
         correlation_id=args.correlation_id,
+        topics=args.topics,
         **merged,
     )
     return entry_output(knowledge().resolve(command))
@@ -175,11 +176,14 @@ def summary(
 
 
 def _usage(total: dict[str, Any]) -> str:
-    """`3 runs, 12,400 tokens in, 2,100 out, $0.0421 (+1 unpriced), 9 turns, 48.2s`"""
-    unpriced = f" (+{total['unpriced_runs']} unpriced)" if total["unpriced_runs"] else ""
+    """`3 runs, 12,400 tokens in, 2,100 out, $0.0421 (+1 unpriced), 9 turns, 48.2s` (`cost unknown (3 unpriced)`
+    for runs none of which had a price)"""
+    from blackboard.infrastructure.cli.status_view import cost_text
+
     return (
         f"{total['runs']} run(s), {total['input_tokens']:,} tokens in, {total['output_tokens']:,} out, "
-        f"${total['cost_usd']:.4f}{unpriced}, {total['turns']} turn(s), {total['duration_ms'] / 1000:.1f}s"
+        f"{cost_text(total['cost_usd'], total['unpriced_runs'])}, {total['turns']} turn(s), "
+        f"{total['duration_ms'] / 1000:.1f}s"
     )
 
 

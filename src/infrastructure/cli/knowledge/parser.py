@@ -139,6 +139,13 @@ def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.Argum
     choice.add_argument("--pick", metavar="VERSION", help="the candidate version that wins")
     choice.add_argument("--value", metavar="JSON", help="a merged value, any JSON")
     resolve.add_argument("--rationale", required=True, metavar="TEXT", help="why")
+    resolve.add_argument(
+        "--topic",
+        action="append",
+        dest="topics",
+        metavar="T",
+        help="a topic the resolution is published to (repeatable; default: the key's own, and the pick's)",
+    )
     resolve.add_argument("--correlation-id", help="ties the event to the caller's own run")
 
     summary = _command(
