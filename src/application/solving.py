@@ -6,11 +6,13 @@ specialists, and answers with one decision: post the next signal for a specialis
 the run waits for it to end) or declare the problem solved (the answer written as an entry). Every decision
 is an event; an answer that is no decision is one too (`SolveDecisionFailed`), whatever it holds (its size,
 depth and characters are bounded before anything reads it), and the controller is asked again, within
-`max_iterations`. The run ends solved, or stopped (`SolveStopped`) when its iterations are spent
-(IterationsSpent), a step has no live worker that fits it for the step timeout (NoWorkerFits), or it is
-interrupted; a stop cancels its open step, so a stopped run leaves no work behind. A run whose process
-ended without a stop (killed, or interrupted with `keep_step`) is `orphaned` until `resume` takes it up
-from its stream (`SolveResumed`): the iterations spent, the open step, the options it started with.
+`max_iterations`. Each step's signal carries the run's entries so far (solve_entries.py), and a step ends
+once its knowledge has landed (solve_steps.py), so the controller always decides on the board its last step
+left. The run ends solved, or stopped (`SolveStopped`) when its iterations are spent (IterationsSpent), a
+step has no live worker that fits it for the step timeout (NoWorkerFits), or it is interrupted; a stop
+cancels its open step, so a stopped run leaves no work behind. A run whose process ended without a stop
+(killed, or interrupted with `keep_step`) is `orphaned` until `resume` takes it up from its stream
+(`SolveResumed`): the iterations spent, the open step, the options it started with.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from blackboard.application.solve_decisions import (
     step_signal_type,
     storable,
 )
+from blackboard.application.solve_entries import run_entries
 from blackboard.application.solve_ports import (  # the ports and values, re-exported for the adapters
     STEP_TIMEOUT,
     BudgetStopsTheRun,
@@ -106,7 +109,7 @@ class Solver(SolveRuns):
         super().__init__(log, clock, processes)
         self._service, self._knowledge, self._entries = service, knowledge, knowledge_queries
         self._prompt, self._queries = prompt, queries
-        self._steps = StepWatch(watcher, queries, clock)
+        self._steps = StepWatch(watcher, queries, clock, knowledge_queries)
         self.holding: Callable[[], bool] | None = None  # False once another process took the run up
         # why the board's budget stops the run (None: it does not): asked before each decision
         self.over_budget: Callable[[str], str | None] | None = None
@@ -350,7 +353,7 @@ class Solver(SolveRuns):
                 usage=answer.usage,
             )
         try:
-            signal = self._post(cmd, run, controller, iteration, decision, capability)
+            signal = self._post(cmd, run, controller, iteration, decision, capability, entries)
         except (InvalidInput, ValidationError) as exc:  # the board's rules for a signal
             return self._failed(
                 run, controller, iteration, f"its step cannot be posted: {refusal(exc)}", answer
@@ -377,13 +380,28 @@ class Solver(SolveRuns):
         iteration: int,
         decision: PostStep,
         capability: str,
+        entries: Sequence[Any],  # the board's, as the controller read them
     ) -> AgentSignal:
-        """The problem goes into the prompt (a topic is a line), then what the controller asks of this step."""
+        """The problem goes into the prompt (a topic is a line), then what the controller asks of this step;
+        the run's entries so far go into the context (`entries`, newest first, bounded: solve_entries.py)."""
+        shown, left_out = run_entries(run, entries)
         prompt = (
             f"This is step {iteration} of solve run {run.run_id}. The problem (also the entry {run.problem_key}):"
             f"\n\n{run.problem}\n\nWhat {controller.name} asks of you ({decision.agent}) now:\n\n"
-            f"{decision.prompt or decision.topic}\n\nWhy you: {decision.reason}"
+            f"{decision.prompt or decision.topic}\n\nWhy you: {decision.reason}\n\nWhat the run knows so far "
+            "is in this signal's context, `entries`: the problem and what the run's steps found, newest "
+            "first, each with its key"
+            + (f" ({left_out} older ones left out: read them by key on the board)" if left_out else "")
+            + "."
         )
+        context: dict[str, Any] = {
+            "solve_run": run.run_id,
+            "iteration": iteration,
+            "picked": decision.agent,
+            "entries": shown,
+        }
+        if left_out:
+            context["entries_left_out"] = left_out
         return self._service.post_signal(
             PostSignal(
                 signal_type=decision.signal_type or step_signal_type(capability),
@@ -391,7 +409,7 @@ class Solver(SolveRuns):
                 entry_id=f"e-{iteration}",
                 topic=decision.topic,
                 prompt=prompt,
-                context={"solve_run": run.run_id, "iteration": iteration, "picked": decision.agent},
+                context=context,
                 target_capabilities=(capability,),
                 posted_by=controller.name,
                 blackboard_id=cmd.blackboard_id,
