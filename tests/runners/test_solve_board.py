@@ -1,6 +1,7 @@
 """`blackboard solve` that sees the board (seed 004): each step's signal carries the run's entries so far; the
-controller is asked again only once the last step's knowledge has landed. Real `blackboard solve` processes
-with a command controller (no model) and the real workers it starts, on SQLite and PostgreSQL."""
+controller is asked again only once the last step's knowledge has landed; at the iteration limit it is asked
+once for its best answer from what is known (`--no-synthesis` skips it). Real `blackboard solve` processes with
+a command controller (no model) and the real workers it starts, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -123,7 +124,7 @@ def log(board: Board) -> list[dict[str, Any]]:
     return board.cli.ok("events", "--blackboard", RUN_BOARD)
 
 
-DECISIONS = {"SolveStepPosted", "SolveDecisionFailed", "SolveSolved"}
+DECISIONS = {"SolveStepPosted", "SolveDecisionFailed", "SolveSolved", "SolveSynthesized"}
 
 
 def landed_before_each_decision(events: list[dict[str, Any]], run: dict[str, Any]) -> None:
@@ -188,3 +189,104 @@ def test_the_controller_decides_only_once_the_last_steps_knowledge_has_landed(an
     assert len(json.dumps(shown, ensure_ascii=False, separators=(",", ":")).encode()) <= 16 * 1024
     assert shown[0]["key"] == f"{run['steps'][0]['signal_id']}/knowledge/120"
     assert context["entries_left_out"] == 121 - len(shown) and context["entries_left_out"] > 0
+
+
+def test_at_the_limit_the_controller_gives_its_best_answer_once_recorded_as_such_and_exit_5(any_board):
+    board = any_board
+    ctl = setup(board, posts=99, items=2)
+
+    run = solve(board, ctl, "--max-iterations", "2", code=5)
+
+    assert [a["at_limit"] for a in asked(ctl)] == [False, False, True]  # asked once more, at the limit
+    assert asked(ctl)[-1]["findings"] == 4  # after the last step's findings landed
+    assert (run["state"], run["iterations"], run["synthesis"], run["synthesized"]) == (
+        "stopped",
+        2,
+        True,
+        True,
+    )
+    best = "best so far: FOUND 1.1, FOUND 1.2, FOUND 2.1, FOUND 2.2"
+    key = f"solve/{run['run_id']}/answer"
+    assert (run["answer"], run["answer_key"]) == (best, key)
+    assert run["reason"] == (
+        "--max-iterations 2 reached without an answer; the controller's best answer from what is known is the "
+        f"entry {key}"
+    )
+    assert f"the controller's best answer from what is known: {key}" in run["stderr"]
+    entry = board.entries()[key]
+    assert (entry["value"], entry["entry_type"], entry["author"], entry["label"]) == (
+        best,
+        "final",
+        "rules",
+        "synthesis",
+    )
+    assert entry["meta"]["synthesis"] is True and entry["meta"]["solve_run"] == run["run_id"]
+
+    events = log(board)
+    kinds = [e["event_type"] for e in events if e["stream_id"] == f"{RUN_BOARD}\x1e{run['run_id']}"]
+    assert kinds[-3:] == ["SolveStepEnded", "SolveSynthesized", "SolveStopped"]
+    landed_before_each_decision(events, run)
+    shown = board.cli("solve", "--status", run["run_id"], "--blackboard", RUN_BOARD).expect(0).stdout
+    assert (
+        f"best answer at the iteration limit ({key}):\n{best}" in shown
+        and "stopped: --max-iterations 2" in shown
+    )
+
+
+def test_no_synthesis_stops_at_the_limit_without_asking_again(any_board):
+    board = any_board
+    ctl = setup(board, posts=99, items=1)
+
+    run = solve(board, ctl, "--max-iterations", "2", "--no-synthesis", code=5)
+
+    assert [a["at_limit"] for a in asked(ctl)] == [False, False]
+    assert (run["state"], run["answer"], run["synthesis"], run["synthesized"]) == (
+        "stopped",
+        None,
+        False,
+        False,
+    )
+    assert run["reason"] == "--max-iterations 2 reached without an answer"
+    assert f"solve/{run['run_id']}/answer" not in board.entries()
+    assert "SolveSynthesized" not in {e["event_type"] for e in log(board)}
+    refused = board.cli(
+        "solve", "--resume", run["run_id"], "--blackboard", RUN_BOARD, "--no-synthesis"
+    ).expect(2)
+    assert refused.stderr.startswith("blackboard: --no-synthesis: goes with a new run")
+
+
+def test_the_python_api_gives_the_best_answer_in_the_errors_run_and_takes_synthesis_false(
+    tmp_path, monkeypatch
+):
+    from blackboard import Blackboard, IterationsSpent, models
+
+    board = Board(
+        RunnerCli(f"sqlite:///{tmp_path / 'board.db'}", tmp_path / "agents", tmp_path),
+        tmp_path / "agents",
+        tmp_path,
+    )
+    board.agents.mkdir()
+    ctl = setup(board, posts=99, items=1)
+    monkeypatch.chdir(tmp_path)
+    with Blackboard(board.cli.db_url, agents_dir=board.agents) as bb:
+        with pytest.raises(
+            IterationsSpent, match="best answer from what is known is the entry solve/"
+        ) as spent:
+            bb.solve(
+                PROBLEM, blackboard_id=RUN_BOARD, controller=str(ctl), max_iterations=1, start_workers=True
+            )
+        run = spent.value.run
+        assert isinstance(run, models.SolveRun) and run.synthesized and run.answer == "best so far: FOUND 1.1"
+        assert bb.solve_status(run.run_id, blackboard_id=RUN_BOARD) == run
+
+        with pytest.raises(IterationsSpent) as plain:
+            bb.solve(
+                PROBLEM,
+                blackboard_id=RUN_BOARD,
+                controller=str(ctl),
+                max_iterations=1,
+                start_workers=True,
+                synthesis=False,
+            )
+        assert (plain.value.run.answer, plain.value.run.synthesis) == (None, False)
+    assert [a["at_limit"] for a in asked(ctl)] == [False, True, False]
