@@ -121,7 +121,7 @@ def seen(board: Board, signal_id: str) -> dict[str, Any]:
 
 
 def log(board: Board) -> list[dict[str, Any]]:
-    return board.cli.ok("events", "--blackboard", RUN_BOARD)
+    return board.cli.ok("events", "--blackboard", RUN_BOARD, "--all")
 
 
 DECISIONS = {"SolveStepPosted", "SolveDecisionFailed", "SolveSolved", "SolveSynthesized"}
@@ -132,7 +132,7 @@ def landed_before_each_decision(events: list[dict[str, Any]], run: dict[str, Any
     as, in the log."""
     in_run = [e for e in events if e["stream_id"] == f"{RUN_BOARD}\x1e{run['run_id']}"]
     decisions = [e for e in in_run if e["event_type"] in DECISIONS]
-    for step, decision in zip(run["steps"], decisions[1:], strict=False):
+    for step, decision in zip(run["steps"], decisions[1:], strict=True):  # each step, then a decision
         items = [
             e["position"]
             for e in events
