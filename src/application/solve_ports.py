@@ -41,6 +41,7 @@ class SolveProblem(Command):
     max_iterations: int = Field(default=10, ge=1, le=1000)
     posted_by: NonEmpty = "solve"
     step_timeout: StepSeconds = STEP_TIMEOUT  # seconds a step may have no live worker that fits it
+    synthesis: bool = True  # at the iteration limit, ask the controller once for its best answer
 
 
 class ResumeSolve(Command):
@@ -137,11 +138,17 @@ class SolveProcesses(abc.ABC):
 
 
 class IterationsSpent(TimedOut):
-    """The run's iterations were spent and the controller gave no answer (exit 5, like a wait that timed out)."""
+    """The run's iterations were spent and the controller decided no answer (exit 5, like a wait that timed
+    out); its best answer from what is known, when it was asked for one and gave it, is the run's `answer`."""
 
     def __init__(self, run: SolveRun) -> None:
+        best = (
+            f"; the controller's best answer from what is known is the entry {run.answer_key}"
+            if run.synthesized
+            else ""
+        )
         super().__init__(
-            f"solve run {run.run_id} reached --max-iterations {run.max_iterations} without an answer; "
+            f"solve run {run.run_id} reached --max-iterations {run.max_iterations} without an answer{best}; "
             f"its decisions: blackboard solve --status {run.run_id} --blackboard {run.blackboard_id}"
         )
         self.run = run

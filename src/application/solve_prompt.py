@@ -1,5 +1,6 @@
 """What the controller of a solve run reads each iteration: the problem, the run so far, the board's summary and
-entries, the specialists it may pick (with which have a live worker), and how to answer."""
+entries, the specialists it may pick (with which have a live worker), and how to answer; and, once its
+iterations are spent without an answer, the same board with the one question left: its best answer."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ HOW_TO_ANSWER = "\n".join(
 )
 
 
+AT_THE_LIMIT = "\n".join(
+    (
+        "No step can be posted any more. Answer with exactly one JSON object and nothing else:",
+        '{"action": "solved", "answer": "<the best answer to the problem that the board\'s entries support, '
+        'complete>", "reason": "<what supports it, and what remains uncertain>"}',
+        "It is recorded as the run's answer, marked as given at the iteration limit.",
+    )
+)
+
+
 def controller_prompt(
     run: SolveRun,
     summary: Any,  # BoardSummary
@@ -34,12 +45,23 @@ def controller_prompt(
     specialists: Sequence[Any],  # Specialist
     last_error: str | None,
     signals: Mapping[str, Any] | None = None,  # the steps' signals as they stand (AgentSignal)
+    at_limit: bool = False,  # the iterations are spent: the one question left is the best answer
 ) -> str:
-    parts = [
-        f"You are the controller of solve run {run.run_id} on blackboard {run.blackboard_id}: "
-        f"iteration {run.iterations + 1} of at most {run.max_iterations}.",
-        f"The problem:\n{run.problem}",
-        "The specialists you may pick:\n" + "\n".join(_specialist(s) for s in specialists),
+    if at_limit:
+        head = (
+            f"You are the controller of solve run {run.run_id} on blackboard {run.blackboard_id}: its "
+            f"{run.max_iterations} iterations are spent without an answer. This is your last turn: give the "
+            "best answer to the problem from what is known."
+        )
+    else:
+        head = (
+            f"You are the controller of solve run {run.run_id} on blackboard {run.blackboard_id}: "
+            f"iteration {run.iterations + 1} of at most {run.max_iterations}."
+        )
+    parts = [head, f"The problem:\n{run.problem}"]
+    if not at_limit:
+        parts.append("The specialists you may pick:\n" + "\n".join(_specialist(s) for s in specialists))
+    parts += [
         "The run so far:\n"
         + ("\n".join(_step(s, (signals or {}).get(s.signal_id)) for s in run.steps) or "(nothing yet)"),
         "The board's summary:\n" + _summary(summary),
@@ -47,7 +69,7 @@ def controller_prompt(
     ]
     if last_error:
         parts.append(f"Your previous answer was refused: {last_error}\nAnswer again, as below.")
-    parts.append(HOW_TO_ANSWER)
+    parts.append(AT_THE_LIMIT if at_limit else HOW_TO_ANSWER)
     return "\n\n".join(parts)
 
 

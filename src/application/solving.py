@@ -6,11 +6,15 @@ specialists, and answers with one decision: post the next signal for a specialis
 the run waits for it to end) or declare the problem solved (the answer written as an entry). Every decision
 is an event; an answer that is no decision is one too (`SolveDecisionFailed`), whatever it holds (its size,
 depth and characters are bounded before anything reads it), and the controller is asked again, within
-`max_iterations`. The run ends solved, or stopped (`SolveStopped`) when its iterations are spent
-(IterationsSpent), a step has no live worker that fits it for the step timeout (NoWorkerFits), or it is
-interrupted; a stop cancels its open step, so a stopped run leaves no work behind. A run whose process
-ended without a stop (killed, or interrupted with `keep_step`) is `orphaned` until `resume` takes it up
-from its stream (`SolveResumed`): the iterations spent, the open step, the options it started with.
+`max_iterations`. Each step's signal carries the run's entries so far (solve_entries.py), and a step ends
+once its knowledge has landed (solve_steps.py), so the controller always decides on the board its last step
+left. The run ends solved, or stopped (`SolveStopped`) when its iterations are spent (IterationsSpent: the
+controller asked once more, unless `synthesis` is off, for its best answer from what is known, recorded as
+`SolveSynthesized` and the answer's entry), a step has no live worker that fits it for the step timeout
+(NoWorkerFits), or it is interrupted; a stop cancels its open step, so a stopped run leaves no work behind.
+A run whose process ended without a stop (killed, or interrupted with `keep_step`) is `orphaned` until
+`resume` takes it up from its stream (`SolveResumed`): the iterations spent, the open step, the options it
+started with.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ from blackboard.application.commands import CancelSignal, GetSignalById, ListSig
 from blackboard.application.errors import ConcurrencyConflict
 from blackboard.application.knowledge.commands import ListEntries, SummarizeBoard, WriteEntry
 from blackboard.application.ports import Clock
+from blackboard.application.solve_answers import (
+    answer_entry,
+    answer_key,
+    asked_at_limit,
+    best_answer,
+    spent,
+)
 from blackboard.application.solve_decisions import (
     read_answer,
     refusal,
@@ -31,6 +42,7 @@ from blackboard.application.solve_decisions import (
     step_signal_type,
     storable,
 )
+from blackboard.application.solve_entries import run_entries
 from blackboard.application.solve_ports import (  # the ports and values, re-exported for the adapters
     STEP_TIMEOUT,
     BudgetStopsTheRun,
@@ -60,9 +72,10 @@ from blackboard.domain.events import (
     SolveStepEnded,
     SolveStepPosted,
     SolveStopped,
+    SolveSynthesized,
 )
 from blackboard.domain.signals import AgentSignal
-from blackboard.domain.solving import PostStep, SolveRun
+from blackboard.domain.solving import PostStep, Solved, SolveRun
 
 OUTPUT_KEPT = 4000  # characters of a failed decision's answer kept in its event
 ERROR_KEPT = 2000  # characters of an error (a controller run's, a refusal's) kept in an event
@@ -100,13 +113,13 @@ class Solver(SolveRuns):
         queries: Any,  # BlackboardQueries
         log: SolveLog,
         clock: Clock,
-        prompt: Any,  # (run, summary, entries, specialists, last_error, step signals) -> str
+        prompt: Any,  # (run, summary, entries, specialists, last_error, step signals, at_limit) -> str
         processes: SolveProcesses | None = None,
     ) -> None:
         super().__init__(log, clock, processes)
         self._service, self._knowledge, self._entries = service, knowledge, knowledge_queries
         self._prompt, self._queries = prompt, queries
-        self._steps = StepWatch(watcher, queries, clock)
+        self._steps = StepWatch(watcher, queries, clock, knowledge_queries)
         self.holding: Callable[[], bool] | None = None  # False once another process took the run up
         # why the board's budget stops the run (None: it does not): asked before each decision
         self.over_budget: Callable[[str], str | None] | None = None
@@ -156,6 +169,7 @@ class Solver(SolveRuns):
             workdir=options.workdir,
             permission_mode=options.permission_mode,
             allowed_tools=options.allowed_tools,
+            synthesis=cmd.synthesis,
         )
         return self.run(cmd.blackboard_id, run_id)
 
@@ -188,6 +202,7 @@ class Solver(SolveRuns):
             max_iterations=run.max_iterations,
             posted_by=cmd.resumed_by,
             step_timeout=run.step_timeout or STEP_TIMEOUT,
+            synthesis=run.synthesis,
         )
         return run, problem
 
@@ -199,8 +214,9 @@ class Solver(SolveRuns):
         specialists: Sequence[Specialist],
         keep_step: bool = False,
     ) -> SolveRun:
-        """Loop until the controller answers (the run, solved) or the iterations are spent (IterationsSpent),
-        taking up first a step the run left open (a resumed run's). A step with no live worker that fits it
+        """Loop until the controller answers (the run, solved) or the iterations are spent (IterationsSpent,
+        after the controller was asked once for its best answer when `cmd.synthesis`), taking up first a
+        step the run left open (a resumed run's). A step with no live worker that fits it
         for `step_timeout` stops the run (NoWorkerFits). An interruption (KeyboardInterrupt: Ctrl-C, or the
         SIGTERM the CLI turns into one) stops it too, unless `keep_step`: then the run and its open step
         are left as they are, for a resume. Whatever else ends the loop (the store gone) is recorded as the
@@ -214,6 +230,8 @@ class Solver(SolveRuns):
                 run = self._iterate(cmd, run, controller, specialists)
             if run.state == "solved":
                 return run
+            if cmd.synthesis and asked_at_limit(run) is None:  # asked once, a resumed run included
+                run = self._synthesize(cmd, run, controller)
         except RunTakenOver:
             raise
         except ConcurrencyConflict:  # the run's stream moved: another process records it now
@@ -238,7 +256,7 @@ class Solver(SolveRuns):
             board,
             controller.name,
             cmd.posted_by,
-            f"--max-iterations {cmd.max_iterations} reached without an answer",
+            spent(cmd.max_iterations, run),
             "its iterations were spent",
         )
         raise IterationsSpent(run)
@@ -296,20 +314,9 @@ class Solver(SolveRuns):
         self, cmd: SolveProblem, run: SolveRun, controller: ControllerAgent, specialists: Sequence[Specialist]
     ) -> SolveRun:
         iteration = run.iterations + 1
-        board = cmd.blackboard_id
-        if self.holding is not None and not self.holding():
-            raise RunTakenOver(run.run_id, board)
-        if self.over_budget is not None and (why := self.over_budget(board)) is not None:
-            stopped = self._end(run.run_id, board, controller.name, cmd.posted_by, f"the board's {why}", why)
-            raise BudgetStopsTheRun(stopped, why)
-        summary = self._summary(board)
-        entries = self._entries.entries(ListEntries(blackboard_id=board))
+        self._may_ask(cmd, run, controller)
+        summary, entries, results = self._board(run)
         last_error = run.steps[-1].error if run.steps and run.steps[-1].signal_id is None else None
-        results = {
-            s.signal_id: self._queries.get_signal(GetSignalById(signal_id=s.signal_id))
-            for s in run.steps
-            if s.signal_id is not None
-        }
         prompt = self._prompt(run, summary, entries, specialists, last_error, results)
         answer = controller.decide(run.run_id, iteration, prompt)
         if not answer.succeeded:
@@ -323,21 +330,10 @@ class Solver(SolveRuns):
         except InvalidInput as exc:  # BadDecision, or a value the store cannot hold
             return self._failed(run, controller, iteration, exc.rule, answer)
         if not isinstance(decision, PostStep):
-            key = f"solve/{run.run_id}/answer"
             try:
-                self._knowledge.write(
-                    WriteEntry(
-                        blackboard_id=board,
-                        key=key,
-                        value=decision.answer,
-                        author=controller.name,
-                        entry_type="final",
-                        depends_on=(run.problem_key,),
-                        meta={"solve_run": run.run_id, "reason": decision.reason[:2000]},
-                    )
-                )
+                self._knowledge.write(answer_entry(run, controller.name, decision, synthesis=False))
             except (InvalidInput, ValidationError) as exc:  # the board's rules for an entry's value
-                why = f"answer: cannot be the entry {key}: {refusal(exc)}"
+                why = f"answer: cannot be the entry {answer_key(run)}: {refusal(exc)}"
                 return self._failed(run, controller, iteration, why, answer)
             return self._record(
                 run,
@@ -345,12 +341,12 @@ class Solver(SolveRuns):
                 controller.name,
                 iteration=iteration,
                 answer=decision.answer,
-                answer_key=key,
+                answer_key=answer_key(run),
                 reason=decision.reason,
                 usage=answer.usage,
             )
         try:
-            signal = self._post(cmd, run, controller, iteration, decision, capability)
+            signal = self._post(cmd, run, controller, iteration, decision, capability, entries)
         except (InvalidInput, ValidationError) as exc:  # the board's rules for a signal
             return self._failed(
                 run, controller, iteration, f"its step cannot be posted: {refusal(exc)}", answer
@@ -377,13 +373,28 @@ class Solver(SolveRuns):
         iteration: int,
         decision: PostStep,
         capability: str,
+        entries: Sequence[Any],  # the board's, as the controller read them
     ) -> AgentSignal:
-        """The problem goes into the prompt (a topic is a line), then what the controller asks of this step."""
+        """The problem goes into the prompt (a topic is a line), then what the controller asks of this step;
+        the run's entries so far go into the context (`entries`, newest first, bounded: solve_entries.py)."""
+        shown, left_out = run_entries(run, entries)
         prompt = (
             f"This is step {iteration} of solve run {run.run_id}. The problem (also the entry {run.problem_key}):"
             f"\n\n{run.problem}\n\nWhat {controller.name} asks of you ({decision.agent}) now:\n\n"
-            f"{decision.prompt or decision.topic}\n\nWhy you: {decision.reason}"
+            f"{decision.prompt or decision.topic}\n\nWhy you: {decision.reason}\n\nWhat the run knows so far "
+            "is in this signal's context, `entries`: the problem and what the run's steps found, newest "
+            "first, each with its key"
+            + (f" ({left_out} older ones left out: read them by key on the board)" if left_out else "")
+            + "."
         )
+        context: dict[str, Any] = {
+            "solve_run": run.run_id,
+            "iteration": iteration,
+            "picked": decision.agent,
+            "entries": shown,
+        }
+        if left_out:
+            context["entries_left_out"] = left_out
         return self._service.post_signal(
             PostSignal(
                 signal_type=decision.signal_type or step_signal_type(capability),
@@ -391,7 +402,7 @@ class Solver(SolveRuns):
                 entry_id=f"e-{iteration}",
                 topic=decision.topic,
                 prompt=prompt,
-                context={"solve_run": run.run_id, "iteration": iteration, "picked": decision.agent},
+                context=context,
                 target_capabilities=(capability,),
                 posted_by=controller.name,
                 blackboard_id=cmd.blackboard_id,
@@ -436,5 +447,59 @@ class Solver(SolveRuns):
             run, SolveStopped, actor, iterations=run.iterations, reason=storable(reason, ERROR_KEPT)
         )
 
-    def _summary(self, board: str) -> Any:
-        return self._entries.summary(SummarizeBoard(blackboard_id=board))
+    # -- what the controller reads, and what it may cost -------------------------------------------------
+    def _may_ask(self, cmd: SolveProblem, run: SolveRun, controller: ControllerAgent) -> None:
+        """Before the controller is asked: the run is still this process's (RunTakenOver), and the board's
+        budget is not reached (else the run stops: BudgetStopsTheRun)."""
+        board = run.blackboard_id
+        if self.holding is not None and not self.holding():
+            raise RunTakenOver(run.run_id, board)
+        if self.over_budget is not None and (why := self.over_budget(board)) is not None:
+            stopped = self._end(run.run_id, board, controller.name, cmd.posted_by, f"the board's {why}", why)
+            raise BudgetStopsTheRun(stopped, why)
+
+    def _board(self, run: SolveRun) -> tuple[Any, list[Any], dict[str, AgentSignal]]:
+        """The board as the controller reads it: its summary, its entries, the run's steps' signals."""
+        board = run.blackboard_id
+        summary = self._entries.summary(SummarizeBoard(blackboard_id=board))
+        entries = self._entries.entries(ListEntries(blackboard_id=board))
+        results = {
+            s.signal_id: self._queries.get_signal(GetSignalById(signal_id=s.signal_id))
+            for s in run.steps
+            if s.signal_id is not None
+        }
+        return summary, entries, results
+
+    # -- the best answer at the limit --------------------------------------------------------------------
+    def _synthesize(self, cmd: SolveProblem, run: SolveRun, controller: ControllerAgent) -> SolveRun:
+        """The iterations are spent: the controller is asked once for its best answer from what is known (the
+        same board it read each iteration; only an answer is taken), recorded as `SolveSynthesized` with the
+        answer's entry, or with why there is none."""
+        self._may_ask(cmd, run, controller)
+        summary, entries, results = self._board(run)
+        prompt = self._prompt(run, summary, entries, (), None, results, at_limit=True)
+        answer = controller.decide(run.run_id, run.iterations + 1, prompt)
+        found = best_answer(answer)
+        if isinstance(found, Solved):
+            try:
+                self._knowledge.write(answer_entry(run, controller.name, found, synthesis=True))
+            except (InvalidInput, ValidationError) as exc:  # the board's rules for an entry's value
+                found = f"answer: cannot be the entry {answer_key(run)}: {refusal(exc)}"
+        if isinstance(found, str):
+            return self._record(
+                run,
+                SolveSynthesized,
+                controller.name,
+                error=storable(found, ERROR_KEPT),
+                output=storable(answer.text, OUTPUT_KEPT),
+                usage=answer.usage,
+            )
+        return self._record(
+            run,
+            SolveSynthesized,
+            controller.name,
+            answer=found.answer,
+            answer_key=answer_key(run),
+            reason=found.reason,
+            usage=answer.usage,
+        )

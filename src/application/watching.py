@@ -135,6 +135,17 @@ class Watcher:
                 return found
             self._wait_past(position, deadline, f"an entry on topic {topic}", timeout)
 
+    def wait_until(self, holds: Callable[[], bool], what: str, timeout: float) -> None:
+        """Until `holds()` (a read of the board) is true, asked again each time the log moves: the position
+        is taken before each read, so a write committed in between still wakes it. WaitTimedOut, saying
+        `what`, once `timeout` seconds have passed first."""
+        deadline = _deadline(timeout)
+        while True:
+            position = self._store.last_position()
+            if holds():
+                return
+            self._wait_past(position, deadline, what, timeout)
+
     def _wait_past(
         self,
         position: int,

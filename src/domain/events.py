@@ -258,8 +258,9 @@ class SolveStarted(SolveEvent):
     """The problem was posted; the controller, its bound and the specialists it may pick among, and the
     options a `solve --resume` continues the run with."""
 
-    # 2 added host, pid, controller_ref, step_timeout, start_workers, workdir, permission_mode, allowed_tools
-    schema_version: ClassVar[int] = 2
+    # 2 added host, pid, controller_ref, step_timeout, start_workers, workdir, permission_mode, allowed_tools;
+    # 3 added synthesis
+    schema_version: ClassVar[int] = 3
 
     problem: str = Field(min_length=1)
     problem_key: str  # the entry that holds the problem on the board
@@ -280,6 +281,7 @@ class SolveStarted(SolveEvent):
     workdir: str | None = None  # the controller's runs' (absolute); None: where solve ran
     permission_mode: str | None = None
     allowed_tools: tuple[str, ...] = ()
+    synthesis: bool = True  # at the iteration limit, the controller is asked once for its best answer
 
 
 class SolveStepPosted(SolveEvent):
@@ -321,6 +323,19 @@ class SolveSolved(SolveEvent):
     usage: SignalUsage | None = None
 
 
+class SolveSynthesized(SolveEvent):
+    """The iterations were spent without an answer, and the controller was asked once for its best answer from
+    what is known: that answer, written as the entry `answer_key` (type `final`, label `synthesis`), or why
+    there is none (`error`, with what it answered). The run's `SolveStopped` follows."""
+
+    answer: str | None = None
+    answer_key: str | None = None
+    reason: str = ""
+    error: str | None = None
+    output: str = ""  # what it answered when that was refused, cut to a few thousand characters
+    usage: SignalUsage | None = None
+
+
 class SolveStopped(SolveEvent):
     """The run ended without an answer: its iterations spent, a step no worker took, or interrupted."""
 
@@ -346,6 +361,7 @@ SOLVE_EVENTS = (
     SolveStepEnded,
     SolveDecisionFailed,
     SolveSolved,
+    SolveSynthesized,
     SolveStopped,
     SolveResumed,
 )
@@ -492,6 +508,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
         "permission_mode": None,
         "allowed_tools": [],
     },
+    # started before a run's best answer was asked for at its limit: a resume asks for it, as a run does now
+    ("SolveStarted", 2): lambda data: {**data, "synthesis": True},
 }
 
 

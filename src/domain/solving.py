@@ -1,6 +1,7 @@
 """A solve run (seed 004's controller): the decisions a controller answers with, read strictly, and a run's
-state folded from its own events (`SolveStarted` ... `SolveSolved` / `SolveStopped`), `orphaned` when it is
-still running by its events but the process that drove it is gone."""
+state folded from its own events (`SolveStarted` ... `SolveSolved` / `SolveStopped`, after a `SolveSynthesized`
+at the iteration limit), `orphaned` when it is still running by its events but the process that drove it is
+gone."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from blackboard.domain.events import (
     SolveStepEnded,
     SolveStepPosted,
     SolveStopped,
+    SolveSynthesized,
 )
 from blackboard.domain.presence import SolveProcess
 from blackboard.domain.signals import SignalType, Topic
@@ -171,6 +173,8 @@ class SolveRun:
     answer: str | None = None
     answer_key: str | None = None
     reason: str | None = None  # of the answer, or of the stop
+    synthesis: bool = True  # at the iteration limit, the controller is asked once for its best answer
+    synthesized: bool = False  # the answer is that best answer (the run stopped at its limit)
     version: int = 0
     cost_usd: float = 0.0  # what the controller's runs cost (where the runner prices them)
     # what a resume continues with (SolveStarted, then each SolveResumed)
@@ -240,6 +244,7 @@ def _evolve(run: SolveRun, event: SolveEvent) -> SolveRun:
             workdir=event.workdir,
             permission_mode=event.permission_mode,
             allowed_tools=event.allowed_tools,
+            synthesis=event.synthesis,
             process=f"{event.host}:{event.pid}" if event.host is not None else None,
         )
     if isinstance(event, SolveResumed):
@@ -268,6 +273,12 @@ def _evolve(run: SolveRun, event: SolveEvent) -> SolveRun:
     if isinstance(event, SolveSolved):
         return replace(
             run, state="solved", answer=event.answer, answer_key=event.answer_key, reason=event.reason
+        )
+    if isinstance(event, SolveSynthesized):
+        if event.answer is None:
+            return run
+        return replace(
+            run, answer=event.answer, answer_key=event.answer_key, reason=event.reason, synthesized=True
         )
     if isinstance(event, SolveStopped):
         return replace(run, state="stopped", reason=event.reason)

@@ -803,6 +803,8 @@ class SolveRun(Document):
     answer: str | None
     answer_key: str | None
     reason: str | None
+    synthesis: bool  # at the iteration limit, the controller is asked once for its best answer
+    synthesized: bool  # the answer is that best answer: the run stopped at its limit
     controller_cost_usd: float
     step_timeout: float | None  # seconds a step may have no live worker that fits it (None: started before)
     resumes: int  # how many times a process took the run up again
@@ -843,6 +845,8 @@ def solve_run(run: Any) -> SolveRun:
         answer=run.answer,
         answer_key=run.answer_key,
         reason=run.reason,
+        synthesis=run.synthesis,
+        synthesized=run.synthesized,
         controller_cost_usd=round(run.cost_usd, 6),
         step_timeout=run.step_timeout,
         resumes=run.resumes,

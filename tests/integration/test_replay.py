@@ -352,10 +352,24 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
             },
         )
     ]
-    stored = {(kind, schema) for kind, schema, _ in rows + solve}
+    options = {  # schema 2 added where a resume finds the run's process and options again
+        "host": "host-1",
+        "pid": 4141,
+        "controller_ref": "first-finding",
+        "step_timeout": 300.0,
+        "start_workers": False,
+        "workdir": None,
+        "permission_mode": None,
+        "allowed_tools": [],
+    }
+    solved_before = [  # another run: SolveStarted of schema 2, before a best answer was asked for at the limit
+        ("SolveStarted", 2, {**solve[0][2], "run_id": "solve-0000000b", **options})
+    ]
+    stored = {(kind, schema) for kind, schema, _ in rows + solve + solved_before}
     assert set(events.UPCASTERS) <= stored, "an upcaster was added: store a row of the shape it upcasts here"
     _store(sql_engine, rows, "bb-old")
     _store(sql_engine, solve, "bb-old\x1esolve-0000000a", first_id=len(rows) + 1)
+    _store(sql_engine, solved_before, "bb-old\x1esolve-0000000b", first_id=len(rows) + 2)
     board = SqlBoard(sql_engine)
 
     normal, fast = both_paths(board, page_size=3)

@@ -302,3 +302,59 @@ def test_a_solve_started_of_schema_1_loads_with_the_options_a_resume_falls_back_
     run = fold("solve-0000000a", "bb-s", [started])
     assert (run.state, run.process, run.max_iterations) == ("running", None, 3)
     assert with_process(run, None, at).state == "orphaned"  # no process ever said it drives it
+
+
+def test_a_solve_started_of_schema_2_loads_asking_for_the_best_answer_at_the_limit(sql_engine):
+    """Schema 3 added SolveStarted's `synthesis` (`--no-synthesis` turns it off); a run started before it
+    asks for its best answer at the limit when a resume takes it there, as a run started now does."""
+    from blackboard.domain.solving import fold
+    from blackboard.infrastructure.persistence.solve_log import SqlSolveLog
+
+    at = datetime(2026, 1, 6, tzinfo=UTC)
+    started_v2 = {
+        "signal_id": None,
+        "run_id": "solve-0000000b",
+        "actor": "solve",
+        "problem": "What is the number?",
+        "problem_key": "solve/solve-0000000b/problem",
+        "controller": "first-finding",
+        "runner": "command",
+        "model": None,
+        "max_iterations": 3,
+        "specialists": ["finder"],
+        "without_workers": [],
+        "started_workers": [],
+        "host": "host-1",
+        "pid": 4141,
+        "controller_ref": "first-finding",
+        "step_timeout": 300.0,
+        "start_workers": False,
+        "workdir": None,
+        "permission_mode": None,
+        "allowed_tools": [],
+    }
+    with sql_engine.begin() as conn:
+        conn.execute(
+            insert(EVENTS).values(
+                event_id="6f1c1d7e-0000-4000-8000-0000000000b1",
+                stream_id="bb-s\x1esolve-0000000b",
+                version=1,
+                event_type="SolveStarted",
+                schema_version=2,
+                data=json.dumps(started_v2),
+                metadata="{}",
+                occurred_at=at,
+                recorded_at=at,
+            )
+        )
+
+    [record] = SqlSolveLog(sql_engine).history("bb-s", "solve-0000000b")
+
+    assert record.event.synthesis is True
+    run = fold("solve-0000000b", "bb-s", [record.event])
+    assert (run.synthesis, run.synthesized, run.step_timeout, run.process) == (
+        True,
+        False,
+        300.0,
+        "host-1:4141",
+    )

@@ -138,7 +138,8 @@ def test_the_controller_posts_for_the_specialist_it_picks_then_its_answer_is_an_
 def test_reaching_max_iterations_without_an_answer_is_exit_5_and_a_recorded_stop(solve_board):
     board = solve_board
     with stand_in([say(POST_FINDER), say(POST_FINDER)]) as api:
-        done = solve(board, api.url, "--start-workers", "--max-iterations", "2").expect(5)
+        done = solve(board, api.url, "--start-workers", "--max-iterations", "2", "--no-synthesis").expect(5)
+    assert len(api.model_calls) == 2  # no best answer asked for (test_solve_board.py: when it is)
     assert "--max-iterations 2" in done.stderr and "without an answer" in done.stderr
     run = done.json()  # the run as it ended is still printed
     assert (run["state"], run["iterations"], run["answer"]) == ("stopped", 2, None)

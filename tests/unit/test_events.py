@@ -41,6 +41,7 @@ from blackboard.domain.events import (
     SolveStepEnded,
     SolveStepPosted,
     SolveStopped,
+    SolveSynthesized,
     TypedBlob,
     UnknownEventType,
     event_class,
@@ -165,6 +166,7 @@ SAMPLES += [
         workdir="/work",
         permission_mode="acceptEdits",
         allowed_tools=("Bash(git *)",),
+        synthesis=False,
     ),
     SolveStepPosted(
         **RUN,
@@ -180,6 +182,14 @@ SAMPLES += [
     SolveDecisionFailed(**RUN, version=4, iteration=2, error="decision: must be one JSON object", output="x"),
     SolveSolved(
         **RUN, version=5, iteration=3, answer="42", answer_key="solve/solve-0000000a/answer", reason="r"
+    ),
+    SolveSynthesized(
+        **RUN,
+        version=5,
+        answer="about 42",
+        answer_key="solve/solve-0000000a/answer",
+        reason="the findings point there",
+        usage=SignalUsage(runner="command", duration_ms=12),
     ),
     SolveStopped(**RUN, version=5, iterations=3, reason="--max-iterations 3 reached without an answer"),
     SolveResumed(

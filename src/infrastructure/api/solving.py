@@ -4,8 +4,8 @@ solve`; docs/agents.md, "The controller: solve"), `resume_solve`, which takes up
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from blackboard.application.runners import Permissions
 from blackboard.application.solving import ResumeSolve, SolveProblem
@@ -35,12 +35,15 @@ class SolveCalls(Base):
         permission_mode: str | None = None,
         allowed_tools: Iterable[str] = (),
         keep_step: bool = False,
+        synthesis: bool = True,
     ) -> SolveRun:
         """`blackboard solve`: blocks until the controller answers (the run, `state` "solved") or raises:
-        TimedOut when `max_iterations` (10) decisions gave no answer or a step had no live worker that fits
-        it for `step_timeout` seconds (300), InvalidInput (nothing written) for an empty problem, a bound
-        below 1 or an unknown controller. A KeyboardInterrupt stops the run and cancels its open step, or,
-        with `keep_step`, leaves both for `resume_solve`."""
+        TimedOut when `max_iterations` (10) decisions gave no answer (IterationsSpent: its `run` is the run
+        as it stopped, with the controller's best answer from what is known in `answer`, `synthesized`
+        true, unless `synthesis` is False) or a step had no live worker that fits it for `step_timeout`
+        seconds (300), InvalidInput (nothing written) for an empty problem, a bound below 1 or an unknown
+        controller. A KeyboardInterrupt stops the run and cancels its open step, or, with `keep_step`,
+        leaves both for `resume_solve`."""
         from blackboard.infrastructure.solve_run import SolveSetup, run_solve
 
         cmd = request(
@@ -50,6 +53,7 @@ class SolveCalls(Base):
             max_iterations=max_iterations,
             posted_by=posted_by,
             step_timeout=step_timeout,
+            synthesis=synthesis,
         )
         setup = SolveSetup(
             controller=controller,
@@ -62,7 +66,7 @@ class SolveCalls(Base):
             keep_step=keep_step,
             beat_every=self._parts.config.beat_interval,
         )
-        return documents.solve_run(run_solve(cmd, setup, self._solve_parts()))
+        return _ended(run_solve, cmd, setup, self._solve_parts())
 
     def resume_solve(
         self,
@@ -95,7 +99,7 @@ class SolveCalls(Base):
             keep_step=keep_step,
             beat_every=self._parts.config.beat_interval,
         )
-        return documents.solve_run(resume_solve(cmd, setup, self._solve_parts()))
+        return _ended(resume_solve, cmd, setup, self._solve_parts())
 
     def solve_status(self, run_id: str, *, blackboard_id: str, at: int | None = None) -> SolveRun:
         """`blackboard solve --status RUN`: the run (its decisions, reasons, answer; `orphaned` when it is
@@ -115,3 +119,13 @@ class SolveCalls(Base):
             parts.clock,
             parts.config.artifacts_dir,
         )
+
+
+def _ended(drive: Callable[..., Any], cmd: Any, setup: Any, parts: Any) -> SolveRun:
+    """The run `drive` returns, as the API's model; an error that ended it carries it the same way (`run`)."""
+    try:
+        return documents.solve_run(drive(cmd, setup, parts))
+    except Exception as exc:
+        if (ended := getattr(exc, "run", None)) is not None and not isinstance(ended, SolveRun):
+            exc.run = documents.solve_run(ended)  # type: ignore[attr-defined]
+        raise

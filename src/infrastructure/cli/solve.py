@@ -56,6 +56,7 @@ def solve(
             "max_iterations": args.max_iterations,
             "posted_by": args.posted_by,
             "step_timeout": args.step_timeout,
+            "synthesis": args.synthesis,
         }
         cmd = SolveProblem(
             blackboard_id=args.blackboard,
@@ -98,6 +99,7 @@ NEW_RUN_ONLY = (
     ("workdir", "--workdir"),
     ("permission_mode", "--permission-mode"),
     ("allowed_tools", "--allow-tool"),
+    ("synthesis", "--no-synthesis"),
 )
 
 
@@ -109,8 +111,8 @@ def _resume_alone(args: argparse.Namespace) -> None:
         if getattr(args, dest, None) not in (None, []):
             raise InvalidInput(
                 flag,
-                "goes with a new run: --resume continues the run with the problem, controller and runner "
-                "options it started with (--max-iterations, --step-timeout, --start-workers, --keep-step "
+                "goes with a new run: --resume continues the run with the problem, controller, runner "
+                "and synthesis options it started with (--max-iterations, --step-timeout, --start-workers, --keep-step "
                 "and --posted-by may be given)",
             )
 
@@ -148,9 +150,10 @@ def _interruptible() -> Iterator[None]:
 def _status(args: argparse.Namespace, solver: Any) -> Output:
     from blackboard.infrastructure import documents
 
-    if args.start_workers or args.controller is not None or args.keep_step:
+    if args.start_workers or args.controller is not None or args.keep_step or args.synthesis is not None:
         raise InvalidInput(
-            "--status", "shows a run: it takes no PROBLEM, --controller, --start-workers nor --keep-step"
+            "--status",
+            "shows a run: it takes no PROBLEM, --controller, --start-workers, --keep-step nor --no-synthesis",
         )
     if args.status:
         return _shown(solver.run(args.blackboard, args.status, args.at), documents)
@@ -175,9 +178,11 @@ def _shown(run: Any, documents: Any) -> Output:
                 f"  {s.iteration}. {s.signal_id} for {s.agent} ({s.capability}) {s.topic!r}: "
                 f"{s.status or 'running'}{f' ({s.error})' if s.error else ''}; because {s.reason}"
             )
-    if run.answer is not None:
+    if run.answer is not None and run.synthesized:
+        lines += [f"best answer at the iteration limit ({run.answer_key}):", run.answer]
+    elif run.answer is not None:
         lines += [f"answer ({run.answer_key}):", run.answer]
-    elif run.state in ("stopped", "orphaned"):
+    if run.state in ("stopped", "orphaned"):
         lines.append(f"{run.state}: {run.reason}")
     return Output(data, "\n".join(lines))
 
@@ -199,6 +204,9 @@ def _report(event: Any) -> None:
         _say(f"{event.iteration}. refused decision: {event.error}")
     elif kind == "SolveSolved":
         _say(f"{event.iteration}. solved: {event.answer_key}")
+    elif kind == "SolveSynthesized":
+        best = event.answer_key or f"none ({event.error})"
+        _say(f"the iterations are spent; the controller's best answer from what is known: {best}")
     elif kind == "SolveStopped":
         _say(f"stopped: {event.reason}")
     elif kind == "SolveResumed":

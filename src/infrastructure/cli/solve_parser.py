@@ -30,7 +30,15 @@ def add_solve_command(commands: Any, _command: Callable[..., argparse.ArgumentPa
         "--max-iterations",
         type=whole,
         metavar="N",
-        help="at most N decisions; reached without an answer: exit 5 (default 10)",
+        help="at most N decisions; reached without an answer: the controller is asked once for its best "
+        "answer from what is known (the entry solve/RUN/answer, labelled synthesis), exit 5 (default 10)",
+    )
+    solve.add_argument(
+        "--no-synthesis",
+        dest="synthesis",
+        action="store_false",
+        default=None,
+        help="at --max-iterations, stop without asking the controller for its best answer",
     )
     solve.add_argument(
         "--start-workers",

@@ -31,6 +31,7 @@ from blackboard.domain.events import (
     SolveEvent,
     SolveSolved,
     SolveStepPosted,
+    SolveSynthesized,
 )
 from blackboard.domain.evolution import evolve
 from blackboard.domain.signals import AgentSignal, SignalUsage
@@ -397,7 +398,8 @@ def controller_runs(conn: Connection, events: Sequence[SolveEvent], writer: RowW
     rows = [
         (e.event_id, e.blackboard_id, e.actor, *_usage_values(e.usage))
         for e in events
-        if isinstance(e, SolveStepPosted | SolveDecisionFailed | SolveSolved) and e.usage is not None
+        if isinstance(e, SolveStepPosted | SolveDecisionFailed | SolveSolved | SolveSynthesized)
+        and e.usage is not None
     ]
     if rows:
         (writer or RowWriter()).insert(conn, SOLVE_USAGE, _SOLVE_USAGE_COLUMNS, rows)

@@ -190,7 +190,9 @@ SIGNAL_USAGE = Table(
 SOLVE_USAGE = Table(
     "solve_usage",
     metadata,
-    Column("event_id", String(36), primary_key=True),  # the SolveStepPosted, -DecisionFailed or -Solved
+    Column(
+        "event_id", String(36), primary_key=True
+    ),  # the SolveStepPosted, -DecisionFailed, -Solved, -Synthesized
     Column("blackboard_id", String(200), nullable=False),
     Column("agent", String(200), nullable=False),  # the controller
     Column("runner", String(40), nullable=False),
