@@ -36,11 +36,16 @@ CALLS_AT_ONCE = 8  # waits served at once, each in a worker thread
 
 
 def serve(
-    container: Container, agent: str | None, board: str | None, claim: tuple[str, str] | None = None
+    container: Container,
+    agent: str | None,
+    board: str | None,
+    claim: tuple[str, str] | None = None,
+    confine: bool = False,
 ) -> None:
     """Serve until the client closes standard input. An unknown agent stops it before it serves.
-    `claim`: (signal, token) a runner's run works on; the session is bound to it (Session.bind)."""
-    session = Session(container, agent, board)  # builds the use cases now, on this thread
+    `claim`: (signal, token) a runner's run works on; the session is bound to it (Session.bind).
+    `confine`: the server reaches `board` only (an agent's server with a board always does)."""
+    session = Session(container, agent, board, confine=confine)  # builds the use cases now, on this thread
     if claim is not None:
         session.bind(*claim)
     anyio.run(_serve, build_server(session), container.config().mcp_max_line)
