@@ -165,6 +165,31 @@ class Session:
             self._tokens.pop(signal_id, None)
 
 
+class Opening:
+    """The server's session, built once, on a thread of its own from the start, while the server already
+    answers (`initialize` and the tool list need no database): the database opened and migrated, the claim
+    bound. A call waits for it (`get`); a build that failed (the database unreachable, its lock held past
+    the busy timeout) is that call's error, and the next call builds again."""
+
+    def __init__(self, build: Callable[[], Session]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self.session: Session | None = None
+        threading.Thread(target=self._first, name="mcp-session", daemon=True).start()
+
+    def get(self) -> Session:
+        with self._lock:
+            if self.session is None:
+                self.session = self._build()
+            return self.session
+
+    def _first(self) -> None:
+        try:
+            self.get()
+        except Exception:  # noqa: BLE001 - the first call that needs it says why, and builds again
+            pass
+
+
 def build(model: type[BaseModel], names: dict[str, str], **fields: Any) -> Any:
     """The command model from the arguments; a rule the model adds (one field against another) is
     refused naming the tool's arguments (`names`: field -> argument)."""
