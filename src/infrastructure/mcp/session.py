@@ -80,6 +80,7 @@ class Session:
         self.knowledge = container.knowledge()
         self.knowledge_queries = container.knowledge_queries()
         self.watcher = container.watcher()
+        self.artifacts_dir = container.config().artifacts_dir  # where a completion's artifact may lead too
         self._acting(caller or served_as(agent, board, confine))
         self.agent = agent
         self.default_board = board
