@@ -48,6 +48,18 @@ class Authority:
             self.held(caller, verb or act.value)
         return caller
 
+    def reach(self, board: str | None) -> str | None:
+        """The board a call may reach: the one it names, if the caller is confined to none or to that one;
+        for a call naming none, the caller's own board (None, every board, when it is confined to none).
+        A board the caller is not confined to: NotPermitted, nothing read or written."""
+        caller = self._caller()
+        confined = caller.confined_to
+        if confined is None or board is None:
+            return board if confined is None else confined
+        if board != confined:
+            raise NotPermitted(caller.who, f"reach board {board}", f"it is confined to board {confined}")
+        return board
+
     def held(self, caller: Caller, verb: str, stored: AgentSignal | None = None) -> AgentSignal:
         """The run's signal, if its claim is live as stored (`stored`, as a transaction holds it, else read):
         CLAIMED by its agent under its token, its lease not run out; else NotPermitted saying why."""

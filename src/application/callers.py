@@ -109,13 +109,17 @@ RULES = {rule.act: rule for rule in TABLE}
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who asks: its kind and, for an agent, its name; for a run (or a session bound to one), the claim it
-    says it holds: its signal, the claim's token and the signal's board."""
+    says it holds: its signal, the claim's token and the signal's board. `confined_to`: the one board it
+    may reach, reading or writing (None: every board the table lets it): a bound session's is its signal's
+    board, an agent's MCP server's its `--blackboard`, a person's server's its `--blackboard` with
+    `--confine` (Authority.reach keeps it, for every use case)."""
 
     kind: Kind
     agent: str | None = None
     signal_id: str | None = None
     token: str | None = field(default=None, repr=False)  # the claimer's proof: never in a message
     board: str | None = None
+    confined_to: str | None = None
 
     @property
     def is_agent(self) -> bool:
@@ -135,6 +139,8 @@ class Caller:
             return f"{agent}'s session bound to {self.signal_id}"
         if self.kind is Kind.AGENT:
             return f"{agent}'s MCP server"
+        if self.kind is Kind.PERSON and self.confined_to is not None:
+            return "a person's server"
         return self.kind.value
 
 

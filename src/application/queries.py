@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from blackboard.application.authority import Authority
+from blackboard.application.budgets import BoardBudget, board_budget
+from blackboard.application.callers import Caller
 from blackboard.application.commands import GetOpenSignals, GetSignalById, ListSignals, WatchSignals
 from blackboard.application.ports import (
     AgentRegistry,
@@ -50,7 +54,9 @@ class BlackboardQueries:
         clock: Clock | None = None,
         timeouts: tuple[timedelta | None, timedelta] | None = None,
         presence: PresenceStore | None = None,
+        authority: Authority | None = None,
     ) -> None:
+        self._authority = authority or Authority()  # a caller confined to a board reads no other (reach)
         self._store = store
         self._read_model = read_model
         self._registry = registry
@@ -60,6 +66,16 @@ class BlackboardQueries:
         self._clock = clock
         self._timeouts = timeouts  # (post, claim): what `overdue` measures against (post None: off)
         self._presence = presence  # live workers: the deadline of a POSTED signal one fits is later
+
+    def acting(self, caller: Caller) -> BlackboardQueries:
+        """These queries for one caller, whoever the process is: an MCP session's."""
+        clone = copy.copy(self)
+        clone._authority = self._authority.acting(caller)
+        return clone
+
+    def reach(self, blackboard_id: str | None) -> str | None:
+        """The board a read may reach (Authority.reach): for a confined caller, its own, and no other."""
+        return self._authority.reach(blackboard_id)
 
     def overdue(self, signals: Iterable[AgentSignal]) -> dict[str, datetime]:
         """The deadline of each of `signals` that is past it now but not yet expired (the next command
@@ -119,6 +135,7 @@ class BlackboardQueries:
             )
         if signal is None:
             raise SignalNotFound(query.signal_id)
+        self._authority.reach(signal.blackboard_id)  # another board's signal: refused to a confined caller
         return signal
 
     def signal_states(self, signal_ids: Sequence[str], seen: int | None = None) -> list[SignalState]:
@@ -162,6 +179,7 @@ class BlackboardQueries:
         return self._read_model.next_due(query.capabilities, after or self._clock.now(), query.blackboard_id)
 
     def list_signals(self, query: ListSignals) -> list[AgentSignal]:
+        query = query.model_copy(update={"blackboard_id": self.reach(query.blackboard_id)})
         self._projector.catch_up()
         criteria = SignalFilter(
             status=query.status,
@@ -203,6 +221,7 @@ class BlackboardQueries:
 
     def watch(self, query: WatchSignals) -> WatchResult:
         """Signals of the given types that completed after position `since`, in completion order."""
+        query = query.model_copy(update={"blackboard_id": self.reach(query.blackboard_id)})
         self._projector.catch_up()
         position, found, at = query.since, [], []
         while page := self._store.read_all(after=position, limit=1000):
@@ -230,10 +249,15 @@ class BlackboardQueries:
     def logged(self, since: int = 0, blackboard_id: str | None = None) -> Iterator[Recorded]:
         """The same, read 1000 events at a time as the caller goes: only one page is ever held, however
         long the log (`events --all` streams it)."""
+        blackboard_id = self.reach(blackboard_id)
         position = since
         while page := self._store.read_all(after=position, limit=1000):
             yield from (r for r in page if blackboard_id in (None, r.event.blackboard_id))
             position = page[-1].position
+
+    def budget(self, blackboard_id: str, lapsed_before: datetime | None = None) -> BoardBudget:
+        """The board's budget, what its runs spent and what its open claims reserved (budgets.board_budget)."""
+        return board_budget(self._read_model, str(self.reach(blackboard_id)), lapsed_before)
 
     def match(self, query: GetSignalById) -> list[Volunteer]:
         """Every registered agent ranked by its score for the signal; `passes` marks who may claim."""

@@ -453,16 +453,15 @@ class BlackboardService:
         if self._projector is not None:  # rows an import or a rebuild left unfolded are open signals too
             self._projector.catch_up()
         by_board: dict[str, list[str]] = {}
+        reached = self._authority.reach(cmd.blackboard_id)  # a confined caller's "every board": its own
         if cmd.posted_with is not None:
             if self._store is None:
                 raise RuntimeError("this service was built without the event store (store)")
-            for board_id, signal_id in self._store.posted_with(cmd.posted_with, cmd.blackboard_id):
+            for board_id, signal_id in self._store.posted_with(cmd.posted_with, reached):
                 by_board.setdefault(board_id, []).append(signal_id)
         else:
             for status in (SignalStatus.POSTED, SignalStatus.CLAIMED):
-                for found in self._read_model.find(
-                    SignalFilter(status=status, blackboard_id=cmd.blackboard_id)
-                ):
+                for found in self._read_model.find(SignalFilter(status=status, blackboard_id=reached)):
                     by_board.setdefault(found.blackboard_id, []).append(found.signal_id)
         cancelled: list[AgentSignal] = []
         for board_id, signal_ids in by_board.items():
@@ -489,7 +488,7 @@ class BlackboardService:
         ):  # rows an import or an unfinished rebuild left unfolded name live boards too
             self._projector.catch_up()
         ended: list[AgentSignal] = []
-        boards = self._read_model.live_boards(cmd.blackboard_id)
+        boards = self._read_model.live_boards(self._authority.reach(cmd.blackboard_id))
         workers = self._presence.workers() if self._presence is not None and boards else []
         for board_id in boards:
             overdue = Overdue(self._clock.now(), self.settings.post_timeout, self.settings.claim_timeout)
@@ -579,18 +578,20 @@ class BlackboardService:
         return limits.reserve(signal_id, board.id, signal.budget_usd, taken or Spent())
 
     def _locate(self, signal_id: str, blackboard_id: str | None) -> str:
-        if blackboard_id:
+        """The board a command on the signal holds: the one it names, else the signal's. A caller confined
+        to a board (Caller.confined_to) is refused another board's signal, whichever board it names."""
+        confined = self._authority.caller().confined_to is not None
+        if blackboard_id and not confined:
             return blackboard_id
-        if (known := self._boards_of.get(signal_id)) is not None:
-            return known
-        board_id = self._read_model.board_of(signal_id)
+        board_id = self._boards_of.get(signal_id) or self._read_model.board_of(signal_id)
         if board_id is None and self._projector is not None:
             self._projector.catch_up()  # a rebuild is running: the signal's row may not be back yet
             board_id = self._read_model.board_of(signal_id)
         if board_id is None:
-            raise SignalNotFound(signal_id)
+            raise SignalNotFound(signal_id, blackboard_id)
         self._remember(signal_id, board_id)
-        return board_id
+        self._authority.reach(board_id)
+        return blackboard_id or board_id
 
     def _remember(self, signal_id: str, board_id: str) -> None:
         if len(self._boards_of) > 100_000:
@@ -627,6 +628,7 @@ class BlackboardService:
         of a signal in `deadlines` found past its deadline: that is recorded first and committed
         with whatever the decision did, and a refusal it causes is raised after the commit. The command
         decides at one time, `at` or the clock's now."""
+        self._authority.reach(blackboard_id)  # a caller confined to a board writes on no other
         started = time.time_ns()  # a traced command's span starts here
         causation_id = str(uuid4())  # this command; every event it stores carries it
         metadata: dict[str, Any] = {

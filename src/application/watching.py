@@ -11,10 +11,12 @@ late): so it ends EXPIRED when the signal does, whether a sweeper runs or not.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from blackboard.application.callers import Caller
 from blackboard.application.commands import EnforceDeadline, GetSignalById, WatchSignals
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
 from blackboard.application.ports import Clock, EventStore, LogNotifier, Recorded
@@ -58,6 +60,17 @@ class Watcher:
         self._notifier = notifier
         self._service = service
         self._clock = clock
+
+    def acting(self, caller: Caller) -> Watcher:
+        """This watcher for one caller (an MCP session's): a caller confined to a board waits on no other."""
+        clone = copy.copy(self)
+        clone._queries = self._queries.acting(caller)
+        return clone
+
+    def position(self, blackboard_id: str) -> int:
+        """The log's last position, where a follower of one of the board's topics starts (`watch_topic`)."""
+        self._queries.reach(blackboard_id)
+        return self._store.last_position()
 
     def wait_for_signal(self, signal_id: str, timeout: float | None = None) -> AgentSignal:
         """The signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (at once if it already is).
@@ -124,6 +137,7 @@ class Watcher:
         in log order, as soon as there is at least one (each record's position is the `since` that
         sees the ones after it). Only the log is read, from `since` on: a write committed while
         this waits is found in it however the wake-up came."""
+        self._queries.reach(blackboard_id)
         deadline = _deadline(timeout)
         position = since
         while True:

@@ -166,10 +166,12 @@ def knowledge_queries(
     projector: Projector,
     clock: Clock | None = None,
     settings: Settings | None = None,
+    authority: Authority | None = None,
 ) -> KnowledgeQueries:
     from blackboard.application.knowledge.queries import KnowledgeQueries
 
-    return KnowledgeQueries(entries, signals, projector, clock, settings.claim_timeout if settings else None)
+    timeout = settings.claim_timeout if settings else None
+    return KnowledgeQueries(entries, signals, projector, clock, timeout, authority)
 
 
 def board_transfer(
@@ -322,10 +324,10 @@ def tracer(store: SqlAlchemyEventStore) -> Tracer | None:
     return configured_tracer(store)
 
 
-def blackboard_queries(*args: Any) -> BlackboardQueries:
+def blackboard_queries(*args: Any, authority: Authority | None = None) -> BlackboardQueries:
     from blackboard.application.queries import BlackboardQueries
 
-    return BlackboardQueries(*args)
+    return BlackboardQueries(*args, authority=authority)
 
 
 def watcher(
@@ -426,12 +428,13 @@ class Container(containers.DeclarativeContainer):
         clock,
         providers.Callable(lambda s: (s.post_timeout, s.claim_timeout), settings),
         presence,
+        authority=authority,
     )
     watcher = providers.Singleton(watcher, event_store, queries, notifier, service.provider, clock)
     entry_read_model = providers.Singleton(entry_read_model, engine)
     knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings, authority)
     knowledge_queries = providers.Singleton(
-        knowledge_queries, entry_read_model, read_model, projector, clock, settings
+        knowledge_queries, entry_read_model, read_model, projector, clock, settings, authority
     )
     transfer = providers.Singleton(board_transfer, event_store, projector, settings, authority)
     solve_log = providers.Singleton(solve_log, engine)

@@ -64,9 +64,12 @@ class Served:
 
 
 @asynccontextmanager
-async def served(cli: Cli, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
+async def served(
+    cli: Cli, *args: str, env: dict[str, str] | None = None, read_timeout: float | None = None
+) -> AsyncIterator[Served]:
     """`blackboard --db URL --agents-dir DIR mcp ARGS`, started by the SDK's stdio client, initialised;
-    `env`: variables it gets besides the SDK's safe default ones. The command is the CLI fork server's shim
+    `env`: variables it gets besides the SDK's safe default ones; `read_timeout`: seconds `initialize` and
+    the other requests but tool calls may take (None: no limit). The command is the CLI fork server's shim
     (`blackboard_command`): the server process starts warm, its pipes, signals and exit still its own."""
     command = StdioServerParameters(
         command=blackboard_command(),
@@ -77,7 +80,7 @@ async def served(cli: Cli, *args: str, env: dict[str, str] | None = None) -> Asy
     with tempfile.TemporaryFile("w+", encoding="utf-8") as stderr:
         async with (
             stdio_client(command, errlog=stderr) as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, read_timeout_seconds=read_timeout) as session,
         ):
             await session.initialize()
             server = Served(session, stderr)

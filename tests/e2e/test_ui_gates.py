@@ -118,3 +118,57 @@ def test_without_a_token_the_gates_are_listed_with_no_buttons_and_a_decision_is_
         assert csp_refusals(driver) == []
     finally:
         server.stop()
+
+
+def test_a_decision_s_origin_is_one_the_server_was_given_never_one_its_host_header_names(gate_cli):
+    """The approve route used to take `scheme://Host` as its own origin, so a request naming any Host with the
+    matching Origin passed; now the Origin must be one of the server's own as configured (web/hosts.py)."""
+    cli = gate_cli
+    first, second, third = gate(cli, "e-1"), gate(cli, "e-2"), gate(cli, "e-3")
+    body, token = json.dumps({"by": "mallory"}), {"X-Blackboard-Token": TOKEN}
+    server = UiServer(cli, "--token", TOKEN).wait_ready(token)
+    try:
+        port = server.port
+        for headers, status in [
+            # a Host it was not given, with the Origin that Host would make: the Host check answers first
+            ({"Host": "evil.example", "Origin": "http://evil.example"}, 400),
+            ({"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}, 400),
+            # its own Host, another origin (or none a browser would name)
+            ({"Host": f"127.0.0.1:{port}", "Origin": "http://127.0.0.1:9999"}, 403),
+            ({"Host": f"127.0.0.1:{port}", "Origin": f"https://127.0.0.1:{port}"}, 403),
+            ({"Host": f"127.0.0.1:{port}", "Origin": "null"}, 403),
+        ]:
+            answer = server.post(f"/api/gates/{first}/approve", body, {**token, **headers})
+            assert answer[0] == status, (headers, answer)
+        assert cli.ok("show", first)["status"] == "POSTED"
+        answer = server.post(  # a page opened as localhost deciding through 127.0.0.1: both its own
+            f"/api/gates/{first}/approve",
+            body,
+            {**token, "Host": f"127.0.0.1:{port}", "Origin": f"http://localhost:{port}"},
+        )
+        assert answer[0] == 200 and cli.ok("show", first)["status"] == "COMPLETED", answer
+    finally:
+        server.stop()
+
+    allowing = ("--allow-host", "board.example.com", "--allow-host", "https://proxy.example.org")
+    server = UiServer(cli, "--token", TOKEN, *allowing).wait_ready(token)
+    try:
+        port = server.port
+        for headers in [  # a name it was given, on another port or scheme than configured
+            {"Host": f"board.example.com:{port}", "Origin": "http://board.example.com:9999"},
+            {"Host": "proxy.example.org", "Origin": "http://proxy.example.org"},
+        ]:
+            answer = server.post(f"/api/gates/{second}/approve", body, {**token, **headers})
+            assert answer[0] == 403, (headers, answer)
+        assert cli.ok("show", second)["status"] == "POSTED"
+        for (
+            signal_id,
+            headers,
+        ) in [  # its own: a name given, on its port; an origin given whole (a TLS proxy's)
+            (second, {"Host": f"board.example.com:{port}", "Origin": f"http://board.example.com:{port}"}),
+            (third, {"Host": "proxy.example.org", "Origin": "https://proxy.example.org"}),
+        ]:
+            answer = server.post(f"/api/gates/{signal_id}/approve", body, {**token, **headers})
+            assert answer[0] == 200 and cli.ok("show", signal_id)["status"] == "COMPLETED", (headers, answer)
+    finally:
+        server.stop()

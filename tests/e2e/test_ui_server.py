@@ -221,3 +221,41 @@ def test_a_last_event_id_that_is_no_position_is_a_400_naming_it_and_the_server_g
     finally:
         printed = server.stop()
     assert "Traceback" not in printed and "failed" not in printed, printed
+
+
+def test_with_a_token_the_host_check_holds_and_allow_host_adds_the_names_a_proxy_uses(cli: Cli):
+    """A token does not turn the Host check off (a page reached through DNS rebinding names its own Host):
+    only the loopback names, the bind host and the names of --allow-host are answered."""
+    cli.post("--blackboard", "ps-hosts")
+    token = {"X-Blackboard-Token": TOKEN}
+    server = UiServer(cli, "--host", "0.0.0.0", env={"BLACKBOARD_UI_TOKEN": TOKEN}).wait_ready(token)
+    try:
+        for host in ("attacker.example", f"attacker.example:{server.port}", "0.0.0.0"):  # 0.0.0.0: no name
+            status, headers, _ = server.get("/api/boards", {**token, "Host": host})
+            assert status == 400, (host, status)
+            assert_guarded(f"Host {host}", headers)
+        assert server.get("/api/boards", {"Host": "attacker.example"})[0] == 400  # before the token gate
+        assert server.get("/api/boards", {**token, "Host": f"localhost:{server.port}"})[0] == 200
+    finally:
+        server.stop()
+    allowing = ("--allow-host", "board.example.com", "--allow-host", "https://proxy.example.org")
+    server = UiServer(cli, "--host", "0.0.0.0", *allowing, env={"BLACKBOARD_UI_TOKEN": TOKEN}).wait_ready(
+        token
+    )
+    try:
+        for host, expected in {
+            "attacker.example": 400,
+            f"board.example.com:{server.port}": 200,
+            "proxy.example.org": 200,
+            f"127.0.0.1:{server.port}": 200,
+        }.items():
+            assert server.get("/api/boards", {**token, "Host": host})[0] == expected, host
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("name", ["*", "a/b", "https://board.example.com/path", "ftp://board", "me@board"])
+def test_an_allow_host_that_is_no_name_or_origin_is_refused_naming_it(cli: Cli, name):
+    refused = cli("ui", "--port", str(free_port()), "--allow-host", name).expect(2)
+
+    assert refused.stderr.startswith("blackboard: --allow-host: must be a host name"), refused.stderr

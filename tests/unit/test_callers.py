@@ -27,6 +27,8 @@ from blackboard.application.commands import (
     ClaimSignal,
     CompleteSignal,
     ExpireSignals,
+    GetSignalById,
+    ListSignals,
     PostSignal,
     RejectGate,
     RenewClaim,
@@ -34,7 +36,13 @@ from blackboard.application.commands import (
     SetBudget,
 )
 from blackboard.application.errors import NotPermitted
-from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
+from blackboard.application.knowledge.commands import (
+    ListEntries,
+    ReadEntry,
+    ResolveEntry,
+    SummarizeBoard,
+    WriteEntry,
+)
 from blackboard.domain.knowledge.permissions import KeyPermissionDenied
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalType
 from tests.fakes import Board, agent
@@ -240,3 +248,66 @@ def test_an_agent_s_server_claims_and_ends_its_own_claims_only_and_acts_as_itsel
         person.cancel_signal(CancelSignal(signal_id=work.signal_id, cancelled_by="alice")).status
         == "CANCELLED"
     )
+
+
+def test_a_confined_caller_reaches_its_board_only_and_a_call_naming_none_is_of_its_board():
+    confined = authority(Caller(Kind.AGENT, "ps-researcher", confined_to="b"))
+    assert (confined.reach("b"), confined.reach(None)) == ("b", "b")
+    with pytest.raises(NotPermitted, match="may not reach board c: it is confined to board b"):
+        confined.reach("c")
+    assert (authority(PERSON).reach("c"), authority(PERSON).reach(None)) == ("c", None)
+    assert Caller(Kind.PERSON, confined_to="b").who == "a person's server"
+
+
+def test_every_use_case_keeps_a_confined_caller_to_its_board():
+    board, _, _ = run_board()
+    other = board.service.post_signal(
+        PostSignal(signal_type="REVIEW", ps_id="ps-2", entry_id="e-2", topic="elsewhere")
+    )
+    board.container.knowledge().write(WriteEntry(blackboard_id="ps-2", key="k", value=1, author="alice"))
+    there = Caller(Kind.PERSON, confined_to="ps-1")
+    service, knowledge = board.service.acting(there), board.container.knowledge().acting(there)
+    queries = board.container.queries().acting(there)
+    notes = board.container.knowledge_queries().acting(there)
+    watcher = board.container.watcher().acting(there)
+    before = board.event_types()
+    reaching = {
+        "post": lambda: service.post_signal(
+            PostSignal(signal_type="REVIEW", ps_id="ps-2", entry_id="e-3", topic="t", blackboard_id="ps-2")
+        ),
+        "cancel its signal": lambda: service.cancel_signal(CancelSignal(signal_id=other.signal_id)),
+        "cancel it naming our board": lambda: service.cancel_signal(
+            CancelSignal(signal_id=other.signal_id, blackboard_id="ps-1")
+        ),
+        "cancel all": lambda: service.cancel_signals(CancelSignals(blackboard_id="ps-2")),
+        "budget": lambda: service.set_budget(SetBudget(board="ps-2", usd=1)),
+        "write": lambda: knowledge.write(WriteEntry(blackboard_id="ps-2", key="k", value=2, author="a")),
+        "resolve": lambda: knowledge.resolve(
+            ResolveEntry(blackboard_id="ps-2", key="k", author="a", rationale="r", value=2)
+        ),
+        "show": lambda: queries.get_signal(GetSignalById(signal_id=other.signal_id)),
+        "list": lambda: queries.list_signals(ListSignals(blackboard_id="ps-2")),
+        "events": lambda: queries.events(blackboard_id="ps-2"),
+        "budget shown": lambda: queries.budget("ps-2"),
+        "read": lambda: notes.read(ReadEntry(blackboard_id="ps-2", key="k")),
+        "entries": lambda: notes.entries(ListEntries(blackboard_id="ps-2")),
+        "summary": lambda: notes.summary(SummarizeBoard(blackboard_id="ps-2")),
+        "wait": lambda: watcher.wait_for_signal(other.signal_id, 0),
+        "topic": lambda: watcher.watch_topic("ps-2", "news", 0, 0),
+    }
+    for name, act in reaching.items():
+        with pytest.raises(NotPermitted, match="may not reach board ps-2: it is confined to board ps-1"):
+            act()
+        assert board.event_types() == before, name
+    assert {s.blackboard_id for s in queries.list_signals(ListSignals())} == {"ps-1"}
+    assert {e.event.blackboard_id for e in queries.events()} == {"ps-1"}
+    # a bulk cancel by correlation id that names no board cancels on its board alone
+    ours, theirs = (
+        board.service.post_signal(
+            PostSignal(signal_type="REVIEW", ps_id=ps, entry_id="e-9", topic="t", correlation_id="run-1")
+        )
+        for ps in ("ps-1", "ps-2")
+    )
+    cancelled = service.cancel_signals(CancelSignals(posted_with="run-1"))
+    assert [s.signal_id for s in cancelled] == [ours.signal_id]
+    assert board.queries.get_signal(GetSignalById(signal_id=theirs.signal_id)).status == "POSTED"

@@ -31,7 +31,9 @@ def test_blackboard_mcp_serves_from_the_one_container_the_cli_built_from_its_set
 
     served = []
     monkeypatch.setattr(
-        server, "serve", lambda container, agent, board, claim=None: served.append((container, board))
+        server,
+        "serve",
+        lambda container, agent, board, claim=None, confine=False: served.append((container, board)),
     )
     url = f"sqlite:///{tmp_path / 'b.db'}"
 

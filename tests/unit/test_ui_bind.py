@@ -6,6 +6,7 @@ import pytest
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.web.auth import check_bind, is_loopback
+from blackboard.infrastructure.web.hosts import served_names
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "127.255.255.254", "localhost", "::1", "[::1]"])
@@ -41,3 +42,35 @@ def test_a_port_outside_1_to_65535_is_refused(port):
     with pytest.raises(InvalidInput) as refused:
         check_bind("127.0.0.1", port, None)
     assert str(refused.value).startswith("--port")
+
+
+def test_the_server_s_own_origins_are_its_names_on_its_port_and_the_origins_given_whole():
+    names = served_names("::1", 443, ["board.example.com", "https://Proxy.Example.org", "*.lan", "10.0.0.5"])
+
+    assert names.hosts == (
+        "localhost",
+        "127.0.0.1",
+        "[::1]",
+        "board.example.com",
+        "proxy.example.org",
+        "*.lan",
+        "10.0.0.5",
+    )
+    for origin in (
+        "http://[::1]:443",
+        "http://localhost:443/",
+        "https://proxy.example.org:443",
+        "http://10.0.0.5:443",
+    ):
+        assert names.own(origin), origin
+    for origin in (
+        "https://localhost:443",
+        "http://x.lan:443",
+        "http://evil.example",
+        "null",
+        None,
+        "http://u@localhost:443",
+    ):
+        assert not names.own(origin), origin
+    assert served_names("0.0.0.0", 80).hosts == ("localhost", "127.0.0.1", "[::1]")  # every address: no name
+    assert served_names("127.0.0.1", 80).own("http://localhost")  # the scheme's own port left out

@@ -3,10 +3,13 @@ keys' own events from the log (never a board's signals)."""
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from blackboard.application.authority import Authority
+from blackboard.application.callers import Caller
 from blackboard.application.knowledge.commands import (
     EntryCriteria,
     ListEntries,
@@ -54,17 +57,26 @@ class KnowledgeQueries:
         projector: Projector | None = None,
         clock: Clock | None = None,
         claim_timeout: timedelta | None = None,
+        authority: Authority | None = None,
     ) -> None:
+        self._authority = authority or Authority()  # a caller confined to a board reads no other (reach)
         self._entries = entries
         self._signals = signals
         self._projector = projector
         self._clock = clock
         self._claim_timeout = claim_timeout  # a claim older than this is lost (None: leases are not checked)
 
+    def acting(self, caller: Caller) -> KnowledgeQueries:
+        """These queries for one caller, whoever the process is: an MCP session's."""
+        clone = copy.copy(self)
+        clone._authority = self._authority.acting(caller)
+        return clone
+
     def read(self, query: ReadEntry) -> Entry:
         """The key now, or (`at`) as it was right after that log position. A read naming a signal with
         key permissions is checked against them first (KeyPermissionDenied); it writes nothing, so
         the signal's current row is enough."""
+        self._authority.reach(query.blackboard_id)
         if query.signal_id is not None:
             self._check(query)
         if query.at is None:
@@ -81,6 +93,7 @@ class KnowledgeQueries:
     def history(self, query: ReadEntry) -> list[Recorded]:
         """Every recorded version of the key (accepted, candidate, resolution), oldest first: its events
         with their positions."""
+        self._authority.reach(query.blackboard_id)
         if query.signal_id is not None:
             self._check(query)
         records = self._entries.records(query.blackboard_id, query.key, query.at)
@@ -105,6 +118,7 @@ class KnowledgeQueries:
         )
 
     def entries(self, query: ListEntries) -> list[Entry]:
+        self._authority.reach(query.blackboard_id)
         criteria = _criteria(query, query.limit)
         if query.at is None:
             self._catch_up()
@@ -114,6 +128,7 @@ class KnowledgeQueries:
     def search(self, query: SearchEntries) -> list[SearchHit]:
         """The board's current entries holding every word of the query, best first (the store's rank,
         ties in key order), filtered as `entries` filters them."""
+        self._authority.reach(query.blackboard_id)
         self._catch_up()
         return self._entries.search(
             EntrySearch(
@@ -127,6 +142,7 @@ class KnowledgeQueries:
 
     def board_at(self, blackboard_id: str, position: int) -> list[Entry]:
         """Every entry of the board as it was right after `position`, in key order."""
+        self._authority.reach(blackboard_id)
         streams: dict[str, list[Recorded]] = defaultdict(list)
         for record in self._entries.records(blackboard_id, upto=position):
             streams[record.event.key].append(record)  # type: ignore[attr-defined] - entry events only
@@ -134,6 +150,7 @@ class KnowledgeQueries:
         return [e for e in entries if e is not None]
 
     def summary(self, query: SummarizeBoard) -> BoardSummary:
+        self._authority.reach(query.blackboard_id)
         self._catch_up()
         counts = self._entries.counts(query.blackboard_id)
         signals = self._signals.count_by_status(query.blackboard_id)

@@ -69,6 +69,7 @@ class KnowledgeService:
         caller = None
         if checked:  # a completion's items land as its claimer's: the completion was its permission
             caller = self._authority.check(Act.WRITE, f"write {cmd.key}")
+            self._authority.reach(cmd.blackboard_id)
             cmd = self._authority.named(caller, cmd, "author", f"write {cmd.key}")
             if caller.holds_a_claim and cmd.signal_id not in (None, caller.signal_id):
                 raise NotPermitted(
@@ -124,6 +125,7 @@ class KnowledgeService:
 
     def resolve(self, cmd: ResolveEntry) -> Entry:
         caller = self._authority.check(Act.WRITE, f"resolve {cmd.key}")
+        self._authority.reach(cmd.blackboard_id)
         cmd = self._authority.named(caller, cmd, "author", f"resolve {cmd.key}")
         metadata = command_metadata(cmd, cmd.author)
         with self._uow.entry(cmd.blackboard_id, cmd.key) as tx:

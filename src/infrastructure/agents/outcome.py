@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from blackboard.domain.errors import InvalidInput
+
 
 @dataclass(frozen=True, slots=True)
 class HandlerOutcome:
@@ -88,19 +90,41 @@ def _fields(value: dict[str, Any], source: str) -> HandlerOutcome:
     return HandlerOutcome(True, artifact, tuple(items))
 
 
-def artifact_refusal(artifact_path: str, agent_folder: Path, artifacts_dir: str) -> str | None:
-    """Why a handler may not name this artifact, or None when it may: the path, relative to the agent's
-    folder unless absolute, must lead (symbolic links followed) inside that folder or inside the
-    artifacts folder (BLACKBOARD_ARTIFACTS_DIR, which the worker passes as an absolute path), so a
-    handler fed hostile signal data cannot make the board point readers at /etc/passwd or ~/.ssh."""
+def artifact_refusal(
+    artifact_path: str, folder: Path, artifacts_dir: str, whose: str = "the agent's folder"
+) -> str | None:
+    """Why a completion may not name this artifact, or None when it may: the one rule of every completion
+    path. The path, relative to `folder` (the agent's folder or the run's for a worker's handler, the working
+    folder for the CLI, the Python API and an MCP server) unless absolute, must lead (symbolic links followed)
+    inside that folder or inside the artifacts folder (BLACKBOARD_ARTIFACTS_DIR, absolute once the settings
+    are read), so neither a handler fed hostile signal data nor a hand at the keyboard can make the board
+    point readers at /etc/passwd or ~/.ssh."""
+    shown = repr(artifact_path[:200])
     try:
-        target = (agent_folder / artifact_path).resolve()
-        allowed = [agent_folder.resolve(), (agent_folder / artifacts_dir).resolve()]
+        target = (folder / artifact_path).resolve()
+        allowed = [folder.resolve(), (folder / artifacts_dir).resolve()]
     except (OSError, RuntimeError, ValueError) as exc:  # a loop of links, a NUL in the path
-        return f"artifact_path {artifact_path[:200]!r} cannot be resolved: {exc}"
+        return f"{shown} cannot be resolved: {exc}"
     if any(target.is_relative_to(root) for root in allowed):
         return None
     return (
-        f"artifact_path {artifact_path[:200]!r} leads outside the agent's folder {allowed[0]} and the "
-        f"artifacts folder {allowed[1]} (set BLACKBOARD_ARTIFACTS_DIR to allow another folder)"
+        f"{shown} leads outside {whose} {allowed[0]} and the artifacts folder {allowed[1]}, symbolic links "
+        "followed (an artifact must be inside one of them; set BLACKBOARD_ARTIFACTS_DIR to allow another folder)"
     )
+
+
+def checked_artifact(artifact_path: str | None, artifacts_dir: str, field: str) -> str | None:
+    """The artifact path of a completion made by hand (`complete --artifact`, `Blackboard.complete`, MCP
+    `blackboard_complete`), if it leads inside the working folder or the artifacts folder (artifact_refusal);
+    else InvalidInput naming `field` (exit 2), before anything is written."""
+    if artifact_path is None:
+        return None
+    try:
+        here = Path.cwd()
+    except OSError as exc:  # the working folder was removed
+        raise InvalidInput(
+            field, f"the working folder cannot be read ({exc}), so no artifact path can be checked"
+        ) from None
+    if (refused := artifact_refusal(artifact_path, here, artifacts_dir, "the working folder")) is not None:
+        raise InvalidInput(field, refused)
+    return artifact_path

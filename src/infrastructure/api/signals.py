@@ -26,6 +26,7 @@ from blackboard.application.commands import (
 )
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
+from blackboard.infrastructure.agents.outcome import checked_artifact
 from blackboard.infrastructure.api.base import Base, as_json, names, request
 from blackboard.infrastructure.documents import (
     Agents,
@@ -127,6 +128,7 @@ class SignalCalls(Base):
             knowledge_items=names(knowledge_items, "knowledge_items"),
             token=token,
         )
+        checked_artifact(command.artifact_path, self._parts.config.artifacts_dir, "artifact_path")
         return _signal(self._parts.service.complete_signal(command))
 
     def fail(

@@ -25,6 +25,7 @@ from blackboard.application.commands import (
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import documents
+from blackboard.infrastructure.agents.outcome import checked_artifact
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.json_input import parse_json
 from blackboard.infrastructure.cli.render import Output
@@ -96,7 +97,11 @@ def claim(args: argparse.Namespace, service: Lazy = Provide[Container.service.pr
 
 
 @inject
-def complete(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
+def complete(
+    args: argparse.Namespace,
+    service: Lazy = Provide[Container.service.provider],
+    config: BlackboardSettings = Provide[Container.config],
+) -> Output:
     command = CompleteSignal(
         signal_id=args.signal_id,
         agent_id=args.agent,
@@ -104,6 +109,7 @@ def complete(args: argparse.Namespace, service: Lazy = Provide[Container.service
         knowledge_items=tuple(args.knowledge),
         token=args.token,
     )
+    checked_artifact(command.artifact_path, config.artifacts_dir, "--artifact")
     return render.signal(service().complete_signal(command))
 
 

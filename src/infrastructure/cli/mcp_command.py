@@ -21,8 +21,10 @@ from blackboard.infrastructure.settings import BlackboardSettings, absolute_db
 @inject
 def mcp(args: argparse.Namespace, container: Container = Provide[Container]) -> Output | None:
     """Serves until the client closes the server's standard input; prints nothing else on stdout."""
+    if args.confine and args.blackboard is None:
+        raise InvalidInput("--confine", "goes with --blackboard ID: the one board the server reaches")
     if args.print_config:
-        data = client_config(container.config(), args.agent, args.blackboard)
+        data = client_config(container.config(), args.agent, args.blackboard, args.confine)
         return Output(data, json.dumps(data, indent=2))
     claim = None
     if args.signal is not None:  # a runner's run: bound to its claim, the token from the environment only
@@ -36,18 +38,20 @@ def mcp(args: argparse.Namespace, container: Container = Provide[Container]) -> 
         claim = (args.signal, token)
     from blackboard.infrastructure.mcp.server import serve  # the SDK is imported by this command only
 
-    serve(container, args.agent, args.blackboard, claim)
+    serve(container, args.agent, args.blackboard, claim, args.confine)
     return None
 
 
 CLAIM_TOKEN = "BLACKBOARD_CLAIM_TOKEN"  # never a command-line argument: other users can read those
 
 
-def client_config(config: BlackboardSettings, agent: str | None, board: str | None) -> dict[str, Any]:
+def client_config(
+    config: BlackboardSettings, agent: str | None, board: str | None, confine: bool = False
+) -> dict[str, Any]:
     """The `mcpServers` entry that starts this server as these settings would: the installed command by
     its absolute path (a client starts it with its own PATH and working folder, where `blackboard` alone
     may not be found, and fails without a hint), the database as an absolute URL and the agents folders
-    as absolute paths, then `mcp` with the `--agent` and `--blackboard` given."""
+    as absolute paths, then `mcp` with the `--agent`, `--blackboard` and `--confine` given."""
     from blackboard.infrastructure.agents.scan import folders_from
 
     args = ["--db", absolute_db(config.db)]
@@ -58,6 +62,8 @@ def client_config(config: BlackboardSettings, agent: str | None, board: str | No
         args += ["--agent", agent]
     if board is not None:
         args += ["--blackboard", board]
+    if confine:
+        args.append("--confine")
     return {"mcpServers": {"blackboard": {"command": installed_command(), "args": args}}}
 
 

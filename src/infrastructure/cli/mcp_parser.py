@@ -21,7 +21,17 @@ def add_mcp_command(commands: Any, _command: Callable[..., argparse.ArgumentPars
         help="act as this registry agent: the author of its writes, the "
         "claimer of its claims (without it: read, post and write as the author a call names; no claims)",
     )
-    mcp.add_argument("--blackboard", metavar="ID", help="the board of tools whose blackboard_id is left out")
+    mcp.add_argument(
+        "--blackboard",
+        metavar="ID",
+        help="the board of tools whose blackboard_id is left out; with --agent, the only board it reaches",
+    )
+    mcp.add_argument(
+        "--confine",
+        action="store_true",
+        help="reach the --blackboard board only: a call naming another board (or one of its signals) is "
+        "refused (an --agent server or one bound with --signal is confined to its board anyway)",
+    )
     mcp.add_argument(
         "--print-config",
         action="store_true",

@@ -13,6 +13,7 @@ from typing import Any
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.web.auth import TOKEN_ENV, check_bind
+from blackboard.infrastructure.web.hosts import served_names
 
 Lazy = Callable[[], Any]
 
@@ -37,6 +38,7 @@ def ui(
 
     token = args.token if args.token is not None else (os.environ.get(TOKEN_ENV) or None)
     check_bind(args.host, args.port, token)
+    names = served_names(args.host, args.port, args.allow_host)  # the Host check's, the decisions' origins
     try:
         from blackboard.infrastructure.web.server import serve
         from blackboard.infrastructure.web.view import BoardView
@@ -60,5 +62,5 @@ def ui(
         file=sys.stderr,
         flush=True,
     )
-    serve(view, notifier(), status(), args.host, args.port, token)
+    serve(view, notifier(), status(), args.host, args.port, token, names)
     return None

@@ -26,4 +26,12 @@ def add_ui_command(commands: Any, _command: Callable[..., argparse.ArgumentParse
         help="a secret every request must present (/?token=T, or the header "
         "X-Blackboard-Token); required off loopback (env BLACKBOARD_UI_TOKEN)",
     )
+    ui.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a name requests may carry in Host besides the loopback names and --host (repeatable): a host "
+        "name, *.domain, an IP, or an origin (https://board.example.com, a proxy's) a decision may come from",
+    )
     ui.add_argument("--board", metavar="ID", help="the board the page opens on (default: the first)")

@@ -113,16 +113,15 @@ def topic(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     after `since`, waiting up to timeout_seconds for one, and the position to poll from next."""
     board, name = session.board(given), given["topic"]
     heading = {"blackboard_id": board, "topic": name}
+    now = session.watcher.position(board)  # a board the session may not reach: refused here
     if given["action"] == "subscribe":
-        session.positions[board, name] = session.store.last_position()
-        return {**heading, "position": session.positions[board, name]}
+        session.positions[board, name] = now
+        return {**heading, "position": now}
     since = given.get("since")
-    since = (
-        since if since is not None else session.positions.get((board, name), session.store.last_position())
-    )
+    since = since if since is not None else session.positions.get((board, name), now)
     timeout, started, found = given.get("timeout_seconds", 0.0), time.monotonic(), []
     while not found:
-        left, seen = timeout - (time.monotonic() - started), session.store.last_position()
+        left, seen = timeout - (time.monotonic() - started), session.watcher.position(board)
         try:
             found = session.watcher.watch_topic(board, name, since, max(0.0, min(left, 1.0)))
         except WaitTimedOut:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from blackboard.application.budgets import board_budget
 from blackboard.application.commands import SetBudget
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
@@ -25,7 +24,7 @@ def budget(session: Session, given: dict[str, Any], progress: Progress) -> Any:
         raise InvalidInput("blackboard_id", "name the board (the server has no --blackboard)")
     if given.get("usd") is not None or given.get("tokens") is not None:
         session.service.set_budget(build(SetBudget, {"board": "blackboard_id"}, board=board, **given))
-    shown = board_budget(session.read_model, board)
+    shown = session.queries.budget(board)
     return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent, shown.reserved)
 
 

@@ -3,7 +3,9 @@
 The low-level server, not MCPServer: the input schemas come from the command models (schemas.py),
 not from function signatures, and a refusal is the CLI's message, not the SDK's. A waiting call runs
 in a worker thread (tools.py), and every exception a call raises becomes a tool error: no call can
-end the server.
+end the server. It answers at once: `initialize` and the tool list need no database, so the session
+(the database opened and migrated, a claim bound) is built meanwhile (session.Opening), and a call waits
+for it.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ from mcp import types
 from mcp.server import Server, ServerRequestContext
 from pydantic import ValidationError
 
-from blackboard.domain.errors import BlackboardError, InvalidInput
+from blackboard.domain.errors import AgentNotFound, BlackboardError, InvalidInput
 from blackboard.infrastructure.documents import jsonable
 from blackboard.infrastructure.error_families import family_of
 from blackboard.infrastructure.mcp.pipes import standard_pipes
 from blackboard.infrastructure.mcp.schemas import invalid
-from blackboard.infrastructure.mcp.session import Session
-from blackboard.infrastructure.mcp.tools import PERSON_ACTS, every_tool, not_offered
+from blackboard.infrastructure.mcp.session import Opening, Session
+from blackboard.infrastructure.mcp.tools import PERSON_ACTS, Tool, every_tool, not_offered
 from blackboard.infrastructure.mcp.transport import stdio_transport
 
 if TYPE_CHECKING:
@@ -36,14 +38,29 @@ CALLS_AT_ONCE = 8  # waits served at once, each in a worker thread
 
 
 def serve(
-    container: Container, agent: str | None, board: str | None, claim: tuple[str, str] | None = None
+    container: Container,
+    agent: str | None,
+    board: str | None,
+    claim: tuple[str, str] | None = None,
+    confine: bool = False,
 ) -> None:
-    """Serve until the client closes standard input. An unknown agent stops it before it serves.
-    `claim`: (signal, token) a runner's run works on; the session is bound to it (Session.bind)."""
-    session = Session(container, agent, board)  # builds the use cases now, on this thread
-    if claim is not None:
-        session.bind(*claim)
-    anyio.run(_serve, build_server(session), container.config().mcp_max_line)
+    """Serve until the client closes standard input. An unknown agent stops it before it serves (that reads
+    the agent files only). `claim`: (signal, token) a runner's run works on; the session is bound to it
+    (Session.bind). `confine`: the server reaches `board` only (an agent's server with a board always does).
+    The session is built while the server already answers: a client's start timeout never waits for a
+    migration (a lock held by another process, a slow database)."""
+    if agent is not None and container.agent_registry().get(agent) is None:
+        raise AgentNotFound(agent)
+    max_line = container.config().mcp_max_line
+
+    def session() -> Session:
+        opened = Session(container, agent, board, confine=confine)
+        if claim is not None:
+            opened.bind(*claim)
+        return opened
+
+    tools = every_tool(with_agent=agent is not None, bound=claim is not None)  # no database needed
+    anyio.run(_serve, build_server(Opening(session), tools), max_line)
 
 
 async def _serve(server: Server[Any], max_line: int) -> None:
@@ -52,8 +69,7 @@ async def _serve(server: Server[Any], max_line: int) -> None:
             await server.run(read, write, server.create_initialization_options())
 
 
-def build_server(session: Session) -> Server[Any]:
-    tools = every_tool(with_agent=session.agent is not None, bound=session.bound is not None)
+def build_server(opening: Opening, tools: dict[str, Tool]) -> Server[Any]:
     listed = [
         types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
         for t in tools.values()
@@ -67,10 +83,14 @@ def build_server(session: Session) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         tool = tools.get(params.name)
-        if tool is None and params.name in PERSON_ACTS:  # not offered here: refused, not unknown
-            return refusal(not_offered(session.caller, params.name))
-        if tool is None:
+        if tool is None and params.name not in PERSON_ACTS:
             return refusal(InvalidInput("name", f"no tool {params.name}; the tools are {', '.join(tools)}"))
+        try:  # built meanwhile: wait for it (abandoned with the call); a failure to build is this call's error
+            session = opening.session or await anyio.to_thread.run_sync(opening.get, abandon_on_cancel=True)
+        except Exception as exc:  # noqa: BLE001 - the next call builds it again
+            return refusal(exc)
+        if tool is None:  # a person's tool, not offered here: refused by the table, not unknown
+            return refusal(not_offered(session.caller, params.name))
         gone = threading.Event()  # set when the call is cancelled, or the server stops, while it runs
         call = functools.partial(tool.call, session, dict(params.arguments or {}), _progress(ctx, gone))
         try:

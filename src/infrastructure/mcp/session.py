@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -22,13 +23,16 @@ if TYPE_CHECKING:
 Progress = Callable[[float, float | None, str], None]  # done, total, message: sent when the client asked
 
 
-def served_as(agent: str | None) -> Caller:
+def served_as(agent: str | None, board: str | None = None, confine: bool = False) -> Caller:
     """Who an unbound server is: the run it was started in, whatever it says (a run cannot serve as a person
-    or as another agent); else the agent it was started as; else a person."""
+    or as another agent); else the agent it was started as; else a person. Confined to `board` (it reaches
+    no other: Caller.confined_to) when it serves an agent (`--agent` with `--blackboard`) or is told to
+    (`--confine`); an agent's server without --blackboard reaches every board, as its agent."""
     process = process_caller()
-    if process.kind is not Kind.PERSON or agent is None:
-        return process
-    return Caller(Kind.AGENT, agent)
+    caller = process if process.kind is not Kind.PERSON or agent is None else Caller(Kind.AGENT, agent)
+    if board is not None and (agent is not None or confine):
+        caller = replace(caller, confined_to=board)
+    return caller
 
 
 class NeedsAgent(RuleViolation):
@@ -61,19 +65,23 @@ class Session:
     agent and default board, the tokens of the claims it made, and where each topic poll got to."""
 
     def __init__(
-        self, container: Container, agent: str | None, board: str | None, caller: Caller | None = None
+        self,
+        container: Container,
+        agent: str | None,
+        board: str | None,
+        caller: Caller | None = None,
+        confine: bool = False,
     ) -> None:
         self.registry = container.agent_registry()
         if agent is not None and self.registry.get(agent) is None:
             raise AgentNotFound(agent)
-        self.caller = caller or served_as(agent)
-        self.service = container.service().acting(self.caller)
+        self.service = container.service()
         self.queries = container.queries()
-        self.read_model = container.read_model()  # a board's budget and what was spent
-        self.knowledge = container.knowledge().acting(self.caller)
+        self.knowledge = container.knowledge()
         self.knowledge_queries = container.knowledge_queries()
         self.watcher = container.watcher()
-        self.store = container.event_store()
+        self.artifacts_dir = container.config().artifacts_dir  # where a completion's artifact may lead too
+        self._acting(caller or served_as(agent, board, confine))
         self.agent = agent
         self.default_board = board
         self.positions: dict[tuple[str, str], int] = {}  # (board, topic) -> the log position polled up to
@@ -84,16 +92,31 @@ class Session:
 
     def bind(self, signal_id: str, token: str) -> None:
         """Work on this claim only (a runner's run, `blackboard mcp --signal`): writes and reads act under
-        its key permissions with its token, the signal's board is the default board, and every call is
-        refused once the claim is over. The tools offered leave out claim, complete and fail. The session is
-        its run's (a caller of kind SESSION): application/callers.py decides what it may do."""
+        its key permissions with its token, the signal's board is the default board and the only one it
+        reaches, and every call is refused once the claim is over. The tools offered leave out claim,
+        complete and fail. The session is its run's (a caller of kind SESSION): application/callers.py
+        decides what it may do."""
         signal = self.queries.get_signal(GetSignalById(signal_id=signal_id))
-        self.bound, self.default_board = signal_id, self.default_board or signal.blackboard_id
-        self.caller = Caller(Kind.SESSION, self.agent, signal_id, token, signal.blackboard_id)
-        self.service = self.service.acting(self.caller)
-        self.knowledge = self.knowledge.acting(self.caller)
+        board = signal.blackboard_id
+        if self.default_board not in (None, board):
+            raise InvalidInput(
+                "--blackboard",
+                f"the session works on {signal_id}, a signal of board {board}: name that or none",
+            )
+        self.bound, self.default_board = signal_id, board
+        self._acting(Caller(Kind.SESSION, self.agent, signal_id, token, board, confined_to=board))
         with self._lock:
             self._tokens[signal_id] = token
+
+    def _acting(self, caller: Caller) -> None:
+        """Who every call of this session is: the use cases it calls act for `caller` (the table's limits and
+        its board, application/callers.py), whoever the process is."""
+        self.caller = caller
+        self.service = self.service.acting(caller)
+        self.knowledge = self.knowledge.acting(caller)
+        self.queries = self.queries.acting(caller)
+        self.knowledge_queries = self.knowledge_queries.acting(caller)
+        self.watcher = self.watcher.acting(caller)
 
     def close(self) -> None:
         self.closed = True
@@ -141,6 +164,31 @@ class Session:
     def forget(self, signal_id: str) -> None:
         with self._lock:
             self._tokens.pop(signal_id, None)
+
+
+class Opening:
+    """The server's session, built once, on a thread of its own from the start, while the server already
+    answers (`initialize` and the tool list need no database): the database opened and migrated, the claim
+    bound. A call waits for it (`get`); a build that failed (the database unreachable, its lock held past
+    the busy timeout) is that call's error, and the next call builds again."""
+
+    def __init__(self, build: Callable[[], Session]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self.session: Session | None = None
+        threading.Thread(target=self._first, name="mcp-session", daemon=True).start()
+
+    def get(self) -> Session:
+        with self._lock:
+            if self.session is None:
+                self.session = self._build()
+            return self.session
+
+    def _first(self) -> None:
+        try:
+            self.get()
+        except Exception:  # noqa: BLE001 - the first call that needs it says why, and builds again
+            pass
 
 
 def build(model: type[BaseModel], names: dict[str, str], **fields: Any) -> Any:

@@ -24,6 +24,7 @@ from blackboard.application.errors import WaitTimedOut
 from blackboard.application.fields import Seconds
 from blackboard.domain.errors import SignalNotFound
 from blackboard.infrastructure import documents
+from blackboard.infrastructure.agents.outcome import checked_artifact
 from blackboard.infrastructure.mcp.schemas import derive, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
@@ -73,6 +74,8 @@ def _finish(session: Session, tool: str, model: Any, given: dict[str, Any]) -> A
     agent, signal_id = session.acting(tool), given["signal_id"]
     given.setdefault("blackboard_id", session.default_board)
     command = build(model, {}, **given, agent_id=agent, token=session.token(signal_id))
+    if model is CompleteSignal:  # inside the server's working folder, or the artifacts folder
+        checked_artifact(command.artifact_path, session.artifacts_dir, "artifact_path")
     done = (session.service.complete_signal if model is CompleteSignal else session.service.fail_signal)(
         command
     )

@@ -1,5 +1,5 @@
 """The Starlette application: the page and its assets (shipped in the package), the JSON endpoints,
-the live stream, and the token gate when the server is not loopback-only."""
+the live stream, the Host check (always) and the token gate (with a token)."""
 
 from __future__ import annotations
 
@@ -19,24 +19,25 @@ from starlette.staticfiles import StaticFiles
 
 from blackboard.application.ports import LogNotifier
 from blackboard.application.status import StatusQueries
-from blackboard.infrastructure.web.auth import TokenGate, is_loopback
+from blackboard.infrastructure.web.auth import TokenGate
 from blackboard.infrastructure.web.decide import decisions
 from blackboard.infrastructure.web.headers import SecurityHeaders
+from blackboard.infrastructure.web.hosts import Names
 from blackboard.infrastructure.web.live import LogFollower, log_stream
 from blackboard.infrastructure.web.metrics import Metrics
 from blackboard.infrastructure.web.routes import api, refused, since
 from blackboard.infrastructure.web.view import BoardView
 
 STATIC = Path(__file__).parent / "static"
-LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]", "::1"]
 
 
 def build_app(
-    view: BoardView, notifier: LogNotifier, token: str | None, host: str, status: StatusQueries
+    view: BoardView, notifier: LogNotifier, token: str | None, names: Names, status: StatusQueries
 ) -> SecurityHeaders:
-    """`token` None: no gate (a loopback bind only, and then Host must name the loopback too, so a page
-    of another site cannot reach it through DNS rebinding). The security headers wrap everything, so
-    even Starlette's own 500 carries them."""
+    """Every request's Host must be one of `names` (web/hosts.py: the loopback names, the bind host, those of
+    --allow-host), token or not, so a page of another site cannot reach it through DNS rebinding; `token`
+    None: no gate (a loopback bind only). The security headers wrap everything, so even Starlette's own 500
+    carries them."""
     follower = LogFollower(view, notifier)
 
     @contextlib.asynccontextmanager
@@ -68,7 +69,7 @@ def build_app(
         return Response(body, headers={"Content-Type": content_type, "Cache-Control": "no-store"})
 
     handlers = api(view)
-    decide = decisions(view, token)
+    decide = decisions(view, token, names)
     routes = [
         Route("/", page, methods=["GET"]),
         Route("/api/boards", handlers["boards"], methods=["GET"]),
@@ -84,7 +85,7 @@ def build_app(
         Route("/api/gates/{signal_id}/reject", decide["reject"], methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(TokenGate, token=token)] if token else []
-    if is_loopback(host) and not token:
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=[*LOCAL_HOSTS, host]))
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(names.hosts), www_redirect=False)]
+    if token:  # after the Host check: a rebinding page is refused before it learns a token is wanted
+        middleware.append(Middleware(TokenGate, token=token))
     return SecurityHeaders(Starlette(routes=routes, middleware=middleware, lifespan=lifespan))

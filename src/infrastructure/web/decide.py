@@ -1,6 +1,7 @@
 """The page's only writes: a person approves or rejects a gate. Accepted only when the server runs with a
 token, with that token in the `X-Blackboard-Token` header (a cookie alone is what a forged cross-site
-request could carry; a header it cannot set) and an `Origin` that is the server's own."""
+request could carry; a header it cannot set) and an `Origin` that is one of the server's own as configured
+(web/hosts.py), never one made from the request's `Host`, which the request itself names."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.web.hosts import Names
 from blackboard.infrastructure.web.routes import Handler, answers
 from blackboard.infrastructure.web.view import BoardView
 
@@ -23,7 +25,7 @@ class Forbidden(Exception):
     """A decision the page may not make: no token, the wrong one, or from another origin (403)."""
 
 
-def decisions(view: BoardView, token: str | None) -> dict[str, Handler]:
+def decisions(view: BoardView, token: str | None, names: Names) -> dict[str, Handler]:
     """POST /api/gates/{signal_id}/approve (`by`, `note`) and /reject (`by`, `reason`), JSON bodies."""
 
     def guarded(act: Any) -> Handler:
@@ -31,7 +33,7 @@ def decisions(view: BoardView, token: str | None) -> dict[str, Handler]:
 
         async def endpoint(request: Request) -> Response:
             try:
-                _check(request, token)
+                _check(request, token, names)
                 request.state.body = _body(await request.body())
             except Forbidden as refused:
                 return JSONResponse({"error": str(refused)}, status_code=403)
@@ -52,15 +54,17 @@ def decisions(view: BoardView, token: str | None) -> dict[str, Handler]:
     return {"approve": guarded(approve), "reject": guarded(reject)}
 
 
-def _check(request: Request, token: str | None) -> None:
+def _check(request: Request, token: str | None, names: Names) -> None:
     if not token:
         raise Forbidden(READ_ONLY)
     given = request.headers.get("x-blackboard-token", "")
     if not hmac.compare_digest(given.encode(), token.encode()):
         raise Forbidden("a decision needs the token in the X-Blackboard-Token header")
-    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-    if request.headers.get("origin") != own:
-        raise Forbidden(f"a decision is accepted only from this page's own origin, {own}")
+    if not names.own(request.headers.get("origin")):
+        raise Forbidden(
+            "a decision is accepted only from one of this server's own origins "
+            f"({', '.join(sorted(names.origins))}; add one with `blackboard ui --allow-host`)"
+        )
 
 
 def _body(raw: bytes) -> dict[str, Any]:

@@ -9,13 +9,20 @@ import uvicorn
 from blackboard.application.ports import LogNotifier
 from blackboard.application.status import StatusQueries
 from blackboard.infrastructure.web.app import build_app
+from blackboard.infrastructure.web.hosts import Names
 from blackboard.infrastructure.web.view import BoardView
 
 
 def serve(
-    view: BoardView, notifier: LogNotifier, status: StatusQueries, host: str, port: int, token: str | None
+    view: BoardView,
+    notifier: LogNotifier,
+    status: StatusQueries,
+    host: str,
+    port: int,
+    token: str | None,
+    names: Names,
 ) -> None:
-    app = build_app(view, notifier, token, host, status)
+    app = build_app(view, notifier, token, names, status)
     # a stream never ends by itself: on Ctrl-C give open pages a second, then close them
     config = uvicorn.Config(
         app,

@@ -176,7 +176,7 @@ class Handling:
                 )
             )
         ):
-            return FailSignal(**common, error=f"handler output refused: {refused}")
+            return FailSignal(**common, error=f"handler output refused: artifact_path {refused}")
         if outcome.succeeded:
             try:
                 return CompleteSignal(
