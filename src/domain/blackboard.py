@@ -62,6 +62,7 @@ from blackboard.domain.signals import (
     SignalStatus,
     SignalType,
     SignalUsage,
+    entry_number,
 )
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
@@ -600,6 +601,14 @@ class BlackboardAggregate:
 
     def _dependants_of(self, signal_id: str) -> list[str]:
         return self._dependants.get(signal_id, [])
+
+
+def highest_entry(history: Iterable[BlackboardEvent]) -> int:
+    """The highest N of the entry ids `e-N` a board's history posted, 0 for none (what a post numbering its
+    entry reads while the read model is behind the log: BoardTransaction.highest_entry)."""
+    return max(
+        (entry_number(e.payload.entry_id) for e in history if isinstance(e, AgentSignalPosted)), default=0
+    )
 
 
 def _check_post(signal_id: str, posted_by: str, target_capabilities: Sequence[str]) -> None:

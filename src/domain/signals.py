@@ -18,6 +18,13 @@ MOST_URGENT, LEAST_URGENT, DEFAULT_PRIORITY = 0, 4, 2  # P0..P4, as issue tracke
 Priority = Annotated[int, Field(ge=MOST_URGENT, le=LEAST_URGENT)]
 ENTRY_ID_PATTERN = r"^e-[0-9]+$"
 
+
+def entry_number(entry_id: str) -> int:
+    """The N of an entry id `e-N` (ENTRY_ID_PATTERN): a post that leaves its entry id out takes the board's
+    highest N plus one (application/service.py)."""
+    return int(entry_id[2:])
+
+
 NonEmpty = Annotated[str, Field(min_length=1)]
 SignalIdText = Annotated[str, Field(pattern=r"^sig-[0-9a-f]{8}$")]  # pydantic's regex: $ is the very end
 EntryId = Annotated[str, Field(pattern=ENTRY_ID_PATTERN)]
