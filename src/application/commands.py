@@ -126,7 +126,7 @@ class RenewClaim(Command):
 
 
 class RetrySignal(Command):
-    """Post the work of a FAILED or EXPIRED signal again, linked to it by `retry_of`."""
+    """Post the work of a FAILED, EXPIRED or CANCELLED signal again, linked to it by `retry_of`."""
 
     signal_id: SignalIdText
     posted_by: Name = "ps-skill"

@@ -376,7 +376,8 @@ class BlackboardService:
         )
 
     def retry_signal(self, cmd: RetrySignal) -> AgentSignal:
-        """A new signal for the work of a FAILED or EXPIRED one; UNCLAIMED at once if nobody can take it."""
+        """A new signal for the work of a FAILED, EXPIRED or CANCELLED one; UNCLAIMED at once if nobody can
+        take it."""
         self._authority.check(Act.RETRY)
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:

@@ -66,6 +66,7 @@ from blackboard.domain.signals import (
 )
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
+RETRIABLE = (SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.CANCELLED)  # what `retry` posts again
 
 
 class BlackboardAggregate:
@@ -395,7 +396,7 @@ class BlackboardAggregate:
                 self._cancel_with_dependants(dependant, cancelled_by, reason, signal_id, at)
 
     def retry_signal(self, signal_id: str, new_signal_id: str, posted_by: str, at: datetime) -> AgentSignal:
-        """Post the work of a FAILED or EXPIRED signal again, as a new signal linked to it.
+        """Post the work of a FAILED, EXPIRED or CANCELLED signal again, as a new signal linked to it.
 
         It comes after the same upstreams, each replaced by its latest retry, so retrying a failed
         upstream and then its dependant chains them again."""
@@ -532,12 +533,10 @@ class BlackboardAggregate:
         return signal
 
     def check_retriable(self, signal_id: str) -> AgentSignal:
-        """FAILED or EXPIRED: what a retry posts again."""
+        """FAILED, EXPIRED or CANCELLED: what a retry posts again (a mistaken cancel is undone so)."""
         old = self.signal(signal_id)
-        if old.status not in (SignalStatus.FAILED, SignalStatus.EXPIRED):
-            raise InvalidTransition(
-                signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED)
-            )
+        if old.status not in RETRIABLE:
+            raise InvalidTransition(signal_id, old.status, "retried", RETRIABLE)
         return old
 
     # ----------------------------------------------------------------- helpers

@@ -148,7 +148,7 @@ class SignalCalls(Base):
         return documents.signals_now([self._parts.service.fail_signal(command)], self._parts.queries)[0]
 
     def retry(self, signal_id: str, *, posted_by: str | None = None) -> Signal:
-        """`blackboard retry`: a FAILED or EXPIRED signal's work posted again, `retry_of` naming it."""
+        """`blackboard retry`: a FAILED, EXPIRED or CANCELLED signal's work posted again, `retry_of` naming it."""
         command = request(RetrySignal, signal_id=signal_id, posted_by=posted_by)
         return documents.signals_now([self._parts.service.retry_signal(command)], self._parts.queries)[0]
 

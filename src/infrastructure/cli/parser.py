@@ -240,12 +240,13 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     retry = _command(
         commands,
         "retry",
-        "post a FAILED or EXPIRED signal's work again, as a new linked signal",
+        "post a FAILED, EXPIRED or CANCELLED signal's work again, as a new signal (retry_of names the old)",
         "blackboard retry sig-1a2b3c4d",
         "retry",
     )
     retry.add_argument("signal_id", metavar="SIG")
     retry.add_argument("--posted-by", default="ps-skill", help="who posts the retry (default ps-skill)")
+    retry.add_argument("-q", "--quiet", action="store_true", help="print only the new signal's id")
 
     cancel = _command(
         commands,

@@ -125,7 +125,7 @@ SIGNALS = Table(
     # none (a gate waits for a person, another signal for the default post timeout, off unless set)
     Column("timeout_s", Float),
     Column("expires_at", Moment),  # POSTED with its own timeout: claimable_since + timeout_s, for the sweep
-    Column("decided_by", String(200)),  # who approved or rejected the gate
+    Column("decided_by", String(200)),  # who approved or rejected the gate, or cancelled the signal
     Column("decision_note", Text),  # the approval's note, or the rejection's reason
     Column("concurrency_key", String(200)),  # its claimer's concurrency key (domain/limits.py); else NULL
     # what its claim reserved of the board's budget (domain/reservations.py), counted while it is CLAIMED;
