@@ -138,11 +138,15 @@ def measure(url: str, config: Config, after_seeding: Callable[[], float] | None 
         # The boards take turns, one repetition each (the order alternating), so both see the same load.
         progress(f"(c) {database}: {reps} x claim+complete of a fresh signal on each board, taking turns")
         samples: dict[str, dict[str, list[float]]] = {
-            label: {"claim": [], "complete": [], "pairs": []} for label in sizes
+            label: {"claim": [], "complete": [], "pairs": [], "post_numbered": []} for label in sizes
         }
         for i in range(reps):
             for label in _turn(list(sizes), i):
-                sid = service.post_signal(post_command(f"ps-{label}", i)).signal_id  # untimed: a fresh signal
+                # a fresh signal, its entry id left to the board (its highest e-N plus one, on an index)
+                numbered = post_command(f"ps-{label}", i).model_copy(update={"entry_id": None})
+                tp = time.perf_counter()
+                sid = service.post_signal(numbered).signal_id
+                samples[label]["post_numbered"].append(time.perf_counter() - tp)
                 t0 = time.perf_counter()
                 _claim(service, sid)
                 t1 = time.perf_counter()
@@ -157,6 +161,7 @@ def measure(url: str, config: Config, after_seeding: Callable[[], float] | None 
                 "claim_plus_complete": summary_ms(got["pairs"]),
                 "claim": summary_ms(got["claim"]),
                 "complete": summary_ms(got["complete"]),
+                "post_numbered": summary_ms(got["post_numbered"]),
             }
             info["signals_after_warm"] = info["signals_seeded"] + 1 + WARMUP_CYCLES + reps
 

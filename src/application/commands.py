@@ -48,18 +48,25 @@ def _storable_context(context: dict[str, Any]) -> dict[str, Any]:
     return context
 
 
-class PostSignal(Command):
-    """UC-001: put a unit of work on a board. The board defaults to the PS id."""
+# A post that names whom it is for (`target_capabilities`) and no type takes this one of seed 003's six kinds.
+DEFAULT_SIGNAL_TYPE = SignalType.RESEARCH
 
+
+class PostSignal(Command):
+    """UC-001: put a unit of work on a board. Seed 003's payload fields have defaults (docs/cli.md, `post`):
+    the board is the PS id and the PS id the board, so one of the two names both; the entry id is the
+    board's next `e-N`, numbered where the post is decided (None here); the type, once a capability says
+    whom the signal is for, is DEFAULT_SIGNAL_TYPE."""
+
+    blackboard_id: BoardName | None = None  # before ps_id: a bad board is said as itself, not as its PS id
     signal_type: SignalType
     ps_id: BoardName  # the board, unless blackboard_id is given
-    entry_id: EntryId
+    entry_id: EntryId | None = None  # None: the board's next e-N (BlackboardService.post_signal)
     topic: Topic
     prompt: str = ""
     context: Annotated[dict[str, Any], AfterValidator(_storable_context)] = Field(default_factory=dict)
     target_capabilities: tuple[Name, ...] = ()
     posted_by: Name = "ps-skill"
-    blackboard_id: BoardName | None = None
     after: tuple[SignalIdText, ...] = ()
     dedupe_key: Name | None = None
     # entry keys its claimer may read and write while it holds the claim (domain/knowledge/permissions.py)
@@ -76,6 +83,24 @@ class PostSignal(Command):
     # however long); another signal once it has waited this long with no live worker that fits it (without
     # one, the default post timeout applies: off unless BLACKBOARD_POST_TIMEOUT is set)
     timeout_s: Annotated[float, Field(gt=0, le=10 * 365 * 86400, allow_inf_nan=False)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, given: Any) -> Any:
+        """The PS id from the board, and the type from a capability, when left out (None or absent); what
+        is still missing then is refused as missing, naming the field (input_errors.py says what else may
+        stand for it)."""
+        if not isinstance(given, dict):
+            return given
+        filled = dict(given)
+        if filled.get("ps_id") is None and filled.get("blackboard_id") is not None:
+            filled["ps_id"] = filled["blackboard_id"]
+        if filled.get("signal_type") is None and filled.get("target_capabilities"):
+            filled["signal_type"] = DEFAULT_SIGNAL_TYPE
+        for name in ("ps_id", "signal_type"):
+            if filled.get(name) is None:
+                filled.pop(name, None)  # None given is left out: "Field required", not "not a string"
+        return filled
 
     @property
     def board(self) -> str:
@@ -101,7 +126,7 @@ class RenewClaim(Command):
 
 
 class RetrySignal(Command):
-    """Post the work of a FAILED or EXPIRED signal again, linked to it by `retry_of`."""
+    """Post the work of a FAILED, EXPIRED or CANCELLED signal again, linked to it by `retry_of`."""
 
     signal_id: SignalIdText
     posted_by: Name = "ps-skill"

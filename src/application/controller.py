@@ -3,9 +3,10 @@
 For each open signal that may be claimed now (dependencies released), the runnable agent that fits it
 best; the signals in the order a worker claims them (`claiming.best_first`: the most urgent, then the best
 score, then the oldest, then by id). An agent without a handler is never proposed; a signal no runnable
-agent passes for is listed apart, with its best score, as waiting for an agent; and one its board's budget
+agent passes for is listed apart, with its best score, as waiting for an agent; one its board's budget
 holds back, with why (the budget reached, or what its best agent's run would reserve does not fit in what
-is left, taken in that order: domain/limits.py).
+is left, taken in that order: domain/limits.py); an open gate, as waiting for a person; and one posted for
+later (`not_before` still to come), as waiting for its time, with the agent that would take it then.
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ class Plan:
     over_budget: tuple[Move, ...] = ()  # held back by its board's budget: not claimed until there is room
     budget_reasons: Mapping[str, str] = field(default_factory=dict)  # board -> why its signals wait
     budget_waits: Mapping[str, str] = field(default_factory=dict)  # signal -> why it waits (a reservation)
+    gates: tuple[Move, ...] = ()  # open gates: each waits for a person to approve or reject it (oldest first)
+    later: tuple[Move, ...] = ()  # posted for later (`not_before` to come; a gate too): soonest first
+
+    @property
+    def waits(self) -> bool:
+        """Whether anything open waits for something other than a worker: a budget, a person, a time, or an
+        agent that fits."""
+        return bool(self.waiting or self.over_budget or self.gates or self.later)
 
 
 class Controller:
@@ -65,29 +74,29 @@ class Controller:
         self._budgets = budgets  # the boards with a budget, as a claim there decides (application/budgets.py)
 
     def next(self, blackboard_id: str | None, limit: int | None, now: datetime) -> Plan:
-        open_signals = [
+        posted = [
             s
             for s in self._queries.list_signals(
                 ListSignals(status=SignalStatus.POSTED, blackboard_id=blackboard_id)
             )
-            if s.is_claimable and s.due(now)  # a signal posted for later is not proposed before then
+            if not s.waiting_for  # one that waits for an upstream: the upstream is what comes next
         ]
+        # a signal posted for later is not proposed before then, and a gate never is: a person decides it
+        open_signals = [s for s in posted if not s.gate and s.due(now)]
         runnable = [a for a in self._registry.get_all() if self._registry.can_run(a.agent_id)]
+        gates = tuple(self._move(s, None, 0.0, now) for s in posted if s.gate and s.due(now))
+        later = tuple(
+            self._scored(s, runnable, now)
+            for s in sorted(posted, key=lambda s: (s.not_before or now, s.created_at, s.signal_id))
+            if not s.due(now)
+        )
         chosen: dict[str, Move] = {}
         waiting: list[Move] = []
         states = dict(self._budgets(blackboard_id)) if self._budgets and open_signals else {}
         reasons = {board: why for board, state in states.items() if (why := state.reached) is not None}
         stopped: list[Move] = []
         for signal in open_signals:
-            fits = [fit(signal, p, self._threshold) for p in self._queries.scorer.profiles(signal, runnable)]
-            ranked = best_first(fits)  # one signal: best score first, then by name (the registry's order)
-            move = Move(
-                signal,
-                ranked[0] if ranked else None,
-                max((f.score for f in fits), default=0.0),
-                now - signal.created_at,
-                self._upstreams(signal),
-            )
+            move = self._scored(signal, runnable, now)
             if signal.blackboard_id in reasons:
                 stopped.append(move)
             elif move.best is None:
@@ -97,7 +106,20 @@ class Controller:
         order = best_first(m.best for m in chosen.values() if m.best is not None)
         moves, waits = self._within_budgets([chosen[f.signal_id] for f in order], runnable, states)
         stopped += [m for m in chosen.values() if m.signal.signal_id in waits]
-        return Plan(moves[:limit] if limit else moves, tuple(waiting), tuple(stopped), reasons, waits)
+        return Plan(
+            moves[:limit] if limit else moves, tuple(waiting), tuple(stopped), reasons, waits, gates, later
+        )
+
+    def _scored(self, signal: AgentSignal, runnable: list[AgentProfile], now: datetime) -> Move:
+        """The signal with the runnable agent that fits it best (None: none passes) and the best score."""
+        fits = [fit(signal, p, self._threshold) for p in self._queries.scorer.profiles(signal, runnable)]
+        ranked = best_first(fits)  # one signal: best score first, then by name (the registry's order)
+        return self._move(
+            signal, ranked[0] if ranked else None, max((f.score for f in fits), default=0.0), now
+        )
+
+    def _move(self, signal: AgentSignal, best: Fit | None, score: float, now: datetime) -> Move:
+        return Move(signal, best, score, now - signal.created_at, self._upstreams(signal))
 
     @staticmethod
     def _within_budgets(

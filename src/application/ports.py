@@ -265,6 +265,13 @@ class BoardTransaction(abc.ABC):
         """Whether any board holds a signal with this id (ids are unique across boards)."""
 
     @abc.abstractmethod
+    def highest_entry(self) -> int:
+        """The highest N of the entry ids `e-N` of the board's signals, 0 for a board with none, as of this
+        transaction (from its log while the read model is behind it). Under the board's hold (Hold.BOARD)
+        no other post lands until this transaction ends, so a post numbering its entry N + 1 takes a number
+        no signal of the board has."""
+
+    @abc.abstractmethod
     def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
         """Append the board's pending events at the version it was loaded at, and write the rows they
         leave (while the read model is live); returns them as stored ([] when there were none)."""

@@ -141,11 +141,14 @@ class BlackboardService:
     def post_signal(self, cmd: PostSignal) -> AgentSignal:
         caller = self._authority.check(Act.POST)
         cmd = self._authority.named(caller, cmd, "posted_by", "post a signal")
-        payload = SignalPayload(
-            ps_id=cmd.ps_id, entry_id=cmd.entry_id, topic=cmd.topic, prompt=cmd.prompt, context=cmd.context
-        )
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
+            # the entry left out: the board's next e-N, read under the board's hold (a post holds the whole
+            # board: Hold.BOARD), so two posts never take one number
+            entry_id = cmd.entry_id or f"e-{tx.highest_entry() + 1}"
+            payload = SignalPayload(
+                ps_id=cmd.ps_id, entry_id=entry_id, topic=cmd.topic, prompt=cmd.prompt, context=cmd.context
+            )
             signal = board.post_signal(
                 signal_id=self._unused_signal_id(tx),
                 signal_type=cmd.signal_type,
@@ -384,7 +387,8 @@ class BlackboardService:
         )
 
     def retry_signal(self, cmd: RetrySignal) -> AgentSignal:
-        """A new signal for the work of a FAILED or EXPIRED one; UNCLAIMED at once if nobody can take it."""
+        """A new signal for the work of a FAILED, EXPIRED or CANCELLED one; UNCLAIMED at once if nobody can
+        take it."""
         self._authority.check(Act.RETRY)
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:

@@ -62,9 +62,11 @@ from blackboard.domain.signals import (
     SignalStatus,
     SignalType,
     SignalUsage,
+    entry_number,
 )
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
+RETRIABLE = (SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.CANCELLED)  # what `retry` posts again
 
 
 class BlackboardAggregate:
@@ -394,7 +396,7 @@ class BlackboardAggregate:
                 self._cancel_with_dependants(dependant, cancelled_by, reason, signal_id, at)
 
     def retry_signal(self, signal_id: str, new_signal_id: str, posted_by: str, at: datetime) -> AgentSignal:
-        """Post the work of a FAILED or EXPIRED signal again, as a new signal linked to it.
+        """Post the work of a FAILED, EXPIRED or CANCELLED signal again, as a new signal linked to it.
 
         It comes after the same upstreams, each replaced by its latest retry, so retrying a failed
         upstream and then its dependant chains them again."""
@@ -531,12 +533,10 @@ class BlackboardAggregate:
         return signal
 
     def check_retriable(self, signal_id: str) -> AgentSignal:
-        """FAILED or EXPIRED: what a retry posts again."""
+        """FAILED, EXPIRED or CANCELLED: what a retry posts again (a mistaken cancel is undone so)."""
         old = self.signal(signal_id)
-        if old.status not in (SignalStatus.FAILED, SignalStatus.EXPIRED):
-            raise InvalidTransition(
-                signal_id, old.status, "retried", (SignalStatus.FAILED, SignalStatus.EXPIRED)
-            )
+        if old.status not in RETRIABLE:
+            raise InvalidTransition(signal_id, old.status, "retried", RETRIABLE)
         return old
 
     # ----------------------------------------------------------------- helpers
@@ -600,6 +600,14 @@ class BlackboardAggregate:
 
     def _dependants_of(self, signal_id: str) -> list[str]:
         return self._dependants.get(signal_id, [])
+
+
+def highest_entry(history: Iterable[BlackboardEvent]) -> int:
+    """The highest N of the entry ids `e-N` a board's history posted, 0 for none (what a post numbering its
+    entry reads while the read model is behind the log: BoardTransaction.highest_entry)."""
+    return max(
+        (entry_number(e.payload.entry_id) for e in history if isinstance(e, AgentSignalPosted)), default=0
+    )
 
 
 def _check_post(signal_id: str, posted_by: str, target_capabilities: Sequence[str]) -> None:

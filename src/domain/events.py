@@ -60,7 +60,7 @@ class AgentSignalPosted(BlackboardEvent):
     posted_by: str = Field(min_length=1)
     after: tuple[str, ...] = ()
     dedupe_key: str | None = None
-    retry_of: str | None = None  # the FAILED or EXPIRED signal this one retries
+    retry_of: str | None = None  # the FAILED, EXPIRED or CANCELLED signal this one retries
     # key patterns (a trailing `*` matches a prefix) its claimer may read and write while it holds the claim
     read_keys: tuple[str, ...] = ()
     write_keys: tuple[str, ...] = ()

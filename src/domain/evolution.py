@@ -124,7 +124,7 @@ def _(event: AgentSignalUnclaimed, lookup: Lookup, dependants: Dependants) -> li
 
 @_evolve.register
 def _(event: AgentSignalCancelled, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
-    return [lookup(event.signal_id).cancelled(event.why, event.occurred_at)]
+    return [lookup(event.signal_id).cancelled(event.why, event.occurred_at, event.cancelled_by, event.reason)]
 
 
 @_evolve.register

@@ -18,6 +18,13 @@ MOST_URGENT, LEAST_URGENT, DEFAULT_PRIORITY = 0, 4, 2  # P0..P4, as issue tracke
 Priority = Annotated[int, Field(ge=MOST_URGENT, le=LEAST_URGENT)]
 ENTRY_ID_PATTERN = r"^e-[0-9]+$"
 
+
+def entry_number(entry_id: str) -> int:
+    """The N of an entry id `e-N` (ENTRY_ID_PATTERN): a post that leaves its entry id out takes the board's
+    highest N plus one (application/service.py)."""
+    return int(entry_id[2:])
+
+
 NonEmpty = Annotated[str, Field(min_length=1)]
 SignalIdText = Annotated[str, Field(pattern=r"^sig-[0-9a-f]{8}$")]  # pydantic's regex: $ is the very end
 EntryId = Annotated[str, Field(pattern=ENTRY_ID_PATTERN)]
@@ -199,8 +206,8 @@ class AgentSignal:
     # its own timeout (`post --timeout`): a gate's, from when it opens; another signal's post timeout (domain
     # blackboard.deadline); None: a gate waits for a person, another signal for the default post timeout
     timeout_s: float | None = None
-    decided_by: str | None = None  # who approved or rejected the gate
-    decision_note: str | None = None  # the approval's note, or the rejection's reason
+    decided_by: str | None = None  # who ended it on purpose: approved or rejected the gate, or cancelled it
+    decision_note: str | None = None  # the approval's note, the rejection's or the cancel's reason
     concurrency_key: str | None = None  # its claimer's concurrency key while CLAIMED (domain/limits.py)
     reserved: Reservation | None = None  # what its claim reserved of the board's budget while CLAIMED
     version: int = 1
@@ -299,14 +306,30 @@ class AgentSignal:
             return self.max_attempts
         return self.attempts[-1].max_attempts if self.attempts else None
 
+    # An ended signal waits for nothing: an upstream it waited for is named by its result's reason when it
+    # took this one down (an expiry's or a cancel's), never listed as still awaited (`waiting_for`).
     def expired(self, reason: str, at: datetime) -> AgentSignal:
-        return self._next(status=SignalStatus.EXPIRED, result=SignalResult(error=reason), completed_at=at)
+        return self._next(
+            status=SignalStatus.EXPIRED,
+            result=SignalResult(error=reason),
+            completed_at=at,
+            waiting_for=frozenset(),
+        )
 
     def unclaimed(self, reason: str, at: datetime) -> AgentSignal:
         return self._next(status=SignalStatus.UNCLAIMED, result=SignalResult(error=reason), completed_at=at)
 
-    def cancelled(self, reason: str, at: datetime) -> AgentSignal:
-        return self._next(status=SignalStatus.CANCELLED, result=SignalResult(error=reason), completed_at=at)
+    def cancelled(self, reason: str, at: datetime, by: str, note: str) -> AgentSignal:
+        """Someone ended it on purpose: `by` is who cancelled it (kept as `decided_by`, as a gate's decider
+        is), `note` their reason; whoever held its claim stays `claimed_by` (the run that was stopped)."""
+        return self._next(
+            status=SignalStatus.CANCELLED,
+            result=SignalResult(error=reason),
+            completed_at=at,
+            waiting_for=frozenset(),
+            decided_by=by,
+            decision_note=note,
+        )
 
     def approved(self, by: str, note: str | None, at: datetime) -> AgentSignal:
         """A person approved the gate: COMPLETED, and what waits on it may run."""

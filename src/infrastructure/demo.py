@@ -1,9 +1,12 @@
 """`make demo`: a PS posts work; one worker process per agent claims what it fits and runs it.
 
-Every step is a real `blackboard` process on the embedded SQLite default. The story goes on with
-the workers' logs and a timeline, then the knowledge half (findings landed as entries, read by key,
-a conflict on one key and its resolution), and ends with the event log, a rebuild that matches the
-live read model, and the board exported to a file.
+Every step is a real `blackboard` process on the embedded SQLite default, `.blackboard/blackboard.db`: the
+database every command reads when nothing names another, so the README's tour, run next from the same
+folder, looks at the demo's board. The demo adds a board of its own (`ps-demo`; `ps-demo-2` and on when an
+earlier run holds that one) and deletes nothing: other boards in that database are left as they are, and
+its workers claim only on the demo's board. The story goes on with the workers' logs and a timeline, then
+the knowledge half (findings landed as entries, read by key, a conflict on one key and its resolution),
+and ends with the event log, a rebuild that matches the live read model, and the board exported to a file.
 """
 
 from __future__ import annotations
@@ -20,8 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = Path(".blackboard")
-DB = WORK / "demo.db"
-EXPORT = WORK / "ps-demo.json"
+DB = WORK / "blackboard.db"  # the default database (settings: sqlite:///.blackboard/blackboard.db)
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
 AGENTS = ("ps-researcher", "ps-analyst", "ps-reviewer", "ps-architect")
 ENV = {
@@ -55,8 +57,22 @@ def shown(text: str) -> str:
     return "\n".join("   | " + line for line in text.rstrip().splitlines())
 
 
-def start_workers() -> dict[str, subprocess.Popen[str]]:
-    """One `blackboard worker` process per example agent, each logging to its own file."""
+def fresh_board() -> str:
+    """`ps-demo`, or the first of `ps-demo-2`, `ps-demo-3`, ... that the database does not hold yet (a
+    board the store does not hold: `signals --blackboard` exits 4)."""
+    for n in range(1, 10_000):
+        board = "ps-demo" if n == 1 else f"ps-demo-{n}"
+        held = cli("signals", "--blackboard", board, "--limit", "1", check=False)
+        if held.returncode == 4:
+            return board
+        if held.returncode != 0:
+            raise SystemExit(f"demo: could not read {DB}: {held.stderr.strip()}")
+    raise SystemExit(f"demo: {DB} holds every board from ps-demo to ps-demo-9999")
+
+
+def start_workers(board: str) -> dict[str, subprocess.Popen[str]]:
+    """One `blackboard worker` process per example agent, on the demo's board only, each logging to its own
+    file."""
     logs = WORK / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     workers = {}
@@ -64,7 +80,7 @@ def start_workers() -> dict[str, subprocess.Popen[str]]:
         log = (logs / f"{agent}.log").open("w")
         # ps-analyst (0.85) gives ps-researcher (0.95) a head start of (0.95 - 0.85) x 0.5 s = 50 ms
         workers[agent] = subprocess.Popen(
-            [BLACKBOARD, "worker", "--agent", agent, "--head-start", "0.5"],
+            [BLACKBOARD, "worker", "--agent", agent, "--head-start", "0.5", "--board", board],
             env=ENV,
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -105,15 +121,16 @@ def timeline(signals: list[dict[str, Any]], start: float) -> str:
 
 
 def main() -> None:
-    for leftover in [*WORK.glob(DB.name + "*"), *WORK.glob(EXPORT.name), *(WORK / "artifacts").glob("*.md")]:
-        leftover.unlink()
     say(f"A blackboard on the embedded default: the SQLite file {DB}, created and migrated on first use.")
     say(shown(cli("db", "upgrade").stdout))
+    board = fresh_board()
+    export = WORK / f"{board}.json"
+    say(f"   The demo's board: {board} (whatever else the file holds is left as it is).")
     say(f"\n1. The agents, declared by Markdown files in {os.path.relpath(ROOT / 'agents')}/:")
     say(shown(cli("agents").stdout))
 
     say("\n2. One worker process per agent starts and waits for work it fits (logs in .blackboard/logs/).")
-    workers = start_workers()
+    workers = start_workers(board)
     try:
         say("\n3. The PS skill posts RESEARCH, ANALYSIS, and a REVIEW that comes after the research.")
         start = time.time()
@@ -121,14 +138,12 @@ def main() -> None:
             "post",
             "--type",
             "RESEARCH",
-            "--ps-id",
-            "ps-demo",
-            "--entry-id",
-            "e-1",
+            "--blackboard",
+            board,
             "--topic",
             "event sourcing for agent coordination",
             "--key",
-            "ps-demo/e-1",
+            f"{board}/e-1",
             "--prompt",
             "What must an append-only log guarantee? The log must keep every fact.",
         )["signal_id"]
@@ -136,10 +151,8 @@ def main() -> None:
             "post",
             "--type",
             "ANALYSIS",
-            "--ps-id",
-            "ps-demo",
-            "--entry-id",
-            "e-2",
+            "--blackboard",
+            board,
             "--topic",
             "cost of replaying a board",
             "--prompt",
@@ -149,10 +162,8 @@ def main() -> None:
             "post",
             "--type",
             "REVIEW",
-            "--ps-id",
-            "ps-demo",
-            "--entry-id",
-            "e-3",
+            "--blackboard",
+            board,
             "--topic",
             "review the research",
             "--after",
@@ -181,7 +192,7 @@ def main() -> None:
     say(shown("\n".join(logged)))
 
     say("\n7. The timeline, from the board (seconds since the first post):")
-    before = data("signals")
+    before = data("signals", "--blackboard", board)
     say(shown(timeline(before, start)))
     by_id = {s["signal_id"]: s for s in before}
     released = datetime.fromisoformat(by_id[review]["claimed_at"]) - datetime.fromisoformat(
@@ -193,35 +204,42 @@ def main() -> None:
     )
 
     say("\n8. What the agents found landed on the board as entries, one key per knowledge item:")
-    entries = data("entries", "--blackboard", "ps-demo")
-    say(shown(cli("entries", "--blackboard", "ps-demo").stdout))
+    entries = data("entries", "--blackboard", board)
+    say(shown(cli("entries", "--blackboard", board).stdout))
     finding = next(e["key"] for e in entries if e["signal_id"] == research)
     say(f"   The reviewer reads the research's first finding by its key: blackboard read {finding}")
-    say(shown(cli("read", finding, "--blackboard", "ps-demo").stdout))
+    say(shown(cli("read", finding, "--blackboard", board).stdout))
 
-    resolved = disagree()
+    resolved = disagree(board)
 
     say("\n10. The event log: every change is a fact, in order, with its global position.")
-    say(shown(cli("events").stdout))
-    entries_before = data("entries", "--blackboard", "ps-demo")
+    say(shown(cli("events", "--blackboard", board).stdout))
+    entries_before = data("entries", "--blackboard", board)
     say(shown(cli("projection", "rebuild").stdout))
-    same = data("signals") == before and data("entries", "--blackboard", "ps-demo") == entries_before
+    same = (
+        data("signals", "--blackboard", board) == before
+        and data("entries", "--blackboard", board) == entries_before
+    )
     say(
         "   The rebuilt read model (signals and entries) is "
         f"{'identical to' if same else 'DIFFERENT from'} the live one."
     )
 
     say(
-        f"\n11. The whole board, signals and entries, to one file: blackboard export ps-demo --output {EXPORT}"
+        f"\n11. The whole board, signals and entries, to one file: blackboard export {board} --output {export}"
     )
-    exported = cli("export", "ps-demo", "--output", str(EXPORT))
+    exported = cli("export", board, "--output", str(export))
     say(shown(exported.stdout))
-    say(f"   `blackboard --db sqlite:///other.db import {EXPORT}` recreates it in another store.")
+    say(f"   `blackboard --db sqlite:///other.db import {export}` recreates it in another store.")
+    say(
+        f"\nThe board stays in {DB}, the database every command reads from this folder: the README's tour goes"
+        f" on from here (`blackboard entries --blackboard {board}`, `blackboard ui`)."
+    )
     if not same or waited.returncode != 0 or not resolved:
         raise SystemExit(1)
 
 
-def disagree() -> bool:
+def disagree(board: str) -> bool:
     """Two agents write one key with different values: the second is kept as a candidate (exit 3)
     until someone resolves the conflict."""
     key = "review/verdict"
@@ -230,7 +248,7 @@ def disagree() -> bool:
         "write",
         key,
         "--blackboard",
-        "ps-demo",
+        board,
         "--author",
         "ps-reviewer",
         "--type",
@@ -243,7 +261,7 @@ def disagree() -> bool:
         "write",
         key,
         "--blackboard",
-        "ps-demo",
+        board,
         "--author",
         "ps-analyst",
         "--type",
@@ -259,7 +277,7 @@ def disagree() -> bool:
         "resolve",
         key,
         "--blackboard",
-        "ps-demo",
+        board,
         "--author",
         "ps-architect",
         "--pick",
@@ -269,8 +287,8 @@ def disagree() -> bool:
     )
     say(shown(done.stdout))
     say("   Its history keeps both values, and the resolution:")
-    say(shown(cli("read", key, "--blackboard", "ps-demo", "--history").stdout))
-    return second.returncode == 3 and data("read", key, "--blackboard", "ps-demo")["conflict"] is None
+    say(shown(cli("read", key, "--blackboard", board, "--history").stdout))
+    return second.returncode == 3 and data("read", key, "--blackboard", board)["conflict"] is None
 
 
 if __name__ == "__main__":

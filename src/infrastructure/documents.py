@@ -162,8 +162,8 @@ class Signal(Document):
     # its own timeout (`post --timeout`): a gate expires this long after it opens; another signal once it has
     # waited this long with no live worker that fits it; null: none (the default post timeout, off unless set)
     timeout_s: Number | None = None
-    decided_by: str | None = None  # who approved or rejected the gate
-    decision_note: str | None = None  # the approval's note, or the rejection's reason
+    decided_by: str | None = None  # who ended it on purpose: approved or rejected the gate, or cancelled it
+    decision_note: str | None = None  # the approval's note, the rejection's or the cancel's reason
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # claimable, and no live worker fits it (BlackboardQueries.waiting_for_workers): `a worker that fits: T`

@@ -14,6 +14,21 @@ from typing import Any
 from blackboard.domain.errors import InvalidInput
 
 SHOWN = 40  # characters of a refused value repeated in the message
+# What else may stand for a field a post left out or got wrong (its command model fills one from the other:
+# application/commands.py PostSignal): (field, pydantic's error type) -> (the other field, what to say, where
+# {other} is that field as the caller spells it, with the value refused when there is one).
+HINTS = {
+    ("signal_type", "missing"): (
+        "target_capabilities",
+        "give a type, or say whom the signal is for with a capability ({other}) and leave the type out",
+    ),
+    ("signal_type", "enum"): (
+        "target_capabilities",
+        "a type is one of six kinds of work; to reach agents able to do it, give it as a capability "
+        "({other}) and leave the type out",
+    ),
+    ("ps_id", "missing"): ("blackboard_id", "name the board ({other}): the PS id is the board by default"),
+}
 
 
 def invalid_input(exc: Any, names: Mapping[str, str] | None = None) -> InvalidInput:
@@ -22,9 +37,31 @@ def invalid_input(exc: Any, names: Mapping[str, str] | None = None) -> InvalidIn
     problems = []
     for error in exc.errors():
         field = (names or {}).get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "input"
-        problems.append((field, f"{error['msg']} (got {shown(error.get('input'))}){_close_one(error)}"))
+        problems.append((field, f"{_said(error)}{_close_one(error) or _hint(error, names or {})}"))
     (field, rule), more = problems[0], [f"{f}: {r}" for f, r in problems[1:]]
     return InvalidInput(field, "; ".join([rule, *more]))
+
+
+def _said(error: Mapping[str, Any]) -> str:
+    """The rule and the value refused; a field left out has no value to repeat."""
+    if error.get("type") == "missing":
+        return str(error["msg"])
+    return f"{error['msg']} (got {shown(error.get('input'))})"
+
+
+def _hint(error: Mapping[str, Any], names: Mapping[str, str]) -> str:
+    """What else may stand for the field (HINTS): the other field as the caller spells it, with the value
+    refused when there is one (`--capability SUMMARY`, `capabilities ["SUMMARY"]`)."""
+    found = HINTS.get((str(error["loc"][0]) if error["loc"] else "", str(error.get("type"))))
+    if found is None:
+        return ""
+    field, text = found
+    other, value = names.get(field, field), error.get("input")
+    if error.get("type") != "missing" and isinstance(value, str):
+        import json
+
+        other = f"{other} {value}" if other.startswith("--") else f"{other} {json.dumps([value])}"
+    return "; " + text.format(other=other)
 
 
 def _close_one(error: Mapping[str, Any]) -> str:

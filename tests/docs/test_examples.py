@@ -46,9 +46,21 @@ HELPER = Path(__file__).with_name("helper.py")
 PAGE_TIMEOUT = 300.0  # seconds a page's shell session may take before the test fails (a hang, never reached)
 RUNS = SHELL | {"python", "json", "markdown"}
 
+# The README's tour begins "after `make demo`": the demo, as `make demo` runs it once .venv is set up, in the
+# page's folder, and then the tour on the database every command reads there when nothing names another (the
+# default, where the demo leaves its board): not the fresh BLACKBOARD_DB the harness gives other pages.
+AFTER_MAKE_DEMO = "\n".join(
+    [
+        "unset BLACKBOARD_DB",
+        '"$DOCS_PYTHON" -m blackboard.infrastructure.demo > "$DOCS_TMP/demo.log" 2>&1 || '
+        '{ cat "$DOCS_TMP/demo.log" >&2; false; }',
+    ]
+)
+
 # What a page takes for granted, beyond a fresh folder with `agents/` in it. Keep this short: each entry is
 # a precondition the page itself states.
 SETUP = {
+    "README.md": AFTER_MAKE_DEMO,
     # the skill's reader works beside running agents ("an agent whose capabilities fit claims it"), and
     # writes a report of its own (`--file report.md`)
     "docs/skill/SKILL.md": "\n".join(
@@ -285,20 +297,25 @@ def test_the_readme_tour_loses_nothing_when_its_reviewer_starts_late(workdir: Pa
     """The README's tour as written (its worker, its commands, after `make demo`), with a pause before its
     reviewer starts: over 30 s, and a sweep, as another agent's worker makes every few seconds. The REVIEW
     posted while no reviewer ran waits for one, and the reviewer started later completes it (issue 32: it
-    was EXPIRED 35 s after the post, or not, depending on whether some other worker swept meanwhile)."""
+    was EXPIRED 35 s after the post, or not, depending on whether some other worker swept meanwhile). The
+    tour looks at the demo's board first, in the database the demo left it in (issue 34: the demo wrote
+    `.blackboard/demo.db` and the tour read `.blackboard/blackboard.db`, so `entries --blackboard ps-demo`
+    exited 4)."""
     [tour] = [b for b in blocks(ROOT / "README.md") if b.language in SHELL and "REV=$(" in b.text]
     lines = tour.text.splitlines()
     late = next(i for i, line in enumerate(lines) if "--agent ps-reviewer" in line)
     (workdir.parent / "past.py").write_text(PAST_THE_OLD_POST_TIMEOUT)
     pause = '"$DOCS_PYTHON" "$DOCS_TMP/past.py" "$REV"\nblackboard expire\n'
-    shown = "blackboard --json show $REV > rev.json\n"
+    shown = (
+        "blackboard --json show $REV > rev.json\nblackboard --json entries --blackboard ps-demo > demo.json\n"
+    )
     parts = [
         Block(tour.page, tour.line, "bash", "\n".join(lines[:late]) + "\n", None),
         Block(tour.page, tour.line + late, "bash", pause, None),
         Block(tour.page, tour.line + late, "bash", "\n".join(lines[late:]) + "\n", None),
         Block(tour.page, tour.line + len(lines), "bash", shown, None),
     ]
-    script = shell_script(parts)
+    script = shell_script(parts, AFTER_MAKE_DEMO)
 
     ran = run(script, workdir, environment(workdir, pycache), PAGE_TIMEOUT)
 
@@ -306,6 +323,13 @@ def test_the_readme_tour_loses_nothing_when_its_reviewer_starts_late(workdir: Pa
     review = json.loads((workdir / "rev.json").read_text())
     assert (review["signal_type"], review["status"]) == ("REVIEW", "COMPLETED"), review
     assert review["claimed_by"] == "ps-reviewer"
+    assert (review["payload"]["ps_id"], review["payload"]["entry_id"]) == ("ps-42", "e-2")  # the defaults
+    found = json.loads(
+        (workdir / "demo.json").read_text()
+    )  # the demo's findings, read as the tour reads them
+    assert {e["author"] for e in found} >= {"ps-researcher", "ps-analyst", "ps-reviewer"}, found
+    assert (workdir / ".blackboard" / "blackboard.db").exists()
+    assert not (workdir / "blackboard.db").exists()  # the tour read the default, not the harness's database
 
 
 # -- the command table's examples -------------------------------------------------------------------------

@@ -29,6 +29,7 @@ acts = {
     "reject": ["reject", aim["gate"], "--by", "me", "--reason", "no"],
     "budget": ["budget", aim["paused"], "--usd", "1000"],
     "cancel": ["cancel", aim["other"]],
+    "retry": ["retry", aim["cancelled"]],
     "import": ["import", aim["export"]],
     "rebuild": ["projection", "rebuild"],
     "as-another": ["write", "ok/forged", "--blackboard", "ps-run", "--author", "ps-lead", "--value", "1"],
@@ -51,12 +52,23 @@ with open(aim["said"], "w") as out:
     json.dump(said, out)
 print("tried")
 """
-FORBIDDEN = ("approve", "reject", "budget", "cancel", "import", "rebuild", "as-another", "outside-keys")
+FORBIDDEN = (
+    "approve",
+    "reject",
+    "budget",
+    "cancel",
+    "retry",
+    "import",
+    "rebuild",
+    "as-another",
+    "outside-keys",
+)
 REFUSALS = {
     "approve": "may not approve a gate: only a person decides",
     "reject": "may not reject a gate: only a person decides",
     "budget": "may not set the budget of ps-paused: only a person sets a board's limits",
     "cancel": "may not cancel a signal: a run ends no other work",
+    "retry": "may not retry a signal: a person retries ended work",  # a cancelled one too (issue 34)
     "import": "may not import board ps-elsewhere: only a person imports a board",
     "rebuild": "may not rebuild the read model: only a person rebuilds the read model",
     "as-another": "may not write ok/forged as ps-lead: an agent writes and posts under its own name only",
@@ -82,6 +94,8 @@ def rcli(make_cli, tmp_path) -> Cli:
 def test_a_handler_may_do_only_what_an_agent_may_with_its_variables_or_without(rcli, make_cli, tmp_path):
     gate = rcli.post("--gate", type="DECISION", ps="ps-run", entry="e-1", topic="ship it?")["signal_id"]
     other = rcli.post(type="ANALYSIS", ps="ps-other", entry="e-1")["signal_id"]  # not the trier's to take
+    cancelled = rcli.post(type="ANALYSIS", ps="ps-other", entry="e-2")["signal_id"]
+    rcli.ok("cancel", cancelled, "--by", "alice")
     rcli.post(ps="ps-paused", entry="e-1", type="REVIEW")
     rcli.ok("budget", "ps-paused", "--usd", "0", "--by", "alice")
     elsewhere = make_cli(f"sqlite:///{tmp_path / 'elsewhere.db'}", tmp_path)
@@ -89,7 +103,14 @@ def test_a_handler_may_do_only_what_an_agent_may_with_its_variables_or_without(r
     export = tmp_path / "elsewhere.json"
     elsewhere.ok("export", "ps-elsewhere", "--output", str(export))
     said = tmp_path / "said.json"
-    context = {"gate": gate, "other": other, "paused": "ps-paused", "export": str(export), "said": str(said)}
+    context = {
+        "gate": gate,
+        "other": other,
+        "cancelled": cancelled,
+        "paused": "ps-paused",
+        "export": str(export),
+        "said": str(said),
+    }
     work = rcli.post(
         "--write-key", "ok/*", "--context", json.dumps(context), ps="ps-run", entry="e-2", topic="try"
     )["signal_id"]
@@ -114,6 +135,7 @@ def test_a_handler_may_do_only_what_an_agent_may_with_its_variables_or_without(r
     assert rcli.ok("show", work)["status"] == "COMPLETED"
     assert rcli.ok("show", gate)["status"] == "POSTED"  # neither approved nor rejected
     assert rcli.ok("show", other)["status"] == "POSTED"  # not cancelled
+    assert [s["signal_id"] for s in rcli.ok("signals", "--blackboard", "ps-other")] == [other, cancelled]
     assert rcli.ok("budget", "ps-paused")["usd"] == 0.0
     entries = {e["key"]: e for e in rcli.ok("entries", "--blackboard", "ps-run")}
     assert "ok/forged" not in entries and "secret/x" not in entries

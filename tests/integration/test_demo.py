@@ -80,3 +80,50 @@ def test_the_demos_export_imports_into_a_fresh_database_and_exports_again_the_sa
     assert json.loads(imported.stdout)["kept_positions"] is True
     assert again.stdout == exported.read_text(encoding="utf-8")
     assert json.loads(verdict.stdout)["value"] == "revise: replay cost is unmeasured"
+
+
+def test_the_demo_adds_a_board_of_its_own_to_the_default_database_and_leaves_every_other_board_alone(
+    tmp_path,
+):
+    """`make demo` writes the database every command reads from its folder when nothing names another, so the
+    README's tour, run next, sees its board (issue 34: it wrote `.blackboard/demo.db`, and the tour's `entries
+    --blackboard ps-demo` exited 4). A user's boards there stay as they were: a `ps-demo` of theirs makes the
+    demo take `ps-demo-2`, and the demo's workers claim nothing of theirs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOARD_")}
+    env["BLACKBOARD_AGENTS_DIR"] = str(Path(__file__).resolve().parents[2] / "agents")
+
+    def blackboard(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        """The CLI as a user runs it in the folder: on the default database."""
+        done = subprocess.run(
+            [BLACKBOARD, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == code, (args, done.returncode, done.stderr)
+        return done
+
+    mine, other = (
+        blackboard(
+            "post", "-q", "--type", "RESEARCH", "--ps-id", board, "--entry-id", "e-1", "--topic", "t"
+        ).stdout
+        for board in ("ps-demo", "my-board")
+    )
+    before = blackboard("--json", "events", "--all").stdout
+
+    done = subprocess.run(
+        [sys.executable, "-m", "blackboard.infrastructure.demo"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    assert "The demo's board: ps-demo-2" in done.stdout
+    assert "identical to the live one" in done.stdout
+    found = json.loads(blackboard("--json", "entries", "--blackboard", "ps-demo-2").stdout)
+    assert {e["author"] for e in found} >= {"ps-researcher", "ps-analyst", "ps-reviewer"}, found
+    for sig in (mine, other):  # the demo's ps-researcher fits them, and took neither
+        assert json.loads(blackboard("--json", "show", sig.strip()).stdout)["status"] == "POSTED"
+    after = json.loads(blackboard("--json", "events", "--all").stdout)
+    assert after[: len(json.loads(before))] == json.loads(before)  # nothing of theirs rewritten
+    assert not list((tmp_path / ".blackboard").glob("demo.db*"))

@@ -113,11 +113,10 @@ def test_upgrading_from_the_first_revision_keeps_the_signals(tmp_path):
     assert tuple(row) == ("sig-0000000c", None, None)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine_at_0006(request, tmp_path) -> Iterator[Engine]:
-    """A database of its own (on PostgreSQL too: the run's shared one is at head), migrated to 0006."""
-    if request.param == "sqlite":
-        url, drop = f"sqlite:///{tmp_path / 'at-0006.db'}", None
+def engine_at(database: str, tmp_path: Path, revision: str) -> Iterator[Engine]:
+    """A database of its own (on PostgreSQL too: the run's shared one is at head), migrated to `revision`."""
+    if database == "sqlite":
+        url, drop = f"sqlite:///{tmp_path / f'at-{revision}.db'}", None
     else:
         name = f"blackboard_test_{uuid.uuid4().hex[:10]}"
         admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
@@ -125,13 +124,23 @@ def engine_at_0006(request, tmp_path) -> Iterator[Engine]:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
         url, drop = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False), name
     engine = make_engine(store_settings(BlackboardSettings(db=url)))
-    upgrade(engine, "0006")
+    upgrade(engine, revision)
     yield engine
     engine.dispose()
     if drop:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{drop}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine_at_0006(request, tmp_path) -> Iterator[Engine]:
+    yield from engine_at(request.param, tmp_path, "0006")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine_at_0020(request, tmp_path) -> Iterator[Engine]:
+    yield from engine_at(request.param, tmp_path, "0020")
 
 
 def test_upgrading_puts_the_capability_index_in_one_case_and_keeps_the_signal_s_targets(engine_at_0006):
@@ -159,3 +168,26 @@ def test_upgrading_puts_the_capability_index_in_one_case_and_keeps_the_signal_s_
         targets = conn.exec_driver_sql("SELECT target_capabilities FROM blackboard_signals").scalar()
     assert rows == ["CODE-REVIEW", "REVIEW"]
     assert targets == '["code-review", "Code-Review", "REVIEW"]'
+
+
+def test_upgrading_numbers_the_entries_of_the_signals_already_there(engine_at_0020):
+    """Migration 0021: each row's entry number from its payload's `e-N` (one past 64 bits left NULL), so the
+    next post that leaves its entry id out is numbered past every signal the board held before the upgrade."""
+    engine = engine_at_0020
+    with engine.begin() as conn:
+        for n, (board, entry) in enumerate(
+            [("bb", "e-7"), ("bb", "e-12"), ("bb", "e-" + "9" * 30), ("cc", "e-3")]
+        ):
+            conn.exec_driver_sql(
+                "INSERT INTO blackboard_signals (signal_id, blackboard_id, signal_type, payload_json,"
+                " target_capabilities, posted_by, status, created_at, version, after_json, waiting_json, waiting)"
+                f" VALUES ('sig-0000000{n}', '{board}', 'RESEARCH',"
+                f' \'{{"ps_id": "{board}", "entry_id": "{entry}", "topic": "t"}}\', \'[]\', \'ps\','
+                " 'POSTED', '2026-01-04 00:00:00', 1, '[]', '[]', 0)"
+            )
+
+    ensure_schema(engine)
+
+    with engine.connect() as conn:
+        numbers = dict(conn.exec_driver_sql("SELECT signal_id, entry_number FROM blackboard_signals").all())
+    assert numbers == {"sig-00000000": 7, "sig-00000001": 12, "sig-00000002": None, "sig-00000003": 3}

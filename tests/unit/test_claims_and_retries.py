@@ -93,7 +93,7 @@ def test_a_failed_signal_is_retried_as_a_new_signal_linked_to_it():
 
 
 @pytest.mark.parametrize("status", ["POSTED", "CLAIMED", "COMPLETED"])
-def test_only_failed_or_expired_signals_can_be_retried(status):
+def test_only_failed_expired_or_cancelled_signals_can_be_retried(status):
     board = BlackboardAggregate("bb-1")
     post(board, 1)
     if status != "POSTED":
@@ -102,9 +102,33 @@ def test_only_failed_or_expired_signals_can_be_retried(status):
         board.complete_signal("sig-00000001", "ps-researcher", SignalResult(), T0)
     board.collect_events()
 
-    with pytest.raises(InvalidTransition, match="only EXPIRED or FAILED signals can be retried"):
+    with pytest.raises(InvalidTransition, match="only CANCELLED or EXPIRED or FAILED signals can be retried"):
         board.retry_signal("sig-00000001", "sig-000000aa", "ps-skill", T0)
     assert board.collect_events() == []
+
+
+def test_a_cancelled_signal_is_posted_again_by_a_retry_and_its_dependant_chains_after_the_retry():
+    """A mistaken cancel is undone by retrying (issue 34): the work posted again, linked by `retry_of`, and
+    the dependant the cancel took down, retried next, waits for that retry."""
+    board = BlackboardAggregate("bb-1")
+    post(board, 1)
+    post(board, 2, after=("sig-00000001",))
+    board.cancel_signal("sig-00000001", "alice", "wrong one", T0)
+    board.collect_events()
+
+    again = board.retry_signal("sig-00000001", "sig-000000aa", "bob", T0 + timedelta(seconds=1))
+    follow = board.retry_signal("sig-00000002", "sig-000000bb", "bob", T0 + timedelta(seconds=2))
+
+    assert (again.status, again.retry_of, again.payload) == (
+        SignalStatus.POSTED,
+        "sig-00000001",
+        board.signal("sig-00000001").payload,
+    )
+    assert (follow.status, follow.after, follow.waiting_for) == (
+        SignalStatus.POSTED,
+        ("sig-000000aa",),
+        frozenset({"sig-000000aa"}),
+    )
 
 
 def test_a_retried_dependant_waits_for_the_retry_of_its_upstream():

@@ -92,6 +92,7 @@ def _former_row(signal) -> dict:
         "concurrency_key": signal.concurrency_key,
         "reserved_usd": signal.reserved.usd if signal.reserved else None,
         "reserved_tokens": signal.reserved.tokens if signal.reserved else None,
+        "entry_number": int(signal.payload.entry_id.removeprefix("e-")),
     }
 
 

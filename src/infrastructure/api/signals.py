@@ -43,10 +43,10 @@ from blackboard.infrastructure.when import parse_duration, parse_when
 class SignalCalls(Base):
     def post(
         self,
-        signal_type: str,
-        ps_id: str,
-        entry_id: str,
-        topic: str,
+        signal_type: str | None = None,
+        ps_id: str | None = None,
+        entry_id: str | None = None,
+        topic: str | None = None,
         *,
         prompt: str | None = None,
         context: Mapping[str, Any] | None = None,
@@ -66,7 +66,9 @@ class SignalCalls(Base):
         timeout: timedelta | float | str | None = None,
         gate_timeout: timedelta | float | str | None = None,
     ) -> Signal:
-        """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id);
+        """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id; `ps_id`, default
+        the board: one of the two is needed); `topic` is required; `entry_id` defaults to the board's next
+        `e-N`; `signal_type` may be left out when `capabilities` says whom it is for (it is then RESEARCH);
         `budget_usd` bounds what a runner's run of it may spend; `priority` 0 (most urgent) to 4, default 2;
         `not_before` (a datetime, a timedelta from now, an ISO time or a duration such as "10m"): not claimable
         before then; `max_attempts`: how many attempts it gets, whoever claims it (default: the claiming
@@ -148,7 +150,7 @@ class SignalCalls(Base):
         return documents.signals_now([self._parts.service.fail_signal(command)], self._parts.queries)[0]
 
     def retry(self, signal_id: str, *, posted_by: str | None = None) -> Signal:
-        """`blackboard retry`: a FAILED or EXPIRED signal's work posted again, `retry_of` naming it."""
+        """`blackboard retry`: a FAILED, EXPIRED or CANCELLED signal's work posted again, `retry_of` naming it."""
         command = request(RetrySignal, signal_id=signal_id, posted_by=posted_by)
         return documents.signals_now([self._parts.service.retry_signal(command)], self._parts.queries)[0]
 

@@ -82,10 +82,7 @@ def post(
     for warning in data.get("warnings", ()):  # in the JSON document, and said on stderr
         print(f"blackboard: warning: {warning}", file=sys.stderr)
     if args.quiet:  # `SIG=$(blackboard post -q ...)`: the id alone, whatever the output format
-        if posted.status is SignalStatus.UNCLAIMED:  # the id alone would hide that nobody will take it
-            why = posted.result.error if posted.result and posted.result.error else "no reason given"
-            print(f"blackboard: warning: {posted.signal_id} ended UNCLAIMED at once: {why}", file=sys.stderr)
-        print(posted.signal_id)
+        _print_id(posted)
         return None
     return Output(data, render.signal_text(posted, None, data.get("waiting")))
 
@@ -134,9 +131,24 @@ def retry(
     args: argparse.Namespace,
     service: Lazy = Provide[Container.service.provider],
     queries: Lazy = Provide[Container.queries.provider],
-) -> Output:
+) -> Output | None:
     command = RetrySignal(signal_id=args.signal_id, posted_by=args.posted_by)
-    return _as_shown(service().retry_signal(command), queries())
+    retried = service().retry_signal(command)
+    if args.quiet:  # `NEW=$(blackboard retry -q SIG)`, as `post -q`
+        _print_id(retried)
+        return None
+    return _as_shown(retried, queries())
+
+
+def _print_id(signal: Any) -> None:
+    """`-q`: the new signal's id alone on stdout, whatever the output format; on stderr, that it ended at
+    once (UNCLAIMED: no agent fits it; EXPIRED: an upstream had ended badly), which the id alone would hide."""
+    if signal.status in (SignalStatus.UNCLAIMED, SignalStatus.EXPIRED):
+        why = signal.result.error if signal.result and signal.result.error else "no reason given"
+        print(
+            f"blackboard: warning: {signal.signal_id} ended {signal.status} at once: {why}", file=sys.stderr
+        )
+    print(signal.signal_id)
 
 
 def _as_shown(signal: Any, queries: Any) -> Output:

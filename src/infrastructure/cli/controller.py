@@ -51,9 +51,25 @@ def next_moves(
     why = {m.signal.signal_id: plan.budget_reasons.get(m.signal.blackboard_id) for m in plan.over_budget}
     why.update(plan.budget_waits)
     data["waiting_for_a_budget"] = [{**_move(m), "reason": why[m.signal.signal_id]} for m in plan.over_budget]
-    lines = [f"{n}. {_line(m, unstarted)}" for n, m in enumerate(plan.moves, 1)] or [
-        "nothing to do next: no open signal a runnable agent fits"
+    data["waiting_for_a_person"] = [{**_move(m), "reason": _person(m)} for m in plan.gates]
+    data["waiting_for_a_time"] = [
+        {**_move(m), "not_before": m.signal.not_before.isoformat(), "reason": _time(m)} for m in plan.later
     ]
+    lines = [f"{n}. {_line(m, unstarted)}" for n, m in enumerate(plan.moves, 1)]
+    if not lines:  # what waits, and why, rather than "nothing to do" while something does wait
+        lines = (
+            ["nothing to claim now; what waits, and why:"]
+            if plan.waits
+            else ["nothing to do next: no open signal a runnable agent fits"]
+        )
+    if plan.gates:
+        lines += [
+            "waiting for a person (a gate: approve it, or reject it with blackboard reject SIG --reason):"
+        ]
+        lines += [f"   {_head(m)}: {_approve(m)}" for m in plan.gates]
+    if plan.later:
+        lines += ["waiting for a time (posted with --not-before, or a retry's wait):"]
+        lines += [f"   {_line(m)}: {_time(m)}" for m in plan.later]
     if plan.waiting:
         lines += ["waiting for an agent (no runnable agent scores above its threshold):"]
         lines += [f"   {_line(m)}" for m in plan.waiting]
@@ -93,6 +109,26 @@ def _move(move: Move, unstarted: Collection[str] = ()) -> dict[str, Any]:
     }
 
 
+def _approve(move: Move) -> str:
+    return f"blackboard approve {move.signal.signal_id} --by NAME"
+
+
+def _person(move: Move) -> str:
+    return f"waiting for a person: {_approve(move)}"
+
+
+def _time(move: Move) -> str:
+    not_before = move.signal.not_before
+    assert not_before is not None  # Plan.later holds signals posted for later only
+    then = "a person decides it" if move.signal.gate else "it may be claimed"
+    return f"not before {not_before:%H:%M:%S} UTC ({not_before:%Y-%m-%d}); {then} from then"
+
+
+def _head(move: Move) -> str:
+    s = move.signal
+    return f"{s.signal_id} P{s.priority} {s.signal_type.value} {s.payload.topic!r}"
+
+
 def _line(move: Move, unstarted: Collection[str] = ()) -> str:
     s, best = move.signal, move.best
     who = (
@@ -107,7 +143,7 @@ def _line(move: Move, unstarted: Collection[str] = ()) -> str:
         )
         or "no dependencies"
     )
-    head = f"{s.signal_id} P{s.priority} {s.signal_type.value} {s.payload.topic!r}"
+    head = _head(move)
     unattended = (
         f"; waiting for {waiting_for_a_worker(s.target_capabilities)} (none is live)"
         if s.signal_id in unstarted

@@ -100,18 +100,18 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         commands,
         "post",
         "post a signal for an agent to claim",
-        'blackboard post --type RESEARCH --ps-id ps-42 --entry-id e-7 --topic "event stores" --key ps-42/e-7',
+        'blackboard post --capability SQL --blackboard ps-42 --topic "the orders query is slow"',
         "post",
     )
     post.add_argument(
         "--type",
-        required=True,
         dest="signal_type",
         metavar="TYPE",
-        help="one of " + ", ".join(SIGNAL_TYPES),
+        help="the kind of work, one of " + ", ".join(SIGNAL_TYPES) + " (targeted by default; may be left "
+        "out when --capability says whom it is for: it is then RESEARCH)",
     ).completer = one_of(SIGNAL_TYPES)
-    post.add_argument("--ps-id", required=True, help="the problem statement this work belongs to")
-    post.add_argument("--entry-id", required=True, help="the PS entry, e-N")
+    post.add_argument("--ps-id", help="the problem statement this work belongs to (default: the board)")
+    post.add_argument("--entry-id", help="the PS entry, e-N (default: the board's next e-N)")
     post.add_argument("--topic", required=True, help="what the work is about (1..200 characters)")
     post.add_argument("--prompt", default="", help="instructions for the agent")
     post.add_argument("--context", metavar="JSON", help="a JSON object handed to the agent")
@@ -121,10 +121,11 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         default=[],
         metavar="CAP",
         dest="capabilities",
-        help="a capability the signal targets (repeatable; default: its type)",
+        help="a capability the signal targets, an agent file's name for what it can do (repeatable; "
+        "default: its type)",
     )
     post.add_argument("--posted-by", help="who posts (default ps-skill; inside an agent's run, that agent)")
-    post.add_argument("--blackboard", help="the board (default: the PS id)")
+    post.add_argument("--blackboard", help="the board (default: the PS id; give one of the two)")
     post.add_argument(
         "--after",
         action="append",
@@ -239,12 +240,13 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     retry = _command(
         commands,
         "retry",
-        "post a FAILED or EXPIRED signal's work again, as a new linked signal",
+        "post a FAILED, EXPIRED or CANCELLED signal's work again, as a new signal (retry_of names the old)",
         "blackboard retry sig-1a2b3c4d",
         "retry",
     )
     retry.add_argument("signal_id", metavar="SIG")
     retry.add_argument("--posted-by", default="ps-skill", help="who posts the retry (default ps-skill)")
+    retry.add_argument("-q", "--quiet", action="store_true", help="print only the new signal's id")
 
     cancel = _command(
         commands,

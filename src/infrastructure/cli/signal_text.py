@@ -19,7 +19,8 @@ class Output:
 
 def signal_line(s: Any, due: datetime | None = None, waiting: str | None = None) -> str:
     """One line; `waiting`: what it waits for (its document's `waiting`), said after its status."""
-    who = f" by {s.claimed_by}" if s.claimed_by else ""
+    by = ended_by(s)
+    who = f" by {by}" if by else ""
     late = f" OVERDUE since {due:%H:%M:%S}" if due else ""
     waits = f" (waiting for {waiting})" if waiting else ""
     return (
@@ -41,7 +42,9 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
     if timeout:
         lines.append(timeout)
     if s.after:
-        waiting = f" (waiting for {', '.join(sorted(s.waiting_for))})" if s.waiting_for else ""
+        # an ended signal waits for nothing: an upstream that took it down is named by its reason line
+        awaited = s.waiting_for if s.status == "POSTED" else ()
+        waiting = f" (waiting for {', '.join(sorted(awaited))})" if awaited else ""
         lines.append(f"  after {', '.join(s.after)}{waiting}")
     if s.read_keys or s.write_keys:
         lines.append(
@@ -49,10 +52,9 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
         )
     if s.attempt > 1 or s.attempt_limit is not None:
         limit = f" of {s.attempt_limit}" if s.attempt_limit is not None else ""
-        due = (
-            f", not before {s.not_before:%Y-%m-%d %H:%M:%S}" if s.status == "POSTED" and s.not_before else ""
-        )
-        lines.append(f"  attempt {s.attempt}{limit}{due}")
+        lines.append(f"  attempt {s.attempt}{limit}")
+    if s.status == "POSTED" and s.not_before:  # `post --not-before`, or a retry's wait
+        lines.append(f"  not before {s.not_before:%Y-%m-%d %H:%M:%S} UTC: no worker claims it until then")
     for a in s.attempts:
         how = "claim ran out" if a.expired else "failed"
         lines.append(
@@ -61,7 +63,8 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
     if s.gate:
         lines.append(gate_line(s))
     if s.claimed_at:
-        lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}")
+        stopped = "; its run was stopped by the cancel" if s.status == "CANCELLED" else ""
+        lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}{stopped}")
     if s.completed_at:
         lines.append(f"  {s.status.lower()} at {s.completed_at:%Y-%m-%d %H:%M:%S}")
     if s.result and s.result.artifact_path:
@@ -83,10 +86,18 @@ def post_timeout_line(s: Any) -> str | None:
     return f"  post timeout: {s.timeout_s:g}s while no live worker fits it, then EXPIRED"
 
 
+def ended_by(s: Any) -> str | None:
+    """Who the status line says it is by: whoever ended it on purpose (a gate's decider, or who cancelled
+    it), else its claimer; never, for a CANCELLED signal, the agent whose run was stopped."""
+    if s.decided_by:
+        return s.decided_by
+    return None if s.status == "CANCELLED" else s.claimed_by
+
+
 def gate_line(s: Any) -> str:
     """A gate: who decided it and why, or that it waits for a person (and for how long at most)."""
     if s.decided_by is not None:
-        verb = "approved" if s.status == "COMPLETED" else "rejected"
+        verb = {"COMPLETED": "approved", "CANCELLED": "cancelled"}.get(s.status, "rejected")
         note = f": {s.decision_note}" if s.decision_note else ""
         return f"  gate: {verb} by {s.decided_by}{note}"
     if s.status != "POSTED":

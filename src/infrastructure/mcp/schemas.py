@@ -60,7 +60,18 @@ COMMAND_FIELDS: dict[type[BaseModel], tuple[type[BaseModel], dict[str, str]]] = 
 
 def invalid(error: ValidationError, names: Mapping[str, str] | None = None) -> InvalidInput:
     """A ValidationError as bad input naming each argument (`names`: a command field -> the argument
-    that gave it) and its rule: the one translation every interface uses (input_errors.py)."""
+    that gave it) and its rule: the one translation every interface uses (input_errors.py). An argument
+    model's own refusal names its arguments already; the fields it renames are still given, so a hint
+    naming another field (input_errors.HINTS) says it as the tool's argument."""
+    if names is None:
+        names = next(
+            (
+                {field: argument for argument, field in fields.items() if field != argument}
+                for arguments, (_, fields) in COMMAND_FIELDS.items()
+                if arguments.__name__ == error.title
+            ),
+            None,
+        )
     return invalid_input(error, names)
 
 

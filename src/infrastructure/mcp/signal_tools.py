@@ -203,6 +203,9 @@ def _board() -> dict[str, Any]:
 
 def signal_tools(with_agent: bool) -> list[Tool]:
     board = {"blackboard_id": "default: the server's --blackboard, else ps_id"}
+    # seed 003's payload fields have defaults (docs/mcp.md): the board's next e-N for entry_id, the board for
+    # ps_id (as the board's note says the other way round), and for the type:
+    post_notes = {**board, "signal_type": "default RESEARCH if capabilities"}
     post_fields = (
         same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context")
         | {"capabilities": "target_capabilities"}
@@ -229,7 +232,16 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             "blackboard_post_signal",
             "Post a signal (a unit of work) for an agent to claim; returns the signal. "
             "`key` dedupes: posting again with it on the same board returns the first signal.",
-            derive("PostSignalArguments", PostSignal, post_fields, notes=board),
+            derive(
+                "PostSignalArguments",
+                PostSignal,
+                post_fields,
+                optional=(
+                    "signal_type",
+                    "ps_id",
+                ),  # the command model fills them (from capabilities, the board)
+                notes=post_notes,
+            ),
             post,
         ),
         Tool(

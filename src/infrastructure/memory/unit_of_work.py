@@ -16,7 +16,7 @@ from blackboard.application.ports import (
     SignalFilter,
     UnitOfWork,
 )
-from blackboard.domain.blackboard import BlackboardAggregate, overdue
+from blackboard.domain.blackboard import BlackboardAggregate, highest_entry, overdue
 from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, BoardBudgetSet, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal, SignalStatus
@@ -105,6 +105,9 @@ class _Transaction(BoardTransaction):
             isinstance(r.event, AgentSignalPosted) and r.event.signal_id == signal_id
             for r in self._store.read_all()
         )
+
+    def highest_entry(self) -> int:
+        return highest_entry(self.history())
 
     def commit(self, board: BlackboardAggregate, metadata: Mapping[str, Any]) -> list[Recorded]:
         events = board.collect_events()

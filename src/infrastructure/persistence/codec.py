@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from blackboard.application.bounds import MAX_INT64
 from blackboard.application.carried import check_carried
 from blackboard.application.errors import UpgradeNeeded
 from blackboard.application.ports import Recorded, StoredEvent
@@ -29,6 +30,7 @@ from blackboard.domain.signals import (
     SignalStatus,
     SignalType,
     SignalUsage,
+    entry_number,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -156,6 +158,7 @@ SIGNAL_COLUMNS = (
     "concurrency_key",
     "reserved_usd",
     "reserved_tokens",
+    "entry_number",
     "post_event_id",
 )
 # The columns a signal's later events change, in the order `changing_values` gives them after the key
@@ -235,6 +238,7 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         signal.concurrency_key,
         None if reserved is None else reserved.usd,
         None if reserved is None else reserved.tokens,
+        stored_entry_number(signal.payload.entry_id),
         post_event_id,
     )
 
@@ -242,6 +246,13 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
 def signal_row(signal: AgentSignal) -> dict[str, Any]:
     """A signal's row as a dict of its columns (without the fold's post_event_id): `signal_values`'."""
     return dict(zip(SIGNAL_COLUMNS[:-1], signal_values(signal)[:-1], strict=True))
+
+
+def stored_entry_number(entry_id: str) -> int | None:
+    """The N of `e-N` as its column holds it: NULL past 64 bits (the board's next e-N is then not above it:
+    an id that long is a caller's own)."""
+    n = entry_number(entry_id)
+    return n if n <= MAX_INT64 else None
 
 
 def expires_at(signal: AgentSignal) -> datetime | None:

@@ -125,7 +125,7 @@ SIGNALS = Table(
     # none (a gate waits for a person, another signal for the default post timeout, off unless set)
     Column("timeout_s", Float),
     Column("expires_at", Moment),  # POSTED with its own timeout: claimable_since + timeout_s, for the sweep
-    Column("decided_by", String(200)),  # who approved or rejected the gate
+    Column("decided_by", String(200)),  # who approved or rejected the gate, or cancelled the signal
     Column("decision_note", Text),  # the approval's note, or the rejection's reason
     Column("concurrency_key", String(200)),  # its claimer's concurrency key (domain/limits.py); else NULL
     # what its claim reserved of the board's budget (domain/reservations.py), counted while it is CLAIMED;
@@ -135,12 +135,17 @@ SIGNALS = Table(
     # its AgentSignalPosted's event_id (migration 0017): a tracer reads the post's metadata by the events'
     # unique index (infrastructure/otel.py); NULL on a row an older release posted beside this one
     Column("post_event_id", String(36)),
+    # the N of its payload's entry id `e-N`, kept apart so the board's highest is read on an index: a post that
+    # leaves its entry id out takes that plus one (migration 0021); NULL past 64 bits, and on rows an older
+    # release wrote beside this one
+    Column("entry_number", BigInteger),
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest
     Index("ix_blackboard_signals_board", "blackboard_id", "created_at"),
     Index("ix_blackboard_signals_type", "signal_type", "created_at"),
     Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check
+    Index("ix_blackboard_signals_entry", "blackboard_id", "entry_number"),  # the board's highest e-N
     Index("ix_blackboard_signals_retry_of", "retry_of"),  # a retry's chain
     Index("ix_blackboard_signals_concurrency", "concurrency_key", "status"),  # claimed under a key, counted
     # a board's open claims, whose reservations a claim totals: only CLAIMED rows are in it (migration 0018)

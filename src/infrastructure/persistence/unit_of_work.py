@@ -44,7 +44,7 @@ from blackboard.application.ports import (
     Recorded,
     UnitOfWork,
 )
-from blackboard.domain.blackboard import BlackboardAggregate
+from blackboard.domain.blackboard import BlackboardAggregate, highest_entry
 from blackboard.domain.events import AgentSignalClaimed, BlackboardEvent, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal
@@ -171,6 +171,10 @@ _SKIP_LOCKED = _Queries(
     _LOCKED.overdue,
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
+# the board's highest e-N, on its index (ix_blackboard_signals_entry): a post numbering its entry
+HIGHEST_ENTRY = select(func.coalesce(func.max(SIGNALS.c.entry_number), 0)).where(
+    SIGNALS.c.blackboard_id == bindparam("board")
+)
 _HELD = (  # no key (NULL) counts nothing
     select(func.count())
     .where(SIGNALS.c.concurrency_key == bindparam("key"), SIGNALS.c.status == "CLAIMED", _LIVE_CLAIM)
@@ -354,6 +358,12 @@ class _SqlTransaction(BoardTransaction):
     def taken(self, signal_id: str) -> bool:
         # while a rebuild runs, a signal not yet folded back is not seen here; ids have 32 random bits
         return bool(lean.rows(self._conn, TAKEN, {"id": signal_id}))
+
+    def highest_entry(self) -> int:
+        if self._log is not None and not self._log.live:  # a rebuild runs: the rows are behind, not the log
+            return highest_entry(self.history())
+        ((highest,),) = lean.rows(self._conn, HIGHEST_ENTRY, {"board": self.blackboard_id})
+        return int(highest)
 
     def limits(self, key: str | None) -> Limits:
         if key is None and self._limits is not None:  # read with the log's state, in this transaction

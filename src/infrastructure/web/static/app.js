@@ -239,7 +239,7 @@ function card(s) {
     el("div", { class: "id" }, s.signal_id, " ", el("span", { class: "type" }, s.gate ? `${s.signal_type} · gate` : s.signal_type)),
     el("div", { class: "topic" }, s.payload.topic),
     s.claimed_by ? el("div", { class: "who" }, "by ", s.claimed_by) : null,
-    s.decided_by ? el("div", { class: "who" }, s.status === "COMPLETED" ? "approved by " : "rejected by ", s.decided_by) : null,
+    s.decided_by ? el("div", { class: "who" }, ({ COMPLETED: "approved by ", CANCELLED: "cancelled by " })[s.status] || "rejected by ", s.decided_by) : null,
     s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null);
 }
 
