@@ -38,6 +38,7 @@ class Act(Enum):
 
     READ = "read the board"
     POST = "post a signal"
+    FLOW = "run a flow"
     WRITE = "write or resolve an entry"
     AS_ANOTHER = "write or post as another author"
     CLAIM = "claim a signal"
@@ -73,6 +74,8 @@ TABLE: tuple[Rule, ...] = (
     # kinds:     person, agent's server, run, bound session, web view with token, without
     Rule(Act.READ, ("yes", "yes", "yes", "under its signal's key permissions", "yes", "yes")),
     Rule(Act.POST, ("yes", "as itself", f"as itself, {WHILE_HELD}", f"as itself, {WHILE_HELD}", NO, NO)),
+    # a flow is its steps' posts, in one transaction: as posting them one by one
+    Rule(Act.FLOW, ("yes", "as itself", f"as itself, {WHILE_HELD}", f"as itself, {WHILE_HELD}", NO, NO)),
     Rule(
         Act.WRITE,
         (

@@ -1,10 +1,10 @@
 """Which rows a decision needs: a command's scope grown into the part of a board it may touch.
 
-The aggregate's rules read a signal, its upstreams (a new signal waits on them), every signal that
-waits on a signal being ended (completing releases them, failing or expiring ends them too, and so
-on down the chain while they are still open), the signal behind a dedupe key, and the latest retry of
-an upstream. Loading exactly that, under the board's lock, gives the same decisions as loading the
-whole board, at a cost that does not grow with the board.
+The aggregate's rules read a signal (or every signal of a flow), its upstreams (a new signal waits on
+them), every signal that waits on a signal being ended (completing releases them, failing or expiring
+ends them too, and so on down the chain while they are still open), the signal behind a dedupe key, and
+the latest retry of an upstream. Loading exactly that, under the board's lock, gives the same decisions
+as loading the whole board, at a cost that does not grow with the board.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 def load_scope(blackboard_id: str, rows: BoardRows, scope: Scope) -> BlackboardAggregate:
     found: dict[str, AgentSignal] = {s.signal_id: s for s in rows.signals(scope.signals, scope.at_most)}
+    if scope.flow is not None:
+        found.update((s.signal_id, s) for s in rows.flow(scope.flow))
+    named = list(found)
     if scope.key is not None and (keyed := rows.with_key(scope.key)) is not None:
         found[keyed.signal_id] = keyed
     ending = list(found.values()) if scope.ends else []
@@ -29,7 +32,7 @@ def load_scope(blackboard_id: str, rows: BoardRows, scope: Scope) -> BlackboardA
     _add_waiting_chains(rows, ending, found)
     upstreams = set(scope.upstreams)
     if scope.retries:
-        upstreams |= {u for sid in scope.signals if sid in found for u in found[sid].after}
+        upstreams |= {u for sid in named for u in found[sid].after}
     _add(found, rows.signals(upstreams - found.keys()))
     if scope.retries:
         _add_retry_chains(rows, upstreams, found)

@@ -22,6 +22,7 @@ from blackboard.domain.capabilities import (
 )
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.events import BlackboardEvent
+from blackboard.domain.flows import FlowCounts, counted, latest, newest_first
 from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
 
@@ -172,9 +173,10 @@ class Overdue:
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """What a decision reads of a board: the signals it names (`ends`: and every signal that waits
-    on them, since ending one ends or releases those), a new signal's upstreams, a dedupe key, the
-    signals past their timeouts, and (`retries`) the latest retries of the named signals' upstreams.
+    """What a decision reads of a board: the signals it names (and every signal of the flow it names; `ends`:
+    and every signal that waits on them, since ending one ends or releases those), a new signal's
+    upstreams, a dedupe key, the signals past their timeouts, and (`retries`) the latest retries of the
+    named signals' upstreams.
     `at_most`: of the named signals still open (POSTED), only the first this many are read, in the order
     named, with every named one no longer open (a worker's batch claim names more candidates than it may
     take; where rows are locked, it locks only what it may take, and one another transaction holds is
@@ -183,6 +185,7 @@ class Scope:
     signals: tuple[str, ...] = ()
     ends: bool = False
     upstreams: tuple[str, ...] = ()
+    flow: str | None = None  # a flow's id: every signal of it is named too (its steps and their retries)
     key: str | None = None
     overdue: Overdue | None = None
     retries: bool = False
@@ -224,6 +227,10 @@ class BoardRows(abc.ABC):
     @abc.abstractmethod
     def overdue(self, overdue: Overdue) -> list[AgentSignal]:
         """The board's POSTED and CLAIMED signals past their timeouts."""
+
+    @abc.abstractmethod
+    def flow(self, flow_id: str) -> list[AgentSignal]:
+        """The board's signals of this flow (`flow_id`), its steps and their retries."""
 
 
 class BoardTransaction(abc.ABC):
@@ -569,6 +576,27 @@ class SignalReadModel(abc.ABC):
         asks for the gates alone."""
         found = self.find(SignalFilter(status=SignalStatus.POSTED, blackboard_id=blackboard_id))
         return [s for s in found if s.is_open_gate]
+
+    def flow_signals(self, blackboard_id: str, flow_id: str) -> list[AgentSignal]:
+        """Every signal of a flow (its steps and their retries), oldest first; [] for no such flow. This
+        default reads the board's signals; a store reads the flow's alone."""
+        return [s for s in self.find(SignalFilter(blackboard_id=blackboard_id)) if s.flow_id == flow_id]
+
+    def flow_counts(self, blackboard_id: str | None = None) -> list[FlowCounts]:
+        """Each flow of every board (or of the one named): its steps counted by the status each stands at
+        (a step retried stands at its latest signal's), and when it was started; by board, newest flow
+        first. This default reads every signal; a store counts where the rows are."""
+        by_flow: dict[tuple[str, str], list[AgentSignal]] = {}
+        for s in self.find(SignalFilter(blackboard_id=blackboard_id)):
+            if s.flow_id is not None:
+                by_flow.setdefault((s.blackboard_id, s.flow_id), []).append(s)
+        found = [
+            FlowCounts(
+                board, flow, counted(s.status for s in latest(signals)), min(s.created_at for s in signals)
+            )
+            for (board, flow), signals in by_flow.items()
+        ]
+        return newest_first(found)
 
     def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
         """Each board's (or one board's) signal counts, in board order. This default reads every

@@ -33,6 +33,8 @@ from blackboard.application.commands import (
     SetBudget,
 )
 from blackboard.application.errors import ConcurrencyConflict
+from blackboard.application.flows.commands import CancelFlow, RetryFlow, RunFlow, StepSpec
+from blackboard.application.json_values import check_json
 from blackboard.application.ports import (
     AgentRegistry,
     BoardHoldNeeded,
@@ -52,9 +54,18 @@ from blackboard.application.ports import (
 from blackboard.application.presence import PresenceStore, fitting
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
-from blackboard.domain.blackboard import BlackboardAggregate, overdue
+from blackboard.domain.blackboard import RETRIABLE, BlackboardAggregate, overdue
 from blackboard.domain.capabilities import AgentProfile, Claimant, rank
 from blackboard.domain.errors import AgentNotFound, BlackboardError, InvalidInput, SignalNotFound
+from blackboard.domain.flows import (
+    FlowNotFound,
+    FlowStep,
+    NothingToRetry,
+    latest,
+    post_flow,
+    step_order,
+    step_type,
+)
 from blackboard.domain.limits import Budget, ClaimLimits, Spent, new_budget
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.reservations import Reservation
@@ -393,13 +404,7 @@ class BlackboardService:
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
             signal = board.retry_signal(cmd.signal_id, self._unused_signal_id(tx), cmd.posted_by, now)
-            if (
-                signal.status is SignalStatus.POSTED
-                and not signal.gate
-                and (reason := self._nobody_can_take(signal))
-            ):
-                signal = board.mark_unclaimed(signal.signal_id, reason, now)
-            return signal
+            return self._unclaimed_if_nobody_fits(board, signal.signal_id, now)
 
         board_id = self._locate(cmd.signal_id, cmd.blackboard_id)
         return self._execute(
@@ -410,6 +415,73 @@ class BlackboardService:
             actor=cmd.posted_by,
             deadlines=(cmd.signal_id,),
         )
+
+    def run_flow(self, cmd: RunFlow) -> list[AgentSignal]:
+        """Post every step of a flow, in order, each after the signals of the steps it names, in one
+        transaction: all of them, or none (a step that cannot be posted, a flow id already on the board).
+        A step no registered agent fits is UNCLAIMED at once, as a post is, and what comes after it expires."""
+        caller = self._authority.check(Act.FLOW)
+        cmd = self._authority.named(caller, cmd, "posted_by", "run a flow")
+        flow = cmd.flow
+        flow_id = cmd.flow_id or f"{flow.name}-{self._ids.new_signal_id().removeprefix('sig-')}"
+        about = {"name": flow.name, "description": flow.description, "body": flow.body}
+        context = {"flow": {k: v for k, v in about.items() if v}}
+        check_json(context, "flow")
+
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> list[AgentSignal]:
+            steps = (self._flow_step(n, spec) for n, spec in enumerate(flow.steps))  # made as each is posted
+            posted = post_flow(
+                board, flow_id, steps, cmd.posted_by, now, lambda: self._unused_signal_id(tx), context
+            )
+            for signal in posted:
+                self._unclaimed_if_nobody_fits(board, signal.signal_id, now)
+            return [board.signal(s.signal_id) for s in posted]
+
+        posted = self._execute(cmd.blackboard_id, Scope(flow=flow_id), decide, cmd, actor=cmd.posted_by)
+        for signal in posted:
+            self._remember(signal.signal_id, signal.blackboard_id)
+        return posted
+
+    def cancel_flow(self, cmd: CancelFlow) -> list[AgentSignal]:
+        """Cancel every open step of a flow (and so what waits on them); returns every signal cancelled,
+        [] when none was open. FlowNotFound (exit 4) for no such flow on the board."""
+        caller = self._authority.check(Act.CANCEL, "cancel a flow")
+        cmd = self._authority.named(caller, cmd, "cancelled_by", "cancel a flow")
+
+        def decide(board: BlackboardAggregate, _: BoardTransaction, now: datetime) -> list[AgentSignal]:
+            signals = board.flow_signals(cmd.flow_id)
+            if not signals:
+                raise FlowNotFound(cmd.flow_id, board.id)
+            for signal in sorted(signals, key=step_order):
+                if not board.signal(signal.signal_id).status.is_final:  # or ended just now with an upstream
+                    board.cancel_signal(signal.signal_id, cmd.cancelled_by, cmd.reason, now)
+            ended = [board.signal(sid) for sid in dict.fromkeys(e.signal_id for e in board.pending_events)]
+            return sorted(ended, key=step_order)  # a cancel's cascade goes in no particular order
+
+        scope = Scope(flow=cmd.flow_id, ends=True)
+        return self._execute(cmd.blackboard_id, scope, decide, cmd, actor=cmd.cancelled_by)
+
+    def retry_flow(self, cmd: RetryFlow) -> list[AgentSignal]:
+        """Post again, in step order, every step of a flow whose latest signal ended FAILED or EXPIRED (what
+        `retry` takes), each after the retries of the steps it comes after; NothingToRetry (exit 3) when
+        none did. Returns the new signals."""
+        self._authority.check(Act.RETRY, "retry a flow")
+
+        def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> list[AgentSignal]:
+            signals = board.flow_signals(cmd.flow_id)
+            if not signals:
+                raise FlowNotFound(cmd.flow_id, board.id)
+            steps = latest(signals)
+            ended = [s for s in steps if s.status in RETRIABLE]
+            if not ended:
+                raise NothingToRetry(cmd.flow_id, {str(s.step_id): str(s.status) for s in steps})
+            retried = [
+                board.retry_signal(s.signal_id, self._unused_signal_id(tx), cmd.posted_by, now) for s in ended
+            ]
+            return [self._unclaimed_if_nobody_fits(board, r.signal_id, now) for r in retried]
+
+        scope = Scope(flow=cmd.flow_id, retries=True)
+        return self._execute(cmd.blackboard_id, scope, decide, cmd, actor=cmd.posted_by)
 
     def cancel_signal(self, cmd: CancelSignal) -> AgentSignal:
         """CANCELLED, with every open signal that waits on it; refused (RuleViolation) once it is final."""
@@ -601,6 +673,34 @@ class BlackboardService:
         if len(self._boards_of) > 100_000:
             self._boards_of.clear()
         self._boards_of[signal_id] = board_id
+
+    def _flow_step(self, n: int, spec: StepSpec) -> FlowStep:
+        """A flow's step as the board posts it; an agent's step targets that agent's best capability (its
+        first, on a tie). An agent the registry does not hold is bad input naming the step."""
+        targets: tuple[str, ...] = (spec.capability,) if spec.capability is not None else ()
+        if spec.agent is not None:
+            agent = self._registry.get(spec.agent)
+            if agent is None:
+                raise InvalidInput(
+                    f"steps[{n}].agent", f"no agent named {spec.agent} among the agents (`blackboard agents`)"
+                )
+            targets = (max(agent.capabilities, key=lambda c: c.score).type,)
+        kind = step_type(spec.type, targets, spec.gate)
+        return FlowStep(spec.id, kind, targets, spec.topic, spec.prompt, spec.after, spec.gate)
+
+    def _unclaimed_if_nobody_fits(
+        self, board: BlackboardAggregate, signal_id: str, now: datetime
+    ) -> AgentSignal:
+        """A signal just posted that is POSTED, not a gate, and that no registered agent fits is UNCLAIMED at
+        once (and what waits on it expires)."""
+        signal = board.signal(signal_id)
+        if (
+            signal.status is SignalStatus.POSTED
+            and not signal.gate
+            and (reason := self._nobody_can_take(signal))
+        ):
+            return board.mark_unclaimed(signal_id, reason, now)
+        return signal
 
     def _nobody_can_take(self, signal: AgentSignal) -> str | None:
         ranking = rank(signal, self._scorer.profiles(signal), self.settings.claim_threshold)

@@ -8,6 +8,7 @@ on its board too (a claim by hand, or a worker started before workers beat)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -21,11 +22,13 @@ from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
 from blackboard.application.usage import UsageTotal, total
 from blackboard.domain.capabilities import DEFAULT_THRESHOLD
+from blackboard.domain.flows import FlowCounts
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import AgentSignal
 
 WAITING_READ = 1000  # claimable signals `status` reads to say which wait for a worker that fits
+ENDED_FLOWS = 3  # flows that ended which a board's status still lists (every running one is listed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,11 @@ class BoardStatus:
     # claimable signals no live worker fits, by what they target (`RESEARCH` -> how many): each waits for a
     # worker that fits (the first WAITING_READ claimable signals of the store, most urgent first, are read)
     waiting_for_workers: dict[str, int] = field(default_factory=dict)
+    # its flows with a step still open, and the last ENDED_FLOWS that ended, newest first
+    flows: tuple[FlowCounts, ...] = ()
+    flow_states: dict[str, int] = field(
+        default_factory=dict
+    )  # all its flows, by state (`running` -> how many)
 
     @property
     def usage_total(self) -> UsageTotal:
@@ -69,6 +77,12 @@ class BoardStatus:
         if budget.tokens is not None and committed.tokens >= budget.tokens:
             return f"fully reserved: {committed.tokens:,} of {budget.tokens:,} tokens spent or reserved"
         return None
+
+
+def _shown(flows: list[FlowCounts]) -> tuple[FlowCounts, ...]:
+    """Of a board's flows (newest first), those running and the last ENDED_FLOWS that ended."""
+    ended = [f for f in flows if f.state != "running"][:ENDED_FLOWS]
+    return tuple(f for f in flows if f.state == "running" or f in ended)
 
 
 class StatusQueries:
@@ -121,6 +135,9 @@ class StatusQueries:
         gates: dict[str, list[AgentSignal]] = {}
         for gate in self._signals.open_gates(blackboard_id):
             gates.setdefault(gate.blackboard_id, []).append(gate)
+        flows: dict[str, list[FlowCounts]] = {}
+        for flow in self._signals.flow_counts(blackboard_id):
+            flows.setdefault(flow.blackboard_id, []).append(flow)
         boards = []
         for board in sorted(signals.keys() | entries.keys()):
             counted = signals.get(board)
@@ -142,6 +159,8 @@ class StatusQueries:
                     budgets.get(board, Budget()),
                     reserved.get(board, Spent()),
                     unattended.get(board, {}),
+                    _shown(flows.get(board, [])),
+                    dict(Counter(f.state for f in flows.get(board, []))),
                 )
             )
         return boards

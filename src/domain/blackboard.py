@@ -66,7 +66,11 @@ from blackboard.domain.signals import (
 )
 
 POSTED, CLAIMED = SignalStatus.POSTED, SignalStatus.CLAIMED
-RETRIABLE = (SignalStatus.FAILED, SignalStatus.EXPIRED, SignalStatus.CANCELLED)  # what `retry` posts again
+RETRIABLE = (
+    SignalStatus.FAILED,
+    SignalStatus.EXPIRED,
+    SignalStatus.CANCELLED,
+)  # what `retry` posts again (and `retry --flow`)
 
 
 class BlackboardAggregate:
@@ -87,6 +91,7 @@ class BlackboardAggregate:
         self._by_key: MutableMapping[str, str] = state()
         self._dependants: MutableMapping[str, list[str]] = state()
         self._retried_by: MutableMapping[str, str] = state()  # a signal -> its latest retry
+        self._flows: MutableMapping[str, list[str]] = state()  # a flow -> its signals, in posting order
         self.budget = (
             Budget()
         )  # as its BoardBudgetSet events leave it (a replayed board; a restored one: none)
@@ -116,6 +121,8 @@ class BlackboardAggregate:
                 board._by_key[signal.dedupe_key] = signal.signal_id
             if signal.retry_of is not None:
                 board._retried_by[signal.retry_of] = signal.signal_id
+            if signal.flow_id is not None:
+                board._flows.setdefault(signal.flow_id, []).append(signal.signal_id)
         return board
 
     # ----------------------------------------------------------------- reading
@@ -145,6 +152,11 @@ class BlackboardAggregate:
     def pending_events(self) -> list[BlackboardEvent]:
         """Events recorded but not yet stored."""
         return list(self._pending)
+
+    def flow_signals(self, flow_id: str) -> list[AgentSignal]:
+        """The signals of a flow (its steps and their retries), in posting order, as far as this aggregate
+        holds them (a decision on a flow loads them all: `Scope.flow`)."""
+        return [self._signals[sid] for sid in self._flows.get(flow_id, ())]
 
     def dependants_of(self, signal_id: str) -> list[str]:
         """The signals of this board that wait for `signal_id`, as far as this aggregate holds them."""
@@ -176,6 +188,8 @@ class BlackboardAggregate:
         max_attempts: int | None = None,
         gate: bool = False,
         timeout_s: float | None = None,
+        flow_id: str | None = None,
+        step_id: str | None = None,
     ) -> AgentSignal:
         if dedupe_key is not None and (existing := self.find_by_key(dedupe_key)) is not None:
             return existing  # idempotent retry: nothing new is recorded
@@ -202,6 +216,8 @@ class BlackboardAggregate:
             max_attempts=max_attempts,
             gate=gate,
             timeout_s=timeout_s,
+            flow_id=flow_id,
+            step_id=step_id,
         )
         for dep in upstream:  # an upstream that already ended badly ends this one at once
             if (broken := self._signals[dep]).status.is_final and broken.status is not SignalStatus.COMPLETED:
@@ -417,6 +433,8 @@ class BlackboardAggregate:
             max_attempts=old.max_attempts,
             gate=old.gate,  # a rejected gate retried asks a person again
             timeout_s=old.timeout_s,
+            flow_id=old.flow_id,  # a flow's step retried is the same step of the same flow
+            step_id=old.step_id,
         )
 
     def latest_retry(self, signal_id: str) -> str:
@@ -533,7 +551,7 @@ class BlackboardAggregate:
         return signal
 
     def check_retriable(self, signal_id: str) -> AgentSignal:
-        """FAILED, EXPIRED or CANCELLED: what a retry posts again (a mistaken cancel is undone so)."""
+        """FAILED, EXPIRED or CANCELLED (RETRIABLE): what a retry posts again (a mistaken cancel is undone so)."""
         old = self.signal(signal_id)
         if old.status not in RETRIABLE:
             raise InvalidTransition(signal_id, old.status, "retried", RETRIABLE)
@@ -595,6 +613,8 @@ class BlackboardAggregate:
                 self._by_key[event.dedupe_key] = event.signal_id
             if event.retry_of is not None:
                 self._retried_by[event.retry_of] = event.signal_id
+            if event.flow_id is not None:
+                self._flows.setdefault(event.flow_id, []).append(event.signal_id)
         elif isinstance(event, BoardBudgetSet):
             self.budget = Budget(event.usd, event.tokens)
 

@@ -51,8 +51,9 @@ class BlackboardEvent(BaseModel):
 
 class AgentSignalPosted(BlackboardEvent):
     # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before, 7 max_attempts,
-    # 8 gate and gate_timeout_s, 9 gate_timeout_s renamed timeout_s and given to every signal
-    schema_version: ClassVar[int] = 9
+    # 8 gate and gate_timeout_s, 9 gate_timeout_s renamed timeout_s and given to every signal, 10 flow_id and
+    # step_id
+    schema_version: ClassVar[int] = 10
 
     signal_type: SignalType
     payload: SignalPayload
@@ -72,6 +73,9 @@ class AgentSignalPosted(BlackboardEvent):
     # its own timeout: a gate expires this long after it opens; any other signal, its post timeout (it expires
     # once it has waited this long with no live worker that fits it); None: the reader's default post timeout
     timeout_s: float | None = Field(default=None, gt=0)
+    # a step of a flow (`blackboard flow run`, domain/flows.py): the flow's id and the step's; None: no flow
+    flow_id: str | None = None
+    step_id: str | None = None
 
 
 class AgentSignalClaimed(BlackboardEvent):
@@ -492,6 +496,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 7): lambda data: {**data, "gate": False, "gate_timeout_s": None},  # before gates
     # a gate's own timeout became every signal's (a non-gate had none: the reader's default applies)
     ("AgentSignalPosted", 8): lambda data: _renamed(data, "gate_timeout_s", "timeout_s"),
+    ("AgentSignalPosted", 9): lambda data: {**data, "flow_id": None, "step_id": None},  # before flows
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalClaimed", 2): lambda data: {**data, "concurrency_key": None},  # claimed under no key
     ("AgentSignalClaimed", 3): lambda data: {**data, "reserved": None},  # claimed before reservations

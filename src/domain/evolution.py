@@ -69,6 +69,8 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
             max_attempts=event.max_attempts,
             gate=event.gate,
             timeout_s=event.timeout_s,
+            flow_id=event.flow_id,
+            step_id=event.step_id,
         )
     ]
 

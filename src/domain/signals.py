@@ -208,6 +208,10 @@ class AgentSignal:
     timeout_s: float | None = None
     decided_by: str | None = None  # who ended it on purpose: approved or rejected the gate, or cancelled it
     decision_note: str | None = None  # the approval's note, the rejection's or the cancel's reason
+    flow_id: str | None = (
+        None  # the flow it is a step of (`blackboard flow run`, domain/flows.py); None: none
+    )
+    step_id: str | None = None  # its step's id in that flow
     concurrency_key: str | None = None  # its claimer's concurrency key while CLAIMED (domain/limits.py)
     reserved: Reservation | None = None  # what its claim reserved of the board's budget while CLAIMED
     version: int = 1

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from blackboard.application.authority import Authority
     from blackboard.application.dispatcher import EventDispatcher
+    from blackboard.application.flows.queries import FlowQueries
     from blackboard.application.knowledge.queries import KnowledgeQueries
     from blackboard.application.knowledge.service import KnowledgeService
     from blackboard.application.ports import (
@@ -330,6 +331,15 @@ def blackboard_queries(*args: Any, authority: Authority | None = None) -> Blackb
     return BlackboardQueries(*args, authority=authority)
 
 
+def flow_queries(
+    store: EventStore, read_model: SignalReadModel, authority: Authority | None = None
+) -> FlowQueries:
+    """Imported on first use: `flow status`, `status`, `/metrics` and the flows' calls of the Python API."""
+    from blackboard.application.flows.queries import FlowQueries
+
+    return FlowQueries(store, read_model, authority)
+
+
 def watcher(
     store: EventStore,
     queries: BlackboardQueries,
@@ -431,6 +441,7 @@ class Container(containers.DeclarativeContainer):
         authority=authority,
     )
     watcher = providers.Singleton(watcher, event_store, queries, notifier, service.provider, clock)
+    flows = providers.Singleton(flow_queries, event_store, read_model, authority)
     entry_read_model = providers.Singleton(entry_read_model, engine)
     knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings, authority)
     knowledge_queries = providers.Singleton(

@@ -70,13 +70,13 @@ def fresh_board() -> str:
     raise SystemExit(f"demo: {DB} holds every board from ps-demo to ps-demo-9999")
 
 
-def start_workers(board: str) -> dict[str, subprocess.Popen[str]]:
-    """One `blackboard worker` process per example agent, on the demo's board only, each logging to its own
-    file."""
+def start_workers(board: str, agents: tuple[str, ...] = AGENTS) -> dict[str, subprocess.Popen[str]]:
+    """One `blackboard worker` process per agent (the example agents by default), on `board` only, each
+    logging to its own file."""
     logs = WORK / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     workers = {}
-    for agent in AGENTS:
+    for agent in agents:
         log = (logs / f"{agent}.log").open("w")
         # ps-analyst (0.85) gives ps-researcher (0.95) a head start of (0.95 - 0.85) x 0.5 s = 50 ms
         workers[agent] = subprocess.Popen(
@@ -87,7 +87,7 @@ def start_workers(board: str) -> dict[str, subprocess.Popen[str]]:
             text=True,
         )
     deadline = time.monotonic() + 30
-    while not all("started" in (logs / f"{a}.log").read_text() for a in AGENTS):
+    while not all("started" in (logs / f"{a}.log").read_text() for a in agents):
         if time.monotonic() > deadline:
             raise SystemExit("demo: the workers did not start within 30 s")
         time.sleep(0.1)
@@ -231,11 +231,15 @@ def main() -> None:
     exported = cli("export", board, "--output", str(export))
     say(shown(exported.stdout))
     say(f"   `blackboard --db sqlite:///other.db import {export}` recreates it in another store.")
+    from blackboard.infrastructure.demo_flow import BOARD as DOCS
+    from blackboard.infrastructure.demo_flow import docbot
+
+    phased = docbot(cli, data, say, shown, lambda agents: start_workers(DOCS, agents), stop_workers, 12)
     say(
-        f"\nThe board stays in {DB}, the database every command reads from this folder: the README's tour goes"
+        f"\nThe boards stay in {DB}, the database every command reads from this folder: the README's tour goes"
         f" on from here (`blackboard entries --blackboard {board}`, `blackboard ui`)."
     )
-    if not same or waited.returncode != 0 or not resolved:
+    if not same or waited.returncode != 0 or not resolved or not phased:
         raise SystemExit(1)
 
 

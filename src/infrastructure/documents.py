@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from blackboard.application.knowledge.queries import BoardSummary
     from blackboard.application.queries import BlackboardQueries
     from blackboard.application.status import BoardStatus
+    from blackboard.domain.flows import FlowCounts, FlowProgress
     from blackboard.domain.knowledge import entries as domain
     from blackboard.domain.presence import WorkerPresence
     from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileProblem
@@ -164,6 +165,8 @@ class Signal(Document):
     timeout_s: Number | None = None
     decided_by: str | None = None  # who ended it on purpose: approved or rejected the gate, or cancelled it
     decision_note: str | None = None  # the approval's note, the rejection's or the cancel's reason
+    flow_id: str | None = None  # the flow it is a step of (`blackboard flow run`); null: none
+    step_id: str | None = None  # its step's id in that flow
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # claimable, and no live worker fits it (BlackboardQueries.waiting_for_workers): `a worker that fits: T`
@@ -266,6 +269,8 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
         "timeout_s": s.timeout_s,
         "decided_by": s.decided_by,
         "decision_note": s.decision_note,
+        "flow_id": s.flow_id,
+        "step_id": s.step_id,
     }  # never the claim's token: it is the claimer's proof
 
 
@@ -743,6 +748,8 @@ class Status(Document):
     # claimable signals no live worker fits, by their targets (`RESEARCH` -> how many): each is waiting for
     # a worker that fits
     waiting_for_workers: dict[str, int] = {}
+    # its flows with a step still open, then the last few that ended, newest first (BoardStatus.flows)
+    flows: list["FlowSummary"] = []
 
 
 def status(b: "BoardStatus") -> Status:
@@ -762,6 +769,75 @@ def status(b: "BoardStatus") -> Status:
         if b.budget.is_set
         else None,
         waiting_for_workers=dict(b.waiting_for_workers),
+        flows=[flow_summary(f) for f in b.flows],
+    )
+
+
+# ---------------------------------------------------------------- flows
+
+FlowState = Literal["running", "completed", "failed", "cancelled"]
+
+
+class FlowSummary(Document):
+    """A flow's steps counted by the status each stands at (a step retried: its latest signal's)."""
+
+    flow_id: str
+    blackboard_id: str
+    state: FlowState  # running while a step is open; else completed, cancelled or failed
+    by_status: dict[str, int]  # its steps by status, statuses with none left out
+    steps_total: int
+    started_at: Time | None  # when it was run
+
+
+class Step(Document):
+    """One step of a flow as it stands: its latest signal (a retry's, once it was retried)."""
+
+    step_id: str
+    status: SignalStatus
+    signal_id: SignalIdText
+    tries: Annotated[int, Field(ge=1)]  # its signals: 1, and one more for each retry
+    waiting_for: list[str]  # the steps it still waits for
+    signal: Signal
+
+
+class Flow(FlowSummary):
+    """A flow step by step (`blackboard flow status`, `flow run`), in the steps' order."""
+
+    steps: list[Step]
+
+
+def flow_summary(f: "FlowCounts") -> FlowSummary:
+    return FlowSummary(
+        flow_id=f.flow_id,
+        blackboard_id=f.blackboard_id,
+        state=f.state,  # type: ignore[arg-type] - domain flow_state says one of the four
+        by_status=dict(f.counts),
+        steps_total=f.steps,
+        started_at=f.started_at,
+    )
+
+
+def flow(f: "FlowProgress", waiting: Collection[str] = ()) -> Flow:
+    """A flow step by step; a step in `waiting` (BlackboardQueries.waiting_for_workers) says so in its signal."""
+    counts = f.counts
+    return Flow(
+        flow_id=f.flow_id,
+        blackboard_id=f.blackboard_id,
+        state=f.state,  # type: ignore[arg-type]
+        by_status=counts,
+        steps_total=len(f.steps),
+        started_at=f.started_at,
+        steps=[
+            Step(
+                step_id=s.step_id,
+                status=s.status,
+                signal_id=s.signal.signal_id,
+                tries=s.tries,
+                waiting_for=list(s.waiting_for),
+                signal=signal(s.signal, None, waiting),
+            )
+            for s in f.steps
+        ],
     )
 
 

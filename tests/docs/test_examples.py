@@ -98,7 +98,7 @@ def test_every_block_of_the_docs_is_run_or_says_why_not(block: Block):
         "add `<!-- example: not run, REASON -->` before it"
     )
     if block.language == "markdown":
-        assert block.text.startswith("---\n"), f"{block.where}: a markdown example is an agent file"
+        assert block.text.startswith("---\n"), f"{block.where}: a markdown example is an agent or flow file"
 
 
 def test_few_blocks_are_left_unrun():
@@ -115,6 +115,7 @@ def workdir(tmp_path) -> Path:
     shutil.copytree(
         ROOT / "agents", work / "agents", ignore=shutil.ignore_patterns("artifacts", "__pycache__")
     )
+    shutil.copytree(ROOT / "flows", work / "flows")  # the example flows (docs/flows.md)
     for name in ("alembic.ini", "pyproject.toml"):
         shutil.copy(ROOT / name, work / name)
     (work / "migrations").symlink_to(ROOT / "migrations")
@@ -219,7 +220,20 @@ def test_a_json_example_parses_and_a_client_configuration_starts_the_mcp_server(
         assert build_parser().parse_args(server["args"]).command == "mcp"
 
 
-@pytest.mark.parametrize("block", _of("markdown"), ids=lambda b: b.where)
+def _is_flow(block: Block) -> bool:
+    """A flow file (docs/flows.md) rather than an agent file: its front matter lists `steps`."""
+    return "steps" in frontmatter.loads(block.text).metadata
+
+
+@pytest.mark.parametrize("block", [b for b in _of("markdown") if _is_flow(b)], ids=lambda b: b.where)
+def test_a_flow_file_example_is_read_by_the_real_flow_reader(block: Block):
+    from blackboard.infrastructure.flows import read_flow_text
+
+    flow = read_flow_text(block.text, block.where)
+    assert flow.name == frontmatter.loads(block.text).metadata["name"] and flow.steps
+
+
+@pytest.mark.parametrize("block", [b for b in _of("markdown") if not _is_flow(b)], ids=lambda b: b.where)
 def test_an_agent_file_example_loads_in_the_real_registry_without_a_warning(block: Block, tmp_path):
     (tmp_path / "example.md").write_text(block.text)
     [report] = FrontmatterAgentRegistry(tmp_path).files()

@@ -131,27 +131,25 @@ async def test_a_bound_session_may_not_decide_set_limits_or_post_as_another(mcli
 
 async def test_a_bound_session_searches_its_run_s_board_and_no_other(mcli, claimed):
     """Issue 34, item 5: a run's session offers blackboard_search, scoped to its signal's board: it names no
-    board (an argument naming one is refused), and a server started with another --blackboard still searches
-    the run's own."""
+    board (an argument naming one is refused). A server started with --blackboard naming another board is
+    confined there (issue 33, item 3), so every call of its bound session is a tool error that says so."""
     board = mcli.ok("show", claimed)["blackboard_id"]
     mcli.ok("write", "notes/cache", "--blackboard", board, "--author", "me", "--value", '"an LRU cache"')
     mcli.ok(
         "write", "notes/cache", "--blackboard", f"{board}-x", "--author", "me", "--value", '"an LRU cache"'
     )
-    async with served(
-        mcli,
-        "--agent",
-        AGENT,
-        "--signal",
-        claimed,
-        "--blackboard",
-        f"{board}-x",
-        env={"BLACKBOARD_CLAIM_TOKEN": TOKEN},
-    ) as server:
+    bound = ("--agent", AGENT, "--signal", claimed)
+    async with served(mcli, *bound, env={"BLACKBOARD_CLAIM_TOKEN": TOKEN}) as server:
         listed = {t.name: t.input_schema for t in (await server.session.list_tools()).tools}
         hits = await server.call("blackboard_search", text="lru CACHE")
         refused, details = await server.refused("blackboard_search", text="cache", blackboard_id=f"{board}-x")
+    async with served(
+        mcli, *bound, "--blackboard", f"{board}-x", env={"BLACKBOARD_CLAIM_TOKEN": TOKEN}
+    ) as server:
+        elsewhere, other = await server.refused("blackboard_search", text="lru CACHE")
 
     assert "blackboard_id" not in listed["blackboard_search"]["properties"]
     assert [(h["blackboard_id"], h["key"]) for h in hits] == [(board, "notes/cache")]
     assert refused.startswith("blackboard_id: Extra inputs are not permitted") and details["exit_code"] == 2
+    assert f"--blackboard: the session works on {claimed}, a signal of another board" in elsewhere
+    assert other["exit_code"] == 2

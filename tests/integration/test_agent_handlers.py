@@ -147,7 +147,55 @@ def test_the_reviewer_requests_changes_when_an_upstream_failed(tmp_path):
     assert any("research timed out" in item for item in review["knowledge_items"])
 
 
-@pytest.mark.parametrize("agent", ["ps-researcher", "ps-analyst", "ps-reviewer", "ps-architect"])
+def test_docbot_s_phases_research_the_agents_folder_plan_write_and_present_its_page(tmp_path):
+    """flows/docbot.md's four handlers, each from the results of the phases before it."""
+    research = completed("docbot-researcher", signal_document("RESEARCH", "sig-00000001"), tmp_path)
+    assert any(
+        f.startswith("ps-researcher (ps-researcher.md): Researches a topic")
+        for f in research["knowledge_items"]
+    )
+    assert any("Runs `python3 handlers/docbot.py plan`" in f for f in research["knowledge_items"])
+
+    upstream = {"sig-00000001": {"result": research}}
+    plan = completed(
+        "docbot-planner", signal_document("ANALYSIS", "sig-00000002", upstream=upstream), tmp_path
+    )
+    names = sorted(REGISTRY_NAMES)
+    assert plan["knowledge_items"] == [
+        f"plan: {len(names) + 2} sections: Overview, {', '.join(names)}, Running them"
+    ]
+
+    upstream = {
+        "sig-00000002": {"result": plan},
+        "sig-00000003": {"result": {"knowledge_items": []}},
+    }  # the gate
+    page = completed(
+        "docbot-writer", signal_document("SYNTHESIS", "sig-00000004", upstream=upstream), tmp_path
+    )
+    text = Path(page["artifact_path"]).read_text(encoding="utf-8")
+    assert (
+        "## ps-architect\n\nTurns the results of earlier signals into a decision record" in text
+        and "(`ps-architect.md`)" in text
+    )
+    assert text.count("\n## ") == len(names) + 2
+
+    told = completed(
+        "docbot-presenter",
+        signal_document("SYNTHESIS", "sig-00000005", upstream={"sig-00000004": {"result": page}}),
+        tmp_path,
+    )
+    assert told["knowledge_items"] == [
+        f"Your documentation is ready: {len(names) + 2} sections (Overview, {', '.join(names)}, Running them), "
+        f"at {page['artifact_path']}"
+    ]
+
+
+REGISTRY_NAMES = [agent.agent_id for agent in REGISTRY.get_all()]
+
+
+@pytest.mark.parametrize(
+    "agent", ["ps-researcher", "ps-analyst", "ps-reviewer", "ps-architect", "docbot-writer"]
+)
 @pytest.mark.parametrize(
     ("stdin", "said"),
     [

@@ -39,7 +39,8 @@ def test_the_demo_tells_its_story_and_its_rebuild_matches(demo):
     assert "The review waited for the research" in done.stdout
     assert done.stdout.count("AgentSignalCompleted") == 3
     assert "identical to the live one" in done.stdout
-    assert len(list((tmp_path / ".blackboard" / "artifacts").glob("*.md"))) == 3
+    artifacts = [p.name for p in (tmp_path / ".blackboard" / "artifacts").glob("*.md")]
+    assert len([a for a in artifacts if "-docbot-" not in a]) == 3, artifacts  # the PS's three signals
     # the knowledge half: each completion's findings landed as entries, one read by key
     assert len(re.findall(r"\| sig-\w+/knowledge/\d+  v1 finding ", done.stdout)) >= 3, done.stdout
     assert re.search(
@@ -127,3 +128,29 @@ def test_the_demo_adds_a_board_of_its_own_to_the_default_database_and_leaves_eve
     after = json.loads(blackboard("--json", "events", "--all").stdout)
     assert after[: len(json.loads(before))] == json.loads(before)  # nothing of theirs rewritten
     assert not list((tmp_path / ".blackboard").glob("demo.db*"))
+
+
+def test_the_demo_runs_docbot_s_four_phases_as_a_flow_and_its_rebuild_gives_the_same_progress(demo):
+    """Seed 002's phases: each ends when its agent completes its signal, the plan waits for a person's
+    approval, and the flow's events replay to the same progress (issue 34, item 11)."""
+    tmp_path, done = demo
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    story = done.stdout[done.stdout.index("12. Seed 002's docbot") :]
+
+    assert re.search(r"approve-plan\s+sig-\w+\s+POSTED\s+a gate: waits for a person", story), story
+    assert re.search(r"write\s+sig-\w+\s+POSTED\s+waits for approve-plan", story), story  # not before
+    assert "--wait  (exit 0):" in story and re.search(
+        r"flow docbot-[0-9a-f]{8} on docs: completed \(5 completed\)", story
+    )
+    for phase, agent in (
+        ("research", "researcher"),
+        ("plan", "planner"),
+        ("write", "writer"),
+        ("interact", "presenter"),
+    ):
+        assert re.search(rf"\|\s+{phase}\s+sig-\w+\s+COMPLETED\s+by docbot-{agent}", story), (phase, story)
+    assert re.search(r"approve-plan\s+sig-\w+\s+COMPLETED\s+approved by alice", story)
+    assert "What the interaction phase told the user: Your documentation is ready: 11 sections" in story
+    assert 'After blackboard projection rebuild the flow\'s progress is the same: {"COMPLETED": 5}.' in story
+    page = next((tmp_path / ".blackboard" / "artifacts").glob("*-docbot-writer-the-example-agents.md"))
+    assert "## ps-researcher" in page.read_text() and "## Running them" in page.read_text()

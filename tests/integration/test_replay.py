@@ -299,13 +299,14 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
         {"max_attempts": 2},
         {"gate": False, "gate_timeout_s": None},
         {"timeout_s": 60.0},
+        {"flow_id": "docbot-1", "step_id": "research"},
     ]
     renamed = {9: "gate_timeout_s"}  # a field a schema renamed: gone from its shape on
     rows: list[tuple[str, int, dict]] = []
     shape: dict = dict(posted)
     for schema in range(1, events.AgentSignalPosted.schema_version + 1):
         shape = {k: v for k, v in {**shape, **grows[schema - 1]}.items() if k != renamed.get(schema)}
-        rows.append(("AgentSignalPosted", schema, {**shape, "signal_id": f"sig-0000000{schema}"}))
+        rows.append(("AgentSignalPosted", schema, {**shape, "signal_id": f"sig-{schema:08x}"}))
     rows += [
         ("AgentSignalClaimed", 1, {"signal_id": "sig-00000001", "claimed_by": "ps-researcher", "score": 0.9}),
         (

@@ -254,6 +254,43 @@ def test_a_posted_event_of_schema_8_keeps_its_gate_s_timeout_as_its_own_timeout(
     assert deadline(waiting, timedelta(seconds=30), timedelta(seconds=300)) == at + timedelta(seconds=30)
 
 
+def test_a_posted_event_of_schema_9_loads_and_rebuilds_as_a_signal_of_no_flow(sql_engine):
+    """Schema 10 added AgentSignalPosted.flow_id and step_id: a post stored before is of no flow, and its
+    signal's row (a rebuild folds it) is in no flow's count."""
+    from blackboard.infrastructure.persistence.projector import ReplayingProjector
+    from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+
+    at = datetime(2026, 1, 5, tzinfo=UTC)
+    posted_v9 = {
+        "signal_id": "sig-00000091",
+        "signal_type": "RESEARCH",
+        "payload": {"ps_id": "ps-1", "entry_id": "e-1", "topic": "old work", "prompt": "", "context": {}},
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-lead",
+        "after": [],
+        "dedupe_key": None,
+        "retry_of": None,
+        "read_keys": [],
+        "write_keys": [],
+        "budget_usd": None,
+        "priority": 2,
+        "not_before": None,
+        "max_attempts": None,
+        "gate": False,
+        "timeout_s": None,
+    }
+    _store_posted(sql_engine, "bb-v9", 9, posted_v9, at, "6f1c1d7e-0000-4000-8000-000000000091")
+
+    (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v9")
+    read_model = SqlSignalReadModel(sql_engine)
+    ReplayingProjector(SqlAlchemyEventStore(sql_engine), read_model).rebuild()
+
+    assert (posted.flow_id, posted.step_id) == (None, None)
+    signal = read_model.get("sig-00000091")
+    assert signal is not None and (signal.flow_id, signal.step_id) == (None, None)
+    assert read_model.flow_counts("bb-v9") == [] and read_model.flow_signals("bb-v9", "None") == []
+
+
 def test_a_solve_started_of_schema_1_loads_with_the_options_a_resume_falls_back_on(sql_engine):
     """Schema 2 added SolveStarted's host, pid and the options a resume continues with (controller_ref,
     step_timeout, start_workers, workdir, permission_mode, allowed_tools); a run started before has none."""

@@ -442,6 +442,10 @@ def test_the_shipped_agents_load_without_problems():
 
     assert registry.problems() == []
     assert [a.agent_id for a in registry.get_all()] == [
+        "docbot-planner",  # docbot's phases (flows/docbot.md)
+        "docbot-presenter",
+        "docbot-researcher",
+        "docbot-writer",
         "ps-analyst",
         "ps-architect",
         "ps-researcher",

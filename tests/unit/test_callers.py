@@ -36,6 +36,7 @@ from blackboard.application.commands import (
     SetBudget,
 )
 from blackboard.application.errors import NotPermitted
+from blackboard.application.flows.commands import CancelFlow, FlowSpec, RetryFlow, RunFlow
 from blackboard.application.knowledge.commands import (
     ListEntries,
     ReadEntry,
@@ -141,6 +142,9 @@ def test_a_run_whose_claim_is_not_live_as_stored_writes_nothing(caller, stored, 
     assert authority(caller, stored, now=now).check(Act.READ) == caller  # reading needs no claim
 
 
+ONE_STEP = FlowSpec(name="f", steps=[{"id": "review", "capability": "REVIEW", "topic": "look"}])
+
+
 def run_board() -> tuple[Board, AgentSignal, Caller]:
     board = Board(agent("ps-researcher", RESEARCH=0.9), agent("ps-lead", REVIEW=0.9))
     posted = board.service.post_signal(
@@ -187,6 +191,11 @@ def test_every_use_case_that_writes_asks_the_table():
         "resolve as another": lambda: knowledge.resolve(
             ResolveEntry(blackboard_id="ps-1", key="ok/a", author="ps-lead", rationale="r", value=1)
         ),
+        "run a flow as another": lambda: service.run_flow(
+            RunFlow(blackboard_id="ps-1", flow=ONE_STEP, posted_by="ps-lead")
+        ),
+        "cancel a flow": lambda: service.cancel_flow(CancelFlow(blackboard_id="ps-1", flow_id="f-1")),
+        "retry a flow": lambda: service.retry_flow(RetryFlow(blackboard_id="ps-1", flow_id="f-1")),
         "write under another signal": lambda: knowledge.write(
             WriteEntry(
                 blackboard_id="ps-1", key="ok/a", value=1, author="ps-researcher", signal_id=other.signal_id
@@ -204,6 +213,8 @@ def test_every_use_case_that_writes_asks_the_table():
     assert board.event_types() == before
 
     follow_up = service.post_signal(PostSignal(signal_type="REVIEW", ps_id="ps-1", entry_id="e-5", topic="f"))
+    [flowed] = service.run_flow(RunFlow(blackboard_id="ps-1", flow=ONE_STEP, flow_id="f-2"))  # as itself
+    assert flowed.posted_by == "ps-researcher"
     written = knowledge.write(WriteEntry(blackboard_id="ps-1", key="ok/a", value=1, author="ps-researcher"))
     service.renew_claim(RenewClaim(signal_id=work.signal_id, agent_id="ps-researcher", token="tok"))
     service.expire_signals(ExpireSignals())

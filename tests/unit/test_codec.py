@@ -93,6 +93,8 @@ def _former_row(signal) -> dict:
         "reserved_usd": signal.reserved.usd if signal.reserved else None,
         "reserved_tokens": signal.reserved.tokens if signal.reserved else None,
         "entry_number": int(signal.payload.entry_id.removeprefix("e-")),
+        "flow_id": signal.flow_id,
+        "step_id": signal.step_id,
     }
 
 
@@ -136,6 +138,8 @@ def _varied():
         decision_note="ok",
         concurrency_key="ck",
         reserved=Reservation(usd=0.5, tokens=100_005),
+        flow_id="docbot-1",
+        step_id="plan",
         priority=0,
     )
     return [*base, full]

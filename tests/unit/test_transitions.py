@@ -834,6 +834,8 @@ def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
         "decision_note": "fine",
         "concurrency_key": "db",
         "reserved": Reservation(usd=0.5, tokens=10),
+        "flow_id": "docbot-1",
+        "step_id": "plan",
         "version": 7,
     }
     names = [f.name for f in dataclasses.fields(AgentSignal)]

@@ -108,6 +108,11 @@ class AsyncBlackboard:
     solve = _in_thread(Blackboard.solve)
     resume_solve = _in_thread(Blackboard.resume_solve)
     solve_status = _in_thread(Blackboard.solve_status)
+    flow_run = _in_thread(Blackboard.flow_run)
+    # with wait=True it holds a thread until the flow ends, as solve does
+    flow_status = _in_thread(Blackboard.flow_status)
+    cancel_flow = _in_thread(Blackboard.cancel_flow)
+    retry_flow = _in_thread(Blackboard.retry_flow)
 
     # -- the waits: checked in a thread, waited for in the task ----------------------------------------------
     async def wait(self, signal_id: str, *, timeout: float | None = None) -> Signal:

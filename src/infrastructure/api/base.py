@@ -54,6 +54,7 @@ class Parts:
     projector: Any  # catches the read model up with the log (LangGraph's saver reads its checkpoint rows)
     solve_processes: Any  # the processes driving solve runs
     clock: Any
+    flows: Any  # how flows stand (application/flows/queries.py)
 
     @classmethod
     def build(cls, container: Any) -> Parts:
@@ -78,6 +79,7 @@ class Parts:
                 container.projector(),
                 container.solve_processes(),
                 container.clock(),
+                container.flows(),
             )
         except BaseException:
             engine.dispose()

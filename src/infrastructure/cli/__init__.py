@@ -89,6 +89,9 @@ OPTIONS = {
     "usd": "--usd",
     "tokens": "--tokens",
     "set_by": "--by",
+    # flows'
+    "flow_id": "--flow-id",
+    "flow": "FILE",
 }
 
 
@@ -111,6 +114,8 @@ MODULES = {
     "approve": "gates",
     "reject": "gates",
     "budget": "budget",
+    "flow_run": "flows",
+    "flow_status": "flows",
     **dict.fromkeys(("write", "read", "entries", "search", "resolve", "summary"), "knowledge.commands"),
 }
 # The modules a command's function calls into that take adapters from the container too (`watch --topic`).

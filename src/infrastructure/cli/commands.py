@@ -132,7 +132,11 @@ def retry(
     service: Lazy = Provide[Container.service.provider],
     queries: Lazy = Provide[Container.queries.provider],
 ) -> Output | None:
-    command = RetrySignal(signal_id=args.signal_id, posted_by=args.posted_by)
+    if args.flow is not None or args.signal_id is None:
+        from blackboard.infrastructure.cli.flows import retry_flow
+
+        return retry_flow(args, service(), queries())
+    command = RetrySignal(signal_id=args.signal_id, posted_by=args.posted_by, blackboard_id=args.blackboard)
     retried = service().retry_signal(command)
     if args.quiet:  # `NEW=$(blackboard retry -q SIG)`, as `post -q`
         _print_id(retried)
@@ -159,6 +163,10 @@ def _as_shown(signal: Any, queries: Any) -> Output:
 @inject
 def cancel(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
     reason = {} if args.reason is None else {"reason": args.reason}
+    if args.flow is not None:
+        from blackboard.infrastructure.cli.flows import cancel_flow
+
+        return cancel_flow(args, service(), reason)
     if args.signal_id is not None:
         if args.blackboard is not None or args.correlation_id is not None:
             raise InvalidInput(

@@ -240,19 +240,29 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     retry = _command(
         commands,
         "retry",
-        "post a FAILED, EXPIRED or CANCELLED signal's work again, as a new signal (retry_of names the old)",
+        "post a FAILED, EXPIRED or CANCELLED signal's work again, as a new signal (retry_of names the old),"
+        " or a flow's failed steps",
         "blackboard retry sig-1a2b3c4d",
         "retry",
     )
-    retry.add_argument("signal_id", metavar="SIG")
+    retry.add_argument("signal_id", metavar="SIG", nargs="?", help="the signal (or give --flow)")
     retry.add_argument("--posted-by", default="ps-skill", help="who posts the retry (default ps-skill)")
     retry.add_argument("-q", "--quiet", action="store_true", help="print only the new signal's id")
+    retry.add_argument(
+        "--flow",
+        metavar="FLOW",
+        help="without SIG: each step of this flow (on --blackboard) that ended FAILED, EXPIRED or CANCELLED, in "
+        "step order, each after the retries of the steps it comes after",
+    )
+    retry.add_argument(
+        "--blackboard", metavar="ID", help="the flow's board (with SIG: the signal's, found by itself)"
+    )
 
     cancel = _command(
         commands,
         "cancel",
         "cancel a signal that is not final (CANCELLED, with what waits on it; its run is stopped), "
-        "or in bulk every open signal of a board or of a correlation id",
+        "or in bulk every open signal of a board, of a correlation id or of a flow",
         'blackboard cancel sig-1a2b3c4d --reason "not needed any more"',
         "cancel",
     )
@@ -264,6 +274,9 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         "--correlation-id",
         metavar="ID",
         help="without SIG: every open signal posted with this correlation id (on --blackboard, if given)",
+    )
+    cancel.add_argument(
+        "--flow", metavar="FLOW", help="without SIG: every open step of this flow (on --blackboard)"
     )
 
     approve = _command(
@@ -442,6 +455,9 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
 
     add_budget_command(commands, _command)
     add_solve_command(commands, _command, whole)
+    from blackboard.infrastructure.cli.flows_parser import add_flow_commands
+
+    add_flow_commands(commands, _command)
 
     projection = commands.add_parser("projection", help="the signal read model").add_subparsers(
         dest="projection_command", required=True, metavar="ACTION"

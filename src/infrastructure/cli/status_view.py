@@ -174,6 +174,34 @@ def waiting_table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
+def flows_table(boards: Sequence[BoardStatus]) -> Any:
+    """Each board's running flows and the last that ended (`blackboard flow status FLOW` shows one step by
+    step); None when no board has a flow."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    rows = [(b.blackboard_id, f) for b in boards for f in b.flows]
+    if not rows:
+        return None
+    grid = Table(
+        title="flows (blackboard flow status FLOW --blackboard ID)", title_justify="left", box=box.SIMPLE_HEAD
+    )
+    for name in ("board", "flow", "state", "steps", "started"):
+        grid.add_column(name, no_wrap=name != "steps")
+    for board, f in rows:
+        grid.add_row(
+            Text(terminal_safe(board)),
+            Text(terminal_safe(f.flow_id)),
+            f.state,
+            ", ".join(f"{n} {status.lower()}" for status, n in f.counts.items()),
+            "-" if f.started_at is None else f"{f.started_at:%Y-%m-%d %H:%M:%S}",
+        )
+    return grid
+
+
 def budget_table(boards: Sequence[BoardStatus]) -> Any:
     """The boards with a budget (`blackboard budget`): the limits, what was spent, and whether their
     signals wait for a higher one; None when no board has one."""
@@ -221,7 +249,14 @@ def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) 
     out = io.StringIO()
     console = Console(file=out, width=width, color_system=None)
     console.print(table(boards, workers))
-    for extra in (usage_table(boards), gates_table(boards), waiting_table(boards), budget_table(boards)):
+    extras = (
+        usage_table(boards),
+        gates_table(boards),
+        waiting_table(boards),
+        flows_table(boards),
+        budget_table(boards),
+    )
+    for extra in extras:
         if extra is not None:
             console.print(extra)
     shown = "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
@@ -287,7 +322,8 @@ def _changeable(board: dict[str, Any]) -> dict[str, Any]:
 def _screen(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) -> Any:
     from rich.console import Group
 
-    extras = [t for t in (usage_table(boards), waiting_table(boards), budget_table(boards)) if t is not None]
+    tables = (usage_table(boards), waiting_table(boards), flows_table(boards), budget_table(boards))
+    extras = [t for t in tables if t is not None]
     return Group(table(boards, workers), *extras) if extras else table(boards, workers)
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from blackboard.application.callers import Caller, Kind
 from blackboard.application.commands import GetSignalById
+from blackboard.application.errors import NotPermitted
 from blackboard.domain.errors import AgentNotFound, InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.identity import process_caller
@@ -80,6 +81,7 @@ class Session:
         self.knowledge = container.knowledge()
         self.knowledge_queries = container.knowledge_queries()
         self.watcher = container.watcher()
+        self.flows = container.flows()
         self.artifacts_dir = container.config().artifacts_dir  # where a completion's artifact may lead too
         self._acting(caller or served_as(agent, board, confine))
         self.agent = agent
@@ -96,7 +98,13 @@ class Session:
         reaches, and every call is refused once the claim is over. The tools offered leave out claim,
         complete and fail. The session is its run's (a caller of kind SESSION): application/callers.py
         decides what it may do."""
-        signal = self.queries.get_signal(GetSignalById(signal_id=signal_id))
+        try:
+            signal = self.queries.get_signal(GetSignalById(signal_id=signal_id))
+        except NotPermitted:  # the --blackboard given confines the server to another board
+            raise InvalidInput(
+                "--blackboard",
+                f"the session works on {signal_id}, a signal of another board: name that or none",
+            ) from None
         board = signal.blackboard_id
         if self.default_board not in (None, board):
             raise InvalidInput(
@@ -117,6 +125,7 @@ class Session:
         self.queries = self.queries.acting(caller)
         self.knowledge_queries = self.knowledge_queries.acting(caller)
         self.watcher = self.watcher.acting(caller)
+        self.flows = self.flows.acting(caller)
 
     def close(self) -> None:
         self.closed = True

@@ -54,6 +54,7 @@ PERSON_ACTS = {
 # cancel, has room for it
 SEARCH_TOOLS = frozenset({"blackboard_search"})
 MAX_TOOLS_JSON = 12_000  # characters of an agent's tool list, as a model is sent it with every request
+FLOW_TOOLS = frozenset({"blackboard_flow_run", "blackboard_flow_status"})
 
 
 def not_offered(caller: Caller, name: str) -> NotPermitted:
@@ -69,7 +70,8 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     offers no claim, complete or fail (its final answer is the outcome) and no cancel. Only a person's
     server (no agent, not bound) offers approve, reject and budget: agents cannot decide gates or budgets.
     Search is a person's server's and a bound session's (on its run's board); an agent's own server's
-    tools are at their cap (MAX_TOOLS_JSON)."""
+    tools are at their cap (MAX_TOOLS_JSON), and the flow tools are a person's server's."""
+    from blackboard.infrastructure.mcp.flow_tools import flow_tools
     from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools, search_tools
     from blackboard.infrastructure.mcp.limit_tools import limit_tools
     from blackboard.infrastructure.mcp.signal_tools import gate_tools, signal_tools
@@ -80,6 +82,7 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
         *knowledge_tools(with_agent),
         *(gate_tools() if person else ()),
         *(search_tools(bound) if person or bound else ()),  # SEARCH_TOOLS
+        *(flow_tools() if person else ()),  # FLOW_TOOLS
         *limit_tools(not person),
     )
     return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}

@@ -142,6 +142,9 @@ class _Rows(BoardRows):
     def retries(self, signal_ids: Collection[str]) -> list[AgentSignal]:
         return [s for s in self._signals if s.retry_of in signal_ids]
 
+    def flow(self, flow_id: str) -> list[AgentSignal]:
+        return [s for s in self._signals if s.flow_id == flow_id]
+
     def overdue(self, overdue_: Overdue) -> list[AgentSignal]:
         return [
             s for s in self._signals if overdue(s, overdue_.at, overdue_.post_timeout, overdue_.claim_timeout)

@@ -159,6 +159,8 @@ SIGNAL_COLUMNS = (
     "reserved_usd",
     "reserved_tokens",
     "entry_number",
+    "flow_id",
+    "step_id",
     "post_event_id",
 )
 # The columns a signal's later events change, in the order `changing_values` gives them after the key
@@ -239,6 +241,8 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         None if reserved is None else reserved.usd,
         None if reserved is None else reserved.tokens,
         stored_entry_number(signal.payload.entry_id),
+        signal.flow_id,
+        signal.step_id,
         post_event_id,
     )
 
@@ -358,6 +362,8 @@ def signal_from_row(row: Any) -> AgentSignal:
         decision_note=row.decision_note,
         concurrency_key=row.concurrency_key,
         reserved=_reserved(row.reserved_usd, row.reserved_tokens),
+        flow_id=row.flow_id,
+        step_id=row.step_id,
         **_keys(row.keys_json),
     )
 

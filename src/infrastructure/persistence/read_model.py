@@ -24,6 +24,7 @@ from blackboard.application.ports import (
 )
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.capabilities import canonical_capability, targets_auto
+from blackboard.domain.flows import FlowCounts, newest_first, ordered
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus, signal_text
 from blackboard.infrastructure.persistence import projection
@@ -50,6 +51,27 @@ CANDIDATE_COLUMNS = (
 )
 
 BOARD_OF = select(SIGNALS.c.blackboard_id).where(SIGNALS.c.signal_id == bindparam("signal_id"))
+FLOW = (  # a flow's signals, by the index of its board and flow
+    select(SIGNALS)
+    .where(SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.flow_id == bindparam("flow"))
+    .order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id)
+)
+_RETRY = SIGNALS.alias("retry")
+# each flow's steps at their latest signal (one no signal retries: the retry_of index), counted by status
+FLOW_COUNTS = (
+    select(SIGNALS.c.blackboard_id, SIGNALS.c.flow_id, SIGNALS.c.status, func.count())
+    .where(
+        SIGNALS.c.flow_id.is_not(None),
+        ~select(_RETRY.c.signal_id).where(_RETRY.c.retry_of == SIGNALS.c.signal_id).exists(),
+    )
+    .group_by(SIGNALS.c.blackboard_id, SIGNALS.c.flow_id, SIGNALS.c.status)
+)
+# when each flow was run: its first signal's post (a retried step's first signal included)
+FLOW_STARTS = (
+    select(SIGNALS.c.blackboard_id, SIGNALS.c.flow_id, func.min(SIGNALS.c.created_at))
+    .where(SIGNALS.c.flow_id.is_not(None))
+    .group_by(SIGNALS.c.blackboard_id, SIGNALS.c.flow_id)
+)
 # the checkpoint's row joined to the signals' rows by their key: the position and the states in one
 # statement (a consistent read), and the position even when none of the rows is there (a rebuild)
 STATES = (
@@ -205,6 +227,26 @@ class SqlSignalReadModel(SignalReadModel):
             query = query.where(SIGNALS.c.blackboard_id == blackboard_id)
         with read_connection(self._engine) as conn:
             return [signal_from_row(row) for row in conn.execute(query)]
+
+    @_translated
+    def flow_signals(self, blackboard_id: str, flow_id: str) -> list[AgentSignal]:
+        with read_connection(self._engine) as conn:
+            return [
+                signal_from_row(row) for row in conn.execute(FLOW, {"board": blackboard_id, "flow": flow_id})
+            ]
+
+    @_translated
+    def flow_counts(self, blackboard_id: str | None = None) -> list[FlowCounts]:
+        """Two GROUP BYs over the flows' rows (the flow index), whatever the length of the log."""
+        mine = () if blackboard_id is None else (SIGNALS.c.blackboard_id == blackboard_id,)
+        counts: dict[tuple[str, str], dict[str, int]] = {}
+        with read_connection(self._engine) as conn:
+            for board, flow, status, n in conn.execute(FLOW_COUNTS.where(*mine)):
+                counts.setdefault((board, flow), {})[status] = n
+            started = {
+                (board, flow): _utc(first) for board, flow, first in conn.execute(FLOW_STARTS.where(*mine))
+            }
+        return newest_first(FlowCounts(b, f, ordered(c), started[(b, f)]) for (b, f), c in counts.items())
 
     @_translated
     def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:

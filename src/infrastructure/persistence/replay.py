@@ -89,6 +89,8 @@ class _Posted(msgspec.Struct):
     max_attempts: int | None = None
     gate: bool = False
     timeout_s: float | None = None
+    flow_id: str | None = None
+    step_id: str | None = None
 
 
 class _Reserved(msgspec.Struct):
@@ -197,6 +199,8 @@ def _posted(s: _Posted) -> dict[str, Any]:
         "max_attempts": s.max_attempts,
         "gate": s.gate,
         "timeout_s": s.timeout_s,
+        "flow_id": s.flow_id,
+        "step_id": s.step_id,
     }
 
 
@@ -252,7 +256,7 @@ def _plain(s: msgspec.Struct) -> dict[str, Any]:
 # has moved past the schema version its struct was written for (a field the fold may read is missing from
 # the struct until someone adds it here and moves the number).
 FAST: dict[str, Fast] = {
-    "AgentSignalPosted": _fast(ev.AgentSignalPosted, 9, _Posted, _posted),
+    "AgentSignalPosted": _fast(ev.AgentSignalPosted, 10, _Posted, _posted),
     "AgentSignalClaimed": _fast(ev.AgentSignalClaimed, 4, _Claimed, _claimed),
     "AgentSignalClaimRenewed": _fast(ev.AgentSignalClaimRenewed, 1, _Renewed, _plain),
     "AgentSignalCompleted": _fast(ev.AgentSignalCompleted, 2, _Completed, _completed),

@@ -113,6 +113,8 @@ def view(row: Any) -> SimpleNamespace:
         timeout_s=row.timeout_s,
         decided_by=row.decided_by,
         decision_note=row.decision_note,
+        flow_id=row.flow_id,
+        step_id=row.step_id,
     )
 
 
@@ -190,6 +192,8 @@ def document(signal: SimpleNamespace, waiting: str | None = None) -> dict[str, A
         "timeout_s": signal.timeout_s,
         "decided_by": signal.decided_by,
         "decision_note": signal.decision_note,
+        "flow_id": signal.flow_id,
+        "step_id": signal.step_id,
         **({} if waiting is None else {"waiting": waiting}),
     }
 

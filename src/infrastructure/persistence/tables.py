@@ -139,6 +139,9 @@ SIGNALS = Table(
     # leaves its entry id out takes that plus one (migration 0021); NULL past 64 bits, and on rows an older
     # release wrote beside this one
     Column("entry_number", BigInteger),
+    # the flow it is a step of and its step's id (`blackboard flow run`, migration 0022); NULL: no flow
+    Column("flow_id", String(100)),
+    Column("step_id", String(64)),
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest
@@ -147,6 +150,7 @@ SIGNALS = Table(
     Index("ix_blackboard_signals_key", "blackboard_id", "dedupe_key"),  # a post's idempotency check
     Index("ix_blackboard_signals_entry", "blackboard_id", "entry_number"),  # the board's highest e-N
     Index("ix_blackboard_signals_retry_of", "retry_of"),  # a retry's chain
+    Index("ix_blackboard_signals_flow", "blackboard_id", "flow_id"),  # a flow's signals
     Index("ix_blackboard_signals_concurrency", "concurrency_key", "status"),  # claimed under a key, counted
     # a board's open claims, whose reservations a claim totals: only CLAIMED rows are in it (migration 0018)
     Index(

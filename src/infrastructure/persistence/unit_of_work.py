@@ -126,6 +126,9 @@ WITH_KEY = select(SIGNALS).where(
 RETRIES = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.retry_of.in_(bindparam("ids", expanding=True))
 )
+FLOW = select(SIGNALS).where(  # a flow's signals, by its index (blackboard_id, flow_id)
+    SIGNALS.c.blackboard_id == bindparam("board"), SIGNALS.c.flow_id == bindparam("flow")
+)
 OVERDUE = select(SIGNALS).where(
     SIGNALS.c.blackboard_id == bindparam("board"),
     or_(
@@ -153,6 +156,7 @@ class _Queries:
     with_key: Any
     retries: Any
     overdue: Any
+    flow: Any
 
 
 def _locking(query: Any, skip_locked: bool = False) -> Any:
@@ -160,8 +164,8 @@ def _locking(query: Any, skip_locked: bool = False) -> Any:
     return query.order_by(SIGNALS.c.signal_id).with_for_update(of=SIGNALS, skip_locked=skip_locked)
 
 
-_PLAIN = _Queries(BY_ID, BY_IDS, DEPENDANTS, WITH_KEY, RETRIES, OVERDUE)
-_LOCKED = _Queries(*(_locking(q) for q in (BY_ID, BY_IDS, DEPENDANTS, WITH_KEY, RETRIES, OVERDUE)))
+_PLAIN = _Queries(BY_ID, BY_IDS, DEPENDANTS, WITH_KEY, RETRIES, OVERDUE, FLOW)
+_LOCKED = _Queries(*(_locking(q) for q in (BY_ID, BY_IDS, DEPENDANTS, WITH_KEY, RETRIES, OVERDUE, FLOW)))
 _SKIP_LOCKED = _Queries(
     _locking(BY_ID, skip_locked=True),
     _locking(BY_IDS, skip_locked=True),
@@ -169,6 +173,7 @@ _SKIP_LOCKED = _Queries(
     _LOCKED.with_key,
     _LOCKED.retries,
     _LOCKED.overdue,
+    _LOCKED.flow,
 )
 TAKEN = select(SIGNALS.c.signal_id).where(SIGNALS.c.signal_id == bindparam("id"))
 # the board's highest e-N, on its index (ix_blackboard_signals_entry): a post numbering its entry
@@ -476,6 +481,9 @@ class _SqlRows(BoardRows):
 
     def retries(self, signal_ids: Collection[str]) -> list[AgentSignal]:
         return self._lean(self._queries.retries, ids=sorted(signal_ids)) if signal_ids else []
+
+    def flow(self, flow_id: str) -> list[AgentSignal]:
+        return self._lean(self._queries.flow, flow=flow_id)
 
     def overdue(self, overdue: Overdue) -> list[AgentSignal]:
         return self._lean(

@@ -23,7 +23,8 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from blackboard.application.errors import UpgradeNeeded
 from blackboard.application.ports import CLAIM_WAIT, RUN_TIME, Durations
-from blackboard.application.status import StatusQueries
+from blackboard.application.status import BoardStatus, StatusQueries
+from blackboard.domain.flows import FLOW_STATES
 from blackboard.domain.signals import SignalStatus
 
 logger = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ class BoardCollector(Collector):
                     cost.add_metric([name, agent], known)
                 unpriced.add_metric([name, agent], used.unpriced_runs)
         yield from (signals, conflicts, entries, gates, oldest, runs, tokens, cost, unpriced)
+        yield from _flows(boards)
 
         workers = GaugeMetricFamily(
             "blackboard_live_workers", "Worker processes beating now, by agent", labels=["agent"]
@@ -133,6 +135,32 @@ class BoardCollector(Collector):
                 [found.blackboard_id, str(found.status)], _buckets(found), gsum_value=found.seconds
             )
         yield run
+
+
+def _flows(boards: list[BoardStatus]) -> Iterator[Metric]:
+    """Flows by state, and each running flow's steps by status (a flow's series go once it ends: one per
+    flow ever run would grow without bound)."""
+    states = GaugeMetricFamily(
+        "blackboard_flows",
+        "Flows run on the board, by state (running, completed, failed, cancelled)",
+        labels=["board", "state"],
+    )
+    steps = GaugeMetricFamily(
+        "blackboard_flow_steps",
+        "The steps of each running flow, by the status each stands at (a step retried: its latest signal's)",
+        labels=["board", "flow", "status"],
+    )
+    for board in boards:
+        for state in FLOW_STATES:
+            if board.flow_states:
+                states.add_metric([board.blackboard_id, state], board.flow_states.get(state, 0))
+        for flow in board.flows:
+            if flow.state == "running":
+                for status in SignalStatus:
+                    steps.add_metric(
+                        [board.blackboard_id, flow.flow_id, str(status)], flow.counts.get(str(status), 0)
+                    )
+    yield from (states, steps)
 
 
 def _buckets(found: Durations) -> list[tuple[str, float]]:

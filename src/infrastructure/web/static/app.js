@@ -153,6 +153,7 @@ function render() {
   view.signals.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.signal_id.localeCompare(b.signal_id));
   renderTravel();
   renderGates(view.signals);
+  renderFlows(view.signals);
   renderColumns(view.signals);
   renderDetail(view);
   renderGraph(view.signals);
@@ -205,6 +206,39 @@ function renderGates(signals) {
     el("table", { class: "table" }, head, ...(rows.length ? rows : [el("tr", {}, el("td", { colspan: 5, class: "hint" }, "No open gate."))])));
 }
 
+// A flow's steps, each at its latest signal (one that no signal retries), in step order (its entry id e-N),
+// and the flow's state: the rules of domain/flows.py (`latest`, `flow_state`) on the documents the page holds,
+// so time travel shows a flow as it stood (tests/e2e/test_ui_flows.py holds the page to `flow status`).
+function flowsOf(signals) {
+  const retried = new Set(signals.map((s) => s.retry_of).filter(Boolean));
+  const flows = new Map();
+  for (const s of signals) {
+    if (!s.flow_id || retried.has(s.signal_id)) continue;
+    if (!flows.has(s.flow_id)) flows.set(s.flow_id, []);
+    flows.get(s.flow_id).push(s);
+  }
+  const place = (s) => Number(s.payload.entry_id.slice(2)) || 0;
+  for (const steps of flows.values()) steps.sort((a, b) => place(a) - place(b));
+  return flows;
+}
+
+function flowState(steps) {
+  if (steps.some((s) => s.status === "POSTED" || s.status === "CLAIMED")) return "running";
+  if (steps.every((s) => s.status === "COMPLETED")) return "completed";
+  return steps.some((s) => s.status === "CANCELLED") ? "cancelled" : "failed";
+}
+
+function renderFlows(signals) {
+  const flows = flowsOf(signals);
+  $("flows-panel").hidden = flows.size === 0;
+  const head = el("tr", {}, ...["flow", "state", "steps"].map((h) => el("th", {}, h)));
+  const rows = [...flows.entries()].sort().map(([id, steps]) => el("tr", { "data-flow": id, "data-state": flowState(steps) },
+    el("td", {}, id), el("td", { class: "state" }, flowState(steps)),
+    el("td", {}, ...steps.map((s) => el("span", { class: `step ${s.status}`, "data-step": s.step_id, title: `${s.signal_id} ${s.status}`,
+      onclick: () => { S.selected = s.signal_id; render(); } }, `${s.step_id} ${s.status.toLowerCase()}`)))));
+  $("flows").replaceChildren(head, ...rows);
+}
+
 // A gate's note or reason field, kept across redraws (the live stream redraws the page while one types).
 const gateTexts = new Map();
 function gateText(signalId) {
@@ -240,7 +274,8 @@ function card(s) {
     el("div", { class: "topic" }, s.payload.topic),
     s.claimed_by ? el("div", { class: "who" }, "by ", s.claimed_by) : null,
     s.decided_by ? el("div", { class: "who" }, ({ COMPLETED: "approved by ", CANCELLED: "cancelled by " })[s.status] || "rejected by ", s.decided_by) : null,
-    s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null);
+    s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null,
+    s.flow_id ? el("div", { class: "who" }, `step ${s.step_id} of ${s.flow_id}`) : null);
 }
 
 function renderDetail(view) {
