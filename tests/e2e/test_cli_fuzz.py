@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.e2e.conftest import BLACKBOARD, TIMEOUT
@@ -264,6 +264,7 @@ def board_root(tmp_path_factory) -> Path:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(argv=command_lines(), frontmatter=st.sampled_from(YAML_TEXTS))
+@example(argv=["budget", "--", "--usd", ""], frontmatter=YAML_TEXTS[0])  # an empty extra: no suggestion
 def test_generated_command_lines_in_process(board_root, monkeypatch, argv, frontmatter):
     db = board_root / "board.db"
     monkeypatch.chdir(board_root)  # a relative path the fuzz names stays in here

@@ -39,7 +39,7 @@ class SuggestingParser(argparse.ArgumentParser):
     def _suggestion(self, message: str) -> str:
         if found := _INVALID_CHOICE.search(message):
             typed, known = found["value"], [str(c) for a in self._actions if a.choices for c in a.choices]
-        elif message.startswith(_UNRECOGNIZED):
+        elif message.startswith(_UNRECOGNIZED) and message.removeprefix(_UNRECOGNIZED).split():
             typed = message.removeprefix(_UNRECOGNIZED).split()[0].split("=")[0]
             known = (
                 [o for o in self._option_string_actions if o.startswith("--")]
