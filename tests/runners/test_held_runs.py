@@ -76,11 +76,14 @@ def test_a_worker_killed_takes_its_command_handler_and_every_process_it_started_
 
 
 def assert_identity(environments: list[dict[str, str]], agent: str, signal_id: str) -> None:
-    """Every process of the run carries its agent, signal, board and the claim's token (the worker's)."""
+    """Every process of the run carries its agent, signal, board and the claim's token (that claim's own: a
+    secret drawn for it, not the worker's public id)."""
     for environment in environments:
         assert environment["BLACKBOARD_AGENT"] == agent and environment["BLACKBOARD_SIGNAL_ID"] == signal_id
         assert environment["BLACKBOARD_BOARD"] == "ps-1"
-        assert environment["BLACKBOARD_CLAIM_TOKEN"].startswith(f"{agent}/")
+        assert len(environment["BLACKBOARD_CLAIM_TOKEN"]) >= 32
+        assert not environment["BLACKBOARD_CLAIM_TOKEN"].startswith(f"{agent}/")
+    assert len({environment["BLACKBOARD_CLAIM_TOKEN"] for environment in environments}) == 1
 
 
 def test_a_claim_that_lapses_while_its_worker_is_stopped_ends_its_run_and_nothing_of_it_is_recorded(
