@@ -131,13 +131,13 @@ def blackboard_progress(engine: Engine) -> Probe:
 
 # ----------------------------------------------------------------------- blackboard's event log
 def log_figures(records: Sequence[Recorded], n: int) -> dict[str, Any]:
-    """From the event log of a drain: claims per worker (token), exactly once, and the two steps of a
+    """From the event log of a drain: claims per worker (`worker_of`), exactly once, and the two steps of a
     worker's cycle, claim -> completed (the handler and recording its outcome) and completed -> the same
     worker's next claim (its loop: wake, query, claim)."""
     claims = by_type(records, "AgentSignalClaimed")
     per_token: dict[str, int] = {}
     for r in claims:
-        per_token[r.event.token] = per_token.get(r.event.token, 0) + 1
+        per_token[worker_of(r)] = per_token.get(worker_of(r), 0) + 1
     claimed = {r.event.signal_id for r in claims}
     completions = len(by_type(records, "AgentSignalCompleted"))
     handle, between = step_times(records)
@@ -155,18 +155,24 @@ def log_figures(records: Sequence[Recorded], n: int) -> dict[str, Any]:
     }
 
 
+def worker_of(claim: Recorded) -> str | None:
+    """The worker that made a claim: its public id in the claim's metadata (`worker`), or, in a log of a build
+    from before each claim drew a token of its own, the claim's token, which was then the worker's."""
+    return (claim.metadata or {}).get("worker") or claim.event.token
+
+
 def step_times(records: Sequence[Recorded]) -> tuple[list[float], list[float]]:
     """Seconds from each claim to its completion, and from each completion to the same worker's
     (token's) next claim, in log order."""
     claims = by_type(records, "AgentSignalClaimed")
     claimed_at = {r.event.signal_id: r.event.occurred_at for r in claims}
-    token_of = {r.event.signal_id: r.event.token for r in claims}
+    token_of = {r.event.signal_id: worker_of(r) for r in claims}
     handle, between = [], []
     last_done: dict[str, datetime] = {}
     for r in records:
         e = r.event
-        if e.event_type == "AgentSignalClaimed" and e.token in last_done:
-            between.append((e.occurred_at - last_done[e.token]).total_seconds())
+        if e.event_type == "AgentSignalClaimed" and worker_of(r) in last_done:
+            between.append((e.occurred_at - last_done[worker_of(r)]).total_seconds())
         elif e.event_type == "AgentSignalCompleted" and e.signal_id in claimed_at:
             handle.append((e.occurred_at - claimed_at[e.signal_id]).total_seconds())
             last_done[token_of[e.signal_id]] = e.occurred_at

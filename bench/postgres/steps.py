@@ -185,8 +185,8 @@ def claim_path(
                         blackboard_id=board,
                         signal_ids=tuple(f.signal_id for f in found),
                         agent_id=AGENT_NAME,
-                        token=token,
                         limit=batch,
+                        **claim_tokens(ClaimSignals, tuple(f.signal_id for f in found), token),
                     )
                 ),
                 keep,
@@ -197,7 +197,9 @@ def claim_path(
                 keep,
             )
             outcomes = tuple(
-                CompleteSignal(signal_id=c.signal_id, agent_id=AGENT_NAME, token=token, blackboard_id=board)
+                CompleteSignal(
+                    signal_id=c.signal_id, agent_id=AGENT_NAME, token=c.claim_token, blackboard_id=board
+                )
                 for c in claims.claimed
             )
             timed(
@@ -270,3 +272,11 @@ if __name__ == "__main__":
     import sys
 
     _child(sys.argv[1])
+
+
+def claim_tokens(command: Any, signal_ids: tuple[str, ...], token: str) -> dict[str, Any]:
+    """How the build under test takes a batch claim's tokens, as its worker does: a token of its own for each
+    claim (`tokens`), or, in a build from before that, one token for the worker's every claim (`token`)."""
+    if "tokens" in command.model_fields:
+        return {"tokens": {signal_id: f"{token}/{n}" for n, signal_id in enumerate(signal_ids)}}
+    return {"token": token}

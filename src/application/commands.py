@@ -113,7 +113,7 @@ class ClaimSignal(Command):
     signal_id: SignalIdText
     agent_id: Name
     blackboard_id: BoardName | None = None
-    token: Token | None = None  # a worker's own token: later commands on this claim must present it
+    token: Token | None = None  # the claim's own token: later commands on this claim must present it
 
 
 class RenewClaim(Command):
@@ -233,8 +233,20 @@ class ClaimSignals(Command):
     blackboard_id: BoardName
     signal_ids: tuple[SignalIdText, ...] = Field(min_length=1)
     agent_id: Name
-    token: Token | None = None
+    # a token of its own for each signal (one not named is claimed with none): each claim's proof is
+    # that claim's alone, so a run holding one cannot act on another claim of the same worker
+    tokens: dict[SignalIdText, Token] = Field(default_factory=dict)
     limit: Count = 1
+    worker_id: Printable | None = None  # the claiming worker's public id, in its claims' metadata (`worker`)
+
+    @model_validator(mode="after")
+    def _a_token_per_claim(self) -> ClaimSignals:
+        unknown = sorted(set(self.tokens) - set(self.signal_ids))
+        if unknown:
+            raise ValueError(f"tokens names signals not claimed here: {', '.join(unknown)}")
+        if len(set(self.tokens.values())) < len(self.tokens):
+            raise ValueError("tokens must differ: every claim has a token of its own")
+        return self
 
 
 class RecordOutcomes(Command):

@@ -274,7 +274,13 @@ class BlackboardService:
                     reservation = self._reservation(limits, board, signal_id, claimant, now, reserved)
                     claims.claimed.append(
                         board.claim_signal(
-                            signal_id, claimant, now, threshold, cmd.token, limits.key, reservation
+                            signal_id,
+                            claimant,
+                            now,
+                            threshold,
+                            cmd.tokens.get(signal_id),
+                            limits.key,
+                            reservation,
                         )
                     )
                     reserved += Spent.reserved_by(reservation)
@@ -741,6 +747,8 @@ class BlackboardService:
             "causation_id": causation_id,
             "correlation_id": cmd.correlation_id or causation_id,
         }
+        if (worker := getattr(cmd, "worker_id", None)) is not None:  # who took part, as public as `status`
+            metadata["worker"] = worker
         refused: BlackboardError | None = None
         try:
             with self._uow.board(blackboard_id, hold) as tx:

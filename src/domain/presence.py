@@ -26,7 +26,7 @@ class WorkerPresence:
     `boards` is empty when it serves every board. `running` holds (signal id, board) of the handlers it
     runs now."""
 
-    worker_id: str  # its claim token, unique per process
+    worker_id: str  # `agent/uuid`, unique per process: public, it proves nothing (no claim token)
     agent: AgentProfile
     host: str
     pid: int

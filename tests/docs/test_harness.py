@@ -72,7 +72,7 @@ case "$1" in
   ui) shift; while [ $# -gt 0 ]; do [ "$1" = --port ] && port=$2; shift; done
       exec "{python}" -m http.server --bind 127.0.0.1 "$port" ;;
   worker) [ "$3" = fails ] && exit 1
-          echo "worker $3 started (token t)" >&2; exec sleep 600 ;;
+          echo "worker $3 started ($3/1, concurrency 1)" >&2; exec sleep 600 ;;
 esac
 """
 

@@ -56,7 +56,7 @@ class Statements:
 
 
 def watch_of(board: SqlBoard) -> StopWatch:
-    return StopWatch(board.queries, board.store, None, MINE, lambda: [])  # type: ignore[arg-type]
+    return StopWatch(board.queries, board.store, None, lambda: {})  # type: ignore[arg-type]
 
 
 def test_the_watch_reads_all_the_signals_running_here_in_one_statement(sql_engine):
@@ -68,7 +68,7 @@ def test_the_watch_reads_all_the_signals_running_here_in_one_statement(sql_engin
     watch, seen = watch_of(board), board.store.last_position()  # what woke it (a NOTIFY's position)
 
     with Statements(sql_engine) as sent:
-        watch._check([*mine, taken], seen)
+        watch._check({**dict.fromkeys(mine, MINE), taken: MINE}, seen)  # each claim's own token
 
     assert len(sent) == 1, sent  # was 3 per signal: the catch-up's two reads and the row
     assert (
@@ -91,13 +91,15 @@ def test_a_row_missing_is_skipped_and_rows_behind_the_log_are_caught_up_first(sq
         conn.execute(delete(SIGNALS).where(SIGNALS.c.signal_id == mine[0]))
     watch = watch_of(board)
 
-    watch._check(mine, board.store.last_position())
+    watch._check(dict.fromkeys(mine, MINE), board.store.last_position())
 
     assert watch.reason(mine[0]) is None  # skipped, no error: its row comes back
     assert watch.reason(mine[1]) == "stopped: the signal was cancelled (cancelled by ps-skill: gone too)"
 
     board.read_model.reset()  # a rebuild starts: every row goes, the rows' position is 0
-    watch._check(mine, board.store.last_position())  # the rows are behind what woke it: caught up first
+    watch._check(
+        dict.fromkeys(mine, MINE), board.store.last_position()
+    )  # the rows are behind what woke it: caught up first
 
     assert watch.reason(mine[0]) == "stopped: the signal was cancelled (cancelled by ps-skill: gone)"
     assert board.read_model.position() == board.store.last_position()

@@ -104,7 +104,8 @@ def race_under_one_key(board: Board, signals: int) -> None:
 
     most, claims = most_claimed_at_once(board.store.read_all())
     assert claims == signals and most == 1
-    tokens = {r.event.token for r in board.store.read_all() if r.event.event_type == "AgentSignalClaimed"}
-    assert len(tokens) == 2  # both workers took part
+    claimed = [r.event for r in board.store.read_all() if r.event.event_type == "AgentSignalClaimed"]
+    assert {e.claimed_by for e in claimed} == {"fast-a", "fast-b"}  # both workers took part
+    assert len({e.token for e in claimed}) == signals  # each claim with a token of its own
     assert first.returncode == second.returncode == 0
     assert all(board.status(s) is SignalStatus.COMPLETED for s in ids[:10])

@@ -15,7 +15,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.knowledge.entries import MAX_VALUE_BYTES
 from blackboard.domain.signals import SignalStatus
 
-AGENT, TOKEN = "ps-researcher", "ps-researcher/w-1"
+AGENT = "ps-researcher"
 ITEMS = ("k" * (MAX_VALUE_BYTES - 2),) * 17  # each an entry's value at most; together past an event's bound
 
 
@@ -27,8 +27,9 @@ def test_an_outcome_too_large_to_carry_is_refused_alone_and_the_rest_of_the_batc
         ).signal_id
         for n in (1, 2, 3)
     )
+    tokens = {signal_id: f"token-{n}" for n, signal_id in enumerate(ids)}  # a token per claim
     service.claim_signals(
-        ClaimSignals(blackboard_id="ps-1", signal_ids=ids, agent_id=AGENT, token=TOKEN, limit=3)
+        ClaimSignals(blackboard_id="ps-1", signal_ids=ids, agent_id=AGENT, tokens=tokens, limit=3)
     )
 
     results = service.record_outcomes(
@@ -36,9 +37,11 @@ def test_an_outcome_too_large_to_carry_is_refused_alone_and_the_rest_of_the_batc
             blackboard_id="ps-1",
             agent_id=AGENT,
             outcomes=(
-                CompleteSignal(signal_id=ids[0], agent_id=AGENT, token=TOKEN, knowledge_items=("small",)),
-                CompleteSignal(signal_id=ids[1], agent_id=AGENT, token=TOKEN, knowledge_items=ITEMS),
-                FailSignal(signal_id=ids[2], agent_id=AGENT, token=TOKEN, error="no sources"),
+                CompleteSignal(
+                    signal_id=ids[0], agent_id=AGENT, token=tokens[ids[0]], knowledge_items=("small",)
+                ),
+                CompleteSignal(signal_id=ids[1], agent_id=AGENT, token=tokens[ids[1]], knowledge_items=ITEMS),
+                FailSignal(signal_id=ids[2], agent_id=AGENT, token=tokens[ids[2]], error="no sources"),
             ),
         )
     )

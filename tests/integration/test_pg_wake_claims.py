@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from blackboard.application.commands import CompleteSignal, GetOpenSignals, PostSignal, SetBudget
+from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.clock import SystemClock
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
@@ -87,10 +88,14 @@ class Running:
             lambda _name: definition,
             lambda: list(AGENTS),
             board.settings.claim_threshold,
-            "a-token",
-            lambda _agent, signal: self.claimed.append((signal.signal_id, self.queries.candidate_queries)),
+            self._started,
         )
         self._thread = threading.Thread(target=self.loop.run, daemon=True)
+        self.tokens: dict[str, str | None] = {}  # each claim's own token, as the loop drew it
+
+    def _started(self, _agent: AgentDefinition, signal: AgentSignal) -> None:
+        self.tokens[signal.signal_id] = signal.claim_token
+        self.claimed.append((signal.signal_id, self.queries.candidate_queries))
 
     def __enter__(self) -> Running:
         self._thread.start()
@@ -212,7 +217,7 @@ def test_an_append_that_did_more_than_post_sends_the_worker_to_its_query(board):
             PostSignal(signal_type="RESEARCH", ps_id="ps-wake", entry_id="e-9", topic="w", after=(upstream,))
         ).signal_id
         board.service.complete_signal(
-            CompleteSignal(signal_id=upstream, agent_id="ps-researcher", token="a-token")
+            CompleteSignal(signal_id=upstream, agent_id="ps-researcher", token=running.tokens[upstream])
         )
         wait_until(lambda: len(running.claimed) == 2, 20, "the dependant's claim")
 
@@ -267,7 +272,7 @@ def test_a_look_at_rows_behind_the_log_is_not_taken_for_every_claimable_signal(b
         missed = post(board, 1)  # its slot taken: not claimed yet
         board.read_model.reset()  # a rebuild under way: the rows are behind the log
         board.service.complete_signal(
-            CompleteSignal(signal_id=held, agent_id="ps-researcher", token="a-token")
+            CompleteSignal(signal_id=held, agent_id="ps-researcher", token=running.tokens[held])
         )
         looked = running.queries.candidate_queries
         running.loop.release([held])  # it looks (a completion tells nothing): the rows have nothing

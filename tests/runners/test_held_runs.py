@@ -5,8 +5,11 @@ a claim that lapsed while its worker was stopped."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal as signals
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,11 +79,14 @@ def test_a_worker_killed_takes_its_command_handler_and_every_process_it_started_
 
 
 def assert_identity(environments: list[dict[str, str]], agent: str, signal_id: str) -> None:
-    """Every process of the run carries its agent, signal, board and the claim's token (the worker's)."""
+    """Every process of the run carries its agent, signal, board and the claim's token (that claim's own: a
+    secret drawn for it, not the worker's public id)."""
     for environment in environments:
         assert environment["BLACKBOARD_AGENT"] == agent and environment["BLACKBOARD_SIGNAL_ID"] == signal_id
         assert environment["BLACKBOARD_BOARD"] == "ps-1"
-        assert environment["BLACKBOARD_CLAIM_TOKEN"].startswith(f"{agent}/")
+        assert len(environment["BLACKBOARD_CLAIM_TOKEN"]) >= 32
+        assert not environment["BLACKBOARD_CLAIM_TOKEN"].startswith(f"{agent}/")
+    assert len({environment["BLACKBOARD_CLAIM_TOKEN"] for environment in environments}) == 1
 
 
 def test_a_claim_that_lapses_while_its_worker_is_stopped_ends_its_run_and_nothing_of_it_is_recorded(
@@ -92,6 +98,7 @@ def test_a_claim_that_lapses_while_its_worker_is_stopped_ends_its_run_and_nothin
         "worker", "--agent", "keeper-test", "--once", env={"BLACKBOARD_CLAIM_TIMEOUT": "3"}
     )
     pids = wait_until(lambda: all_up(spawned), 30, "the handler's processes")
+    token = environ(pids[-1])["BLACKBOARD_CLAIM_TOKEN"]  # the handler's own
 
     os.kill(worker.call_pid, signals.SIGSTOP)
     try:
@@ -102,6 +109,7 @@ def test_a_claim_that_lapses_while_its_worker_is_stopped_ends_its_run_and_nothin
 
     stopped = board.cli.finish(worker).expect(0)
     assert "its claim lapsed at" in stopped.stderr
+    assert "blackboard keeper: " in stopped.stderr and token not in stopped.stderr  # the keeper's lines too
     done = board.show(signal["signal_id"])
     assert done["status"] == "EXPIRED"  # the board's word, at the worker's outcome: the worker's was refused
     assert "did not finish within the claim timeout of 3s" in done["result"]["error"]
@@ -180,3 +188,27 @@ def home_of(pid: int) -> str | None:
         return environ(pid).get("HOME")
     except OSError:
         return None
+
+
+def test_a_keeper_never_prints_a_run_s_token_even_from_a_line_it_could_not_read():
+    """The keeper says what it ignored, and the worker's log holds what it says: never the marks."""
+    secret = "a-claim-s-own-secret"
+    held = {
+        "run": "sig-0000beef",
+        "pid": "not a pid",
+        "group": 1,
+        "marks": {"BLACKBOARD_CLAIM_TOKEN": secret},
+    }
+    lines = [json.dumps({**held, "renewed": 0, "wall": 0, "timeout": 5}), f"not json {secret}"]
+    keeper = subprocess.run(
+        [sys.executable, "-m", "blackboard.infrastructure.keeper", str(os.getpid())],
+        input="".join(f"{line}\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert keeper.returncode == 0
+    assert keeper.stderr.count("blackboard keeper: ignored a line it could not read") == 2, keeper.stderr
+    assert '"marks": "(hidden)"' in keeper.stderr and "not a JSON object" in keeper.stderr
+    assert secret not in keeper.stderr

@@ -25,7 +25,11 @@ from tests.fakes import Board, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9)
 ANALYST = agent("ps-analyst", RESEARCH=0.85, REVIEW=0.9)
-TOKEN = "ps-researcher/worker-1"
+
+
+def token_of(signal_id: str) -> str:
+    """The token the batch claims each signal with: one of its own (the worker draws a secret for each)."""
+    return f"token-of-{signal_id}"
 
 
 def research(n: int, **overrides) -> PostSignal:
@@ -37,23 +41,28 @@ def posted(board: Board, count: int) -> list[str]:
     return [board.service.post_signal(research(n)).signal_id for n in range(1, count + 1)]
 
 
-def claim_batch(board: Board, signal_ids, limit: int, agent_id: str = "ps-researcher", token: str = TOKEN):
+def claim_batch(board: Board, signal_ids, limit: int, agent_id: str = "ps-researcher"):
     return board.service.claim_signals(
         ClaimSignals(
             blackboard_id="ps-1",
             signal_ids=tuple(signal_ids),
             agent_id=agent_id,
-            token=token,
+            tokens={signal_id: token_of(signal_id) for signal_id in signal_ids},
             limit=limit,
         )
     )
 
 
-def complete(signal_id: str, token: str | None = TOKEN, **result) -> CompleteSignal:
+OWN = "its claim's own token"
+
+
+def complete(signal_id: str, token: str | None = OWN, **result) -> CompleteSignal:
+    token = token_of(signal_id) if token == OWN else token
     return CompleteSignal(signal_id=signal_id, agent_id="ps-researcher", token=token, **result)
 
 
-def fail(signal_id: str, error: str, token: str | None = TOKEN) -> FailSignal:
+def fail(signal_id: str, error: str, token: str | None = OWN) -> FailSignal:
+    token = token_of(signal_id) if token == OWN else token
     return FailSignal(signal_id=signal_id, agent_id="ps-researcher", token=token, error=error)
 
 
@@ -93,7 +102,8 @@ def test_a_batch_claim_takes_the_signals_in_the_given_order_up_to_the_limit():
 
     assert [c.signal_id for c in claims.claimed] == [s3, s1]
     assert claims.skipped == {}
-    assert all(c.claimed_by == "ps-researcher" and c.claim_token == TOKEN for c in claims.claimed)
+    assert all(c.claimed_by == "ps-researcher" for c in claims.claimed)
+    assert [c.claim_token for c in claims.claimed] == [token_of(s3), token_of(s1)]  # each claim its own
     assert [status(board, s) for s in (s1, s2, s3, s4)] == [
         SignalStatus.CLAIMED,
         SignalStatus.POSTED,
@@ -264,3 +274,19 @@ def test_a_batch_of_outcomes_is_one_agent_s_and_naming_another_is_refused_before
                 FailSignal(signal_id="sig-0000000b", agent_id="ps-analyst", error="not mine to fail"),
             ),
         )
+
+
+def test_a_batch_claim_takes_a_token_of_its_own_for_each_signal_and_refuses_one_shared_or_astray():
+    board = Board(RESEARCHER)
+    s1, s2 = posted(board, 2)
+    common = dict(blackboard_id="ps-1", signal_ids=(s1, s2), agent_id="ps-researcher", limit=2)
+
+    with pytest.raises(ValueError, match="tokens must differ: every claim has a token of its own"):
+        ClaimSignals(**common, tokens={s1: "same", s2: "same"})
+    with pytest.raises(ValueError, match="tokens names signals not claimed here: sig-0000beef"):
+        ClaimSignals(**common, tokens={s1: "a", "sig-0000beef": "b"})
+    claim_batch(board, [s1, s2], limit=2)
+
+    mine = record(board, complete(s2, token=token_of(s1)))  # the sibling claim's token: not this claim's
+    assert isinstance(mine[0], StaleClaim)
+    assert status(board, s2) is SignalStatus.CLAIMED

@@ -87,7 +87,21 @@ def _told(runs: dict[str, Held], line: bytes) -> None:
             renewed = replace(held.lease, renewed=float(said["renewed"]), wall=float(said["wall"]))
             runs[str(said["run"])] = replace(held, lease=renewed)
     except (ValueError, KeyError, TypeError) as exc:  # the worker's mistake: said, never the keeper's end
-        print(f"blackboard keeper: ignored a line it could not read ({exc}): {line[:200]!r}", file=sys.stderr)
+        print(f"blackboard keeper: ignored a line it could not read ({exc}): {_shown(line)}", file=sys.stderr)
+
+
+def _shown(line: bytes) -> str:
+    """A line as the keeper may print it: never a run's marks (its claim's token is the claim's proof), so a
+    line that is not a JSON object is described, not shown."""
+    try:
+        said = json.loads(line)
+    except ValueError:
+        said = None
+    if not isinstance(said, dict):
+        return f"({len(line)} bytes, not a JSON object)"
+    if "marks" in said:
+        said["marks"] = "(hidden)"
+    return repr(json.dumps(said)[:200])
 
 
 def _until_next_lapse(runs: Mapping[str, Held]) -> float | None:

@@ -301,7 +301,7 @@ event.listen(metadata, "before_drop", DDL("DROP TABLE IF EXISTS entry_search_tex
 WORKERS = Table(
     "worker_presence",
     metadata,
-    Column("worker_id", String(300), primary_key=True),  # its claim token: `<agent>/<uuid>`
+    Column("worker_id", String(300), primary_key=True),  # `<agent>/<uuid>`: public, no claim token
     Column("agent_id", String(200), nullable=False),
     Column("host", String(255), nullable=False),
     Column("pid", Integer, nullable=False),

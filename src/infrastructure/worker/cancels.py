@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
@@ -31,11 +31,12 @@ class StopWatch:
         queries: BlackboardQueries,
         store: EventStore,
         notifier: LogNotifier,
-        token: str,
-        running: Callable[[], list[tuple[str, str]]],
+        claims: Callable[[], Mapping[str, str | None]],
     ) -> None:
+        """`claims`: the token of each claim running here, by signal (a claim's own: each is compared
+        with its own signal's, so a claim taken over is told from one this worker holds)."""
         self._queries, self._store, self._notifier = queries, store, notifier
-        self._token, self._running = token, running
+        self._claims = claims
         self._reasons: dict[str, str] = {}
         self._started = threading.Event()  # a run started: there is something to watch
         self._closing = threading.Event()
@@ -63,7 +64,7 @@ class StopWatch:
     def _watch(self) -> None:
         position: int | None = None
         while not self._closing.is_set():
-            running = [sid for sid, _ in self._running() if sid not in self._reasons]
+            running = {sid: token for sid, token in self._claims().items() if sid not in self._reasons}
             if not running:
                 self._started.wait(WAKE_EVERY)
                 self._started.clear()
@@ -85,14 +86,16 @@ class StopWatch:
                 logger.exception("could not look for cancels")
                 self._closing.wait(1.0)
 
-    def _check(self, running: list[str], seen: int | None = None) -> None:
+    def _check(self, running: Mapping[str, str | None], seen: int | None = None) -> None:
         """One read for every signal running here (their status, claim token and cancel reason), however
         many: the rows are caught up when folded short of `seen`, the log position that woke the watch."""
-        for now in self._queries.signal_states(running, seen):  # a row missing (a rebuild): it comes back
+        for now in self._queries.signal_states(
+            list(running), seen
+        ):  # a row missing (a rebuild): it comes back
             if now.status is SignalStatus.CANCELLED:
                 why = now.error or "no reason given"
                 self._reasons[now.signal_id] = f"stopped: the signal was cancelled ({why})"
-            elif now.status is SignalStatus.CLAIMED and now.claim_token != self._token:
+            elif now.status is SignalStatus.CLAIMED and now.claim_token != running.get(now.signal_id):
                 self._reasons[now.signal_id] = "stopped: the claim is held by another worker now"
             else:  # still ours, or ended by its own run (its outcome recorded before its slot is freed)
                 continue

@@ -36,7 +36,6 @@ class Handling:
         self,
         service: BlackboardService,
         queries: BlackboardQueries,
-        token: str,
         renew_every: float,
         cancel: threading.Event,
         recorder: Recorder,
@@ -46,12 +45,11 @@ class Handling:
         held: HeldRuns | None = None,
     ) -> None:
         self._stops = stops  # why a signal's run must stop now (cancelled meanwhile): the stop watch's
-        self.held = held or HeldRuns(token, None)  # the claims' leases, and the keeper told of each run
+        self.held = held or HeldRuns(None)  # the claims' leases, and the keeper told of each run
         self._artifacts_dir = artifacts_dir
         self._handler_env = dict(handler_env or {})
         self._service = service
         self._queries = queries
-        self._token = token
         self._renew_every = renew_every
         self._cancel = cancel
         self._recorder = recorder
@@ -68,8 +66,8 @@ class Handling:
                 tick_every=self._renew_every,
                 cancel=self._cancel,
                 stop=lambda: self.stopped(claimed.signal_id),
-                started=lambda pid: self.held.started(claimed.signal_id, pid),
-                marks=marks(claimed.signal_id, self._token),
+                started=lambda pid: self.held.started(claimed, pid),
+                marks=marks(claimed.signal_id, claimed.claim_token or ""),
                 on_stderr=lambda line: logger.info("%s stderr: %s", claimed.signal_id, line),  # as it comes
             )
         except Exception as exc:
@@ -79,7 +77,7 @@ class Handling:
 
     def run_of(self, agent: AgentDefinition, claimed: AgentSignal) -> Caller:
         """The run, as an entrypoint's calls of the board present it (identity.running)."""
-        return Caller(Kind.RUN, agent.name, claimed.signal_id, self._token, claimed.blackboard_id)
+        return Caller(Kind.RUN, agent.name, claimed.signal_id, claimed.claim_token, claimed.blackboard_id)
 
     def document(self, claimed: AgentSignal) -> dict[str, Any]:
         """The signal document, with the results of the signals it came after in context.upstream."""
@@ -106,7 +104,7 @@ class Handling:
                 RenewClaim(
                     signal_id=claimed.signal_id,
                     agent_id=agent.name,
-                    token=self._token,
+                    token=claimed.claim_token,
                     blackboard_id=claimed.blackboard_id,
                 )
             )
@@ -126,7 +124,7 @@ class Handling:
             return None
         if now.status is not SignalStatus.CLAIMED:
             return f"stopped: the signal is {now.status} now"
-        if now.claimed_by != agent.name or now.claim_token != self._token:
+        if now.claimed_by != agent.name or now.claim_token != claimed.claim_token:
             return "stopped: the claim is held by another worker now"
         return None
 
@@ -163,7 +161,7 @@ class Handling:
         common = {
             "signal_id": claimed.signal_id,
             "agent_id": agent.name,
-            "token": self._token,
+            "token": claimed.claim_token,
             "blackboard_id": claimed.blackboard_id,
             "usage": usage,
         }

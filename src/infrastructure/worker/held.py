@@ -20,8 +20,8 @@ from blackboard.infrastructure.keeper.marks import identity, marks
 class HeldRuns:
     """`keeper`: None where runs are not kept (a worker without one); `claim_timeout`: None, no leases judged."""
 
-    def __init__(self, token: str, claim_timeout: float | None, keeper: Keeper | None = None) -> None:
-        self._token, self._timeout, self._keeper = token, claim_timeout, keeper
+    def __init__(self, claim_timeout: float | None, keeper: Keeper | None = None) -> None:
+        self._timeout, self._keeper = claim_timeout, keeper
         self._leases: dict[str, Lease] = {}
         self._lock = threading.Lock()
 
@@ -32,14 +32,16 @@ class HeldRuns:
                 self._leases[claimed.signal_id] = Lease.starting_now(self._timeout)
 
     def identity(self, agent: str, claimed: AgentSignal) -> dict[str, str]:
-        """The variables the run's root process carries (keeper/marks.py)."""
-        return identity(agent, claimed.signal_id, self._token, claimed.blackboard_id)
+        """The variables the run's root process carries (keeper/marks.py): its own claim's token, no other."""
+        return identity(agent, claimed.signal_id, claimed.claim_token or "", claimed.blackboard_id)
 
-    def started(self, signal_id: str, pid: int) -> None:
+    def started(self, claimed: AgentSignal, pid: int) -> None:
         """The run's root process started: the keeper kills its tree if the worker ends or the lease lapses."""
-        lease = self._leases.get(signal_id)
+        lease = self._leases.get(claimed.signal_id)
         if self._keeper is not None and lease is not None:
-            self._keeper.hold(signal_id, pid, marks(signal_id, self._token), lease)
+            self._keeper.hold(
+                claimed.signal_id, pid, marks(claimed.signal_id, claimed.claim_token or ""), lease
+            )
 
     def renewed(self, signal_id: str, sent: Lease) -> None:
         """The board renewed the claim with a command sent at `sent` (Lease.starting_now before sending)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -47,13 +48,15 @@ class ClaimLoop:
         agents: Callable[[str], AgentDefinition | None],
         everyone: Callable[[], list[AgentProfile]],
         threshold: float,
-        token: str,
         start: Callable[[AgentDefinition, AgentSignal], None],
+        worker_id: str | None = None,
     ) -> None:
+        """`worker_id`: the worker's public id, kept in its claims' metadata (no token: each claim draws its own)."""
+        self._worker_id = worker_id
         self._options, self._service, self._queries = options, service, queries
         self._store, self._notifier = store, notifier
         self._agents, self._others, self._threshold = agents, everyone, threshold
-        self._token, self._start = token, start
+        self._start = start
         self._slots = 1 if options.once else options.concurrency
         self._active: dict[str, AgentSignal] = {}  # claimed and not yet recorded
         self.stopping = threading.Event()
@@ -69,6 +72,10 @@ class ClaimLoop:
     def running_signals(self) -> list[tuple[str, str]]:
         """(signal id, board) of each claim not yet recorded: what the beat says this worker runs."""
         return [(s.signal_id, s.blackboard_id) for s in list(self._active.values())]
+
+    def claims(self) -> dict[str, str | None]:
+        """The token of each claim not yet recorded, by signal: a claim's own, secret, never shown."""
+        return {s.signal_id: s.claim_token for s in list(self._active.values())}
 
     def stop(self) -> None:
         self.stopping.set()
@@ -159,8 +166,9 @@ class ClaimLoop:
                     blackboard_id=board.blackboard_id,
                     signal_ids=board.signal_ids,
                     agent_id=agent.name,
-                    token=self._token,
+                    tokens={signal_id: new_token() for signal_id in board.signal_ids},
                     limit=free,
+                    worker_id=self._worker_id,
                 )
             )
             for signal_id, refused in claims.skipped.items():
@@ -341,6 +349,11 @@ class _View:
     until: float
     stopped: frozenset[str] = frozenset()  # boards refusing claims (budget reached) as of the look
     strays: int = 0  # notifications not the log's heard before the look (LogNotifier.strays)
+
+
+def new_token() -> str:
+    """A claim's token: its proof, secret, a fresh one for every claim (a run holds only its own)."""
+    return secrets.token_urlsafe(24)
 
 
 def _log_skipped(agent: AgentDefinition, signal_id: str, refused: BlackboardError) -> None:

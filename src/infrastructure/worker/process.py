@@ -55,7 +55,9 @@ class Worker:
     ) -> None:
         """`board_tools`: the board's tools bound to a claim, for the agents a model API runner runs."""
         self._options = options
-        self.token = f"{options.agent}/{uuid.uuid4()}"  # this process's claims, and no one else's
+        # who this worker is, for everyone to see (`status`, the web view): no proof of anything. What proves
+        # a claim is that claim's own token, a secret drawn for it alone (loop.new_token), never shown
+        self.worker_id = f"{options.agent}/{uuid.uuid4()}"
         self._cancel = threading.Event()  # the grace period is over: stop the handlers still running
         self._handled = 0
         self._stopped_at: float | None = None
@@ -66,13 +68,12 @@ class Worker:
         self._recorder = Recorder(service, options.agent, self._cancel, self._recorded)
         # one process that ends this worker's runs if the worker dies or a claim lapses (started in `run`)
         self._keeper = Keeper()
-        self._held = HeldRuns(self.token, options.claim_timeout, self._keeper)
+        self._held = HeldRuns(options.claim_timeout, self._keeper)
         # a signal cancelled while it runs here: its run is stopped (the loop is built below)
-        self._stops = StopWatch(queries, store, notifier, self.token, lambda: self._loop.running_signals())
+        self._stops = StopWatch(queries, store, notifier, lambda: self._loop.claims())
         self._handling = Handling(
             service,
             queries,
-            self.token,
             options.renew_every,
             self._cancel,
             self._recorder,
@@ -88,11 +89,19 @@ class Worker:
             options.artifacts_dir,
             options.renew_every,
             self._cancel,
-            self.token,
             board_tools,
         )
         self._loop = ClaimLoop(
-            options, service, queries, store, notifier, agents, everyone, threshold, self.token, self._start
+            options,
+            service,
+            queries,
+            store,
+            notifier,
+            agents,
+            everyone,
+            threshold,
+            self._start,
+            self.worker_id,
         )
         self._beat = (
             None
@@ -100,7 +109,7 @@ class Worker:
             else Heartbeat(
                 presence,
                 clock,
-                self.token,
+                self.worker_id,
                 lambda: self._loop.definition().profile,
                 threshold,
                 (options.blackboard_id,) if options.blackboard_id else (),
@@ -145,9 +154,9 @@ class Worker:
         if definition.entrypoint and self._runs.runner_of(definition) is None:
             load_entrypoint(definition)  # an entrypoint that does not import fails now too (exit 2)
         logger.info(
-            "worker %s started (token %s, concurrency %d)",
+            "worker %s started (%s, concurrency %d)",
             self._options.agent,
-            self.token,
+            self.worker_id,
             self._options.concurrency,
         )
         self._keeper.start()  # from the main thread, which lives as long as the worker (its parent-death signal)

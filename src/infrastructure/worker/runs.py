@@ -101,11 +101,10 @@ class Runs:
         artifacts_dir: str,
         renew_every: float,
         cancel: threading.Event,
-        token: str,
         board_tools: ToolsFactory | None,
     ) -> None:
         self._handling, self._options, self._artifacts_dir = handling, options, artifacts_dir
-        self._renew_every, self._cancel, self._token = renew_every, cancel, token
+        self._renew_every, self._cancel = renew_every, cancel
         self._board_tools = board_tools
         self.workdir = Path(options.workdir or ".").resolve()
 
@@ -125,7 +124,7 @@ class Runs:
                 self._renew_every,
                 lambda: self._handling.claim_ended(agent, claimed),
                 lambda: self._handling.stopped(claimed.signal_id),
-                lambda pid: self._handling.held.started(claimed.signal_id, pid),
+                lambda pid: self._handling.held.started(claimed, pid),
             )
             outcome = runner_for(name).run(request, control)
         except Exception as exc:
@@ -146,7 +145,9 @@ class Runs:
         if self.runner_of(agent) != "claude-code":  # Claude Code reaches the board through `blackboard mcp`
             if self._board_tools is None:
                 raise RuntimeError("this worker was built without the board's tools (board_tools)")
-            tools = self._board_tools(agent.name, claimed.blackboard_id, claimed.signal_id, self._token)
+            tools = self._board_tools(
+                agent.name, claimed.blackboard_id, claimed.signal_id, claimed.claim_token or ""
+            )
         return RunRequest(
             agent=AgentBrief(
                 name=agent.name,
@@ -159,7 +160,7 @@ class Runs:
             signal_id=claimed.signal_id,
             blackboard_id=claimed.blackboard_id,
             prompt=build_prompt(self._handling.document(claimed)),
-            token=self._token,
+            token=claimed.claim_token or "",
             limits=RunLimits(
                 timeout=agent.timeout or RUN_TIMEOUT,
                 max_turns=agent.max_turns,
