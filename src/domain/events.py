@@ -83,9 +83,8 @@ class AgentSignalClaimed(BlackboardEvent):
 
     claimed_by: str = Field(min_length=1)
     score: float | None = None
-    token: str | None = (
-        None  # the claim's own token (a secret per claim); completing or renewing must present it
-    )
+    # the claim's own token (a secret per claim); completing or renewing must present it
+    token: str | None = None
     concurrency_key: str | None = None  # the claimer's (domain/limits.py): the claim counts under it
     # what the claim reserved of its board's budget until its run ends (domain/reservations.py); None:
     # nothing (its runs record no usage, or it was claimed before reservations)
