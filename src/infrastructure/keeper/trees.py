@@ -18,6 +18,9 @@ from pathlib import Path
 
 PROC = Path("/proc")
 SETTLE = 2.0  # seconds a kill keeps looking for what the run forked meanwhile, or what is still dying
+STOP_GRACE = (
+    1.0  # seconds a run's processes have between SIGTERM and SIGKILL (a stop; what a run left running)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,3 +119,29 @@ def kill_run(root: int, group: int, marks: Mapping[str, str], settle: float = SE
         if not alive or time.monotonic() >= until:
             return len(killed)
         time.sleep(0.01)
+
+
+def term_run(root: int, group: int, marks: Mapping[str, str]) -> set[int]:
+    """SIGTERM every live process of the run rooted at `root`; those it was sent to."""
+    sent = set()
+    for pid in members(root, group, marks, processes()):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            continue
+        sent.add(pid)
+    return sent
+
+
+def kill_left(pids: Iterable[int]) -> int:
+    """SIGKILL those of `pids` still alive (not zombies); how many."""
+    table = processes()
+    killed = 0
+    for pid in pids:
+        if pid in table and not table[pid].zombie:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+            killed += 1
+    return killed

@@ -5,10 +5,13 @@ What the worker writes, one JSON object a line:
   {"run": ID, "pid": P, "group": G, "marks": {...}, "renewed": T, "wall": W, "timeout": S}
                                                   a run's root process started; its lease (`lease.Lease`)
   {"run": ID, "renewed": T, "wall": W}            its claim was renewed at T (time.monotonic(); W: time.time())
-  {"ended": ID}                                                                  it ended: forget it
+  {"ended": ID}                             it ended (by itself or stopped): end what it left running, forget it
 It kills every run it holds once the pipe ends (the worker ended, SIGKILL included: the kernel closes its end)
 or the parent-death signal says the worker is gone (Linux; elsewhere it looks at its parent every POLL seconds),
-then exits; and a run whose claim lapses by its own clock (`lease.Lease`) at once.
+then exits; and a run whose claim lapses by its own clock (`lease.Lease`) at once. A run that ended leaves
+nothing behind either: whatever of it is still alive then (a background process, one that started a session of
+its own, one whose parent ended: `trees.members`) gets SIGTERM, and SIGKILL STOP_GRACE seconds later if it is
+still there (at once, if the worker ends meanwhile).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from blackboard.infrastructure.keeper.lease import Lease
-from blackboard.infrastructure.keeper.trees import kill_run
+from blackboard.infrastructure.keeper.trees import STOP_GRACE, kill_left, kill_run, term_run
 
 POLL = 0.5  # seconds between looks at the parent where no parent-death signal is to be had (macOS)
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -47,12 +50,15 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the worker's to handle, never ours
     dying = _ask_for_parent_death(signal.SIGUSR1)
     runs: dict[str, Held] = {}
+    left: dict[
+        str, tuple[set[int], float]
+    ] = {}  # what ended runs left running, told to end, and when to kill it
     pending = b""
     stdin = sys.stdin.fileno()
     while True:
         # the parent is looked at after the parent-death request: a worker gone before it counts too
         gone = os.getppid() != worker
-        timeout = 1.0 if gone else _until_next_lapse(runs)  # gone: what it said before it went, then EOF
+        timeout = 1.0 if gone else _until_next(runs, left)  # gone: what it said before it went, then EOF
         if not dying and not gone:
             timeout = POLL if timeout is None else min(timeout, POLL)
         ready, _, _ = select.select([stdin, wake_read], [], [], timeout)
@@ -62,7 +68,7 @@ def main(argv: list[str]) -> int:
         pending += chunk
         *lines, pending = pending.split(b"\n")
         for line in lines:
-            _told(runs, line)
+            _told(runs, line, left)
         if (stdin in ready and not chunk) or (gone and not ready):
             break  # the worker's end of the pipe closed (it ended), or it is gone and says nothing more
         now = time.monotonic()
@@ -70,16 +76,25 @@ def main(argv: list[str]) -> int:
             if held.lease.lapsed(now):
                 del runs[run_id]
                 _kill(run_id, held, held.lease.reason())
+        for run_id, (pids, kill_at) in list(left.items()):
+            if now >= kill_at:
+                del left[run_id]
+                _kill_left(run_id, pids)
     for run_id, held in runs.items():
         _kill(run_id, held, "stopped: its worker ended")
+    for run_id, (pids, _) in left.items():
+        _kill_left(run_id, pids)
     return 0
 
 
-def _told(runs: dict[str, Held], line: bytes) -> None:
+def _told(runs: dict[str, Held], line: bytes, left: dict[str, tuple[set[int], float]]) -> None:
     try:
         said: dict[str, Any] = json.loads(line)
         if "ended" in said:
-            runs.pop(str(said["ended"]), None)
+            if (held := runs.pop(str(said["ended"]), None)) is not None and (
+                pids := term_run(held.pid, held.group, held.marks)
+            ):
+                left[str(said["ended"])] = (pids, time.monotonic() + STOP_GRACE)
         elif "pid" in said:
             lease = Lease(float(said["renewed"]), float(said["timeout"]), float(said["wall"]))
             runs[str(said["run"])] = Held(int(said["pid"]), int(said["group"]), dict(said["marks"]), lease)
@@ -90,15 +105,27 @@ def _told(runs: dict[str, Held], line: bytes) -> None:
         print(f"blackboard keeper: ignored a line it could not read ({exc}): {line[:200]!r}", file=sys.stderr)
 
 
-def _until_next_lapse(runs: Mapping[str, Held]) -> float | None:
-    if not runs:
+def _until_next(runs: Mapping[str, Held], left: Mapping[str, tuple[set[int], float]]) -> float | None:
+    """Seconds until the next lapse of a claim, or the next kill of what an ended run left; None: nothing due."""
+    moments = [held.lease.lapses_at for held in runs.values()] + [kill_at for _, kill_at in left.values()]
+    if not moments:
         return None
-    return max(0.0, min(held.lease.lapses_at for held in runs.values()) - time.monotonic())
+    return max(0.0, min(moments) - time.monotonic())
 
 
 def _kill(run_id: str, held: Held, why: str) -> None:
     killed = kill_run(held.pid, held.group, held.marks)
     print(f"blackboard keeper: {run_id} {why}; killed {killed} process(es)", file=sys.stderr, flush=True)
+
+
+def _kill_left(run_id: str, pids: set[int]) -> None:
+    if killed := kill_left(pids):
+        print(
+            f"blackboard keeper: {run_id} ended; killed {killed} process(es) it left running, {STOP_GRACE:g}s "
+            "after SIGTERM",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _ask_for_parent_death(signum: int) -> bool:
