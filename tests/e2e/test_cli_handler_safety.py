@@ -181,3 +181,24 @@ def test_output_nested_thousands_deep_fails_its_signal_saying_so_and_the_worker_
     # output that does not open as JSON keeps its brackets as text
     assert wcli.ok("show", text["signal_id"])["result"]["knowledge_items"] == ["[[[not json]]]"]
     assert "RecursionError" not in stopped.stderr
+
+
+def test_a_handler_s_artifact_path_that_is_not_valid_unicode_fails_its_signal_naming_the_field(
+    wcli, tmp_path
+):
+    """Before: `handler output refused: artifact_path: Input should be a valid string, unable to parse raw data
+    as a unicode string`, pydantic's words."""
+    (tmp_path / "agents" / "lone.py").write_text('print(r\'{"artifact_path": "notes-\\udc80.md"}\')\n')
+    (tmp_path / "agents" / "ps-pointer.md").write_text(
+        "---\nname: ps-pointer\ncapabilities: {REVIEW: 0.95}\ncommand: python3 lone.py\n---\nNames it.\n",
+        encoding="utf-8",
+    )
+    posted = wcli.post(type="REVIEW")
+
+    run_worker(wcli, "ps-pointer")
+
+    shown = wcli.ok("show", posted["signal_id"])
+    assert (shown["status"], shown["result"]["error"]) == (
+        "FAILED",
+        "handler output refused: artifact_path: must be valid Unicode text (a lone surrogate cannot be stored)",
+    )
