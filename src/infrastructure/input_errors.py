@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from blackboard.application.json_values import LONE_SURROGATE
 from blackboard.domain.errors import InvalidInput
 
 SHOWN = 40  # characters of a refused value repeated in the message
@@ -43,9 +44,13 @@ def invalid_input(exc: Any, names: Mapping[str, str] | None = None) -> InvalidIn
 
 
 def _said(error: Mapping[str, Any]) -> str:
-    """The rule and the value refused; a field left out has no value to repeat."""
+    """The rule and the value refused; a field left out has no value to repeat, nor text that is not valid
+    Unicode (pydantic's `string_unicode`: a lone surrogate), which is said in the rule every JSON value of the
+    board is held to (application/json_values.py)."""
     if error.get("type") == "missing":
         return str(error["msg"])
+    if error.get("type") == "string_unicode":
+        return LONE_SURROGATE
     return f"{error['msg']} (got {shown(error.get('input'))})"
 
 

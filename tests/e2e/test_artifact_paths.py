@@ -110,3 +110,30 @@ async def test_an_mcp_server_refuses_an_artifact_outside_its_working_folder(acli
         assert acli.ok("events", "--since", "0") == before
         done = await server.call("blackboard_complete", signal_id=signal_id, artifact_path="notes.md")
     assert done["status"] == "COMPLETED" and Path(acli.cwd / "escape").is_symlink()
+
+
+LONE = "notes-\udc80.md"  # a lone surrogate: what Python makes of bytes that are not UTF-8
+UNICODE_RULE = "must be valid Unicode text (a lone surrogate cannot be stored)"
+
+
+def test_an_artifact_path_that_is_not_valid_unicode_is_refused_naming_the_field_on_every_path(
+    acli, monkeypatch
+):
+    """Before: `artifact_path: Input should be a valid string, unable to parse raw data as a unicode string
+    (got 'notes-\\udc80.md')`, pydantic's words, from the Python API (as from a worker's handler:
+    tests/e2e/test_cli_handler_safety.py). The command line refuses the bytes themselves; an MCP server refuses
+    the JSON-RPC line that holds one (a parse error)."""
+    signal_id = claimed(acli)
+    before = acli.ok("events", "--since", "0")
+
+    refused = acli("complete", signal_id, "--agent", AGENT, "--token", TOKEN, "--artifact", LONE).expect(2)
+    assert (
+        refused.stderr == "blackboard: --artifact: must be valid UTF-8 text (it holds bytes that are not)\n"
+    )
+    monkeypatch.chdir(acli.cwd)
+    with Blackboard(acli.db_url, agents_dir=acli.agents_dir) as board:
+        with pytest.raises(InvalidInput) as raised:
+            board.complete(signal_id, agent=AGENT, token=TOKEN, artifact_path=LONE)
+    assert str(raised.value) == f"artifact_path: {UNICODE_RULE}"
+    assert acli.ok("events", "--since", "0") == before
+    assert acli.ok("show", signal_id)["status"] == "CLAIMED"

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Cli, write_agents
+from tests.waiting import wait_until
 
 ECHO = """---
 name: ps-echo
@@ -146,3 +148,57 @@ def test_the_artifacts_folder_can_be_configured_elsewhere(wcli, tmp_path):
 
     shown = wcli.ok("show", posted["signal_id"])
     assert shown["status"] == "COMPLETED" and shown["result"]["artifact_path"] == str(elsewhere / "r.md")
+
+
+DEEP = """---
+name: ps-deep
+capabilities: {REVIEW: 0.95}
+command: "python3 -c 'import json, sys; topic = json.load(sys.stdin)[\\"payload\\"][\\"topic\\"]; \\
+  print(\\"[\\" * 100000 + \\"]\\" * 100000 if topic == \\"deep\\" else \\"[[[not json]]]\\")'"
+---
+Prints output nested 100,000 levels deep, for the topic `deep`.
+"""
+
+
+def test_output_nested_thousands_deep_fails_its_signal_saying_so_and_the_worker_goes_on(wcli, tmp_path):
+    """Before: reading it raised RecursionError, which the worker caught as its own failure: a traceback in its
+    log and `the worker could not run the handler: RecursionError: maximum recursion depth exceeded`."""
+    (tmp_path / "agents" / "ps-deep.md").write_text(DEEP, encoding="utf-8")
+    deep = wcli.post(type="REVIEW", topic="deep")
+    text = wcli.post(type="REVIEW", entry="e-2", topic="brackets as text")
+
+    worker = wcli.start("worker", "--agent", "ps-deep", "--concurrency", "1")
+    wait_until(lambda: wcli.ok("show", text["signal_id"])["status"] == "COMPLETED", 60, "both runs")
+    worker.send_signal(signal.SIGTERM)
+    stopped = wcli.finish(worker).expect(0)  # and no traceback in its log (Cli.finish)
+
+    failed = wcli.ok("show", deep["signal_id"])
+    assert (failed["status"], failed["result"]["error"]) == (
+        "FAILED",
+        "handler output: nested deeper than 64 levels of arrays and objects (100000); "
+        "output read as JSON may nest at most 64",
+    )
+    # output that does not open as JSON keeps its brackets as text
+    assert wcli.ok("show", text["signal_id"])["result"]["knowledge_items"] == ["[[[not json]]]"]
+    assert "RecursionError" not in stopped.stderr
+
+
+def test_a_handler_s_artifact_path_that_is_not_valid_unicode_fails_its_signal_naming_the_field(
+    wcli, tmp_path
+):
+    """Before: `handler output refused: artifact_path: Input should be a valid string, unable to parse raw data
+    as a unicode string`, pydantic's words."""
+    (tmp_path / "agents" / "lone.py").write_text('print(r\'{"artifact_path": "notes-\\udc80.md"}\')\n')
+    (tmp_path / "agents" / "ps-pointer.md").write_text(
+        "---\nname: ps-pointer\ncapabilities: {REVIEW: 0.95}\ncommand: python3 lone.py\n---\nNames it.\n",
+        encoding="utf-8",
+    )
+    posted = wcli.post(type="REVIEW")
+
+    run_worker(wcli, "ps-pointer")
+
+    shown = wcli.ok("show", posted["signal_id"])
+    assert (shown["status"], shown["result"]["error"]) == (
+        "FAILED",
+        "handler output refused: artifact_path: must be valid Unicode text (a lone surrogate cannot be stored)",
+    )

@@ -10,6 +10,8 @@ ANTHROPIC_BASE_URL / OPENAI_BASE_URL.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 import uuid
@@ -363,3 +365,79 @@ def completion_of(
     if usage is not MISSING:
         answer["usage"] = usage
     return {**answer, **body}
+
+
+class Endless:
+    """A model API whose answer never ends: a Messages API stream goes on with an event every tenth of a second,
+    a Chat Completions call gets no answer at all. Each call's connection is watched until the client closes
+    it: `calls` counts the model calls, `closed` holds when (time.monotonic()) each was seen closed."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.closed: list[float] = []
+        endless = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+                endless.calls += 1
+                try:
+                    if self.path.startswith("/v1/messages"):
+                        self._stream(body)
+                    while not self._gone():  # no answer: only a look, every tenth of a second, at the client
+                        pass
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                endless.closed.append(time.monotonic())
+                self.close_connection = True
+
+            def _stream(self, body: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                events = message_events(body, say(""))[:1] + [
+                    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {}})
+                ]
+                events[1][1]["content_block"] = {"type": "text", "text": ""}
+                while True:
+                    for name, data in events:
+                        self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                        self.wfile.flush()
+                    if self._gone():
+                        return
+                    events = [
+                        (
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": 0,
+                                "delta": {"type": "text_delta", "text": "more "},
+                            },
+                        )
+                    ]
+
+            def _gone(self) -> bool:
+                """Whether the client closed its side (waiting a tenth of a second for a sign of it)."""
+                readable, _, _ = select.select([self.connection], [], [], 0.1)
+                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> Endless:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -12,7 +12,8 @@ import pytest
 
 from blackboard import Blackboard
 from tests.runners.claude import BOUND_TOOLS
-from tests.runners.standins import call, fail, say, slow, stand_in
+from tests.runners.standins import Endless, call, fail, say, slow, stand_in
+from tests.waiting import wait_until
 
 WRITER = "runner: anthropic\nmodel: sonnet\n"
 
@@ -372,3 +373,28 @@ def test_a_worker_s_log_holds_no_line_per_http_call_unless_the_sdk_s_log_is_aske
     quiet, asked_for = logs
     assert "completed" in quiet and "HTTP Request" not in quiet, quiet
     assert "HTTP Request: POST" in asked_for, asked_for
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "env"),
+    [("runner: anthropic\nmodel: sonnet\n", anthropic_env), ("runner: openai\nmodel: gpt-4o\n", openai_env)],
+    ids=["anthropic", "openai"],
+)
+def test_a_cancelled_api_run_closes_its_model_call_at_once(board, frontmatter, env):
+    """Before: the worker gave the run up, but its thread read on: the Messages API's stream went on being read
+    (tokens spent), a Chat Completions call stayed open for its answer, until the worker itself ended."""
+    board.agent("writer", frontmatter, "Write.")
+    signal = board.post("writer")
+    with Endless() as api:
+        worker = board.cli.start("worker", "--agent", "writer", env=env(api.url))
+        wait_until(lambda: api.calls, 60, "the model call")
+        cancelled = time.monotonic()  # as the cancel starts: the CLI call itself takes some of the time
+        board.cli("cancel", signal["signal_id"], "--reason", "not needed").expect(0)
+        wait_until(lambda: api.closed, 30, "the worker to close the model call")
+        closed_after = api.closed[0] - cancelled
+        wait_until(lambda: board.show(signal["signal_id"])["status"] == "CANCELLED", 30, "the cancel")
+        worker.terminate()
+        stopped = board.cli.finish(worker)
+
+    assert closed_after < 5, f"the call was closed {closed_after:.1f}s after the cancel"
+    assert api.calls == 1 and "Traceback" not in stopped.stderr

@@ -317,3 +317,78 @@ def test_the_real_claude_code_s_answer_over_1_mib_fails_the_run_naming_the_item_
     assert done["usage"]["turns"] == 1 and done["usage"]["output_tokens"] == 40
     result = transcript(board, done)[-1]
     assert result["type"] == "result" and len(result["result"]) == 1_300_000
+
+
+def test_an_answer_nested_thousands_deep_fails_its_run_saying_so_and_the_worker_goes_on(board, tmp_path):
+    """Before: reading the answer raised RecursionError outside the run's guard, on the pool's thread: nothing
+    was recorded, the signal stayed CLAIMED until its lease lapsed, and the worker's slot was never freed (a
+    worker of concurrency 1 claimed nothing more; a --once worker never ended)."""
+    board.agent("reviewer", REVIEWER, "Review.")
+    deep, answered = "[" * 100_000 + "]" * 100_000, tmp_path / "answered"
+    claude = claude_script(
+        tmp_path,
+        f"""
+        first = not os.path.exists({str(answered)!r})
+        open({str(answered)!r}, "a").close()
+        out({init_line()!r})
+        out({result_line(deep)!r} if first else {result_line()!r})
+        """,
+    )
+    signal = board.post("reviewer")
+    worker = board.cli.start("worker", "--agent", "reviewer", "--concurrency", "1", env=hostile_env(claude))
+    wait_until(
+        lambda: answered.exists() and board.show(signal["signal_id"])["status"] != "CLAIMED", 60, "its end"
+    )
+    after = board.post("reviewer", entry="e-2")
+    wait_until(lambda: board.show(after["signal_id"])["status"] == "COMPLETED", 60, "the next signal's run")
+    worker.send_signal(signals.SIGTERM)
+    stopped = board.cli.finish(worker).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert (done["status"], done["result"]["error"]) == (
+        "FAILED",
+        "handler output: nested deeper than 64 levels of arrays and objects (100000); "
+        "output read as JSON may nest at most 64",
+    )
+    assert done["usage"]["session_id"] == SESSION  # its usage recorded with it
+    assert "RecursionError" not in stopped.stderr
+
+
+def test_huge_odd_usage_objects_in_streamed_answers_keep_the_worker_s_memory_bounded_and_are_counted(
+    board, tmp_path
+):
+    """Before: each assistant line's `usage` was kept whole, by message id, until the run's end: 300 answers
+    with a 1 MiB usage object each grew the worker by about 300 MB."""
+    board.agent("reviewer", REVIEWER, "Review.")
+    signal = board.post("reviewer")
+    reader, go = tmp_path / "reader.pid", tmp_path / "go"
+    claude = claude_script(
+        tmp_path,
+        f"""
+        open({str(reader)!r}, "w").write(str(os.getppid()))
+        while not os.path.exists({str(go)!r}):  # until the test has taken the reader's memory before
+            time.sleep(0.05)
+        out({init_line()!r})
+        odd = {{"k%d" % i: "x" * 1000 for i in range(1000)}}  # 1 MiB of keys no usage has
+        for n in range(300):
+            usage = {{"input_tokens": 1, "output_tokens": 2, "cache_read_input_tokens": 3, "odd": odd}}
+            message = {{"id": "msg_%d" % n, "role": "assistant", "content": [], "usage": usage}}
+            out(json.dumps({{"type": "assistant", "message": message}}))
+        time.sleep(0.5)
+        """,
+    )
+    worker = board.cli.start("worker", "--agent", "reviewer", env=hostile_env(claude))
+    pid = int(wait_until(lambda: reader.is_file() and reader.read_text(), 60, "the run's start"))
+    before = memory_kb(pid)["VmRSS"]
+    go.touch()
+    wait_until(lambda: board.show(signal["signal_id"])["status"] in ("COMPLETED", "FAILED"), 120, "its end")
+    grew = (memory_kb(pid)["VmHWM"] - before) / 1024
+    worker.send_signal(signals.SIGTERM)
+    board.cli.finish(worker).expect(0)
+
+    done = board.show(signal["signal_id"])
+    assert done["status"] == "FAILED" and done["result"]["error"].startswith(
+        "Claude Code exited 0 without a result"
+    )
+    assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == (300 * (1 + 3), 300 * 2)
+    assert grew < 100, f"the worker's memory grew by {grew:.0f} MB reading the run's output"

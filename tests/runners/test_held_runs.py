@@ -212,3 +212,56 @@ def test_a_keeper_never_prints_a_run_s_token_even_from_a_line_it_could_not_read(
     assert keeper.stderr.count("blackboard keeper: ignored a line it could not read") == 2, keeper.stderr
     assert '"marks": "(hidden)"' in keeper.stderr and "not a JSON object" in keeper.stderr
     assert secret not in keeper.stderr
+
+
+# What a run leaves running as it ends by itself: SPAWN's three, and a sleep that ignores SIGTERM (the fourth)
+LEAVES = (
+    SPAWN
+    + """\
+( trap '' TERM; exec sleep 3600 ) >/dev/null 2>&1 &
+echo $! >> "$1"
+"""
+)
+
+
+def test_a_command_handler_that_ends_by_itself_leaves_nothing_running(board, tmp_path, spawned):
+    """Before: the run COMPLETED and its processes lived on (reparented, an hour of sleep each), past the
+    worker's own end too: only a run the worker still held was ended."""
+    (tmp_path / "leaves.sh").write_text(LEAVES + "echo done\n")
+    board.agent("keeper-test", f"command: sh {tmp_path / 'leaves.sh'} {spawned}\n", "Run.")
+    signal = board.post("keeper-test")
+    worker = board.cli.start("worker", "--agent", "keeper-test")
+    wait_until(lambda: board.show(signal["signal_id"])["status"] == "COMPLETED", 60, "the run's end")
+    pids = read_pids(spawned)
+    assert len(pids) == PROCESSES
+
+    wait_until(lambda: not alive(pids), GONE_WITHIN, "every process the run left to be gone")
+    worker.send_signal(signals.SIGTERM)
+    stopped = board.cli.finish(worker).expect(0)
+    assert board.show(signal["signal_id"])["result"]["knowledge_items"] == ["done"]
+    assert (
+        f"{signal['signal_id']} ended; killed 1 process(es) it left running, 1s after SIGTERM"
+        in stopped.stderr
+    )
+
+
+def test_a_claude_code_run_that_ends_by_itself_leaves_nothing_its_tools_started_running(
+    board, tmp_path, spawned
+):
+    (tmp_path / "leaves.sh").write_text(LEAVES)
+    board.agent("coder", "description: Codes.\ntools: Bash\nmodel: sonnet\n", "Code.")
+    signal = board.post("coder")
+    script = [
+        call("Bash", {"command": f"sh {tmp_path / 'leaves.sh'} {spawned}", "description": "start servers"}),
+        say("SERVERS STARTED"),
+    ]
+    with stand_in(script) as api:
+        worker = board.cli.start("worker", "--agent", "coder", env=claude_env(api.url, tmp_path))
+        wait_until(lambda: board.show(signal["signal_id"])["status"] == "COMPLETED", 120, "the run's end")
+        pids = read_pids(spawned)
+        assert len(pids) == PROCESSES
+
+        wait_until(lambda: not alive(pids), GONE_WITHIN, "every process the run left to be gone")
+        worker.send_signal(signals.SIGTERM)
+        board.cli.finish(worker).expect(0)
+    assert board.show(signal["signal_id"])["result"]["knowledge_items"] == ["SERVERS STARTED"]

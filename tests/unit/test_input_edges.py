@@ -7,7 +7,7 @@ import re
 import pytest
 
 from blackboard.domain.errors import InvalidInput
-from blackboard.infrastructure.agents.outcome import artifact_refusal
+from blackboard.infrastructure.agents.outcome import MAX_OUTPUT_DEPTH, artifact_refusal, from_stdout, nesting
 from blackboard.infrastructure.cli import terminal_safe
 from blackboard.infrastructure.cli.json_input import MAX_DEPTH, parse_json
 
@@ -90,3 +90,26 @@ def test_commands_from_any_interface_refuse_json_that_cannot_be_stored():
         WriteEntry(blackboard_id="b", key="k", value=deep, author="a")
     with pytest.raises(InvalidInput, match="^meta: .*lone surrogate"):
         WriteEntry(blackboard_id="b", key="k", value=1, author="a", meta={"m": "\udc80"})
+
+
+@pytest.mark.parametrize(
+    ("text", "levels"),
+    [
+        ('{"knowledge_items": ["a"]}', 2),
+        ('["[[[", "\\"[[", {"k]": [1]}]', 3),  # brackets in strings, escaped quotes, are text
+        ('["a\\\\", [[[1]]]]', 4),  # an escaped backslash ends no string
+        ("[" * 100_000 + "]" * 100_000, 100_000),
+        ("plain text", 0),
+    ],
+)
+def test_nesting_counts_the_levels_json_would_have_without_parsing(text, levels):
+    assert nesting(text) == levels
+
+
+def test_output_at_the_nesting_bound_is_read_and_past_it_fails_saying_so():
+    at = "[" * (MAX_OUTPUT_DEPTH - 1) + "]" * (MAX_OUTPUT_DEPTH - 1)
+    assert from_stdout(f'{{"knowledge_items": ["x"], "extra": {at}}}').knowledge_items == ("x",)
+    past = from_stdout(f'{{"knowledge_items": ["x"], "extra": [{at}]}}')
+    assert not past.succeeded and past.error.startswith(
+        f"handler output: nested deeper than {MAX_OUTPUT_DEPTH}"
+    )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +46,46 @@ def retry_asked(value: Any, source: str) -> HandlerOutcome | None:
 MAX_RETRY_AFTER = 86_400.0
 
 
-def from_stdout(stdout: str) -> HandlerOutcome:
-    """A command's standard output: a JSON object with our keys as a result, anything else as text."""
+MAX_OUTPUT_DEPTH = 64  # levels of arrays and objects an output read as JSON may nest (a result needs 2)
+_STEPS = bytes.maketrans(b"[{]}", b"\2\2\0\0")  # an opening bracket one level down (2 - 1), a closing one up
+_NOT_A_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
+
+
+def nesting(text: str) -> int:
+    """How deep the arrays and objects of `text` nest, read as JSON would be (brackets inside strings are
+    text), counted without parsing it, in passes at C speed (megabytes in a tenth of a second): what decides
+    whether it may be parsed at all. Escapes go first (`\\\\`, then `\\"`), so every quote left opens or
+    closes a string, and every other piece between quotes is outside one."""
+    raw = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(raw.split(b'"')[::2])
+    steps = outside.translate(None, _NOT_A_BRACKET).translate(_STEPS)
+    return max(accumulate(map(operator.sub, steps, repeat(1))), default=0)
+
+
+def from_stdout(stdout: str, source: str = "handler output") -> HandlerOutcome:
+    """A command's standard output (or a runner's final answer): a JSON object with our keys as a result,
+    anything else as text. Output that opens as JSON (`[` or `{`) and nests deeper than
+    MAX_OUTPUT_DEPTH levels is not parsed (Python's parser would give up past about a thousand, with a
+    RecursionError): it fails the run, saying so."""
     text = stdout.strip()
+    if text[:1] in ("[", "{") and (deep := nesting(text)) > MAX_OUTPUT_DEPTH:
+        return HandlerOutcome(False, error=too_deep(source, deep))
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
         value = None
-    if (asked := retry_asked(value, "handler output")) is not None:
+    if (asked := retry_asked(value, source)) is not None:
         return asked
     if isinstance(value, dict) and ("artifact_path" in value or "knowledge_items" in value):
-        return _fields(value, "handler output")
+        return _fields(value, source)
     return HandlerOutcome(True, knowledge_items=(text,) if text else ())
+
+
+def too_deep(source: str, deep: int) -> str:
+    return (
+        f"{source}: nested deeper than {MAX_OUTPUT_DEPTH} levels of arrays and objects ({deep}); "
+        f"output read as JSON may nest at most {MAX_OUTPUT_DEPTH}"
+    )
 
 
 def from_value(value: Any) -> HandlerOutcome:

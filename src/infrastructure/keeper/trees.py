@@ -18,6 +18,9 @@ from pathlib import Path
 
 PROC = Path("/proc")
 SETTLE = 2.0  # seconds a kill keeps looking for what the run forked meanwhile, or what is still dying
+STOP_GRACE = (
+    1.0  # seconds a run's processes have between SIGTERM and SIGKILL (a stop; what a run left running)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,3 +119,52 @@ def kill_run(root: int, group: int, marks: Mapping[str, str], settle: float = SE
         if not alive or time.monotonic() >= until:
             return len(killed)
         time.sleep(0.01)
+
+
+def left_running(runs: Mapping[str, tuple[int, int, Mapping[str, str]]]) -> dict[str, set[int]]:
+    """The live processes of each run (`root`, `group`, `marks` by its id), as `members` finds them, from one
+    look at the process table and at each process's environment for all of them."""
+    table = processes()
+    environments: dict[int, set[bytes]] = {}
+    if PROC.is_dir() and any(marks for _, _, marks in runs.values()):
+        for pid in table:
+            try:
+                environments[pid] = set((PROC / str(pid) / "environ").read_bytes().split(b"\0"))
+            except OSError:  # gone, or not ours to read
+                continue
+    ours, me = os.getpgrp(), os.getpid()
+    found = {}
+    for run_id, (root, group, marks) in runs.items():
+        pids = {p.pid for p in table.values() if p.group == group and group != ours}
+        pids.update(descendants(root, table))
+        if wanted := {f"{name}={value}".encode() for name, value in marks.items()}:
+            pids.update(pid for pid, environment in environments.items() if wanted <= environment)
+        pids.discard(me)
+        found[run_id] = {pid for pid in pids if pid in table and not table[pid].zombie}
+    return found
+
+
+def term(pids: Iterable[int]) -> set[int]:
+    """SIGTERM each of `pids`; those it was sent to."""
+    sent = set()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            continue
+        sent.add(pid)
+    return sent
+
+
+def kill_left(pids: Iterable[int]) -> int:
+    """SIGKILL those of `pids` still alive (not zombies); how many."""
+    table = processes()
+    killed = 0
+    for pid in pids:
+        if pid in table and not table[pid].zombie:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+            killed += 1
+    return killed

@@ -17,6 +17,7 @@ from blackboard.infrastructure.runners import catalog
 from blackboard.infrastructure.runners.answers import Answer, judged
 from blackboard.infrastructure.runners.anthropic_stream import STOPS, read_stream
 from blackboard.infrastructure.runners.api_loop import MAX_TOKENS, Loop, budget_of, model_for, run_watched
+from blackboard.infrastructure.runners.calls import cuttable
 from blackboard.infrastructure.runners.usage import ANTHROPIC_ALIASES, Tally
 
 RETRIED_STATUSES = frozenset({429, 529})  # rate limited, overloaded
@@ -46,7 +47,9 @@ def _converse(loop: Loop) -> RunOutcome:
     import anthropic  # the optional SDK, imported by a run only
 
     request = loop.request
-    client = loop.client(lambda: anthropic.Anthropic(max_retries=0))
+    client = loop.client(
+        lambda: anthropic.Anthropic(max_retries=0, http_client=cuttable(anthropic.DefaultHttpxClient))
+    )
     tools = [
         {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
         for t in loop.tools.specs()

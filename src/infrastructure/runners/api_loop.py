@@ -1,9 +1,10 @@
 """What the model API runners share: a tool loop on a thread of its own that the worker's thread watches,
 the model named by the file or the worker, rate limits waited out, turns and budget counted.
 
-The loop runs apart so that a stop (the timeout, the worker's grace over, the claim lost) never waits
-for an API call to return: the board tools are closed at once (every later call refused, nothing more
-recorded) and the call is abandoned on its thread.
+The loop runs apart so that a stop (the timeout, the worker's grace over, the claim lost, a cancel) never
+waits for an API call to return: the board tools are closed at once (every later call refused, nothing more
+recorded), and the call is cut off (calls.py: its connection shut down, so the API stops sending, and
+spending, at once) and its thread left to end.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest, ToolAnswer
 from blackboard.infrastructure.runners.answers import SOURCE, ToolCall, Unreadable
+from blackboard.infrastructure.runners.calls import CALLS
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally, resolved_model
 
@@ -148,14 +150,10 @@ def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunCont
             box.append(work(loop))
         except Stopped:
             pass
-        except Unreadable as unreadable:
-            box.append(loop.ended(False, error=str(unreadable)))
-        except json.JSONDecodeError as exc:  # the SDK's, for a body (or an event) that is not JSON
-            said_ = f"{SOURCE} could not be read: it is not JSON ({exc.msg} at character {exc.pos})"
-            box.append(loop.ended(False, error=said_))
-        except Exception as exc:
-            logger.debug("run of %s failed", loop.request.signal_id, exc_info=exc)  # the failure says it
-            box.append(loop.ended(False, error=f"the model API answered with an error: {said(exc)}"))
+        except Exception as exc:  # noqa: BLE001 - whatever the loop raised becomes the run's failure
+            if not loop.stopped.is_set():
+                box.append(failed(loop, exc))
+            # else: its call was cut off as the run stopped; the run's outcome is said already
 
     thread = threading.Thread(target=body, name=f"run-{loop.request.signal_id}", daemon=True)
     thread.start()
@@ -164,17 +162,30 @@ def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunCont
             reason = control.wait(POLL)
             if reason is not None and thread.is_alive():
                 loop.stopped.set()
+                CALLS.cut(thread)
                 loop.tools.close()
                 outcome = loop.ended(False, error=reason)
                 loop.transcript.close()
                 return outcome
     except BaseException:
         loop.stopped.set()  # whatever went wrong here, the run does not go on unwatched
+        CALLS.cut(thread)
         loop.tools.close()
         raise
     loop.tools.close()
     loop.transcript.close()
     return box[0]
+
+
+def failed(loop: Loop, error: Exception) -> RunOutcome:
+    """The outcome of a loop that raised: an answer it could not read, or the API's error."""
+    if isinstance(error, Unreadable):
+        return loop.ended(False, error=str(error))
+    if isinstance(error, json.JSONDecodeError):  # the SDK's, for a body (or an event) that is not JSON
+        said_ = f"{SOURCE} could not be read: it is not JSON ({error.msg} at character {error.pos})"
+        return loop.ended(False, error=said_)
+    logger.debug("run of %s failed", loop.request.signal_id, exc_info=error)  # the failure says it
+    return loop.ended(False, error=f"the model API answered with an error: {said(error)}")
 
 
 def said(error: BaseException) -> str:

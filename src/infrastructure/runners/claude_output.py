@@ -10,13 +10,15 @@ figures are read by `reported.Reading`: odd ones count as unknown, with a warnin
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import threading
 from collections import deque
 from typing import Any, BinaryIO
 
 from blackboard.infrastructure.runners.lines import MAX_LINE, lines
-from blackboard.infrastructure.runners.reported import Reading, shown
+from blackboard.infrastructure.runners.reported import MAX_NAME, Reading, shown
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally
 
@@ -35,7 +37,8 @@ class ClaudeOutput:
         self.result: dict[str, Any] | None = None
         self.cut_lines = 0  # lines over MAX_LINE bytes: one of them may have been the result
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
-        self._answers: dict[str, Any] = {}  # assistant message id -> its usage, as streamed so far
+        # assistant message id (a digest of a long one) -> its usage's counts, as streamed so far
+        self._answers: dict[str | bytes, tuple[int, int, int, int]] = {}
         self._lock = threading.Lock()
 
     def read(self, stream: BinaryIO) -> None:
@@ -80,10 +83,11 @@ class ClaudeOutput:
             if not isinstance(said, dict):
                 self._skip(number, f"is an assistant line whose message is {shown(said)}, not an object")
             elif isinstance(said.get("id"), str) and "usage" in said:
+                counts = self._counts(number, said["usage"])
                 with self._lock:
-                    self._answers[said["id"]] = said["usage"]
+                    self._answers[_key(said["id"])] = counts
         elif kind == "result":
-            self.result = message
+            self.result = _bounded(message)
 
     def _skip(self, number: int, why: str) -> None:
         self.transcript.warning(f"line {number} of Claude Code's output {why}: skipped")
@@ -107,10 +111,33 @@ class ClaudeOutput:
                 tally.model = read.name(models[0], "modelUsage's model") or tally.model
             return
         tally.priced()
-        read = Reading("Claude Code's streamed answers", warn)
         with self._lock:
             answers = list(self._answers.values())
-        for given in answers:
-            usage = read.mapping(given, "an answer's usage")
-            n = {k: read.count(usage.get(k), f"usage.{k}") for k in (*INPUTS, "output_tokens")}
-            tally.add(n["input_tokens"], n["output_tokens"], n[INPUTS[1]], n[INPUTS[2]])
+        for fresh, written, cached, output in answers:
+            tally.add(fresh, output, written, cached)
+
+    def _counts(self, number: int, given: Any) -> tuple[int, int, int, int]:
+        """An answer's usage as streamed, read as it comes: its four counts (input, cache writes, cache reads,
+        output), never the object itself, which may hold anything (a run's memory stays bounded)."""
+        read = Reading(f"line {number} of Claude Code's output (an answer's usage)", self.transcript.warning)
+        usage = read.mapping(given, "usage")
+        fresh, written, cached = (read.count(usage.get(k), f"usage.{k}") for k in INPUTS)
+        return fresh, written, cached, read.count(usage.get("output_tokens"), "usage.output_tokens")
+
+
+def _bounded(result: dict[str, Any]) -> dict[str, Any]:
+    """The result as the run keeps it: its `usage` with the counts read alone, its `modelUsage` with no more
+    than the two first models' names (`count` asks whether there is exactly one), whatever else they held."""
+    kept = dict(result)
+    if isinstance(usage := result.get("usage"), dict):
+        kept["usage"] = {k: usage[k] for k in (*INPUTS, "output_tokens") if k in usage}
+    if isinstance(models := result.get("modelUsage"), dict):
+        kept["modelUsage"] = dict.fromkeys(itertools.islice(models, 2))
+    return kept
+
+
+def _key(message_id: str) -> str | bytes:
+    """An answer's id as the tally keys it: as it is, or a digest of one over MAX_NAME characters."""
+    if len(message_id) <= MAX_NAME:
+        return message_id
+    return hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).digest()

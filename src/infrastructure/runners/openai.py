@@ -16,6 +16,7 @@ from blackboard.infrastructure.runners import catalog
 from blackboard.infrastructure.runners.answers import Answer, judged
 from blackboard.infrastructure.runners.anthropic import NO_MODEL, refused, retry_after_seconds, unpriced
 from blackboard.infrastructure.runners.api_loop import Loop, budget_of, model_for, run_watched
+from blackboard.infrastructure.runners.calls import cuttable
 from blackboard.infrastructure.runners.openai_answer import STOPS, read_completion
 from blackboard.infrastructure.runners.usage import Tally
 
@@ -46,7 +47,9 @@ def _converse(loop: Loop) -> RunOutcome:
     import openai  # the optional SDK, imported by a run only
 
     request = loop.request
-    client = loop.client(lambda: openai.OpenAI(max_retries=0))
+    client = loop.client(
+        lambda: openai.OpenAI(max_retries=0, http_client=cuttable(openai.DefaultHttpxClient))
+    )
     tools = [
         {
             "type": "function",

@@ -8,9 +8,7 @@ import signal
 import subprocess
 from collections.abc import Mapping
 
-from blackboard.infrastructure.keeper.trees import descendants, kill_run
-
-STOP_GRACE = 1.0  # seconds a stopped run has between SIGTERM and SIGKILL (contracts/control.md, "Cancel")
+from blackboard.infrastructure.keeper.trees import STOP_GRACE, descendants, kill_run
 
 __all__ = ["STOP_GRACE", "descendants", "kill_tree"]
 

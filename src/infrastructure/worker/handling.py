@@ -22,6 +22,7 @@ from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
 from blackboard.infrastructure.agents.outcome import artifact_refusal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.documents import jsonable, signal
+from blackboard.infrastructure.input_errors import invalid_input
 from blackboard.infrastructure.keeper.marks import marks
 from blackboard.infrastructure.worker.held import HeldRuns
 from blackboard.infrastructure.worker.recorder import Done, Recorder
@@ -181,8 +182,7 @@ class Handling:
                     **common, artifact_path=outcome.artifact_path, knowledge_items=outcome.knowledge_items
                 )
             except ValidationError as bad:  # e.g. an empty artifact_path: the handler's mistake, said as such
-                problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in bad.errors())
-                return FailSignal(**common, error=f"handler output refused: {problem}")
+                return FailSignal(**common, error=f"handler output refused: {invalid_input(bad)}")
             except InvalidInput as bad:  # a knowledge item no entry could hold: refused whole, nothing lands
                 return FailSignal(**common, error=f"handler output refused: {bad}")
         return FailSignal(**common, error=outcome.error or "handler failed", retry_after=outcome.retry_after)

@@ -127,6 +127,11 @@ class Runs:
                 lambda pid: self._handling.held.started(claimed, pid),
             )
             outcome = runner_for(name).run(request, control)
+            handled = (
+                from_stdout(outcome.answer)
+                if outcome.succeeded
+                else HandlerOutcome(False, error=outcome.error)
+            )
         except Exception as exc:
             logger.exception("running %s went wrong", claimed.signal_id)
             outcome = RunOutcome(
@@ -134,9 +139,7 @@ class Runs:
                 SignalUsage(runner=name),
                 error=f"the worker could not run the {name} runner: {said(exc)}",
             )
-        handled = (
-            from_stdout(outcome.answer) if outcome.succeeded else HandlerOutcome(False, error=outcome.error)
-        )
+            handled = HandlerOutcome(False, error=outcome.error)
         self._handling.hand_over(agent, claimed, handled, started, usage=outcome.usage, folder=self.workdir)
 
     def request(self, agent: AgentDefinition, claimed: AgentSignal) -> RunRequest:
