@@ -268,15 +268,15 @@ def _child(raw: str) -> None:
         dbs.close()
 
 
-if __name__ == "__main__":
-    import sys
-
-    _child(sys.argv[1])
-
-
 def claim_tokens(command: Any, signal_ids: tuple[str, ...], token: str) -> dict[str, Any]:
     """How the build under test takes a batch claim's tokens, as its worker does: a token of its own for each
     claim (`tokens`), or, in a build from before that, one token for the worker's every claim (`token`)."""
     if "tokens" in command.model_fields:
         return {"tokens": {signal_id: f"{token}/{n}" for n, signal_id in enumerate(signal_ids)}}
     return {"token": token}
+
+
+if __name__ == "__main__":
+    import sys
+
+    _child(sys.argv[1])

@@ -18,6 +18,7 @@ from blackboard.application.fields import (
     Printable,
     Seconds,
     Token,
+    WorkerId,
 )
 from blackboard.application.json_values import check_json
 from blackboard.domain.signals import (
@@ -237,7 +238,7 @@ class ClaimSignals(Command):
     # that claim's alone, so a run holding one cannot act on another claim of the same worker
     tokens: dict[SignalIdText, Token] = Field(default_factory=dict)
     limit: Count = 1
-    worker_id: Printable | None = None  # the claiming worker's public id, in its claims' metadata (`worker`)
+    worker_id: WorkerId | None = None  # the claiming worker's public id, in its claims' metadata (`worker`)
 
     @model_validator(mode="after")
     def _a_token_per_claim(self) -> ClaimSignals:

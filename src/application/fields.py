@@ -27,6 +27,8 @@ def printable(text: str) -> str:
 # A board id, an entry's author, section, role and label: 1..200 characters, no control character (so
 # an entry key's stream id, `<board>\x1f<key>`, is never a board's).
 Printable = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(printable)]
+# a worker's public id: its agent's name, "/", a UUID (worker/process.py)
+WorkerId = Annotated[str, Field(min_length=1, max_length=MAX_NAME + 37), AfterValidator(printable)]
 BoardName = Printable
 # Who posts, claims or cancels, a capability, a dedupe key, a correlation id: 1..200 characters, any
 # (stored text is shown escaped, never replayed to a terminal: docs/cli.md, "Limits on input").

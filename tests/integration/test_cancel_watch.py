@@ -55,8 +55,9 @@ class Statements:
         event.remove(self.engine, "before_cursor_execute", self._seen)
 
 
-def watch_of(board: SqlBoard) -> StopWatch:
-    return StopWatch(board.queries, board.store, None, lambda: {})  # type: ignore[arg-type]
+def watch_of(board: SqlBoard, running: dict[str, str | None]) -> StopWatch:
+    """A watch of a worker whose claims now are `running` (the test may change it as a worker would)."""
+    return StopWatch(board.queries, board.store, None, lambda: dict(running))  # type: ignore[arg-type]
 
 
 def test_the_watch_reads_all_the_signals_running_here_in_one_statement(sql_engine):
@@ -65,10 +66,11 @@ def test_the_watch_reads_all_the_signals_running_here_in_one_statement(sql_engin
     (taken,) = claimed(board, 1, OTHER, topic="other")  # as if its claim lapsed and another worker took it
     board.service.cancel_signal(CancelSignal(signal_id=mine[0], reason="not needed any more"))
     board.service.cancel_signal(CancelSignal(signal_id=mine[1]))
-    watch, seen = watch_of(board), board.store.last_position()  # what woke it (a NOTIFY's position)
+    running = {**dict.fromkeys(mine, MINE), taken: MINE}  # each claim's own token
+    watch, seen = watch_of(board, running), board.store.last_position()  # what woke it (a NOTIFY's position)
 
     with Statements(sql_engine) as sent:
-        watch._check({**dict.fromkeys(mine, MINE), taken: MINE}, seen)  # each claim's own token
+        watch._check(running, seen)
 
     assert len(sent) == 1, sent  # was 3 per signal: the catch-up's two reads and the row
     assert (
@@ -89,7 +91,7 @@ def test_a_row_missing_is_skipped_and_rows_behind_the_log_are_caught_up_first(sq
     board.service.cancel_signal(CancelSignal(signal_id=mine[1], reason="gone too"))
     with sql_engine.begin() as conn:  # mine[0]'s row is not there for now (a rebuild has yet to fold it)
         conn.execute(delete(SIGNALS).where(SIGNALS.c.signal_id == mine[0]))
-    watch = watch_of(board)
+    watch = watch_of(board, dict.fromkeys(mine, MINE))
 
     watch._check(dict.fromkeys(mine, MINE), board.store.last_position())
 
@@ -152,3 +154,22 @@ def test_a_completion_is_found_by_its_own_signal_id_only(sql_engine):
     assert board.store.completion_of("ps-2", first) is None
     # a later completion whose result names the id is passed over, not taken for the signal's own
     assert board.store.completion_of("ps-1", later).signal_id == later
+
+
+def test_a_signal_claimed_anew_here_while_the_watch_looks_runs_on(sql_engine):
+    """Tokens are per claim: a run that failed with `retry_after: 0` is claimed again at once by this worker
+    under a new token. Before: the watch, which had looked at the first claim, read the new token as
+    another worker's and stopped the new run (its attempt spent). A stop found for one claim never stops
+    another claim of the same signal."""
+    board = SqlBoard(sql_engine)
+    (retried,) = claimed(board, 1, "ps-researcher/second")  # the store holds the new claim already
+    (taken,) = claimed(board, 1, OTHER, topic="taken")
+    running = {retried: "ps-researcher/second", taken: MINE}
+    watch = watch_of(board, running)
+
+    watch._check({retried: "ps-researcher/first", taken: MINE}, board.store.last_position())  # looked before
+
+    assert watch.reason(retried) is None  # claimed anew here: that run is its own
+    assert watch.reason(taken) == "stopped: the claim is held by another worker now"
+    running[taken] = "ps-researcher/third"  # the lapsed claim ended here; the signal claimed anew here
+    assert watch.reason(taken) is None  # the reason was the earlier claim's

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
+from blackboard.application.bounds import MAX_NAME
 from blackboard.application.commands import (
     ClaimSignal,
     ClaimSignals,
@@ -290,3 +293,17 @@ def test_a_batch_claim_takes_a_token_of_its_own_for_each_signal_and_refuses_one_
     mine = record(board, complete(s2, token=token_of(s1)))  # the sibling claim's token: not this claim's
     assert isinstance(mine[0], StaleClaim)
     assert status(board, s2) is SignalStatus.CLAIMED
+
+
+def test_a_worker_id_holds_the_longest_agent_name_the_rules_allow():
+    """A worker's id is its agent's name, "/" and a UUID: before, an agent name of 164 characters or more
+    (names may have 200) made the worker's first batch claim invalid, and the worker exit 2."""
+    longest = "a" * MAX_NAME
+    claim = ClaimSignals(
+        blackboard_id="b",
+        signal_ids=("sig-00000001",),
+        agent_id=longest,
+        worker_id=f"{longest}/{uuid.uuid4()}",
+    )
+
+    assert claim.worker_id is not None and claim.worker_id.startswith(longest)

@@ -67,11 +67,9 @@ class Ending:
 
     def go_on(self, now: float, held: Mapping[str, Held]) -> None:
         """The look and the kills now due. A run held again meanwhile (its signal's retry, claimed by the same
-        worker: the same marks) is looked for by its old root's group and descendants alone."""
+        worker) carries a token of its own in its marks, so the ended run's marks find only what it left."""
         if self.look_at is not None and now >= self.look_at:
-            found = left_running(
-                {key: (h.pid, h.group, {} if key[0] in held else h.marks) for key, h in self.ended.items()}
-            )
+            found = left_running({key: (h.pid, h.group, h.marks) for key, h in self.ended.items()})
             for key, pids in found.items():
                 if sent := term(pids):
                     self.left[key] = (sent, now + STOP_GRACE)

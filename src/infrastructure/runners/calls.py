@@ -57,14 +57,14 @@ class Calls:
 
     def cut(self, thread: threading.Thread) -> None:
         """End the call `thread` is in, and any it would make next."""
-        with self._lock:
+        with self._lock:  # shut down while the thread cannot hand the connection back to the pool
             self._cut.add(thread)
             sock = self._using.get(thread)
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # closed already
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)  # never blocks
+                except OSError:
+                    pass  # closed already
 
 
 CALLS = Calls()

@@ -37,7 +37,9 @@ class StopWatch:
         with its own signal's, so a claim taken over is told from one this worker holds)."""
         self._queries, self._store, self._notifier = queries, store, notifier
         self._claims = claims
-        self._reasons: dict[str, str] = {}
+        # why a claim's run must stop, by signal, with the token of the claim it was found for: a new claim
+        # of the same signal here (a retry claimed again at once) has a token of its own and runs on
+        self._reasons: dict[str, tuple[str | None, str]] = {}
         self._started = threading.Event()  # a run started: there is something to watch
         self._closing = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="stop-watch", daemon=True)
@@ -55,8 +57,12 @@ class StopWatch:
         self._thread.join()
 
     def reason(self, signal_id: str) -> str | None:
-        """Why the run of this signal must stop (it was cancelled meanwhile), or None."""
-        return self._reasons.get(signal_id)
+        """Why the run of this signal must stop (it was cancelled meanwhile), or None: for the claim that
+        runs it now only, never a reason found for an earlier claim of the same signal."""
+        found = self._reasons.get(signal_id)
+        if found is None or self._claims().get(signal_id) != found[0]:
+            return None
+        return found[1]
 
     def forget(self, signal_id: str) -> None:
         self._reasons.pop(signal_id, None)
@@ -64,7 +70,11 @@ class StopWatch:
     def _watch(self) -> None:
         position: int | None = None
         while not self._closing.is_set():
-            running = {sid: token for sid, token in self._claims().items() if sid not in self._reasons}
+            running = {
+                sid: token
+                for sid, token in self._claims().items()
+                if sid not in self._reasons or self._reasons[sid][0] != token
+            }
             if not running:
                 self._started.wait(WAKE_EVERY)
                 self._started.clear()
@@ -93,10 +103,12 @@ class StopWatch:
             list(running), seen
         ):  # a row missing (a rebuild): it comes back
             if now.status is SignalStatus.CANCELLED:
-                why = now.error or "no reason given"
-                self._reasons[now.signal_id] = f"stopped: the signal was cancelled ({why})"
+                why = f"stopped: the signal was cancelled ({now.error or 'no reason given'})"
             elif now.status is SignalStatus.CLAIMED and now.claim_token != running.get(now.signal_id):
-                self._reasons[now.signal_id] = "stopped: the claim is held by another worker now"
+                if self._claims().get(now.signal_id) != running.get(now.signal_id):
+                    continue  # claimed anew here since the look began (a retry): that run is its own
+                why = "stopped: the claim is held by another worker now"
             else:  # still ours, or ended by its own run (its outcome recorded before its slot is freed)
                 continue
-            logger.info("%s: %s; stopping its run", now.signal_id, self._reasons[now.signal_id])
+            self._reasons[now.signal_id] = (running.get(now.signal_id), why)
+            logger.info("%s: %s; stopping its run", now.signal_id, why)
