@@ -156,13 +156,27 @@ class IterationsSpent(TimedOut):
 
 class BudgetStopsTheRun(RuleViolation):
     """The board's budget is reached (its runs, the controller's included, spent it): the run stopped
-    before asking the controller again (exit 3)."""
+    before asking the controller again, or its open step waits for a budget no run's end frees (exit 3)."""
 
-    def __init__(self, run: SolveRun, reason: str) -> None:
+    def __init__(self, run: SolveRun, reason: str, message: str | None = None) -> None:
         super().__init__(
-            f"solve run {run.run_id} stopped: blackboard {run.blackboard_id} {reason}; raise it with "
+            message
+            or f"solve run {run.run_id} stopped: blackboard {run.blackboard_id} {reason}; raise it with "
             f"blackboard budget {run.blackboard_id}"
         )
+        self.run = run
+
+
+class StepHeldByBudget(RuleViolation):
+    """The run's open step waits for a budget, and only a higher budget frees it (the budget reached, or its
+    reservation cannot fit while nothing else is reserved): the run stops (BudgetStopsTheRun, exit 3)."""
+
+    def __init__(self, run: SolveRun, step: Step, why: str) -> None:
+        self.reason = (
+            f"its step {step.iteration} ({step.signal_id}, for {step.agent}'s {step.capability}) waits for a "
+            f"budget that only a higher budget frees: {why}"
+        )
+        super().__init__(f"solve run {run.run_id} stopped: {self.reason}")
         self.run = run
 
 

@@ -11,7 +11,9 @@ once its knowledge has landed (solve_steps.py), so the controller always decides
 left. The run ends solved, or stopped (`SolveStopped`) when its iterations are spent (IterationsSpent: the
 controller asked once more, unless `synthesis` is off, for its best answer from what is known, recorded as
 `SolveSynthesized` and the answer's entry), a step has no live worker that fits it for the step timeout
-(NoWorkerFits), or it is interrupted; a stop cancels its open step, so a stopped run leaves no work behind.
+(NoWorkerFits), its step waits for a budget that only a higher budget frees (BudgetStopsTheRun, as when the
+board's budget is reached before a decision), or it is interrupted; a stop cancels its open step, so a
+stopped run leaves no work behind.
 A run whose process ended without a stop (killed, or interrupted with `keep_step`) is `orphaned` until
 `resume` takes it up from its stream (`SolveResumed`): the iterations spent, the open step, the options it
 started with.
@@ -59,6 +61,7 @@ from blackboard.application.solve_ports import (  # the ports and values, re-exp
     SolveProblem,
     SolveProcesses,
     Specialist,
+    StepHeldByBudget,
     UnknownRun,
 )
 from blackboard.application.solve_runs import SolveRuns
@@ -123,6 +126,9 @@ class Solver(SolveRuns):
         self.holding: Callable[[], bool] | None = None  # False once another process took the run up
         # why the board's budget stops the run (None: it does not): asked before each decision
         self.over_budget: Callable[[str], str | None] | None = None
+        # why the board's budget holds a POSTED step back until it is raised (None: it does not), as `next`
+        # and `show` say it: asked while the run waits for its step
+        self.step_held: Callable[[AgentSignal], str | None] | None = None
 
     def start(
         self,
@@ -241,6 +247,11 @@ class Solver(SolveRuns):
                 run_id, board, controller.name, cmd.posted_by, str(exc), "no live worker fit it"
             )
             raise
+        except StepHeldByBudget as held:
+            stopped = self._end(
+                run_id, board, controller.name, cmd.posted_by, held.reason, "its step waits for a budget"
+            )
+            raise BudgetStopsTheRun(stopped, held.reason, str(held)) from None
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt) and keep_step:
                 raise
@@ -292,7 +303,7 @@ class Solver(SolveRuns):
 
     def _step_ended(self, cmd: SolveProblem, run: SolveRun) -> SolveRun:
         """Wait for the open step's signal to end (or NoWorkerFits), and record how it ended."""
-        ended = self._steps.until_ended(run, cmd.step_timeout, self.holding)
+        ended = self._steps.until_ended(run, cmd.step_timeout, self.holding, self.step_held)
         iteration = run.open_step.iteration if run.open_step is not None else run.iterations
         return self._ended(run, iteration, ended, ended.claimed_by or run.controller)
 

@@ -186,3 +186,32 @@ def test_a_lapsed_claim_frees_its_concurrency_slot_for_the_next_claim_without_a_
     )
     assert board.show(first)["status"] == "CLAIMED"  # nothing swept it; it counts no more
     assert board.show(second)["claimed_by"] == "keyed"
+
+
+def test_a_solve_whose_step_the_budget_holds_stops_saying_why_instead_of_waiting_forever(solve_board):
+    board = solve_board
+    board.cli.ok("budget", "ps-1", "--tokens", "1000", "--by", "alice")
+    script = [say(POST_FINDER, input_tokens=1000, output_tokens=100), say(SOLVED)]
+    with stand_in(script) as api:  # the decision that posts the step spends the budget: the step waits
+        done = board.cli(
+            "--json",
+            "solve",
+            "a problem",
+            "--blackboard",
+            "ps-1",
+            "--runner",
+            "anthropic",
+            "--start-workers",
+            env=api_env(api.url),
+            timeout=90,  # before: still waiting for its step when the call was cut off
+        ).expect(3)
+
+    assert len(api.model_calls) == 1
+    assert "waits for a budget" in done.stderr and "budget reached: 1100 of 1000 tokens spent" in done.stderr
+    assert "raise it with blackboard budget ps-1" in done.stderr and "Traceback" not in done.stderr
+    run = done.json()
+    assert run["state"] == "stopped" and "waits for a budget" in run["reason"]
+    [step] = run["steps"]
+    assert step["status"] == "CANCELLED"  # a stopped run leaves no work behind
+    assert board.cli.ok("solve", "--status", run["run_id"], "--blackboard", "ps-1") == run
+    assert "stopped the workers" in done.stderr
