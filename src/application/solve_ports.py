@@ -89,11 +89,13 @@ class ControllerAnswer:
 
 
 class ControllerAgent(abc.ABC):
-    """The controller's agent file, run by its runner; asked once per iteration."""
+    """The controller's agent file, run by its runner; asked once per iteration. `unpriced`: the model its
+    runner would call and has no price for (None: priced, or its runner reports the cost itself)."""
 
     name: str
     runner: str
     model: str | None
+    unpriced: str | None = None
 
     @abc.abstractmethod
     def decide(self, run_id: str, iteration: int, prompt: str) -> ControllerAnswer:
@@ -163,6 +165,23 @@ class BudgetStopsTheRun(RuleViolation):
             message
             or f"solve run {run.run_id} stopped: blackboard {run.blackboard_id} {reason}; raise it with "
             f"blackboard budget {run.blackboard_id}"
+        )
+        self.run = run
+
+
+class ControllerUnpriced(RuleViolation):
+    """The board has a USD budget and the controller's runner has no price for its model: its runs could not
+    keep to the budget, so solve does not start (exit 3, nothing written), or a running run stops before
+    asking it again (a budget set meanwhile), as a runner's claim under a USD budget waits."""
+
+    def __init__(self, blackboard_id: str, controller: str, model: str, run: SolveRun | None = None) -> None:
+        self.reason = (
+            f"blackboard {blackboard_id} has a USD budget, and the controller {controller}'s runner has no "
+            f"price for its model {model}, so its runs could not keep to it"
+        )
+        super().__init__(
+            f"{self.reason}; configure its price (US dollars per million tokens, input and output): "
+            f"BLACKBOARD_PRICES='{{\"{model}\": [3, 15]}}', or run the controller with a priced --model"
         )
         self.run = run
 

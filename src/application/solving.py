@@ -50,6 +50,7 @@ from blackboard.application.solve_ports import (  # the ports and values, re-exp
     BudgetStopsTheRun,
     ControllerAgent,
     ControllerAnswer,
+    ControllerUnpriced,
     IterationsSpent,
     NoWorkerFits,
     ResumeSolve,
@@ -86,6 +87,7 @@ __all__ = [
     "BudgetStopsTheRun",
     "ControllerAgent",
     "ControllerAnswer",
+    "ControllerUnpriced",
     "IterationsSpent",
     "NoWorkerFits",
     "ResumeSolve",
@@ -129,6 +131,13 @@ class Solver(SolveRuns):
         # why the board's budget holds a POSTED step back until it is raised (None: it does not), as `next`
         # and `show` say it: asked while the run waits for its step
         self.step_held: Callable[[AgentSignal], str | None] | None = None
+        # whether the board has a USD budget: an unpriced controller may not run under one
+        self.usd_budget: Callable[[str], bool] | None = None
+
+    def check_priced(self, blackboard_id: str, controller: ControllerAgent) -> None:
+        """ControllerUnpriced when the board has a USD budget and the controller's model has no price."""
+        if controller.unpriced is not None and self.usd_budget is not None and self.usd_budget(blackboard_id):
+            raise ControllerUnpriced(blackboard_id, controller.name, controller.unpriced)
 
     def start(
         self,
@@ -460,14 +469,22 @@ class Solver(SolveRuns):
 
     # -- what the controller reads, and what it may cost -------------------------------------------------
     def _may_ask(self, cmd: SolveProblem, run: SolveRun, controller: ControllerAgent) -> None:
-        """Before the controller is asked: the run is still this process's (RunTakenOver), and the board's
-        budget is not reached (else the run stops: BudgetStopsTheRun)."""
+        """Before the controller is asked: the run is still this process's (RunTakenOver), the board's
+        budget is not reached (else the run stops: BudgetStopsTheRun), and a USD budget has a controller
+        whose runs it can price (else the run stops: ControllerUnpriced)."""
         board = run.blackboard_id
         if self.holding is not None and not self.holding():
             raise RunTakenOver(run.run_id, board)
         if self.over_budget is not None and (why := self.over_budget(board)) is not None:
             stopped = self._end(run.run_id, board, controller.name, cmd.posted_by, f"the board's {why}", why)
             raise BudgetStopsTheRun(stopped, why)
+        try:
+            self.check_priced(board, controller)
+        except ControllerUnpriced as unpriced:
+            stopped = self._end(
+                run.run_id, board, controller.name, cmd.posted_by, unpriced.reason, "unpriced"
+            )
+            raise ControllerUnpriced(board, controller.name, str(controller.unpriced), stopped) from None
 
     def _board(self, run: SolveRun) -> tuple[Any, list[Any], dict[str, AgentSignal]]:
         """The board as the controller reads it: its summary, its entries, the run's steps' signals."""

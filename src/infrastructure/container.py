@@ -248,12 +248,14 @@ def solver(
     from blackboard.application.budgets import board_budget
     from blackboard.application.solve_prompt import controller_prompt
     from blackboard.application.solving import Solver
+    from blackboard.domain.limits import Budget
 
     made = Solver(
         service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt, processes
     )
     if signals is not None:  # the controller's runs are charged to the board: its budget stops the run
         made.over_budget = lambda board: board_budget(signals, board).reached
+        made.usd_budget = lambda board: signals.budgets(board).get(board, Budget()).usd is not None
     if signals is not None and registry is not None and config is not None:
         made.step_held = _step_held(signal_queries, registry, config, signals, clock)
     return made

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from blackboard.infrastructure.runners.controller import PACKAGED
 from tests.e2e.test_ui_metrics import samples
 from tests.e2e.web import UiServer
 from tests.runners.conftest import Board, RunnerCli
@@ -215,3 +216,29 @@ def test_a_solve_whose_step_the_budget_holds_stops_saying_why_instead_of_waiting
     assert step["status"] == "CANCELLED"  # a stopped run leaves no work behind
     assert board.cli.ok("solve", "--status", run["run_id"], "--blackboard", "ps-1") == run
     assert "stopped the workers" in done.stderr
+
+
+def test_solve_refuses_a_controller_whose_model_has_no_price_under_a_usd_budget_until_it_is_priced(
+    solve_board,
+):
+    board = solve_board
+    board.cli.ok("budget", "ps-1", "--usd", "1", "--by", "alice")
+    local = board.workdir / "local.md"  # the packaged controller's body, its model one without a price
+    local.write_text(
+        PACKAGED.read_text(encoding="utf-8").replace("model: sonnet", "model: my-local-model"),
+        encoding="utf-8",
+    )
+    with stand_in([say(POST_FINDER), say(SOLVED)]) as api:
+        args = ("--json", "solve", "a problem", "--blackboard", "ps-1", "--controller", str(local))
+        done = board.cli(*args, "--runner", "anthropic", env=api_env(api.url)).expect(3)
+        assert api.model_calls == []  # before: the controller ran, each decision's cost unknown (null)
+        assert "has a USD budget" in done.stderr and "no price for its model my-local-model" in done.stderr
+        assert "BLACKBOARD_PRICES='{\"my-local-model\": [3, 15]}'" in done.stderr
+        assert "Traceback" not in done.stderr
+        kinds = [e["event_type"] for e in board.cli.ok("events")]
+        assert kinds == ["BoardBudgetSet"]  # nothing written: no problem entry, no run
+
+        priced = api_env(api.url, BLACKBOARD_PRICES='{"my-local-model": [1, 2]}')
+        run = board.cli(*args, "--runner", "anthropic", "--start-workers", env=priced).expect(0).json()
+    assert run["state"] == "solved"
+    assert board.cli.ok("budget", "ps-1")["spent_usd"] > 0  # its decisions priced, charged to the budget

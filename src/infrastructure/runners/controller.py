@@ -29,6 +29,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import SignalUsage
 from blackboard.infrastructure.agents.lenient import OWNED
 from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileInvalid, read_agent_file
+from blackboard.infrastructure.prices import unpriced_model
 from blackboard.infrastructure.runners import catalog, runner_for
 
 PACKAGED = Path(__file__).resolve().parent.parent / "agents" / "controller.md"
@@ -108,6 +109,10 @@ class RunnerController(ControllerAgent):
         self.model = model
         self._workdir, self._transcripts = workdir, transcripts
         self._permissions, self._board_env = permissions, dict(board_env)
+        # the model its runner would call and cannot price (a USD budget refuses it: Solver.check_priced)
+        self.unpriced = (
+            None if self.runner == "command" else unpriced_model(self.runner, definition.model, model)
+        )
 
     def missing(self) -> str | None:
         if (
