@@ -454,13 +454,22 @@ def refresh_reached(conn: Connection, boards: set[str]) -> None:
     )
 
 
+def budget_rows_written(events: Sequence[BlackboardEvent]) -> set[str]:
+    """The boards whose budget row folding these events writes: a budget set, or a run's usage recorded."""
+    return {
+        e.blackboard_id
+        for e in events
+        if isinstance(e, BoardBudgetSet) or getattr(e, "usage", None) is not None
+    }
+
+
 def lock_budgets(conn: Connection, boards: set[str]) -> None:
     """Where writers run side by side (PostgreSQL), lock these boards' budget rows (those they have) until
     the commit: completions of one board record runs side by side (Hold.SIGNALS), and so do its solve
     runs, so each locks the row before it sums the board's runs, and the sums count every run committed
     before it. Taken before the log's lock by every writer that records a run (the budget's, then the
     log's), so two of them never wait on each other's."""
-    if dialect_of(conn.engine).one_writer:
+    if not boards or dialect_of(conn.engine).one_writer:
         return
     b = BOARD_BUDGETS.c
     conn.execute(
