@@ -101,6 +101,9 @@ class ControllerAgent(abc.ABC):
     def decide(self, run_id: str, iteration: int, prompt: str) -> ControllerAnswer:
         """One run of the controller on `prompt`; never raises (a failure is an answer that says it)."""
 
+    def close(self) -> None:
+        """The solve ends: nothing a decision started goes on (the processes of one still under way)."""
+
 
 class SolveLog(abc.ABC):
     """The solve runs' streams (`<board>\\x1e<run>`): appended to by the run alone, read back for audits."""

@@ -169,6 +169,7 @@ def _driven(
                 pass
             raise
     finally:
+        controller.close()  # a decision still under way (an interrupt) ends with the run's process
         beat.stop()
         if workers.agents:
             workers.stop()
