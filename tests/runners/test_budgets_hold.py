@@ -15,7 +15,7 @@ from blackboard.infrastructure.runners.controller import PACKAGED
 from tests.e2e.test_ui_metrics import samples
 from tests.e2e.web import UiServer
 from tests.runners.conftest import Board, RunnerCli
-from tests.runners.standins import say, slow, stand_in
+from tests.runners.standins import call, say, slow, stand_in
 from tests.runners.test_solve import POST_FINDER, SOLVED, solve
 from tests.waiting import wait_until
 
@@ -242,3 +242,42 @@ def test_solve_refuses_a_controller_whose_model_has_no_price_under_a_usd_budget_
         run = board.cli(*args, "--runner", "anthropic", "--start-workers", env=priced).expect(0).json()
     assert run["state"] == "solved"
     assert board.cli.ok("budget", "ps-1")["spent_usd"] > 0  # its decisions priced, charged to the budget
+
+
+def test_a_cancelled_run_s_spend_is_charged_to_its_board_and_shown(budget_board):
+    board = budget_board
+    board.agent("spender", "runner: anthropic\nmodel: sonnet\n", "You spend.")
+    board.cli.ok("budget", "ps-1", "--tokens", "1000000", "--by", "alice")
+    spent = 5000 + 50  # its first turn's; the second is under way when the run is cancelled
+    script = [call("blackboard_summary", {}, input_tokens=5000, output_tokens=50), slow(60, say("late"))]
+    with stand_in(script) as api:
+        worker = board.cli.start("worker", "--agent", "spender", env=api_env(api.url))
+        sig = board.post("spender", topic="spend")["signal_id"]
+        wait_until(lambda: len(api.model_calls) == 2, timeout=60, what="the run's second call")
+        board.cli.ok("cancel", sig, "--reason", "enough", "--by", "alice")
+
+        # before: the cancelled run's 5,050 tokens were never recorded, and the budget read 0 spent
+        budget = wait_until(
+            lambda: (b := board.cli.ok("budget", "ps-1"))["spent_tokens"] and b,
+            timeout=60,
+            what="the cancelled run's spend charged",
+        )
+        worker.send_signal(signal.SIGINT)
+        board.cli.finish(worker).expect(0)
+    assert budget["spent_tokens"] == spent and budget["spent_usd"] == pytest.approx(
+        (5000 * 2 + 50 * 10) / 1e6
+    )
+    shown = board.show(sig)
+    assert shown["status"] == "CANCELLED" and shown["usage"]["input_tokens"] == 5000
+    [status] = board.cli.ok("status", "--blackboard", "ps-1")
+    assert status["usage"]["by_agent"]["spender"]["input_tokens"] == 5000
+    summary = board.cli.ok("summary", "--blackboard", "ps-1")
+    assert summary["usage"]["by_agent"]["spender"]["output_tokens"] == 50
+    [charged] = [
+        e
+        for e in board.cli.ok("events", "--blackboard", "ps-1")
+        if e["event_type"] == "AgentSignalRunCharged"
+    ]
+    assert charged["data"]["charged_to"] == "spender" and "CANCELLED" in charged["data"]["reason"]
+    board.cli.ok("projection", "rebuild")  # the fold and the fast replay count it alike
+    assert board.cli.ok("budget", "ps-1") == budget
