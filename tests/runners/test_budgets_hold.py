@@ -6,6 +6,7 @@ lapsed claim's concurrency slot is free for the next claim without a sweep. No t
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 
@@ -281,3 +282,30 @@ def test_a_cancelled_run_s_spend_is_charged_to_its_board_and_shown(budget_board)
     assert charged["data"]["charged_to"] == "spender" and "CANCELLED" in charged["data"]["reason"]
     board.cli.ok("projection", "rebuild")  # the fold and the fast replay count it alike
     assert board.cli.ok("budget", "ps-1") == budget
+
+
+def test_a_run_whose_claim_lapsed_while_its_worker_was_stopped_is_charged_once_it_stops(budget_board):
+    board = budget_board
+    board.agent("spender", "runner: anthropic\nmodel: sonnet\n", "You spend.")
+    board.cli.ok("budget", "ps-1", "--tokens", "1000000", "--by", "alice")
+    script = [call("blackboard_summary", {}, input_tokens=5000, output_tokens=50), slow(60, say("late"))]
+    short = {"BLACKBOARD_CLAIM_TIMEOUT": "3"}
+    with stand_in(script) as api:
+        sig = board.post("spender", topic="spend")["signal_id"]
+        worker = board.cli.start("worker", "--agent", "spender", "--once", env={**api_env(api.url), **short})
+        wait_until(lambda: len(api.model_calls) == 2, timeout=60, what="the run's second call")
+        os.kill(worker.call_pid, signal.SIGSTOP)
+        try:  # another process expires the lapsed claim meanwhile
+            wait_until(
+                lambda: board.cli.ok("expire", env=short) and board.show(sig)["status"] == "EXPIRED",
+                timeout=60,
+                what="the lapsed claim to expire",
+            )
+        finally:
+            os.kill(worker.call_pid, signal.SIGCONT)
+        stopped = board.cli.finish(worker).expect(0)
+
+    assert "its claim lapsed at" in stopped.stderr
+    # before: the run's 5,050 tokens were lost with its refused outcome
+    assert board.cli.ok("budget", "ps-1")["spent_tokens"] == 5000 + 50
+    assert board.show(sig)["status"] == "EXPIRED"
