@@ -168,3 +168,40 @@ class Controller:
                 )
             )
         return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetHold:
+    """Why a POSTED signal's board budget holds it back (`show`, `next`, and a `solve` step), and whether only
+    a higher budget frees it: the budget reached, or a reservation that does not fit while the board's open
+    claims reserve nothing (no run's end can leave room)."""
+
+    reason: str
+    lasting: bool
+
+
+def budget_hold(
+    queries: BlackboardQueries,
+    registry: AgentRegistry,
+    threshold: float,
+    budgets: Callable[[str | None], Mapping[str, BoardBudget]],
+    signal_id: str,
+    blackboard_id: str,
+    now: datetime,
+) -> BudgetHold | None:
+    """Why the board's budget holds the signal back, as `next` plans it (None: it does not; a board without
+    a budget costs the one read of `budgets`)."""
+    states = dict(budgets(blackboard_id))
+    state = states.get(blackboard_id)
+    if state is None:
+        return None
+    plan = Controller(queries, registry, threshold, lambda _board: states).next(blackboard_id, None, now)
+    if signal_id in plan.budget_waits:
+        return BudgetHold(plan.budget_waits[signal_id], state.reserved == Spent())
+    if any(m.signal.signal_id == signal_id for m in plan.over_budget):
+        reason = plan.budget_reasons[blackboard_id]
+        return BudgetHold(
+            f"waits: blackboard {blackboard_id} {reason}; raise it with blackboard budget {blackboard_id}",
+            True,
+        )
+    return None

@@ -346,6 +346,7 @@ class BlackboardService:
                         )
                 except BlackboardError as refused:
                     results.append(refused)
+                    _charge_refused(board, outcome, refused, now)
             return results
 
         scope = Scope(signals=tuple(o.signal_id for o in cmd.outcomes), ends=True)
@@ -834,3 +835,25 @@ def _claim_limits(agent: AgentProfile, tx: BoardTransaction) -> ClaimLimits:
     return ClaimLimits(
         limit, seen.held, None, agent.agent_id, agent.spending, seen.budget, seen.spent + seen.reserved
     )
+
+
+def _charge_refused(
+    board: BlackboardAggregate, outcome: CompleteSignal | FailSignal, refused: BlackboardError, now: datetime
+) -> None:
+    """An outcome refused because its run's claim ended by another hand (cancelled, expired, retried after
+    it lapsed) still spent what its usage says: charged to the board (BlackboardAggregate.charge_run). An
+    outcome refused for any other reason, or a run that spent nothing, charges nothing."""
+    usage = outcome.usage
+    if usage is None or not (usage.input_tokens or usage.output_tokens or usage.cost_usd):
+        return
+    try:
+        board.charge_run(
+            outcome.signal_id,
+            outcome.agent_id,
+            outcome.token,
+            usage,
+            f"its outcome was refused: {refused}",
+            now,
+        )
+    except BlackboardError:  # not a run whose claim ended: nothing to charge
+        pass

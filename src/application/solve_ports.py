@@ -89,15 +89,20 @@ class ControllerAnswer:
 
 
 class ControllerAgent(abc.ABC):
-    """The controller's agent file, run by its runner; asked once per iteration."""
+    """The controller's agent file, run by its runner; asked once per iteration. `unpriced`: the model its
+    runner would call and has no price for (None: priced, or its runner reports the cost itself)."""
 
     name: str
     runner: str
     model: str | None
+    unpriced: str | None = None
 
     @abc.abstractmethod
     def decide(self, run_id: str, iteration: int, prompt: str) -> ControllerAnswer:
         """One run of the controller on `prompt`; never raises (a failure is an answer that says it)."""
+
+    def close(self) -> None:
+        """The solve ends: nothing a decision started goes on (the processes of one still under way)."""
 
 
 class SolveLog(abc.ABC):
@@ -156,13 +161,44 @@ class IterationsSpent(TimedOut):
 
 class BudgetStopsTheRun(RuleViolation):
     """The board's budget is reached (its runs, the controller's included, spent it): the run stopped
-    before asking the controller again (exit 3)."""
+    before asking the controller again, or its open step waits for a budget no run's end frees (exit 3)."""
 
-    def __init__(self, run: SolveRun, reason: str) -> None:
+    def __init__(self, run: SolveRun, reason: str, message: str | None = None) -> None:
         super().__init__(
-            f"solve run {run.run_id} stopped: blackboard {run.blackboard_id} {reason}; raise it with "
+            message
+            or f"solve run {run.run_id} stopped: blackboard {run.blackboard_id} {reason}; raise it with "
             f"blackboard budget {run.blackboard_id}"
         )
+        self.run = run
+
+
+class ControllerUnpriced(RuleViolation):
+    """The board has a USD budget and the controller's runner has no price for its model: its runs could not
+    keep to the budget, so solve does not start (exit 3, nothing written), or a running run stops before
+    asking it again (a budget set meanwhile), as a runner's claim under a USD budget waits."""
+
+    def __init__(self, blackboard_id: str, controller: str, model: str, run: SolveRun | None = None) -> None:
+        self.reason = (
+            f"blackboard {blackboard_id} has a USD budget, and the controller {controller}'s runner has no "
+            f"price for its model {model}, so its runs could not keep to it"
+        )
+        super().__init__(
+            f"{self.reason}; configure its price (US dollars per million tokens, input and output): "
+            f"BLACKBOARD_PRICES='{{\"{model}\": [3, 15]}}', or run the controller with a priced --model"
+        )
+        self.run = run
+
+
+class StepHeldByBudget(RuleViolation):
+    """The run's open step waits for a budget, and only a higher budget frees it (the budget reached, or its
+    reservation cannot fit while nothing else is reserved): the run stops (BudgetStopsTheRun, exit 3)."""
+
+    def __init__(self, run: SolveRun, step: Step, why: str) -> None:
+        self.reason = (
+            f"its step {step.iteration} ({step.signal_id}, for {step.agent}'s {step.capability}) waits for a "
+            f"budget that only a higher budget frees: {why}"
+        )
+        super().__init__(f"solve run {run.run_id} stopped: {self.reason}")
         self.run = run
 
 

@@ -2,7 +2,10 @@
 CANCELLED: the step ends at once with it), or until it has had no live worker that fits it for the run's
 step timeout, counted only while it is POSTED and no live worker would claim it (the presence rows and the
 claim's own scoring: `BlackboardQueries.fitting_worker`). A worker that is live, or a claim under way,
-stops the count; the board's post timeout plays no part (it may be off).
+stops the count; the board's post timeout plays no part (it may be off). A POSTED step its board's budget
+holds back for good (`held`: the budget reached, or a reservation that cannot fit while nothing else is
+reserved, as `next` and `show` say it) ends the wait at once (StepHeldByBudget): no worker will ever claim it
+until someone raises the budget, so the run stops rather than wait with no end.
 
 A COMPLETED step ends once its knowledge items have landed as entries too (`<signal>/knowledge/<n>`, written
 by whichever process completed it, right after the completion's commit): the controller is asked again only
@@ -23,7 +26,7 @@ from blackboard.application.errors import WaitTimedOut
 from blackboard.application.knowledge.commands import ListEntries
 from blackboard.application.knowledge.service import result_key
 from blackboard.application.ports import Clock
-from blackboard.application.solve_ports import NoWorkerFits, RunTakenOver
+from blackboard.application.solve_ports import NoWorkerFits, RunTakenOver, StepHeldByBudget
 from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.domain.solving import SolveRun
 
@@ -38,11 +41,16 @@ class StepWatch:
         self._entries = entries  # KnowledgeQueries
 
     def until_ended(
-        self, run: SolveRun, step_timeout: float, holding: Callable[[], bool] | None = None
+        self,
+        run: SolveRun,
+        step_timeout: float,
+        holding: Callable[[], bool] | None = None,
+        held: Callable[[AgentSignal], str | None] | None = None,
     ) -> AgentSignal:
         """The open step's signal once it ended (and, COMPLETED, its knowledge items landed); NoWorkerFits
         once it had no live fitting worker for `step_timeout` seconds; RunTakenOver when `holding` says
-        another process took the run up."""
+        another process took the run up; StepHeldByBudget when `held` says why its board's budget holds it
+        back until the budget is raised."""
         step = run.open_step
         if step is None or step.signal_id is None:
             raise ValueError(f"solve run {run.run_id} has no open step to wait for")
@@ -53,6 +61,8 @@ class StepWatch:
                 return self._landed(signal)
             if holding is not None and not holding():
                 raise RunTakenOver(run.run_id, run.blackboard_id)
+            if signal.status is SignalStatus.POSTED and held is not None and (why := held(signal)):
+                raise StepHeldByBudget(run, step, why)
             now = self._clock.now()
             if signal.status is SignalStatus.POSTED and self._queries.fitting_worker(signal) is None:
                 unattended_since = unattended_since or now

@@ -11,7 +11,9 @@ once its knowledge has landed (solve_steps.py), so the controller always decides
 left. The run ends solved, or stopped (`SolveStopped`) when its iterations are spent (IterationsSpent: the
 controller asked once more, unless `synthesis` is off, for its best answer from what is known, recorded as
 `SolveSynthesized` and the answer's entry), a step has no live worker that fits it for the step timeout
-(NoWorkerFits), or it is interrupted; a stop cancels its open step, so a stopped run leaves no work behind.
+(NoWorkerFits), its step waits for a budget that only a higher budget frees (BudgetStopsTheRun, as when the
+board's budget is reached before a decision), or it is interrupted; a stop cancels its open step, so a
+stopped run leaves no work behind.
 A run whose process ended without a stop (killed, or interrupted with `keep_step`) is `orphaned` until
 `resume` takes it up from its stream (`SolveResumed`): the iterations spent, the open step, the options it
 started with.
@@ -48,6 +50,7 @@ from blackboard.application.solve_ports import (  # the ports and values, re-exp
     BudgetStopsTheRun,
     ControllerAgent,
     ControllerAnswer,
+    ControllerUnpriced,
     IterationsSpent,
     NoWorkerFits,
     ResumeSolve,
@@ -59,6 +62,7 @@ from blackboard.application.solve_ports import (  # the ports and values, re-exp
     SolveProblem,
     SolveProcesses,
     Specialist,
+    StepHeldByBudget,
     UnknownRun,
 )
 from blackboard.application.solve_runs import SolveRuns
@@ -83,6 +87,7 @@ __all__ = [
     "BudgetStopsTheRun",
     "ControllerAgent",
     "ControllerAnswer",
+    "ControllerUnpriced",
     "IterationsSpent",
     "NoWorkerFits",
     "ResumeSolve",
@@ -123,6 +128,16 @@ class Solver(SolveRuns):
         self.holding: Callable[[], bool] | None = None  # False once another process took the run up
         # why the board's budget stops the run (None: it does not): asked before each decision
         self.over_budget: Callable[[str], str | None] | None = None
+        # why the board's budget holds a POSTED step back until it is raised (None: it does not), as `next`
+        # and `show` say it: asked while the run waits for its step
+        self.step_held: Callable[[AgentSignal], str | None] | None = None
+        # whether the board has a USD budget: an unpriced controller may not run under one
+        self.usd_budget: Callable[[str], bool] | None = None
+
+    def check_priced(self, blackboard_id: str, controller: ControllerAgent) -> None:
+        """ControllerUnpriced when the board has a USD budget and the controller's model has no price."""
+        if controller.unpriced is not None and self.usd_budget is not None and self.usd_budget(blackboard_id):
+            raise ControllerUnpriced(blackboard_id, controller.name, controller.unpriced)
 
     def start(
         self,
@@ -241,6 +256,11 @@ class Solver(SolveRuns):
                 run_id, board, controller.name, cmd.posted_by, str(exc), "no live worker fit it"
             )
             raise
+        except StepHeldByBudget as held:
+            stopped = self._end(
+                run_id, board, controller.name, cmd.posted_by, held.reason, "its step waits for a budget"
+            )
+            raise BudgetStopsTheRun(stopped, held.reason, str(held)) from None
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt) and keep_step:
                 raise
@@ -292,7 +312,7 @@ class Solver(SolveRuns):
 
     def _step_ended(self, cmd: SolveProblem, run: SolveRun) -> SolveRun:
         """Wait for the open step's signal to end (or NoWorkerFits), and record how it ended."""
-        ended = self._steps.until_ended(run, cmd.step_timeout, self.holding)
+        ended = self._steps.until_ended(run, cmd.step_timeout, self.holding, self.step_held)
         iteration = run.open_step.iteration if run.open_step is not None else run.iterations
         return self._ended(run, iteration, ended, ended.claimed_by or run.controller)
 
@@ -449,14 +469,22 @@ class Solver(SolveRuns):
 
     # -- what the controller reads, and what it may cost -------------------------------------------------
     def _may_ask(self, cmd: SolveProblem, run: SolveRun, controller: ControllerAgent) -> None:
-        """Before the controller is asked: the run is still this process's (RunTakenOver), and the board's
-        budget is not reached (else the run stops: BudgetStopsTheRun)."""
+        """Before the controller is asked: the run is still this process's (RunTakenOver), the board's
+        budget is not reached (else the run stops: BudgetStopsTheRun), and a USD budget has a controller
+        whose runs it can price (else the run stops: ControllerUnpriced)."""
         board = run.blackboard_id
         if self.holding is not None and not self.holding():
             raise RunTakenOver(run.run_id, board)
         if self.over_budget is not None and (why := self.over_budget(board)) is not None:
             stopped = self._end(run.run_id, board, controller.name, cmd.posted_by, f"the board's {why}", why)
             raise BudgetStopsTheRun(stopped, why)
+        try:
+            self.check_priced(board, controller)
+        except ControllerUnpriced as unpriced:
+            stopped = self._end(
+                run.run_id, board, controller.name, cmd.posted_by, unpriced.reason, "unpriced"
+            )
+            raise ControllerUnpriced(board, controller.name, str(controller.unpriced), stopped) from None
 
     def _board(self, run: SolveRun) -> tuple[Any, list[Any], dict[str, AgentSignal]]:
         """The board as the controller reads it: its summary, its entries, the run's steps' signals."""

@@ -6,14 +6,18 @@ still found in the log: no wake-up is lost, whichever process made the change.
 A wait on a signal also wakes at the signal's deadline, which it computes by the board's one rule
 (`BlackboardQueries.deadlines`: domain `deadline`, the live workers read when it comes), and has the
 board decide there and then (`BlackboardService.enforce_deadline`, as any command that finds a signal
-late): so it ends EXPIRED when the signal does, whether a sweeper runs or not.
+late): so it ends EXPIRED when the signal does, whether a sweeper runs or not. A signal that waits for
+upstreams (`after`) has no deadline of its own until they end: the wait takes the earliest deadline of the
+open upstreams it waits for (and theirs, up the chain), and has the board decide each there, so an upstream
+that expires ends the awaited signal's wait as the board's cascade decides it. Which events may change the
+awaited signal (`may_change`) is one rule, for the blocking wait and the async API's alike.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from blackboard.application.callers import Caller
@@ -21,6 +25,7 @@ from blackboard.application.commands import EnforceDeadline, GetSignalById, Watc
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
 from blackboard.application.ports import Clock, EventStore, LogNotifier, Recorded
 from blackboard.application.queries import BlackboardQueries
+from blackboard.domain.errors import NotFound
 from blackboard.domain.events import BlackboardEvent, EntryConflictResolved, EntryWritten
 from blackboard.domain.signals import AgentSignal
 
@@ -42,6 +47,7 @@ FINAL_EVENTS = frozenset(
 
 # seconds before a deadline the board did not act on is looked at again (a worker that fits beat meanwhile)
 RECHECK = 1.0
+MAX_CHAIN = 1000  # upstreams a wait looks at for their deadlines, at most
 
 
 class Watcher:
@@ -81,30 +87,54 @@ class Watcher:
         signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         until = _deadline(timeout)
         while not signal.status.is_final:
-            due_in = self._due_in(signal)
+            due_in, due = self._due_in(signal)
             if due_in is not None and due_in <= 0:
-                signal = self._enforce(signal)
+                for late in due:  # the awaited signal's own, or an upstream's it waits for
+                    self._enforce(late)
+                signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
                 if signal.status.is_final:
                     break
-                due_in = self._due_in(signal)
+                due_in, _ = self._due_in(signal)
                 if due_in is not None and due_in <= 0:  # the board saw it otherwise (a worker that fits beat)
                     due_in = RECHECK
             if not self._wait_past(position, until, f"{signal_id} to finish", timeout, due_in):
                 continue  # its deadline came: the board decides
             while records := self._store.read_all(after=position, limit=1000):
                 position = records[-1].position
-                if any(_changes(r.event, signal) for r in records):
+                if any(may_change(r.event, signal_id, signal.waiting_for) for r in records):
                     signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         return signal
 
-    def _due_in(self, signal: AgentSignal) -> float | None:
-        """Seconds until the signal's deadline as the board would see it now (<= 0: it has come); None when
-        it has none, or this watcher cannot act on one."""
+    def _due_in(self, signal: AgentSignal) -> tuple[float | None, list[AgentSignal]]:
+        """Seconds until the earliest deadline the wait must act on, as the board would see it now (<= 0: it
+        has come), and the signals whose deadline has come: the signal's own, or, while it waits for
+        upstreams, theirs (up the chain). None when there is none, or this watcher cannot act on one."""
         if self._service is None or self._clock is None:
-            return None
+            return None, []
         now = self._clock.now()
-        due = self._queries.deadlines([signal], now).get(signal.signal_id)
-        return None if due is None else (due - now).total_seconds()
+        chain = self._open_chain(signal)
+        dues = self._queries.deadlines(chain, now)
+        if not dues:
+            return None, []
+        late = [s for s in chain if s.signal_id in dues and dues[s.signal_id] <= now]
+        return (min(dues.values()) - now).total_seconds(), late
+
+    def _open_chain(self, signal: AgentSignal) -> list[AgentSignal]:
+        """The signal and the open upstreams it waits for, and theirs, up the chain (each once)."""
+        chain, seen, todo = [signal], {signal.signal_id}, list(signal.waiting_for)
+        while todo and len(seen) < MAX_CHAIN:
+            upstream_id = todo.pop()
+            if upstream_id in seen:
+                continue
+            seen.add(upstream_id)
+            try:
+                upstream = self._queries.get_signal(GetSignalById(signal_id=upstream_id))
+            except NotFound:
+                continue
+            if not upstream.status.is_final:
+                chain.append(upstream)
+                todo.extend(upstream.waiting_for)
+        return chain
 
     def _enforce(self, signal: AgentSignal) -> AgentSignal:
         """The board records the expiry if the signal is past its deadline (nothing otherwise); the signal
@@ -188,12 +218,11 @@ class Watcher:
             self._notifier.wait(position, min(slices))
 
 
-def _changes(event: BlackboardEvent, signal: AgentSignal) -> bool:
-    """Whether the event may change the signal's status or deadline: one of its own (a claim, a renewal, an
-    attempt failed, its end), or the end of an upstream it waits for (which makes it claimable)."""
-    return event.signal_id == signal.signal_id or (
-        event.signal_id in signal.waiting_for and event.event_type in FINAL_EVENTS
-    )
+def may_change(event: BlackboardEvent, signal_id: str, waiting_for: Collection[str]) -> bool:
+    """Whether the event may change a signal's status or deadline: one of its own (a claim, a renewal, an
+    attempt failed, its end), or the end of an upstream it waits for (which makes it claimable, or ends it)."""
+    event_signal = getattr(event, "signal_id", None)
+    return event_signal == signal_id or (event_signal in waiting_for and event.event_type in FINAL_EVENTS)
 
 
 def published(event: BlackboardEvent, blackboard_id: str, topic: str) -> bool:

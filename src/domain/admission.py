@@ -27,6 +27,7 @@ from blackboard.domain.events import (
     AgentSignalFailed,
     AgentSignalPosted,
     AgentSignalRejected,
+    AgentSignalRunCharged,
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
@@ -115,6 +116,16 @@ def _(event: AgentSignalCancelled, board: BlackboardAggregate) -> None:
         upstream = board.signal(event.cause) if event.cause in signal.after else None
         if upstream is None or upstream.status is not SignalStatus.CANCELLED:
             raise CancelCause(event.signal_id, event.cause, upstream.status if upstream else None)
+
+
+@rule.register
+def _(event: AgentSignalRunCharged, board: BlackboardAggregate) -> None:
+    board.check_charge(event.signal_id, event.charged_to, _token_of_charge(board, event))
+
+
+def _token_of_charge(board: BlackboardAggregate, event: AgentSignalRunCharged) -> str | None:
+    """The log keeps no run's token in a charge: the claim's own stands for it (the admission checks who)."""
+    return board.signal(event.signal_id).claim_token
 
 
 @rule.register

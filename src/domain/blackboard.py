@@ -36,6 +36,7 @@ from blackboard.domain.events import (
     AgentSignalFailed,
     AgentSignalPosted,
     AgentSignalRejected,
+    AgentSignalRunCharged,
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
@@ -310,6 +311,29 @@ class BlackboardAggregate:
         self._record(AgentSignalFailed, at, signal_id=signal_id, failed_by=agent_id, error=error, usage=usage)
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
+
+    def charge_run(
+        self, signal_id: str, agent_id: str, token: str | None, usage: SignalUsage, reason: str, at: datetime
+    ) -> AgentSignal:
+        """A run whose outcome was refused, its claim ended by another hand: what it spent is charged to the
+        board all the same (AgentSignalRunCharged); the signal stays as it is."""
+        self.check_charge(signal_id, agent_id, token)
+        self._record(
+            AgentSignalRunCharged, at, signal_id=signal_id, charged_to=agent_id, usage=usage, reason=reason
+        )
+        return self._signals[signal_id]
+
+    def check_charge(self, signal_id: str, agent_id: str, token: str | None) -> None:
+        """Only a run that held the signal's claim, and whose claim has ended: the signal cancelled or expired
+        with its claim still naming the run (and its token, when it has one), or retried after the run's claim
+        lapsed. A claim the run still holds records its outcome instead."""
+        signal = self.signal(signal_id)
+        held = signal.claimed_by == agent_id and (signal.claim_token is None or token == signal.claim_token)
+        if held and signal.status is CLAIMED:
+            raise InvalidTransition(signal_id, signal.status, "charged", (SignalStatus.CANCELLED,))
+        ended = held and signal.status in (SignalStatus.CANCELLED, SignalStatus.EXPIRED)
+        if not ended and not any(a.claimed_by == agent_id and a.expired for a in signal.attempts):
+            raise NotTheClaimer(signal_id, agent_id, signal.claimed_by or "nobody")
 
     def _retry(
         self,

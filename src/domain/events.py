@@ -138,6 +138,17 @@ class AgentSignalAttemptFailed(BlackboardEvent):
     usage: SignalUsage | None = None  # what the failed attempt's run cost, when a runner ran it
 
 
+class AgentSignalRunCharged(BlackboardEvent):
+    """A run whose outcome was refused because its claim had ended by another hand (the signal cancelled,
+    expired, or retried after its claim lapsed) spent `usage` all the same: it is charged to the board, as a
+    completion's or a failure's is (the signal's usage, the board's budget, `status` and `summary`), and the
+    signal stays as it is. `charged_to`: the agent whose run it was."""
+
+    charged_to: str = Field(min_length=1)
+    usage: SignalUsage
+    reason: str  # why its outcome was not recorded
+
+
 class AgentSignalExpired(BlackboardEvent):
     reason: str
 
@@ -464,6 +475,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalCompleted,
         AgentSignalFailed,
         AgentSignalAttemptFailed,
+        AgentSignalRunCharged,
         AgentSignalExpired,
         AgentSignalUnclaimed,
         AgentSignalCancelled,

@@ -16,6 +16,7 @@ from blackboard.domain.events import (
     AgentSignalFailed,
     AgentSignalPosted,
     AgentSignalRejected,
+    AgentSignalRunCharged,
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
@@ -112,6 +113,11 @@ def _(event: AgentSignalAttemptFailed, lookup: Lookup, dependants: Dependants) -
         expired=event.expired,
     )
     return [lookup(event.signal_id).retried(failed, event.usage)]
+
+
+@_evolve.register
+def _(event: AgentSignalRunCharged, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).charged(event.usage)]
 
 
 @_evolve.register

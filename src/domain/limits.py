@@ -210,8 +210,8 @@ class ClaimLimits:
         limits = ((budget.usd, committed.usd, usd, True), (budget.tokens, committed.tokens, tokens, False))
         reserved: list[float | int | None] = []
         for limit, used, bound, in_usd in limits:
-            if limit is None:
-                reserved.append(bound)
+            if limit is None:  # a limit the board does not have: nothing held against it
+                reserved.append(None)
                 continue
             left = limit - used
             if bound is None:  # no bound against this limit: it reserves all that is left, and runs alone

@@ -270,6 +270,10 @@ class AgentSignal:
     def renewed(self, at: datetime) -> AgentSignal:
         return self._changed(renewed_at=at)
 
+    def charged(self, usage: SignalUsage) -> AgentSignal:
+        """What a run whose outcome was refused spent, added to its usage; nothing else changes."""
+        return self._changed(usage=added_usage(self.usage, usage))
+
     def completed(self, result: SignalResult, at: datetime, usage: SignalUsage | None = None) -> AgentSignal:
         return self._next(
             status=SignalStatus.COMPLETED,

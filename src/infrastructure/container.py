@@ -8,6 +8,7 @@ registry, no pydantic: tests/integration/test_command_imports.py)."""
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from blackboard.application.knowledge.queries import KnowledgeQueries
     from blackboard.application.knowledge.service import KnowledgeService
     from blackboard.application.ports import (
+        AgentRegistry,
         Clock,
         EventStore,
         IdGenerator,
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from blackboard.application.transfer import BoardTransfer
     from blackboard.application.watching import Watcher
     from blackboard.domain.events import BlackboardEvent
+    from blackboard.domain.signals import AgentSignal
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.persistence.engine import StoreSettings
     from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
@@ -239,17 +242,51 @@ def solver(
     clock: Clock,
     processes: SolveProcesses,
     signals: SignalReadModel | None = None,
+    registry: Callable[[], AgentRegistry] | None = None,
+    config: BlackboardSettings | None = None,
 ) -> Solver:
     from blackboard.application.budgets import board_budget
     from blackboard.application.solve_prompt import controller_prompt
     from blackboard.application.solving import Solver
+    from blackboard.domain.limits import Budget
 
     made = Solver(
         service, knowledge, queries, watcher, signal_queries, log, clock, controller_prompt, processes
     )
     if signals is not None:  # the controller's runs are charged to the board: its budget stops the run
         made.over_budget = lambda board: board_budget(signals, board).reached
+        made.usd_budget = lambda board: signals.budgets(board).get(board, Budget()).usd is not None
+    if signals is not None and registry is not None and config is not None:
+        made.step_held = _step_held(signal_queries, registry, config, signals, clock)
     return made
+
+
+def _step_held(
+    queries: BlackboardQueries,
+    registry: Callable[[], AgentRegistry],
+    config: BlackboardSettings,
+    signals: SignalReadModel,
+    clock: Clock,
+) -> Callable[[AgentSignal], str | None]:
+    """Why a solve step's board budget holds it back until it is raised (as `next` and `show` say it)."""
+    from blackboard.application.budgets import budget_states
+    from blackboard.application.controller import budget_hold
+
+    def held(signal: AgentSignal) -> str | None:
+        now = clock.now()
+        lapsed = now - timedelta(seconds=config.claim_timeout)
+        found = budget_hold(
+            queries,
+            registry(),
+            config.claim_threshold,
+            lambda board: budget_states(signals, board, lapsed),
+            signal.signal_id,
+            signal.blackboard_id,
+            now,
+        )
+        return found.reason if found is not None and found.lasting else None
+
+    return held
 
 
 def entry_read_model(engine: Engine) -> SqlEntryReadModel:
@@ -461,6 +498,8 @@ class Container(containers.DeclarativeContainer):
         clock,
         solve_processes,
         read_model,
+        agent_registry.provider,
+        config,
     )
     status = providers.Singleton(
         status_queries,

@@ -53,6 +53,7 @@ def run_solve(
 
     definition = controller_definition(setup.controller, parts.registry.definition)
     controller = _controller(definition, cmd.blackboard_id, setup, parts.artifacts_dir)
+    parts.solver.check_priced(cmd.blackboard_id, controller)  # before anything is written
     specialists = _specialists(definition.name, cmd.blackboard_id, parts)
     run_id = f"solve-{uuid.uuid4().hex[:8]}"
     workdir = str(Path(setup.workdir).resolve()) if setup.workdir else None
@@ -97,6 +98,7 @@ def resume_solve(
     except InvalidInput as exc:
         raise InvalidInput("--resume", f"the run's controller cannot be found again: {exc.rule}") from None
     controller = _controller(definition, cmd.blackboard_id, setup, parts.artifacts_dir)
+    parts.solver.check_priced(cmd.blackboard_id, controller)  # before anything is written
     specialists = _specialists(definition.name, cmd.blackboard_id, parts)
 
     def begin(started: list[str], beat: Any) -> SolveProblem:
@@ -167,6 +169,7 @@ def _driven(
                 pass
             raise
     finally:
+        controller.close()  # a decision still under way (an interrupt) ends with the run's process
         beat.stop()
         if workers.agents:
             workers.stop()

@@ -1,13 +1,17 @@
 """The Python API's and the async API's waits end at the signal's deadline as the board decides it, with no
 worker and no sweeper (issue 32, defect 6): they return the signal EXPIRED, as they return a FAILED one, on a
-SQLite file and on PostgreSQL; their own `timeout` still raises TimedOut when it comes first."""
+SQLite file and on PostgreSQL; their own `timeout` still raises TimedOut when it comes first. A wait on a signal
+that waits for an upstream ends alike, blocking or async, when the upstream expires or when it ends and the
+signal's own deadline comes."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -75,3 +79,68 @@ def test_the_timeout_s_former_name_still_works_and_both_names_at_once_are_refuse
         assert gate.timeout_s == 7200
         with pytest.raises(InvalidInput, match="timeout: give timeout or gate_timeout"):
             api.post("DECISION", board, "e-2", "ship it?", gate=True, timeout="1h", gate_timeout="2h")
+
+
+# -- a signal that waits for an upstream: the blocking and the async wait end alike (one rule) -----------------
+def wait_both(url: str, agents_dir, board: str, scenario) -> dict[str, tuple[str, str, float]]:
+    """`scenario(post, then)` posts what it needs (through `post`, the blocking handle's) and returns the signal
+    to wait on; `then()` runs in a thread once the wait is under way. The blocking wait and the async one, each
+    on a board of its own: their status, error and how long they took."""
+    found: dict[str, tuple[str, str, float]] = {}
+    with Blackboard(url, agents_dir=agents_dir) as api:
+        for kind in ("blocking", "async"):
+            where = f"{board}-{kind[0]}"
+            awaited, then = scenario(lambda *a, **k: api.post(a[0], where, *a[1:], **k), api)
+            if then is not None:
+                threading.Timer(0.5, then).start()
+            started = time.monotonic()
+            if kind == "blocking":
+                ended = api.wait(awaited, timeout=30)
+            else:
+
+                async def waited(signal_id: str = awaited) -> Any:
+                    async with AsyncBlackboard(url, agents_dir=agents_dir) as other:
+                        return await other.wait(signal_id, timeout=30)
+
+                ended = asyncio.run(waited())
+            found[kind] = (
+                ended.status,
+                ended.result.error if ended.result else "",
+                time.monotonic() - started,
+            )
+    return found
+
+
+def test_a_wait_on_a_signal_whose_upstream_expires_ends_expired_blocking_and_async_alike(
+    url, agents_dir, board
+):
+    def scenario(post, api):
+        upstream = post("RESEARCH", "e-1", "nobody takes it", timeout="2s")
+        return post("RESEARCH", "e-2", "after it", after=[upstream.signal_id]).signal_id, None
+
+    found = wait_both(url, agents_dir, board, scenario)  # before: both waited out their own 30 s
+
+    for kind, (status, error, took) in found.items():
+        assert status == "EXPIRED" and "ended EXPIRED" in error, (kind, status, error)
+        assert took < LATE, f"the {kind} wait took {took:.1f}s"
+
+
+def test_a_wait_on_a_signal_whose_upstream_ends_meanwhile_ends_at_its_own_deadline_blocking_and_async_alike(
+    url, agents_dir, board
+):
+    def scenario(post, api):
+        upstream = post("RESEARCH", "e-1", "done elsewhere")
+        awaited = post("RESEARCH", "e-2", "nobody takes it", after=[upstream.signal_id], timeout="2s")
+
+        def complete() -> None:  # another handle: the wait learns of it through the store
+            with Blackboard(url, agents_dir=agents_dir) as other:
+                other.claim(upstream.signal_id, agent="ps-researcher")
+                other.complete(upstream.signal_id, agent="ps-researcher")
+
+        return awaited.signal_id, complete
+
+    found = wait_both(url, agents_dir, board, scenario)  # before: the async wait waited out its 30 s
+
+    for kind, (status, error, took) in found.items():
+        assert status == "EXPIRED" and "not claimed within 2s" in error, (kind, status, error)
+        assert took < LATE, f"the {kind} wait took {took:.1f}s"

@@ -66,6 +66,10 @@ def violations(store: EventStore, read_model: SignalReadModel) -> list[str]:
         if sid not in status:
             found.append(f"{kind} of {sid}, never posted")
             continue
+        if kind == "AgentSignalRunCharged":  # a stopped run's spend: the signal's status stays
+            if status[sid] in ("COMPLETED", "FAILED", "UNCLAIMED"):
+                found.append(f"{sid}: a run charged while {status[sid]}")
+            continue
         allowed, then = FROM[kind]
         if status[sid] not in allowed:
             found.append(f"{sid}: {kind} from {status[sid]}")

@@ -241,3 +241,14 @@ def test_claims_racing_on_one_board_never_reserve_past_its_budget_on_postgresql(
             taken = sum(pool.map(race, services))
 
         assert taken == room, f"round {n}: {taken} claims reserved 100,000 tokens each on a budget of {room}"
+
+
+def test_a_claim_reserves_only_in_the_limits_its_board_has(board):
+    (free,) = post(board)
+    (tokens_only,) = post(board, ps="ps-2")
+    board.service.set_budget(SetBudget(board="ps-2", tokens=250_000, set_by="alice"))
+
+    # before: Reservation(tokens=100_000) on a board with no budget, and the USD bound beside a token limit
+    assert claim(board, free, "ps-est").reserved is None
+    assert board.read_model.get(free).reserved is None
+    assert claim(board, tokens_only, "ps-usd", "ps-2").reserved == Reservation(tokens=250_000)

@@ -6,15 +6,17 @@ lapsed claim's concurrency slot is free for the next claim without a sweep. No t
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 
 import pytest
 
+from blackboard.infrastructure.runners.controller import PACKAGED
 from tests.e2e.test_ui_metrics import samples
 from tests.e2e.web import UiServer
 from tests.runners.conftest import Board, RunnerCli
-from tests.runners.standins import say, slow, stand_in
+from tests.runners.standins import call, say, slow, stand_in
 from tests.runners.test_solve import POST_FINDER, SOLVED, solve
 from tests.waiting import wait_until
 
@@ -186,3 +188,124 @@ def test_a_lapsed_claim_frees_its_concurrency_slot_for_the_next_claim_without_a_
     )
     assert board.show(first)["status"] == "CLAIMED"  # nothing swept it; it counts no more
     assert board.show(second)["claimed_by"] == "keyed"
+
+
+def test_a_solve_whose_step_the_budget_holds_stops_saying_why_instead_of_waiting_forever(solve_board):
+    board = solve_board
+    board.cli.ok("budget", "ps-1", "--tokens", "1000", "--by", "alice")
+    script = [say(POST_FINDER, input_tokens=1000, output_tokens=100), say(SOLVED)]
+    with stand_in(script) as api:  # the decision that posts the step spends the budget: the step waits
+        done = board.cli(
+            "--json",
+            "solve",
+            "a problem",
+            "--blackboard",
+            "ps-1",
+            "--runner",
+            "anthropic",
+            "--start-workers",
+            env=api_env(api.url),
+            timeout=90,  # before: still waiting for its step when the call was cut off
+        ).expect(3)
+
+    assert len(api.model_calls) == 1
+    assert "waits for a budget" in done.stderr and "budget reached: 1100 of 1000 tokens spent" in done.stderr
+    assert "raise it with blackboard budget ps-1" in done.stderr and "Traceback" not in done.stderr
+    run = done.json()
+    assert run["state"] == "stopped" and "waits for a budget" in run["reason"]
+    [step] = run["steps"]
+    assert step["status"] == "CANCELLED"  # a stopped run leaves no work behind
+    assert board.cli.ok("solve", "--status", run["run_id"], "--blackboard", "ps-1") == run
+    assert "stopped the workers" in done.stderr
+
+
+def test_solve_refuses_a_controller_whose_model_has_no_price_under_a_usd_budget_until_it_is_priced(
+    solve_board,
+):
+    board = solve_board
+    board.cli.ok("budget", "ps-1", "--usd", "1", "--by", "alice")
+    local = board.workdir / "local.md"  # the packaged controller's body, its model one without a price
+    local.write_text(
+        PACKAGED.read_text(encoding="utf-8").replace("model: sonnet", "model: my-local-model"),
+        encoding="utf-8",
+    )
+    with stand_in([say(POST_FINDER), say(SOLVED)]) as api:
+        args = ("--json", "solve", "a problem", "--blackboard", "ps-1", "--controller", str(local))
+        done = board.cli(*args, "--runner", "anthropic", env=api_env(api.url)).expect(3)
+        assert api.model_calls == []  # before: the controller ran, each decision's cost unknown (null)
+        assert "has a USD budget" in done.stderr and "no price for its model my-local-model" in done.stderr
+        assert "BLACKBOARD_PRICES='{\"my-local-model\": [3, 15]}'" in done.stderr
+        assert "Traceback" not in done.stderr
+        kinds = [e["event_type"] for e in board.cli.ok("events")]
+        assert kinds == ["BoardBudgetSet"]  # nothing written: no problem entry, no run
+
+        priced = api_env(api.url, BLACKBOARD_PRICES='{"my-local-model": [1, 2]}')
+        run = board.cli(*args, "--runner", "anthropic", "--start-workers", env=priced).expect(0).json()
+    assert run["state"] == "solved"
+    assert board.cli.ok("budget", "ps-1")["spent_usd"] > 0  # its decisions priced, charged to the budget
+
+
+def test_a_cancelled_run_s_spend_is_charged_to_its_board_and_shown(budget_board):
+    board = budget_board
+    board.agent("spender", "runner: anthropic\nmodel: sonnet\n", "You spend.")
+    board.cli.ok("budget", "ps-1", "--tokens", "1000000", "--by", "alice")
+    spent = 5000 + 50  # its first turn's; the second is under way when the run is cancelled
+    script = [call("blackboard_summary", {}, input_tokens=5000, output_tokens=50), slow(60, say("late"))]
+    with stand_in(script) as api:
+        worker = board.cli.start("worker", "--agent", "spender", env=api_env(api.url))
+        sig = board.post("spender", topic="spend")["signal_id"]
+        wait_until(lambda: len(api.model_calls) == 2, timeout=60, what="the run's second call")
+        board.cli.ok("cancel", sig, "--reason", "enough", "--by", "alice")
+
+        # before: the cancelled run's 5,050 tokens were never recorded, and the budget read 0 spent
+        budget = wait_until(
+            lambda: (b := board.cli.ok("budget", "ps-1"))["spent_tokens"] and b,
+            timeout=60,
+            what="the cancelled run's spend charged",
+        )
+        worker.send_signal(signal.SIGINT)
+        board.cli.finish(worker).expect(0)
+    assert budget["spent_tokens"] == spent and budget["spent_usd"] == pytest.approx(
+        (5000 * 2 + 50 * 10) / 1e6
+    )
+    shown = board.show(sig)
+    assert shown["status"] == "CANCELLED" and shown["usage"]["input_tokens"] == 5000
+    [status] = board.cli.ok("status", "--blackboard", "ps-1")
+    assert status["usage"]["by_agent"]["spender"]["input_tokens"] == 5000
+    summary = board.cli.ok("summary", "--blackboard", "ps-1")
+    assert summary["usage"]["by_agent"]["spender"]["output_tokens"] == 50
+    [charged] = [
+        e
+        for e in board.cli.ok("events", "--blackboard", "ps-1")
+        if e["event_type"] == "AgentSignalRunCharged"
+    ]
+    assert charged["data"]["charged_to"] == "spender" and "CANCELLED" in charged["data"]["reason"]
+    board.cli.ok("projection", "rebuild")  # the fold and the fast replay count it alike
+    assert board.cli.ok("budget", "ps-1") == budget
+
+
+def test_a_run_whose_claim_lapsed_while_its_worker_was_stopped_is_charged_once_it_stops(budget_board):
+    board = budget_board
+    board.agent("spender", "runner: anthropic\nmodel: sonnet\n", "You spend.")
+    board.cli.ok("budget", "ps-1", "--tokens", "1000000", "--by", "alice")
+    script = [call("blackboard_summary", {}, input_tokens=5000, output_tokens=50), slow(60, say("late"))]
+    short = {"BLACKBOARD_CLAIM_TIMEOUT": "3"}
+    with stand_in(script) as api:
+        sig = board.post("spender", topic="spend")["signal_id"]
+        worker = board.cli.start("worker", "--agent", "spender", "--once", env={**api_env(api.url), **short})
+        wait_until(lambda: len(api.model_calls) == 2, timeout=60, what="the run's second call")
+        os.kill(worker.call_pid, signal.SIGSTOP)
+        try:  # another process expires the lapsed claim meanwhile
+            wait_until(
+                lambda: board.cli.ok("expire", env=short) and board.show(sig)["status"] == "EXPIRED",
+                timeout=60,
+                what="the lapsed claim to expire",
+            )
+        finally:
+            os.kill(worker.call_pid, signal.SIGCONT)
+        stopped = board.cli.finish(worker).expect(0)
+
+    assert "its claim lapsed at" in stopped.stderr
+    # before: the run's 5,050 tokens were lost with its refused outcome
+    assert board.cli.ok("budget", "ps-1")["spent_tokens"] == 5000 + 50
+    assert board.show(sig)["status"] == "EXPIRED"

@@ -407,3 +407,39 @@ def test_the_python_api_ends_a_step_no_worker_fits_and_resumes_a_killed_run(boar
         with pytest.raises(Refused, match="is solved"):
             bb.resume_solve(run_id, blackboard_id="ps-1")
         worker.terminate()
+
+
+# -- a decision under way ends with the solve that asked for it ----------------------------------------------------
+SLOW_CONTROLLER = """import os, pathlib, time
+pathlib.Path("decision.pid").write_text(str(os.getpid()))
+time.sleep(120)  # a decision that takes its time: a model call under way
+pathlib.Path("answered").write_text("too late")
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (ended, not yet reaped) counts as gone
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sent", [signal.SIGKILL, signal.SIGTERM])
+def test_a_decision_under_way_ends_with_the_solve_that_asked_for_it(board, sent):
+    board.agent("finder", finder(), "You find.")
+    ctl = controller(board, "slow", SLOW_CONTROLLER)
+    proc = start_solve(board, ctl)
+    pid = int(
+        wait_until(lambda: (p := ctl.parent / "decision.pid").exists() and p.read_text(), what="a decision")
+    )
+
+    os.kill(proc.pid, sent)
+    proc.wait(timeout=60)
+
+    # before: the controller's decision ran on for its two minutes after solve had ended (killed or stopped)
+    wait_until(lambda: not alive(pid), timeout=20, what="the decision under way to end with its solve")
+    assert not (ctl.parent / "answered").exists()

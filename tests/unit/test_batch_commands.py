@@ -23,7 +23,7 @@ from blackboard.domain.errors import (
     InvalidTransition,
     StaleClaim,
 )
-from blackboard.domain.signals import AgentSignal, SignalStatus
+from blackboard.domain.signals import AgentSignal, SignalStatus, SignalUsage
 from tests.fakes import Board, agent
 
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9)
@@ -307,3 +307,39 @@ def test_a_worker_id_holds_the_longest_agent_name_the_rules_allow():
     )
 
     assert claim.worker_id is not None and claim.worker_id.startswith(longest)
+
+
+# -- a run whose claim ended by another hand: its spend is charged all the same ---------------------------------
+SPENT = SignalUsage(runner="anthropic", input_tokens=5000, output_tokens=50, cost_usd=0.0105)
+
+
+def test_a_lapsed_claim_s_refused_outcome_charges_what_its_run_spent():
+    board = Board(RESEARCHER)
+    (s1,) = posted(board, 1)
+    claim_batch(board, [s1], limit=1)
+    board.clock.advance(board.settings.claim_timeout.total_seconds() + 60)  # no renewal: the claim lapsed
+    before = board.store.last_position()
+
+    [refused] = record(board, fail(s1, "stopped: its claim lapsed").model_copy(update={"usage": SPENT}))
+
+    assert not isinstance(refused, AgentSignal)  # the outcome itself is refused: the signal expired
+    kinds = [r.event.event_type for r in new_records(board, before)]
+    assert kinds == ["AgentSignalExpired", "AgentSignalRunCharged"]  # before: the spend was lost
+    shown = board.queries.get_signal(GetSignalById(signal_id=s1))
+    assert shown.status is SignalStatus.EXPIRED and shown.usage.input_tokens == 5000
+
+
+def test_an_outcome_refused_to_a_run_that_never_held_the_claim_or_still_holds_it_charges_nothing():
+    board = Board(RESEARCHER)
+    s1, unclaimed = posted(board, 2)
+    claim_batch(board, [s1], limit=1)
+    before = board.store.last_position()
+
+    results = record(
+        board,
+        complete(s1, token="someone-elses-token").model_copy(update={"usage": SPENT}),
+        fail(unclaimed, "gave up").model_copy(update={"usage": SPENT}),
+    )
+
+    assert all(not isinstance(r, AgentSignal) for r in results)
+    assert new_records(board, before) == []

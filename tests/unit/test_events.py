@@ -21,6 +21,7 @@ from blackboard.domain.events import (
     AgentSignalFailed,
     AgentSignalPosted,
     AgentSignalRejected,
+    AgentSignalRunCharged,
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
@@ -87,6 +88,13 @@ SAMPLES: list[BlackboardEvent] = [
     AgentSignalExpired(**ENV, version=3, reason="not claimed within 30s"),
     AgentSignalUnclaimed(**ENV, version=2, reason="no capable agent"),
     AgentSignalCancelled(**ENV, version=3, cancelled_by="alice", reason="not needed", cause="sig-00000002"),
+    AgentSignalRunCharged(
+        **ENV,
+        version=4,
+        charged_to="ps-researcher",
+        usage=SignalUsage(runner="anthropic", input_tokens=5000, output_tokens=50, cost_usd=0.0105),
+        reason="its outcome was refused: sig-00000001 is CANCELLED",
+    ),
     AgentSignalAttemptFailed(
         **ENV,
         version=3,

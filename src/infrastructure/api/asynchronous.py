@@ -30,7 +30,7 @@ from blackboard.application.commands import WaitForSignal, WatchSignals
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
 from blackboard.application.knowledge.commands import WatchTopic
 from blackboard.application.ports import Recorded
-from blackboard.application.watching import FINAL_EVENTS, published
+from blackboard.application.watching import FINAL_EVENTS, may_change, published
 from blackboard.domain.events import BlackboardEvent
 from blackboard.infrastructure.api.base import names, request
 from blackboard.infrastructure.api.board import Blackboard
@@ -119,10 +119,16 @@ class AsyncBlackboard:
         """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (check
         `status`); TimedOut after `timeout` seconds. Only this task waits; cancelling it ends the wait."""
         query = request(WaitForSignal, signal_id=signal_id, timeout=timeout)
+        upstreams: frozenset[str] = frozenset()  # those it waits for, read before each check
+
+        def check(board: Blackboard, _: int | None) -> Signal:
+            nonlocal upstreams
+            upstreams = frozenset(board.show(query.signal_id).waiting_for)
+            return board.wait(query.signal_id, timeout=0)
+
+        # the blocking wait's rule: any event of the signal, or the end of an upstream it waits for
         return await self._until(
-            lambda board, _: board.wait(query.signal_id, timeout=0),
-            query.timeout,
-            lambda event: getattr(event, "signal_id", None) == query.signal_id,  # any event of the signal
+            check, query.timeout, lambda event: may_change(event, query.signal_id, upstreams)
         )
 
     async def watch(

@@ -34,16 +34,17 @@ def budget_wait(
     if has_budget is None:
         return None
     from blackboard.application.budgets import budget_states
-    from blackboard.application.controller import Controller
+    from blackboard.application.controller import budget_hold
 
     signals, now = read_model(), clock().now()
     lapsed = now - timedelta(seconds=config.claim_timeout)
-    plan = Controller(
-        queries(), registry(), config.claim_threshold, lambda board: budget_states(signals, board, lapsed)
-    ).next(blackboard_id, None, now)
-    if signal_id in plan.budget_waits:
-        return plan.budget_waits[signal_id]
-    if any(m.signal.signal_id == signal_id for m in plan.over_budget):
-        reason = plan.budget_reasons[blackboard_id]
-        return f"waits: blackboard {blackboard_id} {reason}; raise it with blackboard budget {blackboard_id}"
-    return None
+    held = budget_hold(
+        queries(),
+        registry(),
+        config.claim_threshold,
+        lambda board: budget_states(signals, board, lapsed),
+        signal_id,
+        blackboard_id,
+        now,
+    )
+    return held.reason if held is not None else None

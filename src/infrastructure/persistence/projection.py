@@ -23,6 +23,7 @@ from blackboard.domain.events import (
     AgentSignalCompleted,
     AgentSignalFailed,
     AgentSignalPosted,
+    AgentSignalRunCharged,
     BlackboardEvent,
     BoardBudgetSet,
     CheckpointEvent,
@@ -181,12 +182,15 @@ class Fold:
             else:
                 self._changed[signal_id] = signal
         if (
-            isinstance(event, (AgentSignalCompleted, AgentSignalFailed, AgentSignalAttemptFailed))
+            isinstance(
+                event,
+                (AgentSignalCompleted, AgentSignalFailed, AgentSignalAttemptFailed, AgentSignalRunCharged),
+            )
             and event.usage is not None
         ):
             total = signals[event.signal_id]
             self._usage[event.signal_id] = usage_row(event, total.usage)
-            if total.attempts:
+            if total.attempts or isinstance(event, AgentSignalRunCharged):  # its row may be there already
                 self._usage_again.add(event.signal_id)
         if posted:
             self._posts[event.signal_id] = event.event_id
@@ -246,17 +250,20 @@ class Fold:
 
 
 def usage_row(
-    event: AgentSignalCompleted | AgentSignalFailed | AgentSignalAttemptFailed,
+    event: AgentSignalCompleted | AgentSignalFailed | AgentSignalAttemptFailed | AgentSignalRunCharged,
     total: SignalUsage | None = None,
 ) -> dict[str, Any]:
-    """A run's usage as the row `summary` and `status` total; the agent is who completed or failed it.
-    `total`: what every attempt's runs cost together (the signal's usage), when it was retried."""
+    """A run's usage as the row `summary` and `status` total; the agent is who completed or failed it (or
+    whose run was charged). `total`: what every attempt's runs cost together (the signal's usage), when it
+    was retried or charged before."""
     usage = total or event.usage
     assert usage is not None
     if isinstance(event, AgentSignalCompleted):
         agent = event.completed_by
     elif isinstance(event, AgentSignalFailed):
         agent = event.failed_by
+    elif isinstance(event, AgentSignalRunCharged):
+        agent = event.charged_to
     else:
         agent = event.claimed_by or "unknown"
     return {
@@ -454,13 +461,22 @@ def refresh_reached(conn: Connection, boards: set[str]) -> None:
     )
 
 
+def budget_rows_written(events: Sequence[BlackboardEvent]) -> set[str]:
+    """The boards whose budget row folding these events writes: a budget set, or a run's usage recorded."""
+    return {
+        e.blackboard_id
+        for e in events
+        if isinstance(e, BoardBudgetSet) or getattr(e, "usage", None) is not None
+    }
+
+
 def lock_budgets(conn: Connection, boards: set[str]) -> None:
     """Where writers run side by side (PostgreSQL), lock these boards' budget rows (those they have) until
     the commit: completions of one board record runs side by side (Hold.SIGNALS), and so do its solve
     runs, so each locks the row before it sums the board's runs, and the sums count every run committed
     before it. Taken before the log's lock by every writer that records a run (the budget's, then the
     log's), so two of them never wait on each other's."""
-    if dialect_of(conn.engine).one_writer:
+    if not boards or dialect_of(conn.engine).one_writer:
         return
     b = BOARD_BUDGETS.c
     conn.execute(

@@ -37,9 +37,7 @@ class SqlSolveLog(SolveLog):
         with translated(f"could not record solve run {events[0].run_id}", stream, events[0].version - 1):
             with write_transaction(self._engine) as conn:
                 dialect_of(self._engine).hold_entry(conn, stream)
-                if any(getattr(e, "usage", None) is not None for e in events):  # a controller's run
-                    # the budget's row before the log's lock, as a completion takes them (lock_budgets)
-                    projection.lock_budgets(conn, {events[0].blackboard_id})
+                # a controller's run: commit_in locks the budget's row before the log's, as for every writer
                 return commit_in(conn, stream, events, metadata, projection.FoldCache())
 
     def history(self, blackboard_id: str, run_id: str, upto: int | None = None) -> list[Recorded]:

@@ -276,6 +276,9 @@ def commit_in(
     the rows were read, the fold would run twice over it: ConcurrencyConflict, nothing written, and
     the command decides again. `reserving`: see `hold_log` (the rows must be written first: `early`)."""
     early = signals_only and known is not None and known.live
+    # the budget rows the fold writes, locked before the log's lock, as every writer takes them: a budget
+    # set, and a run's usage (a completion's, a solve controller's), so no two writers wait on each other's
+    projection.lock_budgets(conn, projection.budget_rows_written(events))
     if early:  # the rows first, outside the log's lock (they hold no position)
         projection.fold_rows(conn, events, seed, dependants)
     log = hold_log(conn, stream_id, known, reserving if early else None)

@@ -11,7 +11,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from blackboard.application.runners import (
@@ -29,10 +29,15 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import SignalUsage
 from blackboard.infrastructure.agents.lenient import OWNED
 from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileInvalid, read_agent_file
+from blackboard.infrastructure.keeper.client import Keeper
+from blackboard.infrastructure.keeper.lease import Lease
+from blackboard.infrastructure.prices import unpriced_model
 from blackboard.infrastructure.runners import catalog, runner_for
+from blackboard.infrastructure.runners.processes import kill_tree
 
 PACKAGED = Path(__file__).resolve().parent.parent / "agents" / "controller.md"
 TIMEOUT = 600.0  # seconds one decision may take, for a controller file that names no timeout
+KEEPER_GRACE = 60.0  # seconds past a decision's timeout after which the keeper ends it, the solve stalled
 OURS = OWNED - {"name"}  # the agent file's keys the blackboard acts on: not handed to Claude Code
 
 
@@ -71,12 +76,17 @@ class NoBoard(BoardTools):
 
 
 class Deadline(RunControl):
-    """A decision's run stops at its timeout; nothing else stops it (an interrupt ends the whole solve)."""
+    """A decision's run stops at its timeout; nothing else stops it (an interrupt ends the whole solve). A
+    process it starts is told to `held` (the solve's keeper: its tree ends with the solve, however it ends)."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, held: Callable[[int], None] = lambda pid: None) -> None:
         self._seconds = seconds
         self._until = time.monotonic() + seconds
         self._never = threading.Event()
+        self._held = held
+
+    def started(self, pid: int) -> None:
+        self._held(pid)
 
     def stop_reason(self) -> str | None:
         if time.monotonic() >= self._until:
@@ -108,6 +118,11 @@ class RunnerController(ControllerAgent):
         self.model = model
         self._workdir, self._transcripts = workdir, transcripts
         self._permissions, self._board_env = permissions, dict(board_env)
+        self._keeper: Keeper | None = None  # started with the first decision that runs a process
+        # the model its runner would call and cannot price (a USD budget refuses it: Solver.check_priced)
+        self.unpriced = (
+            None if self.runner == "command" else unpriced_model(self.runner, definition.model, model)
+        )
 
     def missing(self) -> str | None:
         if (
@@ -147,13 +162,37 @@ class RunnerController(ControllerAgent):
             board_env=self._board_env,
             tools=NoBoard(),
         )
+        decision = f"{run_id}-{iteration}"
         try:
-            outcome = runner_for(self.runner).run(request, Deadline(request.limits.timeout))
+            control = Deadline(
+                request.limits.timeout, lambda pid: self._hold(decision, pid, request.limits.timeout)
+            )
+            outcome = runner_for(self.runner).run(request, control)
         except Exception as exc:  # noqa: BLE001 - a runner's bug is a failed decision, never the run's end
             return ControllerAnswer(
                 False, "", SignalUsage(runner=self.runner), f"{type(exc).__name__}: {exc}"
             )
+        finally:
+            self._release(decision)
         return ControllerAnswer(outcome.succeeded, outcome.answer, outcome.usage, outcome.error)
+
+    def close(self) -> None:
+        """The solve ends: its keeper too, ending what a decision still runs (nothing, after a decision ended)."""
+        if self._keeper is not None:
+            self._keeper.close()
+            self._keeper = None
+
+    def _hold(self, decision: str, pid: int, timeout: float) -> None:
+        """A decision's process (in a session of its own) started: the solve's keeper ends its tree if the solve
+        dies first (killed: the keeper's pipe ends), or its timeout and a grace pass with the solve stalled."""
+        if self._keeper is None:
+            self._keeper = Keeper()
+            self._keeper.start()
+        self._keeper.hold(decision, pid, {}, Lease.starting_now(timeout + KEEPER_GRACE))
+
+    def _release(self, decision: str) -> None:
+        if self._keeper is not None:
+            self._keeper.ended(decision)
 
     def _command(self, prompt: str) -> ControllerAnswer:
         """The file's command, through the shell, in the file's folder, as a handler runs: the prompt on
@@ -161,20 +200,34 @@ class RunnerController(ControllerAgent):
         agent, started = self._definition, time.monotonic()
         timeout = agent.timeout or TIMEOUT
         try:
-            done = subprocess.run(
+            process = subprocess.Popen(
                 str(agent.command),
                 shell=True,
                 cwd=agent.path.resolve().parent,
-                input=prompt.encode("utf-8", "backslashreplace"),
-                capture_output=True,
-                timeout=timeout,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env={**os.environ, **self._board_env},
+                start_new_session=True,  # its own group: its whole tree ends with the decision or the solve
             )
-        except subprocess.TimeoutExpired:
-            error = f"timed out after {timeout:g}s (the controller's timeout)"
-            return ControllerAnswer(False, "", self._usage(started), error)
         except OSError as exc:
             return ControllerAnswer(False, "", self._usage(started), f"could not start its command: {exc}")
+        decision = f"command-{process.pid}"
+        self._hold(decision, process.pid, timeout)
+        try:
+            stdout_bytes, stderr_bytes = process.communicate(
+                prompt.encode("utf-8", "backslashreplace"), timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            kill_tree(process)
+            error = f"timed out after {timeout:g}s (the controller's timeout)"
+            return ControllerAnswer(False, "", self._usage(started), error)
+        except BaseException:  # an interrupt (Ctrl-C, SIGTERM): the decision ends with the solve
+            kill_tree(process)
+            raise
+        finally:
+            self._release(decision)
+        done = subprocess.CompletedProcess(process.args, process.returncode, stdout_bytes, stderr_bytes)
         try:
             stdout = done.stdout.decode("utf-8")
         except UnicodeDecodeError as bad:

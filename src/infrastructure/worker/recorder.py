@@ -151,7 +151,7 @@ def _failed(command: CompleteSignal | FailSignal, error: str) -> FailSignal:
 def _log_outcome(done: Done, result: AgentSignal | BlackboardError) -> None:
     sid, command = done.claimed.signal_id, done.command
     if isinstance(result, BlackboardError) and getattr(result, "status", None) == "CANCELLED":
-        logger.info("%s was cancelled; its outcome is not recorded", sid)
+        logger.info("%s was cancelled; its outcome is not recorded (what its run spent is charged)", sid)
     elif isinstance(result, BlackboardError):  # the claim is no longer ours (it expired meanwhile)
         logger.warning("could not record the outcome of %s: %s", sid, result)
     elif isinstance(command, CompleteSignal):
