@@ -40,11 +40,12 @@ if TYPE_CHECKING:
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
 
 
-class SignalEndedBadly(RuleViolation):
-    """`wait` found the signal FAILED, EXPIRED, UNCLAIMED or CANCELLED: exit 3, with the signal printed."""
+class EndedBadly(RuleViolation):
+    """A wait found what it waited for ended otherwise than COMPLETED (`wait`: the signal FAILED, EXPIRED,
+    UNCLAIMED or CANCELLED; `flow status --wait`: a step not COMPLETED): exit 3, with what ended printed."""
 
-    def __init__(self, output: Output, ended: str) -> None:
-        super().__init__(f"the signal ended {ended}")
+    def __init__(self, output: Output, what: str, ended: str) -> None:
+        super().__init__(f"the {what} ended {ended}")
         self.output = output
 
 
@@ -283,7 +284,7 @@ def wait(args: argparse.Namespace, watcher: Lazy = Provide[Container.watcher.pro
     query = WaitForSignal(signal_id=args.signal_id, **_given(timeout=args.timeout))
     ended = watcher().wait_for_signal(query.signal_id, query.timeout)
     if ended.status is not SignalStatus.COMPLETED:
-        raise SignalEndedBadly(render.signal(ended), ended.status)
+        raise EndedBadly(render.signal(ended), "signal", ended.status)
     return render.signal(ended)
 
 

@@ -11,11 +11,12 @@ from pydantic import ValidationError
 
 from blackboard.application.flows.commands import CancelFlow, GetFlow, RetryFlow, RunFlow, WaitForFlow
 from blackboard.application.flows.queries import until_ended
-from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.domain.errors import InvalidInput
 from blackboard.domain.flows import FlowProgress, progress
 from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import OPTIONS, render
+from blackboard.infrastructure.cli.commands import EndedBadly
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.injection import Provide, inject
@@ -23,14 +24,6 @@ from blackboard.infrastructure.input_errors import invalid_input
 from blackboard.infrastructure.waiting import WORKER_THAT_FITS
 
 Lazy = Callable[[], Any]
-
-
-class FlowEndedBadly(RuleViolation):
-    """`flow status --wait` found the flow ended with a step not COMPLETED: exit 3, the flow printed."""
-
-    def __init__(self, output: Output, state: str) -> None:
-        super().__init__(f"the flow ended {state}")
-        self.output = output
 
 
 @inject
@@ -78,7 +71,7 @@ def flow_status(
         return _step(shown, args.step, args.quiet, queries())
     output = flow_output(shown, queries())
     if args.wait and shown.state != "completed":
-        raise FlowEndedBadly(output, shown.state)
+        raise EndedBadly(output, "flow", shown.state)
     return output
 
 
