@@ -72,7 +72,7 @@ demo: $(STAMP)
 	$(BIN)/python -m blackboard.infrastructure.demo
 
 # A wheel of the package in $(DIST) (dist/), for installing it where no package index serves it yet:
-# `pipx install dist/agent_blackboard-*.whl`, or `pip install 'dist/agent_blackboard-0.1.0-py3-none-any.whl[ui]'`
+# `pipx install dist/agent_blackboard-*.whl`, or `pip install 'dist/agent_blackboard-0.2.0-py3-none-any.whl[ui]'`
 # with an extra (docs/plugin.md, "Installing the package"). pip builds it in an environment of its own (the
 # backend of pyproject.toml); tests/integration/test_install.py builds it here and installs it in a fresh venv.
 DIST ?= dist
