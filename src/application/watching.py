@@ -99,11 +99,21 @@ class Watcher:
                     due_in = RECHECK
             if not self._wait_past(position, until, f"{signal_id} to finish", timeout, due_in):
                 continue  # its deadline came: the board decides
+            chain = self.awaited_chain(signal)
             while records := self._store.read_all(after=position, limit=1000):
                 position = records[-1].position
-                if any(may_change(r.event, signal_id, signal.waiting_for) for r in records):
+                if any(may_change(r.event, chain) for r in records):
                     signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         return signal
+
+    def awaited_chain(self, signal: AgentSignal | str) -> frozenset[str]:
+        """The ids a wait on `signal` watches (`may_change`): the signal's own and those of the open upstreams
+        it waits for, up the chain, whose claims, renewals and ends move its deadline or end it."""
+        if isinstance(signal, str):
+            signal = self._queries.get_signal(GetSignalById(signal_id=signal))
+        if signal.status.is_final:
+            return frozenset({signal.signal_id})
+        return frozenset(s.signal_id for s in self._open_chain(signal)) | set(signal.waiting_for)
 
     def _due_in(self, signal: AgentSignal) -> tuple[float | None, list[AgentSignal]]:
         """Seconds until the earliest deadline the wait must act on, as the board would see it now (<= 0: it
@@ -218,11 +228,11 @@ class Watcher:
             self._notifier.wait(position, min(slices))
 
 
-def may_change(event: BlackboardEvent, signal_id: str, waiting_for: Collection[str]) -> bool:
-    """Whether the event may change a signal's status or deadline: one of its own (a claim, a renewal, an
-    attempt failed, its end), or the end of an upstream it waits for (which makes it claimable, or ends it)."""
-    event_signal = getattr(event, "signal_id", None)
-    return event_signal == signal_id or (event_signal in waiting_for and event.event_type in FINAL_EVENTS)
+def may_change(event: BlackboardEvent, chain: Collection[str]) -> bool:
+    """Whether the event may change an awaited signal's status or deadline, `chain` its own id and those of
+    the open upstreams up its chain (Watcher.awaited_chain): any event of one of them (a claim or a renewal
+    moves its deadline, which the awaited signal waits behind; an end makes it claimable, or ends it)."""
+    return getattr(event, "signal_id", None) in chain
 
 
 def published(event: BlackboardEvent, blackboard_id: str, topic: str) -> bool:

@@ -82,12 +82,14 @@ def test_the_timeout_s_former_name_still_works_and_both_names_at_once_are_refuse
 
 
 # -- a signal that waits for an upstream: the blocking and the async wait end alike (one rule) -----------------
-def wait_both(url: str, agents_dir, board: str, scenario) -> dict[str, tuple[str, str, float]]:
+def wait_both(
+    url: str, agents_dir, board: str, scenario, **settings: Any
+) -> dict[str, tuple[str, str, float]]:
     """`scenario(post, then)` posts what it needs (through `post`, the blocking handle's) and returns the signal
     to wait on; `then()` runs in a thread once the wait is under way. The blocking wait and the async one, each
-    on a board of its own: their status, error and how long they took."""
+    on a board of its own: their status, error and how long they took. `settings`: every handle's."""
     found: dict[str, tuple[str, str, float]] = {}
-    with Blackboard(url, agents_dir=agents_dir) as api:
+    with Blackboard(url, agents_dir=agents_dir, **settings) as api:
         for kind in ("blocking", "async"):
             where = f"{board}-{kind[0]}"
             awaited, then = scenario(lambda *a, **k: api.post(a[0], where, *a[1:], **k), api)
@@ -99,7 +101,7 @@ def wait_both(url: str, agents_dir, board: str, scenario) -> dict[str, tuple[str
             else:
 
                 async def waited(signal_id: str = awaited) -> Any:
-                    async with AsyncBlackboard(url, agents_dir=agents_dir) as other:
+                    async with AsyncBlackboard(url, agents_dir=agents_dir, **settings) as other:
                         return await other.wait(signal_id, timeout=30)
 
                 ended = asyncio.run(waited())
@@ -143,4 +145,28 @@ def test_a_wait_on_a_signal_whose_upstream_ends_meanwhile_ends_at_its_own_deadli
 
     for kind, (status, error, took) in found.items():
         assert status == "EXPIRED" and "not claimed within 2s" in error, (kind, status, error)
+        assert took < LATE, f"the {kind} wait took {took:.1f}s"
+
+
+def test_a_wait_behind_an_upstream_claimed_meanwhile_ends_at_the_claim_s_lapse_blocking_and_async_alike(
+    url, agents_dir, board
+):
+    """The upstream's claim moves its deadline (a 60 s post timeout becomes a 2 s claim timeout). Before: the
+    blocking wait ended EXPIRED at the lapse, the async one heard only the upstream's end and its own
+    signal's events, kept the stale 60 s deadline and timed out at its own 30 s."""
+
+    def scenario(post, api):
+        upstream = post("RESEARCH", "e-1", "claimed, then its worker dies", timeout="60s", max_attempts=1)
+        awaited = post("RESEARCH", "e-2", "after it", after=[upstream.signal_id]).signal_id
+
+        def claim() -> None:  # another handle, whose worker then goes silent: the claim lapses
+            with Blackboard(url, agents_dir=agents_dir, claim_timeout=2) as other:
+                other.claim(upstream.signal_id, agent="ps-researcher")
+
+        return awaited, claim
+
+    found = wait_both(url, agents_dir, board, scenario, claim_timeout=2)
+
+    for kind, (status, error, took) in found.items():
+        assert status == "EXPIRED" and "ended EXPIRED" in error, (kind, status, error)
         assert took < LATE, f"the {kind} wait took {took:.1f}s"

@@ -119,17 +119,15 @@ class AsyncBlackboard:
         """`blackboard wait`: the signal once it is COMPLETED, FAILED, EXPIRED, UNCLAIMED or CANCELLED (check
         `status`); TimedOut after `timeout` seconds. Only this task waits; cancelling it ends the wait."""
         query = request(WaitForSignal, signal_id=signal_id, timeout=timeout)
-        upstreams: frozenset[str] = frozenset()  # those it waits for, read before each check
+        chain: frozenset[str] = frozenset({query.signal_id})  # what it watches, read before each check
 
         def check(board: Blackboard, _: int | None) -> Signal:
-            nonlocal upstreams
-            upstreams = frozenset(board.show(query.signal_id).waiting_for)
+            nonlocal chain
+            chain = board._parts.watcher.awaited_chain(query.signal_id)
             return board.wait(query.signal_id, timeout=0)
 
-        # the blocking wait's rule: any event of the signal, or the end of an upstream it waits for
-        return await self._until(
-            check, query.timeout, lambda event: may_change(event, query.signal_id, upstreams)
-        )
+        # the blocking wait's rule: any event of the signal or of an open upstream up its chain
+        return await self._until(check, query.timeout, lambda event: may_change(event, chain))
 
     async def watch(
         self,
