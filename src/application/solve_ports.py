@@ -196,7 +196,7 @@ class StepHeldByBudget(RuleViolation):
     def __init__(self, run: SolveRun, step: Step, why: str) -> None:
         self.reason = (
             f"its step {step.iteration} ({step.signal_id}, for {step.agent}'s {step.capability}) waits for a "
-            f"budget that only a higher budget frees: {why}"
+            f"budget that no run under way frees (a higher budget, or a price for an unpriced model, does): {why}"
         )
         super().__init__(f"solve run {run.run_id} stopped: {self.reason}")
         self.run = run
