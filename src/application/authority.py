@@ -60,6 +60,17 @@ class Authority:
             raise NotPermitted(caller.who, f"reach board {board}", f"it is confined to board {confined}")
         return board
 
+    def checkpoint(self, board: str) -> Caller:
+        """The caller, if it may save or delete LangGraph checkpoints on `board` (the table's CHECKPOINT row):
+        a run on its own signal's board only, while its claim holds; a confined caller on its board only."""
+        caller = self.check(Act.CHECKPOINT)
+        self.reach(board)
+        if caller.holds_a_claim and caller.board is not None and caller.board != board:
+            raise NotPermitted(
+                caller.who, f"save checkpoints on board {board}", f"its signal is of board {caller.board}"
+            )
+        return caller
+
     def held(self, caller: Caller, verb: str, stored: AgentSignal | None = None) -> AgentSignal:
         """The run's signal, if its claim is live as stored (`stored`, as a transaction holds it, else read):
         CLAIMED by its agent under its token, its lease not run out; else NotPermitted saying why."""

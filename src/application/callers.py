@@ -40,6 +40,7 @@ class Act(Enum):
     POST = "post a signal"
     FLOW = "run a flow"
     WRITE = "write or resolve an entry"
+    CHECKPOINT = "save or delete LangGraph checkpoints"
     AS_ANOTHER = "write or post as another author"
     CLAIM = "claim a signal"
     FINISH = "complete, fail or renew a claim"
@@ -86,6 +87,11 @@ TABLE: tuple[Rule, ...] = (
             NO,
             NO,
         ),
+    ),
+    Rule(
+        Act.CHECKPOINT,
+        ("yes", "yes", f"on its signal's board, {WHILE_HELD}", NO, NO, NO),
+        "a bound session has no checkpoints; the web view reads and decides gates only",
     ),
     Rule(Act.AS_ANOTHER, ("yes", NO, NO, NO, NO, NO), "an agent writes and posts under its own name only"),
     Rule(Act.CLAIM, ("yes", "yes", NO, NO, NO, NO), "a run works on the claim it holds; workers claim"),

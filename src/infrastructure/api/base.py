@@ -55,6 +55,7 @@ class Parts:
     solve_processes: Any  # the processes driving solve runs
     clock: Any
     flows: Any  # how flows stand (application/flows/queries.py)
+    authority: Any  # the table applied to the caller: LangGraph's saver asks it before each write
 
     @classmethod
     def build(cls, container: Any) -> Parts:
@@ -80,6 +81,7 @@ class Parts:
                 container.solve_processes(),
                 container.clock(),
                 container.flows(),
+                container.authority(),
             )
         except BaseException:
             engine.dispose()

@@ -487,8 +487,11 @@ class BlackboardSaver(BaseCheckpointSaver[int]):
     # ---- helpers ----
 
     def _writable(self) -> None:
+        """Before every write: not a look at the past, and the caller may write checkpoints on this board
+        (application/callers.py: a run on its own signal's board, while its claim holds)."""
         if self.position is not None:
             raise PastCheckpoints(self.position)
+        self.blackboard._parts.authority.checkpoint(self.board)
 
     def _envelope(self, thread: str, version: int) -> dict[str, Any]:
         return {
