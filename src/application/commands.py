@@ -211,6 +211,9 @@ class CompleteSignal(Command):
     blackboard_id: BoardName | None = None
     token: Token | None = None
     usage: SignalUsage | None = None  # what a runner's run of it cost
+    # the attempt whose claim the run held (the claimed signal's `attempt`): a run refused because that
+    # claim ended by another hand is charged for that attempt, once; None: the signal's current attempt
+    attempt: Annotated[int, Field(ge=1)] | None = None
 
 
 class FailSignal(Command):
@@ -222,6 +225,9 @@ class FailSignal(Command):
     blackboard_id: BoardName | None = None
     token: Token | None = None
     usage: SignalUsage | None = None  # what a runner's run of it cost
+    # the attempt whose claim the run held (the claimed signal's `attempt`): a run refused because that
+    # claim ended by another hand is charged for that attempt, once; None: the signal's current attempt
+    attempt: Annotated[int, Field(ge=1)] | None = None
     # the handler asked for a retry this many seconds from now (`{"retry_after": S}`): with attempts left,
     # that is the wait instead of the backoff's
     retry_after: Annotated[float, Field(ge=0, le=86_400, allow_inf_nan=False)] | None = None

@@ -851,9 +851,10 @@ def _charge_refused(
             outcome.signal_id,
             outcome.agent_id,
             outcome.token,
+            outcome.attempt,
             usage,
             f"its outcome was refused: {refused}",
             now,
         )
-    except BlackboardError:  # not a run whose claim ended: nothing to charge
+    except BlackboardError:  # not a run whose claim ended, or its attempt was charged already: nothing more
         pass

@@ -120,11 +120,13 @@ def _(event: AgentSignalCancelled, board: BlackboardAggregate) -> None:
 
 @rule.register
 def _(event: AgentSignalRunCharged, board: BlackboardAggregate) -> None:
-    board.check_charge(event.signal_id, event.charged_to, _token_of_charge(board, event))
+    board.check_charge(event.signal_id, event.charged_to, _token_of_charge(board, event), event.attempt)
 
 
 def _token_of_charge(board: BlackboardAggregate, event: AgentSignalRunCharged) -> str | None:
-    """The log keeps no run's token in a charge: the claim's own stands for it (the admission checks who)."""
+    """The log keeps no run's token in a charge: the claim's own stands for it, and the admission checks the
+    rest (who, which attempt, how its claim ended). It stands only for the claim of the attempt charged: a
+    later claim's token never makes a lapsed attempt's run look like the current claim's."""
     return board.signal(event.signal_id).claim_token
 
 

@@ -19,6 +19,7 @@ from blackboard.domain.errors import (
     NotAGate,
     NotTheClaimer,
     NotYetDue,
+    RunChargedAlready,
     SignalExpired,
     SignalNotClaimable,
     SignalNotFound,
@@ -313,27 +314,49 @@ class BlackboardAggregate:
         return self._signals[signal_id]
 
     def charge_run(
-        self, signal_id: str, agent_id: str, token: str | None, usage: SignalUsage, reason: str, at: datetime
+        self,
+        signal_id: str,
+        agent_id: str,
+        token: str | None,
+        attempt: int | None,
+        usage: SignalUsage,
+        reason: str,
+        at: datetime,
     ) -> AgentSignal:
         """A run whose outcome was refused, its claim ended by another hand: what it spent is charged to the
-        board all the same (AgentSignalRunCharged); the signal stays as it is."""
-        self.check_charge(signal_id, agent_id, token)
+        board all the same (AgentSignalRunCharged), once for its attempt; the signal stays as it is.
+        `attempt`: the number of the attempt whose claim the run held; None: the signal's current one."""
+        attempt = self.signal(signal_id).attempt if attempt is None else attempt
+        self.check_charge(signal_id, agent_id, token, attempt)
         self._record(
-            AgentSignalRunCharged, at, signal_id=signal_id, charged_to=agent_id, usage=usage, reason=reason
+            AgentSignalRunCharged,
+            at,
+            signal_id=signal_id,
+            charged_to=agent_id,
+            attempt=attempt,
+            usage=usage,
+            reason=reason,
         )
         return self._signals[signal_id]
 
-    def check_charge(self, signal_id: str, agent_id: str, token: str | None) -> None:
-        """Only a run that held the signal's claim, and whose claim has ended: the signal cancelled or expired
-        with its claim still naming the run (and its token, when it has one), or retried after the run's claim
-        lapsed. A claim the run still holds records its outcome instead."""
+    def check_charge(self, signal_id: str, agent_id: str, token: str | None, attempt: int) -> None:
+        """The run of `attempt` is charged once, and only when its claim has ended by another hand: the
+        signal CANCELLED or EXPIRED while that attempt's claim, naming the run's agent (and its token, when
+        it has one), still held it (`attempt` is the signal's current one); or that attempt's claim, the
+        agent's, lapsed and the signal was retried (a failed attempt of that number, expired). A claim the
+        run still holds records its outcome instead; any other attempt's run is not this one."""
         signal = self.signal(signal_id)
-        held = signal.claimed_by == agent_id and (signal.claim_token is None or token == signal.claim_token)
+        if attempt in signal.charged_attempts:
+            raise RunChargedAlready(signal_id, attempt)
+        current = attempt == signal.attempt and signal.claimed_by == agent_id
+        held = current and (signal.claim_token is None or token == signal.claim_token)
+        ended = held and signal.status in (SignalStatus.CANCELLED, SignalStatus.EXPIRED)
+        lapsed = any(a.attempt == attempt and a.claimed_by == agent_id and a.expired for a in signal.attempts)
+        if ended or lapsed:
+            return
         if held and signal.status is CLAIMED:
             raise InvalidTransition(signal_id, signal.status, "charged", (SignalStatus.CANCELLED,))
-        ended = held and signal.status in (SignalStatus.CANCELLED, SignalStatus.EXPIRED)
-        if not ended and not any(a.claimed_by == agent_id and a.expired for a in signal.attempts):
-            raise NotTheClaimer(signal_id, agent_id, signal.claimed_by or "nobody")
+        raise NotTheClaimer(signal_id, agent_id, signal.claimed_by or "nobody")
 
     def _retry(
         self,

@@ -115,6 +115,17 @@ class NotTheClaimer(RuleViolation):
         self.claimed_by = claimed_by
 
 
+class RunChargedAlready(RuleViolation):
+    """A run's spend is charged once per attempt (AgentSignalRunCharged): that attempt's is already."""
+
+    def __init__(self, signal_id: str, attempt: int) -> None:
+        super().__init__(
+            f"{signal_id}: the run of attempt {attempt} was charged already; a run is charged once"
+        )
+        self.signal_id = signal_id
+        self.attempt = attempt
+
+
 class StaleClaim(RuleViolation):
     """A claim token that is not the current claim's: its worker lost the claim (presumed dead)."""
 

@@ -142,9 +142,11 @@ class AgentSignalRunCharged(BlackboardEvent):
     """A run whose outcome was refused because its claim had ended by another hand (the signal cancelled,
     expired, or retried after its claim lapsed) spent `usage` all the same: it is charged to the board, as a
     completion's or a failure's is (the signal's usage, the board's budget, `status` and `summary`), and the
-    signal stays as it is. `charged_to`: the agent whose run it was."""
+    signal stays as it is. `charged_to`: the agent whose run it was; `attempt`: the number of the attempt
+    whose claim the run held. A run is charged once per attempt (BlackboardAggregate.check_charge)."""
 
     charged_to: str = Field(min_length=1)
+    attempt: int = Field(ge=1)
     usage: SignalUsage
     reason: str  # why its outcome was not recorded
 

@@ -117,7 +117,7 @@ def _(event: AgentSignalAttemptFailed, lookup: Lookup, dependants: Dependants) -
 
 @_evolve.register
 def _(event: AgentSignalRunCharged, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
-    return [lookup(event.signal_id).charged(event.usage)]
+    return [lookup(event.signal_id).charged(event.usage, event.attempt)]
 
 
 @_evolve.register

@@ -214,6 +214,8 @@ class AgentSignal:
     step_id: str | None = None  # its step's id in that flow
     concurrency_key: str | None = None  # its claimer's concurrency key while CLAIMED (domain/limits.py)
     reserved: Reservation | None = None  # what its claim reserved of the board's budget while CLAIMED
+    # the attempts whose run was charged (AgentSignalRunCharged), in order: each one is charged once
+    charged_attempts: tuple[int, ...] = ()
     version: int = 1
 
     @property
@@ -270,9 +272,12 @@ class AgentSignal:
     def renewed(self, at: datetime) -> AgentSignal:
         return self._changed(renewed_at=at)
 
-    def charged(self, usage: SignalUsage) -> AgentSignal:
-        """What a run whose outcome was refused spent, added to its usage; nothing else changes."""
-        return self._changed(usage=added_usage(self.usage, usage))
+    def charged(self, usage: SignalUsage, attempt: int) -> AgentSignal:
+        """What the run of `attempt`, whose outcome was refused, spent, added to its usage; that attempt is
+        charged (once: `charged_attempts`); nothing else changes."""
+        return self._changed(
+            usage=added_usage(self.usage, usage), charged_attempts=(*self.charged_attempts, attempt)
+        )
 
     def completed(self, result: SignalResult, at: datetime, usage: SignalUsage | None = None) -> AgentSignal:
         return self._next(

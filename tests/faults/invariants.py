@@ -4,7 +4,8 @@
 - each signal's events are legal transitions: posted first; claimed only from POSTED with every
   upstream COMPLETED (so one claimer per claim: a second claim would come from CLAIMED); renewed,
   completed or failed only while CLAIMED and only by its claimer; expired from POSTED or CLAIMED;
-  UNCLAIMED only from POSTED; nothing after an ending;
+  UNCLAIMED only from POSTED; nothing after an ending; a run charged once per attempt, for an attempt whose
+  claim lapsed or while the signal is CANCELLED or EXPIRED;
 - the read model equals a replay of the log, board by board.
 """
 
@@ -41,6 +42,8 @@ def violations(store: EventStore, read_model: SignalReadModel) -> list[str]:
     status: dict[str, str] = {}
     claimer: dict[str, str] = {}
     after: dict[str, tuple[str, ...]] = {}
+    lapsed: dict[str, set[int]] = defaultdict(set)  # the attempts whose claim lapsed (retried)
+    charged: set[tuple[str, int]] = set()
     versions: dict[str, int] = defaultdict(int)
     boards: set[str] = set()
     last = 0
@@ -67,9 +70,14 @@ def violations(store: EventStore, read_model: SignalReadModel) -> list[str]:
             found.append(f"{kind} of {sid}, never posted")
             continue
         if kind == "AgentSignalRunCharged":  # a stopped run's spend: the signal's status stays
-            if status[sid] in ("COMPLETED", "FAILED", "UNCLAIMED"):
-                found.append(f"{sid}: a run charged while {status[sid]}")
+            if (sid, event.attempt) in charged:
+                found.append(f"{sid}: attempt {event.attempt}'s run charged twice")
+            charged.add((sid, event.attempt))
+            if event.attempt not in lapsed[sid] and status[sid] not in ("CANCELLED", "EXPIRED"):
+                found.append(f"{sid}: attempt {event.attempt}'s run charged while {status[sid]}")
             continue
+        if kind == "AgentSignalAttemptFailed" and event.expired:
+            lapsed[sid].add(event.attempt)
         allowed, then = FROM[kind]
         if status[sid] not in allowed:
             found.append(f"{sid}: {kind} from {status[sid]}")

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from blackboard.infrastructure.runners.controller import PACKAGED
+from tests.conftest import _own_pg_database
 from tests.e2e.test_ui_metrics import samples
 from tests.e2e.web import UiServer
 from tests.runners.conftest import Board, RunnerCli
@@ -309,3 +310,71 @@ def test_a_run_whose_claim_lapsed_while_its_worker_was_stopped_is_charged_once_i
     # before: the run's 5,050 tokens were lost with its refused outcome
     assert board.cli.ok("budget", "ps-1")["spent_tokens"] == 5000 + 50
     assert board.show(sig)["status"] == "EXPIRED"
+
+
+@pytest.fixture
+def fresh_store(budget_board, tmp_path) -> Iterator[str]:
+    """An empty store of the board's kind, to import an export into."""
+    if budget_board.cli.db_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path / 'imported.db'}"
+    else:
+        yield from _own_pg_database()
+
+
+def test_a_lapsed_attempt_s_run_is_charged_once_and_its_board_exports_imports_and_rebuilds_alike(
+    budget_board, fresh_store, tmp_path
+):
+    """A's claim of attempt 1 lapses, the signal is retried and A claims attempt 2 (another token); attempt
+    1's run then stops and its refused outcome is charged, once, for attempt 1. Before: the import of that
+    board refused the charge (the later claim's token stood in for the run's: InvalidTransition, CLAIMED)."""
+    board = budget_board
+    board.agent("spender", "runner: anthropic\nmodel: sonnet\nretries: 2\n", "You spend.")
+    script = [call("blackboard_summary", {}, input_tokens=5000, output_tokens=50), slow(60, say("late"))]
+    with stand_in(script) as api:
+        sig = board.post("spender", topic="spend")["signal_id"]
+        worker = board.cli.start(
+            "worker",
+            "--agent",
+            "spender",
+            "--once",
+            env={**api_env(api.url), "BLACKBOARD_CLAIM_TIMEOUT": "9"},
+        )
+        wait_until(lambda: len(api.model_calls) == 2, timeout=60, what="the run's second call")
+        os.kill(worker.call_pid, signal.SIGSTOP)
+        try:  # another process finds attempt 1's claim lapsed: retried; A claims attempt 2 once it is due
+            short = {"BLACKBOARD_CLAIM_TIMEOUT": "3"}
+            wait_until(
+                lambda: board.cli.ok("expire", env=short) and board.show(sig)["attempt"] == 2,
+                timeout=60,
+                what="attempt 1's lapsed claim to be retried",
+            )
+            wait_until(
+                lambda: board.cli("claim", sig, "--agent", "spender", "--token", "t2").returncode == 0,
+                timeout=60,
+                what="attempt 2 claimed",
+            )
+        finally:
+            os.kill(worker.call_pid, signal.SIGCONT)
+        board.cli.finish(worker).expect(0)
+
+    charges = [
+        e for e in board.cli.ok("events", "--blackboard", "ps-1") if e["event_type"].endswith("Charged")
+    ]
+    assert [(c["data"]["charged_to"], c["data"]["attempt"]) for c in charges] == [("spender", 1)]
+    shown = board.show(sig)
+    assert (shown["status"], shown["attempt"], shown["claimed_by"]) == ("CLAIMED", 2, "spender")
+    budget = board.cli.ok("budget", "ps-1")
+    assert budget["spent_tokens"] == 5000 + 50
+
+    board.cli("export", "ps-1", "--output", str(tmp_path / "ps-1.json")).expect(0)
+    imported = RunnerCli(fresh_store, board.agents, board.workdir)
+    try:
+        imported("db", "upgrade").expect(0)
+        imported("import", str(tmp_path / "ps-1.json")).expect(0)  # before: exit 2, the charge refused
+        assert imported.ok("budget", "ps-1") == budget
+        assert imported.ok("show", sig)["usage"] == shown["usage"]
+    finally:
+        imported.close()
+    board.cli.ok("projection", "rebuild")
+    assert board.cli.ok("budget", "ps-1") == budget
+    assert board.show(sig)["usage"] == shown["usage"]

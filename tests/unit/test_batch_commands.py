@@ -8,14 +8,18 @@ import pytest
 
 from blackboard.application.bounds import MAX_NAME
 from blackboard.application.commands import (
+    CancelSignal,
     ClaimSignal,
     ClaimSignals,
     CompleteSignal,
+    ExpireSignals,
     FailSignal,
     GetSignalById,
     PostSignal,
     RecordOutcomes,
 )
+from blackboard.domain.admission import admit
+from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.errors import (
     AgentNotFound,
     AlreadyClaimed,
@@ -343,3 +347,117 @@ def test_an_outcome_refused_to_a_run_that_never_held_the_claim_or_still_holds_it
 
     assert all(not isinstance(r, AgentSignal) for r in results)
     assert new_records(board, before) == []
+
+
+def charged(board: Board, since: int) -> list:
+    return [r.event for r in new_records(board, since) if r.event.event_type == "AgentSignalRunCharged"]
+
+
+def retried_after_a_lapse(board: Board) -> str:
+    """A signal of two attempts whose first claim, ps-researcher's, lapsed: POSTED again, claimable now."""
+    s1 = board.service.post_signal(research(1, max_attempts=2)).signal_id
+    claim_batch(board, [s1], limit=1)
+    board.clock.advance(board.settings.claim_timeout.total_seconds() + 60)  # no renewal: the claim lapsed
+    board.service.expire_signals(ExpireSignals())
+    again = board.queries.get_signal(GetSignalById(signal_id=s1))
+    assert (again.status, again.attempt) == (SignalStatus.POSTED, 2)
+    board.clock.advance(3600)  # past its backoff
+    return s1
+
+
+def test_a_cancelled_run_s_outcome_sent_again_after_a_lost_acknowledgement_is_charged_once():
+    board = Board(RESEARCHER)
+    (s1,) = posted(board, 1)
+    claim_batch(board, [s1], limit=1)
+    board.service.cancel_signal(CancelSignal(signal_id=s1, cancelled_by="alice", reason="not needed"))
+    before = board.store.last_position()
+    outcome = complete(s1).model_copy(update={"usage": SPENT, "attempt": 1})
+
+    record(board, outcome)  # stored, but (say) its acknowledgement was lost in an outage:
+    record(board, outcome)  # the recorder sends it again
+
+    [once] = charged(board, before)  # before: charged twice
+    assert once.attempt == 1
+    shown = board.queries.get_signal(GetSignalById(signal_id=s1))
+    assert shown.usage.input_tokens == 5000 and shown.charged_attempts == (1,)
+
+
+def test_a_run_refused_on_a_completed_signal_is_not_charged_for_an_attempt_that_never_lapsed():
+    board = Board(RESEARCHER)
+    s1 = retried_after_a_lapse(board)
+    claim_batch(board, [s1], limit=1)  # attempt 2, its own token
+    done = complete(s1).model_copy(update={"usage": SPENT, "attempt": 2})
+    assert isinstance(record(board, done)[0], AgentSignal)
+    before = board.store.last_position()
+
+    [refused] = record(board, done)  # sent again (its acknowledgement lost): refused, COMPLETED
+
+    assert not isinstance(refused, AgentSignal)
+    assert charged(board, before) == []  # before: charged, as attempt 1 had lapsed once
+
+
+def test_a_lapsed_attempt_s_run_is_charged_once_for_that_attempt_while_a_later_claim_runs():
+    board = Board(RESEARCHER)
+    s1 = retried_after_a_lapse(board)
+    board.service.claim_signals(  # attempt 2, a new token
+        ClaimSignals(blackboard_id="ps-1", signal_ids=(s1,), agent_id="ps-researcher", tokens={s1: "t2"})
+    )
+    before = board.store.last_position()
+    late = complete(s1).model_copy(update={"usage": SPENT, "attempt": 1})  # attempt 1's run, its token
+
+    record(board, late)
+    record(board, late)
+
+    [once] = charged(board, before)  # before: charged twice
+    assert once.attempt == 1
+    shown = board.queries.get_signal(GetSignalById(signal_id=s1))
+    assert (shown.status, shown.claimed_by, shown.charged_attempts) == (
+        SignalStatus.CLAIMED,
+        "ps-researcher",
+        (1,),
+    )
+    # the same events pass the admission of an import (before: refused, the later claim's token standing in)
+    imported = BlackboardAggregate("ps-1")
+    for event in [r.event for r in board.store.read_all() if r.event.blackboard_id == "ps-1"]:
+        admit(imported, event)
+    assert imported.signal(s1).charged_attempts == (1,)
+
+
+def test_the_recorder_s_retry_after_a_lost_acknowledgement_does_not_charge_a_cancelled_run_again():
+    """The worker's recorder: its first RecordOutcomes is stored (the outcome refused, the run charged) and
+    the database goes away before the commit is acknowledged; the retry is refused again and charges nothing."""
+    import threading
+
+    from blackboard.application.ports import StoreUnavailable
+    from blackboard.infrastructure.worker.recorder import Done, Recorder
+
+    board = Board(RESEARCHER)
+    (s1,) = posted(board, 1)
+    [claim] = claim_batch(board, [s1], limit=1).claimed
+    board.service.cancel_signal(CancelSignal(signal_id=s1, cancelled_by="alice", reason="not needed"))
+    before = board.store.last_position()
+    service = board.service
+
+    class LosesTheFirstAcknowledgement:
+        calls = 0
+
+        def record_outcomes(self, command: RecordOutcomes):
+            self.calls += 1
+            if self.calls == 1:
+                service.record_outcomes(command)  # stored ...
+                raise StoreUnavailable("server closed the connection unexpectedly")  # ... unacknowledged
+            return service.record_outcomes(command)
+
+        def __getattr__(self, name: str):
+            return getattr(service, name)
+
+    flaky = LosesTheFirstAcknowledgement()
+    recorder = Recorder(flaky, "ps-researcher", threading.Event(), lambda batch: None)  # type: ignore[arg-type]
+    recorder.start()
+    outcome = complete(s1).model_copy(update={"usage": SPENT, "attempt": claim.attempt})
+    recorder.hand_over(Done(claimed=claim, command=outcome, took=0.1))
+    recorder.close()
+
+    assert flaky.calls == 2
+    assert len(charged(board, before)) == 1  # before: 2, the same run charged twice
+    assert board.queries.get_signal(GetSignalById(signal_id=s1)).usage.input_tokens == 5000

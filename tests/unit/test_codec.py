@@ -95,6 +95,9 @@ def _former_row(signal) -> dict:
         "entry_number": int(signal.payload.entry_id.removeprefix("e-")),
         "flow_id": signal.flow_id,
         "step_id": signal.step_id,
+        "charged_attempts_json": json.dumps(list(signal.charged_attempts))
+        if signal.charged_attempts
+        else None,
     }
 
 
@@ -140,6 +143,7 @@ def _varied():
         reserved=Reservation(usd=0.5, tokens=100_005),
         flow_id="docbot-1",
         step_id="plan",
+        charged_attempts=(1,),
         priority=0,
     )
     return [*base, full]

@@ -92,6 +92,7 @@ SAMPLES: list[BlackboardEvent] = [
         **ENV,
         version=4,
         charged_to="ps-researcher",
+        attempt=1,
         usage=SignalUsage(runner="anthropic", input_tokens=5000, output_tokens=50, cost_usd=0.0105),
         reason="its outcome was refused: sig-00000001 is CANCELLED",
     ),

@@ -161,6 +161,7 @@ SIGNAL_COLUMNS = (
     "entry_number",
     "flow_id",
     "step_id",
+    "charged_attempts_json",
     "post_event_id",
 )
 # The columns a signal's later events change, in the order `changing_values` gives them after the key
@@ -187,6 +188,7 @@ CHANGING_COLUMNS = (
     "concurrency_key",
     "reserved_usd",
     "reserved_tokens",
+    "charged_attempts_json",
 )
 
 
@@ -243,6 +245,7 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         stored_entry_number(signal.payload.entry_id),
         signal.flow_id,
         signal.step_id,
+        charged_json(signal),
         post_event_id,
     )
 
@@ -302,6 +305,7 @@ def changing_values(signal: AgentSignal) -> tuple[Any, ...]:
         signal.concurrency_key,
         None if reserved is None else reserved.usd,
         None if reserved is None else reserved.tokens,
+        charged_json(signal),
     )
 
 
@@ -319,6 +323,12 @@ def attempts_json(signal: AgentSignal) -> str | None:
     if not signal.attempts:
         return None
     return json.dumps([a.model_dump(mode="json") for a in signal.attempts])
+
+
+def charged_json(signal: AgentSignal) -> str | None:
+    """The attempts whose run was charged, as a JSON array of their numbers; NULL for none."""
+    charged = signal.charged_attempts
+    return "[" + ", ".join(map(str, charged)) + "]" if charged else None
 
 
 def signal_from_row(row: Any) -> AgentSignal:
@@ -364,6 +374,7 @@ def signal_from_row(row: Any) -> AgentSignal:
         reserved=_reserved(row.reserved_usd, row.reserved_tokens),
         flow_id=row.flow_id,
         step_id=row.step_id,
+        charged_attempts=tuple(json.loads(row.charged_attempts_json)) if row.charged_attempts_json else (),
         **_keys(row.keys_json),
     )
 

@@ -142,6 +142,9 @@ SIGNALS = Table(
     # the flow it is a step of and its step's id (`blackboard flow run`, migration 0022); NULL: no flow
     Column("flow_id", String(100)),
     Column("step_id", String(64)),
+    # the attempts whose refused run was charged (AgentSignalRunCharged, migration 0023), a JSON array of
+    # their numbers: each is charged once; NULL: none (and on rows an older release wrote beside this one)
+    Column("charged_attempts_json", Text),
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest

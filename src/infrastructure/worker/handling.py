@@ -165,6 +165,7 @@ class Handling:
             "token": claimed.claim_token,
             "blackboard_id": claimed.blackboard_id,
             "usage": usage,
+            "attempt": claimed.attempt,
         }
         if (
             outcome.succeeded

@@ -145,6 +145,7 @@ def _failed(command: CompleteSignal | FailSignal, error: str) -> FailSignal:
         blackboard_id=command.blackboard_id,
         token=command.token,
         usage=command.usage,
+        attempt=command.attempt,
     )
 
 
