@@ -155,7 +155,11 @@ def test_a_batch_append_on_postgresql_keeps_version_order_and_the_read_model_equ
 
     claims = board.service.claim_signals(
         ClaimSignals(
-            blackboard_id="ps-1", signal_ids=tuple(ids), agent_id="ps-researcher", token="w-1", limit=20
+            blackboard_id="ps-1",
+            signal_ids=tuple(ids),
+            agent_id="ps-researcher",
+            tokens={sid: f"w-1/{n}" for n, sid in enumerate(ids)},  # a token per claim
+            limit=20,
         )
     )
 

@@ -276,7 +276,7 @@ def test_a_look_at_rows_behind_the_log_is_not_taken_for_every_claimable_signal(b
         )
         looked = running.queries.candidate_queries
         running.loop.release([held])  # it looks (a completion tells nothing): the rows have nothing
-        wait_until(lambda: running.queries.candidate_queries >= looked + 2, 20, "the look")
+        wait_until(lambda: running.queries.candidate_queries >= looked + 2, 60, "the look")
         time.sleep(0.3)
         board.read_model.apply(board.store.read_all())  # the rebuild ends (it notifies nothing)
         post(board, 2, priority=3)  # wakes it

@@ -154,14 +154,14 @@ def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql
     sql_board.service.claim_signal(
         ClaimSignal(signal_id=taken, agent_id="ps-analyst", token="ps-analyst/w-2", blackboard_id="ps-1")
     )
-    token = "ps-researcher/w-1"
+    tokens = {sid: f"ps-researcher/w-1/{sid}" for sid in (taken, up1, up2, up3)}  # a token per claim
 
     claims = sql_board.service.claim_signals(
         ClaimSignals(
             blackboard_id="ps-1",
             signal_ids=(taken, up1, up2, up3),
             agent_id="ps-researcher",
-            token=token,
+            tokens=tokens,
             limit=3,
         )
     )
@@ -171,13 +171,15 @@ def test_a_worker_s_batches_leave_the_read_model_equal_to_the_replayed_board(sql
             agent_id="ps-researcher",
             outcomes=(
                 CompleteSignal(
-                    signal_id=up1, agent_id="ps-researcher", token=token, artifact_path="out/1.md"
+                    signal_id=up1, agent_id="ps-researcher", token=tokens[up1], artifact_path="out/1.md"
                 ),
-                CompleteSignal(signal_id=taken, agent_id="ps-researcher", token=token),  # ps-analyst's claim
                 CompleteSignal(
-                    signal_id=up2, agent_id="ps-researcher", token=token, knowledge_items=("two",)
+                    signal_id=taken, agent_id="ps-researcher", token=tokens[taken]
+                ),  # ps-analyst's claim
+                CompleteSignal(
+                    signal_id=up2, agent_id="ps-researcher", token=tokens[up2], knowledge_items=("two",)
                 ),
-                FailSignal(signal_id=up3, agent_id="ps-researcher", token=token, error="no sources"),
+                FailSignal(signal_id=up3, agent_id="ps-researcher", token=tokens[up3], error="no sources"),
             ),
         )
     )
