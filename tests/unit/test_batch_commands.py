@@ -461,3 +461,14 @@ def test_the_recorder_s_retry_after_a_lost_acknowledgement_does_not_charge_a_can
     assert flaky.calls == 2
     assert len(charged(board, before)) == 1  # before: 2, the same run charged twice
     assert board.queries.get_signal(GetSignalById(signal_id=s1)).usage.input_tokens == 5000
+
+
+def test_a_worker_s_claim_tokens_differ_and_never_read_as_an_option():
+    """Before: url-safe base64, which starts with '-' one time in 64; `complete --token -x...` then failed
+    with argparse's "expected one argument" (seen in CI)."""
+    from blackboard.infrastructure.worker.loop import new_token
+
+    tokens = [new_token() for _ in range(2000)]
+
+    assert len(set(tokens)) == len(tokens)
+    assert not [t for t in tokens if t.startswith("-")] and all(len(t) == 48 for t in tokens)

@@ -836,6 +836,7 @@ def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
         "reserved": Reservation(usd=0.5, tokens=10),
         "flow_id": "docbot-1",
         "step_id": "plan",
+        "charged_attempts": (1,),
         "version": 7,
     }
     names = [f.name for f in dataclasses.fields(AgentSignal)]

@@ -164,7 +164,7 @@ class Session:
         """A token for a claim about to be made; the claim needs it for its completion, failure, and
         its key permissions, so no other process naming the same agent can act on it."""
         with self._lock:
-            return self._tokens.setdefault(signal_id, secrets.token_urlsafe(16))
+            return self._tokens.setdefault(signal_id, secrets.token_hex(16))
 
     def token(self, signal_id: str | None) -> str | None:
         with self._lock:

@@ -352,8 +352,9 @@ class _View:
 
 
 def new_token() -> str:
-    """A claim's token: its proof, secret, a fresh one for every claim (a run holds only its own)."""
-    return secrets.token_urlsafe(24)
+    """A claim's token: its proof, secret, a fresh one for every claim (a run holds only its own). Hex, so
+    it never starts with '-' (`--token TOKEN` on a command line would read it as an option)."""
+    return secrets.token_hex(24)
 
 
 def _log_skipped(agent: AgentDefinition, signal_id: str, refused: BlackboardError) -> None:
