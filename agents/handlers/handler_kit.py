@@ -3,7 +3,7 @@ answer in JSON.
 
 A handler is run by `blackboard worker` through the shell, in the agents folder, with the AgentSignal
 JSON document on stdin and BLACKBOARD_SIGNAL_ID, BLACKBOARD_AGENT and BLACKBOARD_PROMPT_FILE in its
-environment (contracts/agent-file.md). It writes under BLACKBOARD_ARTIFACTS_DIR, the absolute path
+environment (docs/agents.md). It writes under BLACKBOARD_ARTIFACTS_DIR, the absolute path
 of the worker's artifacts folder (outside the agents folder; ./artifacts when run by hand without it),
 and prints {"artifact_path": ..., "knowledge_items": [...]}. Bad input: a message on stderr, exit 2.
 Standard library only, no network: these examples must run anywhere the blackboard does.

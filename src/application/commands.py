@@ -77,7 +77,7 @@ class PostSignal(Command):
     budget_usd: Dollars | None = None
     priority: Priority = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed before less urgent work
     not_before: AwareDatetime | None = None  # not claimable before then; its post timeout counts from then
-    # how many attempts it gets, whoever claims it (contracts/control.md, "Retries"); None: the claimer's policy
+    # how many attempts it gets, whoever claims it (docs/control.md, "Retries"); None: the claimer's policy
     max_attempts: Annotated[int, Field(ge=1, le=1000)] | None = None
     gate: bool = False  # a person decides it (approve, reject); no agent claims it
     # its own timeout, in seconds: a gate expires this long after it opens (without one it waits for a person

@@ -1,4 +1,4 @@
-"""The runner port: an agent file with no handler, run by a coding agent or a model API (contracts/runners.md).
+"""The runner port: an agent file with no handler, run by a coding agent or a model API (docs/agents.md).
 
 A worker claims a signal as always; for an agent with no `command` and no `entrypoint` it hands the
 work to a Runner with a RunRequest (the agent as its file says, the prompt, the limits, the claim) and

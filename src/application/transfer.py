@@ -1,4 +1,4 @@
-"""Export and import of a whole board (contracts/knowledge.md, "Export and import").
+"""Export and import of a whole board (docs/knowledge.md, "Export and import").
 
 An export is every event of the board's stream and of its entry streams, as stored, read and written
 as they stream. An import reads its document twice: a first pass checks every event against the

@@ -1,7 +1,7 @@
 """blackboard: an event-sourced board where AI agents coordinate work and share what they know.
 
 The public Python API: `from blackboard import Blackboard, Conflict, NotFound, InvalidInput, Refused`
-(contracts/python-api.md), and `AsyncBlackboard` for asyncio. The layers import as `blackboard.domain`,
+(docs/python-api.md), and `AsyncBlackboard` for asyncio. The layers import as `blackboard.domain`,
 `blackboard.application` and `blackboard.infrastructure`.
 """
 

@@ -125,7 +125,7 @@ class AgentSignalFailed(BlackboardEvent):
 
 
 class AgentSignalAttemptFailed(BlackboardEvent):
-    """An attempt at the signal failed with attempts left (contracts/control.md, "Retries"): the claimer
+    """An attempt at the signal failed with attempts left (docs/control.md, "Retries"): the claimer
     failed it (`reason`: its error; a handler asking for a retry too), or its claim ran out (`expired`).
     The same signal is POSTED again, claimable from `retry_at`; what waits on it keeps waiting."""
 

@@ -2,7 +2,7 @@
 
 A signal gets `max_attempts` attempts: the post's (`post --max-attempts`) if it set one, else the policy of
 the agent that claimed the attempt (its file's `retries`), else one (no retry). A failed attempt with
-attempts left puts the same signal back to POSTED, claimable once its wait has passed (contracts/control.md,
+attempts left puts the same signal back to POSTED, claimable once its wait has passed (docs/control.md,
 "Retries"). Pure: the jitter's random draw comes in as a number, as time comes in as `at`.
 """
 

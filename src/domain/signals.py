@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from blackboard.domain.reservations import Reservation
 
 SIGNAL_ID_PATTERN = re.compile(r"sig-[0-9a-f]{8}")
-MOST_URGENT, LEAST_URGENT, DEFAULT_PRIORITY = 0, 4, 2  # P0..P4, as issue trackers say (contracts/control.md)
+MOST_URGENT, LEAST_URGENT, DEFAULT_PRIORITY = 0, 4, 2  # P0..P4, as issue trackers say (docs/control.md)
 Priority = Annotated[int, Field(ge=MOST_URGENT, le=LEAST_URGENT)]
 ENTRY_ID_PATTERN = r"^e-[0-9]+$"
 
@@ -118,7 +118,7 @@ class SignalUsage(BaseModel):
 
 
 class FailedAttempt(BaseModel):
-    """One attempt at a signal that failed and was retried (contracts/control.md, "Retries"): whose it was,
+    """One attempt at a signal that failed and was retried (docs/control.md, "Retries"): whose it was,
     what ended it, and when the next attempt could be claimed. The last attempt's outcome is the
     signal's `result`."""
 
@@ -199,7 +199,7 @@ class AgentSignal:
     usage: SignalUsage | None = None  # what its run cost, when a runner ran it
     priority: int = DEFAULT_PRIORITY  # 0 (P0, most urgent) to 4: claimed most urgent first
     not_before: datetime | None = None  # not claimable before then (`post --not-before`, or a retry's wait)
-    attempt: int = 1  # the attempt under way, or the next one (contracts/control.md, "Retries")
+    attempt: int = 1  # the attempt under way, or the next one (docs/control.md, "Retries")
     max_attempts: int | None = None  # the post's `--max-attempts`; None: the claimer's policy decides
     attempts: tuple[FailedAttempt, ...] = ()  # the attempts that failed and were retried, oldest first
     gate: bool = False  # a person decides it (`approve`, `reject`); no agent claims it (`post --gate`)

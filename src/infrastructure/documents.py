@@ -125,8 +125,8 @@ class Attempt(Document):
 
 class Signal(Document):
     """The document that every interface (CLI --json, MCP tools, Python API) returns for one signal
-    (contracts/agent-signal.schema.json; field names and constraints follow section 9.1 of the main
-    design). Extra properties are allowed."""
+    (schemas/agent-signal.schema.json, generated from this model; field names and constraints follow
+    section 9.1 of the main design). Extra properties are allowed."""
 
     model_config = ConfigDict(title="AgentSignal")
 
@@ -442,7 +442,7 @@ def _agent(d: "AgentDefinition", default_threshold: float) -> Agent:
 
 
 class Version(Document):
-    """One version of an entry key (the entry document of contracts/knowledge.md, without `conflict`)."""
+    """One version of an entry key (the entry document of docs/knowledge.md, without `conflict`)."""
 
     blackboard_id: NonEmpty
     key: Key
@@ -468,7 +468,7 @@ class Candidates(Document):
 
 class Entry(Version):
     """The entry document that every interface (CLI --json, MCP tools, Python API) returns for one entry
-    key: its accepted version and, while it is in conflict, the candidates (contracts/knowledge.md, "The
+    key: its accepted version and, while it is in conflict, the candidates (docs/knowledge.md, "The
     entry document"). Extra properties are allowed."""
 
     model_config = ConfigDict(title="Entry")

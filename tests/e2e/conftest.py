@@ -1,8 +1,8 @@
 """End-to-end fixtures: the real `blackboard` executable in a subprocess, as a script or an agent runs it.
 
 Every run goes through `Cli`, which asserts centrally that no traceback ever reaches stderr
-(contracts/cli.md: "No traceback reaches a user"). Documents printed with `--json` are checked against
-contracts/agent-signal.schema.json with a format checker that really checks `date-time`.
+(docs/cli.md: "No traceback reaches a user"). Documents printed with `--json` are checked against
+the contract's signal schema (tests/fixtures/contract) with a format checker that really checks `date-time`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from tests.cli_server import run_blackboard, start_blackboard
-from tests.paths import CONTRACTS as CONTRACTS_DIR
+from tests.paths import SIGNAL_SCHEMA
 
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
-CONTRACTS = CONTRACTS_DIR
-SCHEMA = json.loads((CONTRACTS / "agent-signal.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads(SIGNAL_SCHEMA.read_text(encoding="utf-8"))
 EVENT_KEYS = {"position", "event_type", "stream_id", "version", "recorded_at", "data"}
 TIMEOUT = 60.0  # seconds one CLI call may take before the test fails (never reached when things work)
 PARALLEL = max(2, os.cpu_count() or 2)  # CLI calls run at once by Cli.many

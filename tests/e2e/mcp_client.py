@@ -1,4 +1,4 @@
-"""The MCP SDK's own stdio client, driving a real `blackboard mcp` process (contracts/mcp.md).
+"""The MCP SDK's own stdio client, driving a real `blackboard mcp` process (docs/mcp.md).
 
 `served` starts the server the way an MCP client registers it (a command and its arguments) and
 yields a `Served`: its session, and helpers that call a tool and check what came back. Whatever the
@@ -20,13 +20,15 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.cli_server import blackboard_command
-from tests.e2e.conftest import CONTRACTS, Cli
+from tests.e2e.conftest import Cli
+from tests.paths import CONTRACTS
 
 CALL_TIMEOUT = 60.0  # seconds a tool call may take before the test fails (never reached when things work)
 
 
 def contract_tools(page: Path | None = None) -> dict[str, set[str]]:
-    """Each tool of contracts/mcp.md's table (or of `page`, docs/mcp.md) and the arguments it names."""
+    """Each tool of the contract's table (tests/fixtures/contract/mcp.md), or of `page` (docs/mcp.md), and the
+    arguments it names."""
     text = (page or CONTRACTS / "mcp.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(blackboard_\w+)` \| ([^|]*) \|", text, re.MULTILINE)
     return {tool: set(re.findall(r"`(\w+)`", arguments)) - {"subscribe", "poll"} for tool, arguments in rows}

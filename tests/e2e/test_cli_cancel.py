@@ -1,4 +1,4 @@
-"""Cancel (contracts/control.md): through the real CLI and real worker processes, on SQLite and PostgreSQL.
+"""Cancel (docs/control.md): through the real CLI and real worker processes, on SQLite and PostgreSQL.
 
 A cancel ends a signal that is not final and what waits on it, each naming the signal that took it down;
 it stops a handler running in another process (SIGTERM, then SIGKILL) and refuses its later outcome;

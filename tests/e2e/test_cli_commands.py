@@ -1,4 +1,4 @@
-"""Each command of contracts/cli.md on a SQLite file: what it prints, and each refusal with its exit code.
+"""Each command of docs/cli.md on a SQLite file: what it prints, and each refusal with its exit code.
 
 Most tests read one board built once for this module (`board`). Their calls must not write, so they are
 listed in READS, each next to its test, and started all at once when the board is ready (a CLI call is

@@ -1,4 +1,4 @@
-"""Gates (contracts/control.md, "Gates"): through the real CLI, a real worker and a real MCP server, on SQLite
+"""Gates (docs/control.md, "Gates"): through the real CLI, a real worker and a real MCP server, on SQLite
 and PostgreSQL. A gate blocks what waits on it until a person approves it; a rejection expires what waits on
 it; a worker never claims a gate however well its agent fits; an agent's MCP session is refused (exit 3)."""
 

@@ -83,7 +83,7 @@ def test_the_schema_command_prints_the_shipped_schema_generated_from_the_models(
 
 
 def test_the_shipped_schemas_validate_what_the_commands_print(cli):
-    """The entry schema (written from contracts/knowledge.md) holds every entry document the CLI prints,
+    """The entry schema (written from docs/knowledge.md) holds every entry document the CLI prints,
     a conflict's candidates included, and refuses one that breaks a rule of the contract."""
     entry = Draft7Validator(cli.ok("schema", "entry"), format_checker=FORMATS)
     signal = Draft7Validator(cli.ok("schema", "signal"), format_checker=FORMATS)

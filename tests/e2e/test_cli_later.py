@@ -1,4 +1,4 @@
-"""Later (contracts/control.md): `post --not-before WHEN` through the real CLI and a real worker, on SQLite and
+"""Later (docs/control.md): `post --not-before WHEN` through the real CLI and a real worker, on SQLite and
 PostgreSQL: not claimable before then, not proposed by `next`, its post timeout counting from then, and a
 worker that claimed nothing wakes when it comes due though nothing is appended then."""
 

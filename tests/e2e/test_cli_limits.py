@@ -1,4 +1,4 @@
-"""Limits (contracts/control.md) through the real CLI on SQLite and PostgreSQL: a concurrency key shared by two
+"""Limits (docs/control.md) through the real CLI on SQLite and PostgreSQL: a concurrency key shared by two
 agents, a board's budget that makes its signals wait (`status` and `next` say why) until it is raised, bad
 budgets and bad agent-file values refused."""
 

@@ -1,4 +1,4 @@
-"""Priorities (contracts/control.md): `post --priority P`, 0 (most urgent) to 4, default 2, in the claim order of
+"""Priorities (docs/control.md): `post --priority P`, 0 (most urgent) to 4, default 2, in the claim order of
 real workers and in `next`, on SQLite and PostgreSQL; a bad priority exits 2 naming the option, writing nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Retries (contracts/control.md) through the real CLI and a real worker, on SQLite and PostgreSQL: a failed
+"""Retries (docs/control.md) through the real CLI and a real worker, on SQLite and PostgreSQL: a failed
 attempt with attempts left puts the same signal back to POSTED until an attempt succeeds or the last one fails,
 what waits on it waits for that final outcome, a handler asks for a retry with exit 75 or `retry_after`, and a
 claim that lapses is a failed attempt too."""

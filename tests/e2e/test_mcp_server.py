@@ -1,7 +1,8 @@
-"""`blackboard mcp` driven by the MCP SDK's own stdio client, against a real server process on a SQLite
-file and on PostgreSQL (contracts/mcp.md): every tool listed with a schema naming its arguments, every
-tool called, its results the CLI's `--json` documents, bad arguments refused naming the field (nothing
-written), the server's identity from --agent, and no call able to end the server."""
+"""`blackboard mcp` driven by the MCP SDK's own stdio client, against a real server process on a SQLite file and
+on PostgreSQL (docs/mcp.md; the contract's table: tests/fixtures/contract/mcp.md): every tool listed with a
+schema naming its arguments, every tool called, its results the CLI's `--json` documents, bad arguments
+refused naming the field (nothing written), the server's identity from --agent, and no call able to end the
+server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`AsyncBlackboard` on a SQLite file and on PostgreSQL (contracts/python-api.md, "Async"): its documents and
+"""`AsyncBlackboard` on a SQLite file and on PostgreSQL (docs/python-api.md, "Async"): its documents and
 errors are `Blackboard`'s for the same calls on one store; a wait suspends only its task (a ticker keeps
 ticking while it waits for a completion made by another handle on the store); cancelling waits is at once
 and closing afterwards leaves no thread behind; `watch` is an async iterator one can break out of."""

@@ -1,4 +1,4 @@
-"""The MCP tools' argument models are derived from the command models (contracts/mcp.md: "Input schemas
+"""The MCP tools' argument models are derived from the command models (docs/mcp.md: "Input schemas
 are generated from the same models that validate the CLI's input"): an argument's rule is its field's."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The Python API's public names: importing `blackboard` stays cheap, and each exception is the error
-family of one exit code, the same class the CLI maps (contracts/python-api.md)."""
+family of one exit code, the same class the CLI maps (docs/python-api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Automatic retries (contracts/control.md, "Retries"): the policy's waits, and what a failed attempt records."""
+"""Automatic retries (docs/control.md, "Retries"): the policy's waits, and what a failed attempt records."""
 
 from __future__ import annotations
 

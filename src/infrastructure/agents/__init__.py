@@ -1,4 +1,4 @@
-"""Agents declared as Markdown files with YAML frontmatter (contracts/agent-file.md)."""
+"""Agents declared as Markdown files with YAML frontmatter (docs/agents.md)."""
 
 from blackboard.infrastructure.agents.parsing import (
     AgentDefinition,

@@ -1,4 +1,4 @@
-"""Running an agent's handler, a shell `command` or a Python `entrypoint`, as contracts/agent-file.md says.
+"""Running an agent's handler, a shell `command` or a Python `entrypoint`, as docs/agents.md says.
 
 A command runs through the shell, in the agent file's folder, with the signal document (and the
 agent under `agent`: name, description, instructions, model, tools) on standard input and

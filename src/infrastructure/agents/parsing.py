@@ -65,7 +65,7 @@ class AgentDefinition:
     @property
     def runner_name(self) -> str | None:
         """The runner a worker uses for it: the file's `runner`, else claude-code when the file has no
-        handler (contracts/runners.md); None for a file with a command or an entrypoint."""
+        handler (docs/agents.md); None for a file with a command or an entrypoint."""
         from blackboard.infrastructure.runners.catalog import DEFAULT_RUNNER
 
         return None if self.has_handler else (self.runner or DEFAULT_RUNNER)
@@ -95,7 +95,7 @@ class AgentDefinition:
 
 
 class AgentFileInvalid(Exception):
-    """An agent file breaks one or more rules of contracts/agent-file.md."""
+    """An agent file breaks one or more rules of docs/agents.md."""
 
     def __init__(self, path: Path, messages: list[str | tuple[str, str]]) -> None:
         pairs = [(m, "") if isinstance(m, str) else m for m in messages]

@@ -45,7 +45,7 @@ class _Snapshot:
 
 
 class FrontmatterAgentRegistry(AgentRegistry):
-    """Agents from the `*.md` files under the agents folders (contracts/agent-file.md): each folder is
+    """Agents from the `*.md` files under the agents folders (docs/agents.md): each folder is
     walked recursively, dot-files and README.md aside (scan.py).
 
     Every call looks at the folders again (a walk and a stat per file, globs matched again), so an

@@ -1,6 +1,6 @@
 """The Python API (primary adapter, like the CLI): the board in process, for frameworks and services.
 
-`from blackboard import Blackboard, AsyncBlackboard` re-exports what is here. contracts/python-api.md is the contract.
+`from blackboard import Blackboard, AsyncBlackboard` re-exports what is here. docs/python-api.md is the contract.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`AsyncBlackboard`: the Python API for asyncio (contracts/python-api.md, "Async").
+"""`AsyncBlackboard`: the Python API for asyncio (docs/python-api.md, "Async").
 
 Every call is `Blackboard`'s own, run on a small pool of threads of this board, so the rules, the documents
 and the errors are the same code, not a copy. What waits is different: a `wait`, `watch`, `watch_topic` or

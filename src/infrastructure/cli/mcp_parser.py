@@ -1,4 +1,4 @@
-"""The grammar of `blackboard mcp` (contracts/mcp.md), added to the parser's commands."""
+"""The grammar of `blackboard mcp` (docs/mcp.md), added to the parser's commands."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`export` and `import`: a whole board as one JSON document, and back (contracts/knowledge.md).
+"""`export` and `import`: a whole board as one JSON document, and back (docs/knowledge.md).
 
 The document is this adapter's: its shape is checked here, at the edge, field by field (exit 2
 naming the field and the rule); the rules of the events themselves are the application's

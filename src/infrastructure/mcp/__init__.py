@@ -1,1 +1,1 @@
-"""`blackboard mcp`: the board served as Model Context Protocol tools over stdio (contracts/mcp.md)."""
+"""`blackboard mcp`: the board served as Model Context Protocol tools over stdio (docs/mcp.md)."""

@@ -1,4 +1,4 @@
-"""The signal tools: post, claim, complete, fail, show, signals, match, wait (contracts/mcp.md)."""
+"""The signal tools: post, claim, complete, fail, show, signals, match, wait (docs/mcp.md)."""
 
 from __future__ import annotations
 

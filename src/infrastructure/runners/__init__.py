@@ -1,4 +1,4 @@
-"""Runners: an agent file with no handler, run by Claude Code or a model API (contracts/runners.md).
+"""Runners: an agent file with no handler, run by Claude Code or a model API (docs/agents.md).
 
 One module per runner (`claude_code`, `anthropic`, `openai`), each implementing the application's Runner
 port; `catalog` says which runner runs an agent and what each needs; `prompt` builds the run's message,

@@ -1,5 +1,5 @@
 """The `claude-code` runner: Claude Code headless (`claude -p`), the agent file as Claude Code reads it, the
-board attached as an MCP server bound to the claim (contracts/runners.md).
+board attached as an MCP server bound to the claim (docs/agents.md).
 
 - The agent: `--agents FILE --agent NAME`, FILE holding the file's body as the prompt, its `tools` (with
   the board's, `mcp__blackboard`), its `model` unless `inherit` or absent, and its other keys as written,

@@ -19,7 +19,7 @@ def kill_tree(
     """SIGKILL the process's group (it was started in a session of its own), every descendant that
     started one of its own, and every process carrying `marks` (the run's: keeper/marks.py), then reap the
     process: nothing of the run goes on. With `grace`, the group is sent SIGTERM first and has that many
-    seconds to end by itself (a cancel: contracts/control.md)."""
+    seconds to end by itself (a cancel: docs/control.md)."""
     below = descendants(process.pid)  # before anything ends: a child's end makes its own children orphans
     if grace > 0:
         try:

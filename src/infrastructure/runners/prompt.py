@@ -1,5 +1,5 @@
 """The user message of a run: the signal's topic, prompt and context, the results of the signals it waited
-for, the keys it may read and write, and how to hand back its result (contracts/runners.md)."""
+for, the keys it may read and write, and how to hand back its result (docs/agents.md)."""
 
 from __future__ import annotations
 

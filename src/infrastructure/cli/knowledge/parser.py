@@ -1,4 +1,4 @@
-"""The grammar of the knowledge commands (contracts/knowledge.md), added to the parser's commands."""
+"""The grammar of the knowledge commands (docs/knowledge.md), added to the parser's commands."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 
 def add_knowledge_commands(commands: Any, _command: Callable[..., argparse.ArgumentParser]) -> None:
-    """write, read, entries, search, resolve, summary: the shared knowledge on a board (contracts/knowledge.md)."""
+    """write, read, entries, search, resolve, summary: the shared knowledge on a board (docs/knowledge.md)."""
 
     write = _command(
         commands,
