@@ -87,42 +87,41 @@ class Watcher:
         signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         until = _deadline(timeout)
         while not signal.status.is_final:
-            due_in, due = self._due_in(signal)
+            chain = self._open_chain(signal)
+            due_in, due = self._due_in(chain)
             if due_in is not None and due_in <= 0:
                 for late in due:  # the awaited signal's own, or an upstream's it waits for
                     self._enforce(late)
                 signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
                 if signal.status.is_final:
                     break
-                due_in, _ = self._due_in(signal)
+                chain = self._open_chain(signal)
+                due_in, _ = self._due_in(chain)
                 if due_in is not None and due_in <= 0:  # the board saw it otherwise (a worker that fits beat)
                     due_in = RECHECK
             if not self._wait_past(position, until, f"{signal_id} to finish", timeout, due_in):
                 continue  # its deadline came: the board decides
-            chain = self.awaited_chain(signal)
+            watched = _watched(chain)
             while records := self._store.read_all(after=position, limit=1000):
                 position = records[-1].position
-                if any(may_change(r.event, chain) for r in records):
+                if any(may_change(r.event, watched) for r in records):
                     signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         return signal
 
-    def awaited_chain(self, signal: AgentSignal | str) -> frozenset[str]:
-        """The ids a wait on `signal` watches (`may_change`): the signal's own and those of the open upstreams
-        it waits for, up the chain, whose claims, renewals and ends move its deadline or end it."""
-        if isinstance(signal, str):
-            signal = self._queries.get_signal(GetSignalById(signal_id=signal))
-        if signal.status.is_final:
-            return frozenset({signal.signal_id})
-        return frozenset(s.signal_id for s in self._open_chain(signal)) | set(signal.waiting_for)
+    def awaited_chain(self, signal_id: str) -> frozenset[str]:
+        """The ids a wait on the signal watches (`may_change`): its own and those of the open upstreams it
+        waits for, up the chain, whose claims, renewals and ends move its deadline or end it."""
+        signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
+        return _watched(self._open_chain(signal))
 
-    def _due_in(self, signal: AgentSignal) -> tuple[float | None, list[AgentSignal]]:
+    def _due_in(self, chain: list[AgentSignal]) -> tuple[float | None, list[AgentSignal]]:
         """Seconds until the earliest deadline the wait must act on, as the board would see it now (<= 0: it
-        has come), and the signals whose deadline has come: the signal's own, or, while it waits for
-        upstreams, theirs (up the chain). None when there is none, or this watcher cannot act on one."""
+        has come), and the signals whose deadline has come: the awaited signal's own (the chain's first), or,
+        while it waits for upstreams, theirs (the rest: _open_chain). None when there is none, or this
+        watcher cannot act on one."""
         if self._service is None or self._clock is None:
             return None, []
         now = self._clock.now()
-        chain = self._open_chain(signal)
         dues = self._queries.deadlines(chain, now)
         if not dues:
             return None, []
@@ -226,6 +225,12 @@ class Watcher:
                 return False
             slices = [1.0, *(t for t in (remaining, None if wake is None else wake - now) if t is not None)]
             self._notifier.wait(position, min(slices))
+
+
+def _watched(chain: list[AgentSignal]) -> frozenset[str]:
+    """The ids of an awaited signal's open chain (_open_chain), and the upstreams its first waits for (one
+    that ended meanwhile still ends or frees it)."""
+    return frozenset(s.signal_id for s in chain) | chain[0].waiting_for
 
 
 def may_change(event: BlackboardEvent, chain: Collection[str]) -> bool:

@@ -18,13 +18,12 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from blackboard import Blackboard, InvalidInput
 from blackboard.application.carried import DEPTH_RULE, MAX_DEPTH, MAX_EVENT_CHARS, SIZE_RULE
 from blackboard.domain.knowledge.entries import MAX_VALUE_BYTES
 from blackboard.langgraph import BlackboardSaver, BlackboardStore
+from tests.conftest import _own_pg_database
 from tests.e2e.conftest import Cli, database_url, empty_database, write_agents
 
 AGENT = "ps-researcher"
@@ -34,17 +33,9 @@ ITEM = (
 
 
 @pytest.fixture(scope="module")
-def pg_other_url(pg_database_url) -> Iterator[str]:
-    url = make_url(pg_database_url)
-    name = f"{url.database}_carried"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+def pg_other_url() -> Iterator[str]:
+    """A PostgreSQL database of its own, beside the run's: the store a board is imported into."""
+    yield from _own_pg_database()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

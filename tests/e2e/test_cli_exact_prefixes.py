@@ -11,25 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
+from tests.conftest import _own_pg_database
 from tests.e2e.conftest import Cli, database_url, empty_database
 
 
 @pytest.fixture(scope="module")
-def pg_other_url(pg_database_url) -> Iterator[str]:
-    """A PostgreSQL database next to the run's: the store a board is imported into."""
-    url = make_url(pg_database_url)
-    name = f"{url.database}_exact"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+def pg_other_url() -> Iterator[str]:
+    """A PostgreSQL database of its own, beside the run's: the store a board is imported into."""
+    yield from _own_pg_database()
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

@@ -16,11 +16,10 @@ from pathlib import Path
 import ormsgpack
 import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from blackboard import Blackboard, Refused
 from blackboard.langgraph import BlackboardSaver, UnreadableValue
+from tests.conftest import _own_pg_database
 from tests.e2e.conftest import Cli, database_url, empty_database
 from tests.integration.test_langgraph_checkpointer import graph, thread
 
@@ -29,17 +28,9 @@ SINGLE_ARG, POSITIONAL, KEYWORDS, METHOD, PYDANTIC = 0, 1, 2, 3, 5
 
 
 @pytest.fixture(scope="module")
-def pg_other_url(pg_database_url) -> Iterator[str]:
-    url = make_url(pg_database_url)
-    name = f"{url.database}_hostile"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+def pg_other_url() -> Iterator[str]:
+    """A PostgreSQL database of its own, beside the run's: the store a board is imported into."""
+    yield from _own_pg_database()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
