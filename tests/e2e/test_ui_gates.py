@@ -12,7 +12,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.conftest import Cli, database_url
 from tests.e2e.test_ui_page import csp_refusals
-from tests.e2e.web import UiServer, artifact, browser  # noqa: F401 - the browser fixture
+from tests.e2e.web import UiServer, artifact, browser, click  # noqa: F401 - the browser fixture
 
 SETTLES_WITHIN = 30.0  # a bound, never reached when things work
 TOKEN = "gate-token-0123456789"
@@ -47,9 +47,9 @@ def test_with_a_token_a_person_approves_and_rejects_gates_on_the_page(gate_cli, 
         )
         driver.save_screenshot(str(artifact("ui-gates-open.png")))
         driver.find_element(By.ID, "decider").send_keys("alice")
-        one = row(driver, first)[0]
-        one.find_element(By.CSS_SELECTOR, "input.gate-text").send_keys("numbers checked")
-        one.find_element(By.CSS_SELECTOR, "button.approve").click()
+        one = f'#gates tr.gate[data-gate="{first}"]'
+        driver.find_element(By.CSS_SELECTOR, f"{one} input.gate-text").send_keys("numbers checked")
+        click(driver, "button.approve", inside=one)
 
         WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: not row(d, first))
         approved = cli.ok("show", first)
@@ -60,13 +60,14 @@ def test_with_a_token_a_person_approves_and_rejects_gates_on_the_page(gate_cli, 
         )
         assert cli.ok("show", after)["waiting_for"] == []
 
-        row(driver, second)[0].find_element(By.CSS_SELECTOR, "button.reject").click()  # no reason yet
+        two = f'#gates tr.gate[data-gate="{second}"]'
+        click(driver, "button.reject", inside=two)  # no reason yet
         WebDriverWait(driver, SETTLES_WITHIN).until(
             lambda d: "reason" in d.find_element(By.ID, "gate-message").text
         )
         assert cli.ok("show", second)["status"] == "POSTED"
-        row(driver, second)[0].find_element(By.CSS_SELECTOR, "input.gate-text").send_keys("not this week")
-        row(driver, second)[0].find_element(By.CSS_SELECTOR, "button.reject").click()
+        driver.find_element(By.CSS_SELECTOR, f"{two} input.gate-text").send_keys("not this week")
+        click(driver, "button.reject", inside=two)
 
         WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: not row(d, second))
         rejected = cli.ok("show", second)

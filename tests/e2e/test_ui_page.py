@@ -9,7 +9,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.conftest import Cli, database_url
-from tests.e2e.web import UiServer, artifact, browser  # noqa: F401 - the browser fixture
+from tests.e2e.web import UiServer, artifact, browser, click, settled  # noqa: F401 - the browser fixture
 
 SHOWN_WITHIN = 1.0  # seconds: a posted signal is on the page this soon, without a reload (issue 18)
 SETTLES_WITHIN = 30.0  # a bound for the rest, never reached when things work
@@ -93,16 +93,15 @@ def test_the_page_follows_the_board_live_and_its_slider_shows_an_earlier_state(b
             '{"pick": "documents"}',
         ).expect(3)
         conflict = '#entries tr.entry.in-conflict[data-key="plan/store"] td.conflict'
-        WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: d.find_elements(By.CSS_SELECTOR, conflict))
-        shown = driver.find_element(By.CSS_SELECTOR, conflict).text
+        shown = settled(driver, lambda d: d.find_element(By.CSS_SELECTOR, conflict).text)
         assert "ps-researcher" in shown and "ps-analyst" in shown, shown
         assert driver.find_elements(By.CSS_SELECTOR, '#topics tr[data-topic="storage"]')
 
-        driver.find_element(By.CSS_SELECTOR, f'.card[data-signal="{first}"]').click()
+        click(driver, f'.card[data-signal="{first}"]')
         WebDriverWait(driver, SETTLES_WITHIN).until(
             lambda d: "AgentSignalCompleted" in d.find_element(By.ID, "detail").text
         )
-        driver.find_element(By.CSS_SELECTOR, '#entries tr[data-key="plan/store"]').click()
+        click(driver, '#entries tr[data-key="plan/store"]')
         WebDriverWait(driver, SETTLES_WITHIN).until(
             lambda d: "candidate" in d.find_element(By.ID, "entry-detail").text
         )
@@ -129,7 +128,7 @@ def test_the_page_follows_the_board_live_and_its_slider_shows_an_earlier_state(b
         )  # no entry was written yet
         driver.save_screenshot(str(artifact("ui-past.png")))
 
-        driver.find_element(By.ID, "live").click()
+        click(driver, "#live")
         WebDriverWait(driver, SETTLES_WITHIN).until(
             lambda d: card_in(d, "COMPLETED", first) and card_in(d, "POSTED", review)
         )
@@ -157,7 +156,7 @@ def test_a_board_whose_id_holds_a_slash_opens_and_the_page_runs_under_its_policy
                 )
             )
             assert driver.find_element(By.ID, "board").get_attribute("value") == "team/ps-1"
-            driver.find_element(By.CSS_SELECTOR, '#entries tr[data-key="notes/a"]').click()
+            click(driver, '#entries tr[data-key="notes/a"]')
             WebDriverWait(driver, SETTLES_WITHIN).until(
                 lambda d: "v1" in d.find_element(By.ID, "entry-detail").text
             )

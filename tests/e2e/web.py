@@ -12,11 +12,39 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.conftest import Cli, start_blackboard
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+SETTLES_WITHIN = 30.0  # a bound for what the page shows, never reached when things work
+
+
+def settled(driver, condition, within: float = SETTLES_WITHIN):
+    """Waits until `condition(driver)` holds and returns what it returned. The page redraws what changes, so
+    an element found a moment ago may be gone (stale): the condition is read afresh, never failed on that."""
+    return WebDriverWait(
+        driver,
+        within,
+        poll_frequency=0.05,
+        ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+    ).until(condition)
+
+
+def click(driver, css: str, inside: str | None = None) -> None:
+    """Clicks the element `css` names (inside the one `inside` names), found afresh if the page redrew it."""
+
+    def clicked(d) -> bool:
+        scope = d.find_element(By.CSS_SELECTOR, inside) if inside else d
+        scope.find_element(By.CSS_SELECTOR, css).click()
+        return True
+
+    settled(driver, clicked)
 
 
 def free_port() -> int:
