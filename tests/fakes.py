@@ -19,7 +19,7 @@ from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.presence import InMemoryPresenceStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
-from blackboard.infrastructure.notifier import PollingNotifier
+from blackboard.infrastructure.persistence.polling import PollingNotifier
 from blackboard.infrastructure.settings import BlackboardSettings, service_settings
 
 T0 = datetime(2026, 1, 4, 9, 0, tzinfo=UTC)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from blackboard.application.projection import Projector
     from blackboard.application.queries import BlackboardQueries
     from blackboard.application.service import BlackboardService, Settings
-    from blackboard.application.solving import SolveLog, SolveProcesses, Solver
+    from blackboard.application.solve.solver import SolveLog, SolveProcesses, Solver
     from blackboard.application.status import StatusQueries
     from blackboard.application.transfer import BoardTransfer
     from blackboard.application.watching import Watcher
@@ -220,14 +220,14 @@ def status_queries(
 
 def solve_log(engine: Engine) -> SolveLog:
     """Imported on first use: only `solve` (and its Python API) read and write solve runs."""
-    from blackboard.infrastructure.persistence.solve_log import SqlSolveLog
+    from blackboard.infrastructure.persistence.solve.log import SqlSolveLog
 
     return SqlSolveLog(engine)
 
 
 def solve_processes(engine: Engine) -> SolveProcesses:
     """Imported on first use: the processes driving solve runs (`orphaned` in `solve --status`)."""
-    from blackboard.infrastructure.persistence.solve_processes import SqlSolveProcesses
+    from blackboard.infrastructure.persistence.solve.processes import SqlSolveProcesses
 
     return SqlSolveProcesses(engine)
 
@@ -246,8 +246,8 @@ def solver(
     config: BlackboardSettings | None = None,
 ) -> Solver:
     from blackboard.application.budgets import board_budget
-    from blackboard.application.solve_prompt import controller_prompt
-    from blackboard.application.solving import Solver
+    from blackboard.application.solve.prompt import controller_prompt
+    from blackboard.application.solve.solver import Solver
     from blackboard.domain.limits import Budget
 
     made = Solver(
@@ -270,7 +270,7 @@ def _step_held(
 ) -> Callable[[AgentSignal], str | None]:
     """Why a solve step's board budget holds it back until it is raised (as `next` and `show` say it)."""
     from blackboard.application.budgets import budget_states
-    from blackboard.application.controller import budget_hold
+    from blackboard.application.ranking import budget_hold
 
     def held(signal: AgentSignal) -> str | None:
         now = clock.now()

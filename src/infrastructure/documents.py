@@ -889,7 +889,7 @@ class SolveRun(Document):
 
 
 def solve_run(run: Any) -> SolveRun:
-    """From the domain's `SolveRun` (domain/solving.py)."""
+    """From the domain's `SolveRun` (domain/solve/run.py)."""
     return SolveRun(
         run_id=run.run_id,
         blackboard_id=run.blackboard_id,

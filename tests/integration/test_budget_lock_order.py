@@ -11,7 +11,7 @@ from blackboard.application.commands import SetBudget
 from blackboard.domain.events import SolveDecisionFailed, SolveStarted
 from blackboard.domain.signals import SignalUsage
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.persistence.solve_log import SqlSolveLog
+from blackboard.infrastructure.persistence.solve.log import SqlSolveLog
 from blackboard.infrastructure.settings import BlackboardSettings
 
 ROUNDS = 150

@@ -11,9 +11,9 @@ from sqlalchemy import text
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSignal
 from blackboard.application.watching import Watcher
-from blackboard.infrastructure.notifier import PollingNotifier
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
-from blackboard.infrastructure.persistence.notifier import NOTIFY_CHANNEL, PostgresNotifier
+from blackboard.infrastructure.persistence.listening import NOTIFY_CHANNEL, PostgresNotifier
+from blackboard.infrastructure.persistence.polling import PollingNotifier
 from tests.integration.conftest import SqlBoard
 from tests.waiting import wait_until
 

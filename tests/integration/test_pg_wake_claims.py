@@ -19,7 +19,7 @@ from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.clock import SystemClock
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
-from blackboard.infrastructure.persistence.notifier import PostgresNotifier
+from blackboard.infrastructure.persistence.listening import PostgresNotifier
 from blackboard.infrastructure.persistence.postgres import NOTIFY_CHANNEL
 from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 from blackboard.infrastructure.worker.loop import ClaimLoop

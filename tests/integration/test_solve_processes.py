@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from blackboard.domain.presence import SolveProcess
-from blackboard.infrastructure.persistence.solve_processes import SqlSolveProcesses
+from blackboard.infrastructure.persistence.solve.processes import SqlSolveProcesses
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 

@@ -294,8 +294,8 @@ def test_a_posted_event_of_schema_9_loads_and_rebuilds_as_a_signal_of_no_flow(sq
 def test_a_solve_started_of_schema_1_loads_with_the_options_a_resume_falls_back_on(sql_engine):
     """Schema 2 added SolveStarted's host, pid and the options a resume continues with (controller_ref,
     step_timeout, start_workers, workdir, permission_mode, allowed_tools); a run started before has none."""
-    from blackboard.domain.solving import fold, with_process
-    from blackboard.infrastructure.persistence.solve_log import SqlSolveLog
+    from blackboard.domain.solve.run import fold, with_process
+    from blackboard.infrastructure.persistence.solve.log import SqlSolveLog
 
     at = datetime(2026, 1, 5, tzinfo=UTC)
     started_v1 = {
@@ -344,8 +344,8 @@ def test_a_solve_started_of_schema_1_loads_with_the_options_a_resume_falls_back_
 def test_a_solve_started_of_schema_2_loads_asking_for_the_best_answer_at_the_limit(sql_engine):
     """Schema 3 added SolveStarted's `synthesis` (`--no-synthesis` turns it off); a run started before it
     asks for its best answer at the limit when a resume takes it there, as a run started now does."""
-    from blackboard.domain.solving import fold
-    from blackboard.infrastructure.persistence.solve_log import SqlSolveLog
+    from blackboard.domain.solve.run import fold
+    from blackboard.infrastructure.persistence.solve.log import SqlSolveLog
 
     at = datetime(2026, 1, 6, tzinfo=UTC)
     started_v2 = {

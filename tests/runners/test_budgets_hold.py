@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from blackboard.infrastructure.runners.controller import PACKAGED
+from blackboard.infrastructure.solve.controller import PACKAGED
 from tests.conftest import _own_pg_database
 from tests.e2e.test_ui_metrics import samples
 from tests.e2e.web import UiServer

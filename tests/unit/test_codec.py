@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.signals import SignalResult
-from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence import fold as projection
 from blackboard.infrastructure.persistence.codec import changing_row, signal_row
 from tests.contract.stories import RESEARCHER, post
 from tests.fakes import T0

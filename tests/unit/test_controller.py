@@ -1,4 +1,4 @@
-"""`next` (application/controller.py): what should happen next, in the order the workers claim, runnable
+"""`next` (application/ranking.py): what should happen next, in the order the workers claim, runnable
 agents only, with the dependencies released and their results."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from blackboard.application.claiming import plan_claims
 from blackboard.application.commands import ClaimSignal, CompleteSignal, GetOpenSignals, PostSignal
-from blackboard.application.controller import Controller
+from blackboard.application.ranking import Controller
 from blackboard.domain.capabilities import AUTO
 from blackboard.infrastructure.agents import FrontmatterAgentRegistry
 from tests.fakes import Board

@@ -1,4 +1,4 @@
-"""The run's entries as a step's signal carries them (application/solve_entries.py): the problem and what the
+"""The run's entries as a step's signal carries them (application/solve/entries.py): the problem and what the
 run's steps left, newest first, never more than the budget of JSON, the entry that no longer fits cut and
 marked, the others counted as left out."""
 
@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from blackboard.application.solve_entries import BUDGET, SMALLEST_CUT, run_entries
+from blackboard.application.solve.entries import BUDGET, SMALLEST_CUT, run_entries
 from blackboard.domain.knowledge.entries import Entry, Version
-from blackboard.domain.solving import SolveRun, Step
+from blackboard.domain.solve.run import SolveRun, Step
 
 AT = datetime(2026, 1, 5, tzinfo=UTC)
 RUN = SolveRun(

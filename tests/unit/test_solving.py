@@ -1,4 +1,4 @@
-"""The controller's decisions read strictly (domain/solving.py): a JSON object alone, fenced or inside its text;
+"""The controller's decisions read strictly (domain/solve/run.py): a JSON object alone, fenced or inside its text;
 anything else is a BadDecision saying what is wrong."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from blackboard.domain.signals import SignalType
-from blackboard.domain.solving import BadDecision, PostStep, Solved, read_decision
+from blackboard.domain.solve.run import BadDecision, PostStep, Solved, read_decision
 
 POST = '{"action": "post", "agent": "finder", "topic": "find it", "reason": "it finds"}'
 
@@ -57,7 +57,7 @@ def test_anything_else_is_a_bad_decision_saying_what_is_wrong(text, said):
 def test_a_run_folds_from_its_events_and_the_in_memory_read_model_passes_over_them():
     from blackboard.application.ports import Recorded, SignalFilter
     from blackboard.domain.events import SolveStarted, SolveStepEnded, SolveStepPosted, SolveStopped
-    from blackboard.domain.solving import fold
+    from blackboard.domain.solve.run import fold
     from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
     from tests.fakes import T0
 
@@ -128,7 +128,7 @@ def test_a_running_run_is_orphaned_once_its_process_stopped_beating_ended_or_nev
     from datetime import timedelta
 
     from blackboard.domain.presence import SolveProcess
-    from blackboard.domain.solving import SolveRun, with_process
+    from blackboard.domain.solve.run import SolveRun, with_process
     from tests.fakes import T0
 
     running = SolveRun("solve-0000000a", "bb-1", state="running")

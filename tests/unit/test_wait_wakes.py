@@ -13,7 +13,7 @@ from blackboard.application.commands import ClaimSignal, CompleteSignal, ExpireS
 from blackboard.application.ports import Scope
 from blackboard.application.watching import Watcher
 from blackboard.domain.signals import AgentSignal, SignalStatus
-from blackboard.infrastructure.notifier import PollingNotifier
+from blackboard.infrastructure.persistence.polling import PollingNotifier
 from tests.fakes import SEED_RULE, Board, agent
 from tests.waiting import wait_until
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from blackboard.infrastructure.api.flows import FlowCalls
 from blackboard.infrastructure.api.knowledge import KnowledgeCalls
 from blackboard.infrastructure.api.signals import SignalCalls
-from blackboard.infrastructure.api.solving import SolveCalls
+from blackboard.infrastructure.api.solve import SolveCalls
 
 
 class Blackboard(SignalCalls, KnowledgeCalls, SolveCalls, FlowCalls):

@@ -9,7 +9,7 @@ interface raised it: `InvalidInput` 2, `Refused` 3 (`Conflict` is one), `NotFoun
 from __future__ import annotations
 
 from blackboard.application.errors import TimedOut, Unavailable, UpgradeNeeded
-from blackboard.application.solve_ports import IterationsSpent  # TimedOut: `solve` gave no answer in time
+from blackboard.application.solve.ports import IterationsSpent  # TimedOut: `solve` gave no answer in time
 from blackboard.domain.errors import BlackboardError, InvalidInput, NotFound, RuleViolation
 from blackboard.domain.knowledge.entries import KeyInConflict
 

@@ -1,5 +1,5 @@
 """Why `blackboard show` says a POSTED signal waits for its board's budget: the budget reached, or what the
-run of the agent that would take it reserves does not fit (the same plan as `next`: application/controller.py).
+run of the agent that would take it reserves does not fit (the same plan as `next`: application/ranking.py).
 
 A board without a budget costs `show` one lookup by its key, and nothing is imported for it."""
 
@@ -34,7 +34,7 @@ def budget_wait(
     if has_budget is None:
         return None
     from blackboard.application.budgets import budget_states
-    from blackboard.application.controller import budget_hold
+    from blackboard.application.ranking import budget_hold
 
     signals, now = read_model(), clock().now()
     lapsed = now - timedelta(seconds=config.claim_timeout)

@@ -9,10 +9,10 @@ import argparse
 from typing import Any
 
 from blackboard.infrastructure.cli import exits
-from blackboard.infrastructure.cli.controller_parser import add_next_command
 from blackboard.infrastructure.cli.lazy_parser import LazyCommands
+from blackboard.infrastructure.cli.next_parser import add_next_command
 from blackboard.infrastructure.cli.runner_options import add_runner_flags
-from blackboard.infrastructure.cli.solve_parser import add_solve_command
+from blackboard.infrastructure.cli.solve.parser import add_solve_command
 from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL

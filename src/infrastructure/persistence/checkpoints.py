@@ -39,7 +39,7 @@ from blackboard.domain.events import (
     TypedBlob,
     checkpoint_stream_id,
 )
-from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence import fold as projection
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction

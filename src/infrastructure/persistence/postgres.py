@@ -146,6 +146,6 @@ class PostgresDialect(Dialect):
             bulk.update(conn, table, key, columns, rows, prefix)
 
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
-        from blackboard.infrastructure.persistence.notifier import PostgresNotifier
+        from blackboard.infrastructure.persistence.listening import PostgresNotifier
 
         return PostgresNotifier(engine, store)

@@ -27,11 +27,11 @@ from blackboard.domain.capabilities import canonical_capability, targets_auto
 from blackboard.domain.flows import FlowCounts, newest_first, ordered
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus, signal_text
-from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence import fold as projection
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
-from blackboard.infrastructure.persistence.projection import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
+from blackboard.infrastructure.persistence.fold import CAPABILITIES, GET_SIGNAL, SIGNALS, FoldCache
 from blackboard.infrastructure.persistence.tables import (
     BOARD_BUDGETS,
     CHECKPOINTS,

@@ -40,7 +40,7 @@ from blackboard.domain.events import BlackboardEvent, board_of_stream, upcast
 from blackboard.domain.reservations import Reservation
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
 from blackboard.infrastructure.persistence.codec import event_from_row
-from blackboard.infrastructure.persistence.projection import RowWriter
+from blackboard.infrastructure.persistence.fold import RowWriter
 
 COLUMNS = "position, event_id, stream_id, version, event_type, schema_version, data, occurred_at"
 

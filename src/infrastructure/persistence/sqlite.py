@@ -82,7 +82,7 @@ class SqliteDialect(Dialect):
         return func.round((func.julianday(end) - func.julianday(start)) * 86400.0, 3)
 
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
-        from blackboard.infrastructure.notifier import PollingNotifier
+        from blackboard.infrastructure.persistence.polling import PollingNotifier
 
         return PollingNotifier(store, poll_interval)
 

@@ -5,7 +5,7 @@ lock; PostgreSQL: the board's advisory lock, see postgres.py). Under that hold t
 of the board are its state at its current version, because every commit on the board wrote them
 in its own transaction: so a decision loads only the rows it touches (`BoardRows`), never the whole
 board. `commit` (`commit_in`) holds the log, has the event store append the events (it only
-appends), and folds the recorded events into those rows with the one fold (projection.py), seeded
+appends), and folds the recorded events into those rows with the one fold (fold.py), seeded
 with the rows the decision loaded, so it reads nothing more. While a rebuild has the read model
 behind the log, decisions replay the board's events instead and leave the rows to the rebuild.
 """
@@ -48,7 +48,8 @@ from blackboard.domain.blackboard import BlackboardAggregate, highest_entry
 from blackboard.domain.events import AgentSignalClaimed, BlackboardEvent, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.persistence import lean, projection
+from blackboard.infrastructure.persistence import fold as projection
+from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction

@@ -19,8 +19,8 @@ from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.event_store import load_in
+from blackboard.infrastructure.persistence.fold import FoldCache
 from blackboard.infrastructure.persistence.knowledge.read_model import get_in, records_in
-from blackboard.infrastructure.persistence.projection import FoldCache
 from blackboard.infrastructure.persistence.tables import SIGNALS
 from blackboard.infrastructure.persistence.unit_of_work import BY_ID, commit_in, read_log
 

@@ -24,7 +24,7 @@ from blackboard.application.runners import (
     ToolAnswer,
     ToolSpec,
 )
-from blackboard.application.solving import ControllerAgent, ControllerAnswer
+from blackboard.application.solve.solver import ControllerAgent, ControllerAnswer
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import SignalUsage
 from blackboard.infrastructure.agents.lenient import OWNED

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Engine, select, update
 from sqlalchemy.engine import Row
 
-from blackboard.application.solve_ports import SolveProcesses
+from blackboard.application.solve.ports import SolveProcesses
 from blackboard.domain.presence import SolveProcess
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.event_store import translated

@@ -8,14 +8,14 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from blackboard.application.runners import Permissions
-from blackboard.application.solving import ResumeSolve, SolveProblem
+from blackboard.application.solve.solver import ResumeSolve, SolveProblem
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, names, request
 from blackboard.infrastructure.documents import SolveRun
 from blackboard.infrastructure.settings import board_environment
 
 if TYPE_CHECKING:  # imported with a run: reading a run's status needs none of it
-    from blackboard.infrastructure.solve_run import SolveParts
+    from blackboard.infrastructure.solve.run import SolveParts
 
 
 class SolveCalls(Base):
@@ -44,7 +44,7 @@ class SolveCalls(Base):
         seconds (300), InvalidInput (nothing written) for an empty problem, a bound below 1 or an unknown
         controller. A KeyboardInterrupt stops the run and cancels its open step, or, with `keep_step`,
         leaves both for `resume_solve`."""
-        from blackboard.infrastructure.solve_run import SolveSetup, run_solve
+        from blackboard.infrastructure.solve.run import SolveSetup, run_solve
 
         cmd = request(
             SolveProblem,
@@ -83,7 +83,7 @@ class SolveCalls(Base):
         iterations spent, its open step, the controller and options it started with; a bound given here
         replaces the run's own), and blocks as `solve` does. Refused (Refused) for a run solved or stopped,
         or one a live process still drives; NotFound for a run the board does not hold."""
-        from blackboard.infrastructure.solve_run import SolveSetup, resume_solve
+        from blackboard.infrastructure.solve.run import SolveSetup, resume_solve
 
         cmd = request(
             ResumeSolve,
@@ -108,7 +108,7 @@ class SolveCalls(Base):
         return documents.solve_run(self._parts.solver.run(blackboard_id, run_id, at))
 
     def _solve_parts(self) -> SolveParts:
-        from blackboard.infrastructure.solve_run import SolveParts
+        from blackboard.infrastructure.solve.run import SolveParts
 
         parts = self._parts
         return SolveParts(

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blackboard.domain.solving import SolveRun
+from blackboard.domain.solve.run import SolveRun
 
 ENTRIES_SHOWN = 60  # the most recently written entries; older ones are counted, not shown
 VALUE_SHOWN = 1500  # characters of an entry's value

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from blackboard.application.entry_values import json_size
-from blackboard.domain.solving import SolveRun
+from blackboard.domain.solve.run import SolveRun
 
 BUDGET = 16 * 1024  # bytes of JSON (UTF-8, compact) the list may take in the signal's context
 SMALLEST_CUT = 256  # bytes of value below which an entry that does not fit is left out, not cut

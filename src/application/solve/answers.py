@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from blackboard.application.knowledge.commands import WriteEntry
-from blackboard.application.solve_decisions import read_answer
-from blackboard.application.solve_ports import ControllerAnswer
+from blackboard.application.solve.decisions import read_answer
+from blackboard.application.solve.ports import ControllerAnswer
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.events import SolveSynthesized
-from blackboard.domain.solving import Solved, SolveRun
+from blackboard.domain.solve.run import Solved, SolveRun
 
 SYNTHESIS = "synthesis"  # the label of a best answer given at the iteration limit
 

@@ -1,4 +1,4 @@
-"""`blackboard next`: the controller's ranking as text and JSON (application/controller.py)."""
+"""`blackboard next`: the controller's ranking as text and JSON (application/ranking.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from blackboard.infrastructure.settings import BlackboardSettings
 from blackboard.infrastructure.waiting import waiting_for_a_worker
 
 if TYPE_CHECKING:
-    from blackboard.application.controller import Move
+    from blackboard.application.ranking import Move
 
 Lazy = Any
 
@@ -30,7 +30,7 @@ def next_moves(
     read_model: Lazy = Provide[Container.read_model.provider],
 ) -> Output:
     from blackboard.application.budgets import budget_states
-    from blackboard.application.controller import Controller  # imported by this command only
+    from blackboard.application.ranking import Controller  # imported by this command only
 
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit", f"must be 1 or more, got {args.limit}")

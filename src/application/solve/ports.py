@@ -1,4 +1,4 @@
-"""The ports and values of `solve` (application/solving.py): the commands, the specialists as the controller
+"""The ports and values of `solve` (application/solve/solver.py): the commands, the specialists as the controller
 sees them, the controller's port and answer, the solve runs' log, the processes that drive runs, and the
 errors a run ends with."""
 
@@ -20,7 +20,7 @@ from blackboard.domain.errors import NotFound, RuleViolation
 from blackboard.domain.events import SolveEvent
 from blackboard.domain.presence import SolveProcess
 from blackboard.domain.signals import NonEmpty, SignalUsage
-from blackboard.domain.solving import SolveRun, Step
+from blackboard.domain.solve.run import SolveRun, Step
 
 STEP_TIMEOUT = 300.0  # seconds a step may have no live worker that fits it before the run stops
 # how long a step may wait, as a command states it: a finite number of seconds above 0

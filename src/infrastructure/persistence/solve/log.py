@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from blackboard.application.ports import Recorded
-from blackboard.application.solving import SolveLog
+from blackboard.application.solve.solver import SolveLog
 from blackboard.domain.events import SOLVE_SEPARATOR, SolveEvent, solve_stream_id
-from blackboard.infrastructure.persistence import projection
+from blackboard.infrastructure.persistence import fold as projection
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction

@@ -1,4 +1,4 @@
-"""The grammar of `blackboard next`: what should happen next on a board (application/controller.py)."""
+"""The grammar of `blackboard next`: what should happen next on a board (application/ranking.py)."""
 
 from __future__ import annotations
 

@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from blackboard.application.json_values import check_json
-from blackboard.application.solve_ports import Specialist
+from blackboard.application.solve.ports import Specialist
 from blackboard.domain.signals import SignalType
-from blackboard.domain.solving import BadDecision, Decision, PostStep, answer_object, decision_of
+from blackboard.domain.solve.run import BadDecision, Decision, PostStep, answer_object, decision_of
 
 
 def read_answer(text: str) -> Decision:
     """The controller's answer as a decision, whatever it holds: the one JSON object of it (bounded in size
-    and depth: domain/solving.py), its strings such as the store can hold (no NUL, no lone surrogate), then
+    and depth: domain/solve/run.py), its strings such as the store can hold (no NUL, no lone surrogate), then
     the decision's own fields; InvalidInput (a BadDecision among them) saying what is wrong otherwise."""
     found = answer_object(text)
     check_json(found, "decision")

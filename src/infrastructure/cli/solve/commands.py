@@ -1,4 +1,4 @@
-"""`blackboard solve`: a controller agent drives a board until the problem is solved (application/solving.py);
+"""`blackboard solve`: a controller agent drives a board until the problem is solved (application/solve/solver.py);
 `solve --resume RUN`: a run whose process ended, taken up from its events; `solve --status [RUN]`: a run (or
 the board's runs) as its events tell it, `orphaned` when it is running and its process is gone."""
 
@@ -31,10 +31,10 @@ def solve(
     clock: Lazy = Provide[Container.clock.provider],
 ) -> Output:
     from blackboard.application.runners import Permissions
-    from blackboard.application.solving import ResumeSolve, SolveProblem
+    from blackboard.application.solve.solver import ResumeSolve, SolveProblem
     from blackboard.infrastructure import documents
     from blackboard.infrastructure.cli.runner_options import run_options
-    from blackboard.infrastructure.solve_run import SolveParts, SolveSetup, resume_solve, run_solve
+    from blackboard.infrastructure.solve.run import SolveParts, SolveSetup, resume_solve, run_solve
 
     if args.resume is None and (args.status is not None or args.problem is None):
         return _status(args, solver())

@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from blackboard.application.ports import Clock, StoreUnavailable
-from blackboard.application.solve_ports import SolveProcesses
+from blackboard.application.solve.ports import SolveProcesses
 from blackboard.domain.presence import SolveProcess
 
 logger = logging.getLogger("blackboard.solve")

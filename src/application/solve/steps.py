@@ -26,9 +26,9 @@ from blackboard.application.errors import WaitTimedOut
 from blackboard.application.knowledge.commands import ListEntries
 from blackboard.application.knowledge.service import result_key
 from blackboard.application.ports import Clock
-from blackboard.application.solve_ports import NoWorkerFits, RunTakenOver, StepHeldByBudget
+from blackboard.application.solve.ports import NoWorkerFits, RunTakenOver, StepHeldByBudget
 from blackboard.domain.signals import AgentSignal, SignalStatus
-from blackboard.domain.solving import SolveRun
+from blackboard.domain.solve.run import SolveRun
 
 logger = logging.getLogger(__name__)
 LOOK_EVERY = 1.0  # seconds between two looks at the step's signal and the live workers

@@ -6,8 +6,8 @@ specialists, and answers with one decision: post the next signal for a specialis
 the run waits for it to end) or declare the problem solved (the answer written as an entry). Every decision
 is an event; an answer that is no decision is one too (`SolveDecisionFailed`), whatever it holds (its size,
 depth and characters are bounded before anything reads it), and the controller is asked again, within
-`max_iterations`. Each step's signal carries the run's entries so far (solve_entries.py), and a step ends
-once its knowledge has landed (solve_steps.py), so the controller always decides on the board its last step
+`max_iterations`. Each step's signal carries the run's entries so far (entries.py), and a step ends
+once its knowledge has landed (steps.py), so the controller always decides on the board its last step
 left. The run ends solved, or stopped (`SolveStopped`) when its iterations are spent (IterationsSpent: the
 controller asked once more, unless `synthesis` is off, for its best answer from what is known, recorded as
 `SolveSynthesized` and the answer's entry), a step has no live worker that fits it for the step timeout
@@ -30,22 +30,22 @@ from blackboard.application.commands import CancelSignal, GetSignalById, ListSig
 from blackboard.application.errors import ConcurrencyConflict
 from blackboard.application.knowledge.commands import ListEntries, SummarizeBoard, WriteEntry
 from blackboard.application.ports import Clock
-from blackboard.application.solve_answers import (
+from blackboard.application.solve.answers import (
     answer_entry,
     answer_key,
     asked_at_limit,
     best_answer,
     spent,
 )
-from blackboard.application.solve_decisions import (
+from blackboard.application.solve.decisions import (
     read_answer,
     refusal,
     step_capability,
     step_signal_type,
     storable,
 )
-from blackboard.application.solve_entries import run_entries
-from blackboard.application.solve_ports import (  # the ports and values, re-exported for the adapters
+from blackboard.application.solve.entries import run_entries
+from blackboard.application.solve.ports import (  # the ports and values, re-exported for the adapters
     STEP_TIMEOUT,
     BudgetStopsTheRun,
     ControllerAgent,
@@ -65,8 +65,8 @@ from blackboard.application.solve_ports import (  # the ports and values, re-exp
     StepHeldByBudget,
     UnknownRun,
 )
-from blackboard.application.solve_runs import SolveRuns
-from blackboard.application.solve_steps import StepWatch
+from blackboard.application.solve.runs import SolveRuns
+from blackboard.application.solve.steps import StepWatch
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.events import (
     SolveDecisionFailed,
@@ -79,7 +79,7 @@ from blackboard.domain.events import (
     SolveSynthesized,
 )
 from blackboard.domain.signals import AgentSignal
-from blackboard.domain.solving import PostStep, Solved, SolveRun
+from blackboard.domain.solve.run import PostStep, Solved, SolveRun
 
 OUTPUT_KEPT = 4000  # characters of a failed decision's answer kept in its event
 ERROR_KEPT = 2000  # characters of an error (a controller run's, a refusal's) kept in an event
@@ -396,7 +396,7 @@ class Solver(SolveRuns):
         entries: Sequence[Any],  # the board's, as the controller read them
     ) -> AgentSignal:
         """The problem goes into the prompt (a topic is a line), then what the controller asks of this step;
-        the run's entries so far go into the context (`entries`, newest first, bounded: solve_entries.py)."""
+        the run's entries so far go into the context (`entries`, newest first, bounded: entries.py)."""
         shown, left_out = run_entries(run, entries)
         prompt = (
             f"This is step {iteration} of solve run {run.run_id}. The problem (also the entry {run.problem_key}):"

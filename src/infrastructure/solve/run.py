@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from blackboard.application.runners import Permissions
-from blackboard.application.solving import ResumeSolve, SolveOptions, SolveProblem, Specialist
+from blackboard.application.solve.solver import ResumeSolve, SolveOptions, SolveProblem, Specialist
 from blackboard.domain.errors import InvalidInput
-from blackboard.domain.solving import SolveRun
+from blackboard.domain.solve.run import SolveRun
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def run_solve(
 ) -> SolveRun:
     """Check, start, drive; returns the run solved, or raises (IterationsSpent, NoWorkerFits, ...) with the
     run as it ended in the exception's `run`."""
-    from blackboard.infrastructure.runners.controller import controller_definition
+    from blackboard.infrastructure.solve.controller import controller_definition
 
     definition = controller_definition(setup.controller, parts.registry.definition)
     controller = _controller(definition, cmd.blackboard_id, setup, parts.artifacts_dir)
@@ -79,7 +79,7 @@ def resume_solve(
     """Take up a run whose process ended, with the controller and options it started with (`setup` gives
     only the board's settings, `keep_step` and the beat); RunEnded, RunHeld or UnknownRun before anything
     is started or written."""
-    from blackboard.infrastructure.runners.controller import controller_definition
+    from blackboard.infrastructure.solve.controller import controller_definition
 
     run = parts.solver.resumable(cmd.blackboard_id, cmd.run_id)
     setup = replace(
@@ -123,7 +123,7 @@ def _driven(
     say: Callable[[str], None],
     begin: Callable[[list[str], Any], SolveProblem],
 ) -> SolveRun:
-    from blackboard.infrastructure.solve_beat import SolveBeat
+    from blackboard.infrastructure.solve.beat import SolveBeat
     from blackboard.infrastructure.worker.started import StartedWorkers
 
     workdir = Path(setup.workdir or ".").resolve()
@@ -177,7 +177,7 @@ def _driven(
 
 
 def _controller(definition: Any, board: str, setup: SolveSetup, artifacts_dir: str) -> Any:
-    from blackboard.infrastructure.runners.controller import RunnerController
+    from blackboard.infrastructure.solve.controller import RunnerController
 
     workdir = Path(setup.workdir or ".").resolve()
     controller = RunnerController(

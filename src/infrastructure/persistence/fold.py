@@ -380,7 +380,7 @@ def fold_events(
         batch.apply(signal_events)
         batch.flush()
     if entry_records:  # entries live in tables of their own: their order to signals is moot
-        from blackboard.infrastructure.persistence.knowledge.projection import (
+        from blackboard.infrastructure.persistence.knowledge.fold import (
             fold_entries,
         )  # not for signals alone
 
@@ -490,7 +490,7 @@ def lock_budgets(conn: Connection, boards: set[str]) -> None:
 def clear(conn: Connection) -> None:
     for table in (CAPABILITIES, DEPENDENCIES, SIGNAL_USAGE, SOLVE_USAGE, SIGNALS, BOARD_BUDGETS):
         conn.execute(delete(table))
-    from blackboard.infrastructure.persistence.knowledge.projection import clear_entries
+    from blackboard.infrastructure.persistence.knowledge.fold import clear_entries
 
     clear_entries(conn)
     from blackboard.infrastructure.persistence import checkpoints

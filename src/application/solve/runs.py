@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from blackboard.application.ports import Clock
-from blackboard.application.solve_ports import RunEnded, RunHeld, SolveLog, SolveProcesses, UnknownRun
+from blackboard.application.solve.ports import RunEnded, RunHeld, SolveLog, SolveProcesses, UnknownRun
 from blackboard.domain.events import SolveEvent
 from blackboard.domain.presence import SolveProcess
-from blackboard.domain.solving import SolveRun, fold, with_process
+from blackboard.domain.solve.run import SolveRun, fold, with_process
 
 
 class SolveRuns:

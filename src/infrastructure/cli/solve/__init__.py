@@ -1,0 +1,1 @@
+"""`blackboard solve`: its grammar (parser.py) and what it does (commands.py)."""
