@@ -69,7 +69,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench
 
 demo: $(STAMP)
-	$(BIN)/python -m blackboard.infrastructure.demo
+	$(BIN)/python -m blackboard.infrastructure.demo.board
 
 # A wheel of the package in $(DIST) (dist/), for installing it where no package index serves it yet:
 # `pipx install dist/agent_blackboard-*.whl`, or `pip install 'dist/agent_blackboard-0.2.0-py3-none-any.whl[ui]'`
@@ -84,7 +84,7 @@ dist: $(BIN)/python
 # board, then their results and usage (docs/plugin.md). Needs ANTHROPIC_API_KEY or a signed-in Claude Code,
 # and Claude Code itself (`make tools` puts it in .tools/claude-code); says which is missing, exit 2.
 demo-claude: $(STAMP)
-	$(BIN)/python -m blackboard.infrastructure.demo_claude
+	$(BIN)/python -m blackboard.infrastructure.demo.claude
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .hypothesis .blackboard test-artifacts

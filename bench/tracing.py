@@ -64,7 +64,7 @@ def _side_by_side(signals: int, url_for: Any) -> dict[str, Any]:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from blackboard.application.commands import ClaimSignal, CompleteSignal
-    from blackboard.infrastructure.otel import DerivedIds, OtelTracer
+    from blackboard.infrastructure.tracing.otel import DerivedIds, OtelTracer
 
     exporters: list[InMemorySpanExporter] = []
     inside: list[float] = []  # seconds spent in the tracer, per traced command

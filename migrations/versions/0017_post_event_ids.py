@@ -1,7 +1,7 @@
 """post_event_ids: each signal row names its post's event
 
 `blackboard_signals.post_event_id` holds the event_id of the signal's AgentSignalPosted, so a tracer
-joining a claim to the post's trace (infrastructure/otel.py) reads the post's metadata by two unique
+joining a claim to the post's trace (infrastructure/tracing/otel.py) reads the post's metadata by two unique
 indexes (the row's key, the events' event_id) instead of scanning the board's events for it. The
 projection writes it with the row; here the rows already on the database get theirs from the log, in
 one pass over its posts. A row an older release writes beside this one has none (NULL): its claims

@@ -11,7 +11,7 @@ A run says who it is by presenting its agent, its signal and its claim's token; 
 the board stores it (CLAIMED, by that agent, under that token, its lease live), so a run whose claim is over
 may do nothing that writes, and naming another agent gets a run nothing: the table is for its kind of caller.
 Where a caller comes from (its process's environment, its ancestors', the worker's context) is the
-interfaces' business (infrastructure/identity.py); what it may do is this module's.
+interfaces' business (infrastructure/keeper/identity.py); what it may do is this module's.
 """
 
 from __future__ import annotations

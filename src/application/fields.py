@@ -2,7 +2,7 @@
 
 Every interface (CLI, MCP, Python API, web view) builds the same command models from what it was given,
 so a rule here holds on all four, with one message: pydantic's, naming the field, as each interface
-spells it (infrastructure/input_errors.py). The models are lax about the form a number comes in (`"5"`
+spells it (infrastructure/errors/input.py). The models are lax about the form a number comes in (`"5"`
 is 5; a command line and a query string have nothing but text), strict about its value: finite, within
 64 bits, within its range. A new field takes one of these types (or a new one here) and is checked
 everywhere at once; tests/e2e/test_one_validation_layer.py generates bad values from the field's

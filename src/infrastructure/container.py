@@ -157,9 +157,9 @@ def knowledge_service(
 
 def authority(signals: SignalReadModel, clock: Clock, settings: Settings) -> Authority:
     """Who may do what (application/callers.py), for whoever calls now: the run this process (or the
-    entrypoint running in this context) belongs to, else a person (infrastructure/identity.py)."""
+    entrypoint running in this context) belongs to, else a person (infrastructure/keeper/identity.py)."""
     from blackboard.application.authority import Authority
-    from blackboard.infrastructure.identity import current_caller
+    from blackboard.infrastructure.keeper.identity import current_caller
 
     return Authority(current_caller, signals, clock, settings.claim_timeout)
 
@@ -183,7 +183,7 @@ def board_transfer(
 ) -> BoardTransfer:
     """Imported on first use: only export and import need it."""
     from blackboard.application.transfer import BoardTransfer
-    from blackboard.infrastructure.spill import Spill
+    from blackboard.infrastructure.persistence.spill import Spill
 
     return BoardTransfer(store, projector, settings.claim_timeout, Spill, authority)
 
@@ -356,8 +356,8 @@ def blackboard_service(
 
 def tracer(store: SqlAlchemyEventStore) -> Tracer | None:
     """None (the service's own, which traces nothing) unless tracing is configured; then OpenTelemetry's,
-    imported only then (infrastructure/tracing.py)."""
-    from blackboard.infrastructure.tracing import configured_tracer
+    imported only then (infrastructure/tracing/switch.py)."""
+    from blackboard.infrastructure.tracing.switch import configured_tracer
 
     return configured_tracer(store)
 

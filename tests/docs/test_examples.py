@@ -52,7 +52,7 @@ RUNS = SHELL | {"python", "json", "markdown"}
 AFTER_MAKE_DEMO = "\n".join(
     [
         "unset BLACKBOARD_DB",
-        '"$DOCS_PYTHON" -m blackboard.infrastructure.demo > "$DOCS_TMP/demo.log" 2>&1 || '
+        '"$DOCS_PYTHON" -m blackboard.infrastructure.demo.board > "$DOCS_TMP/demo.log" 2>&1 || '
         '{ cat "$DOCS_TMP/demo.log" >&2; false; }',
     ]
 )
@@ -227,7 +227,7 @@ def _is_flow(block: Block) -> bool:
 
 @pytest.mark.parametrize("block", [b for b in _of("markdown") if _is_flow(b)], ids=lambda b: b.where)
 def test_a_flow_file_example_is_read_by_the_real_flow_reader(block: Block):
-    from blackboard.infrastructure.flows import read_flow_text
+    from blackboard.infrastructure.agents.flow_files import read_flow_text
 
     flow = read_flow_text(block.text, block.where)
     assert flow.name == frontmatter.loads(block.text).metadata["name"] and flow.steps

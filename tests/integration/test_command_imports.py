@@ -17,7 +17,7 @@ import pytest
 from blackboard.infrastructure.cli import command_modules
 from blackboard.infrastructure.cli.parser import build_parser
 
-# opentelemetry: imported only when tracing is configured (infrastructure/tracing.py); prometheus_client by `ui`
+# opentelemetry: imported only when tracing is configured (infrastructure/tracing/switch.py); prometheus_client by `ui`
 OPTIONAL = (
     "starlette",
     "mcp",
@@ -28,7 +28,7 @@ OPTIONAL = (
     "openai",
     "opentelemetry",
     "prometheus_client",
-    "blackboard.infrastructure.otel",
+    "blackboard.infrastructure.tracing.otel",
 )
 COMMAND_MODULES = tuple(
     f"blackboard.infrastructure.cli.{name}"

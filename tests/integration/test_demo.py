@@ -18,7 +18,7 @@ def demo(tmp_path_factory):
     """The demo, run once in a fresh directory: (that directory, the finished process)."""
     where = tmp_path_factory.mktemp("demo")
     return where, subprocess.run(
-        [sys.executable, "-m", "blackboard.infrastructure.demo"],
+        [sys.executable, "-m", "blackboard.infrastructure.demo.board"],
         cwd=where,
         capture_output=True,
         text=True,
@@ -110,7 +110,7 @@ def test_the_demo_adds_a_board_of_its_own_to_the_default_database_and_leaves_eve
     before = blackboard("--json", "events", "--all").stdout
 
     done = subprocess.run(
-        [sys.executable, "-m", "blackboard.infrastructure.demo"],
+        [sys.executable, "-m", "blackboard.infrastructure.demo.board"],
         cwd=tmp_path,
         env=env,
         capture_output=True,

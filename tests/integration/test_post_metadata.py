@@ -1,4 +1,4 @@
-"""How a tracer finds a signal's post (infrastructure/otel.py): the signal's row names its post's event
+"""How a tracer finds a signal's post (infrastructure/tracing/otel.py): the signal's row names its post's event
 (`post_event_id`, migration 0017), so `post_metadata` reads it by two unique indexes in one statement,
 without LIKE and without walking the board's events; the rows rebuilt from the log, and the rows of a
 database migrated from 0016, name the same events."""

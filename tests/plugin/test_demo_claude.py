@@ -1,4 +1,4 @@
-"""`make demo-claude` (src/infrastructure/demo_claude.py) against a local stand-in for the Messages API: the
+"""`make demo-claude` (src/infrastructure/demo/claude.py) against a local stand-in for the Messages API: the
 three public agent files run in turn through the real `claude-code` runner and the pinned Claude Code, each
 with its own body as the system prompt and the result of the step before in its prompt, and the demo prints
 each result and what each run cost. Without ANTHROPIC_API_KEY and with no signed-in Claude Code it stops at
@@ -17,7 +17,7 @@ from tests.runners.claude import claude_env
 from tests.runners.standins import say, stand_in
 from tests.tools import claude_executable
 
-DEMO = [sys.executable, "-m", "blackboard.infrastructure.demo_claude"]
+DEMO = [sys.executable, "-m", "blackboard.infrastructure.demo.claude"]
 BODIES = {  # a line of each public file's body, and what the stand-in answers as that agent
     "You are a senior competitive analyst": "ANALYST SAYS: RQ is simplest, Celery most complete.",
     "You are a senior technical writer": "WRITER SAYS: pick RQ; step one, add Redis.",
@@ -108,5 +108,5 @@ def test_without_claude_code_either_it_names_both(tmp_path):
 
 def test_make_demo_claude_runs_the_module_and_make_demo_is_unchanged():
     makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text(encoding="utf-8")
-    assert "demo-claude: $(STAMP)\n\t$(BIN)/python -m blackboard.infrastructure.demo_claude\n" in makefile
-    assert "demo: $(STAMP)\n\t$(BIN)/python -m blackboard.infrastructure.demo\n" in makefile
+    assert "demo-claude: $(STAMP)\n\t$(BIN)/python -m blackboard.infrastructure.demo.claude\n" in makefile
+    assert "demo: $(STAMP)\n\t$(BIN)/python -m blackboard.infrastructure.demo.board\n" in makefile

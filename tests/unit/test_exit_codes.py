@@ -18,7 +18,7 @@ from blackboard.infrastructure.cli import _report
 from blackboard.infrastructure.cli.exits import INTERRUPTED, MEANINGS, OK, UNEXPECTED, exit_code
 from blackboard.infrastructure.cli.parser import build_parser
 from blackboard.infrastructure.container import open_database
-from blackboard.infrastructure.error_families import FAMILIES
+from blackboard.infrastructure.errors.families import FAMILIES
 from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"

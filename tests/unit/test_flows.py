@@ -214,7 +214,7 @@ def test_a_post_stored_before_flows_reads_as_no_flow():
 
 # ---------------------------------------------------------------- the flow file reader
 def read(tmp_path, text: str | bytes):
-    from blackboard.infrastructure.flows import read_flow_file
+    from blackboard.infrastructure.agents.flow_files import read_flow_file
 
     path = tmp_path / "f.md"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())

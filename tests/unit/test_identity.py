@@ -1,4 +1,4 @@
-"""Where a caller comes from (infrastructure/identity.py): the run variables of a process's own environment, an
+"""Where a caller comes from (infrastructure/keeper/identity.py): the run variables of a process's own environment, an
 entrypoint's context, and a worker's process for as long as the worker runs in it."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import threading
 from pathlib import Path
 
 from blackboard.application.callers import PERSON, Caller, Kind
-from blackboard.infrastructure import identity
-from blackboard.infrastructure.keeper import marks
+from blackboard.infrastructure.keeper import identity, marks
 
 
 def test_any_run_variable_makes_a_run_and_the_rest_are_what_it_presents(monkeypatch):
@@ -45,7 +44,7 @@ def test_a_worker_s_process_is_its_agent_s_while_the_worker_runs_and_is_named_so
             [
                 sys.executable,
                 "-c",
-                "from blackboard.infrastructure import identity; print(identity.process_caller())",
+                "from blackboard.infrastructure.keeper import identity; print(identity.process_caller())",
             ],
             capture_output=True,
             text=True,

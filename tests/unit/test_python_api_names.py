@@ -10,7 +10,7 @@ import pytest
 
 import blackboard
 from blackboard.infrastructure.cli.exits import exit_code
-from blackboard.infrastructure.error_families import FAMILIES
+from blackboard.infrastructure.errors.families import FAMILIES
 
 
 def test_importing_blackboard_loads_neither_the_api_nor_its_libraries_until_a_name_is_used():

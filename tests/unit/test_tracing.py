@@ -1,5 +1,5 @@
-"""When a process traces (infrastructure/tracing.py: OTEL_* variables, read without importing OpenTelemetry),
-and the ids a trace is joined by (infrastructure/otel.py): a correlation id's trace, a causation id's span."""
+"""When a process traces (infrastructure/tracing/switch.py: OTEL_* variables, read without importing OpenTelemetry),
+and the ids a trace is joined by (infrastructure/tracing/otel.py): a correlation id's trace, a causation id's span."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from blackboard.infrastructure.otel import post_context, span_id_of, trace_id_of
-from blackboard.infrastructure.tracing import configured
+from blackboard.infrastructure.tracing.otel import post_context, span_id_of, trace_id_of
+from blackboard.infrastructure.tracing.switch import configured
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from starlette.requests import Request
 
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
 from blackboard.domain.errors import AlreadyClaimed, InvalidInput, SignalNotFound
-from blackboard.infrastructure.error_families import FAMILIES, family_of
+from blackboard.infrastructure.errors.families import FAMILIES, family_of
 from blackboard.infrastructure.web.routes import answers
 
 

@@ -17,7 +17,7 @@ from blackboard.application.json_values import MAX_DEPTH, check_json
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.api.errors import Closed
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.input_errors import invalid_input
+from blackboard.infrastructure.errors.input import invalid_input
 
 M = TypeVar("M", bound=BaseModel)
 

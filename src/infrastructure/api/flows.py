@@ -29,7 +29,7 @@ class FlowCalls(Base):
         or none), each after the steps it names. `flow`: a flow file's path, or what its front matter holds
         as a mapping (`name`, `description`, `steps`, and `body`). InvalidInput naming each problem
         (`steps[1].after`), nothing written; Refused when `flow_id` is already on the board."""
-        from blackboard.infrastructure.flows import flow_of, read_flow_file
+        from blackboard.infrastructure.agents.flow_files import flow_of, read_flow_file
 
         spec = flow_of(flow, "flow") if isinstance(flow, Mapping) else read_flow_file(os.fspath(flow))
         command = request(

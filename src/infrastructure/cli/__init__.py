@@ -114,8 +114,8 @@ MODULES = {
     "approve": "gates",
     "reject": "gates",
     "budget": "budget",
-    "flow_run": "flows",
-    "flow_status": "flows",
+    "flow_run": "flows.commands",
+    "flow_status": "flows.commands",
     **dict.fromkeys(("write", "read", "entries", "search", "resolve", "summary"), "knowledge.commands"),
 }
 # The modules a command's function calls into that take adapters from the container too (`watch --topic`).
@@ -246,7 +246,7 @@ def _first_line(exc: Exception) -> str:
 
 def _invalid(exc: Any) -> InvalidInput:
     """A command model's ValidationError as bad input naming each option the user typed, and its rule."""
-    from blackboard.infrastructure.input_errors import invalid_input
+    from blackboard.infrastructure.errors.input import invalid_input
 
     return invalid_input(exc, OPTIONS)
 

@@ -134,7 +134,7 @@ def retry(
     queries: Lazy = Provide[Container.queries.provider],
 ) -> Output | None:
     if args.flow is not None or args.signal_id is None:
-        from blackboard.infrastructure.cli.flows import retry_flow
+        from blackboard.infrastructure.cli.flows.commands import retry_flow
 
         return retry_flow(args, service(), queries())
     command = RetrySignal(signal_id=args.signal_id, posted_by=args.posted_by, blackboard_id=args.blackboard)
@@ -165,7 +165,7 @@ def _as_shown(signal: Any, queries: Any) -> Output:
 def cancel(args: argparse.Namespace, service: Lazy = Provide[Container.service.provider]) -> Output:
     reason = {} if args.reason is None else {"reason": args.reason}
     if args.flow is not None:
-        from blackboard.infrastructure.cli.flows import cancel_flow
+        from blackboard.infrastructure.cli.flows.commands import cancel_flow
 
         return cancel_flow(args, service(), reason)
     if args.signal_id is not None:
@@ -210,7 +210,7 @@ def worker(
         datefmt="%H:%M:%S",
     )
     from blackboard.application.callers import Act, refusal
-    from blackboard.infrastructure import identity
+    from blackboard.infrastructure.keeper import identity
 
     caller = identity.process_caller()
     if (refused := refusal(caller, Act.CLAIM, f"run a worker of {args.agent}")) is not None:

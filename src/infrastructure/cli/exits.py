@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from blackboard.infrastructure import error_families
+from blackboard.infrastructure.errors import families as error_families
 
 OK = 0
 UNEXPECTED = error_families.UNEXPECTED.exit_code  # an error of no family, or a reader that went away

@@ -455,7 +455,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
 
     add_budget_command(commands, _command)
     add_solve_command(commands, _command, whole)
-    from blackboard.infrastructure.cli.flows_parser import add_flow_commands
+    from blackboard.infrastructure.cli.flows.parser import add_flow_commands
 
     add_flow_commands(commands, _command)
 

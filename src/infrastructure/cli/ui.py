@@ -34,7 +34,7 @@ def ui(
     service: Lazy = Provide[Container.service.provider],
     status: Lazy = Provide[Container.status.provider],
 ) -> None:
-    from blackboard.infrastructure.identity import web_caller
+    from blackboard.infrastructure.keeper.identity import web_caller
 
     token = args.token if args.token is not None else (os.environ.get(TOKEN_ENV) or None)
     check_bind(args.host, args.port, token)

@@ -5,4 +5,8 @@ root process, the marks its processes carry (`marks`) and when its claim lapses 
 run as `python -m blackboard.infrastructure.keeper`) kills a run's whole tree (`trees`) when the worker dies
 (the pipe's end, the parent-death signal) or when the run's claim lapses without a renewal (the worker stopped,
 or cut off from the board). It imports the standard library alone and never touches the board.
+
+Beside it, `identity` reads those marks back for the board's interfaces: the caller a process is (a run of an
+agent, or a person), which the CLI, the MCP server and the worker pass to the use cases. The keeper process
+never imports it.
 """

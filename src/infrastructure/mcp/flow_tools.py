@@ -31,7 +31,7 @@ WAIT = {
 
 def flow_run(session: Session, given: dict[str, Any], progress_: Progress) -> Any:
     """Every step posted in one transaction; `flow` (the front matter as an object) or `file` (its path)."""
-    from blackboard.infrastructure.flows import flow_of, read_flow_file
+    from blackboard.infrastructure.agents.flow_files import flow_of, read_flow_file
 
     file, flow = given.pop("file", None), given.pop("flow", None)
     if (file is None) == (flow is None):

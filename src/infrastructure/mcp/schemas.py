@@ -16,7 +16,7 @@ from pydantic.fields import FieldInfo
 
 from blackboard.application.fields import MAX_INT64
 from blackboard.domain.errors import InvalidInput
-from blackboard.infrastructure.input_errors import invalid_input
+from blackboard.infrastructure.errors.input import invalid_input
 
 STRICT = ConfigDict(extra="forbid")
 

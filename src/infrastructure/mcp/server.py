@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from blackboard.domain.errors import AgentNotFound, BlackboardError, InvalidInput
 from blackboard.infrastructure.documents import jsonable
-from blackboard.infrastructure.error_families import family_of
+from blackboard.infrastructure.errors.families import family_of
 from blackboard.infrastructure.mcp.pipes import standard_pipes
 from blackboard.infrastructure.mcp.schemas import invalid
 from blackboard.infrastructure.mcp.session import Opening, Session

@@ -15,7 +15,7 @@ from blackboard.application.commands import GetSignalById
 from blackboard.application.errors import NotPermitted
 from blackboard.domain.errors import AgentNotFound, InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
-from blackboard.infrastructure.identity import process_caller
+from blackboard.infrastructure.keeper.identity import process_caller
 from blackboard.infrastructure.mcp.schemas import invalid
 
 if TYPE_CHECKING:

@@ -174,7 +174,7 @@ class SqlAlchemyEventStore(EventStore):
 
     def post_metadata(self, blackboard_id: str, signal_id: str) -> dict[str, Any] | None:
         """The metadata of the signal's post (its correlation and causation ids), for a tracer joining a
-        claim to the post's trace (infrastructure/otel.py): its row names the post's event
+        claim to the post's trace (infrastructure/tracing/otel.py): its row names the post's event
         (`post_event_id`), read by the events' unique index. None when there is none (no such row yet,
         or a row an older release wrote without it)."""
         with translated("could not read the event store"), read_connection(self._engine) as conn:

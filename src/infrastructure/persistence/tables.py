@@ -133,7 +133,7 @@ SIGNALS = Table(
     Column("reserved_usd", Float),
     Column("reserved_tokens", BigInteger),
     # its AgentSignalPosted's event_id (migration 0017): a tracer reads the post's metadata by the events'
-    # unique index (infrastructure/otel.py); NULL on a row an older release posted beside this one
+    # unique index (infrastructure/tracing/otel.py); NULL on a row an older release posted beside this one
     Column("post_event_id", String(36)),
     # the N of its payload's entry id `e-N`, kept apart so the board's highest is read on an index: a post that
     # leaves its entry id out takes that plus one (migration 0021); NULL past 64 bits, and on rows an older

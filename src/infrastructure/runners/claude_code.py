@@ -256,7 +256,7 @@ def arguments(request: RunRequest, private: Path) -> list[str]:
 
 def environment(request: RunRequest) -> dict[str, str]:
     """The worker's own environment (ANTHROPIC_*, proxies, CLAUDE_CODE_* ...), the settings the board's
-    server needs, and the run's identity (infrastructure/identity.py): its agent, signal, board and the claim's
+    server needs, and the run's identity (infrastructure/keeper/identity.py): its agent, signal, board and the claim's
     token, which reaches that server this way only. A run with no claim (solve's controller) is its agent's."""
     if not request.signal_id:
         return {**os.environ, **request.board_env, AGENT: request.agent.name}

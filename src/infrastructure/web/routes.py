@@ -15,8 +15,8 @@ from starlette.responses import JSONResponse, Response
 from blackboard.application.commands import ListSignals, ReadEvents
 from blackboard.application.knowledge.commands import ReadEntry
 from blackboard.domain.errors import InvalidInput
-from blackboard.infrastructure.error_families import UNEXPECTED, family_of
-from blackboard.infrastructure.input_errors import invalid_input
+from blackboard.infrastructure.errors.families import UNEXPECTED, family_of
+from blackboard.infrastructure.errors.input import invalid_input
 from blackboard.infrastructure.web.view import BoardView
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from blackboard.infrastructure.agents.handler import HandlerOutcome, run_handler
 from blackboard.infrastructure.agents.outcome import artifact_refusal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.documents import jsonable, signal
-from blackboard.infrastructure.input_errors import invalid_input
+from blackboard.infrastructure.errors.input import invalid_input
 from blackboard.infrastructure.keeper.marks import marks
 from blackboard.infrastructure.worker.held import HeldRuns
 from blackboard.infrastructure.worker.recorder import Done, Recorder

@@ -19,7 +19,7 @@ from blackboard.infrastructure.agents.handler import (
 )
 from blackboard.infrastructure.agents.lanes import start_call
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.identity import running
+from blackboard.infrastructure.keeper.identity import running
 from blackboard.infrastructure.worker.handling import Handling, said
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on

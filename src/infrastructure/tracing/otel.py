@@ -52,7 +52,7 @@ from blackboard.application.commands import (
 )
 from blackboard.application.ports import Tracer
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.tracing import TRACES_FILE
+from blackboard.infrastructure.tracing.switch import TRACES_FILE
 
 logger = logging.getLogger("blackboard.traces")
 TRACED = (PostSignal, ClaimSignal, ClaimSignals, CompleteSignal, FailSignal, RecordOutcomes)

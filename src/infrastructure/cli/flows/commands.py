@@ -19,8 +19,8 @@ from blackboard.infrastructure.cli import OPTIONS, render
 from blackboard.infrastructure.cli.commands import EndedBadly
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.errors.input import invalid_input
 from blackboard.infrastructure.injection import Provide, inject
-from blackboard.infrastructure.input_errors import invalid_input
 from blackboard.infrastructure.waiting import WORKER_THAT_FITS
 
 Lazy = Callable[[], Any]
@@ -32,7 +32,7 @@ def flow_run(
     service: Lazy = Provide[Container.service.provider],
     queries: Lazy = Provide[Container.queries.provider],
 ) -> Output | None:
-    from blackboard.infrastructure.flows import read_flow_file
+    from blackboard.infrastructure.agents.flow_files import read_flow_file
 
     spec = read_flow_file(args.file)
     command = RunFlow(

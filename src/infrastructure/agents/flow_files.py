@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from blackboard.application.flows.commands import FlowSpec
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.flows import MAX_STEPS, NAME_RULE, FlowInvalid
-from blackboard.infrastructure.input_errors import shown
+from blackboard.infrastructure.errors.input import shown
 
 MAX_FILE_BYTES = 256 * 1024  # a flow file is a page or two of text
 KEYS = ("name", "description", "steps")  # the front matter's; the body is the rest of the file

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FLOW = ROOT / "flows" / "docbot.md"
 BOARD = "docs"
 AGENTS = ("docbot-researcher", "docbot-planner", "docbot-writer", "docbot-presenter")
@@ -65,7 +65,7 @@ def docbot(
 
 
 def _steps() -> list[dict[str, Any]]:
-    from blackboard.infrastructure.flows import read_flow_file
+    from blackboard.infrastructure.agents.flow_files import read_flow_file
 
     return [step.model_dump() for step in read_flow_file(FLOW).steps]
 

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WORK = Path(".blackboard")
 DB = WORK / "blackboard.db"  # the default database (settings: sqlite:///.blackboard/blackboard.db)
 BLACKBOARD = str(Path(sys.executable).parent / "blackboard")
@@ -231,8 +231,8 @@ def main() -> None:
     exported = cli("export", board, "--output", str(export))
     say(shown(exported.stdout))
     say(f"   `blackboard --db sqlite:///other.db import {export}` recreates it in another store.")
-    from blackboard.infrastructure.demo_flow import BOARD as DOCS
-    from blackboard.infrastructure.demo_flow import docbot
+    from blackboard.infrastructure.demo.flow import BOARD as DOCS
+    from blackboard.infrastructure.demo.flow import docbot
 
     phased = docbot(cli, data, say, shown, lambda agents: start_workers(DOCS, agents), stop_workers, 12)
     say(

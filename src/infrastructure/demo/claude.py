@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 AGENTS_DIR = ROOT / "plugin" / "agents"
 PINNED_CLAUDE = ROOT / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
 WORK = Path(".blackboard") / "demo-claude"

@@ -1,6 +1,6 @@
 """Whether this process traces (docs/operate.md, "Traces"): only when OpenTelemetry's standard variables
 ask for it and the `otel` extra is installed. Deciding reads the environment alone: a process that does
-not trace never imports opentelemetry (infrastructure/otel.py)."""
+not trace never imports opentelemetry (infrastructure/tracing/otel.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def configured_tracer(store: SqlAlchemyEventStore) -> Tracer | None:
     if not configured():
         return None
     try:
-        from blackboard.infrastructure.otel import OtelTracer
+        from blackboard.infrastructure.tracing.otel import OtelTracer
 
         return OtelTracer.from_environment(store.post_metadata)
     except ImportError:  # the otel extra is not installed (or not its exporters: the SDK alone)

@@ -1,0 +1,1 @@
+"""`blackboard flow`: its grammar (parser.py) and what it does (commands.py)."""
