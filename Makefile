@@ -38,7 +38,7 @@ skill:
 	$(PYTHON) tools/skill.py
 
 # The tests run on TEST_WORKERS processes (pytest-xdist), each with its own PostgreSQL database; the files
-# whose module fixtures are costly keep to one process (tests/conftest.py: ONE_PROCESS_PER_FILE). A test
+# whose module fixtures are costly keep to one process (they are marked `one_process`: docs/testing.md). A test
 # waits on the processes it starts much of its time, so more workers than cores pay (docs/performance.md).
 # compileall first: with PYTHONDONTWRITEBYTECODE set (as in some shells and CI images) Python caches no
 # bytecode, and each of the thousands of CLI calls the tests make would compile ~80 of our modules again

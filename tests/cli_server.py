@@ -259,27 +259,43 @@ class CliServer:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
         self._path = ""
+        self._ready = False
         self._starter = ""
+
+    def _spawn(self) -> None:
+        """Start the server's process, not waiting for it (the caller holds the lock)."""
+        if self._proc is None or self._proc.poll() is not None:
+            folder = tempfile.mkdtemp(prefix="bb-cli-server-")
+            self._path = os.path.join(folder, "socket")
+            self._ready = False
+            self._proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    f"from tests.cli_server import serve; serve({self._path!r}, {os.getpid()})",
+                ],
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+
+    def warm(self) -> None:
+        """Start the server now, in the background, not waiting for it (tests/conftest.py does, while the
+        tests are collected); the first call waits for what is left of its start."""
+        with self._lock:
+            if self._proc is None:
+                self._spawn()
 
     def _ensure(self) -> str:
         with self._lock:
-            if self._proc is None or self._proc.poll() is not None:
-                folder = tempfile.mkdtemp(prefix="bb-cli-server-")
-                self._path = os.path.join(folder, "socket")
-                self._proc = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-c",
-                        f"from tests.cli_server import serve; serve({self._path!r}, {os.getpid()})",
-                    ],
-                    cwd=ROOT,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    text=True,
-                )
+            self._spawn()
+            if not self._ready:
+                assert self._proc is not None
                 line = self._proc.stdout.readline() if self._proc.stdout else ""
                 if line.strip() != "ready":
                     raise RuntimeError(f"the CLI fork server did not start (it said {line!r})")
+                self._ready = True
             return self._path
 
     def run(

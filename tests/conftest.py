@@ -24,39 +24,9 @@ from blackboard.infrastructure.settings import BlackboardSettings, store_setting
 # once and then read by each process of each later run.
 sys.dont_write_bytecode = False
 
-# Under pytest-xdist (`make test`, the scheduler below) the tests of these files run on one process, one after
-# the other: each file builds a costly module fixture (dozens of CLI calls, a demo run, a wheel and a venv)
-# that its tests then read. Every other test goes to whichever process is free.
-ONE_PROCESS_PER_FILE = {
-    "test_cli_auto_match.py",
-    "test_cli_commands.py",
-    "test_cli_errors.py",
-    "test_cli_import_rules.py",
-    "test_cli_input_limits.py",
-    "test_cli_seed_schema.py",
-    "test_cli_status.py",
-    "test_cli_story.py",
-    "test_cli_transfer.py",
-    "test_command_imports.py",
-    "test_demo.py",
-    "test_install.py",
-    "test_one_validation_layer.py",
-}
-
-
-@pytest.hookimpl(optionalhook=True)  # a run without xdist (-p no:xdist) knows no such hook
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """Under pytest-xdist: the tests of a file of ONE_PROCESS_PER_FILE go to one process together, every other
-    test to whichever process is free. (Its own `--dist loadgroup` reads an `xdist_group` mark into the test's
-    id, which pytest 9's structured ids no longer let it change: the marks were silently ignored.)"""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class OneProcessPerFile(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return path if path.rsplit("/", 1)[-1] in ONE_PROCESS_PER_FILE else nodeid
-
-    return OneProcessPerFile(config, log)
+# Under pytest-xdist (`make test`) the tests of a file marked `one_process` run on one process, one after the
+# other; every other test goes to whichever process is free (tests/scheduling.py, docs/testing.md).
+pytest_plugins = ["tests.scheduling"]
 
 
 # The folders whose tests run longest (Claude Code runs, `solve`, the demo, the racing processes, the rebuilds)
@@ -70,6 +40,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return next((n for n, folder in enumerate(LONGEST_FIRST) if item.nodeid.startswith(folder)), 99)
 
     items.sort(key=rank)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """As soon as a test module of this run has imported the CLI fork server (tests/cli_server.py), start it, in
+    the background: its start (about 2.5 s of CPU importing what the commands import) then overlaps the rest of
+    the collection instead of landing in the setup of whichever test calls the CLI first (on a loaded machine,
+    20 s of one test's setup). A run that imports no such module (unit tests) starts none."""
+    cli_server = sys.modules.get("tests.cli_server")
+    if cli_server is not None and cli_server.SERVER is not None:
+        cli_server.SERVER.warm()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

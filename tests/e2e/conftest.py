@@ -2,7 +2,8 @@
 
 Every run goes through `Cli`, which asserts centrally that no traceback ever reaches stderr
 (docs/cli.md: "No traceback reaches a user"). Documents printed with `--json` are checked against
-the contract's signal schema (tests/fixtures/contract) with a format checker that really checks `date-time`.
+the signal schema the package ships (generated from the models; it refines the contract's, test_schemas.py)
+with a format checker that really checks `date-time`.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ SIGNAL_VALIDATOR = Draft7Validator(SCHEMA, format_checker=FORMATS)
 
 
 def assert_signal(document: Any) -> dict[str, Any]:
-    """One AgentSignal document that validates against the contract's schema."""
+    """One AgentSignal document that validates against the shipped signal schema."""
     errors = [
         f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
         for e in SIGNAL_VALIDATOR.iter_errors(document)

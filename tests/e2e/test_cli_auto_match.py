@@ -15,6 +15,8 @@ import pytest
 
 from tests.e2e.conftest import Cli
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 FOLDER = Path(__file__).parent.parent / "fixtures" / "everyday-agents"
 # the claims come after every post and match has run, which can take more than the default 30 s on a busy machine
 SLOW = {"BLACKBOARD_POST_TIMEOUT": "3600"}

@@ -16,6 +16,8 @@ import pytest
 
 from tests.e2e.conftest import Cli, Result, assert_events, assert_signal, assert_signals, write_agents
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 LONG_TIMEOUTS = {
     "BLACKBOARD_POST_TIMEOUT": "3600",
     "BLACKBOARD_CLAIM_TIMEOUT": "3600",

@@ -16,6 +16,8 @@ import pytest
 
 from tests.e2e.conftest import BLACKBOARD, Cli, Result, assert_events
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 UNREACHABLE = "postgresql+psycopg://nobody@127.0.0.1:1/x"
 
 

@@ -16,6 +16,8 @@ import pytest
 
 from tests.e2e.conftest import Cli
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 AGENT = "ps-researcher"
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from tests.e2e.conftest import Cli
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 POST = ("post", "--type", "RESEARCH", "--ps-id", "ps-1", "--entry-id", "e-1", "--topic", "t")
 WRITE = ("write", "k/1", "--blackboard", "b-1", "--author", "a", "--type", "finding")
 TOO_BIG = str(2**64)

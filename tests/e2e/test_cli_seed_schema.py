@@ -18,6 +18,8 @@ from jsonschema import Draft7Validator
 
 from tests.e2e.conftest import FORMATS, Cli, assert_signal
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 SEED = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures" / "seed-003" / "agent-signal.schema.json").read_text(
         encoding="utf-8"

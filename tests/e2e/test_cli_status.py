@@ -21,6 +21,8 @@ from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.settings import BlackboardSettings
 from tests.e2e.conftest import BLACKBOARD, TIMEOUT, Cli, assert_events, assert_signals, database_url
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 SEEDED = 130  # posted in process on ps-many: more than a page (100)
 LONG = {"BLACKBOARD_POST_TIMEOUT": "3600", "BLACKBOARD_CLAIM_TIMEOUT": "3600"}
 

@@ -12,6 +12,8 @@ import pytest
 
 from tests.e2e.conftest import Cli, assert_events, assert_signal, assert_signals, database_url
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def db_url(request, tmp_path_factory) -> str:

@@ -19,6 +19,8 @@ from sqlalchemy import create_engine, text
 from tests.conftest import _own_pg_database
 from tests.e2e.conftest import Cli, empty_database
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 
 @pytest.fixture(scope="module")
 def pg_second_url() -> Iterator[str]:

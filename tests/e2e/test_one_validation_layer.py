@@ -73,6 +73,8 @@ from blackboard.infrastructure.web.routes import PARAMETERS
 from tests.e2e.conftest import Cli, database_url, start_blackboard
 from tests.e2e.web import UiServer
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 EXAMPLES = 2  # bad values per field on SQLite: the budget that keeps the module's time modest
 EXAMPLES_PG = 1  # on PostgreSQL (the same first value: what it adds is its storage, not new rules)
 AGENT = "ps-researcher"  # the MCP server's agent

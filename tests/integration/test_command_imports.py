@@ -17,6 +17,8 @@ import pytest
 from blackboard.infrastructure.cli import command_modules
 from blackboard.infrastructure.cli.parser import build_parser
 
+pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)
+
 # opentelemetry: imported only when tracing is configured (infrastructure/tracing/switch.py); prometheus_client by `ui`
 OPTIONAL = (
     "starlette",

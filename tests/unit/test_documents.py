@@ -1,5 +1,5 @@
-"""The AgentSignal document every interface returns (infrastructure/documents.py), held to the contract's
-schema for a signal in every status."""
+"""The AgentSignal document every interface returns (infrastructure/documents.py), held for a signal in every
+status to the schema the package ships (generated from the models) and to the contract's, which it refines."""
 
 from __future__ import annotations
 
@@ -20,9 +20,7 @@ from blackboard.domain.signals import (
 )
 from blackboard.infrastructure.documents import jsonable, signal
 from tests.fakes import T0, agent
-from tests.paths import SIGNAL_SCHEMA
-
-SCHEMA_PATH = SIGNAL_SCHEMA
+from tests.paths import CONTRACT_SIGNAL_SCHEMA, SIGNAL_SCHEMA
 
 
 def document_of(item: AgentSignal) -> dict[str, Any]:
@@ -43,9 +41,9 @@ FORMATS = jsonschema.FormatChecker()
 FORMATS.checks("date-time")(_is_datetime_with_offset)
 
 
-@pytest.fixture(scope="module")
-def validator() -> jsonschema.Validator:
-    schema = json.loads(SCHEMA_PATH.read_text())
+@pytest.fixture(scope="module", params=[SIGNAL_SCHEMA, CONTRACT_SIGNAL_SCHEMA], ids=["shipped", "contract"])
+def validator(request) -> jsonschema.Validator:
+    schema = json.loads(request.param.read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=FORMATS)
@@ -99,7 +97,7 @@ def signal_in(status: SignalStatus) -> AgentSignal:
 
 
 @pytest.mark.parametrize("status", list(SignalStatus))
-def test_the_document_of_a_signal_in_every_status_validates_against_the_contract(status, validator):
+def test_the_document_of_a_signal_in_every_status_validates_against_the_schemas(status, validator):
     document = document_of(signal_in(status))
 
     validator.validate(document)
@@ -183,7 +181,7 @@ def test_the_document_of_a_waiting_signal_names_what_it_waits_for(validator):
         ("target_capabilities", []),
     ],
 )
-def test_the_contract_check_itself_catches_a_broken_document(field, value, validator):
+def test_the_schema_check_itself_catches_a_broken_document(field, value, validator):
     document = {**document_of(signal_in(SignalStatus.POSTED)), field: value}
 
     with pytest.raises(jsonschema.ValidationError):

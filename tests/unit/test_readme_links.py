@@ -24,5 +24,5 @@ def test_every_relative_link_of_a_page_is_a_file_of_the_repository(page):
 
 def test_the_readme_links_to_every_page_of_the_manual():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for page in ("cli", "knowledge", "agents", "mcp", "python-api", "web", "deploy-postgres"):
+    for page in ("cli", "knowledge", "agents", "mcp", "python-api", "web", "deploy-postgres", "testing"):
         assert f"(docs/{page}.md)" in readme, page

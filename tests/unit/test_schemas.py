@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from tests.paths import ROOT, SCHEMAS, SIGNAL_SCHEMA
+from tests.paths import CONTRACT_SIGNAL_SCHEMA, ROOT, SCHEMAS
 
 ANNOTATIONS = {"$schema", "$id", "title", "description"}
 
@@ -86,13 +86,13 @@ def _list(value: Any) -> list[Any]:
 
 
 def test_the_shipped_signal_schema_refines_the_contract_s(generated):
-    contract = json.loads(SIGNAL_SCHEMA.read_text(encoding="utf-8"))
+    contract = json.loads(CONTRACT_SIGNAL_SCHEMA.read_text(encoding="utf-8"))
 
     assert refinements(json.loads(generated["agent-signal.schema.json"]), contract) == []
 
 
 def test_the_refinement_check_catches_a_looser_schema(generated):
-    contract = json.loads(SIGNAL_SCHEMA.read_text(encoding="utf-8"))
+    contract = json.loads(CONTRACT_SIGNAL_SCHEMA.read_text(encoding="utf-8"))
     ours = json.loads(generated["agent-signal.schema.json"])
     looser = {**ours, "properties": {**ours["properties"], "signal_id": {"type": "string"}}}
     del looser["properties"]["version"]["minimum"]

@@ -17,9 +17,6 @@ from blackboard.domain.signals import (
     SignalType,
 )
 from tests.fakes import T0
-from tests.paths import SIGNAL_SCHEMA
-
-SCHEMA_PATH = SIGNAL_SCHEMA
 
 
 # ========================================================================= SignalId
