@@ -802,9 +802,9 @@ def print_rebuild(reb: dict[str, Any]) -> list[dict[str, Any]]:
             ],
             rows,
             "    before: pydantic events from SQLAlchemy rows, rows written by SQLAlchemy Core (the normal path);\n"
-            "    after: the container's projector (rows on the driver's cursor, msgspec, the driver's executemany;\n"
-            "    COPY on PostgreSQL). events/s: the best of each path's rounds; CPU: this process's (not the\n"
-            "    PostgreSQL server's), the least round;\n"
+            "    after: the container's projector (rows on the driver's cursor, the one event decoder, the driver's\n"
+            "    executemany; COPY on PostgreSQL). events/s: the best of each path's rounds; CPU: this process's\n"
+            "    (not the PostgreSQL server's), the least round;\n"
             "    same rows: every table the fold writes, by both.",
         )
     )

@@ -6,8 +6,8 @@ claimed, 70% completed, interleaved as on a busy board), appended without their 
 BENCH_REBUILD_ROUNDS times on the same log: *before*, the application's `Projector` over the event store
 and the read model's `apply` (events decoded into pydantic models from SQLAlchemy rows, rows written
 through SQLAlchemy Core: what every rebuild ran until issue 25); *after*, the projector the container
-builds (`ReplayingProjector`: rows read on the driver's cursor, events decoded by msgspec, rows written
-through the driver; persistence/replay.py). Each rebuild is checked (the count per status, the position
+builds (`ReplayingProjector`: rows read on the driver's cursor, events decoded by `codec.stored_event`,
+rows written through the driver; persistence/replay.py). Each rebuild is checked (the count per status, the position
 at the log's end), and every table the fold writes is compared, row for row, with the normal path's.
 Each rebuild's CPU time (`time.process_time`, this process: on PostgreSQL the server's share is not in it)
 is kept beside its wall time: on a shared machine it moves less than the wall time.
