@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from blackboard.domain import events as domain_events
-from blackboard.domain.events import AgentSignalClaimed, BlackboardEvent
+from blackboard.domain.events import AgentSignalClaimed, BlackboardEvent, EntryWritten
 from blackboard.domain.signals import SignalUsage
 from blackboard.infrastructure.persistence import replay
 from blackboard.infrastructure.persistence.codec import event_from_row, event_row
@@ -110,3 +110,15 @@ def test_an_event_written_by_a_newer_blackboard_stops_the_replay_naming_its_posi
         replay.events([(position, event_id, stream, version, kind, schema + 1, data, at)])
 
     assert type(raised.value).__name__ == "UpgradeNeeded"
+
+
+def test_a_value_only_the_standard_librarys_reader_reads_comes_back_too():
+    """`json.dumps` writes a lone surrogate as its escape, which msgspec refuses to decode."""
+    entry = next(e for e in SAMPLES if isinstance(e, EntryWritten))
+    odd = entry.model_copy(update={"value": {"text": "half a pair: \ud800"}})
+    row = raw(odd)
+    assert "\\ud800" in row[6]
+
+    ((_, replayed),) = replay.events([row])
+
+    assert replayed == odd
