@@ -598,6 +598,13 @@ def load_event(
     data: dict[str, Any],
     upcasters: Mapping[tuple[str, int], Upcaster] | None = None,
 ) -> BlackboardEvent:
-    """Rebuild an event from its stored envelope and (possibly older) data."""
-    fields = upcast(event_type, schema_version, data, upcasters)
-    return event_class(event_type).model_validate({**fields, **envelope})
+    """Rebuild an event from its stored envelope and (possibly older) data: the one way every stored event
+    becomes its class's instance, whatever its type. The data is upcast dict to dict to the class's schema
+    version, then validated by the class's own validator (pydantic's, in Rust: faster than building the
+    model unvalidated through `model_construct`), so a field added to a class is read with no other
+    change; current data skips the upcasters' lookup."""
+    cls = EVENT_TYPES.get(event_type)
+    if cls is None or schema_version != cls.schema_version:
+        data = upcast(event_type, schema_version, data, upcasters)
+        cls = EVENT_TYPES[event_type]
+    return cls.__pydantic_validator__.validate_python({**data, **envelope})  # type: ignore[no-any-return]

@@ -171,6 +171,29 @@ def test_statement_listeners_see_the_driver_s_statements(sql_engine):
     assert any(s.startswith("update projection_checkpoints") for s in seen), seen
 
 
+def test_every_statement_of_a_command_runs_on_the_driver(sql_engine):
+    """lean.py is the one way a command's statements run: posts, claims, completions, failures and retries
+    of every kind run none through SQLAlchemy's `Connection.execute` (about 50 µs of Python a statement),
+    save the statements a run's usage adds (its rows written again, the board's budget summed: built per
+    call, for the boards and signals at hand)."""
+    board = SqlBoard(sql_engine)
+    _post(board)  # the first command's set-up (the schema's check) is not a command's statement
+    ways: list[tuple[str, str]] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany):
+        ways.append((type(context).__name__, " ".join(statement.split())[:60]))
+
+    event.listen(sql_engine, "before_cursor_execute", note)
+    try:
+        signals_in_every_state(board)
+    finally:
+        event.remove(sql_engine, "before_cursor_execute", note)
+    assert len(ways) > 20
+    usage = ("DELETE FROM signal_usage", "UPDATE board_budgets", "SELECT board_budgets.blackboard_id")
+    elsewhere = [(way, sql) for way, sql in ways if way != "Context" and not sql.startswith(usage)]
+    assert not elsewhere
+
+
 def _post(board: SqlBoard) -> None:
     board.service.post_signal(PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-1", topic="t"))
 

@@ -1,5 +1,6 @@
 """The fast replay (persistence/replay.py) builds the very read model the normal path builds: on a generated
-busy board, on a log holding every old schema version, and for event types it has no fast decoder for."""
+busy board (every event type) and on a log holding every old schema version. Both decode each event by the
+one generic path (tests/unit/test_stored_events.py holds it to every event type and to a field added)."""
 
 from __future__ import annotations
 
@@ -209,53 +210,6 @@ def test_the_busy_board_holds_each_control_the_fold_must_carry(sqlite_engine):
         "AgentSignalApproved",
         "AgentSignalRejected",
     } <= kinds  # retries, gates
-
-
-def test_a_type_without_a_fast_decoder_takes_the_normal_path_and_folds_the_same(sql_engine, monkeypatch):
-    """Event types added later (retries, gates, limits...) have no struct here: they must still fold right."""
-    board = SqlBoard(sql_engine)
-    busy_board(board, 4, 120)
-    extra = board.service.post_signal(
-        PostSignal(signal_type="RESEARCH", ps_id="ps-1", entry_id="e-999", topic="t")
-    )
-    board.service.cancel_signal(CancelSignal(signal_id=extra.signal_id, cancelled_by="ann", reason="x"))
-    normal, _ = both_paths(board)
-    for kind in ("AgentSignalCancelled", "AgentSignalCompleted", "AgentSignalClaimed"):
-        monkeypatch.delitem(replay.FAST, kind)
-    taken = []
-    slow = replay.event_from_row
-    monkeypatch.setattr(replay, "event_from_row", lambda row: taken.append(row.event_type) or slow(row))
-
-    ReplayingProjector(board.store, board.read_model, page_size=7).rebuild()
-
-    assert tables(sql_engine) == normal
-    assert {"AgentSignalCancelled", "AgentSignalCompleted", "AgentSignalClaimed", "EntryWritten"} <= set(
-        taken
-    )
-    assert "AgentSignalPosted" not in taken
-
-
-def test_a_type_whose_schema_moved_past_its_struct_takes_the_normal_path(sql_engine, monkeypatch):
-    """A field added to an event (its schema version bumped, an upcaster) that the struct does not have yet:
-    the fast path must not fold the event without it."""
-    board = SqlBoard(sql_engine)
-    busy_board(board, 6, 60)
-    normal, _ = both_paths(board)
-    monkeypatch.setattr(events.AgentSignalPosted, "schema_version", 99)
-    monkeypatch.setattr(replay, "upcast", lambda kind, version, data, *a: data)
-    taken = []
-    slow = replay.event_from_row
-    monkeypatch.setattr(replay, "event_from_row", lambda row: taken.append(row.event_type) or slow(row))
-    monkeypatch.setattr("blackboard.infrastructure.persistence.codec.load_event", _loaded_as_stored)
-
-    ReplayingProjector(board.store, board.read_model, page_size=7).rebuild()
-
-    assert tables(sql_engine) == normal
-    assert "AgentSignalPosted" in taken and "AgentSignalClaimed" not in taken
-
-
-def _loaded_as_stored(event_type, schema_version, envelope, data, upcasters=None):
-    return events.event_class(event_type).model_validate({**data, **envelope})
 
 
 def _store(engine: Engine, rows: list[tuple[str, int, dict]], stream: str, first_id: int = 1) -> None:

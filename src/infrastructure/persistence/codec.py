@@ -6,8 +6,9 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from json.encoder import encode_basestring_ascii as _quoted
-from typing import Any, TypeVar
+from typing import Any
 
+import msgspec
 from pydantic import BaseModel
 
 from blackboard.application.bounds import MAX_INT64
@@ -15,7 +16,6 @@ from blackboard.application.carried import check_carried
 from blackboard.application.errors import UpgradeNeeded
 from blackboard.application.ports import Recorded, StoredEvent
 from blackboard.domain.events import (
-    EVENT_TYPES,
     BlackboardEvent,
     UnreadableEvent,
     board_of_stream,
@@ -32,8 +32,6 @@ from blackboard.domain.signals import (
     SignalUsage,
     entry_number,
 )
-
-M = TypeVar("M", bound=BaseModel)
 
 
 def event_row(
@@ -79,26 +77,56 @@ def event_row(
 
 
 def event_from_row(row: Any) -> BlackboardEvent:
-    cls = EVENT_TYPES.get(row.event_type)
-    if cls is not None and row.schema_version == cls.schema_version:
-        # the stored JSON is current: pydantic parses it with the envelope in one pass (half the time
-        # of json.loads and then validating a dict; every replay, catch-up and `events` goes through here)
-        envelope = (
-            f'{{"event_id":{json.dumps(row.event_id)},"blackboard_id":{json.dumps(board_of_stream(row.stream_id))},'
-            f'"version":{int(row.version)},"occurred_at":"{row.occurred_at.isoformat()}"'
-        )
-        fields = row.data.strip()[1:]  # the stored object without its opening brace
-        return cls.model_validate_json(envelope + ("," + fields if fields.strip() != "}" else "}"))
+    """A row of the log as the domain's event (a `Row`'s fields, or a SQLAlchemy row's): `stored_event`."""
+    return stored_event(
+        row.position,
+        row.event_id,
+        board_of_stream(row.stream_id),
+        row.version,
+        row.event_type,
+        row.schema_version,
+        row.data,
+        row.occurred_at,
+    )
+
+
+def stored_event(
+    position: int,
+    event_id: str,
+    blackboard_id: str,
+    version: int,
+    event_type: str,
+    schema_version: int,
+    data: str,
+    occurred_at: datetime,
+) -> BlackboardEvent:
+    """The one way a stored event becomes the domain's event, whatever its type and whoever reads it (a
+    rebuild or catch-up, `events`, time travel, a command replaying a board): its data decoded into a dict
+    (msgspec; the standard library's reader for what msgspec refuses and `json.dumps` may have written: NaN,
+    a lone surrogate), upcast dict to dict when an older schema wrote it, and validated by the event's own
+    model with its envelope (the domain's `load_event`). No copy of any event class: a field added to one
+    is read here as soon as the class has it.
+
+    Validating again rows the board wrote itself costs less than skipping it: pydantic's validator (Rust)
+    builds an event in 1.3-2.8 µs, where `model_construct` (its constructor without validation, Python)
+    took 6.3 µs an event with its values converted first (`bench/event_decoding.py`)."""
+    try:
+        values = _decode(data)
+    except msgspec.DecodeError:
+        values = json.loads(data)
     envelope = {
-        "event_id": row.event_id,
-        "blackboard_id": board_of_stream(row.stream_id),  # an entry key's stream is its board's and more
-        "version": row.version,
-        "occurred_at": row.occurred_at,
+        "event_id": event_id,
+        "blackboard_id": blackboard_id,
+        "version": version,
+        "occurred_at": occurred_at,
     }
     try:
-        return load_event(row.event_type, row.schema_version, envelope, json.loads(row.data))
+        return load_event(event_type, schema_version, envelope, values)
     except UnreadableEvent as exc:  # written by a newer blackboard: stop here, never skip or guess
-        raise too_old(exc, f"position {row.position}") from None
+        raise too_old(exc, f"position {position}") from None
+
+
+_decode = msgspec.json.decode
 
 
 def too_old(exc: UnreadableEvent, where: str) -> UpgradeNeeded:
@@ -332,15 +360,14 @@ def charged_json(signal: AgentSignal) -> str | None:
 
 
 def signal_from_row(row: Any) -> AgentSignal:
-    """The signal a row of ours holds. Its JSON columns were written from validated models
-    (`signal_row`), so they are built again without validating (pydantic's validation cost a row about
-    33 µs); a document whose fields are not exactly the model's (a row an older release wrote) is
-    validated as before."""
+    """The signal a row of ours holds; its JSON columns read by their models' own validators from the JSON
+    text (pydantic's, in one pass: 1-2.5 µs a document, less than building them unvalidated from
+    `json.loads`, measured: `bench/event_decoding.py` and issue 35's notes in docs/performance.md)."""
     return AgentSignal(
         signal_id=row.signal_id,
         blackboard_id=row.blackboard_id,
         signal_type=SignalType(row.signal_type),
-        payload=_trusted(SignalPayload, json.loads(row.payload_json)),
+        payload=SignalPayload.model_validate_json(row.payload_json),
         target_capabilities=tuple(json.loads(row.target_capabilities)),
         posted_by=row.posted_by,
         created_at=row.created_at,
@@ -351,14 +378,14 @@ def signal_from_row(row: Any) -> AgentSignal:
         claimed_by=row.claimed_by,
         claimed_at=row.claimed_at,
         completed_at=row.completed_at,
-        result=_result(row.result_json) if row.result_json else None,
+        result=SignalResult.model_validate_json(row.result_json) if row.result_json else None,
         dedupe_key=row.dedupe_key,
         retry_of=row.retry_of,
         claim_token=row.claim_token,
         renewed_at=row.renewed_at,
         version=row.version,
         budget_usd=row.budget_usd,
-        usage=_trusted(SignalUsage, json.loads(row.usage_json)) if row.usage_json else None,
+        usage=SignalUsage.model_validate_json(row.usage_json) if row.usage_json else None,
         priority=row.priority,
         not_before=row.not_before,
         attempt=row.attempt,
@@ -379,36 +406,10 @@ def signal_from_row(row: Any) -> AgentSignal:
     )
 
 
-_new, _set = object.__new__, object.__setattr__
-_FIELDS: dict[type[BaseModel], frozenset[str]] = {}
-
-
-def _trusted(cls: type[M], values: dict[str, Any]) -> M:
-    """`cls` from a JSON document that `model_dump_json` of a validated `cls` wrote, unvalidated, when it
-    holds exactly the model's fields, each of a JSON type the field keeps as it is; else validated."""
-    if (names := _FIELDS.get(cls)) is None:
-        names = _FIELDS[cls] = frozenset(cls.model_fields)
-    if values.keys() != names:
-        return cls.model_validate(values)
-    model = _new(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
-
-
-def _result(result_json: str) -> SignalResult:
-    values = json.loads(result_json)
-    if isinstance(items := values.get("knowledge_items"), list):  # a tuple in the model
-        values["knowledge_items"] = tuple(items)
-    return _trusted(SignalResult, values)
-
-
 def _reserved(usd: float | None, tokens: int | None) -> Reservation | None:
     if usd is None and tokens is None:
         return None
-    return _trusted(Reservation, {"usd": usd, "tokens": tokens})
+    return Reservation(usd=usd, tokens=tokens)
 
 
 def _keys(keys_json: str | None) -> dict[str, tuple[str, ...]]:

@@ -296,7 +296,7 @@ def set_checkpoint_and_notify(
         dialect.notify(conn, position, events)
         return
     params = {"position": position, "channel": dialect.notify_channel, "payload": payload(position, events)}
-    if conn.execute(SET_CHECKPOINT_NOTIFY, params).first() is None:  # no checkpoint row yet
+    if lean.one(conn, SET_CHECKPOINT_NOTIFY, params) is None:  # no checkpoint row yet
         set_checkpoint(conn, position)
         dialect.notify(conn, position, events)
 

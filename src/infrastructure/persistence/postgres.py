@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, Float, Table, cast, create_engine, extract, text
 
-from blackboard.infrastructure.persistence import bulk, notice
+from blackboard.infrastructure.persistence import bulk, lean, notice
 from blackboard.infrastructure.persistence.dialect import Dialect
 
 if TYPE_CHECKING:
@@ -77,29 +77,35 @@ class PostgresDialect(Dialect):
         conn.execution_options(isolation_level="AUTOCOMMIT")
 
     def hold_board(self, conn: Connection, blackboard_id: str) -> None:
-        conn.execute(HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": BOARD_LOCKS, "board": blackboard_id})
+        lean.execute(
+            conn, HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": BOARD_LOCKS, "board": blackboard_id}
+        )
 
     def hold_entry(self, conn: Connection, stream_id: str) -> None:
-        conn.execute(HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": ENTRY_LOCKS, "board": stream_id})
+        lean.execute(
+            conn, HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": ENTRY_LOCKS, "board": stream_id}
+        )
 
     def share_board(self, conn: Connection, blackboard_id: str, projection: bool = False) -> None:
         # an entry writer takes it after the key's lock; a board's writer never takes a key's, so the
         # two cannot deadlock
         if projection:
-            conn.execute(
-                SHARE_BOARD_ROWS, {"projection": PROJECTION_LOCK, "kind": BOARD_LOCKS, "board": blackboard_id}
+            lean.execute(
+                conn,
+                SHARE_BOARD_ROWS,
+                {"projection": PROJECTION_LOCK, "kind": BOARD_LOCKS, "board": blackboard_id},
             )
         else:
-            conn.execute(SHARE_BOARD, {"kind": BOARD_LOCKS, "board": blackboard_id})
+            lean.execute(conn, SHARE_BOARD, {"kind": BOARD_LOCKS, "board": blackboard_id})
 
     def hold_key(self, conn: Connection, key: str) -> None:
         # taken after the board's lock and before the log's, by claims only: the order is always board,
         # key, log, so two claims of different boards under one key queue here and cannot deadlock. Two
         # keys whose hashes collide merely queue together.
-        conn.execute(HOLD_KEY, {"kind": CONCURRENCY_LOCKS, "key": key})
+        lean.execute(conn, HOLD_KEY, {"kind": CONCURRENCY_LOCKS, "key": key})
 
     def hold_log(self, conn: Connection) -> None:
-        conn.execute(HOLD, {"key": LOG_LOCK})
+        lean.execute(conn, HOLD, {"key": LOG_LOCK})
 
     def hold_projection(self, conn: Connection) -> None:
         conn.execute(HOLD, {"key": PROJECTION_LOCK})
@@ -117,7 +123,7 @@ class PostgresDialect(Dialect):
     def notify(self, conn: Connection, position: int, events: Sequence[BlackboardEvent] = ()) -> None:
         # delivered on commit: listeners wake as soon as the events are visible; a post's notification
         # carries the signals it made claimable (notice.py), so a woken worker need not look them up
-        conn.execute(NOTIFY, {"channel": NOTIFY_CHANNEL, "position": notice.payload(position, events)})
+        lean.execute(conn, NOTIFY, {"channel": NOTIFY_CHANNEL, "position": notice.payload(position, events)})
 
     def insert_many(
         self,

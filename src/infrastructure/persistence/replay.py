@@ -1,25 +1,23 @@
-"""The fast replay behind every catch-up and rebuild: the log's rows read with the driver's own cursor, signal
-events decoded by msgspec into only the fields the fold reads, the rows written with the driver's executemany.
+"""The fast replay behind every catch-up and rebuild: the log's rows read with the driver's own cursor, and
+the rows written with the driver's executemany (on PostgreSQL, COPY).
 
-The rules stay where they are: each decoded event is an instance of the domain's own event class, folded by
+The rules stay where they are: each event is decoded by the one path every read of the log takes
+(`codec.stored_event`: the domain's own event class, upcast dict to dict first when older), folded by
 the one fold (`projection.fold`, the domain's `evolve`) into the rows that `codec.signal_values` and
 `codec.changing_values` make (tuples in the order the INSERT and UPDATE bind them). What is faster is
 only what surrounds them:
 
 - reading: one statement per page on the driver's cursor, the columns the fold needs, no SQLAlchemy
   result processing (about 29 µs an event with it, row and parameter processing together);
-- decoding: `msgspec` structs of the fold's fields (C, a few µs), where pydantic's validation of a whole
-  event cost 17-18 µs. The events come from our own log, validated when they were recorded, so they are
-  built without validating again. An older schema version is upcast first, by the domain's upcasters;
 - writing: on SQLite the driver's executemany with values converted here as `tables.Moment` and
   SQLAlchemy's SQLite DATETIME convert them, a page's rows a column at a time, and no NULL bound where
   a column is NULL in every row (`DriverWriter`); on PostgreSQL the server's COPY (the fold's few updates,
   a signal's rows moving on a later page, as one JSON document: `bulk`).
 
-An event type without a struct here (entries, solve runs, and any type added later), or whose class has a
-newer schema version than its struct was written for, is decoded by the normal path (`codec.event_from_row`,
-pydantic), so it is folded correctly whatever it is.
-`tests/integration/test_replay.py` holds the two paths to the same read model.
+Until issue 35 the signal events were decoded here by msgspec structs restating nine event classes (a
+field added to a class without its struct was dropped: a claim's `score` was); the one path costs 0.7 µs
+an event more (`bench/event_decoding.py`). `tests/integration/test_replay.py` holds the fast replay to
+the normal path's read model.
 """
 
 from __future__ import annotations
@@ -29,242 +27,15 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
-import msgspec
-from pydantic import BaseModel
 from sqlalchemy import Boolean, Connection, Table
 
-from blackboard.domain import events as ev
-from blackboard.domain.events import BlackboardEvent, board_of_stream, upcast
-from blackboard.domain.reservations import Reservation
-from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
-from blackboard.infrastructure.persistence.codec import event_from_row
+from blackboard.domain.events import BlackboardEvent, board_of_stream
+from blackboard.infrastructure.persistence.codec import stored_event
 from blackboard.infrastructure.persistence.fold import RowWriter
 
 COLUMNS = "position, event_id, stream_id, version, event_type, schema_version, data, occurred_at"
-
-
-# ------------------------------------------------------------------------------------------ structs
-class _Payload(msgspec.Struct):
-    ps_id: str
-    entry_id: str
-    topic: str
-    prompt: str = ""
-    context: dict[str, Any] = {}
-
-
-class _Result(msgspec.Struct):
-    artifact_path: str | None = None
-    knowledge_items: tuple[str, ...] = ()
-    error: str | None = None
-
-
-class _Usage(msgspec.Struct):
-    runner: str
-    model: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-    turns: int = 0
-    duration_ms: int = 0
-    session_id: str | None = None
-    transcript_path: str | None = None
-
-
-class _Posted(msgspec.Struct):
-    signal_id: str
-    signal_type: SignalType
-    payload: _Payload
-    target_capabilities: tuple[str, ...]
-    posted_by: str
-    after: tuple[str, ...] = ()
-    dedupe_key: str | None = None
-    retry_of: str | None = None
-    read_keys: tuple[str, ...] = ()
-    write_keys: tuple[str, ...] = ()
-    budget_usd: float | None = None
-    priority: int = 2
-    not_before: datetime | None = None
-    max_attempts: int | None = None
-    gate: bool = False
-    timeout_s: float | None = None
-    flow_id: str | None = None
-    step_id: str | None = None
-
-
-class _Reserved(msgspec.Struct):
-    usd: float | None = None
-    tokens: int | None = None
-
-
-class _Claimed(msgspec.Struct):
-    signal_id: str
-    claimed_by: str
-    token: str | None = None
-    concurrency_key: str | None = None
-    reserved: _Reserved | None = None
-
-
-class _Renewed(msgspec.Struct):
-    signal_id: str
-    claimed_by: str
-
-
-class _Completed(msgspec.Struct):
-    signal_id: str
-    completed_by: str
-    result: _Result
-    usage: _Usage | None = None
-
-
-class _Failed(msgspec.Struct):
-    signal_id: str
-    failed_by: str
-    error: str
-    usage: _Usage | None = None
-
-
-class _Ended(msgspec.Struct):  # expired, unclaimed
-    signal_id: str
-    reason: str
-
-
-class _Cancelled(msgspec.Struct):
-    signal_id: str
-    cancelled_by: str
-    reason: str
-    cause: str | None = None
-
-
-_new = object.__new__
-# BaseModel's own slots, set through their descriptors: its __setattr__ refuses on a frozen model, and
-# object.__setattr__ looks each descriptor up again (a third of the cost of `_built`, measured)
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def _built(cls: type[BaseModel], values: dict[str, Any]) -> Any:
-    """An instance of a pydantic model from values already of its fields' types, unvalidated (they were
-    validated when the event was recorded): what `model_construct` does, without its pass over defaults."""
-    model = _new(cls)
-    _set_dict(model, values)
-    _set_fields_set(model, set(values))
-    _set_extra(model, None)
-    _set_private(model, None)
-    return model
-
-
-def _payload(p: _Payload) -> SignalPayload:
-    return _built(
-        SignalPayload,
-        {
-            "ps_id": p.ps_id,
-            "entry_id": p.entry_id,
-            "topic": p.topic,
-            "prompt": p.prompt,
-            "context": p.context,
-        },
-    )
-
-
-def _result(r: _Result) -> SignalResult:
-    return _built(
-        SignalResult,
-        {"artifact_path": r.artifact_path, "knowledge_items": r.knowledge_items, "error": r.error},
-    )
-
-
-def _usage(u: _Usage | None) -> SignalUsage | None:
-    return None if u is None else _built(SignalUsage, msgspec.structs.asdict(u))
-
-
-def _posted(s: _Posted) -> dict[str, Any]:
-    return {
-        "signal_id": s.signal_id,
-        "signal_type": s.signal_type,
-        "payload": _payload(s.payload),
-        "target_capabilities": s.target_capabilities,
-        "posted_by": s.posted_by,
-        "after": s.after,
-        "dedupe_key": s.dedupe_key,
-        "retry_of": s.retry_of,
-        "read_keys": s.read_keys,
-        "write_keys": s.write_keys,
-        "budget_usd": s.budget_usd,
-        "priority": s.priority,
-        "not_before": s.not_before,
-        "max_attempts": s.max_attempts,
-        "gate": s.gate,
-        "timeout_s": s.timeout_s,
-        "flow_id": s.flow_id,
-        "step_id": s.step_id,
-    }
-
-
-def _claimed(s: _Claimed) -> dict[str, Any]:
-    r = s.reserved
-    return {
-        "signal_id": s.signal_id,
-        "claimed_by": s.claimed_by,
-        "token": s.token,
-        "concurrency_key": s.concurrency_key,
-        "reserved": None if r is None else _built(Reservation, {"usd": r.usd, "tokens": r.tokens}),
-    }
-
-
-def _completed(s: _Completed) -> dict[str, Any]:
-    return {
-        "signal_id": s.signal_id,
-        "completed_by": s.completed_by,
-        "result": _result(s.result),
-        "usage": _usage(s.usage),
-    }
-
-
-def _failed(s: _Failed) -> dict[str, Any]:
-    return {"signal_id": s.signal_id, "failed_by": s.failed_by, "error": s.error, "usage": _usage(s.usage)}
-
-
-class Fast(NamedTuple):
-    """How one event type is decoded fast: its class, the schema version its struct was written for, the
-    struct, and the struct's fields as the class's."""
-
-    cls: type[BlackboardEvent]
-    schema: int
-    decoder: msgspec.json.Decoder[Any]
-    struct: type[msgspec.Struct]
-    fields: Callable[[Any], dict[str, Any]]
-
-
-def _fast(
-    cls: type[BlackboardEvent],
-    schema: int,
-    struct: type[msgspec.Struct],
-    fields: Callable[[Any], dict[str, Any]],
-) -> Fast:
-    return Fast(cls, schema, msgspec.json.Decoder(struct), struct, fields)
-
-
-def _plain(s: msgspec.Struct) -> dict[str, Any]:
-    return msgspec.structs.asdict(s)
-
-
-# event type -> its fast decoder. A type missing here takes the normal path, and so does a type whose class
-# has moved past the schema version its struct was written for (a field the fold may read is missing from
-# the struct until someone adds it here and moves the number).
-FAST: dict[str, Fast] = {
-    "AgentSignalPosted": _fast(ev.AgentSignalPosted, 10, _Posted, _posted),
-    "AgentSignalClaimed": _fast(ev.AgentSignalClaimed, 4, _Claimed, _claimed),
-    "AgentSignalClaimRenewed": _fast(ev.AgentSignalClaimRenewed, 1, _Renewed, _plain),
-    "AgentSignalCompleted": _fast(ev.AgentSignalCompleted, 2, _Completed, _completed),
-    "AgentSignalFailed": _fast(ev.AgentSignalFailed, 2, _Failed, _failed),
-    "AgentSignalExpired": _fast(ev.AgentSignalExpired, 1, _Ended, _plain),
-    "AgentSignalUnclaimed": _fast(ev.AgentSignalUnclaimed, 1, _Ended, _plain),
-    "AgentSignalCancelled": _fast(ev.AgentSignalCancelled, 1, _Cancelled, _plain),
-}
 
 
 @contextmanager
@@ -295,25 +66,13 @@ Texts = dict[int, tuple[datetime, str]]  # id of a time -> the time, and its tex
 _MOMENT_TEXT = len("2026-01-05 09:00:00.001000")
 
 
-class Row(NamedTuple):
-    """An event's row as `codec.event_from_row` reads it (the normal path's)."""
-
-    position: int
-    event_id: str
-    stream_id: str
-    version: int
-    event_type: str
-    schema_version: int
-    data: str
-    occurred_at: datetime
-
-
-# a Row's values as a plain tuple, in its order: what `read_page` gives (no NamedTuple built a row)
+# an event's row, the columns of COLUMNS in their order, as a plain tuple: what `read_page` gives (no
+# NamedTuple built a row)
 RawRow = tuple[int, str, str, int, str, int, str, datetime]
 
 
 def read_page(conn: Connection, after: int, limit: int, texts: Texts | None = None) -> list[RawRow]:
-    """The page after `after`, on the driver's cursor, as a `Row`'s values; times aware, in UTC (as
+    """The page after `after`, on the driver's cursor, as RawRows; times aware, in UTC (as
     `tables.Moment` gives them; a row another writer stored with its zone keeps it). `texts` (SQLite):
     filled with each time's text as stored, where it is the very text SQLite's `tables.Moment` writes,
     for `DriverWriter` to write it again without formatting it anew (the signal rows' times are the
@@ -344,39 +103,19 @@ def read_page(conn: Connection, after: int, limit: int, texts: Texts | None = No
     return [(p, i, s, v, t, n, d, at.astimezone(UTC)) for p, i, s, v, t, n, d, at in found]
 
 
-def decode(row: RawRow, boards: dict[str, str] | None = None) -> BlackboardEvent:
-    """The row's event: fast for the signal events FAST knows, the normal path for any other. `boards`:
-    stream id -> board, kept by the caller across a page (a page has few streams)."""
-    return events([row], boards)[0][1]
-
-
 def events(rows: Sequence[RawRow], boards: dict[str, str] | None = None) -> list[tuple[int, BlackboardEvent]]:
-    """The rows' (position, event) pairs, in their order: what `projection.fold_events` takes. One loop
-    over the page, each row unpacked once (a call and a NamedTuple a row cost about as much as the
-    decoding itself)."""
+    """The rows' (position, event) pairs, in their order: what `projection.fold_events` takes. Each event
+    by the one path every read of the log takes (`codec.stored_event`); `boards`: stream id -> board, kept
+    by the caller across pages (a page has few streams)."""
     boards = {} if boards is None else boards
-    fast_for, page = FAST.get, []
-    for row in rows:
-        position, event_id, stream_id, version, event_type, schema_version, data, occurred_at = row
-        fast = fast_for(event_type)
-        if fast is None or fast.schema != fast.cls.schema_version or schema_version > fast.schema:
-            # the normal path, which stops at an event newer than this code (UpgradeNeeded)
-            page.append((position, event_from_row(Row._make(row))))
-            continue
-        if schema_version == fast.schema:
-            decoded = fast.decoder.decode(data)
-        else:  # an older shape: the domain's upcasters bring it to the current one first
-            decoded = msgspec.convert(
-                upcast(event_type, schema_version, msgspec.json.decode(data)), fast.struct
-            )
-        values = fast.fields(decoded)
-        values["event_id"] = event_id
+    page = []
+    for position, event_id, stream_id, version, event_type, schema_version, data, occurred_at in rows:
         if (board := boards.get(stream_id)) is None:
             board = boards[stream_id] = board_of_stream(stream_id)
-        values["blackboard_id"] = board
-        values["version"] = version
-        values["occurred_at"] = occurred_at
-        page.append((position, _built(fast.cls, values)))
+        event = stored_event(
+            position, event_id, board, version, event_type, schema_version, data, occurred_at
+        )
+        page.append((position, event))
     return page
 
 
