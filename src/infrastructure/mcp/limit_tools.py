@@ -9,7 +9,7 @@ from typing import Any
 from blackboard.application.commands import SetBudget
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.mcp.schemas import derive, same
+from blackboard.infrastructure.mcp.schemas import derive, named
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.signal_tools import ON_BOARD
 from blackboard.infrastructure.mcp.tools import Tool
@@ -38,7 +38,7 @@ def limit_tools(with_agent: bool) -> tuple[Tool, ...]:
             derive(
                 "BudgetArguments",
                 SetBudget,
-                {"blackboard_id": "board", **same("usd", "tokens", "set_by", "reason")},
+                {"blackboard_id": "board", **named("usd", "tokens", "set_by", "reason")},
                 optional=("blackboard_id",),
                 notes={"blackboard_id": ON_BOARD},
             ),

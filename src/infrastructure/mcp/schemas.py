@@ -17,6 +17,7 @@ from pydantic.fields import FieldInfo
 from blackboard.application.fields import MAX_INT64
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.input_errors import invalid_input
+from blackboard.infrastructure.public_names import public
 
 STRICT = ConfigDict(extra="forbid")
 
@@ -24,6 +25,11 @@ STRICT = ConfigDict(extra="forbid")
 def same(*names: str) -> dict[str, str]:
     """Arguments named as the command model's fields."""
     return {name: name for name in names}
+
+
+def named(*fields: str) -> dict[str, str]:
+    """Arguments by the fields' public names (public_names.py: `by` for `approved_by`): argument -> field."""
+    return {public(field): field for field in fields}
 
 
 def derive(
