@@ -85,10 +85,12 @@ def option(field: str) -> str:
     return SHORT.get(name, "--" + name.replace("_", "-"))
 
 
-def options() -> dict[str, str]:
-    """Every command field named on the command line otherwise than by `--` and the field with dashes."""
+def options(plain: tuple[str, ...] = ()) -> dict[str, str]:
+    """The command line's word for each command field named otherwise than by `--` and the field with
+    dashes, and for each field of `plain` (those the command line takes by that rule)."""
     fields = {*PUBLIC, *SHORT, *CLI_FIELDS}
-    return {field: option(field) for field in fields if option(field) != "--" + field.replace("_", "-")}
+    named = {f: option(f) for f in fields if option(f) != "--" + f.replace("_", "-")}
+    return {**{field: option(field) for field in plain}, **named}
 
 
 def arguments() -> dict[str, str]:

@@ -19,7 +19,17 @@ from blackboard.infrastructure.public_names import options
 
 # Model fields, as the options a user typed: `--` and the field's public name with dashes, or the word
 # public_names.py gives (the one table of names every interface reads).
-OPTIONS = options()
+# The command fields the command line takes as `--` and the field's name with dashes (the others are named
+# otherwise, as public_names.SHORT says, or not taken at all).
+PLAIN = (
+    *("ps_id", "entry_id", "topic", "prompt", "context", "posted_by", "after", "correlation_id"),
+    *("budget_usd", "priority", "not_before", "max_attempts", "timeout_s", "artifact_path", "error"),
+    *("retry_after", "token", "reason", "note", "limit", "capability", "status", "since", "timeout", "at"),
+    *("offset", "filter", "value", "author", "section", "role", "label", "confidence", "depends_on"),
+    *("meta", "replaces", "pick", "rationale", "prefix", "max_iterations", "step_timeout", "usd"),
+    *("tokens", "flow_id"),
+)
+OPTIONS = options(PLAIN)
 
 
 def typed(args: Any, dest: str) -> str:
