@@ -5,12 +5,14 @@ A field's public name is its command model's field name (`timeout_s`, `artifact_
 unless PUBLIC names another; an MCP tool's argument and a Python call's keyword argument are that name, and
 the command line's option is that name with dashes (`--timeout-s`, `--artifact-path`), a repeatable option
 naming one item (`--knowledge-item`, `--read-key`), unless SHORT gives the command line a shorter word. Each
-interface reads these tables instead of keeping its own: the CLI's error messages (cli/__init__.py) and
-hidden alias options (cli/parser.py), the MCP tools' arguments (mcp/schemas.py `derive`), the Python API's
-arguments (api/base.py). A name a field had before stays accepted with the same meaning (ALIASES) and is
-shown in no help text, tool schema or page but the aliases table of docs/cli.md.
+interface reads these tables instead of keeping its own: the CLI's error messages (cli/__init__.py
+OPTIONS) and hidden alias options (cli/parser.py), the MCP tools' arguments (mcp/schemas.py `named`,
+mcp/session.py `build`, mcp/tools.py), the Python API's arguments (api/base.py). A name a field had
+before stays accepted with the same meaning (ALIASES) and is shown in no help text, tool schema or page
+but the aliases table of docs/cli.md.
 
-Only plain data here: the command line reads it before it knows which command runs.
+Plain data and small functions, importing nothing: the command line reads it before it knows which
+command runs.
 """
 
 from __future__ import annotations

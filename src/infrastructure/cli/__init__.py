@@ -164,12 +164,14 @@ def _quiet_broken_pipe() -> int:
     return UNEXPECTED
 
 
-def _report(exc: Exception, as_json: bool, spelled: dict[str, str]) -> int:
+def _report(exc: Exception, as_json: bool, spelled: dict[str, str] | None = None) -> int:
     """One line on stderr and the code of the error's family (error_families.FAMILIES); `spelled`: the
     options typed by a former name (parser.Former), named so."""
     from pydantic import ValidationError
 
-    error = _invalid(exc, spelled) if isinstance(exc, ValidationError) else exc  # a model refused a value
+    error = (
+        _invalid(exc, spelled or {}) if isinstance(exc, ValidationError) else exc
+    )  # a model refused a value
     code = exit_code(error)
     if (
         isinstance(error, BlackboardError) and (ended := getattr(error, "output", None)) is not None
