@@ -32,6 +32,7 @@ PUBLIC = {
     "rejected_by": "by",
     "cancelled_by": "by",
     "set_by": "by",
+    "board": "blackboard_id",  # a budget's board, named as every other board
 }
 
 # A public name -> the command line's word for it, where it is not the name with dashes: the repeatable
@@ -56,7 +57,7 @@ SHORT = {
     "resumed_by": "--posted-by",
 }
 # A command field whose command-line word is not its public name's (the same public name, another place).
-CLI_FIELDS = {"dedupe_key": "--key"}
+CLI_FIELDS = {"dedupe_key": "--key", "board": "BOARD"}
 
 # The former names, each still accepted with the same meaning, by command: a former name -> the public
 # name. `--x` is the command line's (a hidden option), any other the MCP tool's and the Python call's.
