@@ -17,10 +17,8 @@ from blackboard.domain.errors import BlackboardError, InvalidInput
 from blackboard.infrastructure.cli.exits import OK, UNEXPECTED, exit_code
 from blackboard.infrastructure.public_names import options
 
-# Model fields, as the options a user typed: `--` and the field's public name with dashes, or the word
-# public_names.py gives (the one table of names every interface reads).
-# The command fields the command line takes as `--` and the field's name with dashes (the others are named
-# otherwise, as public_names.SHORT says, or not taken at all).
+# The command fields the command line takes as `--` and the field's name with dashes (the others it names
+# otherwise, as public_names.py says, or does not take).
 PLAIN = (
     *("ps_id", "entry_id", "topic", "prompt", "context", "posted_by", "after", "correlation_id"),
     *("budget_usd", "priority", "not_before", "max_attempts", "timeout_s", "artifact_path", "error"),
@@ -29,11 +27,13 @@ PLAIN = (
     *("meta", "replaces", "pick", "rationale", "prefix", "max_iterations", "step_timeout", "usd"),
     *("tokens", "flow_id"),
 )
-OPTIONS = options(PLAIN)
+OPTIONS = options(
+    PLAIN
+)  # model fields, as the options a user types (public_names.py: the one table of names)
 
 
 def typed(args: Any, dest: str) -> str:
-    """The option that gave `dest`, as the user typed it: its public name, or a former one (parser.Former)."""
+    """The option that gave `dest`, as the user typed it: its public name, or a former one (parser.Named)."""
     return getattr(args, "spelled", {}).get(dest) or OPTIONS.get(dest, "--" + dest.replace("_", "-"))
 
 
@@ -166,12 +166,11 @@ def _quiet_broken_pipe() -> int:
 
 def _report(exc: Exception, as_json: bool, spelled: dict[str, str] | None = None) -> int:
     """One line on stderr and the code of the error's family (error_families.FAMILIES); `spelled`: the
-    options typed by a former name (parser.Former), named so."""
+    options as typed (parser.Named): a former name is named so."""
     from pydantic import ValidationError
 
-    error = (
-        _invalid(exc, spelled or {}) if isinstance(exc, ValidationError) else exc
-    )  # a model refused a value
+    # a command model refused a value: bad input naming the option as typed
+    error = _invalid(exc, spelled or {}) if isinstance(exc, ValidationError) else exc
     code = exit_code(error)
     if (
         isinstance(error, BlackboardError) and (ended := getattr(error, "output", None)) is not None
