@@ -89,7 +89,7 @@ class PostSignal(Command):
     @classmethod
     def _defaults(cls, given: Any) -> Any:
         """The PS id from the board, and the type from a capability, when left out (None or absent); what
-        is still missing then is refused as missing, naming the field (input_errors.py says what else may
+        is still missing then is refused as missing, naming the field (errors/input.py says what else may
         stand for it)."""
         if not isinstance(given, dict):
             return given

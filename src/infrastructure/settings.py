@@ -179,7 +179,7 @@ class BlackboardSettings:
         _finite,
         "BLACKBOARD_CLAIM_THRESHOLD",
     )
-    # None (off): a POSTED signal waits for a worker that fits however long, unless posted with --timeout;
+    # None (off): a POSTED signal waits for a worker that fits however long, unless posted with --timeout-s;
     # set, seed 003's rule: it expires once it has waited this long with no live worker that fits it
     post_timeout: float | None = _knob(
         None, SECONDS, _off_or_above_0, _finite_or_off, "BLACKBOARD_POST_TIMEOUT"

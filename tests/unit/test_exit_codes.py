@@ -1,4 +1,4 @@
-"""Exit codes: one family per error, one code per family (the one table, error_families.py), and docs/cli.md's
+"""Exit codes: one family per error, one code per family (the one table, errors/families.py), and docs/cli.md's
 table saying the same."""
 
 from __future__ import annotations

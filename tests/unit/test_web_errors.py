@@ -1,4 +1,4 @@
-"""The web view answers an error with its family's HTTP status (the one table, error_families.py)."""
+"""The web view answers an error with its family's HTTP status (the one table, errors/families.py)."""
 
 from __future__ import annotations
 

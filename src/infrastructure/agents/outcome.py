@@ -144,7 +144,7 @@ def artifact_refusal(
 
 
 def checked_artifact(artifact_path: str | None, artifacts_dir: str, field: str) -> str | None:
-    """The artifact path of a completion made by hand (`complete --artifact`, `Blackboard.complete`, MCP
+    """The artifact path of a completion made by hand (`complete --artifact-path`, `Blackboard.complete`, MCP
     `blackboard_complete`), if it leads inside the working folder or the artifacts folder (artifact_refusal);
     else InvalidInput naming `field` (exit 2), before anything is written."""
     if artifact_path is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -18,19 +18,12 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.api.errors import Closed
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.errors.input import invalid_input
+from blackboard.infrastructure.public_names import ALIASES, accepted, arguments
 
 M = TypeVar("M", bound=BaseModel)
 
-# Request model fields, as the API's arguments name them (the others are spelled alike).
-ARGUMENTS = {
-    "agent_id": "agent",
-    "target_capabilities": "capabilities",
-    "reader": "author",
-    "approved_by": "by",
-    "rejected_by": "by",
-    "timeout_s": "timeout",
-    "cancelled_by": "by",
-}
+# Request model fields, as the API's arguments name them (the others are spelled alike): public_names.py.
+ARGUMENTS = arguments()  # a command field -> the argument a call names it by, where they differ
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +135,16 @@ def request(model: type[M], as_given: dict[str, Any] | None = None, **given: Any
         )
     except ValidationError as exc:
         raise invalid_input(exc, ARGUMENTS) from None
+
+
+def former_names(command: str, given: Mapping[str, Any], **public: Any) -> dict[str, Any]:
+    """A call's `public` arguments, with what it gave by a former name (`given`: public_names.ALIASES) in
+    their place, the same meaning; a name that is neither is the TypeError Python raises for it."""
+    known = {old for old in ALIASES.get(command, {}) if not old.startswith("--")}
+    for name in given:
+        if name not in known:
+            raise TypeError(f"{command}() got an unexpected keyword argument {name!r}")
+    return accepted(command, {**public, **given})
 
 
 def as_json(value: Any, field: str) -> Any:

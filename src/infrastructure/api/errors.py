@@ -1,4 +1,4 @@
-"""The Python API's exceptions: the error families of the one table (error_families.py), each under its
+"""The Python API's exceptions: the error families of the one table (errors/families.py), each under its
 family's name in CamelCase (`refused` is `Refused`; a test holds the names to the table).
 
 They are the same classes (aliases, not copies), so one error means one exit code whichever

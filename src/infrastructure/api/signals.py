@@ -27,7 +27,7 @@ from blackboard.application.commands import (
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.agents.outcome import checked_artifact
-from blackboard.infrastructure.api.base import Base, as_json, names, request
+from blackboard.infrastructure.api.base import Base, as_json, former_names, names, request
 from blackboard.infrastructure.documents import (
     Agents,
     BoardBudget,
@@ -54,7 +54,7 @@ class SignalCalls(Base):
         posted_by: str | None = None,
         blackboard_id: str | None = None,
         after: Iterable[str] = (),
-        dedupe_key: str | None = None,
+        key: str | None = None,
         read_keys: Iterable[str] = (),
         write_keys: Iterable[str] = (),
         correlation_id: str | None = None,
@@ -63,8 +63,8 @@ class SignalCalls(Base):
         not_before: datetime | timedelta | str | None = None,
         max_attempts: int | None = None,
         gate: bool = False,
-        timeout: timedelta | float | str | None = None,
-        gate_timeout: timedelta | float | str | None = None,
+        timeout_s: timedelta | float | str | None = None,
+        **former: Any,
     ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id; `ps_id`, default
         the board: one of the two is needed); `topic` is required; `entry_id` defaults to the board's next
@@ -73,12 +73,13 @@ class SignalCalls(Base):
         `not_before` (a datetime, a timedelta from now, an ISO time or a duration such as "10m"): not claimable
         before then; `max_attempts`: how many attempts it gets, whoever claims it (default: the claiming
         agent's `retries`, else 1). `gate=True`: no agent claims it, a person approves or rejects it (`approve`,
-        `reject`). `timeout` (a timedelta, seconds, or "2h"), its own timeout: a gate expires that long after it
-        opens, else it waits; another signal once it has waited that long with no live worker that fits it,
-        else it waits for one (unless the `post_timeout` setting is on). `gate_timeout`: its former name."""
-        if timeout is not None and gate_timeout is not None:
-            raise InvalidInput("timeout", "give timeout or gate_timeout (its former name), not both")
-        given, named = (timeout, "timeout") if gate_timeout is None else (gate_timeout, "gate_timeout")
+        `reject`). `timeout_s` (a timedelta, seconds, or "2h"), its own timeout: a gate expires that long after
+        it opens, else it waits; another signal once it has waited that long with no live worker that fits it,
+        else it waits for one (unless the `post_timeout` setting is on). `key` dedupes: posting again with it
+        on the same board returns the first signal. The former names of these (docs/cli.md, "Names and
+        aliases") are accepted in `former`, with the same meaning."""
+        public = former_names("post", former, key=key, timeout_s=timeout_s)
+        key, given = public["key"], public["timeout_s"]
         command = request(
             PostSignal,
             signal_type=signal_type,
@@ -91,7 +92,7 @@ class SignalCalls(Base):
             posted_by=posted_by,
             blackboard_id=blackboard_id,
             after=names(after, "after"),
-            dedupe_key=dedupe_key,
+            dedupe_key=key,
             read_keys=names(read_keys, "read_keys"),
             write_keys=names(write_keys, "write_keys"),
             correlation_id=correlation_id,
@@ -102,7 +103,7 @@ class SignalCalls(Base):
             else parse_when(not_before, datetime.now(UTC), "not_before"),
             max_attempts=max_attempts,
             gate=gate,
-            timeout_s=None if given is None else parse_duration(given, named),
+            timeout_s=None if given is None else parse_duration(given, "timeout_s"),
         )
         posted = self._parts.service.post_signal(command)
         return documents.posted(posted, self._parts.registry, self._parts.queries)

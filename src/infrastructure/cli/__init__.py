@@ -15,84 +15,26 @@ from typing import Any
 
 from blackboard.domain.errors import BlackboardError, InvalidInput
 from blackboard.infrastructure.cli.exits import OK, UNEXPECTED, exit_code
+from blackboard.infrastructure.public_names import options
 
-# Model fields, as the options a user typed.
-OPTIONS = {
-    "signal_type": "--type",
-    "ps_id": "--ps-id",
-    "entry_id": "--entry-id",
-    "topic": "--topic",
-    "prompt": "--prompt",
-    "context": "--context",
-    "target_capabilities": "--capability",
-    "posted_by": "--posted-by",
-    "blackboard_id": "--blackboard",
-    "after": "--after",
-    "dedupe_key": "--key",
-    "correlation_id": "--correlation-id",
-    "signal_id": "SIG",
-    "agent_id": "--agent",
-    "artifact_path": "--artifact",
-    "knowledge_items": "--knowledge",
-    "error": "--error",
-    "limit": "--limit",
-    "capability": "--capability",
-    "capabilities": "--capability",
-    "status": "--status",
-    "signal_types": "--type",
-    "since": "--since",
-    "timeout": "--timeout",
-    "priority": "--priority",
-    "not_before": "--not-before",
-    "cancelled_by": "--by",
-    "posted_with": "--correlation-id",
-    "reason": "--reason",
-    # the knowledge commands'
-    "key": "KEY",
-    "text": "TEXT",
-    "offset": "--offset",
-    "filter": "--filter",
-    "value": "--value",
-    "author": "--author",
-    "entry_type": "--type",
-    "section": "--section",
-    "role": "--role",
-    "label": "--label",
-    "confidence": "--confidence",
-    "depends_on": "--depends-on",
-    "topics": "--topic",
-    "meta": "--meta",
-    "replaces": "--replaces",
-    "pick": "--pick",
-    "rationale": "--rationale",
-    "at": "--at",
-    "prefix": "--prefix",
-    "token": "--token",
-    "read_keys": "--read-key",
-    "write_keys": "--write-key",
-    "budget_usd": "--budget-usd",
-    "reader": "--author",  # key permissions
-    # solve's
-    "problem": "PROBLEM",
-    "max_iterations": "--max-iterations",
-    "step_timeout": "--step-timeout",
-    "run_id": "--resume",
-    "resumed_by": "--posted-by",
-    # gates'
-    "approved_by": "--by",
-    "rejected_by": "--by",
-    "note": "--note",
-    "timeout_s": "--timeout",
-    # retries' and limits'
-    "max_attempts": "--max-attempts",
-    "retry_after": "--retry-after",
-    "usd": "--usd",
-    "tokens": "--tokens",
-    "set_by": "--by",
-    # flows'
-    "flow_id": "--flow-id",
-    "flow": "FILE",
-}
+# The command fields the command line takes as `--` and the field's name with dashes (the others it names
+# otherwise, as public_names.py says, or does not take).
+PLAIN = (
+    *("ps_id", "entry_id", "topic", "prompt", "context", "posted_by", "after", "correlation_id"),
+    *("budget_usd", "priority", "not_before", "max_attempts", "timeout_s", "artifact_path", "error"),
+    *("retry_after", "token", "reason", "note", "limit", "capability", "status", "since", "timeout", "at"),
+    *("offset", "filter", "value", "author", "section", "role", "label", "confidence", "depends_on"),
+    *("meta", "replaces", "pick", "rationale", "prefix", "max_iterations", "step_timeout", "usd"),
+    *("tokens", "flow_id"),
+)
+OPTIONS = options(
+    PLAIN
+)  # model fields, as the options a user types (public_names.py: the one table of names)
+
+
+def typed(args: Any, dest: str) -> str:
+    """The option that gave `dest`, as the user typed it: its public name, or a former one (parser.Named)."""
+    return getattr(args, "spelled", {}).get(dest) or OPTIONS.get(dest, "--" + dest.replace("_", "-"))
 
 
 # The module of each command's function (the parser's `run`), when it is not `commands`: a call imports and
@@ -167,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _quiet_broken_pipe()
     except Exception as exc:  # noqa: BLE001 - every error becomes one line and an exit code
         try:
-            return _report(exc, as_json)
+            return _report(exc, as_json, getattr(args, "spelled", {}))
         except Exception:  # noqa: BLE001 - even a broken install must not show a traceback
             print(f"blackboard: unexpected error: {exc}", file=sys.stderr)
             return UNEXPECTED
@@ -201,7 +143,7 @@ def _check_text(args: Any) -> None:
     for dest, value in vars(args).items():
         for text in value if isinstance(value, list) else [value]:
             if isinstance(text, str) and any("\ud800" <= c <= "\udfff" for c in text):
-                field = OPTIONS.get(dest, "--" + dest.replace("_", "-"))
+                field = typed(args, dest)
                 raise InvalidInput(field, "must be valid UTF-8 text (it holds bytes that are not)")
 
 
@@ -222,11 +164,13 @@ def _quiet_broken_pipe() -> int:
     return UNEXPECTED
 
 
-def _report(exc: Exception, as_json: bool) -> int:
-    """One line on stderr and the code of the error's family (error_families.FAMILIES)."""
+def _report(exc: Exception, as_json: bool, spelled: dict[str, str] | None = None) -> int:
+    """One line on stderr and the code of the error's family (errors/families.py); `spelled`: the
+    options as typed (parser.Named): a former name is named so."""
     from pydantic import ValidationError
 
-    error = _invalid(exc) if isinstance(exc, ValidationError) else exc  # a command model refused a value
+    # a command model refused a value: bad input naming the option as typed
+    error = _invalid(exc, spelled or {}) if isinstance(exc, ValidationError) else exc
     code = exit_code(error)
     if (
         isinstance(error, BlackboardError) and (ended := getattr(error, "output", None)) is not None
@@ -244,11 +188,11 @@ def _first_line(exc: Exception) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def _invalid(exc: Any) -> InvalidInput:
+def _invalid(exc: Any, spelled: dict[str, str]) -> InvalidInput:
     """A command model's ValidationError as bad input naming each option the user typed, and its rule."""
     from blackboard.infrastructure.errors.input import invalid_input
 
-    return invalid_input(exc, OPTIONS)
+    return invalid_input(exc, {**OPTIONS, **spelled})
 
 
 def _print(data: Any, as_json: bool) -> None:

@@ -26,7 +26,7 @@ from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.agents.outcome import checked_artifact
-from blackboard.infrastructure.cli import render
+from blackboard.infrastructure.cli import render, typed
 from blackboard.infrastructure.cli.json_input import parse_json
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
@@ -76,7 +76,9 @@ def post(
         not_before=None if args.not_before is None else parse_when(args.not_before, _now(), "--not-before"),
         max_attempts=args.max_attempts,
         gate=args.gate,
-        timeout_s=None if args.timeout is None else parse_duration(args.timeout, "--timeout"),
+        timeout_s=None
+        if args.timeout_s is None
+        else parse_duration(args.timeout_s, typed(args, "timeout_s")),
     )
     posted = service().post_signal(command)
     data = documents.jsonable(documents.posted(posted, registry(), queries()))
@@ -103,11 +105,11 @@ def complete(
     command = CompleteSignal(
         signal_id=args.signal_id,
         agent_id=args.agent,
-        artifact_path=args.artifact,
-        knowledge_items=tuple(args.knowledge),
+        artifact_path=args.artifact_path,
+        knowledge_items=tuple(args.knowledge_items),
         token=args.token,
     )
-    checked_artifact(command.artifact_path, config.artifacts_dir, "--artifact")
+    checked_artifact(command.artifact_path, config.artifacts_dir, typed(args, "artifact_path"))
     return render.signal(service().complete_signal(command))
 
 

@@ -1,4 +1,4 @@
-"""Exit codes: what each code means, and the code of an error (its family's, from error_families.py).
+"""Exit codes: what each code means, and the code of an error (its family's, from errors/families.py).
 
 `main` chooses every exit code here; the parser's help prints `MEANINGS`, and a test holds docs/cli.md's
 "Exit codes" table to both and to the families' table. Light on purpose: the parser imports it before the

@@ -16,6 +16,7 @@ from blackboard.infrastructure.cli.solve.parser import add_solve_command
 from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
+from blackboard.infrastructure.public_names import cli_aliases
 
 SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
 STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED", "CANCELLED")
@@ -58,6 +59,48 @@ def _command(commands, name: str, summary: str, example: str, run: str) -> argpa
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     parser.set_defaults(run=run)
     return parser
+
+
+class Named(argparse.Action):
+    """An option that has former names (public_names.ALIASES), or one of those: stores, or appends, as the
+    option does, and keeps the name typed (`spelled`), so an error about the value names the option as the
+    user typed it. One field by two of its names is a usage error (exit 2) naming both."""
+
+    def __init__(self, option_strings: list[str], dest: str, append: bool = False, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.append = append
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        spelled = getattr(namespace, "spelled", {})
+        if spelled.get(self.dest, option_string) != option_string:
+            parser.error(f"{option_string}: give {spelled[self.dest]} or {option_string}, not both")
+        if self.append:
+            values = [*(getattr(namespace, self.dest, None) or []), values]
+        setattr(namespace, self.dest, values)
+        namespace.spelled = {**spelled, self.dest: option_string}
+
+
+def _option(parser: Any, command: str, name: str, **kwargs: Any) -> Any:
+    """An option, and each former name of it (public_names.ALIASES) as a hidden option of the same meaning:
+    accepted, never shown in help, usage or completion."""
+    former = [old for old, new in cli_aliases(command).items() if new == name]
+    if not former:
+        return parser.add_argument(name, **kwargs)
+    dest = kwargs.pop("dest", name.lstrip("-").replace("-", "_"))
+    append = kwargs.pop("action", None) == "append"
+    made = parser.add_argument(name, action=Named, append=append, dest=dest, **kwargs)
+    same = {key: kwargs[key] for key in ("metavar", "type") if key in kwargs}
+    for old in former:
+        parser.add_argument(
+            old,
+            action=Named,
+            append=append,
+            dest=dest,
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+            **same,
+        )
+    return made
 
 
 def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
@@ -178,8 +221,10 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         action="store_true",
         help="a gate: no agent claims it, a person approves or rejects it (blackboard approve / reject)",
     )
-    post.add_argument(
-        "--timeout",
+    _option(
+        post,
+        "post",
+        "--timeout-s",
         metavar="DURATION",
         help="its own timeout (seconds, or 90s, 10m, 2h, 1d): a gate expires if no one decides it within "
         "this long after it opens; another signal once it has waited this long with no live worker that "
@@ -209,14 +254,21 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         commands,
         "complete",
         "complete a claimed signal with its result",
-        "blackboard complete sig-1a2b3c4d --agent ps-researcher --artifact docs/findings.md",
+        "blackboard complete sig-1a2b3c4d --agent ps-researcher --artifact-path docs/findings.md",
         "complete",
     )
     complete.add_argument("signal_id", metavar="SIG")
     complete.add_argument("--agent", required=True, help="the claimer")
-    complete.add_argument("--artifact", help="path of what the agent produced")
-    complete.add_argument(
-        "--knowledge", action="append", default=[], metavar="TEXT", help="a finding (repeatable)"
+    _option(complete, "complete", "--artifact-path", metavar="PATH", help="path of what the agent produced")
+    _option(
+        complete,
+        "complete",
+        "--knowledge-item",
+        dest="knowledge_items",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a finding (repeatable)",
     )
     complete.add_argument("--token", help="the claim's token, required when the claim has one")
 

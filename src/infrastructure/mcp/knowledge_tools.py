@@ -22,7 +22,7 @@ from blackboard.application.knowledge.commands import (
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.domain.knowledge.entries import KeyInConflict
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.mcp.schemas import derive, same
+from blackboard.infrastructure.mcp.schemas import derive, named, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
 
@@ -65,17 +65,17 @@ def write(session: Session, given: dict[str, Any], progress: Progress) -> Any:
 
 
 def read(session: Session, given: dict[str, Any], progress: Progress) -> Any:
-    named = given.pop("author", None)  # without --agent: who reads under a signal
-    if given.get("signal_id") is not None and (session.agent or named) is None:
+    reader = given.pop("author", None)  # without --agent: who reads under a signal
+    if given.get("signal_id") is not None and (session.agent or reader) is None:
         raise InvalidInput(
             "author", "is required with signal_id: the reader, who must be the signal's claimer"
         )
     if (
-        given.get("signal_id") is not None or named is not None
+        given.get("signal_id") is not None or reader is not None
     ):  # the model refuses an author without a signal
-        given.update(reader=session.agent or named, token=session.token(given.get("signal_id")))
+        given.update(reader=session.agent or reader, token=session.token(given.get("signal_id")))
     given["blackboard_id"] = session.board(given)
-    query = build(ReadEntry, {"reader": "author"}, **given)
+    query = build(ReadEntry, {}, **given)
     if query.history:
         return [documents.history_version(r) for r in session.knowledge_queries.history(query)]
     return documents.entry(session.knowledge_queries.read(query))
@@ -176,8 +176,9 @@ def knowledge_tools(with_agent: bool) -> list[Tool]:
             derive(
                 "ReadArguments",
                 ReadEntry,
-                same("key", "history", "at", "signal_id", "blackboard_id")
-                | ({} if with_agent else {"author": "reader"}),
+                named(
+                    "key", "history", "at", "signal_id", "blackboard_id", *(() if with_agent else ("reader",))
+                ),
                 optional=optional,
                 notes=board,
             ),

@@ -9,7 +9,7 @@ from typing import Any
 from blackboard.application.commands import SetBudget
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.mcp.schemas import derive, same
+from blackboard.infrastructure.mcp.schemas import derive, named
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.signal_tools import ON_BOARD
 from blackboard.infrastructure.mcp.tools import Tool
@@ -23,7 +23,7 @@ def budget(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     if board is None:
         raise InvalidInput("blackboard_id", "name the board (the server has no --blackboard)")
     if given.get("usd") is not None or given.get("tokens") is not None:
-        session.service.set_budget(build(SetBudget, {"board": "blackboard_id"}, board=board, **given))
+        session.service.set_budget(build(SetBudget, {}, board=board, **given))
     shown = session.queries.budget(board)
     return documents.board_budget(shown.blackboard_id, shown.budget, shown.spent, shown.reserved)
 
@@ -38,7 +38,7 @@ def limit_tools(with_agent: bool) -> tuple[Tool, ...]:
             derive(
                 "BudgetArguments",
                 SetBudget,
-                {"blackboard_id": "board", **same("usd", "tokens", "set_by", "reason")},
+                named("board", "usd", "tokens", "set_by", "reason"),
                 optional=("blackboard_id",),
                 notes={"blackboard_id": ON_BOARD},
             ),

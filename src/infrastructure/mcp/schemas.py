@@ -17,6 +17,7 @@ from pydantic.fields import FieldInfo
 from blackboard.application.fields import MAX_INT64
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.errors.input import invalid_input
+from blackboard.infrastructure.public_names import public
 
 STRICT = ConfigDict(extra="forbid")
 
@@ -24,6 +25,11 @@ STRICT = ConfigDict(extra="forbid")
 def same(*names: str) -> dict[str, str]:
     """Arguments named as the command model's fields."""
     return {name: name for name in names}
+
+
+def named(*fields: str) -> dict[str, str]:
+    """Arguments by the fields' public names (public_names.py: `by` for `approved_by`): argument -> field."""
+    return {public(field): field for field in fields}
 
 
 def derive(
@@ -60,9 +66,9 @@ COMMAND_FIELDS: dict[type[BaseModel], tuple[type[BaseModel], dict[str, str]]] = 
 
 def invalid(error: ValidationError, names: Mapping[str, str] | None = None) -> InvalidInput:
     """A ValidationError as bad input naming each argument (`names`: a command field -> the argument
-    that gave it) and its rule: the one translation every interface uses (input_errors.py). An argument
+    that gave it) and its rule: the one translation every interface uses (errors/input.py). An argument
     model's own refusal names its arguments already; the fields it renames are still given, so a hint
-    naming another field (input_errors.HINTS) says it as the tool's argument."""
+    naming another field (errors/input.py, HINTS) says it as the tool's argument."""
     if names is None:
         names = next(
             (

@@ -127,7 +127,7 @@ def result(data: Any) -> types.CallToolResult:
 
 def refusal(exc: Exception) -> types.CallToolResult:
     """A tool error whose text is the CLI's message (without its `blackboard: ` prefix), naming the error's
-    family and the exit code the same failure gives on the command line (error_families.py)."""
+    family and the exit code the same failure gives on the command line (errors/families.py)."""
     error = invalid(exc) if isinstance(exc, ValidationError) else exc
     family = family_of(error)
     message = str(error) if isinstance(error, BlackboardError) else f"unexpected error: {_first_line(error)}"

@@ -17,6 +17,7 @@ from blackboard.domain.errors import AgentNotFound, InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.keeper.identity import process_caller
 from blackboard.infrastructure.mcp.schemas import invalid
+from blackboard.infrastructure.public_names import arguments, public
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.container import Container
@@ -200,10 +201,12 @@ class Opening:
             pass
 
 
-def build(model: type[BaseModel], names: dict[str, str], **fields: Any) -> Any:
-    """The command model from the arguments; a rule the model adds (one field against another) is
-    refused naming the tool's arguments (`names`: field -> argument)."""
+def build(model: type[BaseModel], names: dict[str, str], **given: Any) -> Any:
+    """The command model from the arguments, each by its field's name or its public name (public_names.py:
+    `by` for `approved_by`); a rule the model adds (one field against another) is refused naming the tool's
+    arguments (`names`, over the public names: field -> argument)."""
+    fields = {public(f): f for f in model.model_fields if public(f) not in model.model_fields}
     try:
-        return model(**fields)
+        return model(**{fields.get(name, name): value for name, value in given.items()})
     except ValidationError as error:
-        raise invalid(error, names) from None
+        raise invalid(error, {**arguments(), **names}) from None

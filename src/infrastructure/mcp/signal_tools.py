@@ -25,11 +25,10 @@ from blackboard.application.fields import Seconds
 from blackboard.domain.errors import SignalNotFound
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.agents.outcome import checked_artifact
-from blackboard.infrastructure.mcp.schemas import derive, same
+from blackboard.infrastructure.mcp.schemas import derive, named, same
 from blackboard.infrastructure.mcp.session import Progress, Session, build
 from blackboard.infrastructure.mcp.tools import Tool
 
-POST = {"capabilities": "target_capabilities", "key": "dedupe_key"}  # argument -> PostSignal field
 WAITING = {  # WaitForSignal's `timeout`, required here: a tool call that may never return blocks its client
     "timeout_seconds": (Seconds, Field(description="give up after this many seconds"))
 }
@@ -37,11 +36,10 @@ ON_BOARD = "default: the server's --blackboard"
 
 
 def post(session: Session, given: dict[str, Any], progress: Progress) -> Any:
-    fields = {POST.get(k, k): v for k, v in given.items()}
     if session.agent is not None:
-        fields["posted_by"] = session.agent
-    fields.setdefault("blackboard_id", session.default_board)
-    posted = session.service.post_signal(build(PostSignal, {v: k for k, v in POST.items()}, **fields))
+        given["posted_by"] = session.agent
+    given.setdefault("blackboard_id", session.default_board)
+    posted = session.service.post_signal(build(PostSignal, {}, **given))
     # with the CLI's warnings: no fitting agent can run it, or no live worker fits it (it waits for one)
     return documents.posted(posted, session.registry, session.queries)
 
@@ -87,13 +85,13 @@ def cancel(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     """CANCELLED, with what waits on it; the server's agent (if it runs as one) is who cancels."""
     _on_board(session, given.pop("blackboard_id", None), GetSignalById(signal_id=given["signal_id"]))
     if session.agent is not None:
-        given["cancelled_by"] = session.agent
+        given["by"] = session.agent
     return documents.signal(session.service.cancel_signal(build(CancelSignal, {}, **given)))
 
 
 def cancel_all(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     if session.agent is not None:
-        given["cancelled_by"] = session.agent
+        given["by"] = session.agent
     given.setdefault("blackboard_id", session.default_board)
     cancelled = session.service.cancel_signals(build(CancelSignals, {}, **given))
     return [documents.signal(s) for s in cancelled]
@@ -102,14 +100,12 @@ def cancel_all(session: Session, given: dict[str, Any], progress: Progress) -> A
 def approve(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     """A person's server only (tools.py leaves the gate tools out of an agent's)."""
     _on_board(session, given.pop("blackboard_id", None), GetSignalById(signal_id=given["signal_id"]))
-    given["approved_by"] = given.pop("by")
-    return documents.signal(session.service.approve_gate(build(ApproveGate, {"approved_by": "by"}, **given)))
+    return documents.signal(session.service.approve_gate(build(ApproveGate, {}, **given)))
 
 
 def reject(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     _on_board(session, given.pop("blackboard_id", None), GetSignalById(signal_id=given["signal_id"]))
-    given["rejected_by"] = given.pop("by")
-    return documents.signal(session.service.reject_gate(build(RejectGate, {"rejected_by": "by"}, **given)))
+    return documents.signal(session.service.reject_gate(build(RejectGate, {}, **given)))
 
 
 def gate_tools() -> list[Tool]:
@@ -123,7 +119,7 @@ def gate_tools() -> list[Tool]:
             derive(
                 "ApproveArguments",
                 ApproveGate,
-                mine | {"by": "approved_by"} | same("note"),
+                mine | named("approved_by", "note"),
                 own=_board(),
                 notes=on_board,
             ),
@@ -135,7 +131,7 @@ def gate_tools() -> list[Tool]:
             derive(
                 "RejectArguments",
                 RejectGate,
-                mine | {"by": "rejected_by"} | same("reason"),
+                mine | named("rejected_by", "reason"),
                 own=_board(),
                 notes=on_board,
             ),
@@ -206,24 +202,27 @@ def signal_tools(with_agent: bool) -> list[Tool]:
     # seed 003's payload fields have defaults (docs/mcp.md): the board's next e-N for entry_id, the board for
     # ps_id (as the board's note says the other way round), and for the type:
     post_notes = {**board, "signal_type": "default RESEARCH if capabilities"}
-    post_fields = (
-        same("signal_type", "ps_id", "entry_id", "topic", "prompt", "context")
-        | {"capabilities": "target_capabilities"}
-        | same("after")
-        | {"key": "dedupe_key"}
-        | same(
-            "read_keys",
-            "write_keys",
-            "budget_usd",
-            "priority",
-            "not_before",
-            "max_attempts",
-            "gate",
-            "timeout_s",
-            "blackboard_id",
-            "correlation_id",
-            *(() if with_agent else ("posted_by",)),
-        )
+    post_fields = named(
+        "signal_type",
+        "ps_id",
+        "entry_id",
+        "topic",
+        "prompt",
+        "context",
+        "target_capabilities",
+        "after",
+        "dedupe_key",
+        "read_keys",
+        "write_keys",
+        "budget_usd",
+        "priority",
+        "not_before",
+        "max_attempts",
+        "gate",
+        "timeout_s",
+        "blackboard_id",
+        "correlation_id",
+        *(() if with_agent else ("posted_by",)),
     )
     one = same("signal_id", "blackboard_id", "correlation_id")
     on_board = {"blackboard_id": ON_BOARD}
@@ -274,7 +273,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             derive(
                 "CancelArguments",
                 CancelSignal,
-                same("signal_id", "reason", "correlation_id", *(() if with_agent else ("cancelled_by",))),
+                named("signal_id", "reason", "correlation_id", *(() if with_agent else ("cancelled_by",))),
                 own=_board(),
                 notes=on_board,
             ),
@@ -287,7 +286,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             derive(
                 "CancelAllArguments",
                 CancelSignals,
-                same(
+                named(
                     "blackboard_id",
                     "posted_with",
                     "reason",

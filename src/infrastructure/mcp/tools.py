@@ -20,6 +20,7 @@ from blackboard.application.callers import Act, Caller, refusal
 from blackboard.application.errors import NotPermitted
 from blackboard.infrastructure.mcp.schemas import accepted, compact
 from blackboard.infrastructure.mcp.session import Progress, Session
+from blackboard.infrastructure.public_names import accepted as former_names
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,8 @@ class Tool:
         return compact(self.arguments.model_json_schema())
 
     def call(self, session: Session, arguments: dict[str, Any], progress: Progress) -> Any:
-        return self.run(session, session.admit(self.name, accepted(self.arguments, arguments)), progress)
+        given = former_names(self.name.removeprefix("blackboard_").removesuffix("_signal"), arguments)
+        return self.run(session, session.admit(self.name, accepted(self.arguments, given)), progress)
 
 
 CLAIM_TOOLS = frozenset({"blackboard_claim", "blackboard_complete", "blackboard_fail"})

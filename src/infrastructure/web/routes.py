@@ -57,7 +57,7 @@ def since(request: Request) -> int | None:
 
 def refused(exc: Exception, request: Request) -> JSONResponse:
     """The web view's one translation of an error: its family's HTTP status, with the message the CLI
-    prints (a model's refusal names the query parameter and the rule, as input_errors.py words it)."""
+    prints (a model's refusal names the query parameter and the rule, as errors/input.py words it)."""
     error = invalid_input(exc, PARAMETERS) if isinstance(exc, ValidationError) else exc
     family = family_of(error)
     if family is UNEXPECTED:
@@ -68,7 +68,7 @@ def refused(exc: Exception, request: Request) -> JSONResponse:
 
 def answers(handler: Callable[[Request], Any]) -> Handler:
     """Runs a blocking read off the event loop and answers an error with its family's HTTP status
-    (error_families.py: 400 bad input, 404 not found, 503 the database down)."""
+    (errors/families.py: 400 bad input, 404 not found, 503 the database down)."""
 
     @functools.wraps(handler)
     async def endpoint(request: Request) -> Response:
