@@ -1,6 +1,5 @@
-"""A signal as text for people, and what a command prints: no import beyond the standard library, so
-that `blackboard show` prints a signal read from its row (persistence/signal_rows.py) with the same
-words as every other command prints an `AgentSignal` (render.py re-exports these)."""
+"""A signal as text for people, and what a command prints: the words every command prints an `AgentSignal`
+with (render.py re-exports these beside the documents)."""
 
 from __future__ import annotations
 
