@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from blackboard.domain.signals import SignalStatus, SignalType
+from blackboard.domain.signal_kinds import SignalStatus, SignalType
 from blackboard.infrastructure.cli import exits
 from blackboard.infrastructure.cli.controller_parser import add_next_command
 from blackboard.infrastructure.cli.runner_options import add_runner_flags
