@@ -47,7 +47,7 @@ def show(
     if args.at is not None:  # as it was: no marks of now
         return render.signal(found)
     shown = render.signal(found, queries().overdue([found]), queries().waiting_for_workers([found]))
-    if found.status is SignalStatus.POSTED:
+    if found.status == SignalStatus.POSTED:
         from blackboard.infrastructure.cli.budget_wait import budget_wait
 
         why = budget_wait(
