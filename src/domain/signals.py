@@ -6,12 +6,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from blackboard.domain.reservations import Reservation
+from blackboard.domain.signal_kinds import FINAL_STATUSES as FINAL_STATUSES  # the models import them here
+from blackboard.domain.signal_kinds import SignalStatus, SignalType
 
 SIGNAL_ID_PATTERN = re.compile(r"sig-[0-9a-f]{8}")
 MOST_URGENT, LEAST_URGENT, DEFAULT_PRIORITY = 0, 4, 2  # P0..P4, as issue trackers say (docs/control.md)
@@ -29,40 +30,6 @@ NonEmpty = Annotated[str, Field(min_length=1)]
 SignalIdText = Annotated[str, Field(pattern=r"^sig-[0-9a-f]{8}$")]  # pydantic's regex: $ is the very end
 EntryId = Annotated[str, Field(pattern=ENTRY_ID_PATTERN)]
 Topic = Annotated[str, Field(min_length=1, max_length=200)]
-
-
-class SignalType(StrEnum):
-    RESEARCH = "RESEARCH"
-    ANALYSIS = "ANALYSIS"
-    REVIEW = "REVIEW"
-    DECISION = "DECISION"
-    INVESTIGATION = "INVESTIGATION"
-    SYNTHESIS = "SYNTHESIS"
-
-
-class SignalStatus(StrEnum):
-    POSTED = "POSTED"
-    CLAIMED = "CLAIMED"
-    COMPLETED = "COMPLETED"
-    FAILED = "FAILED"
-    EXPIRED = "EXPIRED"
-    UNCLAIMED = "UNCLAIMED"
-    CANCELLED = "CANCELLED"  # someone ended it on purpose (`blackboard cancel`), or an upstream's cancel
-
-    @property
-    def is_final(self) -> bool:
-        return self in FINAL_STATUSES
-
-
-FINAL_STATUSES = frozenset(
-    {
-        SignalStatus.COMPLETED,
-        SignalStatus.FAILED,
-        SignalStatus.EXPIRED,
-        SignalStatus.UNCLAIMED,
-        SignalStatus.CANCELLED,
-    }
-)
 
 
 class SignalId(str):

@@ -2,8 +2,8 @@
 
 Importing it is light on purpose (dependency-injector and the settings): every CLI call imports it before
 it knows what it runs, so each provider builds through a function that imports its adapter when it is
-first called, and a command pays only for the adapters it uses (`blackboard show` needs no service, no
-registry, no pydantic: tests/integration/test_command_imports.py)."""
+first called, and a command pays only for the adapters it uses (`blackboard show` builds no service:
+tests/integration/test_command_imports.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from blackboard.infrastructure.injection import containers, providers
+from dependency_injector import containers, providers
+
 from blackboard.infrastructure.settings import BlackboardSettings, service_settings, store_settings
 
 if TYPE_CHECKING:

@@ -1,8 +1,7 @@
 """The words every interface uses for a signal that waits for a worker that fits, defined once.
 
 By default a POSTED signal that no live worker fits waits for one, however long (docs/control.md, "Work
-waits for its worker"); `post`, `show`, `signals`, `next` and `status` say so in these words. Standard
-library only: `blackboard show` prints a signal read from its row with them (persistence/signal_rows.py).
+waits for its worker"); `post`, `show`, `signals`, `next` and `status` say so in these words.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from blackboard.infrastructure.cli.parser import build_parser
 
         completing = "_ARGCOMPLETE" in os.environ
-        parser = build_parser(lazy=not completing)  # a call builds the grammar of its command alone
+        parser = build_parser()
         if completing:  # the shell asks what may come next (`blackboard completion SHELL`)
             import argcomplete
 

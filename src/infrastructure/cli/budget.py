@@ -7,12 +7,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.application.budgets import board_budget
 from blackboard.application.commands import SetBudget
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.application.commands import (
     CancelSignal,
     CancelSignals,
@@ -30,7 +32,6 @@ from blackboard.infrastructure.cli import render, typed
 from blackboard.infrastructure.cli.json_input import parse_json
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 from blackboard.infrastructure.when import parse_duration, parse_when
 

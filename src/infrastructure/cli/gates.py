@@ -6,11 +6,12 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.application.commands import ApproveGate, RejectGate
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
 

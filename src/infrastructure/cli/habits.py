@@ -7,10 +7,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]

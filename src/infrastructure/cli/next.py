@@ -7,10 +7,11 @@ from collections.abc import Collection
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
 from blackboard.infrastructure.waiting import waiting_for_a_worker
 

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.application.commands import ListSignals, ReadEvents
 from blackboard.application.ports import Recorded
 from blackboard.infrastructure import documents
@@ -18,7 +20,6 @@ from blackboard.infrastructure.cli import render, terminal_safe
 from blackboard.infrastructure.cli.parser import PAGE
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from blackboard.domain.signal_kinds import SignalStatus, SignalType
 from blackboard.infrastructure.cli import exits
-from blackboard.infrastructure.cli.lazy_parser import LazyCommands
 from blackboard.infrastructure.cli.next_parser import add_next_command
 from blackboard.infrastructure.cli.runner_options import add_runner_flags
 from blackboard.infrastructure.cli.solve.parser import add_solve_command
@@ -18,8 +18,8 @@ from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
 from blackboard.infrastructure.public_names import cli_aliases
 
-SIGNAL_TYPES = ("RESEARCH", "ANALYSIS", "REVIEW", "DECISION", "INVESTIGATION", "SYNTHESIS")
-STATUSES = ("POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED", "CANCELLED")
+SIGNAL_TYPES = tuple(t.value for t in SignalType)  # the domain's, named in the help and offered by completion
+STATUSES = tuple(s.value for s in SignalStatus)
 PAGE = 100  # what `signals` and `events` print without --limit or --all
 
 
@@ -103,9 +103,8 @@ def _option(parser: Any, command: str, name: str, **kwargs: Any) -> Any:
     return made
 
 
-def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
-    """The whole grammar; `lazy`: each command's parser built only once it is chosen (lazy_parser.py),
-    as `main` parses one command line."""
+def build_parser() -> argparse.ArgumentParser:
+    """The whole grammar."""
     parser = SuggestingParser(
         prog="blackboard",
         description="Event-sourced coordination for AI agents: post signals, let agents claim and finish them.",
@@ -124,9 +123,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print JSON (env BLACKBOARD_JSON=1)")
     parser.add_argument("--version", action=LazyVersion)
-    commands = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", **({"action": LazyCommands} if lazy else {})
-    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     db = commands.add_parser("db", help="the database schema").add_subparsers(
         dest="db_command", required=True, metavar="ACTION"

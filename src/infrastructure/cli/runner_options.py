@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure.runners.catalog import RUNNERS
 
 if TYPE_CHECKING:  # the parser imports this module: the settings (and what they import) wait for `worker`
     from blackboard.infrastructure.settings import BlackboardSettings
 
-RUNNERS = ("claude-code", "anthropic", "openai")  # as runners.catalog names them (a test keeps them in step)
 PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan")  # Claude Code's
 
 

@@ -1,12 +1,13 @@
-"""A signal as text for people, and what a command prints: no import beyond the standard library, so
-that `blackboard show` prints a signal read from its row (persistence/signal_rows.py) with the same
-words as every other command prints an `AgentSignal` (render.py re-exports these)."""
+"""A signal as text for people, and what a command prints: the words every command prints an `AgentSignal`
+with (render.py re-exports these beside the documents)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from blackboard.domain.signal_kinds import SignalStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,7 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
         lines.append(timeout)
     if s.after:
         # an ended signal waits for nothing: an upstream that took it down is named by its reason line
-        awaited = s.waiting_for if s.status == "POSTED" else ()
+        awaited = s.waiting_for if s.status == SignalStatus.POSTED else ()
         waiting = f" (waiting for {', '.join(sorted(awaited))})" if awaited else ""
         lines.append(f"  after {', '.join(s.after)}{waiting}")
     if s.read_keys or s.write_keys:
@@ -56,7 +57,7 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
     if s.attempt > 1 or s.attempt_limit is not None:
         limit = f" of {s.attempt_limit}" if s.attempt_limit is not None else ""
         lines.append(f"  attempt {s.attempt}{limit}")
-    if s.status == "POSTED" and s.not_before:  # `post --not-before`, or a retry's wait
+    if s.status == SignalStatus.POSTED and s.not_before:  # `post --not-before`, or a retry's wait
         lines.append(f"  not before {s.not_before:%Y-%m-%d %H:%M:%S} UTC: no worker claims it until then")
     for a in s.attempts:
         how = "claim ran out" if a.expired else "failed"
@@ -66,7 +67,7 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
     if s.gate:
         lines.append(gate_line(s))
     if s.claimed_at:
-        stopped = "; its run was stopped by the cancel" if s.status == "CANCELLED" else ""
+        stopped = "; its run was stopped by the cancel" if s.status == SignalStatus.CANCELLED else ""
         lines.append(f"  claimed by {s.claimed_by} at {s.claimed_at:%Y-%m-%d %H:%M:%S}{stopped}")
     if s.completed_at:
         lines.append(f"  {s.status.lower()} at {s.completed_at:%Y-%m-%d %H:%M:%S}")
@@ -84,7 +85,7 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
 
 def post_timeout_line(s: Any) -> str | None:
     """A POSTED signal (not a gate) posted with a timeout of its own: how long it may wait for a worker."""
-    if s.gate or s.status != "POSTED" or not s.timeout_s:
+    if s.gate or s.status != SignalStatus.POSTED or not s.timeout_s:
         return None
     return f"  post timeout: {s.timeout_s:g}s while no live worker fits it, then EXPIRED"
 
@@ -94,16 +95,18 @@ def ended_by(s: Any) -> str | None:
     it), else its claimer; never, for a CANCELLED signal, the agent whose run was stopped."""
     if s.decided_by:
         return s.decided_by
-    return None if s.status == "CANCELLED" else s.claimed_by
+    return None if s.status == SignalStatus.CANCELLED else s.claimed_by
 
 
 def gate_line(s: Any) -> str:
     """A gate: who decided it and why, or that it waits for a person (and for how long at most)."""
     if s.decided_by is not None:
-        verb = {"COMPLETED": "approved", "CANCELLED": "cancelled"}.get(s.status, "rejected")
+        verb = {SignalStatus.COMPLETED: "approved", SignalStatus.CANCELLED: "cancelled"}.get(
+            s.status, "rejected"
+        )
         note = f": {s.decision_note}" if s.decision_note else ""
         return f"  gate: {verb} by {s.decided_by}{note}"
-    if s.status != "POSTED":
+    if s.status != SignalStatus.POSTED:
         return "  gate: not decided"
     limit = f", {s.timeout_s:g}s at most once open" if s.timeout_s else ""
     return f"  gate: waits for a person (blackboard approve / reject){limit}"

@@ -19,10 +19,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
 
 SKILL_PATH = Path(".claude") / "skills" / "blackboard" / "SKILL.md"

@@ -21,11 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.application.carried import event_item, event_text
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 
 if TYPE_CHECKING:
     from blackboard.application.ports import StoredEvent

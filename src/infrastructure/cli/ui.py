@@ -10,8 +10,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.web.auth import TOKEN_ENV, check_bind
 from blackboard.infrastructure.web.hosts import served_names
 

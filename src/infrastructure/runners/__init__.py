@@ -11,9 +11,12 @@ reached only when a run starts.
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
-from blackboard.application.runners import Runner
 from blackboard.infrastructure.runners.catalog import RUNNERS
+
+if TYPE_CHECKING:  # the CLI's grammar names the runners (catalog): a command that runs none needs no port
+    from blackboard.application.runners import Runner
 
 
 @cache  # one per process: a model API runner keeps its SDK client (and its connections) across runs

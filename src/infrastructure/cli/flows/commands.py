@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from dependency_injector.wiring import Provide, inject
 from pydantic import ValidationError
 
 from blackboard.application.flows.commands import CancelFlow, GetFlow, RetryFlow, RunFlow, WaitForFlow
@@ -20,7 +21,6 @@ from blackboard.infrastructure.cli.commands import EndedBadly
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
 from blackboard.infrastructure.errors.input import invalid_input
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.waiting import WORKER_THAT_FITS
 
 Lazy = Callable[[], Any]

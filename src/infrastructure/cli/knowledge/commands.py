@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 
 if TYPE_CHECKING:
     from blackboard.domain.knowledge.entries import Entry, KeyInConflict

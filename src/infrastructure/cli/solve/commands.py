@@ -11,10 +11,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from dependency_injector.wiring import Provide, inject
+
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.render import Output
 from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.injection import Provide, inject
 from blackboard.infrastructure.settings import BlackboardSettings
 
 Lazy = Any
