@@ -381,8 +381,7 @@ class BlackboardService:
         if (
             signal is None
             or signal.status is not SignalStatus.COMPLETED
-            or signal.claimed_by != agent_id
-            or (signal.claim_token is not None and signal.claim_token != token)
+            or not signal.held_by(agent_id, token)
             or self._store is None
         ):
             return False
