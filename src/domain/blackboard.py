@@ -564,8 +564,11 @@ class BlackboardAggregate:
                 raise UnknownDependency(dep, self.id)
 
     def check_claimable(self, signal_id: str, at: datetime) -> AgentSignal:
-        """POSTED, waiting for no upstream, and due at `at` (the claimant's score is the claim's own)."""
+        """Claimable at `at` (AgentSignal.claimable_at: POSTED, waiting for no upstream, not a gate, due), else
+        the refusal that says which part fails (the claimant's score is the claim's own)."""
         signal = self.signal(signal_id)
+        if signal.claimable_at(at):
+            return signal
         _refuse_expired(signal, "claimed", POSTED)
         if signal.status is CLAIMED:
             raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)

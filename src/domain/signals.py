@@ -228,7 +228,7 @@ class AgentSignal:
         """POSTED with nothing to wait for, and not a gate (a person decides a gate, no agent claims it).
         The one rule of claimability: every check in Python calls it (a claim at a time also asks `due`:
         `claimable_at`). Where the read model must select by it in SQL, its one SQL form is
-        `claimable_where` in infrastructure/persistence/codec.py, beside the columns it reads."""
+        `claimable_where` in infrastructure/persistence/tables.py, beside the columns it reads."""
         return self.status is SignalStatus.POSTED and not self.waiting_for and not self.gate
 
     def claimable_at(self, at: datetime) -> bool:
@@ -244,7 +244,7 @@ class AgentSignal:
     @property
     def is_open_gate(self) -> bool:
         """A gate a person may decide now, but for a `not_before` still to come (its SQL form:
-        `open_gate_where` in infrastructure/persistence/codec.py)."""
+        `open_gate_where` in infrastructure/persistence/tables.py)."""
         return self.gate and self.status is SignalStatus.POSTED and not self.waiting_for
 
     def _next(self, **changes: Any) -> AgentSignal:
