@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from uuid import uuid4
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
@@ -42,6 +43,23 @@ class Command(Message):
     """A request to change a board. `correlation_id` ties the events it causes to the caller's work."""
 
     correlation_id: Name | None = None
+
+
+def command_metadata(cmd: Command, actor: str, **extra: Any) -> dict[str, Any]:
+    """The metadata stored with every event a command causes, the one place it is built: who (`actor`),
+    which command, its causation id (this command, fresh) and correlation id (the caller's, else the
+    causation id); the claiming worker's public id (`worker`, as public as `status`) when the command
+    names one; then `extra`."""
+    causation_id = str(uuid4())
+    metadata: dict[str, Any] = {
+        "actor": actor,
+        "command": type(cmd).__name__,
+        "causation_id": causation_id,
+        "correlation_id": cmd.correlation_id or causation_id,
+    }
+    if (worker := getattr(cmd, "worker_id", None)) is not None:
+        metadata["worker"] = worker
+    return {**metadata, **extra}
 
 
 def _storable_context(context: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Protocol, TypeVar
 
 from blackboard.application.scoring import Scored, Scorer
 from blackboard.domain.presence import WorkerPresence
-from blackboard.domain.signals import AgentSignal, SignalStatus
+from blackboard.domain.signals import AgentSignal
 
 
 class OnABoard(Scored, Protocol):
@@ -64,7 +64,7 @@ def fitting(
     if not workers:
         return found
     for signal in signals:
-        if signal.status is not SignalStatus.POSTED or signal.waiting_for:
+        if not signal.is_claimable:  # no worker fits a gate: a person decides it
             continue
         if able := _able(signal, signal.blackboard_id, workers, scorer, default_threshold):
             found[signal.signal_id] = max(able, key=lambda w: (w.live_until, w.worker_id))

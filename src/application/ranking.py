@@ -82,7 +82,7 @@ class Controller:
             if not s.waiting_for  # one that waits for an upstream: the upstream is what comes next
         ]
         # a signal posted for later is not proposed before then, and a gate never is: a person decides it
-        open_signals = [s for s in posted if not s.gate and s.due(now)]
+        open_signals = [s for s in posted if s.claimable_at(now)]
         runnable = [a for a in self._registry.get_all() if self._registry.can_run(a.agent_id)]
         gates = tuple(self._move(s, None, 0.0, now) for s in posted if s.gate and s.due(now))
         later = tuple(

@@ -9,8 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
-from uuid import uuid4
+from typing import TypeVar
 
 from blackboard.application.authority import Authority
 from blackboard.application.callers import Act, Caller
@@ -31,6 +30,7 @@ from blackboard.application.commands import (
     RenewClaim,
     RetrySignal,
     SetBudget,
+    command_metadata,
 )
 from blackboard.application.errors import ConcurrencyConflict
 from blackboard.application.flows.commands import CancelFlow, RetryFlow, RunFlow, StepSpec
@@ -381,8 +381,7 @@ class BlackboardService:
         if (
             signal is None
             or signal.status is not SignalStatus.COMPLETED
-            or signal.claimed_by != agent_id
-            or (signal.claim_token is not None and signal.claim_token != token)
+            or not signal.held_by(agent_id, token)
             or self._store is None
         ):
             return False
@@ -741,15 +740,7 @@ class BlackboardService:
         decides at one time, `at` or the clock's now."""
         self._authority.reach(blackboard_id)  # a caller confined to a board writes on no other
         started = time.time_ns()  # a traced command's span starts here
-        causation_id = str(uuid4())  # this command; every event it stores carries it
-        metadata: dict[str, Any] = {
-            "actor": actor,
-            "command": type(cmd).__name__,
-            "causation_id": causation_id,
-            "correlation_id": cmd.correlation_id or causation_id,
-        }
-        if (worker := getattr(cmd, "worker_id", None)) is not None:  # who took part, as public as `status`
-            metadata["worker"] = worker
+        metadata = command_metadata(cmd, actor)  # every event it stores carries it
         refused: BlackboardError | None = None
         try:
             with self._uow.board(blackboard_id, hold) as tx:

@@ -348,8 +348,7 @@ class BlackboardAggregate:
         signal = self.signal(signal_id)
         if attempt in signal.charged_attempts:
             raise RunChargedAlready(signal_id, attempt)
-        current = attempt == signal.attempt and signal.claimed_by == agent_id
-        held = current and (signal.claim_token is None or token == signal.claim_token)
+        held = attempt == signal.attempt and signal.held_by(agent_id, token)
         ended = held and signal.status in (SignalStatus.CANCELLED, SignalStatus.EXPIRED)
         lapsed = any(a.attempt == attempt and a.claimed_by == agent_id and a.expired for a in signal.attempts)
         if ended or lapsed:
@@ -565,8 +564,11 @@ class BlackboardAggregate:
                 raise UnknownDependency(dep, self.id)
 
     def check_claimable(self, signal_id: str, at: datetime) -> AgentSignal:
-        """POSTED, waiting for no upstream, and due at `at` (the claimant's score is the claim's own)."""
+        """Claimable at `at` (AgentSignal.claimable_at: POSTED, waiting for no upstream, not a gate, due), else
+        the refusal that says which part fails (the claimant's score is the claim's own)."""
         signal = self.signal(signal_id)
+        if signal.claimable_at(at):
+            return signal
         _refuse_expired(signal, "claimed", POSTED)
         if signal.status is CLAIMED:
             raise AlreadyClaimed(signal_id, signal.status, signal.claimed_by)
@@ -606,15 +608,16 @@ class BlackboardAggregate:
 
     # ----------------------------------------------------------------- helpers
     def _check_claimer(self, signal_id: str, agent_id: str, action: str, token: str | None) -> None:
-        """Only the claimer; and when the claim has a token, only with that token."""
+        """Only the claimer; and when the claim has a token, only with that token (AgentSignal.held_by)."""
         signal = self.signal(signal_id)
         _refuse_expired(signal, action, CLAIMED)
         if signal.status is not CLAIMED:
             raise InvalidTransition(signal_id, signal.status, action, (CLAIMED,))
-        if signal.claimed_by != agent_id:
+        if signal.held_by(agent_id, token):
+            return
+        if signal.claimed_by != agent_id:  # which part failed: the name, else the token
             raise NotTheClaimer(signal_id, agent_id, signal.claimed_by or "nobody")
-        if signal.claim_token is not None and token != signal.claim_token:
-            raise StaleClaim(signal_id, signal.claimed_by, action)
+        raise StaleClaim(signal_id, agent_id, action)
 
     def _expire_with_dependants(self, signal_id: str, reason: str, at: datetime) -> None:
         self._record(AgentSignalExpired, at, signal_id=signal_id, reason=reason)

@@ -192,12 +192,26 @@ class AgentSignal:
 
     @property
     def is_claimable(self) -> bool:
-        """POSTED with nothing to wait for, and not a gate (a person decides a gate, no agent claims it)."""
+        """POSTED with nothing to wait for, and not a gate (a person decides a gate, no agent claims it).
+        The one rule of claimability: every check in Python calls it (a claim at a time also asks `due`:
+        `claimable_at`). Where the read model must select by it in SQL, its one SQL form is
+        `claimable_where` in infrastructure/persistence/tables.py, beside the columns it reads."""
         return self.status is SignalStatus.POSTED and not self.waiting_for and not self.gate
+
+    def claimable_at(self, at: datetime) -> bool:
+        """Claimable (`is_claimable`) and due at `at` (`due`): what a claim at `at` may take."""
+        return self.is_claimable and self.due(at)
+
+    def held_by(self, agent_id: str | None, token: str | None) -> bool:
+        """The claimer rule, the one place it is spelled: `agent_id` is its claimer and, when the claim has
+        a token, `token` is that token. Whether the claim is still on (CLAIMED, its lease live) is the
+        caller's to ask: a completion's redelivery asks this of a COMPLETED signal."""
+        return self.claimed_by == agent_id and (self.claim_token is None or token == self.claim_token)
 
     @property
     def is_open_gate(self) -> bool:
-        """A gate a person may decide now, but for a `not_before` still to come."""
+        """A gate a person may decide now, but for a `not_before` still to come (its SQL form:
+        `open_gate_where` in infrastructure/persistence/tables.py)."""
         return self.gate and self.status is SignalStatus.POSTED and not self.waiting_for
 
     def _next(self, **changes: Any) -> AgentSignal:

@@ -25,6 +25,19 @@ def claimed(token: str | None = "tok-a") -> BlackboardAggregate:
     return board
 
 
+def test_the_claimer_rule_is_its_claimer_and_the_claim_s_token_when_it_has_one():
+    """AgentSignal.held_by: the one rule the aggregate, key permissions, a run's authority, the worker and
+    the MCP session all call."""
+    with_token = claimed("tok-a").signal("sig-00000001")
+    without = claimed(None).signal("sig-00000001")
+
+    assert with_token.held_by("ps-researcher", "tok-a")
+    assert not with_token.held_by("ps-researcher", "tok-b") and not with_token.held_by("ps-researcher", None)
+    assert not with_token.held_by("ps-writer", "tok-a")
+    assert without.held_by("ps-researcher", None) and without.held_by("ps-researcher", "anything")
+    assert not without.held_by("ps-writer", None)
+
+
 def test_a_claim_with_a_token_is_completed_only_with_that_token():
     board = claimed("tok-a")
 

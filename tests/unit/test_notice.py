@@ -3,7 +3,7 @@ post made claimable and those a claim took, else the position alone; never 8,000
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from blackboard.application.commands import ClaimSignal, PostSignal
 from blackboard.infrastructure.persistence import notice
@@ -29,7 +29,7 @@ def test_a_post_tells_what_a_worker_picks_by():
 
     heard = notice.read(notice.payload(7, events_of(board)))
 
-    assert heard is not None and heard.position == 7 and heard.taken == ()
+    assert isinstance(heard, notice.Told) and heard.position == 7 and heard.taken == ()
     (candidate,) = heard.posted
     assert (candidate.signal_id, candidate.blackboard_id, candidate.target_capabilities) == (
         signal_id,
@@ -89,7 +89,7 @@ def test_what_a_post_alone_cannot_tell_sends_the_position_only():
     assert notice.payload(5, waits) == "5"
     assert notice.payload(6, events_of(board, last)) == "6"
     assert notice.payload(8) == "8"  # no events named
-    assert notice.read("8") == notice.Notice(8)  # posted None: the listener must read the log
+    assert notice.read("8") == notice.Moved(8)  # the listener must read the log
 
 
 def test_a_payload_that_would_reach_8000_bytes_falls_back_to_the_position():
@@ -102,3 +102,38 @@ def test_a_payload_that_would_reach_8000_bytes_falls_back_to_the_position():
 def test_a_payload_that_is_not_ours_is_read_as_none():
     assert notice.read("hello") is None
     assert notice.read('{"x": 1}') is None
+    assert notice.read("true") is None and notice.read("") is None
+    assert notice.read('{"p": 3, "a": [["b", "sig-1"]]}') is None  # a candidate row cut short
+
+
+def test_a_payload_of_an_older_release_is_read_alike():
+    """Its times were Python's isoformat (`+00:00`); this one's are RFC 3339 (`Z`): the same moment."""
+    older = (
+        '{"p":12,"a":[["ps-1","sig-0000000a",["RESEARCH"],"2026-01-02T03:04:05.000006+00:00",1]],"t":["x"]}'
+    )
+
+    heard = notice.read(older)
+
+    assert isinstance(heard, notice.Told)
+    (candidate,) = heard.posted
+    assert (candidate.signal_id, candidate.blackboard_id, candidate.priority, heard.taken) == (
+        "sig-0000000a",
+        "ps-1",
+        1,
+        ("x",),
+    )
+    assert candidate.created_at == datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
+
+
+def test_a_post_and_its_claim_in_one_append_tell_what_the_domain_folds():
+    """Claimability is the domain's (AgentSignal.claimable_at, of the signal the domain folds from its post):
+    a signal posted and claimed in one append is taken, no candidate; one marked unclaimed is neither."""
+    board = Board(RESEARCHER)
+    first, second = post(board, 1), post(board, 2)
+    posts = [e for e in events_of(board) if e.event_type == "AgentSignalPosted"]
+    last = board.store.last_position()
+    board.service.claim_signal(ClaimSignal(signal_id=first, agent_id="ps-researcher"))
+
+    heard = notice.read(notice.payload(20, [*posts, *events_of(board, last)]))
+
+    assert [c.signal_id for c in heard.posted] == [second] and heard.taken == (first,)

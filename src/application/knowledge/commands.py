@@ -16,7 +16,7 @@ from blackboard.application.fields import Printable as Name
 from blackboard.application.json_values import check_json
 from blackboard.application.knowledge.search import MAX_QUERY
 from blackboard.application.knowledge.search import words as search_words
-from blackboard.domain.knowledge.entries import KEY_PATTERN
+from blackboard.domain.knowledge.entries import CONTENT, KEY_PATTERN
 from blackboard.domain.signals import NonEmpty, SignalIdText
 
 MAX_META_BYTES = 16 * 1024  # `meta` is small free metadata; content goes in the value
@@ -75,22 +75,8 @@ class WriteEntry(Command):
         return meta
 
     def content(self) -> dict[str, Any]:
-        """What the written version holds (domain.entries.CONTENT)."""
-        return self.model_dump(
-            include={
-                "value",
-                "entry_type",
-                "author",
-                "section",
-                "role",
-                "label",
-                "confidence",
-                "depends_on",
-                "topics",
-                "meta",
-                "signal_id",
-            }
-        )
+        """What the written version holds: the fields the domain names its content (entries.CONTENT)."""
+        return self.model_dump(include=set(CONTENT))
 
 
 class ResolveEntry(Command):

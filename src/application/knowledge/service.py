@@ -7,12 +7,10 @@ import copy
 import logging
 import time
 from datetime import timedelta
-from typing import Any
-from uuid import uuid4
 
 from blackboard.application.authority import Authority
 from blackboard.application.callers import Act, Caller
-from blackboard.application.commands import Command
+from blackboard.application.commands import command_metadata
 from blackboard.application.entry_values import check_knowledge_items
 from blackboard.application.errors import NotPermitted, StoreUnavailable
 from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
@@ -188,16 +186,3 @@ class KnowledgeService:
                         "landing %s's item %d: database unavailable (%s); retrying", event.signal_id, n, down
                     )
                     time.sleep(min(5.0, 0.25 * 2**attempt))
-
-
-def command_metadata(cmd: Command, actor: str, **extra: Any) -> dict[str, Any]:
-    """As BlackboardService stores with every event: who, which command, and its causation and
-    correlation ids."""
-    causation_id = str(uuid4())
-    return {
-        "actor": actor,
-        "command": type(cmd).__name__,
-        "causation_id": causation_id,
-        "correlation_id": cmd.correlation_id or causation_id,
-        **extra,
-    }

@@ -28,6 +28,8 @@ ENTRY_TYPES = (
 )
 KEY_PATTERN = re.compile(r"[A-Za-z0-9_.:/-]{1,200}")  # keys and topic names
 MAX_VALUE_BYTES = 1024 * 1024  # a value's JSON, UTF-8: larger values belong in an artifact file
+# an entry's content fields, the one list of them: what a version holds, what a write event carries of it
+# (rules.version_of, rules.content_of), and what a write command stores (application WriteEntry.content)
 CONTENT = (
     "value",
     "entry_type",

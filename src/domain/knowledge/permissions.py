@@ -107,9 +107,9 @@ def check(
         raise deny(
             f"{signal.claimed_by}'s claim ran past its claim timeout ({claim_timeout.total_seconds():g} s)"
         )
-    if author != signal.claimed_by:
-        raise deny(f"only its claimer {signal.claimed_by} may, not {author}")
-    if signal.claim_token is not None and token != signal.claim_token:
+    if not signal.held_by(author, token):  # the claimer rule; which part failed says why
+        if author != signal.claimed_by:
+            raise deny(f"only its claimer {signal.claimed_by} may, not {author}")
         raise deny("the claim's token was not presented" if token is None else "the token is not the claim's")
     patterns = signal.write_keys if access == "write" else (*signal.read_keys, *signal.write_keys)
     if not allowed(patterns, key):

@@ -87,7 +87,7 @@ class PostgresNotifier(LogNotifier):
             taken: set[str] = set()
             for heard in self._notices:
                 if after < heard.position <= upto:
-                    if heard.posted is None:
+                    if isinstance(heard, notice.Moved):  # the log must be read to know
                         return None
                     posted.extend(heard.posted)
                     taken.update(heard.taken)

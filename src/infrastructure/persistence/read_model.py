@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, Select, bindparam, case, false, func, or_, select, text, true, union_all
+from sqlalchemy import Engine, Select, bindparam, case, func, or_, select, text, true, union_all
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.ports import (
@@ -37,6 +37,8 @@ from blackboard.infrastructure.persistence.tables import (
     CHECKPOINTS,
     SIGNAL_USAGE,
     SOLVE_USAGE,
+    claimable_where,
+    open_gate_where,
 )
 
 OVER_BUDGET = select(BOARD_BUDGETS.c.blackboard_id).where(BOARD_BUDGETS.c.reached)
@@ -218,11 +220,7 @@ class SqlSignalReadModel(SignalReadModel):
 
     @_translated
     def open_gates(self, blackboard_id: str | None = None) -> list[AgentSignal]:
-        query = (
-            select(SIGNALS)
-            .where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0, SIGNALS.c.gate.is_(true()))
-            .order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id)
-        )
+        query = select(SIGNALS).where(open_gate_where()).order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id)
         if blackboard_id is not None:
             query = query.where(SIGNALS.c.blackboard_id == blackboard_id)
         with read_connection(self._engine) as conn:
@@ -445,7 +443,7 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
     if criteria.blackboard_id is not None:
         query = query.where(SIGNALS.c.blackboard_id == criteria.blackboard_id)
     if criteria.claimable_only:
-        query = query.where(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0, SIGNALS.c.gate.is_(false()))
+        query = query.where(claimable_where())
     if criteria.due_at is not None:
         query = query.where(or_(SIGNALS.c.not_before.is_(None), SIGNALS.c.not_before <= criteria.due_at))
     if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics

@@ -26,10 +26,13 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    and_,
     event,
     false,
     text,
+    true,
 )
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
 
 NAMING = {
@@ -163,6 +166,19 @@ SIGNALS = Table(
         postgresql_where=text("status = 'CLAIMED'"),
     ),
 )
+
+
+def claimable_where() -> ColumnElement[bool]:
+    """The domain's claimability (AgentSignal.is_claimable: POSTED, waiting for no upstream, not a gate) as a
+    condition on SIGNALS, for the read model's selections that must stay SQL: the rule's one SQL form, on
+    the columns ix_blackboard_signals_open leads with (`waiting` is the count of `waiting_json`)."""
+    return and_(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0, SIGNALS.c.gate.is_(false()))
+
+
+def open_gate_where() -> ColumnElement[bool]:
+    """The domain's open gate (AgentSignal.is_open_gate: a gate POSTED, waiting for no upstream) on SIGNALS."""
+    return and_(SIGNALS.c.status == "POSTED", SIGNALS.c.waiting == 0, SIGNALS.c.gate.is_(true()))
+
 
 # A board's budget (`blackboard budget`), as its last BoardBudgetSet left it; NULL: no limit of that kind.
 BOARD_BUDGETS = Table(
