@@ -275,6 +275,9 @@ def test_a_look_at_rows_behind_the_log_is_not_taken_for_every_claimable_signal(b
             CompleteSignal(signal_id=held, agent_id="ps-researcher", token=running.tokens[held])
         )
         looked = running.queries.candidate_queries
+        end = board.store.last_position()  # the completion heard first: else the loop may decide on what it
+        # heard of the posts alone (the notification is on its way), claim `missed` and never look
+        wait_until(lambda: (running.notifier.seen() or 0) >= end, 20, "the completion heard")
         running.loop.release([held])  # it looks (a completion tells nothing): the rows have nothing
         wait_until(lambda: running.queries.candidate_queries >= looked + 2, 60, "the look")
         time.sleep(0.3)
