@@ -25,6 +25,7 @@ from blackboard.application.json_values import check_json
 from blackboard.domain.signals import (
     DEFAULT_PRIORITY,
     EntryId,
+    Labels,
     NonEmpty,
     Priority,
     SignalIdText,
@@ -102,6 +103,8 @@ class PostSignal(Command):
     # however long); another signal once it has waited this long with no live worker that fits it (without
     # one, the default post timeout applies: off unless BLACKBOARD_POST_TIMEOUT is set)
     timeout_s: Annotated[float, Field(gt=0, le=10 * 365 * 86400, allow_inf_nan=False)] | None = None
+    # labels to find it by (`--label`, repeatable): a label given twice is kept once, in the order given
+    labels: Annotated[Labels, AfterValidator(lambda given: tuple(dict.fromkeys(given)))] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -330,6 +333,7 @@ class ListSignals(Message):
     blackboard_id: BoardName | None = None
     limit: Count | None = None
     at: Position | None = None  # as the boards were right after this log position
+    labels: Labels = ()  # only signals carrying every one of these
 
 
 class WatchSignals(Message):
@@ -338,6 +342,7 @@ class WatchSignals(Message):
     signal_types: tuple[SignalType, ...] = Field(min_length=1)
     since: Position = 0
     blackboard_id: BoardName | None = None
+    labels: Labels = ()  # only signals carrying every one of these
     timeout: Seconds | None = None  # None: as long as it takes
 
 

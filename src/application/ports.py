@@ -24,7 +24,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.flows import FlowCounts, counted, latest, newest_first
 from blackboard.domain.limits import Budget, Limits, Spent
-from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus
+from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus, has_labels
 
 if TYPE_CHECKING:
     from blackboard.application.knowledge.ports import EntryTransaction
@@ -381,6 +381,7 @@ class SignalFilter:
     limit: int | None = None
     urgent_first: bool = False  # ordered by priority (0 first), then oldest: the claim order's first key
     due_at: datetime | None = None  # with claimable_only: only signals whose not_before has come by then
+    labels: tuple[str, ...] = ()  # only signals carrying every one of these
 
     def matches(self, signal: AgentSignal) -> bool:
         """Whether a signal meets every criterion that is set (what `SignalReadModel.find` selects)."""
@@ -394,6 +395,7 @@ class SignalFilter:
             and (self.blackboard_id is None or signal.blackboard_id == self.blackboard_id)
             and (not self.claimable_only or signal.is_claimable)
             and (self.due_at is None or signal.due(self.due_at))
+            and has_labels(signal, self.labels)
         )
 
     @classmethod
@@ -598,11 +600,13 @@ class SignalReadModel(abc.ABC):
         ]
         return newest_first(found)
 
-    def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
-        """Each board's (or one board's) signal counts, in board order. This default reads every
-        signal; a store counts where the rows are."""
+    def board_statuses(
+        self, live_since: datetime, blackboard_id: str | None = None, labels: Sequence[str] = ()
+    ) -> list[BoardSignals]:
+        """Each board's (or one board's) signal counts, in board order; with `labels`, of the signals
+        carrying every one of them. This default reads every signal; a store counts where the rows are."""
         boards: dict[str, list[AgentSignal]] = {}
-        for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
+        for signal in self.find(SignalFilter(blackboard_id=blackboard_id, labels=tuple(labels))):
             boards.setdefault(signal.blackboard_id, []).append(signal)
         return [
             BoardSignals(

@@ -31,7 +31,7 @@ from blackboard.domain.capabilities import Volunteer, rank
 from blackboard.domain.errors import SignalNotFound
 from blackboard.domain.events import AgentSignalApproved, AgentSignalCompleted
 from blackboard.domain.presence import WorkerPresence
-from blackboard.domain.signals import AgentSignal, Candidate
+from blackboard.domain.signals import AgentSignal, Candidate, has_labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +187,7 @@ class BlackboardQueries:
             capabilities=((query.capability,) if query.capability else ()) + query.capabilities,
             blackboard_id=query.blackboard_id,
             limit=query.limit,
+            labels=query.labels,
         )
         if query.at is None:
             return self._read_model.find(criteria)
@@ -234,6 +235,7 @@ class BlackboardQueries:
                         signal
                         and signal.signal_type in query.signal_types
                         and (query.blackboard_id in (None, signal.blackboard_id))
+                        and has_labels(signal, query.labels)
                     ):
                         found.append(signal)
                         at.append(record.position)

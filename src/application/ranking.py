@@ -73,11 +73,14 @@ class Controller:
         self._queries, self._registry, self._threshold = queries, registry, threshold
         self._budgets = budgets  # the boards with a budget, as a claim there decides (application/budgets.py)
 
-    def next(self, blackboard_id: str | None, limit: int | None, now: datetime) -> Plan:
+    def next(
+        self, blackboard_id: str | None, limit: int | None, now: datetime, labels: tuple[str, ...] = ()
+    ) -> Plan:
+        """`labels`: only the signals carrying every one of these (the validated ListSignals' rule)."""
         posted = [
             s
             for s in self._queries.list_signals(
-                ListSignals(status=SignalStatus.POSTED, blackboard_id=blackboard_id)
+                ListSignals(status=SignalStatus.POSTED, blackboard_id=blackboard_id, labels=labels)
             )
             if not s.waiting_for  # one that waits for an upstream: the upstream is what comes next
         ]

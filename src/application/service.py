@@ -158,7 +158,12 @@ class BlackboardService:
             # board: Hold.BOARD), so two posts never take one number
             entry_id = cmd.entry_id or f"e-{tx.highest_entry() + 1}"
             payload = SignalPayload(
-                ps_id=cmd.ps_id, entry_id=entry_id, topic=cmd.topic, prompt=cmd.prompt, context=cmd.context
+                ps_id=cmd.ps_id,
+                entry_id=entry_id,
+                topic=cmd.topic,
+                prompt=cmd.prompt,
+                context=cmd.context,
+                labels=cmd.labels,
             )
             signal = board.post_signal(
                 signal_id=self._unused_signal_id(tx),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from blackboard.application.budgets import spent_of
+from blackboard.application.commands import ListSignals
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
 from blackboard.application.ports import Clock, Durations, SignalReadModel
@@ -25,7 +26,7 @@ from blackboard.domain.capabilities import DEFAULT_THRESHOLD
 from blackboard.domain.flows import FlowCounts
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.presence import WorkerPresence
-from blackboard.domain.signals import AgentSignal
+from blackboard.domain.signals import AgentSignal, has_labels
 
 WAITING_READ = 1000  # claimable signals `status` reads to say which wait for a worker that fits
 ENDED_FLOWS = 3  # flows that ended which a board's status still lists (every running one is listed)
@@ -115,31 +116,43 @@ class StatusQueries:
         now = self._clock.now()
         return [w for w in self._presence.workers() if w.is_live(now)]
 
-    def overview(self, blackboard_id: str | None = None, catch_up: bool = True) -> list[BoardStatus]:
+    def overview(
+        self, blackboard_id: str | None = None, catch_up: bool = True, labels: tuple[str, ...] = ()
+    ) -> list[BoardStatus]:
         """Every board the store holds (or the one named: BoardNotFound if it holds none), in board order.
-        `catch_up` False: the read model as it stands (a scrape that found an event it cannot read)."""
+        `catch_up` False: the read model as it stands (a scrape that found an event it cannot read).
+        `labels`: the boards holding a signal that carries every one of them, their signal counts, oldest
+        waiting signal, claimers and open gates of those signals alone (the rest is the board's)."""
+        labels = ListSignals(labels=labels).labels  # the rule of a label, said as everywhere
         if catch_up:
             self._projector.catch_up()
         now = self._clock.now()
         signals = {
-            b.blackboard_id: b for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id)
+            b.blackboard_id: b
+            for b in self._signals.board_statuses(now - self._claim_timeout, blackboard_id, labels)
         }
         entries = self._entries.board_counts(blackboard_id)
         usage = self._signals.usage_totals(blackboard_id)
         budgets = self._signals.budgets(blackboard_id)
         reserved = self._signals.reserved(blackboard_id, now - self._claim_timeout) if budgets else {}
-        if blackboard_id is not None and not signals and not entries:
+        if (
+            blackboard_id is not None
+            and not signals
+            and not entries
+            and not (labels and self._signals.count_by_status(blackboard_id))  # a board, none labelled so
+        ):
             raise BoardNotFound(blackboard_id)
         live = self.live_workers()
         unattended = self._unattended(blackboard_id, live)
         gates: dict[str, list[AgentSignal]] = {}
         for gate in self._signals.open_gates(blackboard_id):
-            gates.setdefault(gate.blackboard_id, []).append(gate)
+            if has_labels(gate, labels):
+                gates.setdefault(gate.blackboard_id, []).append(gate)
         flows: dict[str, list[FlowCounts]] = {}
         for flow in self._signals.flow_counts(blackboard_id):
             flows.setdefault(flow.blackboard_id, []).append(flow)
         boards = []
-        for board in sorted(signals.keys() | entries.keys()):
+        for board in sorted(signals.keys() | (entries.keys() if not labels else set())):
             counted = signals.get(board)
             oldest = counted.oldest_waiting if counted else None
             held, conflicts = entries.get(board, (0, 0))
@@ -164,6 +177,17 @@ class StatusQueries:
                 )
             )
         return boards
+
+    def labelled_counts(self, labels: tuple[str, ...]) -> dict[str, dict[str, dict[str, int]]]:
+        """For each label, each board's signals carrying it, counted by status (the read model as it stands:
+        `overview` caught it up); a board with none left out."""
+        live_since = self._clock.now() - self._claim_timeout
+        return {
+            label: {
+                b.blackboard_id: b.by_status for b in self._signals.board_statuses(live_since, None, (label,))
+            }
+            for label in labels
+        }
 
     def _unattended(self, blackboard_id: str | None, live: list[WorkerPresence]) -> dict[str, dict[str, int]]:
         """Per board, the claimable signals no live worker fits, counted by their targets (`RESEARCH`,

@@ -52,8 +52,8 @@ class BlackboardEvent(BaseModel):
 class AgentSignalPosted(BlackboardEvent):
     # 2 added retry_of, 3 read_keys and write_keys, 4 budget_usd, 5 priority, 6 not_before, 7 max_attempts,
     # 8 gate and gate_timeout_s, 9 gate_timeout_s renamed timeout_s and given to every signal, 10 flow_id and
-    # step_id
-    schema_version: ClassVar[int] = 10
+    # step_id, 11 payload.labels
+    schema_version: ClassVar[int] = 11
 
     signal_type: SignalType
     payload: SignalPayload
@@ -512,6 +512,10 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     # a gate's own timeout became every signal's (a non-gate had none: the reader's default applies)
     ("AgentSignalPosted", 8): lambda data: _renamed(data, "gate_timeout_s", "timeout_s"),
     ("AgentSignalPosted", 9): lambda data: {**data, "flow_id": None, "step_id": None},  # before flows
+    ("AgentSignalPosted", 10): lambda data: {
+        **data,
+        "payload": {**data["payload"], "labels": []},
+    },  # unlabelled
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalClaimed", 2): lambda data: {**data, "concurrency_key": None},  # claimed under no key
     ("AgentSignalClaimed", 3): lambda data: {**data, "reserved": None},  # claimed before reservations

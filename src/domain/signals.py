@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Annotated, Any
@@ -30,6 +30,12 @@ NonEmpty = Annotated[str, Field(min_length=1)]
 SignalIdText = Annotated[str, Field(pattern=r"^sig-[0-9a-f]{8}$")]  # pydantic's regex: $ is the very end
 EntryId = Annotated[str, Field(pattern=ENTRY_ID_PATTERN)]
 Topic = Annotated[str, Field(min_length=1, max_length=200)]
+# A label a poster puts on a signal (`post --label`) to find it again: lowercase, short, no spaces; at most
+# MAX_LABELS of them. A filter by labels matches a signal carrying every one named (docs/cli.md, "Labels").
+LABEL_PATTERN = r"^[a-z0-9][a-z0-9._:/-]*$"
+MAX_LABELS, MAX_LABEL = 20, 64
+Label = Annotated[str, Field(max_length=MAX_LABEL, pattern=LABEL_PATTERN)]  # the pattern: 1 or more
+Labels = Annotated[tuple[Label, ...], Field(max_length=MAX_LABELS)]
 
 
 class SignalId(str):
@@ -44,7 +50,8 @@ class SignalId(str):
 
 
 class SignalPayload(BaseModel):
-    """What the work is about: the PS it belongs to, the entry, the topic and the prompt."""
+    """What the work is about: the PS it belongs to, the entry, the topic and the prompt, and the labels
+    its poster put on it (none on a signal posted before labels: the field's default)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
@@ -53,6 +60,12 @@ class SignalPayload(BaseModel):
     topic: Topic
     prompt: str = ""
     context: dict[str, Any] = Field(default_factory=dict)
+    labels: Labels = ()
+
+
+def has_labels(signal: AgentSignal, labels: Iterable[str]) -> bool:
+    """Whether the signal carries every one of `labels` (none named: every signal does)."""
+    return all(label in signal.payload.labels for label in labels)
 
 
 class SignalResult(BaseModel):

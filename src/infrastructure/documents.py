@@ -30,8 +30,10 @@ from blackboard.domain.capabilities import Volunteer
 from blackboard.domain.knowledge.entries import ENTRY_TYPES, KEY_PATTERN
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import (
+    MAX_LABELS,
     AgentSignal,
     EntryId,
+    Label,
     NonEmpty,
     SignalIdText,
     SignalStatus,
@@ -167,6 +169,7 @@ class Signal(Document):
     decision_note: str | None = None  # the approval's note, the rejection's or the cancel's reason
     flow_id: str | None = None  # the flow it is a step of (`blackboard flow run`); null: none
     step_id: str | None = None  # its step's id in that flow
+    labels: list[Label] = Field(default_factory=list, max_length=MAX_LABELS)  # `post --label`; []: none
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # claimable, and no live worker fits it (BlackboardQueries.waiting_for_workers): `a worker that fits: T`
@@ -224,7 +227,7 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
         "signal_id": s.signal_id,
         "blackboard_id": s.blackboard_id,
         "signal_type": s.signal_type,
-        "payload": Payload(**s.payload.model_dump()),
+        "payload": Payload(**s.payload.model_dump(exclude={"labels"})),  # its labels: `labels`
         "target_capabilities": list(s.target_capabilities),
         "posted_by": s.posted_by,
         "claimed_by": s.claimed_by,
@@ -271,6 +274,7 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
         "decision_note": s.decision_note,
         "flow_id": s.flow_id,
         "step_id": s.step_id,
+        "labels": list(s.payload.labels),
     }  # never the claim's token: it is the claimer's proof
 
 

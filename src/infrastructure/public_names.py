@@ -47,6 +47,7 @@ SHORT = {
     "write_keys": "--write-key",
     "knowledge_items": "--knowledge-item",
     "topics": "--topic",
+    "labels": "--label",  # a signal's (`post --label`, and the filters of signals, next, status, watch)
     "posted_with": "--correlation-id",  # cancel in bulk: what the signals were posted with
     "signal_id": "SIG",
     "key": "KEY",  # an entry's key (a post's `key` is `--key`: CLI_FIELDS)

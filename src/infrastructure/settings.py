@@ -145,6 +145,24 @@ def _any(value: Any) -> bool:
     return True
 
 
+def _labels(raw: Any) -> tuple[str, ...]:
+    """Signal labels separated by commas (spaces around them ignored), each as `post --label` takes it,
+    at most as many as a signal may carry: what `/metrics` counts signals by (docs/web.md)."""
+    import re  # the label's rule is the domain's; read only when the variable is set
+
+    from blackboard.domain.signals import LABEL_PATTERN, MAX_LABEL, MAX_LABELS
+
+    given = tuple(dict.fromkeys(p.strip() for p in (raw.split(",") if isinstance(raw, str) else raw)))
+    labels = tuple(p for p in given if p)
+    if len(labels) > MAX_LABELS or any(len(p) > MAX_LABEL or not re.match(LABEL_PATTERN, p) for p in labels):
+        raise ValueError(raw)
+    return labels
+
+
+LABELS_RULE = (
+    "signal labels separated by commas, at most 20, each 1..64 characters of a-z 0-9 . _ : / - "
+    "starting with a letter or digit"
+)
 SECONDS = f"seconds, above 0 and at most {MAX_SECONDS:g}"
 SECONDS_0 = f"0 or more seconds, at most {MAX_SECONDS:g}"
 
@@ -226,6 +244,9 @@ class BlackboardSettings:
     # prices of models the runners' table lacks or prices otherwise (infrastructure/prices.py): the worker,
     # the claim's decision (an unpriced model under a USD budget) and the runners read them alike
     prices: PriceTable = _knob(PriceTable(), prices.RULE, _any, prices.parse, "BLACKBOARD_PRICES")
+    # the signal labels `/metrics` counts signals by (`blackboard_signals{label=...}`): only these, so a
+    # scrape's series stay bounded however many labels posts use
+    metric_labels: tuple[str, ...] = _knob((), LABELS_RULE, _any, _labels, "BLACKBOARD_METRIC_LABELS")
     # set in code only (tests, embedding)
     echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
     # a worker's options (`blackboard worker`)
@@ -398,4 +419,6 @@ def _env_text(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "1" if value else "0"
+    if isinstance(value, tuple):  # labels, as the variable separates them
+        return ",".join(value)
     return str(value)

@@ -118,6 +118,32 @@ class ReadModelContract(abc.ABC):
         assert ids(status=SignalStatus.POSTED, claimable_only=True) == ["sig-00000009", "sig-00000002"]
         assert ids(limit=2) == ["sig-00000001", "sig-00000009"]  # oldest first, then by id
 
+    def test_find_and_board_statuses_keep_the_signals_carrying_every_label_named(self, read_model):
+        board = BlackboardAggregate("bb-l")
+        for n, labels in enumerate((("bug", "team:core"), ("bug",), ("a.b_c",), ("axb_c",), ()), start=1):
+            board.post_signal(
+                signal_id=f"sig-{n:08x}",
+                signal_type=SignalType.RESEARCH,
+                # a context naming a label is no label
+                payload=payload(n, labels=["bug"]).model_copy(update={"labels": labels}),
+                posted_by="ps-skill",
+                at=T0 + timedelta(minutes=n),
+            )
+        read_model.apply(recorded(board.collect_events()))
+
+        def ids(*labels: str) -> list[str]:
+            return [s.signal_id for s in read_model.find(SignalFilter(labels=labels))]
+
+        assert ids() == [f"sig-{n:08x}" for n in range(1, 6)]
+        assert ids("bug") == ["sig-00000001", "sig-00000002"]
+        assert ids("bug", "team:core") == ["sig-00000001"]
+        assert ids("a.b_c") == ["sig-00000003"]  # `_` and `.` match themselves alone
+        assert ids("team") == [] and ids("core") == [] and ids("bug", "nothing") == []
+        assert read_model.get("sig-00000001").payload.labels == ("bug", "team:core")
+        (counted,) = read_model.board_statuses(T0, "bb-l", ("bug",))
+        assert counted.by_status == {"POSTED": 2}
+        assert read_model.board_statuses(T0, None, ("nothing",)) == []
+
     def test_candidates_are_the_claimable_signals_for_the_capabilities_oldest_first(self, read_model):
         events = every_event_type()
         read_model.apply(recorded(events))

@@ -254,6 +254,7 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
         {"gate": False, "gate_timeout_s": None},
         {"timeout_s": 60.0},
         {"flow_id": "docbot-1", "step_id": "research"},
+        {"payload": {**payload, "labels": ["bug", "team:core"]}},  # 11: the current shape, labels kept
     ]
     renamed = {9: "gate_timeout_s"}  # a field a schema renamed: gone from its shape on
     rows: list[tuple[str, int, dict]] = []
@@ -331,6 +332,7 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
 
     assert fast == normal
     assert len(fast["blackboard_signals"]) == events.AgentSignalPosted.schema_version
+    assert [r for r in fast["blackboard_signals"] if '["bug", "team:core"]' in r]  # labels_json: kept
 
 
 def test_a_catch_up_with_nothing_to_fold_only_reads(sql_engine):

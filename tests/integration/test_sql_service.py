@@ -96,7 +96,7 @@ def test_stored_rows_carry_type_schema_version_and_metadata(sql_board):
         rows = conn.execute(select(EVENTS).order_by(EVENTS.c.position)).all()
 
     assert [(r.event_type, r.schema_version, r.stream_id, r.version) for r in rows] == [
-        ("AgentSignalPosted", 10, "ps-1", 1),
+        ("AgentSignalPosted", 11, "ps-1", 1),
         ("AgentSignalClaimed", 4, "ps-1", 2),
     ]
     assert json.loads(rows[0].metadata)["correlation_id"] == "run-42"

@@ -291,6 +291,55 @@ def test_a_posted_event_of_schema_9_loads_and_rebuilds_as_a_signal_of_no_flow(sq
     assert read_model.flow_counts("bb-v9") == [] and read_model.flow_signals("bb-v9", "None") == []
 
 
+def test_a_posted_event_of_schema_10_loads_and_rebuilds_as_an_unlabelled_signal(sql_engine):
+    """Schema 11 added the payload's labels: a post stored before carries none, both when the log is read
+    (the normal path) and when a rebuild folds it (the fast replay), and no label filter finds it; a row an
+    older release wrote (its payload without labels, no labels_json) reads as unlabelled too."""
+    from sqlalchemy import update
+
+    from blackboard.application.ports import SignalFilter
+    from blackboard.infrastructure.persistence.projector import ReplayingProjector
+    from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+    from blackboard.infrastructure.persistence.tables import SIGNALS
+
+    at = datetime(2026, 1, 5, tzinfo=UTC)
+    payload = {"ps_id": "ps-1", "entry_id": "e-1", "topic": "old work", "prompt": "", "context": {}}
+    posted_v10 = {
+        "signal_id": "sig-00000101",
+        "signal_type": "RESEARCH",
+        "payload": payload,
+        "target_capabilities": ["RESEARCH"],
+        "posted_by": "ps-lead",
+        "after": [],
+        "dedupe_key": None,
+        "retry_of": None,
+        "read_keys": [],
+        "write_keys": [],
+        "budget_usd": None,
+        "priority": 2,
+        "not_before": None,
+        "max_attempts": None,
+        "gate": False,
+        "timeout_s": None,
+        "flow_id": None,
+        "step_id": None,
+    }
+    _store_posted(sql_engine, "bb-v10", 10, posted_v10, at, "6f1c1d7e-0000-4000-8000-000000000101")
+
+    (posted,) = SqlAlchemyEventStore(sql_engine).load("bb-v10")
+    read_model = SqlSignalReadModel(sql_engine)
+    ReplayingProjector(SqlAlchemyEventStore(sql_engine), read_model).rebuild()
+
+    assert posted.payload.labels == () and posted.payload.topic == "old work"
+    signal = read_model.get("sig-00000101")
+    assert signal is not None and signal.payload.labels == ()
+    assert read_model.find(SignalFilter(blackboard_id="bb-v10")) == [signal]
+    assert read_model.find(SignalFilter(blackboard_id="bb-v10", labels=("bug",))) == []
+    with sql_engine.begin() as conn:  # the row as a release before labels wrote it
+        conn.execute(update(SIGNALS).values(payload_json=json.dumps(payload), labels_json=None))
+    assert read_model.get("sig-00000101") == signal
+
+
 def test_a_solve_started_of_schema_1_loads_with_the_options_a_resume_falls_back_on(sql_engine):
     """Schema 2 added SolveStarted's host, pid and the options a resume continues with (controller_ref,
     step_timeout, start_workers, workdir, permission_mode, allowed_tools); a run started before has none."""

@@ -98,6 +98,7 @@ def _former_row(signal) -> dict:
         "charged_attempts_json": json.dumps(list(signal.charged_attempts))
         if signal.charged_attempts
         else None,
+        "labels_json": json.dumps(list(signal.payload.labels)) if signal.payload.labels else None,
     }
 
 
@@ -118,6 +119,7 @@ def _varied():
             topic='café ☕ "quoted"',
             prompt="a\nb",
             context={"x": [1, 2.5, None]},
+            labels=("bug", "team:core"),
         ),
         result=SignalResult(artifact_path="r.md", knowledge_items=("k-1", "k-2"), error="é"),
         usage=SignalUsage(

@@ -511,7 +511,7 @@ def test_a_post_stored_at_schema_6_loads_with_no_max_attempts_of_its_own():
 
     assert loaded.max_attempts is None
     assert (loaded.priority, loaded.not_before.hour) == (1, 10)
-    assert AgentSignalPosted.schema_version == 10
+    assert AgentSignalPosted.schema_version == 11
 
 
 def test_a_run_s_usage_round_trips_through_the_stored_data():

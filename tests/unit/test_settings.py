@@ -30,6 +30,8 @@ def shown(value: object) -> str:
         return "1" if value else "0"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, tuple):  # labels: none by default
+        return ",".join(value) or "none"
     return value if isinstance(value, str) else format(value, "g")
 
 
@@ -206,6 +208,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
         grace=2.0,
         head_start=0.0,
         prices=prices.parse('{"my-model": [1, 2]}'),
+        metric_labels=("bug", "team:core"),
     )
 
 

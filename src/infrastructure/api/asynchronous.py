@@ -136,14 +136,17 @@ class AsyncBlackboard:
         blackboard_id: str | None = None,
         since: int | None = None,
         timeout: float | None = None,
+        labels: Iterable[str] = (),
     ) -> AsyncIterator[WatchedSignal]:
-        """`blackboard watch --type`, as an async iterator: every signal of those types that completes after
-        `since` (default: when the iteration starts), in order, each with the `position` it was read at;
-        TimedOut when `timeout` seconds pass with no next one. Break out of the loop to stop."""
+        """`blackboard watch --type`, as an async iterator: every signal of those types (carrying every one
+        of `labels`) that completes after `since` (default: when the iteration starts), in order, each with
+        the `position` it was read at; TimedOut when `timeout` seconds pass with no next one. Break out of
+        the loop to stop."""
         query = request(
             WatchSignals,
             signal_types=names(signal_types, "signal_types"),
             blackboard_id=blackboard_id,
+            labels=names(labels, "labels"),
             since=since,
             timeout=timeout,
         )
@@ -153,6 +156,7 @@ class AsyncBlackboard:
                 lambda board, read: board.watch(
                     query.signal_types,
                     blackboard_id=query.blackboard_id,
+                    labels=query.labels,
                     since=position if read is None else max(position, read),  # read up to `read` before
                     timeout=0,
                 ),

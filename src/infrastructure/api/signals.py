@@ -64,6 +64,7 @@ class SignalCalls(Base):
         max_attempts: int | None = None,
         gate: bool = False,
         timeout_s: timedelta | float | str | None = None,
+        labels: Iterable[str] = (),
         **former: Any,
     ) -> Signal:
         """`blackboard post`: a unit of work on the board (`blackboard_id`, default the PS id; `ps_id`, default
@@ -77,7 +78,8 @@ class SignalCalls(Base):
         it opens, else it waits; another signal once it has waited that long with no live worker that fits it,
         else it waits for one (unless the `post_timeout` setting is on). `key` dedupes: posting again with it
         on the same board returns the first signal. The former names of these (docs/cli.md, "Names and
-        aliases") are accepted in `former`, with the same meaning."""
+        aliases") are accepted in `former`, with the same meaning. `labels`: labels to find it by (`signals`
+        and `watch` filter by them)."""
         public = former_names("post", former, key=key, timeout_s=timeout_s)
         key, given = public["key"], public["timeout_s"]
         command = request(
@@ -104,6 +106,7 @@ class SignalCalls(Base):
             max_attempts=max_attempts,
             gate=gate,
             timeout_s=None if given is None else parse_duration(given, "timeout_s"),
+            labels=names(labels, "labels"),
         )
         posted = self._parts.service.post_signal(command)
         return documents.posted(posted, self._parts.registry, self._parts.queries)
@@ -247,9 +250,10 @@ class SignalCalls(Base):
         blackboard_id: str | None = None,
         limit: int | None = None,
         at: int | None = None,
+        labels: Iterable[str] = (),
     ) -> Signals:
         """`blackboard signals`: the read model, oldest first; `capability` one name or several (any of
-        them, as a repeated `--capability`)."""
+        them, as a repeated `--capability`); `labels`: only signals carrying every one of them."""
         try:
             query = request(
                 ListSignals,
@@ -259,6 +263,7 @@ class SignalCalls(Base):
                 blackboard_id=blackboard_id,
                 limit=limit,
                 at=at,
+                labels=names(labels, "labels"),
             )
         except InvalidInput as bad:  # the argument's own name, as the call gave it
             field = bad.field.replace("capabilities", "capability", 1)
@@ -293,13 +298,16 @@ class SignalCalls(Base):
         blackboard_id: str | None = None,
         since: int | None = None,
         timeout: float | None = None,
+        labels: Iterable[str] = (),
     ) -> WatchedSignal:
-        """`blackboard watch --type`: the first signal of those types to complete after `since` (default:
-        now), with the `position` to pass as `since` next time; TimedOut after `timeout` seconds."""
+        """`blackboard watch --type`: the first signal of those types (carrying every one of `labels`) to
+        complete after `since` (default: now), with the `position` to pass as `since` next time; TimedOut
+        after `timeout` seconds."""
         query = request(
             WatchSignals,
             signal_types=names(signal_types, "signal_types"),
             blackboard_id=blackboard_id,
+            labels=names(labels, "labels"),
             since=since,
             timeout=timeout,
         )

@@ -80,6 +80,7 @@ def post(
         timeout_s=None
         if args.timeout_s is None
         else parse_duration(args.timeout_s, typed(args, "timeout_s")),
+        labels=tuple(args.labels),
     )
     posted = service().post_signal(command)
     data = documents.jsonable(documents.posted(posted, registry(), queries()))
@@ -258,6 +259,8 @@ def watch(
     watcher: Lazy = Provide[Container.watcher.provider],
     store: Lazy = Provide[Container.event_store.provider],
 ) -> Output:
+    if args.topic is not None and args.labels:
+        raise InvalidInput("--label", "goes with --type: signals carry labels, entries do not")
     if args.topic is not None:  # entries: the knowledge side, imported (and wired) only for it
         from blackboard.infrastructure.cli.knowledge.commands import watch_topic
 
@@ -271,6 +274,7 @@ def watch(
     query = WatchSignals(
         signal_types=tuple(args.signal_types),
         blackboard_id=args.blackboard,
+        labels=tuple(args.labels),
         **_given(since=args.since, timeout=args.timeout),
     )
     if args.since is None:  # from now, taken before waiting

@@ -58,10 +58,11 @@ def status(
     if args.blackboard is not None and not args.blackboard:
         raise InvalidInput("--blackboard", "must not be empty")
     position = store().last_position() if args.watch else 0  # before the first overview reads
-    boards = queries().overview(args.blackboard)
+    labels = tuple(args.labels)
+    boards = queries().overview(args.blackboard, labels=labels)
     if args.watch:
         status_view.Watch(
-            lambda: queries().overview(args.blackboard),
+            lambda: queries().overview(args.blackboard, labels=labels),
             store(),
             notifier(),
             position,

@@ -42,7 +42,7 @@ def next_moves(
         registry(),
         config.claim_threshold,
         lambda board: budget_states(read_model(), board, lapsed),
-    ).next(args.blackboard, args.limit, now)
+    ).next(args.blackboard, args.limit, now, tuple(args.labels))
     # a move no live worker fits waits for one: said with it (its agent's worker would take it)
     unstarted = queries().waiting_for_workers(m.signal for m in plan.moves)
     data = {

@@ -39,6 +39,7 @@ def signals(
         blackboard_id=args.blackboard,
         limit=PAGE + 1 if paged else args.limit,
         at=args.at,
+        labels=tuple(args.labels),
     )
     status().require_board(query.blackboard_id)
     found = queries().list_signals(query)
@@ -46,7 +47,7 @@ def signals(
         found = found[:PAGE]
         _more(
             f"the {PAGE} oldest signals shown; more remain: --limit N or --all shows more, "
-            "--status, --type, --capability or --blackboard fewer"
+            "--status, --type, --capability, --label or --blackboard fewer"
         )
     if args.at is not None:  # as it was: no marks of now
         return render.signals(found)

@@ -16,7 +16,7 @@ from blackboard.infrastructure.cli.solve.parser import add_solve_command
 from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
 from blackboard.infrastructure.persistence import DEFAULT_URL
-from blackboard.infrastructure.public_names import cli_aliases
+from blackboard.infrastructure.public_names import cli_aliases, option
 
 SIGNAL_TYPES = tuple(t.value for t in SignalType)  # the domain's, named in the help and offered by completion
 STATUSES = tuple(s.value for s in SignalStatus)
@@ -226,6 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="its own timeout (seconds, or 90s, 10m, 2h, 1d): a gate expires if no one decides it within "
         "this long after it opens; another signal once it has waited this long with no live worker that "
         "fits it (default: BLACKBOARD_POST_TIMEOUT, off unless set: it waits for a worker that fits)",
+    )
+    _labels(
+        post,
+        "a label to find it by (repeatable, at most 20): lowercase letters and digits, then also . _ : / -, "
+        "at most 64 characters",
     )
     post.add_argument(
         "--budget-usd",
@@ -519,7 +524,23 @@ def build_parser() -> argparse.ArgumentParser:
         "projection_rebuild",
     )
     rebuild.add_argument("--resume", action="store_true", help="continue an interrupted rebuild")
+    for name, what in LABEL_FILTERS.items():  # a signal's labels (`post --label`) narrow what these show
+        _labels(commands.choices[name], f"{what} carrying this label (repeatable: every one of them)")
     return parser
+
+
+# The commands a signal's labels filter, and what each then shows
+LABEL_FILTERS = {
+    "signals": "signals",
+    "next": "only signals",
+    "status": "count only signals (on the boards holding one)",
+    "watch": "with --type: only completions of signals",
+}
+
+
+def _labels(parser: argparse.ArgumentParser, text: str) -> None:
+    """A signal's labels, one a `--label` (repeatable): the field `labels`, by its public option."""
+    parser.add_argument(option("labels"), action="append", default=[], metavar="L", dest="labels", help=text)
 
 
 def _add_paging(parser: argparse.ArgumentParser, what: str) -> None:

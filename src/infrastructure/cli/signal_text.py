@@ -32,6 +32,8 @@ def signal_line(s: Any, due: datetime | None = None, waiting: str | None = None)
 
 def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None) -> str:
     lines = [signal_line(s, due), f"  posted by {s.posted_by} at {s.created_at:%Y-%m-%d %H:%M:%S}"]
+    if s.payload.labels:
+        lines.append(f"  labels: {', '.join(s.payload.labels)}")
     if s.flow_id is not None:
         shown = f"blackboard flow status {s.flow_id} --blackboard {s.blackboard_id}"
         lines.append(f"  step {s.step_id} of flow {s.flow_id} ({shown})")

@@ -1,5 +1,5 @@
 """The flow tools (docs/flows.md): run a flow's steps on a board, and see how a flow stands or wait for it to
-end. A person's server offers them (as search): an agent's tool list is at its cap of 12,000 characters."""
+end. A person's server offers them (as search): an agent's tool list is at its cap (tools.MAX_TOOLS_JSON)."""
 
 from __future__ import annotations
 

@@ -253,8 +253,9 @@ def knowledge_tools(with_agent: bool) -> list[Tool]:
 
 def search_tools(bound: bool = False) -> list[Tool]:
     """A person's server's search, and a bound session's (a runner's run): scoped to its run's board, the
-    board it does not name. An agent's own server leaves it out: its tool list is at its cap of 12,000
-    characters of JSON (every request carries it); that agent searches with `blackboard search` (docs/mcp.md)."""
+    board it does not name. An agent's own server leaves it out: its tool list is at its cap of characters
+    of JSON (tools.MAX_TOOLS_JSON; every request carries it); that agent searches with `blackboard search`
+    (docs/mcp.md)."""
     fields = ("text", "section", "role", "author", "label", "entry_type", "topic", "prefix", "conflicts")
     fields += ("filter", "limit", "offset")
     if bound:

@@ -220,6 +220,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
         "max_attempts",
         "gate",
         "timeout_s",
+        "labels",
         "blackboard_id",
         "correlation_id",
         *(() if with_agent else ("posted_by",)),
@@ -309,7 +310,7 @@ def signal_tools(with_agent: bool) -> list[Tool]:
             derive(
                 "SignalsArguments",
                 ListSignals,
-                same("status", "signal_type", "capability", "limit", "blackboard_id", "at"),
+                same("status", "signal_type", "capability", "labels", "limit", "blackboard_id", "at"),
             ),
             signals,
         ),

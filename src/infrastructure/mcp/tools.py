@@ -52,10 +52,12 @@ PERSON_ACTS = {
     "blackboard_budget": (Act.LIMITS, "set a board's budget"),
 }
 # A person's server's and a run's bound session's (its board's): an agent's own server's tool list is at its
-# cap of 12,000 characters of JSON (MAX_TOOLS_JSON), where a bound session's, with no claim, complete, fail or
+# cap of characters of JSON (MAX_TOOLS_JSON), where a bound session's, with no claim, complete, fail or
 # cancel, has room for it
 SEARCH_TOOLS = frozenset({"blackboard_search"})
-MAX_TOOLS_JSON = 12_000  # characters of an agent's tool list, as a model is sent it with every request
+# characters of an agent's tool list, as a model is sent it with every request (12,000 until labels on
+# post and signals made it 12,258)
+MAX_TOOLS_JSON = 12_500
 FLOW_TOOLS = frozenset({"blackboard_flow_run", "blackboard_flow_status"})
 
 

@@ -190,6 +190,7 @@ SIGNAL_COLUMNS = (
     "flow_id",
     "step_id",
     "charged_attempts_json",
+    "labels_json",
     "post_event_id",
 )
 # The columns a signal's later events change, in the order `changing_values` gives them after the key
@@ -274,6 +275,7 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         signal.flow_id,
         signal.step_id,
         charged_json(signal),
+        _strings(labels) if (labels := signal.payload.labels) else None,
         post_event_id,
     )
 

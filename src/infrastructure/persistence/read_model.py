@@ -247,10 +247,12 @@ class SqlSignalReadModel(SignalReadModel):
         return newest_first(FlowCounts(b, f, ordered(c), started[(b, f)]) for (b, f), c in counts.items())
 
     @_translated
-    def board_statuses(self, live_since: datetime, blackboard_id: str | None = None) -> list[BoardSignals]:
+    def board_statuses(
+        self, live_since: datetime, blackboard_id: str | None = None, labels: Sequence[str] = ()
+    ) -> list[BoardSignals]:
         """Three GROUP BYs over the rows (the board index), whatever the length of the log."""
         board, status = SIGNALS.c.blackboard_id, SIGNALS.c.status
-        mine = (board == blackboard_id,) if blackboard_id is not None else ()
+        mine = ((board == blackboard_id,) if blackboard_id is not None else ()) + tuple(labelled(labels))
         lease = func.coalesce(SIGNALS.c.renewed_at, SIGNALS.c.claimed_at)
         with read_connection(self._engine) as conn:
             counts = conn.execute(
@@ -446,6 +448,7 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
         query = query.where(claimable_where())
     if criteria.due_at is not None:
         query = query.where(or_(SIGNALS.c.not_before.is_(None), SIGNALS.c.not_before <= criteria.due_at))
+    query = query.where(*labelled(criteria.labels))
     if criteria.capabilities:  # EXISTS: a plan that does not depend on the table's statistics
         able = select(CAPABILITIES.c.signal_id).where(
             CAPABILITIES.c.signal_id == SIGNALS.c.signal_id,
@@ -459,6 +462,12 @@ def _matching(query: Select[Any], criteria: SignalFilter) -> Select[Any]:
             criteria.limit
         )
     return query.order_by(SIGNALS.c.created_at, SIGNALS.c.signal_id).limit(criteria.limit)
+
+
+def labelled(labels: Sequence[str]) -> list[Any]:
+    """The conditions that a row carries each of `labels`: its JSON array holds the label in quotes (a label
+    holds no quote, so none is part of another; `_` and `%` escaped for LIKE)."""
+    return [SIGNALS.c.labels_json.contains(f'"{label}"', autoescape=True) for label in labels]
 
 
 @functools.lru_cache(maxsize=64)

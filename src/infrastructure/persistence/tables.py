@@ -148,6 +148,9 @@ SIGNALS = Table(
     # the attempts whose refused run was charged (AgentSignalRunCharged, migration 0023), a JSON array of
     # their numbers: each is charged once; NULL: none (and on rows an older release wrote beside this one)
     Column("charged_attempts_json", Text),
+    # its payload's labels (`post --label`, migration 0024), a JSON array of them, that `--label` filters read;
+    # NULL: none (and on rows an older release wrote beside this one)
+    Column("labels_json", Text),
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest

@@ -20,6 +20,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.samples import Sample
 
 from blackboard.application.errors import UpgradeNeeded
 from blackboard.application.ports import CLAIM_WAIT, RUN_TIME, Durations
@@ -33,8 +34,9 @@ BOUNDS = (0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0
 
 
 class BoardCollector(Collector):
-    def __init__(self, status: StatusQueries) -> None:
+    def __init__(self, status: StatusQueries, labels: tuple[str, ...] = ()) -> None:
         self._status = status
+        self._labels = labels  # the signal labels counted apart (BLACKBOARD_METRIC_LABELS)
 
     def collect(self) -> Iterator[Metric]:
         try:
@@ -51,7 +53,8 @@ class BoardCollector(Collector):
         yield upgrade
         signals = GaugeMetricFamily(
             "blackboard_signals",
-            "Signals on the board, by status (as the read model holds them now)",
+            "Signals on the board, by status (as the read model holds them now); with `label`, those carrying "
+            "that label, for the labels BLACKBOARD_METRIC_LABELS names",
             labels=["board", "status"],
         )
         conflicts = GaugeMetricFamily(
@@ -104,6 +107,16 @@ class BoardCollector(Collector):
                 if (known := used.known_cost_usd) is not None:  # unknown is no 0: a dashboard reads 0 as free
                     cost.add_metric([name, agent], known)
                 unpriced.add_metric([name, agent], used.unpriced_runs)
+        for label, by_board in self._status.labelled_counts(self._labels).items():
+            for name, counts in sorted(by_board.items()):  # the same family, with a `label`: a board's
+                for status in SignalStatus:  # signals carrying it (select the board's all with label="")
+                    signals.samples.append(
+                        Sample(
+                            "blackboard_signals",
+                            {"board": name, "status": str(status), "label": label},
+                            counts.get(str(status), 0),
+                        )
+                    )
         yield from (signals, conflicts, entries, gates, oldest, runs, tokens, cost, unpriced)
         yield from _flows(boards)
 
@@ -172,9 +185,14 @@ class Metrics:
     """A registry of this one collector (not the library's global one: none of this process's own
     numbers, only the board's), rendered at each scrape."""
 
-    def __init__(self, status: StatusQueries) -> None:
+    def __init__(self, status: StatusQueries, labels: tuple[str, ...] | None = None) -> None:
+        """`labels`: the signal labels to count by; None: BLACKBOARD_METRIC_LABELS' (settings.py)."""
+        if labels is None:
+            from blackboard.infrastructure.settings import load
+
+            labels = load({}).metric_labels
         self._registry = CollectorRegistry(auto_describe=False)
-        self._registry.register(BoardCollector(status))
+        self._registry.register(BoardCollector(status, labels))
 
     def render(self, accept: str = "") -> tuple[bytes, str]:
         """The exposition and its content type: OpenMetrics when the scraper accepts it (Prometheus asks

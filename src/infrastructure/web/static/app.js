@@ -54,6 +54,9 @@ async function start() {
   $("board").addEventListener("change", (e) => { S.board = e.target.value; S.selected = null; S.entryKey = null; goLive(); loadBoard(); });
   $("slider").addEventListener("input", (e) => travel(Number(e.target.value)));
   $("live").addEventListener("click", goLive);
+  const filter = $("label-filter");
+  filter.value = new URLSearchParams(location.search).get("label") || "";
+  filter.addEventListener("input", render);
 }
 
 async function loadBoard() {
@@ -258,9 +261,14 @@ function decider() {
   return deciderInput;
 }
 
+// the labels the filter names: a signal is shown when it carries every one (as `signals --label` lists them)
+const wantedLabels = () => $("label-filter").value.split(/[\s,]+/).filter(Boolean);
+const labelled = (s, wanted) => wanted.every((l) => (s.labels || []).includes(l));
+
 function renderColumns(signals) {
+  const wanted = wantedLabels();
   const columns = STATUSES.map((status) => {
-    const here = signals.filter((s) => s.status === status);
+    const here = signals.filter((s) => s.status === status && labelled(s, wanted));
     return el("div", { class: "column", "data-status": status }, el("h3", {}, `${status} `, el("span", { class: "count" }, String(here.length))),
       ...here.map(card));
   });
@@ -275,7 +283,8 @@ function card(s) {
     s.claimed_by ? el("div", { class: "who" }, "by ", s.claimed_by) : null,
     s.decided_by ? el("div", { class: "who" }, ({ COMPLETED: "approved by ", CANCELLED: "cancelled by " })[s.status] || "rejected by ", s.decided_by) : null,
     s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null,
-    s.flow_id ? el("div", { class: "who" }, `step ${s.step_id} of ${s.flow_id}`) : null);
+    s.flow_id ? el("div", { class: "who" }, `step ${s.step_id} of ${s.flow_id}`) : null,
+    (s.labels || []).length ? el("div", { class: "labels" }, ...s.labels.map((l) => el("span", { class: "label" }, l))) : null);
 }
 
 function renderDetail(view) {
