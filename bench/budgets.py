@@ -54,8 +54,8 @@ import json, sys, time
 from datetime import UTC, datetime, timedelta
 from blackboard.application.commands import ClaimSignal, PostSignal
 from blackboard.domain.errors import BlackboardError
-from blackboard.infrastructure import settings
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition import settings
+from blackboard.infrastructure.composition.container import Container
 
 service = Container(config=settings.load({})).service()
 limit = float(sys.argv[1])

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import blackboard.infrastructure.container  # noqa: F401 - imported before the clock starts, like the rest
+import blackboard.infrastructure.composition.container  # noqa: F401 - imported before the clock starts, like the rest
 from bench.common import AGENT, bench_container
 from blackboard.application.commands import ClaimSignal
 from blackboard.application.ports import BoardTransaction, Hold

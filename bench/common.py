@@ -21,7 +21,7 @@ from blackboard.application.commands import PostSignal
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 
 if TYPE_CHECKING:
-    from blackboard.infrastructure.container import Container
+    from blackboard.infrastructure.composition.container import Container
 
 __all__ = ["percentile", "summary_ms"]  # re-exported: sections import them from here
 
@@ -181,8 +181,8 @@ def bench_container(
     AGENT alone, in memory (a folder is scanned on every lookup, which the command timings should not include)."""
     from dependency_injector import providers
 
-    from blackboard.infrastructure.container import Container
-    from blackboard.infrastructure.settings import BlackboardSettings
+    from blackboard.infrastructure.composition.container import Container
+    from blackboard.infrastructure.composition.settings import BlackboardSettings
 
     given = {"db": url, "sqlite_synchronous": synchronous, **flags}
     if agents_dir is not None:

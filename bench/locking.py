@@ -20,9 +20,9 @@ from sqlalchemy import Connection, Engine, create_engine, event, func, insert, s
 from sqlalchemy.exc import DBAPIError
 
 from bench.common import Config, Timer, progress, sqlite_engine, temp_dir
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine, write_transaction
 from blackboard.infrastructure.persistence.event_store import EVENTS
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 BUSY_TIMEOUT_S = 30.0
 MODES = {

@@ -13,8 +13,8 @@ from blackboard.application.ports import StoredEvent
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import EntryEvent, SolveEvent, load_event
 from blackboard.infrastructure.cli.transfer import _event, dump, to_document
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import load
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import load
 
 
 def main(argv: list[str]) -> None:

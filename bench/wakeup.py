@@ -23,7 +23,7 @@ from bench.fleet import Fleet
 from bench.stats import dist_ms
 
 if TYPE_CHECKING:
-    from blackboard.infrastructure.container import Container
+    from blackboard.infrastructure.composition.container import Container
 
 
 def wakeup(

@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 # pytest caches each test module with its assertions rewritten (a .pyc in __pycache__), but writes it only where
 # Python may write bytecode: with PYTHONDONTWRITEBYTECODE set (as in some shells and CI images) every process of

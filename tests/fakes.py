@@ -13,14 +13,14 @@ from blackboard.application.ports import Clock, IdGenerator, UnitOfWork
 from blackboard.application.service import BlackboardService, Settings
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings, service_settings
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
 from blackboard.infrastructure.memory.presence import InMemoryPresenceStore
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 from blackboard.infrastructure.persistence.polling import PollingNotifier
-from blackboard.infrastructure.settings import BlackboardSettings, service_settings
 
 T0 = datetime(2026, 1, 4, 9, 0, tzinfo=UTC)
 # seed 003's rule: a POSTED signal no live worker fits expires 30 s after it became claimable; off by default

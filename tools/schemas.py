@@ -2,7 +2,7 @@
 
 `make schemas` writes them; `--check` writes nothing and fails, naming the file, when one differs from
 what the models give (tests/unit/test_schemas.py runs the same check). The models are the truth
-(infrastructure/documents.py); a schema is pydantic's schema of what a model dumps, laid out as
+(infrastructure/documents/, one module per feature); a schema is pydantic's schema of what a model dumps, laid out as
 draft-07 reads it: each `$ref` inlined, an optional value as a type list (`["string", "null"]`), no
 titles but the document's own.
 """

@@ -90,7 +90,7 @@ class _WorkersNeeded(Exception):
 @dataclass(frozen=True, slots=True)
 class Settings:
     """The policy values a service decides with; the defaults live in the one settings model
-    (`blackboard.infrastructure.settings`), which builds these."""
+    (`blackboard.infrastructure.composition.settings`), which builds these."""
 
     claim_threshold: float
     post_timeout: timedelta | None  # the default for signals posted without a timeout of their own; None: off

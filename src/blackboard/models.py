@@ -1,5 +1,5 @@
 """The documents the Python API returns, typed (`from blackboard.models import Signal, Entry`): the models
-every interface's documents are defined by (infrastructure/documents.py)."""
+every interface's documents are defined by (infrastructure/documents/, one module per feature)."""
 
 from blackboard.infrastructure.documents import (
     Agent,

@@ -5,8 +5,8 @@ steps can register agents, move time and listen, as they do on the in-memory cor
 from __future__ import annotations
 
 from blackboard.application.ports import UnitOfWork
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 from tests.fakes import Board
 
 

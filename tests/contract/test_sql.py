@@ -6,6 +6,7 @@ from sqlalchemy.engine import make_url
 
 from blackboard.application.projection import Projector
 from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
@@ -13,7 +14,6 @@ from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.contract.entry_contract import EntryContract, Parts
 from tests.contract.event_store_contract import EventStoreContract
 from tests.contract.read_model_contract import ReadModelContract

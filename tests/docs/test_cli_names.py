@@ -1,4 +1,4 @@
-"""docs/cli.md against the parser and the one table of names (public_names.py): every option a command shows
+"""docs/cli.md against the parser and the one table of names (interfaces/names.py): every option a command shows
 is named in its row of the command table, no former name is, and the "Names and aliases" table is the one
 the table of aliases gives, so neither page nor parser can drift from the other."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from blackboard.infrastructure.cli.parser import build_parser
 from blackboard.infrastructure.cli.runner_options import add_runner_flags
-from blackboard.infrastructure.public_names import ALIASES
+from blackboard.infrastructure.interfaces.names import ALIASES
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
@@ -72,7 +72,7 @@ def test_every_option_a_command_shows_is_named_in_its_row_and_no_former_name_is(
 
 
 def aliases_table() -> list[str]:
-    """docs/cli.md's table of former names, as public_names.ALIASES and the parser make it."""
+    """docs/cli.md's table of former names, as interfaces/names.py, ALIASES and the parser make it."""
     parser = build_parser()
     lines = []
     for command, former in ALIASES.items():

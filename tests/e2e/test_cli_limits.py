@@ -8,8 +8,8 @@ import pytest
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal
 from blackboard.domain.signals import SignalUsage
-from blackboard.infrastructure import settings
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition import settings
+from blackboard.infrastructure.composition.container import Container
 from tests.e2e.conftest import QUICK_AGENT, Cli, cli_with_agents
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from blackboard.application.commands import PostSignal
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 from tests.e2e.conftest import BLACKBOARD, TIMEOUT, Cli, assert_events, assert_signals, database_url
 
 pytestmark = pytest.mark.one_process  # its tests share a costly module fixture (tests/scheduling.py)

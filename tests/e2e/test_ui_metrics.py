@@ -17,8 +17,8 @@ from blackboard.application.knowledge.commands import WriteEntry
 from blackboard.application.ports import Clock
 from blackboard.domain.knowledge.entries import KeyInConflict
 from blackboard.domain.signals import SignalUsage
-from blackboard.infrastructure import settings
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition import settings
+from blackboard.infrastructure.composition.container import Container
 from tests.e2e.conftest import QUICK_AGENT, Cli, cli_with_agents
 from tests.e2e.web import UiServer
 

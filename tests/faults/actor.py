@@ -26,8 +26,8 @@ from blackboard.application.knowledge.commands import WriteEntry
 from blackboard.application.ports import SignalFilter
 from blackboard.domain.errors import NotFound, RuleViolation
 from blackboard.domain.signals import SignalStatus
-from blackboard.infrastructure import settings
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition import settings
+from blackboard.infrastructure.composition.container import Container
 
 BOARDS = ("ps-f1", "ps-f2", "ps-f3")
 AGENTS = ("ps-researcher", "ps-analyst")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from blackboard.infrastructure import settings
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition import settings
+from blackboard.infrastructure.composition.container import Container
 from tests.faults.invariants import counts, violations
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 
 from blackboard.application.ports import UnitOfWork
 from blackboard.application.service import Settings
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 from tests.fakes import Board, agent
 
 AGENTS = (

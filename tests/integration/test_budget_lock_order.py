@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from blackboard.application.commands import SetBudget
 from blackboard.domain.events import SolveDecisionFailed, SolveStarted
 from blackboard.domain.signals import SignalUsage
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 from blackboard.infrastructure.persistence.solve.log import SqlSolveLog
-from blackboard.infrastructure.settings import BlackboardSettings
 
 ROUNDS = 150
 

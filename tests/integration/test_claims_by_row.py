@@ -125,9 +125,9 @@ def test_a_claim_that_finds_the_read_model_behind_decides_again_holding_the_boar
     from sqlalchemy import text
 
     from blackboard.application.ports import BoardHoldNeeded
+    from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
     from blackboard.infrastructure.persistence.engine import make_engine
     from blackboard.infrastructure.persistence.schema import ensure_schema
-    from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
     engine = make_engine(store_settings(BlackboardSettings(db=pg_private_url)))
     ensure_schema(engine)

@@ -63,7 +63,13 @@ MODELS = (
     "blackboard.application.service",
     "blackboard.infrastructure.documents",
 )
-STORE = ("sqlalchemy", "alembic", "blackboard.infrastructure.container", "dependency_injector", "yaml")
+STORE = (
+    "sqlalchemy",
+    "alembic",
+    "blackboard.infrastructure.composition.container",
+    "dependency_injector",
+    "yaml",
+)
 ELSEWHERE = (
     "alembic",  # the database is at its head: one query says so
     "blackboard.infrastructure.worker",

@@ -6,8 +6,8 @@ import threading
 import time
 
 from blackboard.application.commands import PostSignal
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 
 
 def test_a_waiter_wakes_as_soon_as_its_own_process_appends_not_at_its_next_poll(tmp_path, sqlite_url):

@@ -23,7 +23,7 @@ from langgraph.graph import END, START, StateGraph
 
 from blackboard import Blackboard, Closed, InvalidInput, Refused
 from blackboard.application.errors import StoreUnavailable
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.persistence.checkpoints import CATCH_UPS, SqlCheckpoints
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.langgraph import BlackboardSaver

@@ -17,6 +17,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.knowledge.search import outside_models
 from blackboard.infrastructure.persistence.schema import (
@@ -27,7 +28,6 @@ from blackboard.infrastructure.persistence.schema import (
     upgrade,
 )
 from blackboard.infrastructure.persistence.tables import metadata
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.conftest import PG_ADMIN_URL
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,11 +17,11 @@ import pytest
 from blackboard.application.commands import CompleteSignal, GetOpenSignals, PostSignal, SetBudget
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.clock import SystemClock
+from blackboard.infrastructure.composition.clock import SystemClock
+from blackboard.infrastructure.composition.settings import BlackboardSettings, worker_options
 from blackboard.infrastructure.memory.agents import FixedAgentRegistry
 from blackboard.infrastructure.persistence.listening import PostgresNotifier
 from blackboard.infrastructure.persistence.postgres import NOTIFY_CHANNEL
-from blackboard.infrastructure.settings import BlackboardSettings, worker_options
 from blackboard.infrastructure.worker.loop import ClaimLoop
 from tests.integration.conftest import AGENTS, SqlBoard
 from tests.waiting import wait_until

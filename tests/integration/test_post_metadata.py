@@ -11,10 +11,10 @@ from sqlalchemy import event, select, text
 
 from blackboard.application.commands import PostSignal
 from blackboard.application.projection import Projector
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.schema import ensure_schema, upgrade
 from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.integration.conftest import SqlBoard
 
 

@@ -10,8 +10,8 @@ from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSig
 from blackboard.application.ports import SignalFilter
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.errors import AlreadyClaimed
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.integration.conftest import SqlBoard
 from tests.processes import warm_context
 

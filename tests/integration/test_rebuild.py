@@ -18,9 +18,9 @@ from blackboard.application.ports import SignalFilter
 from blackboard.application.projection import Projector
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.schema import ensure_schema
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.fakes import Board
 from tests.integration.conftest import AGENTS as PROFILES
 from tests.integration.conftest import SqlBoard

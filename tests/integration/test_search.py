@@ -19,10 +19,10 @@ from sqlalchemy.engine import make_url
 
 from blackboard import Blackboard, InvalidInput
 from blackboard.application.knowledge.search import words
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.knowledge import search as search_index
 from blackboard.infrastructure.persistence.schema import HEAD, ensure_schema, upgrade
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.conftest import PG_ADMIN_URL
 
 VOCABULARY = ["alpha", "beta", "gamma", "delta", "café", "naïve", "Straße", "ÉCOLE", "résumé", "Ωmega", "данные",

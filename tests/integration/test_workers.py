@@ -14,8 +14,8 @@ import pytest
 
 from blackboard.application.commands import PostSignal
 from blackboard.domain.signals import SignalStatus
-from blackboard.infrastructure import settings
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition import settings
+from blackboard.infrastructure.composition.container import Container
 from tests.cli_server import run_blackboard, start_blackboard
 
 # A handler that records the signal document it got, then sleeps $SLEEP seconds and reports.

@@ -8,10 +8,10 @@ import time
 import pytest
 
 from blackboard.application.errors import StoreUnavailable
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence.engine import make_engine, write_transaction
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.contract.stories import posts
 
 

@@ -12,7 +12,7 @@ from dependency_injector import providers
 from langgraph.store.base import InvalidNamespaceError, PutOp, SearchOp
 
 from blackboard import Closed, Conflict, InvalidInput, Refused
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.langgraph import store as store_module
 from blackboard.infrastructure.langgraph.store import entry_key, item_of
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore

@@ -1,4 +1,4 @@
-"""The AgentSignal document every interface returns (infrastructure/documents.py), held for a signal in every
+"""The AgentSignal document every interface returns (infrastructure/documents/), held for a signal in every
 status to the schema the package ships (generated from the models) and to the contract's, which it refines."""
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from blackboard.application.knowledge.service import KnowledgeService
 from blackboard.application.projection import Projector
 from blackboard.domain.errors import BlackboardError
 from blackboard.domain.knowledge import rules as entry_rules
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.documents import entries as entry_documents
 from blackboard.infrastructure.documents import entry as entry_document
 from blackboard.infrastructure.documents import jsonable
@@ -26,7 +27,6 @@ from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryR
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 from tests.fakes import InMemoryEventStore, InMemorySignalReadModel, TickingClock
 
 KEYS = st.sampled_from(["plan", "plan/a", "notes"])

@@ -17,9 +17,9 @@ from blackboard.domain.errors import AlreadyClaimed, BlackboardError, InvalidInp
 from blackboard.infrastructure.cli import _report
 from blackboard.infrastructure.cli.exits import INTERRUPTED, MEANINGS, OK, UNEXPECTED, exit_code
 from blackboard.infrastructure.cli.parser import build_parser
-from blackboard.infrastructure.container import open_database
+from blackboard.infrastructure.composition.container import open_database
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.errors.families import FAMILIES
-from blackboard.infrastructure.settings import BlackboardSettings, store_settings
 
 README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 

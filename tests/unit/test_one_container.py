@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 
 
 @pytest.fixture

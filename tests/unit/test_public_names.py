@@ -1,4 +1,4 @@
-"""The one table of names (public_names.py) is what every interface reads: no MCP tool, Python call or CLI
+"""The one table of names (interfaces/names.py) is what every interface reads: no MCP tool, Python call or CLI
 option names a command field otherwise than by the field's public name, and each former name is accepted
 with its field's meaning and refused beside it."""
 
@@ -23,9 +23,9 @@ from blackboard.application.commands import (
 )
 from blackboard.infrastructure.cli import OPTIONS
 from blackboard.infrastructure.cli.parser import build_parser
+from blackboard.infrastructure.interfaces.names import ALIASES, accepted, cli_aliases, public
 from blackboard.infrastructure.mcp.schemas import COMMAND_FIELDS
 from blackboard.infrastructure.mcp.tools import every_tool
-from blackboard.infrastructure.public_names import ALIASES, accepted, cli_aliases, public
 
 TOOLS = {**every_tool(with_agent=False), **every_tool(with_agent=True)}
 CALLS = {

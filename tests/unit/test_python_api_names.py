@@ -60,7 +60,7 @@ def test_an_unknown_name_is_an_attribute_error():
 
 
 def test_settings_given_in_code_beat_the_environment_and_bad_ones_name_the_setting_and_its_rule():
-    from blackboard.infrastructure.settings import configured
+    from blackboard.infrastructure.composition.settings import configured
 
     env = {"BLACKBOARD_CLAIM_TIMEOUT": "30", "BLACKBOARD_SQLITE_SYNCHRONOUS": "FULL"}
     config = configured({}, {"claim_timeout": 600, "sqlite_synchronous": "normal"}, env)

@@ -6,7 +6,7 @@ from blackboard.application.commands import ClaimSignal, CompleteSignal, PostSig
 from blackboard.application.knowledge.commands import ReadEntry
 from blackboard.application.knowledge.queries import KnowledgeQueries
 from blackboard.domain.signals import SignalResult
-from blackboard.infrastructure.container import landing_dispatcher
+from blackboard.infrastructure.composition.container import landing_dispatcher
 from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
 from tests.fakes import Board, agent
 

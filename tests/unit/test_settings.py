@@ -11,11 +11,11 @@ import pytest
 
 from blackboard.application.service import Settings
 from blackboard.domain.errors import InvalidInput
-from blackboard.infrastructure import prices, settings
 from blackboard.infrastructure.cli.parser import build_parser
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition import prices, settings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import KNOBS, BlackboardSettings, worker_options
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
-from blackboard.infrastructure.settings import KNOBS, BlackboardSettings, worker_options
 
 PG_URL = "postgresql+psycopg://nobody@127.0.0.1:1/x"  # never connected to: an engine connects on first use
 README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"

@@ -9,7 +9,7 @@ from dependency_injector import providers
 
 from blackboard.application.commands import ClaimSignal, GetOpenSignals, PostSignal
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.settings import BlackboardSettings, worker_options
+from blackboard.infrastructure.composition.settings import BlackboardSettings, worker_options
 from blackboard.infrastructure.worker import Worker
 from tests.fakes import Board, FixedAgentDefinitions, agent
 

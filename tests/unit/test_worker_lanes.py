@@ -17,7 +17,7 @@ from blackboard.domain.errors import StaleClaim
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.agents.handler import ABANDONED, CANCELLED
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.settings import BlackboardSettings, worker_options
+from blackboard.infrastructure.composition.settings import BlackboardSettings, worker_options
 from blackboard.infrastructure.worker import Worker
 from tests.fakes import Board, FixedAgentDefinitions, agent
 

@@ -15,7 +15,7 @@ from blackboard.application.errors import StoreUnavailable
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure.agents.handler import ABANDONED
 from blackboard.infrastructure.agents.parsing import AgentDefinition
-from blackboard.infrastructure.settings import BlackboardSettings, worker_options
+from blackboard.infrastructure.composition.settings import BlackboardSettings, worker_options
 from tests.fakes import Board, FixedAgentDefinitions, agent
 from tests.waiting import wait_until
 

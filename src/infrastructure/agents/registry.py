@@ -18,7 +18,7 @@ from blackboard.infrastructure.agents.parsing import (
 )
 from blackboard.infrastructure.agents.scan import FileKey, Scan, is_glob, matches, scan
 from blackboard.infrastructure.agents.text_index import AgentText, TextIndex
-from blackboard.infrastructure.prices import unpriced_model
+from blackboard.infrastructure.composition.prices import unpriced_model
 
 logger = logging.getLogger(__name__)
 

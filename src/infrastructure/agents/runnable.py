@@ -32,7 +32,7 @@ def unrunnable_warning(signal: AgentSignal, registry: FrontmatterAgentRegistry) 
 def unstarted_warning(signal: AgentSignal, registry: FrontmatterAgentRegistry) -> str:
     """A signal no live worker fits: it waits for a worker that fits (docs/control.md, "Work waits for its
     worker"), and the agents whose worker would take it."""
-    from blackboard.infrastructure.waiting import waiting_for_a_worker
+    from blackboard.infrastructure.interfaces.waiting import waiting_for_a_worker
 
     best, *others = _able(signal, registry, runnable=True) or [None]
     also = f" (or --agent {', '.join(others)})" if others else ""

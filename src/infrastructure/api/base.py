@@ -16,13 +16,13 @@ from pydantic import BaseModel, ValidationError
 from blackboard.application.json_values import MAX_DEPTH, check_json
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.api.errors import Closed
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.errors.input import invalid_input
-from blackboard.infrastructure.public_names import ALIASES, accepted, arguments
+from blackboard.infrastructure.interfaces.names import ALIASES, accepted, arguments
 
 M = TypeVar("M", bound=BaseModel)
 
-# Request model fields, as the API's arguments name them (the others are spelled alike): public_names.py.
+# Request model fields, as the API's arguments name them (the others are spelled alike): interfaces/names.py.
 ARGUMENTS = arguments()  # a command field -> the argument a call names it by, where they differ
 
 
@@ -90,7 +90,7 @@ class Base:
         """`url` and `agents_dir` as `--db` and `--agents-dir`; each beats its environment variable
         (BLACKBOARD_DB, ...), which beats the default, as for the CLI. `settings` set any other field
         of `BlackboardSettings` by name (`claim_timeout=600`, `sqlite_synchronous="NORMAL"`)."""
-        from blackboard.infrastructure.settings import configured
+        from blackboard.infrastructure.composition.settings import configured
 
         config = configured(
             {"db": url, "agents_dir": None if agents_dir is None else os.fspath(agents_dir)}, settings
@@ -138,7 +138,7 @@ def request(model: type[M], as_given: dict[str, Any] | None = None, **given: Any
 
 
 def former_names(command: str, given: Mapping[str, Any], **public: Any) -> dict[str, Any]:
-    """A call's `public` arguments, with what it gave by a former name (`given`: public_names.ALIASES) in
+    """A call's `public` arguments, with what it gave by a former name (`given`: interfaces/names.py, ALIASES) in
     their place, the same meaning; a name that is neither is the TypeError Python raises for it."""
     known = {old for old in ALIASES.get(command, {}) if not old.startswith("--")}
     for name in given:

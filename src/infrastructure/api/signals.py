@@ -37,7 +37,7 @@ from blackboard.infrastructure.documents import (
     Signals,
     WatchedSignal,
 )
-from blackboard.infrastructure.when import parse_duration, parse_when
+from blackboard.infrastructure.interfaces.when import parse_duration, parse_when
 
 
 class SignalCalls(Base):

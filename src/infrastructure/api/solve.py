@@ -11,8 +11,8 @@ from blackboard.application.runners import Permissions
 from blackboard.application.solve.solver import ResumeSolve, SolveProblem
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.api.base import Base, names, request
+from blackboard.infrastructure.composition.settings import board_environment
 from blackboard.infrastructure.documents import SolveRun
-from blackboard.infrastructure.settings import board_environment
 
 if TYPE_CHECKING:  # imported with a run: reading a run's status needs none of it
     from blackboard.infrastructure.solve.run import SolveParts

@@ -15,10 +15,10 @@ from typing import Any
 
 from blackboard.domain.errors import BlackboardError, InvalidInput
 from blackboard.infrastructure.cli.exits import OK, UNEXPECTED, exit_code
-from blackboard.infrastructure.public_names import options
+from blackboard.infrastructure.interfaces.names import options
 
 # The command fields the command line takes as `--` and the field's name with dashes (the others it names
-# otherwise, as public_names.py says, or does not take).
+# otherwise, as interfaces/names.py says, or does not take).
 PLAIN = (
     *("ps_id", "entry_id", "topic", "prompt", "context", "posted_by", "after", "correlation_id"),
     *("budget_usd", "priority", "not_before", "max_attempts", "timeout_s", "artifact_path", "error"),
@@ -29,7 +29,7 @@ PLAIN = (
 )
 OPTIONS = options(
     PLAIN
-)  # model fields, as the options a user types (public_names.py: the one table of names)
+)  # model fields, as the options a user types (interfaces/names.py: the one table of names)
 
 
 def typed(args: Any, dest: str) -> str:
@@ -87,14 +87,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_code(interrupted)
     as_json = False
     try:
-        from blackboard.infrastructure import settings
+        from blackboard.infrastructure.composition import settings
 
         _check_text(args)  # bytes that are not UTF-8 (a lone surrogate here) cannot be stored or printed
         config = settings.load(_flags(args))  # a bad flag or variable stops here, before anything is opened
         as_json = config.json
         from importlib import import_module
 
-        from blackboard.infrastructure.container import Container
+        from blackboard.infrastructure.composition.container import Container
 
         modules = [import_module(name) for name in command_modules(args.run)]
         container = Container(config=config)  # the one container: the API and the tests build the same

@@ -13,8 +13,8 @@ from blackboard.application.budgets import board_budget
 from blackboard.application.commands import SetBudget
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]
 

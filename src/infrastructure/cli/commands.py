@@ -31,9 +31,9 @@ from blackboard.infrastructure.agents.outcome import checked_artifact
 from blackboard.infrastructure.cli import render, typed
 from blackboard.infrastructure.cli.json_input import parse_json
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings, worker_options
-from blackboard.infrastructure.when import parse_duration, parse_when
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings, worker_options
+from blackboard.infrastructure.interfaces.when import parse_duration, parse_when
 
 if TYPE_CHECKING:
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry

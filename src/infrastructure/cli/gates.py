@@ -11,7 +11,7 @@ from dependency_injector.wiring import Provide, inject
 from blackboard.application.commands import ApproveGate, RejectGate
 from blackboard.infrastructure.cli import render
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
 

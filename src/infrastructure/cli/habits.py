@@ -11,8 +11,8 @@ from dependency_injector.wiring import Provide, inject
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]
 SCHEMA_FILES = {"signal": "agent-signal.schema.json", "entry": "entry.schema.json"}

@@ -15,8 +15,8 @@ from dependency_injector.wiring import Provide, inject
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings, absolute_db
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings, absolute_db
 
 
 @inject

@@ -11,9 +11,9 @@ from dependency_injector.wiring import Provide, inject
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
-from blackboard.infrastructure.waiting import waiting_for_a_worker
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
+from blackboard.infrastructure.interfaces.waiting import waiting_for_a_worker
 
 if TYPE_CHECKING:
     from blackboard.application.ranking import Move

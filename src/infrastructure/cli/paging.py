@@ -19,8 +19,8 @@ from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import render, terminal_safe
 from blackboard.infrastructure.cli.parser import PAGE
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]
 

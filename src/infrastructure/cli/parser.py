@@ -15,8 +15,8 @@ from blackboard.infrastructure.cli.runner_options import add_runner_flags
 from blackboard.infrastructure.cli.solve.parser import add_solve_command
 from blackboard.infrastructure.cli.suggest import LazyVersion, SuggestingParser
 from blackboard.infrastructure.cli.ui_parser import add_ui_command
+from blackboard.infrastructure.interfaces.names import cli_aliases, option
 from blackboard.infrastructure.persistence import DEFAULT_URL
-from blackboard.infrastructure.public_names import cli_aliases, option
 
 SIGNAL_TYPES = tuple(t.value for t in SignalType)  # the domain's, named in the help and offered by completion
 STATUSES = tuple(s.value for s in SignalStatus)
@@ -62,7 +62,7 @@ def _command(commands, name: str, summary: str, example: str, run: str) -> argpa
 
 
 class Named(argparse.Action):
-    """An option that has former names (public_names.ALIASES), or one of those: stores, or appends, as the
+    """An option that has former names (interfaces/names.py, ALIASES), or one of those: stores, or appends, as the
     option does, and keeps the name typed (`spelled`), so an error about the value names the option as the
     user typed it. One field by two of its names is a usage error (exit 2) naming both."""
 
@@ -81,7 +81,7 @@ class Named(argparse.Action):
 
 
 def _option(parser: Any, command: str, name: str, **kwargs: Any) -> Any:
-    """An option, and each former name of it (public_names.ALIASES) as a hidden option of the same meaning:
+    """An option, and each former name of it (interfaces/names.py, ALIASES) as a hidden option of the same meaning:
     accepted, never shown in help, usage or completion."""
     former = [old for old, new in cli_aliases(command).items() if new == name]
     if not former:

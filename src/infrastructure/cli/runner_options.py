@@ -12,7 +12,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.runners.catalog import RUNNERS
 
 if TYPE_CHECKING:  # the parser imports this module: the settings (and what they import) wait for `worker`
-    from blackboard.infrastructure.settings import BlackboardSettings
+    from blackboard.infrastructure.composition.settings import BlackboardSettings
 
 PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan")  # Claude Code's
 
@@ -52,7 +52,7 @@ def add_runner_flags(worker: Any) -> None:
 
 def run_options(args: argparse.Namespace, config: BlackboardSettings) -> Any:
     """The RunOptions of these flags, checked (a missing workdir is bad input, exit 2)."""
-    from blackboard.infrastructure.settings import board_environment
+    from blackboard.infrastructure.composition.settings import board_environment
     from blackboard.infrastructure.worker.options import RunOptions
 
     workdir = args.workdir

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from dependency_injector.wiring import Provide, inject
 
 from blackboard.infrastructure.cli.signal_text import Output
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 
 if TYPE_CHECKING:
-    from blackboard.infrastructure.settings import BlackboardSettings
+    from blackboard.infrastructure.composition.settings import BlackboardSettings
 
 Lazy = Callable[[], Any]  # a provider: called only once the input has been validated
 

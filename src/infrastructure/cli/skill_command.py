@@ -23,8 +23,8 @@ from dependency_injector.wiring import Provide, inject
 
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 
 SKILL_PATH = Path(".claude") / "skills" / "blackboard" / "SKILL.md"
 MCP_PATH = Path(".mcp.json")

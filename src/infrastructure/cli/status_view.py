@@ -18,7 +18,7 @@ from blackboard.application.status import BoardStatus
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import documents
-from blackboard.infrastructure.waiting import WORKER_THAT_FITS
+from blackboard.infrastructure.interfaces.waiting import WORKER_THAT_FITS
 
 INTERVAL = 2.0  # seconds between two redraws when nothing happens (the ages move on)
 SPACING = 0.25  # at least this long between two redraws, however busy the log is

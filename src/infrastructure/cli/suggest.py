@@ -42,7 +42,7 @@ class SuggestingParser(argparse.ArgumentParser):
         elif message.startswith(_UNRECOGNIZED) and message.removeprefix(_UNRECOGNIZED).split():
             typed = message.removeprefix(_UNRECOGNIZED).split()[0].split("=")[0]
             known = (
-                [  # a former name (public_names.ALIASES) is accepted, never suggested
+                [  # a former name (interfaces/names.py, ALIASES) is accepted, never suggested
                     o
                     for o, action in self._option_string_actions.items()
                     if o.startswith("--") and action.help is not argparse.SUPPRESS

@@ -26,7 +26,7 @@ from dependency_injector.wiring import Provide, inject
 from blackboard.application.carried import event_item, event_text
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 
 if TYPE_CHECKING:
     from blackboard.application.ports import StoredEvent

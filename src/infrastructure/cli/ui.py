@@ -12,7 +12,7 @@ from typing import Any
 
 from dependency_injector.wiring import Provide, inject
 
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.web.auth import TOKEN_ENV, check_bind
 from blackboard.infrastructure.web.hosts import served_names
 

@@ -20,7 +20,7 @@ from blackboard.infrastructure.mcp.session import Session
 from blackboard.infrastructure.mcp.tools import PERSON_ACTS, Tool, every_tool, not_offered
 
 if TYPE_CHECKING:
-    from blackboard.infrastructure.container import Container
+    from blackboard.infrastructure.composition.container import Container
 
 
 class RunEnded(Exception):

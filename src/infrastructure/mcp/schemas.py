@@ -17,7 +17,7 @@ from pydantic.fields import FieldInfo
 from blackboard.application.fields import MAX_INT64
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.errors.input import invalid_input
-from blackboard.infrastructure.public_names import public
+from blackboard.infrastructure.interfaces.names import public
 
 STRICT = ConfigDict(extra="forbid")
 
@@ -28,7 +28,7 @@ def same(*names: str) -> dict[str, str]:
 
 
 def named(*fields: str) -> dict[str, str]:
-    """Arguments by the fields' public names (public_names.py: `by` for `approved_by`): argument -> field."""
+    """Arguments by the fields' public names (interfaces/names.py: `by` for `approved_by`): argument -> field."""
     return {public(field): field for field in fields}
 
 

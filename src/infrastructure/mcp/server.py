@@ -32,7 +32,7 @@ from blackboard.infrastructure.mcp.tools import PERSON_ACTS, Tool, every_tool, n
 from blackboard.infrastructure.mcp.transport import stdio_transport
 
 if TYPE_CHECKING:
-    from blackboard.infrastructure.container import Container
+    from blackboard.infrastructure.composition.container import Container
 
 CALLS_AT_ONCE = 8  # waits served at once, each in a worker thread
 
@@ -116,7 +116,7 @@ def build_server(opening: Opening, tools: dict[str, Tool]) -> Server[Any]:
 
 
 def result(data: Any) -> types.CallToolResult:
-    """The JSON document the CLI prints with --json (documents.py), as text; an object also as structured
+    """The JSON document the CLI prints with --json (documents/), as text; an object also as structured
     content."""
     data = jsonable(data)
     text = json.dumps(data, ensure_ascii=False)

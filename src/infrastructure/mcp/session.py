@@ -15,12 +15,12 @@ from blackboard.application.commands import GetSignalById
 from blackboard.application.errors import NotPermitted
 from blackboard.domain.errors import AgentNotFound, InvalidInput, RuleViolation
 from blackboard.domain.signals import SignalStatus
+from blackboard.infrastructure.interfaces.names import arguments, public
 from blackboard.infrastructure.keeper.identity import process_caller
 from blackboard.infrastructure.mcp.schemas import invalid
-from blackboard.infrastructure.public_names import arguments, public
 
 if TYPE_CHECKING:
-    from blackboard.infrastructure.container import Container
+    from blackboard.infrastructure.composition.container import Container
 
 Progress = Callable[[float, float | None, str], None]  # done, total, message: sent when the client asked
 
@@ -202,7 +202,7 @@ class Opening:
 
 
 def build(model: type[BaseModel], names: dict[str, str], **given: Any) -> Any:
-    """The command model from the arguments, each by its field's name or its public name (public_names.py:
+    """The command model from the arguments, each by its field's name or its public name (interfaces/names.py:
     `by` for `approved_by`); a rule the model adds (one field against another) is refused naming the tool's
     arguments (`names`, over the public names: field -> argument)."""
     fields = {public(f): f for f in model.model_fields if public(f) not in model.model_fields}

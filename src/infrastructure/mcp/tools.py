@@ -18,9 +18,9 @@ from pydantic import BaseModel
 
 from blackboard.application.callers import Act, Caller, refusal
 from blackboard.application.errors import NotPermitted
+from blackboard.infrastructure.interfaces.names import accepted as former_names
 from blackboard.infrastructure.mcp.schemas import accepted, compact
 from blackboard.infrastructure.mcp.session import Progress, Session
-from blackboard.infrastructure.public_names import accepted as former_names
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from blackboard.infrastructure.persistence.dialect import dialect_for_url, diale
 @dataclass(frozen=True, slots=True)
 class StoreSettings:
     """How to reach and tune the database. Built from the one settings model
-    (`blackboard.infrastructure.settings.store_settings`), which holds every default."""
+    (`blackboard.infrastructure.composition.settings.store_settings`), which holds every default."""
 
     url: str
     synchronous: str  # SQLite: FULL survives power loss; NORMAL is faster and survives crashes

@@ -1,7 +1,7 @@
 """What a run costs: tokens counted as the API reports them, priced per model.
 
 Claude Code reports a run's cost itself. For the model API runners the cost is priced here, from the
-table of list prices and the configured ones (infrastructure/prices.py, which also holds the model
+table of list prices and the configured ones (infrastructure/composition/prices.py, which also holds the model
 aliases). A model found in neither has no price: its runs record `cost_usd: null`, a run with a budget
 cannot start on it, and an agent calling it is not claimed on a board with a USD budget.
 """
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from blackboard.domain.signals import SignalUsage
-from blackboard.infrastructure.prices import (  # the table and the rules, kept with the configured prices
+from blackboard.infrastructure.composition.prices import (  # the table and the rules, kept with the configured prices
     ANTHROPIC_ALIASES,
     PRICES,
     Price,

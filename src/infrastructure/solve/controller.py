@@ -29,9 +29,9 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import SignalUsage
 from blackboard.infrastructure.agents.lenient import OWNED
 from blackboard.infrastructure.agents.parsing import AgentDefinition, AgentFileInvalid, read_agent_file
+from blackboard.infrastructure.composition.prices import unpriced_model
 from blackboard.infrastructure.keeper.client import Keeper
 from blackboard.infrastructure.keeper.lease import Lease
-from blackboard.infrastructure.prices import unpriced_model
 from blackboard.infrastructure.runners import catalog, runner_for
 from blackboard.infrastructure.runners.processes import kill_tree
 

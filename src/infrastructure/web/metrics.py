@@ -186,9 +186,9 @@ class Metrics:
     numbers, only the board's), rendered at each scrape."""
 
     def __init__(self, status: StatusQueries, labels: tuple[str, ...] | None = None) -> None:
-        """`labels`: the signal labels to count by; None: BLACKBOARD_METRIC_LABELS' (settings.py)."""
+        """`labels`: the signal labels to count by; None: BLACKBOARD_METRIC_LABELS' (composition/settings.py)."""
         if labels is None:
-            from blackboard.infrastructure.settings import load
+            from blackboard.infrastructure.composition.settings import load
 
             labels = load({}).metric_labels
         self._registry = CollectorRegistry(auto_describe=False)

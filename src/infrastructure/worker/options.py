@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True, slots=True)
 class WorkerOptions:
     """The `worker` command's flags and the timings derived from the timeouts: built by
-    `blackboard.infrastructure.settings.worker_options`, which holds every default."""
+    `blackboard.infrastructure.composition.settings.worker_options`, which holds every default."""
 
     agent: str
     once: bool

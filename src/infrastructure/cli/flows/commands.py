@@ -19,9 +19,9 @@ from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli import OPTIONS, render
 from blackboard.infrastructure.cli.commands import EndedBadly
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.errors.input import invalid_input
-from blackboard.infrastructure.waiting import WORKER_THAT_FITS
+from blackboard.infrastructure.interfaces.waiting import WORKER_THAT_FITS
 
 Lazy = Callable[[], Any]
 

@@ -17,7 +17,7 @@ from dependency_injector.wiring import Provide, inject
 from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.cli.signal_text import Output
-from blackboard.infrastructure.container import Container
+from blackboard.infrastructure.composition.container import Container
 
 if TYPE_CHECKING:
     from blackboard.domain.knowledge.entries import Entry, KeyInConflict

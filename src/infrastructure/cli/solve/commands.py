@@ -15,8 +15,8 @@ from dependency_injector.wiring import Provide, inject
 
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.render import Output
-from blackboard.infrastructure.container import Container
-from blackboard.infrastructure.settings import BlackboardSettings
+from blackboard.infrastructure.composition.container import Container
+from blackboard.infrastructure.composition.settings import BlackboardSettings
 
 Lazy = Any
 
@@ -119,7 +119,7 @@ def _resume_alone(args: argparse.Namespace) -> None:
 
 
 def _board_env(config: BlackboardSettings) -> dict[str, str]:
-    from blackboard.infrastructure.settings import board_environment
+    from blackboard.infrastructure.composition.settings import board_environment
 
     return dict(board_environment(config))
 

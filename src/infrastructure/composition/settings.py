@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from blackboard.application.bounds import MAX_SECONDS
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.thresholds import DEFAULT_THRESHOLD
-from blackboard.infrastructure import prices
+from blackboard.infrastructure.composition import prices
+from blackboard.infrastructure.composition.prices import PriceTable
 from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
-from blackboard.infrastructure.prices import PriceTable
 
 if TYPE_CHECKING:
     from blackboard.application.service import Settings
@@ -241,7 +241,7 @@ class BlackboardSettings:
         _whole,
         "BLACKBOARD_MCP_MAX_LINE",
     )
-    # prices of models the runners' table lacks or prices otherwise (infrastructure/prices.py): the worker,
+    # prices of models the runners' table lacks or prices otherwise (infrastructure/composition/prices.py): the worker,
     # the claim's decision (an unpriced model under a USD budget) and the runners read them alike
     prices: PriceTable = _knob(PriceTable(), prices.RULE, _any, prices.parse, "BLACKBOARD_PRICES")
     # the signal labels `/metrics` counts signals by (`blackboard_signals{label=...}`): only these, so a

@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from dependency_injector import containers, providers
 
-from blackboard.infrastructure.settings import BlackboardSettings, service_settings, store_settings
+from blackboard.infrastructure.composition.settings import (
+    BlackboardSettings,
+    service_settings,
+    store_settings,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,13 +51,13 @@ if TYPE_CHECKING:
     from blackboard.domain.events import BlackboardEvent
     from blackboard.domain.signals import AgentSignal
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
+    from blackboard.infrastructure.composition.prices import PriceTable
     from blackboard.infrastructure.persistence.engine import StoreSettings
     from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
     from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
     from blackboard.infrastructure.persistence.presence import SqlPresenceStore
     from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
     from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
-    from blackboard.infrastructure.prices import PriceTable
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 
@@ -62,11 +66,11 @@ def agent_registry(
 ) -> FrontmatterAgentRegistry:
     """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms. The
     artifacts folder is never read as agents (handlers write Markdown there). The configured prices are
-    this process's from here on (infrastructure/prices.py): the claims' decisions and the runners price
+    this process's from here on (infrastructure/composition/prices.py): the claims' decisions and the runners price
     with them; a file naming no model is decided with BLACKBOARD_MODEL's (a worker's --model: its own)."""
-    from blackboard.infrastructure import prices as configured_prices
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.agents.scan import folders_from
+    from blackboard.infrastructure.composition import prices as configured_prices
 
     if prices is not None:
         configured_prices.use(prices)
@@ -336,13 +340,13 @@ def projector(
 
 
 def system_clock() -> Clock:
-    from blackboard.infrastructure.clock import SystemClock
+    from blackboard.infrastructure.composition.clock import SystemClock
 
     return SystemClock()
 
 
 def signal_ids() -> IdGenerator:
-    from blackboard.infrastructure.clock import RandomSignalIds
+    from blackboard.infrastructure.composition.clock import RandomSignalIds
 
     return RandomSignalIds()
 
