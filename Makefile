@@ -27,7 +27,7 @@ lint: $(STAMP)
 tools:
 	$(PYTHON) tools/provision.py
 
-# The JSON schemas the package ships, generated from the document models (infrastructure/documents.py);
+# The JSON schemas the package ships, generated from the document models (infrastructure/documents/);
 # tests/unit/test_schemas.py fails while a checked-in file differs from what this writes
 schemas: $(STAMP)
 	$(BIN)/python tools/schemas.py

@@ -93,7 +93,7 @@ class Authority:
             raise NotPermitted(caller.who, verb, f"the board has no signal {caller.signal_id}")
         if signal.status is not SignalStatus.CLAIMED:
             raise NotPermitted(caller.who, verb, f"its claim is over: {signal.signal_id} is {signal.status}")
-        if not signal.held_by(caller.agent, caller.token):
+        if not signal.held_by_claim(caller.agent, caller.token):
             raise NotPermitted(
                 caller.who, verb, f"its claim is over: {signal.signal_id} is held by another claim"
             )

@@ -216,10 +216,22 @@ class AgentSignal:
         return self.is_claimable and self.due(at)
 
     def held_by(self, agent_id: str | None, token: str | None) -> bool:
-        """The claimer rule, the one place it is spelled: `agent_id` is its claimer and, when the claim has
-        a token, `token` is that token. Whether the claim is still on (CLAIMED, its lease live) is the
-        caller's to ask: a completion's redelivery asks this of a COMPLETED signal."""
-        return self.claimed_by == agent_id and (self.claim_token is None or token == self.claim_token)
+        """The claimer rule for a command, the one place it is spelled: `agent_id` is its claimer and, when
+        the claim has a token, `token` is that token (a claim taken without one is its claimer's by name, as
+        a person's `claim` without `--token` is). Whether the claim is still on (CLAIMED, its lease live) is
+        the caller's to ask: a completion's redelivery asks this of a COMPLETED signal."""
+        return (
+            agent_id is not None
+            and self.claimed_by == agent_id
+            and (self.claim_token is None or token == self.claim_token)
+        )
+
+    def held_by_claim(self, agent_id: str | None, token: str | None) -> bool:
+        """The claimer rule for a run (its authority, its bound MCP session, its worker's watch): the run
+        holds this very claim, by its agent and under its token, exactly. A run's token names the claim it
+        was started for: once that claim lapsed and the signal was claimed again (by the same agent's name
+        without a token, even), the run holds nothing and `held_by`'s leniency must not let it act."""
+        return agent_id is not None and self.claimed_by == agent_id and token == self.claim_token
 
     @property
     def is_open_gate(self) -> bool:

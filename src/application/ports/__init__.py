@@ -22,7 +22,6 @@ from blackboard.application.ports.reading import (
     SignalFilter,
     SignalReadModel,
     SignalState,
-    _candidate,
 )
 from blackboard.application.ports.telling import EventPublisher, LogNews, LogNotifier, Tracer
 
@@ -49,7 +48,6 @@ __all__ = [
     "SignalFilter",
     "SignalReadModel",
     "SignalState",
-    "_candidate",
     "EventPublisher",
     "LogNews",
     "LogNotifier",

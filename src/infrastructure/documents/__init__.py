@@ -65,7 +65,7 @@ from blackboard.infrastructure.documents.lists import (
     Signals,
     jsonable,
 )
-from blackboard.infrastructure.documents.log import Event, _shown, event, events
+from blackboard.infrastructure.documents.log import Event, event, events
 from blackboard.infrastructure.documents.signals import (
     Attempt,
     Match,
@@ -117,7 +117,6 @@ __all__ = [
     "signals_now",
     "watched",
     "Event",
-    "_shown",
     "event",
     "events",
     "Agent",

@@ -141,7 +141,7 @@ class Session:
         signal = self.queries.get_signal(GetSignalById(signal_id=self.bound))
         if signal.status is not SignalStatus.CLAIMED:
             raise ClaimOver(self.bound, f"it is {signal.status}")
-        if not signal.held_by(self.agent, self.token(self.bound)):
+        if not signal.held_by_claim(self.agent, self.token(self.bound)):
             raise ClaimOver(self.bound, "it is held by another claim now")
         if tool in SIGNAL_SCOPED:
             named = given.get("signal_id") or self.bound

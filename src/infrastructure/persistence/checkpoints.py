@@ -3,7 +3,7 @@ the rows reads see (blackboard_checkpoints, blackboard_checkpoint_writes), folde
 
 An append holds the thread's stream (PostgreSQL: an advisory lock on it, as an entry key's; never the board's)
 and goes through `commit_in`, as every command does: the log's lock, the append, and the fold (`fold`, called
-by projection.fold_events), so rows and events land together, and a rebuild or a catch-up folds the same.
+by fold.fold_events), so rows and events land together, and a rebuild or a catch-up folds the same.
 The rules are the domain's (domain/checkpoints.py); time travel replays a thread's events through them.
 
 The rows are the log's only while the read model has folded the whole log: after a rebuild cleared them (or
@@ -39,7 +39,9 @@ from blackboard.domain.events import (
     TypedBlob,
     checkpoint_stream_id,
 )
-from blackboard.infrastructure.persistence import fold as projection
+from blackboard.infrastructure.persistence import (
+    fold as signal_fold,  # this module's own `fold` is the checkpoints'
+)
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
@@ -50,7 +52,7 @@ from blackboard.infrastructure.persistence.unit_of_work import commit_in, read_l
 
 C, W = CHECKPOINT_ROWS.c, CHECKPOINT_WRITES.c
 # One statement (one snapshot): the log's end and how far the read model has folded it.
-STATE = select(LAST_POSITION.scalar_subquery(), projection.GET_CHECKPOINT.scalar_subquery())
+STATE = select(LAST_POSITION.scalar_subquery(), signal_fold.GET_CHECKPOINT.scalar_subquery())
 CATCH_UPS = 3  # an append deciding on the rows catches up at most this many times before it gives up
 
 
@@ -58,7 +60,7 @@ def blob_bytes(blob: TypedBlob) -> bytes:
     return base64.b64decode(blob.base64)
 
 
-# ---- the fold (projection.fold_events hands it the checkpoint events, in log order) ----
+# ---- the fold (fold.fold_events hands it the checkpoint events, in log order) ----
 
 
 def fold(conn: Connection, events: Sequence[tuple[int, CheckpointEvent]]) -> None:
@@ -215,7 +217,7 @@ ONE = select(*ROW_COLUMNS).where(
 LATEST_STATE, ONE_STATE = (
     q.add_columns(
         LAST_POSITION.scalar_subquery().label("log_end"),
-        projection.GET_CHECKPOINT.scalar_subquery().label("folded"),
+        signal_fold.GET_CHECKPOINT.scalar_subquery().label("folded"),
     )
     for q in (LATEST, ONE)
 )
@@ -288,7 +290,7 @@ class SqlCheckpoints:
                         events = build(log.version, conn)
                         if not events:
                             return []
-                        return commit_in(conn, stream, events, metadata, projection.FoldCache(), known=log)
+                        return commit_in(conn, stream, events, metadata, signal_fold.FoldCache(), known=log)
         raise StoreUnavailable(
             f"could not record checkpoints of thread {thread_id!r}: the read model fell behind the log again "
             f"each of {CATCH_UPS} times it caught up (a rebuild started over?); nothing was recorded, try again"

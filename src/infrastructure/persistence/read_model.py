@@ -27,7 +27,7 @@ from blackboard.domain.capabilities import canonical_capability, targets_auto
 from blackboard.domain.flows import FlowCounts, newest_first, ordered
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.signals import AgentSignal, Candidate, SignalStatus, signal_text
-from blackboard.infrastructure.persistence import fold as projection
+from blackboard.infrastructure.persistence import fold
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
@@ -87,7 +87,7 @@ STATES = (
     .select_from(
         CHECKPOINTS.outerjoin(SIGNALS, SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
     )
-    .where(CHECKPOINTS.c.name == projection.NAME)
+    .where(CHECKPOINTS.c.name == fold.NAME)
 )
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -391,19 +391,19 @@ class SqlSignalReadModel(SignalReadModel):
     @_translated
     def position(self) -> int:
         with read_connection(self._engine) as conn:
-            return projection.checkpoint(conn)
+            return fold.checkpoint(conn)
 
     @_translated
     def apply(self, records: Iterable[Recorded], flat: bool = False) -> None:
         records = list(records)
         with write_transaction(self._engine) as conn:
             dialect_of(self._engine).hold_projection(conn)
-            reached = projection.checkpoint(conn)
+            reached = fold.checkpoint(conn)
             if flat:  # each page reads the rows it touches: memory flat in the log's length
                 self._cache = FoldCache()
             elif not self._cache.complete or reached != self._cache.position:
                 self._cache = FoldCache(complete=reached == 0)  # from empty, every signal passes through it
-            projection.fold(conn, records, self._cache, after=reached)
+            fold.fold(conn, records, self._cache, after=reached)
             self._cache.position = max(reached, records[-1].position if records else 0)
 
     @_translated
@@ -415,7 +415,7 @@ class SqlSignalReadModel(SignalReadModel):
 
         with write_transaction(self._engine) as conn, replay.collector_paused():
             dialect_of(self._engine).hold_projection(conn)
-            reached = projection.checkpoint(conn)
+            reached = fold.checkpoint(conn)
             if flat:
                 self._cache = FoldCache()
             elif not self._cache.complete or reached != self._cache.position:
@@ -423,7 +423,7 @@ class SqlSignalReadModel(SignalReadModel):
             texts: replay.Texts = {}  # the page's times as read: written as read (SQLite)
             page = replay.events(replay.read_page(conn, reached, limit, texts))
             if page:
-                projection.fold_events(conn, page, self._cache, writer=replay.DriverWriter(texts))
+                fold.fold_events(conn, page, self._cache, writer=replay.DriverWriter(texts))
                 self._cache.position = page[-1][0]
         return len(page)
 
@@ -431,7 +431,7 @@ class SqlSignalReadModel(SignalReadModel):
     def reset(self) -> None:
         with write_transaction(self._engine) as conn:
             dialect_of(self._engine).hold_projection(conn)
-            projection.clear(conn)
+            fold.clear(conn)
         self._cache = FoldCache(complete=True)
 
 
@@ -485,7 +485,7 @@ def _look(capabilities: tuple[str, ...], limit: int, blackboard_id: str | None, 
     return (
         select(CHECKPOINTS.c.position, stopped, *found.c)
         .select_from(CHECKPOINTS.outerjoin(found, true()))
-        .where(CHECKPOINTS.c.name == projection.NAME)
+        .where(CHECKPOINTS.c.name == fold.NAME)
         .order_by(found.c.priority, found.c.created_at, found.c.signal_id)
     )
 

@@ -16,7 +16,9 @@ HEAD = "0024"  # the newest revision in migrations/versions; a test keeps the tw
 # The oldest release that may run against a database at HEAD (docs/persistence.md, "Mixed versions"):
 # raise it with a migration that older code would misread, or when this release writes an event
 # schema older readers would stop at and they must not run beside it at all.
-OLDEST_READER = "0.1.0"
+OLDEST_READER = (
+    "0.2.0"  # from 0024: every post's payload carries `labels`, which 0.1.0 refuses when it reads a row
+)
 
 
 def migrations_folder() -> Path:

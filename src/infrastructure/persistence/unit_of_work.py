@@ -48,8 +48,7 @@ from blackboard.domain.blackboard import BlackboardAggregate, highest_entry
 from blackboard.domain.events import AgentSignalClaimed, BlackboardEvent, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
 from blackboard.domain.signals import AgentSignal
-from blackboard.infrastructure.persistence import fold as projection
-from blackboard.infrastructure.persistence import lean
+from blackboard.infrastructure.persistence import fold, lean
 from blackboard.infrastructure.persistence.codec import signal_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
@@ -76,9 +75,7 @@ if TYPE_CHECKING:
 _STATE = (
     VERSION.scalar_subquery(),
     LAST_POSITION.scalar_subquery(),
-    select(projection.CHECKPOINTS.c.position)
-    .where(projection.CHECKPOINTS.c.name == projection.NAME)
-    .scalar_subquery(),
+    select(fold.CHECKPOINTS.c.position).where(fold.CHECKPOINTS.c.name == fold.NAME).scalar_subquery(),
 )
 STATE = select(*_STATE)
 _BUDGET_ROW = BOARD_BUDGETS.c.blackboard_id == bindparam("board")
@@ -256,7 +253,7 @@ def commit_in(
     stream_id: str,
     events: Sequence[BlackboardEvent],
     metadata: Mapping[str, Any],
-    seed: projection.FoldCache,
+    seed: fold.FoldCache,
     dependants: Mapping[str, list[str]] | None = None,
     known: LogState | None = None,
     signals_only: bool = False,
@@ -279,9 +276,9 @@ def commit_in(
     early = signals_only and known is not None and known.live
     # the budget rows the fold writes, locked before the log's lock, as every writer takes them: a budget
     # set, and a run's usage (a completion's, a solve controller's), so no two writers wait on each other's
-    projection.lock_budgets(conn, projection.budget_rows_written(events))
+    fold.lock_budgets(conn, fold.budget_rows_written(events))
     if early:  # the rows first, outside the log's lock (they hold no position)
-        projection.fold_rows(conn, events, seed, dependants)
+        fold.fold_rows(conn, events, seed, dependants)
     log = hold_log(conn, stream_id, known, reserving if early else None)
     if early and not log.live:
         raise ConcurrencyConflict(stream_id, events[0].version - 1)
@@ -293,9 +290,9 @@ def commit_in(
     if early:
         if len(recorded) != len(events):
             raise ConcurrencyConflict(stream_id, events[0].version - 1)
-        projection.set_checkpoint_and_notify(conn, recorded[-1].position, events)
+        fold.set_checkpoint_and_notify(conn, recorded[-1].position, events)
     elif recorded and log.live:  # the read model is live: it stays so
-        projection.fold(conn, recorded, seed, after=log.end, dependants=dependants)
+        fold.fold(conn, recorded, seed, after=log.end, dependants=dependants)
     return recorded
 
 
@@ -404,7 +401,7 @@ class _SqlTransaction(BoardTransaction):
             board.id,
             events,
             metadata,
-            projection.FoldCache(dict(self.loaded)),
+            fold.FoldCache(dict(self.loaded)),
             dependants=self.loaded_dependants,
             known=self._log,
             signals_only=self._hold is not Hold.BOARD,

@@ -125,7 +125,7 @@ class Handling:
             return None
         if now.status is not SignalStatus.CLAIMED:
             return f"stopped: the signal is {now.status} now"
-        if not now.held_by(agent.name, claimed.claim_token):
+        if not now.held_by_claim(agent.name, claimed.claim_token):
             return "stopped: the claim is held by another worker now"
         return None
 

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, select
 from blackboard.application.ports import Recorded
 from blackboard.application.solve.solver import SolveLog
 from blackboard.domain.events import SOLVE_SEPARATOR, SolveEvent, solve_stream_id
-from blackboard.infrastructure.persistence import fold as projection
+from blackboard.infrastructure.persistence import fold
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
@@ -38,7 +38,7 @@ class SqlSolveLog(SolveLog):
             with write_transaction(self._engine) as conn:
                 dialect_of(self._engine).hold_entry(conn, stream)
                 # a controller's run: commit_in locks the budget's row before the log's, as for every writer
-                return commit_in(conn, stream, events, metadata, projection.FoldCache())
+                return commit_in(conn, stream, events, metadata, fold.FoldCache())
 
     def history(self, blackboard_id: str, run_id: str, upto: int | None = None) -> list[Recorded]:
         query = select(EVENTS).where(EVENTS.c.stream_id == solve_stream_id(blackboard_id, run_id))
