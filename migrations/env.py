@@ -7,11 +7,11 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence import DEFAULT_URL
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.knowledge.search import outside_models
 from blackboard.infrastructure.persistence.tables import metadata
-from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 
 config = context.config
 target_metadata = metadata
