@@ -13,7 +13,12 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.composition.settings import BlackboardSettings
-from blackboard.infrastructure.interfaces.waiting import waiting_for_a_worker
+from blackboard.infrastructure.interfaces.waiting import (
+    approve_command,
+    waiting_for_a_person,
+    waiting_for_a_time,
+    waiting_for_a_worker,
+)
 
 if TYPE_CHECKING:
     from blackboard.application.ranking import Move
@@ -111,18 +116,17 @@ def _move(move: Move, unstarted: Collection[str] = ()) -> dict[str, Any]:
 
 
 def _approve(move: Move) -> str:
-    return f"blackboard approve {move.signal.signal_id} --by NAME"
+    return approve_command(move.signal.signal_id)
 
 
 def _person(move: Move) -> str:
-    return f"waiting for a person: {_approve(move)}"
+    return waiting_for_a_person(move.signal.signal_id)
 
 
 def _time(move: Move) -> str:
     not_before = move.signal.not_before
     assert not_before is not None  # Plan.later holds signals posted for later only
-    then = "a person decides it" if move.signal.gate else "it may be claimed"
-    return f"not before {not_before:%H:%M:%S} UTC ({not_before:%Y-%m-%d}); {then} from then"
+    return waiting_for_a_time(not_before, move.signal.gate)
 
 
 def _head(move: Move) -> str:

@@ -3,16 +3,20 @@ history, pages of the event log, and each new log record with the signal or entr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from blackboard.application.commands import ApproveGate, ListSignals, RejectGate
 from blackboard.application.knowledge.commands import ListEntries, ReadEntry
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import KnowledgeQueries
-from blackboard.application.ports import EventStore, Recorded, SignalFilter, SignalReadModel
+from blackboard.application.ports import Clock, EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import EntryEvent
+from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure import documents
+from blackboard.infrastructure.interfaces.waiting import waiting_for_a_person, waiting_for_a_time
 
 PAGE = 1000  # log records read at a time
 
@@ -26,7 +30,9 @@ class BoardView:
         knowledge: KnowledgeQueries,
         entries: EntryReadModel,
         service: Any = None,
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = clock
         self._service = service  # given only when the server runs with a token: then a person decides gates
         self._store = store
         self._signals = signals
@@ -66,7 +72,9 @@ class BoardView:
             "blackboard_id": blackboard_id,
             "position": position,
             "live": at is None,
-            "signals": documents.jsonable([documents.signal(s) for s in signals]),
+            "signals": self._signals_now(signals)
+            if at is None
+            else documents.jsonable([documents.signal(s) for s in signals]),
             "entries": documents.jsonable(documents.entries(entries)),
         }
 
@@ -103,8 +111,33 @@ class BoardView:
             document["entry"] = documents.jsonable(documents.entry(entry)) if entry else None
         elif event.signal_id:
             signal = self._signals.get(event.signal_id)
-            document["signal"] = documents.jsonable(documents.signal(signal)) if signal else None
+            document["signal"] = self._signals_now([signal])[0] if signal else None
         return document
+
+    def _signals_now(self, signals: Iterable[AgentSignal]) -> list[dict[str, Any]]:
+        """The signals as they stand now, each POSTED one with why it waits, in the words `next` uses: its
+        `waiting` (a worker that fits, as `show` and `signals` carry it) and `waits`, the page's own (a gate
+        waits for a person, a signal posted for later for its time; docs/web.md). Its upstreams are its
+        `waiting_for`."""
+        signals = list(signals)
+        unstarted = self._queries.waiting_for_workers(signals)
+        now = self._clock.now() if self._clock else datetime.now(UTC)
+        found = []
+        for s in signals:
+            document = documents.jsonable(documents.signal(s, waiting=unstarted))
+            document["waits"] = why_it_waits(s, now)
+            found.append(document)
+        return found
+
+
+def why_it_waits(signal: AgentSignal, now: datetime) -> list[str]:
+    """A POSTED signal's waits `next` words (interfaces/waiting.py): a gate's person, a later post's time."""
+    if signal.status is not SignalStatus.POSTED:
+        return []
+    waits = [waiting_for_a_person(signal.signal_id)] if signal.gate and signal.due(now) else []
+    if signal.not_before is not None and not signal.due(now):
+        waits.append(waiting_for_a_time(signal.not_before, signal.gate))
+    return waits
 
 
 def event_document(record: Recorded) -> dict[str, Any]:

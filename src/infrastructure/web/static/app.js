@@ -278,13 +278,24 @@ function renderColumns(signals) {
 function card(s) {
   const selected = s.signal_id === S.selected ? " selected" : "";
   return el("div", { class: `card ${s.status}${selected}`, "data-signal": s.signal_id, onclick: () => { S.selected = s.signal_id; render(); } },
-    el("div", { class: "id" }, s.signal_id, " ", el("span", { class: "type" }, s.gate ? `${s.signal_type} · gate` : s.signal_type)),
+    el("div", { class: "id" }, s.signal_id, " ", el("span", { class: "priority" }, `P${s.priority}`), " ",
+      el("span", { class: "type" }, s.gate ? `${s.signal_type} · gate` : s.signal_type)),
     el("div", { class: "topic" }, s.payload.topic),
+    s.attempt > 1 || (s.max_attempts || 1) > 1 ? el("div", { class: "attempt" }, `attempt ${s.attempt}${s.max_attempts ? `/${s.max_attempts}` : ""}`) : null,
+    s.usage ? el("div", { class: "cost" }, cost(s.usage)) : null,
+    // why a POSTED signal waits, in the words of `blackboard next`, as the server words them (docs/web.md)
+    ...(s.status === "POSTED" ? [s.waiting, ...(s.waits || [])].filter(Boolean).map((w) => el("div", { class: "why" }, w)) : []),
     s.claimed_by ? el("div", { class: "who" }, "by ", s.claimed_by) : null,
     s.decided_by ? el("div", { class: "who" }, ({ COMPLETED: "approved by ", CANCELLED: "cancelled by " })[s.status] || "rejected by ", s.decided_by) : null,
     s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null,
     s.flow_id ? el("div", { class: "who" }, `step ${s.step_id} of ${s.flow_id}`) : null,
     (s.labels || []).length ? el("div", { class: "labels" }, ...s.labels.map((l) => el("span", { class: "label" }, l))) : null);
+}
+
+// what a runner's run of it cost so far: dollars when priced, and its tokens
+function cost(u) {
+  const tokens = `${(u.input_tokens + u.output_tokens).toLocaleString("en")} tokens`;
+  return u.cost_usd == null ? tokens : `$${Number(u.cost_usd).toFixed(4)} · ${tokens}`;
 }
 
 function renderDetail(view) {
