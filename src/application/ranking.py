@@ -87,11 +87,11 @@ class Controller:
         # a signal posted for later is not proposed before then, and a gate never is: a person decides it
         open_signals = [s for s in posted if s.claimable_at(now)]
         runnable = [a for a in self._registry.get_all() if self._registry.can_run(a.agent_id)]
-        gates = tuple(self._move(s, None, 0.0, now) for s in posted if s.gate and s.due(now))
+        gates = tuple(self._move(s, None, 0.0, now) for s in posted if s.waits_for_a_person(now))
         later = tuple(
             self._scored(s, runnable, now)
             for s in sorted(posted, key=lambda s: (s.not_before or now, s.created_at, s.signal_id))
-            if not s.due(now)
+            if s.waits_for_its_time(now)
         )
         chosen: dict[str, Move] = {}
         waiting: list[Move] = []

@@ -382,6 +382,14 @@ class AgentSignal:
         """Whether its `not_before` has come (always, without one)."""
         return self.not_before is None or at >= self.not_before
 
+    def waits_for_a_person(self, at: datetime) -> bool:
+        """A POSTED gate that is due: only a person's decision moves it (`next` lists it, the page says so)."""
+        return self.status is SignalStatus.POSTED and self.gate and self.due(at)
+
+    def waits_for_its_time(self, at: datetime) -> bool:
+        """A POSTED signal posted (or retried) for later whose time has not come."""
+        return self.status is SignalStatus.POSTED and not self.due(at)
+
 
 _FIELDS = tuple(f.name for f in fields(AgentSignal))
 _NAMES = frozenset(_FIELDS)

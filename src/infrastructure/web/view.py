@@ -14,7 +14,7 @@ from blackboard.application.knowledge.queries import KnowledgeQueries
 from blackboard.application.ports import Clock, EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import EntryEvent
-from blackboard.domain.signals import AgentSignal, SignalStatus
+from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.interfaces.waiting import waiting_for_a_person, waiting_for_a_time
 
@@ -132,10 +132,8 @@ class BoardView:
 
 def why_it_waits(signal: AgentSignal, now: datetime) -> list[str]:
     """A POSTED signal's waits `next` words (interfaces/waiting.py): a gate's person, a later post's time."""
-    if signal.status is not SignalStatus.POSTED:
-        return []
-    waits = [waiting_for_a_person(signal.signal_id)] if signal.gate and signal.due(now) else []
-    if signal.not_before is not None and not signal.due(now):
+    waits = [waiting_for_a_person(signal.signal_id)] if signal.waits_for_a_person(now) else []
+    if signal.not_before is not None and signal.waits_for_its_time(now):
         waits.append(waiting_for_a_time(signal.not_before, signal.gate))
     return waits
 
