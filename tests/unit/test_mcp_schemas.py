@@ -139,7 +139,7 @@ def test_a_tool_s_schema_keeps_every_rule_and_leaves_out_the_words_that_carry_no
 
 
 @pytest.mark.parametrize("bound", [False, True], ids=["agent-server", "bound-session"])
-def test_an_agent_s_tools_fit_in_twelve_thousand_characters_of_json(bound):
+def test_an_agent_s_tools_fit_in_their_bound_of_json_characters(bound):
     """The definitions a session's model is sent with every request (bench (r) counts their tokens:
     2,980 cl100k for the 14 tools, from 4,489 before titles, nulls and empty defaults were left out;
     the two cancel tools made 16, 11,274 characters, where the 14 were under 10,000). A bound session (a

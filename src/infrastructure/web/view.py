@@ -4,7 +4,7 @@ history, pages of the event log, and each new log record with the signal or entr
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from blackboard.application.commands import ApproveGate, ListSignals, RejectGate
@@ -29,8 +29,8 @@ class BoardView:
         queries: BlackboardQueries,
         knowledge: KnowledgeQueries,
         entries: EntryReadModel,
-        service: Any = None,
-        clock: Clock | None = None,
+        service: Any,
+        clock: Clock,
     ) -> None:
         self._clock = clock
         self._service = service  # given only when the server runs with a token: then a person decides gates
@@ -121,7 +121,7 @@ class BoardView:
         `waiting_for`."""
         signals = list(signals)
         unstarted = self._queries.waiting_for_workers(signals)
-        now = self._clock.now() if self._clock else datetime.now(UTC)
+        now = self._clock.now()
         found = []
         for s in signals:
             document = documents.jsonable(documents.signal(s, waiting=unstarted))
