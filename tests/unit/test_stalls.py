@@ -3,6 +3,8 @@ stall with it, in the same append, and the signal's retries decide what follows:
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 from blackboard.domain.admission import admit
@@ -15,7 +17,9 @@ from blackboard.domain.events import (
 from blackboard.domain.retries import AttemptRules, RetryPolicy
 from blackboard.domain.signals import SignalPayload, SignalStatus, SignalType, Stall
 from blackboard.infrastructure.persistence.codec import signal_from_row, signal_row
+from blackboard.infrastructure.worker.runs import WorkerControl, stall_reason
 from tests.fakes import T0, agent
+from tests.waiting import wait_until
 
 BB, A = "bb-1", "sig-0000000a"
 RESEARCHER = agent("ps-researcher", RESEARCH=0.9)
@@ -114,3 +118,26 @@ def test_a_signal_s_stalls_survive_its_row():
 
     assert signal_from_row(Row(row)).stalls == signal.stalls
     assert signal.stalls[0].at.tzinfo is not None and signal.stalls[0].at.astimezone(UTC) == at(31)
+
+
+def control(stall_timeout: float | None) -> WorkerControl:
+    return WorkerControl(
+        3600, threading.Event(), lambda: None, 3600, lambda: None, stall_timeout=stall_timeout
+    )
+
+
+def test_the_worker_s_control_stops_a_run_idle_for_its_stall_timeout_and_0_turns_that_off():
+    idle, off, busy = control(0.2), control(0), control(0.2)
+    busy_since = time.monotonic()
+
+    def looked() -> bool:
+        busy.progressed()  # progress all along: it never stalls
+        return idle.stop_reason() is not None
+
+    wait_until(looked, 30, "the idle run to stall")
+
+    assert idle.stalled is not None and idle.stalled >= 0.2
+    assert idle.stop_reason() == stall_reason(idle.stalled, 0.2)  # said again the same, never recounted
+    assert idle.stop_reason().startswith("stalled: no output line, token or tool call for")
+    assert off.stop_reason() is None and off.stalled is None  # idle as long, and 0: never
+    assert busy.stop_reason() is None and busy.stalled is None and time.monotonic() - busy_since >= 0.2
