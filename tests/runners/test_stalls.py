@@ -16,7 +16,7 @@ from tests.e2e.test_ui_metrics import samples
 from tests.e2e.web import UiServer, artifact, browser, settled  # noqa: F401 - the browser fixture
 from tests.runners.conftest import Board, RunnerCli
 from tests.runners.hostile import claude_script, hostile_env, init_line
-from tests.runners.standins import Endless, say, slow, stand_in
+from tests.runners.standins import Endless, fail, say, slow, stand_in
 from tests.waiting import wait_until
 
 # one retry, at once: the stall is the first attempt's failure, the second attempt answers
@@ -160,3 +160,17 @@ def gone(pid: int) -> bool:
     except OSError:
         return True
     return state == "Z"
+
+
+def test_waiting_out_a_rate_limit_longer_than_the_stall_timeout_is_no_stall(stall_board):
+    """The API answered (a 429 saying when to come back): waiting as it says is progress, not silence."""
+    board = stall_board
+    board.agent("patient", "runner: anthropic\nmodel: sonnet\nstall_timeout: 1\n", "Wait your turn.")
+    signal_id = board.post("patient")["signal_id"]
+    limited = fail(429, "rate_limit_error", "slow down", {"retry-after": "3"})
+    with stand_in([limited, say("DONE")]) as api:
+        board.cli("worker", "--agent", "patient", "--once", env=anthropic_env(api.url)).expect(0)
+
+    done = board.show(signal_id)
+    assert (done["status"], done["stalls"]) == ("COMPLETED", [])
+    assert len(api.model_calls) == 2

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -129,8 +130,19 @@ class Loop:
                 delay = min(LONGEST_WAIT, delay * 2)
                 self.transcript.record("rate_limited", error=str(exc)[:500], wait_seconds=wait)
                 logger.info("%s: %s; waiting %.1fs", self.request.signal_id, str(exc)[:200], wait)
-                if self.stopped.wait(wait):
+                if self._waited_out(wait):
                     raise Stopped from exc
+
+    def _waited_out(self, seconds: float) -> bool:
+        """Wait out a rate limit, True if stopped meanwhile. The API answered: waiting as it says is progress,
+        so a wait longer than the stall timeout is no stall (docs/control.md, "Stalls")."""
+        until = time.monotonic() + seconds
+        while (left := until - time.monotonic()) > 0:
+            self.progressed()
+            if self.stopped.wait(min(1.0, left)):
+                return True
+        self.progressed()
+        return False
 
 
 def quiet_sdk_logs() -> None:
