@@ -135,7 +135,7 @@ class StatusQueries:
         }
         entries = self._entries.board_counts(blackboard_id)
         usage = self._signals.usage_totals(blackboard_id)
-        stalls = self._signals.stalls(blackboard_id) if not labels else {}
+        stalls = self._signals.stalls(blackboard_id)  # the board's, whatever `labels` (as its usage)
         budgets = self._signals.budgets(blackboard_id)
         reserved = self._signals.reserved(blackboard_id, now - self._claim_timeout) if budgets else {}
         if (
