@@ -116,6 +116,8 @@ def test_a_claude_code_that_prints_nothing_stalls_and_on_its_last_attempt_the_si
     )
     board.agent("thinker", "stall_timeout: 1\n", "Think.")
     signal_id = board.post("thinker")["signal_id"]
+    listed = {a["name"]: a for a in board.cli.ok("agents")["agents"]}
+    assert listed["thinker"]["stall_timeout"] == 1
 
     board.cli("worker", "--agent", "thinker", "--once", env=hostile_env(claude)).expect(0)
 

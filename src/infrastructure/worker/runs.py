@@ -74,10 +74,10 @@ class WorkerControl(RunControl):
             return stopped
         if now >= self._deadline:
             return f"timed out after {self._timeout:g}s (the agent file's timeout)"
-        if self.stalled is not None or (
-            self._stall_timeout is not None and now - self._progressed >= self._stall_timeout
-        ):
-            self.stalled = self.stalled if self.stalled is not None else round(now - self._progressed, 3)
+        idle = now - self._progressed
+        if self.stalled is None and self._stall_timeout is not None and idle >= self._stall_timeout:
+            self.stalled = round(idle, 3)  # said from now on as it was first: the run stops for it
+        if self.stalled is not None:
             return stall_reason(self.stalled, self._stall_timeout)
         if now >= self._next_check:
             self._next_check = now + CHECK_EVERY
