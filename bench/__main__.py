@@ -21,6 +21,8 @@ of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-b
 LangGraph's InMemoryStore and PostgresStore.
 (o) a command traced with OpenTelemetry beside untraced.
 (j) LangGraph checkpoints: get_tuple, list and put on a thread of 10 checkpoints beside one of BENCH_CHECKPOINTS.
+(stalls) a runner's run that stalls: from its claim to the stall recorded, and from that to its retry claimed
+(SQLite, PostgreSQL).
 (u) the spend of 6 concurrent runs (3 workers x --concurrency 2) on a 250,000-token budget, and (n) a lapsed claim
 to its concurrency slot freed without a sweeper, each on SQLite and PostgreSQL beside BENCH_BUDGET_BEFORE=DIR.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
@@ -434,6 +436,13 @@ def main() -> None:
         )
         targets.append(checkpoints.print_report(j, say, table))
 
+    def run_stalls() -> None:  # (stalls) a stalled run: its stall detected, then its retry claimed
+        from bench import stalls
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["stalls"] = st = stalls.run(config["BENCH_STALLS"], config["BENCH_STALL_TIMEOUT_S"], pg_url)
+        stalls.print_report(st, say)
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -460,6 +469,7 @@ def main() -> None:
         ("v", run_v),
         ("o", run_o),
         ("j", run_j),
+        ("stalls", run_stalls),
     ):
         if name in config.sections:
             section(name, run)

@@ -252,6 +252,9 @@ class FailSignal(Command):
     # the handler asked for a retry this many seconds from now (`{"retry_after": S}`): with attempts left,
     # that is the wait instead of the backoff's
     retry_after: Annotated[float, Field(ge=0, le=86_400, allow_inf_nan=False)] | None = None
+    # its run showed no progress for this many seconds (the agent file's `stall_timeout`) and was stopped:
+    # recorded as AgentSignalStalled with this failure (docs/control.md, "Stalls")
+    stalled: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
 class ClaimSignals(Command):

@@ -35,6 +35,7 @@ class RunLimits:
     timeout: float
     max_turns: int | None = None
     max_budget_usd: float | None = None
+    stall_timeout: float | None = None  # seconds with no progress before the run is stopped (None: never)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +112,9 @@ class RunOutcome:
 
 
 class RunControl(abc.ABC):
-    """What a running run asks of the worker: whether to stop (the reason: the timeout, the worker's grace
-    over, the claim lost), and a wait that ends early when it must. Checking also renews the claim's lease
-    when it is due."""
+    """What a running run asks of the worker: whether to stop (the reason: the timeout, no progress for its
+    stall timeout, the worker's grace over, the claim lost), and a wait that ends early when it must.
+    Checking also renews the claim's lease when it is due."""
 
     @abc.abstractmethod
     def stop_reason(self) -> str | None: ...
@@ -121,6 +122,10 @@ class RunControl(abc.ABC):
     @abc.abstractmethod
     def wait(self, seconds: float) -> str | None:
         """Wait up to `seconds`; the reason to stop, as soon as there is one (None: the time passed)."""
+
+    def progressed(self) -> None:
+        """The run showed progress: an output line, a streamed token or chunk, a tool call. A run that shows
+        none for its `stall_timeout` is stopped as stalled (docs/control.md, "Stalls"). Cheap: call it on each."""
 
     def started(self, pid: int) -> None:
         """A runner that starts a process (in a session of its own) says so at once, with its pid: the worker

@@ -252,7 +252,14 @@ class BlackboardService:
             self._locate(cmd.signal_id, cmd.blackboard_id),
             Scope(signals=(cmd.signal_id,), ends=True),
             lambda board, _, now: board.fail_signal(
-                cmd.signal_id, cmd.agent_id, cmd.error, now, cmd.token, cmd.usage, cmd.retry_after
+                cmd.signal_id,
+                cmd.agent_id,
+                cmd.error,
+                now,
+                cmd.token,
+                cmd.usage,
+                cmd.retry_after,
+                cmd.stalled,
             ),
             cmd,
             actor=cmd.agent_id,
@@ -347,6 +354,7 @@ class BlackboardService:
                                 outcome.token,
                                 outcome.usage,
                                 outcome.retry_after,
+                                outcome.stalled,
                             )
                         )
                 except BlackboardError as refused:

@@ -56,6 +56,8 @@ class BoardStatus:
     flow_states: dict[str, int] = field(
         default_factory=dict
     )  # all its flows, by state (`running` -> how many)
+    stalls: int = 0  # attempts whose run stalled, in all (docs/control.md, "Stalls")
+    stalled: tuple[str, ...] = ()  # the signals they were of, the most recent first (at most STALLED_LISTED)
 
     @property
     def usage_total(self) -> UsageTotal:
@@ -133,6 +135,7 @@ class StatusQueries:
         }
         entries = self._entries.board_counts(blackboard_id)
         usage = self._signals.usage_totals(blackboard_id)
+        stalls = self._signals.stalls(blackboard_id)  # the board's, whatever `labels` (as its usage)
         budgets = self._signals.budgets(blackboard_id)
         reserved = self._signals.reserved(blackboard_id, now - self._claim_timeout) if budgets else {}
         if (
@@ -174,6 +177,8 @@ class StatusQueries:
                     unattended.get(board, {}),
                     _shown(flows.get(board, [])),
                     dict(Counter(f.state for f in flows.get(board, []))),
+                    stalls=stalls[board].stalls if board in stalls else 0,
+                    stalled=stalls[board].signals if board in stalls else (),
                 )
             )
         return boards

@@ -28,6 +28,7 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     AgentSignalRejected,
     AgentSignalRunCharged,
+    AgentSignalStalled,
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
@@ -96,6 +97,17 @@ def _(event: AgentSignalCompleted, board: BlackboardAggregate) -> None:
 def _(event: AgentSignalFailed, board: BlackboardAggregate) -> None:
     board.check_claimer(event.signal_id, event.failed_by, "failed", _token(board, event))
     _no_attempt_left(board, event.signal_id, "FAILED")
+
+
+@rule.register
+def _(event: AgentSignalStalled, board: BlackboardAggregate) -> None:
+    """A stall is recorded by the claimer's failure of the attempt under way (fail_signal), just before it."""
+    board.check_claimer(event.signal_id, event.actor, "failed", _token(board, event))
+    signal = board.signal(event.signal_id)
+    if event.attempt != signal.attempt:
+        raise AttemptOutOfTurn(
+            event.signal_id, f"attempt {event.attempt} stalled while attempt {signal.attempt} ran"
+        )
 
 
 @rule.register

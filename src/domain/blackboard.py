@@ -38,6 +38,7 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     AgentSignalRejected,
     AgentSignalRunCharged,
+    AgentSignalStalled,
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
@@ -301,12 +302,25 @@ class BlackboardAggregate:
         token: str | None = None,
         usage: SignalUsage | None = None,
         retry_after: float | None = None,
+        stalled: float | None = None,
     ) -> AgentSignal:
         """The claimer's attempt failed. With attempts left (the post's `max_attempts`, else the claimer's
         retry policy) the signal is POSTED again after its backoff, or after `retry_after` seconds when the
-        handler asked for that; else it is FAILED and what waits on it expires."""
+        handler asked for that; else it is FAILED and what waits on it expires. `stalled`: its run showed no
+        progress for that many seconds and was stopped (docs/control.md, "Stalls"): AgentSignalStalled is
+        recorded first, in the same append, and the failure is that attempt's one failure."""
         check_retry_after(retry_after)
         self._check_claimer(signal_id, agent_id, "failed", token)
+        if stalled is not None:
+            attempt = self._signals[signal_id].attempt
+            self._record(
+                AgentSignalStalled,
+                at,
+                signal_id=signal_id,
+                actor=agent_id,
+                seconds_idle=stalled,
+                attempt=attempt,
+            )
         if self._retry(self._signals[signal_id], error, at, usage, retry_after):
             return self._signals[signal_id]
         self._record(AgentSignalFailed, at, signal_id=signal_id, failed_by=agent_id, error=error, usage=usage)

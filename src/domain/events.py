@@ -151,6 +151,17 @@ class AgentSignalRunCharged(BlackboardEvent):
     reason: str  # why its outcome was not recorded
 
 
+class AgentSignalStalled(BlackboardEvent):
+    """The claimer's run of the signal showed no progress (no output line, token or tool call) for
+    `seconds_idle` seconds, its agent file's `stall_timeout` (docs/control.md, "Stalls"): the worker stopped it.
+    Recorded together with that attempt's failure (AgentSignalAttemptFailed or AgentSignalFailed), in the
+    same append: a stall is one failed attempt, and the signal's retries decide what follows."""
+
+    actor: str = Field(min_length=1)  # whose run it was (the claimer)
+    seconds_idle: float = Field(ge=0)
+    attempt: int = Field(ge=1)  # the attempt whose run stalled
+
+
 class AgentSignalExpired(BlackboardEvent):
     reason: str
 
@@ -478,6 +489,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalFailed,
         AgentSignalAttemptFailed,
         AgentSignalRunCharged,
+        AgentSignalStalled,
         AgentSignalExpired,
         AgentSignalUnclaimed,
         AgentSignalCancelled,

@@ -17,11 +17,12 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     AgentSignalRejected,
     AgentSignalRunCharged,
+    AgentSignalStalled,
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
 )
-from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalStatus
+from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalStatus, Stall
 
 Lookup = Callable[[str], AgentSignal]
 Dependants = Callable[[str], Iterable[str]]
@@ -118,6 +119,14 @@ def _(event: AgentSignalAttemptFailed, lookup: Lookup, dependants: Dependants) -
 @_evolve.register
 def _(event: AgentSignalRunCharged, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).charged(event.usage, event.attempt)]
+
+
+@_evolve.register
+def _(event: AgentSignalStalled, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    stall = Stall(
+        attempt=event.attempt, actor=event.actor, seconds_idle=event.seconds_idle, at=event.occurred_at
+    )
+    return [lookup(event.signal_id).stalled(stall)]
 
 
 @_evolve.register

@@ -113,6 +113,19 @@ class FailedAttempt(BaseModel):
     expired: bool = False  # its claim ran out (a worker that died), rather than the claimer failing it
 
 
+class Stall(BaseModel):
+    """An attempt whose run showed no progress (no output line, token or tool call) for its agent file's
+    `stall_timeout` (docs/control.md, "Stalls"): whose run it was and how long it had been idle. The worker
+    stopped it and failed the attempt, which the signal's retries then decided like any failure."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    attempt: int = Field(ge=1)
+    actor: str
+    seconds_idle: float = Field(ge=0)
+    at: datetime
+
+
 def added_usage(before: SignalUsage | None, more: SignalUsage | None) -> SignalUsage | None:
     """What every attempt's run cost together: the sums, and the latest run's runner, model and session."""
     if before is None or more is None:
@@ -196,6 +209,7 @@ class AgentSignal:
     reserved: Reservation | None = None  # what its claim reserved of the board's budget while CLAIMED
     # the attempts whose run was charged (AgentSignalRunCharged), in order: each one is charged once
     charged_attempts: tuple[int, ...] = ()
+    stalls: tuple[Stall, ...] = ()  # the attempts whose run stalled (AgentSignalStalled), oldest first
     version: int = 1
 
     @property
@@ -284,6 +298,10 @@ class AgentSignal:
         return self._changed(
             usage=added_usage(self.usage, usage), charged_attempts=(*self.charged_attempts, attempt)
         )
+
+    def stalled(self, stall: Stall) -> AgentSignal:
+        """An attempt's run stalled: kept in `stalls`; its failure, recorded with it, changes the rest."""
+        return self._changed(stalls=(*self.stalls, stall))
 
     def completed(self, result: SignalResult, at: datetime, usage: SignalUsage | None = None) -> AgentSignal:
         return self._next(

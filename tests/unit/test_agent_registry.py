@@ -208,6 +208,14 @@ BAD_FILES = {
         agent("timeout", more="timeout: 0\n"),
         "timeout: must be a positive number of seconds, got 0",
     ),
+    "stall-timeout.md": (
+        agent("stall-timeout", more="stall_timeout: -5\n"),
+        "stall_timeout: must be a number of seconds, 0 or more (0: never stalls), got -5",
+    ),
+    "stall-timeout-text.md": (
+        agent("stall-timeout-text", more="stall_timeout: soon\n"),
+        "stall_timeout: must be a number, got 'soon'",
+    ),
     "command.md": (
         agent("command", more="command: [python3, x.py]\n"),
         "command: input should be a valid string",

@@ -99,6 +99,10 @@ def _former_row(signal) -> dict:
         if signal.charged_attempts
         else None,
         "labels_json": json.dumps(list(signal.payload.labels)) if signal.payload.labels else None,
+        "stalls_json": json.dumps([t.model_dump(mode="json") for t in signal.stalls])
+        if signal.stalls
+        else None,
+        "stalls": len(signal.stalls),
     }
 
 
@@ -108,7 +112,7 @@ def _varied():
     from dataclasses import replace
 
     from blackboard.domain.reservations import Reservation
-    from blackboard.domain.signals import FailedAttempt, SignalPayload, SignalUsage
+    from blackboard.domain.signals import FailedAttempt, SignalPayload, SignalUsage, Stall
 
     base = signals()
     full = replace(
@@ -146,6 +150,7 @@ def _varied():
         flow_id="docbot-1",
         step_id="plan",
         charged_attempts=(1,),
+        stalls=(Stall(attempt=1, actor="a", seconds_idle=300.0, at=T0),),
         priority=0,
     )
     return [*base, full]

@@ -22,6 +22,7 @@ from blackboard.domain.events import (
     AgentSignalPosted,
     AgentSignalRejected,
     AgentSignalRunCharged,
+    AgentSignalStalled,
     AgentSignalUnclaimed,
     BlackboardEvent,
     BoardBudgetSet,
@@ -96,6 +97,7 @@ SAMPLES: list[BlackboardEvent] = [
         usage=SignalUsage(runner="anthropic", input_tokens=5000, output_tokens=50, cost_usd=0.0105),
         reason="its outcome was refused: sig-00000001 is CANCELLED",
     ),
+    AgentSignalStalled(**ENV, version=3, actor="ps-researcher", seconds_idle=300.0, attempt=1),
     AgentSignalAttemptFailed(
         **ENV,
         version=3,

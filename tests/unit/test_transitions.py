@@ -797,7 +797,7 @@ def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
     but the values themselves."""
     import dataclasses
 
-    from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalUsage
+    from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalUsage, Stall
 
     values: dict[str, Any] = {
         "signal_id": A,
@@ -837,6 +837,7 @@ def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
         "flow_id": "docbot-1",
         "step_id": "plan",
         "charged_attempts": (1,),
+        "stalls": (Stall(attempt=1, actor="ps-analyst", seconds_idle=300.0, at=at(6)),),
         "version": 7,
     }
     names = [f.name for f in dataclasses.fields(AgentSignal)]

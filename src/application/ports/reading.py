@@ -83,6 +83,19 @@ class BoardSignals:
 
 
 @dataclass(frozen=True, slots=True)
+class BoardStalls:
+    """What `status` and /metrics tell of one board's stalled runs (docs/control.md, "Stalls"): how many
+    attempts' runs stalled in all, and the signals they were of, the most recent first (at most STALLED_LISTED)."""
+
+    blackboard_id: str
+    stalls: int
+    signals: tuple[str, ...]
+
+
+STALLED_LISTED = 10  # stalled signals `status` names per board (the count is of them all)
+
+
+@dataclass(frozen=True, slots=True)
 class Durations:
     """One histogram's numbers for some signals of a board (and, for run times, of one status): how many
     took at most each bound, cumulative and in the bounds' order; how many in all; their seconds summed."""
@@ -299,6 +312,25 @@ class SignalReadModel(abc.ABC):
             for board, by_agent in usage.items()
         }
         return {board for board, b in budgets.items() if b.reached(spent.get(board, Spent()))}
+
+    def stalls(self, blackboard_id: str | None = None) -> dict[str, BoardStalls]:
+        """Each board's (or the named board's) stalled runs, boards with none left out. This default reads
+        every signal; a store counts where the rows are."""
+        by_board: dict[str, list[AgentSignal]] = {}
+        for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
+            if signal.stalls:
+                by_board.setdefault(signal.blackboard_id, []).append(signal)
+        return {
+            board: BoardStalls(
+                board,
+                sum(len(s.stalls) for s in found),
+                tuple(
+                    s.signal_id
+                    for s in sorted(found, key=lambda s: (s.created_at, s.signal_id), reverse=True)
+                )[:STALLED_LISTED],
+            )
+            for board, found in sorted(by_board.items())
+        }
 
     def budgets(self, blackboard_id: str | None = None) -> dict[str, Budget]:
         """Each board's budget (`blackboard budget`), or the named board's; boards without one left out.

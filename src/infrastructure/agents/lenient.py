@@ -29,6 +29,7 @@ OWNED = frozenset(
         "command",
         "entrypoint",
         "timeout",
+        "stall_timeout",
         "runner",
         "max_turns",
         "max_budget_usd",

@@ -43,6 +43,9 @@ class AgentDefinition:
     command: str | None = None
     entrypoint: str | None = None  # `package.module:function`, run in the worker's process
     timeout: float | None = None  # seconds
+    stall_timeout: float | None = (
+        None  # seconds a runner's run may show no progress (0: never; None: default)
+    )
     runner: str | None = None  # the file's `runner`, as written (None: none named)
     max_turns: int | None = None  # a runner's run may take at most this many turns
     max_budget_usd: float | None = None  # and spend at most this much
@@ -208,6 +211,7 @@ def read_agent_file(path: Path) -> AgentDefinition:
         command=spec.command,
         entrypoint=spec.entrypoint,
         timeout=spec.timeout,
+        stall_timeout=spec.stall_timeout,
         runner=spec.runner,
         max_turns=spec.max_turns,
         max_budget_usd=spec.max_budget_usd,

@@ -176,6 +176,8 @@ class AgentFileSpec(BaseModel):
     command: str | None = None
     entrypoint: str | None = Field(default=None, pattern=ENTRYPOINT_PATTERN)
     timeout: Number | None = Field(default=None, gt=0)
+    # seconds a runner's run may show no progress before it is stopped as stalled; 0: never (docs/agents.md)
+    stall_timeout: Number | None = Field(default=None, ge=0)
     # who runs a file with no handler (docs/agents.md, "Runners"); claude-code when it names none
     runner: Literal["claude-code", "anthropic", "openai"] | None = None
     max_turns: Annotated[int, Strict(), Field(ge=1)] | None = None
@@ -251,6 +253,8 @@ def plain_message(error: Any) -> str:
         return f"{field}: must be between 0 and 1, {_got(value)}"
     if kind == "greater_than" and leaf == "timeout":
         return f"{field}: must be a positive number of seconds, {_got(value)}"
+    if kind == "greater_than_equal" and leaf == "stall_timeout":
+        return f"{field}: must be a number of seconds, 0 or more (0: never stalls), {_got(value)}"
     if kind == "greater_than" and leaf == "max_budget_usd":
         return f"{field}: must be a positive number of US dollars, {_got(value)}"
     if leaf == "max_turns" and kind in ("greater_than_equal", "int_type", "int_parsing", "int_from_float"):

@@ -66,6 +66,11 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
         lines.append(
             f"  attempt {a.attempt} {how} ({a.claimed_by or 'nobody'}, {a.ended_at:%H:%M:%S}): {a.error}"
         )
+    for t in getattr(s, "stalls", ()):  # docs/control.md, "Stalls"
+        lines.append(
+            f"  attempt {t.attempt} stalled ({t.actor}, {t.at:%H:%M:%S}): no progress for {t.seconds_idle:.0f}s, "
+            "stopped"
+        )
     if s.gate:
         lines.append(gate_line(s))
     if s.claimed_at:

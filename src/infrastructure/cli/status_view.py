@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from blackboard.application.ports import EventStore, LogNotifier
+from blackboard.application.ports.reading import STALLED_LISTED
 from blackboard.application.status import BoardStatus
 from blackboard.domain.presence import WorkerPresence
 from blackboard.domain.signals import SignalStatus
@@ -149,6 +150,32 @@ def gates_table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
+def stalls_table(boards: Sequence[BoardStatus]) -> Any:
+    """The boards where runs stalled (no progress for their `stall_timeout`: stopped, a failed attempt), and
+    which signals, the most recent first (`blackboard show SIG` says which attempt); None when none stalled."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    stalled = [b for b in boards if b.stalls]
+    if not stalled:
+        return None
+    grid = Table(
+        title="stalled runs (stopped, each a failed attempt)", title_justify="left", box=box.SIMPLE_HEAD
+    )
+    for name in ("board", "stalls", "signals"):
+        grid.add_column(name, no_wrap=name != "signals", justify="right" if name == "stalls" else "left")
+    for b in stalled:
+        more = b.stalls - len(
+            b.stalled
+        )  # a signal may stall on several attempts: "..." only for a longer list
+        listed = ", ".join(b.stalled) + (" ..." if len(b.stalled) >= STALLED_LISTED and more > 0 else "")
+        grid.add_row(Text(terminal_safe(b.blackboard_id)), str(b.stalls), listed)
+    return grid
+
+
 def waiting_table(boards: Sequence[BoardStatus]) -> Any:
     """The claimable signals no live worker fits, by board and target: each is waiting for a worker that
     fits (`blackboard worker --agent NAME` starts one); None when every one has a live worker."""
@@ -255,6 +282,7 @@ def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) 
         waiting_table(boards),
         flows_table(boards),
         budget_table(boards),
+        stalls_table(boards),
     )
     for extra in extras:
         if extra is not None:
@@ -322,7 +350,13 @@ def _changeable(board: dict[str, Any]) -> dict[str, Any]:
 def _screen(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) -> Any:
     from rich.console import Group
 
-    tables = (usage_table(boards), waiting_table(boards), flows_table(boards), budget_table(boards))
+    tables = (
+        usage_table(boards),
+        waiting_table(boards),
+        flows_table(boards),
+        budget_table(boards),
+        stalls_table(boards),
+    )
     extras = [t for t in tables if t is not None]
     return Group(table(boards, workers), *extras) if extras else table(boards, workers)
 

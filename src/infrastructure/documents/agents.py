@@ -27,6 +27,7 @@ class Agent(Document):
     command: str | None
     entrypoint: str | None
     timeout: Number | None
+    stall_timeout: Number | None = None  # as the file says (None: the default for a runner; 0: never)
     model: str | None
     tools: list[str]
     file: str
@@ -103,6 +104,7 @@ def _agent(d: "AgentDefinition", default_threshold: float) -> Agent:
         command=d.command,
         entrypoint=d.entrypoint,
         timeout=d.timeout,
+        stall_timeout=d.stall_timeout,
         model=d.model,
         tools=list(d.tools),
         file=str(d.path),

@@ -78,6 +78,16 @@ class Attempt(Document):
     expired: bool  # its claim ran out (a worker that died), rather than its claimer failing it
 
 
+class StalledAttempt(Document):
+    """An attempt whose run showed no progress for its agent file's `stall_timeout` and was stopped
+    (docs/control.md, "Stalls"); that attempt failed, and the signal's retries decided what followed."""
+
+    attempt: Annotated[int, Field(ge=1)]
+    actor: str  # whose run it was
+    seconds_idle: Number  # how long it had shown no output line, token or tool call
+    at: Time  # when it was stopped
+
+
 class Signal(Document):
     """The document that every interface (CLI --json, MCP tools, Python API) returns for one signal
     (schemas/agent-signal.schema.json, generated from this model; field names and constraints follow
@@ -123,6 +133,7 @@ class Signal(Document):
     flow_id: str | None = None  # the flow it is a step of (`blackboard flow run`); null: none
     step_id: str | None = None  # its step's id in that flow
     labels: list[Label] = Field(default_factory=list, max_length=MAX_LABELS)  # `post --label`; []: none
+    stalls: list[StalledAttempt] = Field(default_factory=list)  # the attempts whose run stalled; []: none
     # past its deadline, not yet expired (BlackboardQueries.overdue): the deadline
     overdue_since: Annotated[Time | None, WithJsonSchema(DATE_TIME)] = Field(default=None, exclude_if=_absent)
     # claimable, and no live worker fits it (BlackboardQueries.waiting_for_workers): `a worker that fits: T`
@@ -228,6 +239,10 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
         "flow_id": s.flow_id,
         "step_id": s.step_id,
         "labels": list(s.payload.labels),
+        "stalls": [
+            StalledAttempt(attempt=t.attempt, actor=t.actor, seconds_idle=t.seconds_idle, at=t.at)
+            for t in s.stalls
+        ],
     }  # never the claim's token: it is the claimer's proof
 
 

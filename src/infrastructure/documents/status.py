@@ -114,6 +114,8 @@ class Status(Document):
     waiting_for_workers: dict[str, int] = {}
     # its flows with a step still open, then the last few that ended, newest first (BoardStatus.flows)
     flows: list["FlowSummary"] = []
+    stalls: int = 0  # attempts whose run stalled and was stopped, in all (docs/control.md, "Stalls")
+    stalled_signals: list[str] = []  # the signals they were of, the most recent first (at most 10)
 
 
 def status(b: "BoardStatus") -> Status:
@@ -134,4 +136,6 @@ def status(b: "BoardStatus") -> Status:
         else None,
         waiting_for_workers=dict(b.waiting_for_workers),
         flows=[flow_summary(f) for f in b.flows],
+        stalls=b.stalls,
+        stalled_signals=list(b.stalled),
     )

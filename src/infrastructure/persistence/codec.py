@@ -30,6 +30,7 @@ from blackboard.domain.signals import (
     SignalStatus,
     SignalType,
     SignalUsage,
+    Stall,
     entry_number,
 )
 
@@ -191,6 +192,8 @@ SIGNAL_COLUMNS = (
     "step_id",
     "charged_attempts_json",
     "labels_json",
+    "stalls_json",
+    "stalls",
     "post_event_id",
 )
 # The columns a signal's later events change, in the order `changing_values` gives them after the key
@@ -218,6 +221,8 @@ CHANGING_COLUMNS = (
     "reserved_usd",
     "reserved_tokens",
     "charged_attempts_json",
+    "stalls_json",
+    "stalls",
 )
 
 
@@ -276,6 +281,8 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         signal.step_id,
         charged_json(signal),
         _strings(labels) if (labels := signal.payload.labels) else None,
+        stalls_json(signal),
+        len(signal.stalls),
         post_event_id,
     )
 
@@ -336,6 +343,8 @@ def changing_values(signal: AgentSignal) -> tuple[Any, ...]:
         None if reserved is None else reserved.usd,
         None if reserved is None else reserved.tokens,
         charged_json(signal),
+        stalls_json(signal),
+        len(signal.stalls),
     )
 
 
@@ -359,6 +368,13 @@ def charged_json(signal: AgentSignal) -> str | None:
     """The attempts whose run was charged, as a JSON array of their numbers; NULL for none."""
     charged = signal.charged_attempts
     return "[" + ", ".join(map(str, charged)) + "]" if charged else None
+
+
+def stalls_json(signal: AgentSignal) -> str | None:
+    """The attempts whose run stalled, as JSON; NULL for none."""
+    if not signal.stalls:
+        return None
+    return json.dumps([s.model_dump(mode="json") for s in signal.stalls])
 
 
 def signal_from_row(row: Any) -> AgentSignal:
@@ -404,6 +420,7 @@ def signal_from_row(row: Any) -> AgentSignal:
         flow_id=row.flow_id,
         step_id=row.step_id,
         charged_attempts=tuple(json.loads(row.charged_attempts_json)) if row.charged_attempts_json else (),
+        stalls=tuple(Stall.model_validate(s) for s in json.loads(row.stalls_json)) if row.stalls_json else (),
         **_keys(row.keys_json),
     )
 

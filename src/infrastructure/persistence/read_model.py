@@ -22,6 +22,7 @@ from blackboard.application.ports import (
     SignalState,
     StoreUnavailable,
 )
+from blackboard.application.ports.reading import STALLED_LISTED, BoardStalls
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.capabilities import canonical_capability, targets_auto
 from blackboard.domain.flows import FlowCounts, newest_first, ordered
@@ -280,6 +281,29 @@ class SqlSignalReadModel(SignalReadModel):
             BoardSignals(name, by_status, _utc(oldest.get(name)), tuple(sorted(workers.get(name, ()))))
             for name, by_status in sorted(by_board.items())
         ]
+
+    @_translated
+    def stalls(self, blackboard_id: str | None = None) -> dict[str, BoardStalls]:
+        """One GROUP BY and one read over the rows that stalled (their partial index), whatever the log's length."""
+        s = SIGNALS.c
+        stalled = (text("stalls > 0"),) + (
+            (s.blackboard_id == blackboard_id,) if blackboard_id is not None else ()
+        )
+        with read_connection(self._engine) as conn:
+            counts = conn.execute(
+                select(s.blackboard_id, func.sum(s.stalls)).where(*stalled).group_by(s.blackboard_id)
+            ).all()
+            listed: dict[str, list[str]] = {}
+            for board, _ in counts:
+                listed[board] = list(
+                    conn.scalars(
+                        select(s.signal_id)
+                        .where(text("stalls > 0"), s.blackboard_id == board)
+                        .order_by(s.created_at.desc(), s.signal_id.desc())
+                        .limit(STALLED_LISTED)
+                    )
+                )
+        return {board: BoardStalls(board, int(n), tuple(listed[board])) for board, n in sorted(counts)}
 
     @_translated
     def budgets(self, blackboard_id: str | None = None) -> dict[str, Budget]:

@@ -151,6 +151,11 @@ SIGNALS = Table(
     # its payload's labels (`post --label`, migration 0024), a JSON array of them, that `--label` filters read;
     # NULL: none (and on rows an older release wrote beside this one)
     Column("labels_json", Text),
+    # the attempts whose run stalled (AgentSignalStalled, migration 0028), a JSON array of {attempt, actor,
+    # seconds_idle, at}, and how many: what `status` and /metrics count per board (NULL, 0: none; and on rows
+    # an older release wrote beside this one)
+    Column("stalls_json", Text),
+    Column("stalls", Integer, nullable=False, server_default="0"),
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest
@@ -161,6 +166,13 @@ SIGNALS = Table(
     Index("ix_blackboard_signals_retry_of", "retry_of"),  # a retry's chain
     Index("ix_blackboard_signals_flow", "blackboard_id", "flow_id"),  # a flow's signals
     Index("ix_blackboard_signals_concurrency", "concurrency_key", "status"),  # claimed under a key, counted
+    # the signals that stalled, which `status` and /metrics count per board: only those rows (migration 0028)
+    Index(
+        "ix_blackboard_signals_stalled",
+        "blackboard_id",
+        sqlite_where=text("stalls > 0"),
+        postgresql_where=text("stalls > 0"),
+    ),
     # a board's open claims, whose reservations a claim totals: only CLAIMED rows are in it (migration 0018)
     Index(
         "ix_blackboard_signals_claimed",

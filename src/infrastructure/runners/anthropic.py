@@ -73,7 +73,7 @@ def _converse(loop: Loop) -> RunOutcome:
                 tools=tools or anthropic.NOT_GIVEN,  # none: a run with no board (solve's controller)
                 stream=True,
             ) as stream:
-                return read_stream(stream, loop.transcript.warning)
+                return read_stream(loop.streamed(stream), loop.transcript.warning)
 
         answer = loop.waiting_out(ask, _retry_after)
         assert isinstance(answer, Answer)

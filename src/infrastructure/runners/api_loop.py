@@ -13,8 +13,9 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable
-from typing import Any
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest, ToolAnswer
 from blackboard.infrastructure.runners.answers import SOURCE, ToolCall, Unreadable
@@ -23,6 +24,7 @@ from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally, resolved_model
 
 logger = logging.getLogger("blackboard.worker")
+T = TypeVar("T")
 
 POLL = 0.05  # seconds between looks at the control while the loop runs
 MAX_TOKENS = 16384  # of one answer
@@ -50,6 +52,7 @@ class Loop:
         self.tally = Tally(runner, model)
         self.transcript = Transcript(request.transcript_path)
         self.stopped = threading.Event()
+        self.progressed: Callable[[], None] = lambda: None  # the control's (run_watched): a sign of progress
 
     def client(self, make: Callable[[], Any]) -> Any:
         """The runner's SDK client, made on first use (it reads its API's environment then)."""
@@ -83,7 +86,14 @@ class Loop:
         self.transcript.record(
             "tool_call", name=call.name, arguments=call.arguments, result=said.text, is_error=said.is_error
         )
+        self.progressed()
         return said
+
+    def streamed(self, items: Iterable[T]) -> Iterator[T]:
+        """`items` (an answer's stream of events) as they come, each one a sign of progress."""
+        for item in items:
+            self.progressed()
+            yield item
 
     def go_on(self) -> None:
         """Before each call out (to the model, to a tool): a stopped run goes no further."""
@@ -109,7 +119,9 @@ class Loop:
         while True:
             self.go_on()
             try:
-                return call()
+                answer = call()
+                self.progressed()
+                return answer
             except Exception as exc:
                 wait = retry_after(exc)
                 if wait is None:
@@ -118,8 +130,19 @@ class Loop:
                 delay = min(LONGEST_WAIT, delay * 2)
                 self.transcript.record("rate_limited", error=str(exc)[:500], wait_seconds=wait)
                 logger.info("%s: %s; waiting %.1fs", self.request.signal_id, str(exc)[:200], wait)
-                if self.stopped.wait(wait):
+                if self._waited_out(wait):
                     raise Stopped from exc
+
+    def _waited_out(self, seconds: float) -> bool:
+        """Wait out a rate limit, True if stopped meanwhile. The API answered: waiting as it says is progress,
+        so a wait longer than the stall timeout is no stall (docs/control.md, "Stalls")."""
+        until = time.monotonic() + seconds
+        while (left := until - time.monotonic()) > 0:
+            self.progressed()
+            if self.stopped.wait(min(1.0, left)):
+                return True
+        self.progressed()
+        return False
 
 
 def quiet_sdk_logs() -> None:
@@ -155,6 +178,7 @@ def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunCont
                 box.append(failed(loop, exc))
             # else: its call was cut off as the run stopped; the run's outcome is said already
 
+    loop.progressed = control.progressed
     thread = threading.Thread(target=body, name=f"run-{loop.request.signal_id}", daemon=True)
     thread.start()
     try:

@@ -90,6 +90,7 @@ class Session:
         except OSError as exc:
             return self.ended(False, error=f"could not start Claude Code ({self.argv[0]}): {exc}")
         control.started(process.pid)  # the worker's keeper ends the tree if the worker dies first
+        self.output.progressed = control.progressed  # each line it prints: progress (a stall stops it)
         # the output's readers, which the run waits for; the prompt's feeder is not (what it could not write
         # was not read: the exit says why)
         threading.Thread(target=self._feed, args=(process,), daemon=True).start()

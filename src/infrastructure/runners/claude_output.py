@@ -15,6 +15,7 @@ import itertools
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from blackboard.infrastructure.runners.lines import MAX_LINE, lines
@@ -40,10 +41,12 @@ class ClaudeOutput:
         # assistant message id (a digest of a long one) -> its usage's counts, as streamed so far
         self._answers: dict[str | bytes, tuple[int, int, int, int]] = {}
         self._lock = threading.Lock()
+        self.progressed: Callable[[], None] = lambda: None  # the run's control's: each line is progress
 
     def read(self, stream: BinaryIO) -> None:
         """Standard output, to its end. Never raises: the reader outlives anything a line holds."""
         for number, line in enumerate(lines(stream), start=1):
+            self.progressed()
             try:
                 self.transcript.line(line.kept())
                 if line.cut:
@@ -57,6 +60,7 @@ class ClaudeOutput:
     def read_stderr(self, stream: BinaryIO) -> None:
         """Standard error, to its end: its last lines kept, each cut to STDERR_LINE bytes."""
         for line in lines(stream, STDERR_LINE):
+            self.progressed()
             self.stderr.append(line.text)
 
     def said_on_stderr(self) -> str:

@@ -92,8 +92,15 @@ class BoardCollector(Collector):
             "Runner runs whose cost is unknown (a model the runner could not price), left out of the cost",
             labels=["board", "agent"],
         )
+        stalls = CounterMetricFamily(
+            "blackboard_stalls",
+            "Runs stopped because they showed no progress (no output line, token or tool call) for their agent "
+            'file\'s stall_timeout: each a failed attempt (docs/control.md, "Stalls")',
+            labels=["board"],
+        )
         for board in boards:
             name = board.blackboard_id
+            stalls.add_metric([name], board.stalls)
             for status in SignalStatus:  # every status, 0 included: a series does not vanish when it empties
                 signals.add_metric([name, str(status)], board.signals.get(str(status), 0))
             conflicts.add_metric([name], board.open_conflicts)
@@ -118,6 +125,7 @@ class BoardCollector(Collector):
                         )
                     )
         yield from (signals, conflicts, entries, gates, oldest, runs, tokens, cost, unpriced)
+        yield stalls
         yield from _flows(boards)
 
         workers = GaugeMetricFamily(

@@ -137,16 +137,22 @@ class Handling:
         started: float,
         usage: SignalUsage | None = None,
         folder: Path | None = None,
+        stalled: float | None = None,
     ) -> None:
         """`usage`: what a runner's run cost, recorded with the outcome; `folder`: where a relative
-        artifact path leads from (a run's workdir; the agent file's folder by default). A run that failed
-        after its claim lapsed failed for that (the keeper may have killed it): it says so."""
+        artifact path leads from (a run's workdir; the agent file's folder by default); `stalled`: the run
+        was stopped for showing no progress that many seconds (a failure, recorded as a stall with it). A run
+        that failed after its claim lapsed failed for that (the keeper may have killed it): it says so."""
         lapsed = self.held.release(claimed.signal_id)
         if lapsed is not None and not outcome.succeeded:
             logger.warning("%s %s", claimed.signal_id, lapsed)
             if not (outcome.error or "").startswith(lapsed):  # stopped for it already: said as it was
-                outcome = HandlerOutcome(False, error=lapsed)
+                outcome, stalled = HandlerOutcome(False, error=lapsed), None
+        if stalled is not None:
+            logger.warning("%s %s", claimed.signal_id, outcome.error)
         command = self._command(agent, claimed, outcome, usage, folder)
+        if stalled is not None and isinstance(command, FailSignal):
+            command = command.model_copy(update={"stalled": stalled})
         took = time.monotonic() - started
         self._service.tracer.ran(claimed, agent.name, time.time_ns() - int(took * 1e9), outcome.succeeded)
         self._recorder.hand_over(Done(claimed, command, took))

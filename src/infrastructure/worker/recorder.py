@@ -146,6 +146,7 @@ def _failed(command: CompleteSignal | FailSignal, error: str) -> FailSignal:
         token=command.token,
         usage=command.usage,
         attempt=command.attempt,
+        stalled=command.stalled if isinstance(command, FailSignal) else None,
     )
 
 

@@ -31,14 +31,18 @@ from blackboard.infrastructure.worker.options import RunOptions
 logger = logging.getLogger("blackboard.worker")
 
 RUN_TIMEOUT = 1800.0  # seconds, for an agent file run by a runner that names no timeout
+# seconds a runner's run may show no progress (no output line, token or tool call) before it is stopped as
+# stalled, for an agent file that names no `stall_timeout` (0 there: never; docs/control.md, "Stalls")
+STALL_TIMEOUT = 300.0
 CHECK_EVERY = 1.0  # seconds between looks at whether the claim still holds (ended by another hand: stop)
 OURS = OWNED - {"name"}  # the agent file's keys the blackboard acts on: not handed to Claude Code
 
 
 class WorkerControl(RunControl):
-    """The timeout, the worker's grace period (`cancel` set: over), the claim's renewal every `renew_every`
-    seconds (`renew` raising: the claim is lost, the run stops) and, every second, whether the claim still
-    holds (`ended`: why not), so a signal ended by another hand stops its run at once."""
+    """The timeout, the stall timeout (no `progressed` for that long: `stalled` says how long it was idle),
+    the worker's grace period (`cancel` set: over), the claim's renewal every `renew_every` seconds (`renew`
+    raising: the claim is lost, the run stops) and, every second, whether the claim still holds (`ended`:
+    why not), so a signal ended by another hand stops its run at once."""
 
     def __init__(
         self,
@@ -49,8 +53,12 @@ class WorkerControl(RunControl):
         ended: Callable[[], str | None],
         stopped: Callable[[], str | None] = lambda: None,
         started: Callable[[int], None] = lambda pid: None,
+        stall_timeout: float | None = None,
     ) -> None:
         self._timeout, self._cancel, self._renew, self._every = timeout, cancel, renew, renew_every
+        self._stall_timeout = stall_timeout or None  # 0: never stalls
+        self._progressed = time.monotonic()  # set from the runner's threads: one float, no lock
+        self.stalled: float | None = None  # seconds idle, once it stopped the run as stalled
         self._started = started  # the keeper holds the run's process from then on
         self._stopped = stopped  # the stop watch's word (a cancel), asked at every look: no query
         self._ended = ended
@@ -66,6 +74,11 @@ class WorkerControl(RunControl):
             return stopped
         if now >= self._deadline:
             return f"timed out after {self._timeout:g}s (the agent file's timeout)"
+        idle = now - self._progressed
+        if self.stalled is None and self._stall_timeout is not None and idle >= self._stall_timeout:
+            self.stalled = round(idle, 3)  # said from now on as it was first: the run stops for it
+        if self.stalled is not None:
+            return stall_reason(self.stalled, self._stall_timeout)
         if now >= self._next_check:
             self._next_check = now + CHECK_EVERY
             if (ended := self._ended()) is not None:
@@ -77,6 +90,9 @@ class WorkerControl(RunControl):
             except Exception as exc:  # noqa: BLE001 - the reason becomes the failure
                 return f"stopped: {exc}"
         return None
+
+    def progressed(self) -> None:
+        self._progressed = time.monotonic()
 
     def started(self, pid: int) -> None:
         self._started(pid)
@@ -125,6 +141,7 @@ class Runs:
                 lambda: self._handling.claim_ended(agent, claimed),
                 lambda: self._handling.stopped(claimed.signal_id),
                 lambda pid: self._handling.held.started(claimed, pid),
+                request.limits.stall_timeout,
             )
             outcome = runner_for(name).run(request, control)
             handled = (
@@ -132,6 +149,7 @@ class Runs:
                 if outcome.succeeded
                 else HandlerOutcome(False, error=outcome.error)
             )
+            stalled = None if outcome.succeeded else control.stalled
         except Exception as exc:
             logger.exception("running %s went wrong", claimed.signal_id)
             outcome = RunOutcome(
@@ -139,8 +157,10 @@ class Runs:
                 SignalUsage(runner=name),
                 error=f"the worker could not run the {name} runner: {said(exc)}",
             )
-            handled = HandlerOutcome(False, error=outcome.error)
-        self._handling.hand_over(agent, claimed, handled, started, usage=outcome.usage, folder=self.workdir)
+            handled, stalled = HandlerOutcome(False, error=outcome.error), None
+        self._handling.hand_over(
+            agent, claimed, handled, started, usage=outcome.usage, folder=self.workdir, stalled=stalled
+        )
 
     def request(self, agent: AgentDefinition, claimed: AgentSignal) -> RunRequest:
         budgets = [b for b in (agent.max_budget_usd, claimed.budget_usd) if b is not None]
@@ -168,6 +188,7 @@ class Runs:
                 timeout=agent.timeout or RUN_TIMEOUT,
                 max_turns=agent.max_turns,
                 max_budget_usd=min(budgets) if budgets else None,
+                stall_timeout=STALL_TIMEOUT if agent.stall_timeout is None else agent.stall_timeout or None,
             ),
             workdir=str(self.workdir),
             transcript_path=str(self.transcripts / f"{claimed.signal_id}.jsonl"),
@@ -181,3 +202,11 @@ class Runs:
     def transcripts(self) -> Path:
         """`<artifacts folder>/transcripts`: the worker made the artifacts folder absolute (its ./artifacts)."""
         return self.workdir / self._artifacts_dir / "transcripts"
+
+
+def stall_reason(idle: float, stall_timeout: float | None) -> str:
+    """A stalled run's failure, as the signal's result and its attempt say it."""
+    return (
+        f"stalled: no output line, token or tool call for {idle:.0f}s "
+        f"(the agent file's stall_timeout is {stall_timeout:g}s)"
+    )

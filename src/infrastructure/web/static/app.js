@@ -283,6 +283,7 @@ function card(s) {
     el("div", { class: "topic" }, s.payload.topic),
     s.attempt > 1 || (s.max_attempts || 1) > 1 ? el("div", { class: "attempt" }, `attempt ${s.attempt}${s.max_attempts ? `/${s.max_attempts}` : ""}`) : null,
     s.usage ? el("div", { class: "cost" }, cost(s.usage)) : null,
+    (s.stalls || []).length ? el("div", { class: "stalled" }, stalled(s.stalls)) : null,
     // why a POSTED signal waits, in the words of `blackboard next`, as the server words them (docs/web.md)
     ...(s.status === "POSTED" ? [s.waiting, ...(s.waits || [])].filter(Boolean).map((w) => el("div", { class: "why" }, w)) : []),
     s.claimed_by ? el("div", { class: "who" }, "by ", s.claimed_by) : null,
@@ -290,6 +291,11 @@ function card(s) {
     s.waiting_for.length ? el("div", { class: "who" }, "waits for ", s.waiting_for.join(", ")) : null,
     s.flow_id ? el("div", { class: "who" }, `step ${s.step_id} of ${s.flow_id}`) : null,
     (s.labels || []).length ? el("div", { class: "labels" }, ...s.labels.map((l) => el("span", { class: "label" }, l))) : null);
+}
+
+// the attempts whose run stalled (no progress for its stall_timeout: stopped, a failed attempt; docs/control.md)
+function stalled(stalls) {
+  return "stalled: " + stalls.map((t) => `attempt ${t.attempt} after ${Math.round(t.seconds_idle)}s idle`).join(", ");
 }
 
 // what a runner's run of it cost so far: dollars when priced, and its tokens
