@@ -23,6 +23,8 @@ LangGraph's InMemoryStore and PostgresStore.
 (j) LangGraph checkpoints: get_tuple, list and put on a thread of 10 checkpoints beside one of BENCH_CHECKPOINTS.
 (u) the spend of 6 concurrent runs (3 workers x --concurrency 2) on a 250,000-token budget, and (n) a lapsed claim
 to its concurrency slot freed without a sweeper, each on SQLite and PostgreSQL beside BENCH_BUDGET_BEFORE=DIR.
+(resume) a retried attempt that resumes the earlier attempt's conversation beside a fresh restart: the turns and
+tokens it does not redo (claude-code, anthropic).
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -434,6 +436,12 @@ def main() -> None:
         )
         targets.append(checkpoints.print_report(j, say, table))
 
+    def run_resume() -> None:  # (resume) a retried attempt resumed beside restarted: turns and tokens saved
+        from bench import resume
+
+        report["resume"] = r = resume.run(config["BENCH_RESUME_STEPS"])
+        resume.print_report(r, say)
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -460,6 +468,7 @@ def main() -> None:
         ("v", run_v),
         ("o", run_o),
         ("j", run_j),
+        ("resume", run_resume),
     ):
         if name in config.sections:
             section(name, run)

@@ -54,6 +54,7 @@ SECTIONS = (
     "j",
     "u",
     "n",
+    "resume",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -87,6 +88,7 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_STORE_REPS": (200, 50),  # (v): puts and gets timed per store and size
     "BENCH_CHECKPOINTS": (10_000, 2_000),  # (j): checkpoints on the long thread (the short one has 10)
     "BENCH_CHECKPOINT_REPS": (300, 100),  # (j): rounds of reads and a put on each thread, taking turns
+    "BENCH_RESUME_STEPS": (8, 4),  # (resume): steps of the run whose attempt 1 is cut off halfway
 }
 
 
