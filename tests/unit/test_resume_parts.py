@@ -15,11 +15,17 @@ from blackboard.application.runners import (
     RunRequest,
     session_of,
 )
+from blackboard.domain.events import AgentSignalAttemptFailed
+from blackboard.domain.evolution import evolve
+from blackboard.domain.signals import AgentSignal, FailedAttempt, SignalPayload, SignalType, SignalUsage
+from blackboard.infrastructure.documents.signals import signal as document
+from blackboard.infrastructure.persistence.codec import attempts_json
 from blackboard.infrastructure.runners.api_loop import kept_conversation
 from blackboard.infrastructure.runners.claude_code import arguments
 from blackboard.infrastructure.runners.sessions import SHARED, Resume, SessionFiles, spent_in
 from blackboard.infrastructure.runners.usage import Tally
 from blackboard.infrastructure.worker.runs import transcript_of
+from tests.fakes import T0
 
 
 def request(tmp_path: Path, attempt: int = 1, signal_id: str = "sig-0000000a", **limits: float) -> RunRequest:
@@ -153,3 +159,37 @@ def test_an_api_runner_continues_from_the_last_whole_turn_its_transcript_kept(tm
 def test_each_attempt_keeps_its_own_transcript_the_first_where_every_run_s_was(tmp_path):
     assert transcript_of(tmp_path, "sig-0000000a", 1) == tmp_path / "sig-0000000a.jsonl"
     assert transcript_of(tmp_path, "sig-0000000a", 3) == tmp_path / "sig-0000000a.attempt-3.jsonl"
+
+
+def test_a_failed_attempt_that_resumed_says_so_in_the_signal_its_row_and_its_document():
+    claimed = AgentSignal(
+        signal_id="sig-0000000a",
+        blackboard_id="bb-1",
+        signal_type=SignalType.RESEARCH,
+        payload=SignalPayload(ps_id="PS-1", entry_id="e-1", topic="topic"),
+        target_capabilities=("a",),
+        posted_by="p",
+        created_at=T0,
+    ).claimed("a", T0, token="t")
+    failed = AgentSignalAttemptFailed(
+        blackboard_id="bb-1",
+        version=3,
+        occurred_at=T0,
+        signal_id="sig-0000000a",
+        attempt=1,
+        max_attempts=3,
+        claimed_by="a",
+        reason="max_turns reached",
+        retry_at=T0,
+        usage=SignalUsage(runner="claude-code", session_id="s-2", resumed_from="s-1"),
+    )
+
+    [retried] = evolve(failed, lambda _: claimed, lambda _: ())
+
+    assert retried.attempts[-1].resumed_from == "s-1"
+    row = attempts_json(retried)
+    assert row is not None and FailedAttempt.model_validate(json.loads(row)[0]).resumed_from == "s-1"
+    assert document(retried).attempts[0].resumed_from == "s-1"
+    # an attempt that started afresh keeps the row's shape of before
+    afresh = failed.model_copy(update={"usage": SignalUsage(runner="claude-code")})
+    assert "resumed_from" not in str(attempts_json(evolve(afresh, lambda _: claimed, lambda _: ())[0]))
