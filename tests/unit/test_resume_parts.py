@@ -121,6 +121,11 @@ def test_resuming_forks_the_earlier_session_under_the_attempt_s_own_id_with_this
         f"--session-id={session_of('sig-0000000a', 2)}",
     ]
     assert "--max-budget-usd=0.75" in resumed  # Claude Code counts the session's earlier $0.25 against it
+    # the attempt's own session, run before (Claude Code refuses a --session-id it has): continued as it is
+    again = arguments(request(tmp_path, 2), tmp_path / "private", Resume(session_of("sig-0000000a", 2)))
+    assert again[-1] == f"--resume={session_of('sig-0000000a', 2)}" and not [
+        a for a in again if "session-id" in a
+    ]
 
 
 def test_an_attempt_s_cost_leaves_out_what_the_resumed_session_cost_before():

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
+from blackboard.application.runners import EarlierRun, RunControl, Runner, RunOutcome, RunRequest
 from blackboard.infrastructure.keeper.marks import AGENT, identity, marks
 from blackboard.infrastructure.runners import catalog
 from blackboard.infrastructure.runners.claude_output import ClaudeOutput
@@ -67,7 +67,7 @@ class ClaudeCodeRunner(Runner):
         if executable is None:
             return RunOutcome(False, Tally(self.name).usage(), error=str(catalog.missing(self.name)))
         sessions = SessionFiles(environment(request))
-        resume = sessions.resume(request.earlier) if request.session_id else None
+        resume = sessions.resume(earlier_runs(request)) if request.session_id else None
         if resume is not None:  # its conversation holds the signal already: it is told to go on
             request = dataclasses.replace(request, prompt=resumed_prompt(request, resume.session_id))
         with tempfile.TemporaryDirectory(prefix="blackboard-run-") as private:  # mode 0700: the user's alone
@@ -274,11 +274,20 @@ def arguments(request: RunRequest, private: Path, resume: Resume | None = None) 
     if request.limits.max_budget_usd is not None:
         spent = resume.spent_usd if resume is not None else 0.0
         argv.append(f"--max-budget-usd={request.limits.max_budget_usd + spent:g}")
-    if request.session_id is not None:
-        if resume is not None:
-            argv += [f"--resume={resume.session_id}", "--fork-session"]
-        argv.append(f"--session-id={request.session_id}")
-    return argv
+    if request.session_id is None:
+        return argv
+    if resume is not None and resume.session_id == request.session_id:
+        return [*argv, f"--resume={resume.session_id}"]  # this attempt's own session: it goes on under its id
+    if resume is not None:
+        argv += [f"--resume={resume.session_id}", "--fork-session"]
+    return [*argv, f"--session-id={request.session_id}"]
+
+
+def earlier_runs(request: RunRequest) -> tuple[EarlierRun, ...]:
+    """The runs whose session this one may continue, the latest first: this attempt's own, should it have run
+    before (Claude Code refuses a `--session-id` it has already), then the earlier attempts'."""
+    assert request.session_id is not None
+    return (EarlierRun(request.attempt, request.session_id, request.transcript_path), *request.earlier)
 
 
 def environment(request: RunRequest) -> dict[str, str]:
