@@ -48,6 +48,7 @@ class SessionFiles:
         self.shared = Path(env[SHARED]) if env.get(SHARED) else None
         self._kept_at = 0.0
         self._kept_size = -1
+        self._kept: Path | None = None  # the run's session file, once found: not looked for every second
 
     def resume(self, earlier: Sequence[EarlierRun]) -> Resume | None:
         """The latest earlier run whose session is reachable, brought under this config if it was shared
@@ -73,7 +74,7 @@ class SessionFiles:
             return
         self._kept_at = time.monotonic()
         try:
-            found = self.local(session_id)
+            found = self._kept = self._kept or self.local(session_id)
             if found is None or (size := found.stat().st_size) == self._kept_size:
                 return
             self.shared.mkdir(parents=True, exist_ok=True)
