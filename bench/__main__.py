@@ -25,6 +25,8 @@ LangGraph's InMemoryStore and PostgresStore.
 (SQLite, PostgreSQL).
 (u) the spend of 6 concurrent runs (3 workers x --concurrency 2) on a 250,000-token budget, and (n) a lapsed claim
 to its concurrency slot freed without a sweeper, each on SQLite and PostgreSQL beside BENCH_BUDGET_BEFORE=DIR.
+(resume) a retried attempt that resumes the earlier attempt's conversation beside a fresh restart: the turns and
+tokens it does not redo (claude-code, anthropic).
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -443,6 +445,12 @@ def main() -> None:
         report["stalls"] = st = stalls.run(config["BENCH_STALLS"], config["BENCH_STALL_TIMEOUT_S"], pg_url)
         stalls.print_report(st, say)
 
+    def run_resume() -> None:  # (resume) a retried attempt resumed beside restarted: turns and tokens saved
+        from bench import resume
+
+        report["resume"] = r = resume.run(config["BENCH_RESUME_STEPS"])
+        resume.print_report(r, say)
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -470,6 +478,7 @@ def main() -> None:
         ("o", run_o),
         ("j", run_j),
         ("stalls", run_stalls),
+        ("resume", run_resume),
     ):
         if name in config.sections:
             section(name, run)

@@ -55,6 +55,7 @@ SECTIONS = (
     "u",
     "n",
     "stalls",
+    "resume",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -90,6 +91,7 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_CHECKPOINT_REPS": (300, 100),  # (j): rounds of reads and a put on each thread, taking turns
     "BENCH_STALLS": (10, 3),  # (stalls): signals whose first run stalls, each then retried
     "BENCH_STALL_TIMEOUT_S": (2, 1),  # (stalls): the agent file's stall_timeout, seconds
+    "BENCH_RESUME_STEPS": (8, 4),  # (resume): steps of the run whose attempt 1 is cut off halfway
 }
 
 

@@ -2,12 +2,15 @@
 
 A worker claims a signal as always; for an agent with no `command` and no `entrypoint` it hands the
 work to a Runner with a RunRequest (the agent as its file says, the prompt, the limits, the claim) and
-turns the RunOutcome into the signal's completion or failure, its usage recorded with it.
+turns the RunOutcome into the signal's completion or failure, its usage recorded with it. A later attempt
+at the same signal is told of the earlier ones' runs (`EarlierRun`), so a runner may continue the latest one
+it can reach rather than start afresh (docs/agents.md, "Resume instead of restart").
 """
 
 from __future__ import annotations
 
 import abc
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +84,25 @@ class BoardTools(abc.ABC):
         """From now on every call is refused: the run is over, nothing it sends is recorded."""
 
 
+RUN_SESSIONS = uuid.UUID("6f0c7a52-3a51-4e0b-9a57-1f5d2f0d8e21")  # the namespace of the runs' session ids
+
+
+def session_of(signal_id: str, attempt: int) -> str:
+    """The session id of the run of a signal's attempt: known before it starts (Claude Code is given it, its
+    `--session-id`) and after its worker died with nothing recorded, so the next attempt knows what to resume."""
+    return str(uuid.uuid5(RUN_SESSIONS, f"{signal_id}/{attempt}"))
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierRun:
+    """The run of an earlier attempt at the same signal, as a later attempt finds it: its session and its
+    transcript (which may be on another host: then it is not there)."""
+
+    attempt: int
+    session_id: str
+    transcript_path: str
+
+
 @dataclass(frozen=True, slots=True)
 class RunRequest:
     """One claimed signal for one run."""
@@ -99,6 +121,13 @@ class RunRequest:
         default_factory=dict
     )  # what a board session needs (the store's URL ...)
     tools: BoardTools | None = None  # in-process board tools, for the model API runners
+    attempt: int = 1  # the signal's attempt this run is
+    earlier: tuple[EarlierRun, ...] = ()  # the earlier attempts' runs, the latest first: what it may resume
+
+    @property
+    def session_id(self) -> str | None:
+        """Its session's id (session_of); None for a run with no signal (solve's controller): never resumed."""
+        return session_of(self.signal_id, self.attempt) if self.signal_id else None
 
 
 @dataclass(frozen=True, slots=True)

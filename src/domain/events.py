@@ -109,7 +109,7 @@ class AgentSignalClaimRenewed(BlackboardEvent):
 
 
 class AgentSignalCompleted(BlackboardEvent):
-    schema_version: ClassVar[int] = 2  # 2 added usage
+    schema_version: ClassVar[int] = 3  # 2 added usage, 3 usage.resumed_from
 
     completed_by: str = Field(min_length=1)
     result: SignalResult
@@ -117,7 +117,7 @@ class AgentSignalCompleted(BlackboardEvent):
 
 
 class AgentSignalFailed(BlackboardEvent):
-    schema_version: ClassVar[int] = 2  # 2 added usage
+    schema_version: ClassVar[int] = 3  # 2 added usage, 3 usage.resumed_from
 
     failed_by: str = Field(min_length=1)
     error: str
@@ -128,6 +128,8 @@ class AgentSignalAttemptFailed(BlackboardEvent):
     """An attempt at the signal failed with attempts left (docs/control.md, "Retries"): the claimer
     failed it (`reason`: its error; a handler asking for a retry too), or its claim ran out (`expired`).
     The same signal is POSTED again, claimable from `retry_at`; what waits on it keeps waiting."""
+
+    schema_version: ClassVar[int] = 2  # 2 usage.resumed_from
 
     attempt: int = Field(ge=1)  # the attempt that failed; the next is attempt + 1
     max_attempts: int = Field(ge=2)  # the limit that applied: the post's, or the claimer's policy
@@ -144,6 +146,8 @@ class AgentSignalRunCharged(BlackboardEvent):
     completion's or a failure's is (the signal's usage, the board's budget, `status` and `summary`), and the
     signal stays as it is. `charged_to`: the agent whose run it was; `attempt`: the number of the attempt
     whose claim the run held. A run is charged once per attempt (BlackboardAggregate.check_charge)."""
+
+    schema_version: ClassVar[int] = 2  # 2 usage.resumed_from
 
     charged_to: str = Field(min_length=1)
     attempt: int = Field(ge=1)
@@ -512,6 +516,12 @@ def _renamed(data: dict[str, Any], old: str, new: str) -> dict[str, Any]:
     return data
 
 
+def _not_resumed(data: dict[str, Any]) -> dict[str, Any]:
+    """A run's usage recorded before resumes: it started afresh (`resumed_from` None, as absent reads)."""
+    usage = data.get("usage")
+    return {**data, "usage": None if usage is None else {**usage, "resumed_from": None}}
+
+
 # (event_type, stored schema version) -> function turning that shape into the next version's.
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalPosted", 1): lambda data: {**data, "retry_of": None},
@@ -533,6 +543,11 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalClaimed", 3): lambda data: {**data, "reserved": None},  # claimed before reservations
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},
+    # recorded before a run could resume an earlier attempt's session: every run started afresh
+    ("AgentSignalCompleted", 2): lambda data: _not_resumed(data),
+    ("AgentSignalFailed", 2): lambda data: _not_resumed(data),
+    ("AgentSignalAttemptFailed", 1): lambda data: _not_resumed(data),
+    ("AgentSignalRunCharged", 1): lambda data: _not_resumed(data),
     ("SolveStarted", 1): lambda data: {  # started before a run could be resumed: its options were not kept
         **data,
         "host": None,

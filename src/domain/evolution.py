@@ -112,6 +112,7 @@ def _(event: AgentSignalAttemptFailed, lookup: Lookup, dependants: Dependants) -
         retry_at=event.retry_at,
         max_attempts=event.max_attempts,
         expired=event.expired,
+        resumed_from=event.usage.resumed_from if event.usage is not None else None,
     )
     return [lookup(event.signal_id).retried(failed, event.usage)]
 

@@ -78,6 +78,11 @@ class SignalResult(BaseModel):
     error: str | None = None
 
 
+def _none(value: object) -> bool:
+    """For a field left out of the stored shape when it has no value."""
+    return value is None
+
+
 class SignalUsage(BaseModel):
     """What a runner's run of a signal cost (docs/agents.md, "Runners"): recorded with its completion or
     failure. `input_tokens` counts every input token the model read (cached or not); `cost_usd` is None
@@ -95,6 +100,9 @@ class SignalUsage(BaseModel):
     duration_ms: int = Field(default=0, ge=0)
     session_id: str | None = None
     transcript_path: str | None = None
+    # the earlier attempt's session this run continued (docs/agents.md, "Resume instead of restart"); None:
+    # it started afresh. Left out of the stored shape when None, as it was before resumes
+    resumed_from: str | None = Field(default=None, exclude_if=_none)
 
 
 class FailedAttempt(BaseModel):
@@ -111,6 +119,8 @@ class FailedAttempt(BaseModel):
     retry_at: datetime
     max_attempts: int = Field(ge=1)  # the limit that applied: the post's, or the claimer's policy
     expired: bool = False  # its claim ran out (a worker that died), rather than the claimer failing it
+    # the earlier attempt's session its run continued, as its usage said (None: afresh, or no usage recorded)
+    resumed_from: str | None = Field(default=None, exclude_if=_none)
 
 
 class Stall(BaseModel):

@@ -288,6 +288,57 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
             },
         ),
     ]
+    usage = {  # a runner's run before resumes: no resumed_from (Completed and Failed 2, the others 1)
+        "runner": "claude-code",
+        "model": "claude-sonnet-5-5",
+        "input_tokens": 100,
+        "output_tokens": 20,
+        "cost_usd": 0.0004,
+        "turns": 1,
+        "duration_ms": 900,
+        "session_id": "s-1",
+        "transcript_path": "/t.jsonl",
+    }
+    for n in (5, 6, 7):
+        claim = {"signal_id": f"sig-{n:08x}", "claimed_by": "ps-researcher", "score": 0.9, "token": f"t-{n}"}
+        rows.append(("AgentSignalClaimed", 3, {**claim, "concurrency_key": None}))
+    rows += [
+        (
+            "AgentSignalCompleted",
+            2,
+            {"signal_id": "sig-00000005", "completed_by": "ps-researcher", "result": {}, "usage": usage},
+        ),
+        (
+            "AgentSignalFailed",
+            2,
+            {"signal_id": "sig-00000006", "failed_by": "ps-researcher", "error": "no", "usage": usage},
+        ),
+        (
+            "AgentSignalAttemptFailed",
+            1,
+            {
+                "signal_id": "sig-00000007",  # posted with max_attempts 2
+                "attempt": 1,
+                "max_attempts": 2,
+                "claimed_by": "ps-researcher",
+                "reason": "max_turns reached",
+                "retry_at": "2026-01-04T09:01:00+00:00",
+                "expired": False,
+                "usage": usage,
+            },
+        ),
+        (
+            "AgentSignalRunCharged",
+            1,
+            {
+                "signal_id": "sig-00000007",
+                "charged_to": "ps-researcher",
+                "attempt": 1,
+                "usage": usage,
+                "reason": "its claim ended",
+            },
+        ),
+    ]
     solve = [  # a solve run's own stream: SolveStarted of schema 1, before a resume's options
         (
             "SolveStarted",

@@ -382,7 +382,7 @@ def test_data_at_the_current_schema_version_is_not_upcast():
 
     data = {"signal_id": "sig-0000000a", "failed_by": "ps-a", "error": "e", "usage": None}
 
-    assert upcast("AgentSignalFailed", 2, data, upcasters={("AgentSignalFailed", 2): must_not_run}) == data
+    assert upcast("AgentSignalFailed", 3, data, upcasters={("AgentSignalFailed", 3): must_not_run}) == data
 
 
 def test_upcasters_run_one_schema_version_at_a_time_in_order(monkeypatch):
@@ -527,12 +527,55 @@ def test_a_run_s_usage_round_trips_through_the_stored_data():
         duration_ms=1500,
         session_id="s-1",
         transcript_path="/t.jsonl",
+        resumed_from="s-0",
     )
     event = AgentSignalCompleted(**ENV, version=2, completed_by="ps-a", result=SignalResult(), usage=usage)
     event_type, schema_version, envelope, data = stored(event)
 
-    assert schema_version == 2
+    assert schema_version == 3
+    assert data["usage"]["resumed_from"] == "s-0"
     assert load_event(event_type, schema_version, envelope, data) == event
+    # a run that started afresh is stored as every run was before resumes: no `resumed_from` at all
+    afresh = event.model_copy(update={"usage": usage.model_copy(update={"resumed_from": None})})
+    assert "resumed_from" not in stored(afresh)[3]["usage"]
+
+
+@pytest.mark.parametrize(
+    ("event_type", "schema_version", "fields"),
+    [
+        ("AgentSignalCompleted", 2, {"completed_by": "ps-a", "result": {"knowledge_items": ["k"]}}),
+        ("AgentSignalFailed", 2, {"failed_by": "ps-a", "error": "e"}),
+        (
+            "AgentSignalAttemptFailed",
+            1,
+            {
+                "attempt": 1,
+                "max_attempts": 2,
+                "claimed_by": "ps-a",
+                "reason": "e",
+                "retry_at": "2026-01-04T09:00:05+00:00",
+            },
+        ),
+        ("AgentSignalRunCharged", 1, {"charged_to": "ps-a", "attempt": 1, "reason": "cancelled"}),
+    ],
+)
+def test_a_run_s_usage_stored_before_resumes_loads_as_a_run_that_started_afresh(
+    event_type, schema_version, fields
+):
+    """Schema 3 of a completion and a failure, 2 of a failed attempt and a charge: usage.resumed_from."""
+    envelope = {
+        "event_id": "ev-1",
+        "blackboard_id": "bb-1",
+        "version": 3,
+        "occurred_at": "2026-01-04T09:00:01+00:00",
+    }
+    old = {"runner": "claude-code", "input_tokens": 10, "cost_usd": 0.01, "session_id": "s-1"}
+    data = {"signal_id": "sig-0000000a", **fields, "usage": old}
+
+    loaded = load_event(event_type, schema_version, envelope, data)
+
+    assert type(loaded).schema_version == schema_version + 1
+    assert loaded.usage.session_id == "s-1" and loaded.usage.resumed_from is None
 
 
 # ==================================================================== limits (docs/control.md, "Limits")

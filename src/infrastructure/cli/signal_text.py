@@ -63,8 +63,9 @@ def signal_text(s: Any, due: datetime | None = None, waiting: str | None = None)
         lines.append(f"  not before {s.not_before:%Y-%m-%d %H:%M:%S} UTC: no worker claims it until then")
     for a in s.attempts:
         how = "claim ran out" if a.expired else "failed"
+        resumed = f", resumed from {a.resumed_from}" if a.resumed_from else ""
         lines.append(
-            f"  attempt {a.attempt} {how} ({a.claimed_by or 'nobody'}, {a.ended_at:%H:%M:%S}): {a.error}"
+            f"  attempt {a.attempt} {how} ({a.claimed_by or 'nobody'}, {a.ended_at:%H:%M:%S}{resumed}): {a.error}"
         )
     for t in getattr(s, "stalls", ()):  # docs/control.md, "Stalls"
         lines.append(
@@ -128,6 +129,7 @@ def usage_lines(s: Any) -> list[str]:
         f"  run: {u.runner}{f' ({u.model})' if u.model else ''}, {u.input_tokens:,} tokens in, "
         f"{u.output_tokens:,} out, {cost}, {u.turns} turn(s), {u.duration_ms / 1000:.1f}s"
         + (f", session {u.session_id}" if u.session_id else "")
+        + (f", resumed from {u.resumed_from}" if u.resumed_from else "")
     ]
     if u.transcript_path:
         lines.append(f"  transcript: {u.transcript_path}")

@@ -64,6 +64,8 @@ class Usage(Document):
     duration_ms: int
     session_id: str | None
     transcript_path: str | None
+    # the earlier attempt's session the run continued (docs/agents.md, "Resume instead of restart"); null: afresh
+    resumed_from: str | None = None
 
 
 class Attempt(Document):
@@ -76,6 +78,9 @@ class Attempt(Document):
     ended_at: Time
     retry_at: Time  # the next attempt was not claimable before then
     expired: bool  # its claim ran out (a worker that died), rather than its claimer failing it
+    resumed_from: str | None = (
+        None  # the earlier attempt's session its run continued; null: afresh, or unknown
+    )
 
 
 class StalledAttempt(Document):
@@ -229,6 +234,7 @@ def _signal_fields(s: AgentSignal) -> dict[str, Any]:
                 ended_at=a.ended_at,
                 retry_at=a.retry_at,
                 expired=a.expired,
+                resumed_from=a.resumed_from,
             )
             for a in s.attempts
         ],

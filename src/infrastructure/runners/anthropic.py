@@ -54,7 +54,6 @@ def _converse(loop: Loop) -> RunOutcome:
         {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
         for t in loop.tools.specs()
     ]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
     loop.transcript.record(
         "request",
         model=loop.tally.model,
@@ -62,6 +61,7 @@ def _converse(loop: Loop) -> RunOutcome:
         prompt=request.prompt,
         tools=[t["name"] for t in tools],
     )
+    messages = loop.opening()
     while True:
 
         def ask() -> Answer:
@@ -87,7 +87,7 @@ def _converse(loop: Loop) -> RunOutcome:
             return loop.ended(False, error=over)
         if not answer.calls:
             return loop.ended(True, answer=answer.text)
-        messages.append({"role": "assistant", "content": answer.kept})
+        loop.told(messages, {"role": "assistant", "content": answer.kept})
         results = []
         for use in answer.calls:
             loop.go_on()
@@ -100,7 +100,7 @@ def _converse(loop: Loop) -> RunOutcome:
                     "is_error": said.is_error,
                 }
             )
-        messages.append({"role": "user", "content": results})
+        loop.told(messages, {"role": "user", "content": results})
 
 
 def _retry_after(error: Exception) -> float | None:

@@ -5,6 +5,11 @@ The loop runs apart so that a stop (the timeout, the worker's grace over, the cl
 waits for an API call to return: the board tools are closed at once (every later call refused, nothing more
 recorded), and the call is cut off (calls.py: its connection shut down, so the API stops sending, and
 spending, at once) and its thread left to end.
+
+Each message of the conversation is kept in the transcript as it is added (a `message` record), so a later
+attempt at the signal continues from the latest earlier attempt's conversation it finds, up to its last
+whole turn, told to go on (`Loop.opening`), rather than starting afresh (docs/agents.md, "Resume instead of
+restart"); its usage counts its own calls alone.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest, ToolAnswer
 from blackboard.infrastructure.runners.answers import SOURCE, ToolCall, Unreadable
 from blackboard.infrastructure.runners.calls import CALLS
+from blackboard.infrastructure.runners.prompt import resumed_prompt
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally, resolved_model
 
@@ -28,6 +35,7 @@ T = TypeVar("T")
 
 POLL = 0.05  # seconds between looks at the control while the loop runs
 MAX_TOKENS = 16384  # of one answer
+MESSAGE = '{"type": "message"'  # how a transcript's line of the conversation starts (transcript._stamped)
 FIRST_WAIT, LONGEST_WAIT = 1.0, 60.0  # seconds, when a rate limit says no retry-after
 
 
@@ -49,10 +57,29 @@ class Loop:
     def __init__(self, request: RunRequest, runner: str, model: str) -> None:
         self.runner = runner
         self.request = request
-        self.tally = Tally(runner, model)
+        self.tally = Tally(runner, model, session_id=request.session_id)
         self.transcript = Transcript(request.transcript_path)
         self.stopped = threading.Event()
         self.progressed: Callable[[], None] = lambda: None  # the control's (run_watched): a sign of progress
+
+    def opening(self) -> list[dict[str, Any]]:
+        """The conversation the run starts with (its system prompt apart): the latest earlier attempt's it
+        finds, and a message telling it to go on; else the prompt alone. Each message kept in the transcript."""
+        messages: list[dict[str, Any]] = []
+        earlier = earlier_conversation(self.request, self.runner)
+        if earlier is None:
+            self.told(messages, {"role": "user", "content": self.request.prompt})
+            return messages
+        self.tally.resumed_from, conversation = earlier
+        for message in conversation:
+            self.told(messages, message)
+        self.told(messages, {"role": "user", "content": resumed_prompt(self.request, earlier[0])})
+        return messages
+
+    def told(self, messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
+        """`message` added to the conversation, and kept in the transcript for a later attempt."""
+        messages.append(message)
+        self.transcript.record("message", runner=self.runner, message=message)
 
     def client(self, make: Callable[[], Any]) -> Any:
         """The runner's SDK client, made on first use (it reads its API's environment then)."""
@@ -143,6 +170,38 @@ class Loop:
                 return True
         self.progressed()
         return False
+
+
+def earlier_conversation(request: RunRequest, runner: str) -> tuple[str, list[dict[str, Any]]] | None:
+    """The latest earlier attempt's conversation this runner kept, with its session's id; None when no
+    earlier attempt's transcript is here or holds a whole turn of this runner's."""
+    for run in request.earlier:
+        messages = kept_conversation(Path(run.transcript_path), runner)
+        if messages:
+            return run.session_id, messages
+    return None
+
+
+def kept_conversation(path: Path, runner: str) -> list[dict[str, Any]]:
+    """The conversation a transcript kept, up to its last whole turn: an answer whose tool calls have no
+    results yet (the run stopped between them) is left out, and so is a conversation with no answer."""
+    messages: list[dict[str, Any]] = []
+    try:
+        with path.open(encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                if not line.startswith(MESSAGE):
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:  # its last line, cut by a worker that died as it wrote it
+                    continue
+                if record.get("runner") == runner and isinstance(record.get("message"), dict):
+                    messages.append(record["message"])
+    except OSError:
+        return []
+    while messages and messages[-1].get("role") == "assistant":
+        messages.pop()
+    return messages if any(m.get("role") == "assistant" for m in messages) else []
 
 
 def quiet_sdk_logs() -> None:

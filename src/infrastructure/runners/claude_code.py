@@ -16,12 +16,16 @@ board attached as an MCP server bound to the claim (docs/agents.md).
   until the pipes close, after Claude Code's exit too.
 - `--bare` when ANTHROPIC_API_KEY is set (no hooks, plugins or CLAUDE.md of the machine; the key is the
   only credential); without it, the signed-in Claude Code of the worker's user runs as usual.
+- The session: `--session-id` the attempt's own (application.runners.session_of); a later attempt continues
+  the latest earlier one it can reach (`--resume ID --fork-session`, sessions.py), told to go on from there,
+  else starts afresh; the run's usage says which (`resumed_from`) and counts this attempt's cost alone.
 The three FILEs live in a private temporary folder, removed after the run. A stop kills the whole process
 tree (Claude Code, the board's server, anything a tool started) before the outcome is recorded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -32,13 +36,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from blackboard.application.runners import RunControl, Runner, RunOutcome, RunRequest
+from blackboard.application.runners import EarlierRun, RunControl, Runner, RunOutcome, RunRequest
 from blackboard.infrastructure.keeper.marks import AGENT, identity, marks
 from blackboard.infrastructure.runners import catalog
 from blackboard.infrastructure.runners.claude_output import ClaudeOutput
 from blackboard.infrastructure.runners.lines import MAX_LINE
 from blackboard.infrastructure.runners.processes import STOP_GRACE, kill_tree
+from blackboard.infrastructure.runners.prompt import resumed_prompt
 from blackboard.infrastructure.runners.reported import Reading, json_text
+from blackboard.infrastructure.runners.sessions import Resume, SessionFiles
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally
 
@@ -60,19 +66,32 @@ class ClaudeCodeRunner(Runner):
         executable = catalog.claude_executable()
         if executable is None:
             return RunOutcome(False, Tally(self.name).usage(), error=str(catalog.missing(self.name)))
+        sessions = SessionFiles(environment(request))
+        resume = sessions.resume(earlier_runs(request)) if request.session_id else None
+        if resume is not None:  # its conversation holds the signal already: it is told to go on
+            request = dataclasses.replace(request, prompt=resumed_prompt(request, resume.session_id))
         with tempfile.TemporaryDirectory(prefix="blackboard-run-") as private:  # mode 0700: the user's alone
-            argv = [executable, *arguments(request, Path(private))]
-            return Session(request, argv).run(control)
+            argv = [executable, *arguments(request, Path(private), resume)]
+            return Session(request, argv, sessions, resume).run(control)
 
 
 class Session:
     """One `claude -p` process: its output read as it comes (to its end, under the run's control), its end
     turned into an outcome."""
 
-    def __init__(self, request: RunRequest, argv: list[str]) -> None:
+    def __init__(
+        self,
+        request: RunRequest,
+        argv: list[str],
+        sessions: SessionFiles | None = None,
+        resume: Resume | None = None,
+    ) -> None:
         self.request = request
         self.argv = argv
-        self.tally = Tally(ClaudeCodeRunner.name, model_for(request))
+        self.sessions = sessions or SessionFiles({})
+        self.tally = Tally(ClaudeCodeRunner.name, model_for(request), session_id=request.session_id)
+        if resume is not None:
+            self.tally.resumed_from, self.tally.resumed_cost = resume.session_id, resume.spent_usd
         self.transcript = Transcript(request.transcript_path)
         self.output = ClaudeOutput(self.transcript, self.tally)
 
@@ -118,6 +137,7 @@ class Session:
         behind: that is stopped, and the run ends."""
         exited_at: float | None = None
         while True:
+            self.sessions.keep(self.request.session_id)  # shared as it grows: a worker may die any time
             if process.poll() is not None:
                 exited_at = exited_at or time.monotonic()
                 if not any(reader.is_alive() for reader in readers):
@@ -156,7 +176,7 @@ class Session:
                 False, error=f"max_turns reached: {limits.max_turns} turn(s) without a final answer"
             )
         if subtype == "error_max_budget_usd":
-            spent = read.dollars(result.get("total_cost_usd"), "total_cost_usd") or 0.0
+            spent = self.tally.own_share(read.dollars(result.get("total_cost_usd"), "total_cost_usd") or 0.0)
             budget = f" of ${limits.max_budget_usd:g}" if limits.max_budget_usd is not None else ""
             return self.ended(False, error=f"budget spent: ${spent:.4f}{budget} before the final answer")
         errors = result.get("errors")
@@ -167,6 +187,7 @@ class Session:
         return self.ended(False, error=f"Claude Code reported an error{said}: {detail[:2000]}")
 
     def ended(self, succeeded: bool, answer: str = "", error: str | None = None) -> RunOutcome:
+        self.sessions.keep(self.request.session_id, now=True)
         self.output.count()
         self.transcript.close()
         return RunOutcome(succeeded, self.tally.usage(self.request.transcript_path), answer, error)
@@ -197,9 +218,10 @@ def model_for(request: RunRequest) -> str | None:
     return model if model not in NOT_A_MODEL else request.model
 
 
-def arguments(request: RunRequest, private: Path) -> list[str]:
+def arguments(request: RunRequest, private: Path, resume: Resume | None = None) -> list[str]:
     """`claude`'s arguments; the three files they name written into `private`. Options that take lists are
-    written `--option=value`, so none of them swallows the next argument."""
+    written `--option=value`, so none of them swallows the next argument. `resume`: the earlier session it
+    continues (its budget is this attempt's: Claude Code counts the session's earlier cost against it)."""
     agent = request.agent
     definition: dict[str, Any] = {
         **{k: v for k, v in agent.settings.items() if isinstance(k, str)},
@@ -251,8 +273,22 @@ def arguments(request: RunRequest, private: Path) -> list[str]:
     if request.limits.max_turns is not None:
         argv.append(f"--max-turns={request.limits.max_turns}")
     if request.limits.max_budget_usd is not None:
-        argv.append(f"--max-budget-usd={request.limits.max_budget_usd:g}")
-    return argv
+        spent = resume.spent_usd if resume is not None else 0.0
+        argv.append(f"--max-budget-usd={request.limits.max_budget_usd + spent:g}")
+    if request.session_id is None:
+        return argv
+    if resume is not None and resume.session_id == request.session_id:
+        return [*argv, f"--resume={resume.session_id}"]  # this attempt's own session: it goes on under its id
+    if resume is not None:
+        argv += [f"--resume={resume.session_id}", "--fork-session"]
+    return [*argv, f"--session-id={request.session_id}"]
+
+
+def earlier_runs(request: RunRequest) -> tuple[EarlierRun, ...]:
+    """The runs whose session this one may continue, the latest first: this attempt's own, should it have run
+    before (Claude Code refuses a `--session-id` it has already), then the earlier attempts'."""
+    assert request.session_id is not None
+    return (EarlierRun(request.attempt, request.session_id, request.transcript_path), *request.earlier)
 
 
 def environment(request: RunRequest) -> dict[str, str]:

@@ -57,10 +57,6 @@ def _converse(loop: Loop) -> RunOutcome:
         }
         for t in loop.tools.specs()
     ]
-    messages: list[dict[str, Any]] = []
-    if request.agent.instructions:
-        messages.append({"role": "system", "content": request.agent.instructions})
-    messages.append({"role": "user", "content": request.prompt})
     loop.transcript.record(
         "request",
         model=loop.tally.model,
@@ -68,6 +64,8 @@ def _converse(loop: Loop) -> RunOutcome:
         prompt=request.prompt,
         tools=[t["function"]["name"] for t in tools],
     )
+    system = [{"role": "system", "content": request.agent.instructions}] if request.agent.instructions else []
+    messages: list[dict[str, Any]] = [*system, *loop.opening()]
     while True:
         answer = loop.waiting_out(
             lambda: read_completion(
@@ -89,11 +87,14 @@ def _converse(loop: Loop) -> RunOutcome:
             return loop.ended(False, error=over)
         if not answer.calls:
             return loop.ended(True, answer=answer.text)
-        messages.append(answer.kept)
+        loop.told(messages, answer.kept)
+        results = []  # kept together once all are in: a later attempt continues from whole turns only
         for call in answer.calls:
             loop.go_on()
             result = loop.call_tool(call)
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+            results.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+        for message in results:
+            loop.told(messages, message)
 
 
 def _retry_after(error: Exception) -> float | None:

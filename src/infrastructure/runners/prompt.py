@@ -1,10 +1,14 @@
 """The user message of a run: the signal's topic, prompt and context, the results of the signals it waited
-for, the keys it may read and write, and how to hand back its result (docs/agents.md)."""
+for, the keys it may read and write, and how to hand back its result (docs/agents.md); and the one a run
+that continues an earlier attempt's conversation gets instead (`resumed_prompt`)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from blackboard.application.runners import RunRequest
 
 HOW_TO_ANSWER = (
     "When the work is done, give your result as your final message, with no tool call: plain text (it "
@@ -64,4 +68,15 @@ def _keys(document: dict[str, Any]) -> str:
     return (
         tools + f" You may read the entry keys {', '.join(read) or '(none)'} and write "
         f"{', '.join(write) or '(none)'} (a trailing * matches a prefix); other keys are refused."
+    )
+
+
+def resumed_prompt(request: RunRequest, session_id: str) -> str:
+    """What a run that continues an earlier attempt's conversation (session `session_id`) is told: the
+    signal and how to answer are in that conversation already."""
+    return (
+        f"This is attempt {request.attempt} at signal {request.signal_id}. The run of an earlier attempt "
+        f"(session {session_id}) stopped before its final answer; its conversation so far is above. Go on "
+        "from where it stopped rather than starting over: what it wrote to the board is there still. "
+        + HOW_TO_ANSWER
     )

@@ -36,6 +36,9 @@ class Tally:
     turns: int = 0
     reported_cost: float | None = None  # what the runner itself said the run cost (Claude Code)
     session_id: str | None = None
+    resumed_from: str | None = None  # the earlier attempt's session the run continued
+    # of reported_cost, what the earlier attempts spent: a resumed Claude Code session's total counts it
+    resumed_cost: float = 0.0
     started: float = field(default_factory=time.monotonic)
     _priced: float = 0.0
     _price: Price | None = None
@@ -62,8 +65,13 @@ class Tally:
     @property
     def cost_usd(self) -> float | None:
         if self.reported_cost is not None:
-            return self.reported_cost
+            return self.own_share(self.reported_cost)
         return round(self._priced, 8) if self._price is not None else None
+
+    def own_share(self, reported: float) -> float:
+        """Of a cost the runner reported for its session, this attempt's: what the earlier attempts spent
+        taken off (a resumed session's total counts it again), so each attempt's cost is counted once."""
+        return max(0.0, round(reported - self.resumed_cost, 8))
 
     def usage(self, transcript_path: str | None = None) -> SignalUsage:
         return SignalUsage(
@@ -76,4 +84,5 @@ class Tally:
             duration_ms=int((time.monotonic() - self.started) * 1000),
             session_id=self.session_id,
             transcript_path=transcript_path,
+            resumed_from=self.resumed_from,
         )

@@ -1,5 +1,7 @@
 """The worker's path for an agent a runner runs: the request, the run in a pool thread under a control that
-keeps the timeout and the grace period and renews the claim, and its outcome with its usage to the recorder."""
+keeps the timeout and the grace period and renews the claim, and its outcome with its usage to the recorder.
+Each attempt's run has a transcript of its own (`transcript_of`), and the request names the earlier attempts'
+runs, which a runner may continue (docs/agents.md, "Resume instead of restart")."""
 
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ from pathlib import Path
 
 from blackboard.application.runners import (
     AgentBrief,
+    EarlierRun,
     Permissions,
     RunControl,
     RunLimits,
     RunOutcome,
     RunRequest,
     ToolsFactory,
+    session_of,
 )
 from blackboard.domain.signals import AgentSignal, SignalUsage
 from blackboard.infrastructure.agents.handler import CANCELLED, POLL
@@ -191,11 +195,20 @@ class Runs:
                 stall_timeout=STALL_TIMEOUT if agent.stall_timeout is None else agent.stall_timeout or None,
             ),
             workdir=str(self.workdir),
-            transcript_path=str(self.transcripts / f"{claimed.signal_id}.jsonl"),
+            transcript_path=str(transcript_of(self.transcripts, claimed.signal_id, claimed.attempt)),
             model=self._options.model,
             permissions=Permissions(self._options.permission_mode, self._options.allowed_tools),
             board_env=dict(self._options.board_env),
             tools=tools,
+            attempt=claimed.attempt,
+            earlier=tuple(
+                EarlierRun(
+                    attempt,
+                    session_of(claimed.signal_id, attempt),
+                    str(transcript_of(self.transcripts, claimed.signal_id, attempt)),
+                )
+                for attempt in range(claimed.attempt - 1, 0, -1)
+            ),
         )
 
     @property
@@ -210,3 +223,9 @@ def stall_reason(idle: float, stall_timeout: float | None) -> str:
         f"stalled: no output line, token or tool call for {idle:.0f}s "
         f"(the agent file's stall_timeout is {stall_timeout:g}s)"
     )
+
+
+def transcript_of(folder: Path, signal_id: str, attempt: int) -> Path:
+    """Where the run of a signal's attempt keeps its transcript: `<signal>.jsonl` for the first (as every run's
+    was before attempts had their own), `<signal>.attempt-N.jsonl` for attempt N after it."""
+    return folder / (f"{signal_id}.jsonl" if attempt == 1 else f"{signal_id}.attempt-{attempt}.jsonl")
