@@ -49,6 +49,13 @@ def said(request: Request) -> str:
     return json.dumps(request.body["messages"])
 
 
+def session_holds(home: Path, session_id: str, text: str) -> bool:
+    """Whether Claude Code's session file of that id, under `home`, holds `text` yet."""
+    return any(
+        text in f.read_text(errors="replace") for f in home.glob(f".claude/projects/*/{session_id}.jsonl")
+    )
+
+
 def first_of_attempt_2(api) -> Request:
     return next(r for r in api.model_calls if "This is attempt 2" in said(r))
 
@@ -108,6 +115,11 @@ def test_a_killed_worker_s_claude_code_session_is_continued_by_the_next_attempt(
             "worker", "--agent", "resumer", "--once", env={**env, "BLACKBOARD_CLAIM_TIMEOUT": "9"}
         )
         wait_until(lambda: len(api.model_calls) == 2, timeout=120, what="attempt 1's second call")
+        wait_until(  # Claude Code wrote step 1's result to its session file (a loaded machine may lag)
+            lambda: session_holds(tmp_path / "home", session_of(sig, 1), "notes/step1"),
+            timeout=60,
+            what="attempt 1's session file to hold step 1",
+        )
         os.kill(worker.call_pid, signal.SIGKILL)
         worker.communicate(timeout=60)  # its starter says the kill its own way: nothing to read there
         wait_until(  # its keeper takes Claude Code with it
