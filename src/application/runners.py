@@ -98,6 +98,8 @@ class RunRequest:
         default_factory=dict
     )  # what a board session needs (the store's URL ...)
     tools: BoardTools | None = None  # in-process board tools, for the model API runners
+    # each transcript line as it is written, for followers (`show --follow`: the worker keeps it); None: none
+    output: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,7 +48,7 @@ class Loop:
         self.runner = runner
         self.request = request
         self.tally = Tally(runner, model)
-        self.transcript = Transcript(request.transcript_path)
+        self.transcript = Transcript(request.transcript_path, request.output)
         self.stopped = threading.Event()
 
     def client(self, make: Callable[[], Any]) -> Any:

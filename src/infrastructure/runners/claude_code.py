@@ -73,7 +73,7 @@ class Session:
         self.request = request
         self.argv = argv
         self.tally = Tally(ClaudeCodeRunner.name, model_for(request))
-        self.transcript = Transcript(request.transcript_path)
+        self.transcript = Transcript(request.transcript_path, request.output)
         self.output = ClaudeOutput(self.transcript, self.tally)
 
     def run(self, control: RunControl) -> RunOutcome:
