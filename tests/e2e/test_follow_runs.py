@@ -18,6 +18,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from blackboard import AsyncBlackboard, Blackboard, TimedOut
+from blackboard.infrastructure.mcp.tools import every_tool
 from blackboard.models import OutputLine, Signal
 from tests.cli_server import start_blackboard
 from tests.e2e.conftest import Cli, database_url
@@ -246,6 +247,7 @@ def test_the_mcp_tool_of_a_person_s_server_pages_a_run_s_output_and_an_agent_s_s
         async with served(cli, "--agent", "talker") as agent:
             tools = {t.name for t in (await agent.session.list_tools()).tools}
             assert "blackboard_follow" not in tools  # a person's server's only
+        assert "blackboard_follow" not in every_tool(False, bound=True)  # nor a run's bound session's
         return lines, outcome, status
 
     lines, outcome, status = asyncio.run(follow())
@@ -271,6 +273,7 @@ def test_the_web_view_shows_a_signal_s_output_live(fcli, browser):
         assert status == 400 and b"signal" in body
         status, _, body = server.get(f"/api/output?signal={sig}&after=one")
         assert status == 400 and b"after" in body and b"ATTEMPT:SEQUENCE" in body
+        assert server.get("/api/output?signal=sig-00000000")[0] == 404
         driver.get(f"{server.url}/?board=ps-f")
         click(driver, f'.card[data-signal="{sig}"]')
 
