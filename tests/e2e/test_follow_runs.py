@@ -252,10 +252,14 @@ def test_the_mcp_tool_of_a_person_s_server_pages_a_run_s_output_and_an_agent_s_s
 
     lines, outcome, status = asyncio.run(follow())
     assert status == "CLAIMED"
-    by_stream = {s: [line["line"] for line in lines if line["stream"] == s] for s in ("stdout", "stderr")}
+    by_stream = {s: [line["text"] for line in lines if line["stream"] == s] for s in ("stdout", "stderr")}
     assert by_stream == {
         "stdout": ["reading sources", '{"knowledge_items": ["notes written"]}'],
         "stderr": ["looking at 3 files", "writing notes"],
+    }
+    assert {line["line"] for line in lines if line["stream"] == "stderr"} == {
+        "stderr: looking at 3 files",
+        "stderr: writing notes",
     }
     assert [line["sequence"] for line in lines] == [1, 2, 3, 4]
     assert (outcome["signal_id"], outcome["status"]) == (sig, "COMPLETED")

@@ -96,19 +96,7 @@ def follow(args: argparse.Namespace, watcher: Lazy, as_json: bool) -> None:
             return None
         line = documents.output_line(item)
         print(
-            json.dumps(documents.jsonable(line), ensure_ascii=False)
-            if as_json
-            else terminal_safe(_text(line)),
+            json.dumps(documents.jsonable(line), ensure_ascii=False) if as_json else terminal_safe(line.line),
             flush=True,
         )
     return None
-
-
-def _text(line: Any) -> str:
-    """A line of output as `show --follow` prints it: a runner's step, a handler's stdout as it is, its
-    stderr and the worker's notices marked."""
-    if line.stream == "stderr":
-        return f"stderr: {line.line}"
-    if line.stream == "notice":
-        return f"({line.line})"
-    return line.line

@@ -140,7 +140,8 @@ class WatchedSignal(Signal):
 
 class OutputLine(Document):
     """A line of a run's output, as a follow gives it (`show --follow`, docs/cli.md): `text` as the run wrote
-    it (a transcript record's JSON), `line` readable (a transcript record's step; the others as written);
+    it (a transcript record's JSON), `line` as a follower shows it (a transcript record's step, stderr marked
+    `stderr: `, a notice in parentheses: shown_line);
     `cursor` (`ATTEMPT:SEQUENCE`) is the `after` that goes on past it."""
 
     signal_id: str
@@ -164,9 +165,7 @@ class FollowedOutput(Document):
 
 
 def output_line(item: "RunOutputLine") -> OutputLine:
-    """A line of a run's output; a transcript record made readable by the one rendering of transcripts."""
-    from blackboard.infrastructure.interfaces.transcript_lines import readable
-
+    """A line of a run's output, with `line` as every follower shows it (shown_line)."""
     return OutputLine(
         signal_id=item.signal_id,
         attempt=item.attempt,
@@ -175,8 +174,23 @@ def output_line(item: "RunOutputLine") -> OutputLine:
         at=item.at,
         stream=str(item.stream),  # type: ignore[arg-type]
         text=item.text,
-        line=readable(item.text) if item.stream == "transcript" else item.text,
+        line=shown_line(item.stream, item.text),
     )
+
+
+def shown_line(stream: str, text: str) -> str:
+    """A line of output as every follower shows it (`show --follow`, the web view): a runner's transcript
+    record as its step (the one rendering of transcripts), a handler's stdout as written, its stderr marked
+    `stderr: `, the worker's notice in parentheses."""
+    from blackboard.infrastructure.interfaces.transcript_lines import readable
+
+    if stream == "transcript":
+        return readable(text)
+    if stream == "stderr":
+        return f"stderr: {text}"
+    if stream == "notice":
+        return f"({text})"
+    return text
 
 
 def followed(

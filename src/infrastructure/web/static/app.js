@@ -324,7 +324,7 @@ S.output = { signal: null, lines: [], after: "", ended: false, timer: null };
 function outputText() {
   const o = S.output;
   if (!o.lines.length) return o.ended ? "(no output kept)" : "(waiting for output)";
-  return o.lines.map((l) => l.stream === "stderr" ? `stderr: ${l.line}` : l.stream === "notice" ? `(${l.line})` : l.line).join("\n");
+  return o.lines.map((l) => l.line).join("\n");  // each as every follower shows it (the server words it)
 }
 
 function followOutput(signalId) {
