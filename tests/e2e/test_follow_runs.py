@@ -154,6 +154,31 @@ def test_show_follow_json_lines_the_exit_codes_of_wait_and_going_on_after_a_curs
     assert both.returncode == 2 and "--transcript" in both.stderr, both.stderr
 
 
+def test_a_follow_goes_on_through_a_retry_each_attempt_s_lines_in_turn(fcli):
+    cli, tried = fcli, fcli.cwd / "tried"
+    script = (
+        f"if [ -e {tried} ]; then echo 'second attempt' >&2; echo '{{\"knowledge_items\": [\"ok\"]}}'; "
+        f"else touch {tried}; echo 'first attempt' >&2; echo '{{\"retry_after\": 0}}'; fi"
+    )
+    head = f"name: flaky\ncapabilities: {{RESEARCH: 0.95}}\ncommand: {json.dumps(script)}\n"
+    (cli.agents_dir / "flaky.md").write_text(f"---\n{head}---\nFails once.\n", encoding="utf-8")
+    sig = post(cli, "--max-attempts", "2")
+    worker = cli.start("worker", "--agent", "flaky")
+    try:
+        followed = cli("--json", "show", sig, "--follow", "--timeout", str(WITHIN))
+    finally:
+        worker.terminate()
+        cli.finish(worker)
+    assert followed.returncode == 0, followed.stderr
+    *lines, outcome = [json.loads(line) for line in followed.stdout.splitlines()]
+    assert [(line["attempt"], line["text"]) for line in lines if "attempt" in line["text"]] == [
+        (1, "first attempt"),
+        (2, "second attempt"),
+    ]
+    assert [line["cursor"] for line in lines] == ["1:1", "1:2", "2:1", "2:2"]  # in order
+    assert (outcome["status"], outcome["attempt"]) == ("COMPLETED", 2)
+
+
 class Held:
     """The stand-in's script: a tool call first, then the final answer held until the test lets it go."""
 
