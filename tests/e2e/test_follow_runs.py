@@ -1,5 +1,6 @@
 """Runs you can watch (issue 36, item 4; docs/cli.md `show --follow`, docs/persistence.md "Run output"): a real
-worker runs a command handler that prints lines, or an anthropic runner against the local stand-in, and a
+worker runs a command handler that prints lines, or an anthropic runner or the real Claude Code against the local
+stand-in, and a
 follower in another process (`blackboard show SIG --follow`, the Python API's `follow`, the MCP tool
 `blackboard_follow` of a person's server, the web view in Chromium) sees its lines while it still runs (the
 handler, or the stand-in, holds its end until the test has seen them), then the outcome; on SQLite and
@@ -24,6 +25,7 @@ from tests.cli_server import start_blackboard
 from tests.e2e.conftest import Cli, database_url
 from tests.e2e.mcp_client import served
 from tests.e2e.web import UiServer, browser, click, settled  # noqa: F401 - the browser fixture
+from tests.runners.claude import claude_env
 from tests.runners.conftest import RunnerCli
 from tests.runners.standins import Turn, call, say, stand_in
 from tests.waiting import wait_until
@@ -241,6 +243,47 @@ def test_the_python_api_follows_an_anthropic_run_through_a_real_worker(fcli):
 
     *async_lines, async_outcome = asyncio.run(follow_async())  # the same, awaited
     assert [line.line for line in async_lines] == shown and async_outcome.status == "COMPLETED"
+
+
+def test_show_follow_prints_a_claude_code_run_s_steps_as_they_come(fcli, tmp_path):
+    cli = fcli
+    (cli.agents_dir / "reviewer.md").write_text(
+        "---\nname: reviewer\ncapabilities: {RESEARCH: 0.95}\ntools: Read, Grep\nmodel: sonnet\n---\nYou review.\n",
+        encoding="utf-8",
+    )
+    sig = post(cli, "--topic", "review the auth change")
+    release = threading.Event()
+    answered: list[Turn] = [
+        call("mcp__blackboard__blackboard_write", {"key": "notes/review", "value": "two bugs"})
+    ]
+
+    def answer(body: dict[str, Any]) -> Turn:
+        if answered:
+            return answered.pop()
+        release.wait(WITHIN)  # the final answer waits until the follower printed the run's first steps
+        return say("REVIEW DONE: two bugs found")
+
+    with stand_in(answer) as api:
+        worker = cli.start("worker", "--agent", "reviewer", "--once", env=claude_env(api.url, tmp_path))
+        follower = Follower(cli, "show", sig, "--follow")
+        try:
+            wait_until(
+                lambda: follower.printed(
+                    "system init: model claude-sonnet",
+                    'assistant: calls mcp__blackboard__blackboard_write({"key"',
+                ),
+                WITHIN,
+                "the follower to print Claude Code's first steps",
+            )
+            assert cli.ok("show", sig)["status"] == "CLAIMED"
+        finally:
+            release.set()
+        code, lines, _ = follower.end()
+        assert cli.finish(worker).returncode == 0
+    assert code == 0, lines
+    result = index(lines, "result success: ")
+    assert lines[result].endswith("REVIEW DONE: two bugs found")
+    assert index(lines, "system init") < result < index(lines, "COMPLETED by reviewer")
 
 
 def test_the_mcp_tool_of_a_person_s_server_pages_a_run_s_output_and_an_agent_s_server_has_none(fcli):
