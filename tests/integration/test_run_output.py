@@ -18,6 +18,7 @@ from blackboard.application.output import (
     OutputLine,
     Stream,
 )
+from blackboard.application.ports import StoreUnavailable
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.signals import AgentSignal, SignalPayload, SignalType
 from blackboard.infrastructure.persistence.run_output import LinesTaken, SqlRunOutputStore
@@ -126,3 +127,33 @@ def test_a_cursor_is_given_back_as_a_follow_wrote_it():
     assert Cursor.parse(None) == Cursor.parse("") == Cursor()
     with pytest.raises(InvalidInput, match="after: must be ATTEMPT:SEQUENCE"):
         Cursor.parse("3-14")
+
+
+class Outage(SqlRunOutputStore):
+    """The real store, whose first `down` writes meet the database away (as a restart or a network cut)."""
+
+    def __init__(self, engine, down: int) -> None:
+        super().__init__(engine)
+        self.down = down
+
+    def append(self, lines) -> None:
+        if self.down:
+            self.down -= 1
+            raise StoreUnavailable("could not keep a run's output: the database is away")
+        super().append(lines)
+
+
+def test_lines_said_while_the_database_is_away_are_written_once_it_is_back(sql_engine):
+    store = Outage(sql_engine, down=2)
+    writer = OutputWriter(store, lambda: NOW)
+    writer.start()
+    try:
+        run = writer.run(claimed("sig-aaaaaaaa"))
+        assert run is not None
+        for n in range(5):
+            run.stdout(f"line {n}")
+        writer.finish(timeout=60)
+    finally:
+        writer.close()
+    assert store.down == 0
+    assert [k.text for k in store.after("sig-aaaaaaaa", Cursor())] == [f"line {n}" for n in range(5)]

@@ -90,6 +90,7 @@ class OutputWriter:
         self._queued: deque[OutputLine] = deque()
         self._taken = 0  # lines ever queued
         self._done = 0  # lines written or let go
+        self._dropped = 0  # lines let go while the database was away
         self._changed = threading.Condition()
         self._closing = False
         self._thread: threading.Thread | None = None
@@ -124,9 +125,12 @@ class OutputWriter:
             if len(self._queued) > MAX_QUEUED:
                 self._queued.popleft()
                 self._done += 1
-                if self._done % 1000 == 1:
+                self._dropped += 1
+                if self._dropped % 10_000 == 1:  # said once, and again every 10,000 lines let go
                     logger.warning(
-                        "run output queued past %d lines (the database is away): dropping", MAX_QUEUED
+                        "run output queued past %d lines (the database is away): %d oldest let go",
+                        MAX_QUEUED,
+                        self._dropped,
                     )
             if len(self._queued) in (1, BATCH):  # the writer starts its wait, or writes now
                 self._changed.notify_all()
@@ -158,9 +162,8 @@ class OutputWriter:
                 if not self._queued:
                     return  # closing, and everything written
                 if len(self._queued) < BATCH and not self._closing:
-                    self._changed.wait(
-                        FLUSH_EVERY
-                    )  # more may come: one batch for them (a run's end wakes it)
+                    # more may come: one batch for them (BATCH lines, or a run's end, wake it sooner)
+                    self._changed.wait(FLUSH_EVERY)
                 batch = [self._queued.popleft() for _ in range(min(len(self._queued), BATCH * 10))]
             if not self._kept(batch):
                 with self._changed:
