@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 from uuid import uuid4
 
@@ -66,6 +67,13 @@ def command_metadata(cmd: Command, actor: str, **extra: Any) -> dict[str, Any]:
 def _storable_context(context: dict[str, Any]) -> dict[str, Any]:
     check_json(context, "context")  # raises InvalidInput, which no model turns into a ValidationError
     return context
+
+
+def _cursor(text: str) -> str:
+    """A follow's cursor as a follow gave it back (application/output.py, Cursor); empty: from the start."""
+    if text and re.fullmatch(r"[0-9]{1,9}:[0-9]{1,9}", text) is None:
+        raise ValueError(f"must be ATTEMPT:SEQUENCE as a follow gave it (e.g. 1:42), got {text[:40]!r}")
+    return text
 
 
 # A post that names whom it is for (`target_capabilities`) and no type takes this one of seed 003's six kinds.
@@ -355,6 +363,15 @@ class WaitForSignal(Message):
     signal_id: SignalIdText
     timeout: Seconds | None = None  # None: as long as it takes
     blackboard_id: BoardName | None = None
+
+
+class FollowSignal(Message):
+    """`show --follow`: the run's output after `after` (`ATTEMPT:SEQUENCE`, as a follow gave it back; None:
+    from the first line) as it comes, then the signal once it is final, waiting up to `timeout` seconds."""
+
+    signal_id: SignalIdText
+    after: Annotated[str, AfterValidator(_cursor)] | None = None
+    timeout: Seconds | None = None  # None: as long as it takes
 
 
 class ReadEvents(Message):

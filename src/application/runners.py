@@ -121,6 +121,8 @@ class RunRequest:
         default_factory=dict
     )  # what a board session needs (the store's URL ...)
     tools: BoardTools | None = None  # in-process board tools, for the model API runners
+    # each transcript line as it is written, for followers (`show --follow`: the worker keeps it); None: none
+    output: Callable[[str], None] | None = None
     attempt: int = 1  # the signal's attempt this run is
     earlier: tuple[EarlierRun, ...] = ()  # the earlier attempts' runs, the latest first: what it may resume
 

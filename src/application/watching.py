@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING
 
 from blackboard.application.callers import Caller
 from blackboard.application.commands import EnforceDeadline, GetSignalById, WatchSignals
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
+from blackboard.application.output import Cursor, OutputLine, RunOutputStore
 from blackboard.application.ports import Clock, EventStore, LogNotifier, Recorded
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.errors import NotFound
@@ -48,6 +49,7 @@ FINAL_EVENTS = frozenset(
 # seconds before a deadline the board did not act on is looked at again (a worker that fits beat meanwhile)
 RECHECK = 1.0
 MAX_CHAIN = 1000  # upstreams a wait looks at for their deadlines, at most
+OUTPUT_POLL = 0.25  # seconds between a follow's looks at a run's output (it moves no log: it is not events)
 
 
 class Watcher:
@@ -58,9 +60,12 @@ class Watcher:
         notifier: LogNotifier,
         service: Callable[[], BlackboardService] | None = None,
         clock: Clock | None = None,
+        output: Callable[[], RunOutputStore] | None = None,
     ) -> None:
         """`service` (built when a deadline first comes) records an expiry a wait reaches, by `clock`'s time;
-        without them a wait ends only with what the log brings."""
+        without them a wait ends only with what the log brings. `output` (built when a follow first reads)
+        holds the runs' output a follow reads; without it a follow sees only the outcome."""
+        self._output = output
         self._store = store
         self._queries = queries
         self._notifier = notifier
@@ -107,6 +112,59 @@ class Watcher:
                 if any(may_change(r.event, watched) for r in records):
                     signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
         return signal
+
+    def follow(
+        self, signal_id: str, after: Cursor | None = None, timeout: float | None = None
+    ) -> Iterator[OutputLine | AgentSignal]:
+        """The run's output lines after `after` (default: from the first) as they come, then the signal once
+        it ends, as `wait_for_signal` ends it (its deadline acted on the same way): a worker writes a run's
+        lines before its outcome, so the outcome comes after every line of the run. WaitTimedOut once
+        `timeout` seconds have passed with the signal still open."""
+        return (item for item in self.following(signal_id, after, timeout) if item is not None)
+
+    def following(
+        self, signal_id: str, after: Cursor | None = None, timeout: float | None = None
+    ) -> Iterator[OutputLine | AgentSignal | None]:
+        """`follow`, with a None each time it has caught up and is about to wait (a page of it ends there:
+        the MCP tool's, the web view's). An unknown signal, or one out of the caller's reach, is refused here,
+        before the first item."""
+        position = self._store.last_position()
+        signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
+        return self._following(signal, position, after or Cursor(), _deadline(timeout), timeout)
+
+    def _following(
+        self, signal: AgentSignal, position: int, cursor: Cursor, until: float | None, timeout: float | None
+    ) -> Iterator[OutputLine | AgentSignal | None]:
+        signal_id = signal.signal_id
+        while True:
+            ended = signal.status.is_final  # read before the lines: every line of an ended run is kept by now
+            while lines := self._lines_after(signal_id, cursor):
+                yield from lines
+                cursor = lines[-1].cursor
+            if ended:
+                yield signal
+                return
+            yield None
+            chain = self._open_chain(signal)
+            due_in, due = self._due_in(chain)
+            if due_in is not None and due_in <= 0:
+                for late in due:
+                    self._enforce(late)
+                signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
+                continue
+            wake = OUTPUT_POLL if due_in is None else min(OUTPUT_POLL, due_in)
+            if not self._wait_past(position, until, f"{signal_id} to finish", timeout, wake):
+                continue  # a look at its output (or its deadline came)
+            watched = _watched(chain)
+            while records := self._store.read_all(after=position, limit=1000):
+                position = records[-1].position
+                if any(may_change(r.event, watched) for r in records):
+                    signal = self._queries.get_signal(GetSignalById(signal_id=signal_id))
+
+    def _lines_after(self, signal_id: str, cursor: Cursor) -> list[OutputLine]:
+        if self._output is None:
+            return []
+        return self._output().after(signal_id, cursor)
 
     def awaited_chain(self, signal_id: str) -> frozenset[str]:
         """The ids a wait on the signal watches (`may_change`): its own and those of the open upstreams it

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from blackboard.infrastructure.mcp.limit_tools import PERSON_TOOLS
-from blackboard.infrastructure.mcp.tools import FLOW_TOOLS, GATE_TOOLS, SEARCH_TOOLS
+from blackboard.infrastructure.mcp.tools import FLOW_TOOLS, FOLLOW_TOOLS, GATE_TOOLS, SEARCH_TOOLS
 from tests.cli_server import start_blackboard
 from tests.e2e.conftest import Cli, assert_signal, assert_signals, database_url
 from tests.e2e.mcp_client import contract_tools, served
@@ -60,7 +60,7 @@ async def test_every_tool_of_the_contract_is_listed_with_a_schema_naming_its_arg
         # a gate and a budget are a person's to decide: an agent's server leaves approve, reject, budget out
         # and search: an agent's tool list is at its cap (docs/mcp.md)
         assert set(listed) == set(documented) - (
-            GATE_TOOLS | PERSON_TOOLS | SEARCH_TOOLS | FLOW_TOOLS if who is None else set()
+            GATE_TOOLS | PERSON_TOOLS | SEARCH_TOOLS | FLOW_TOOLS | FOLLOW_TOOLS if who is None else set()
         )
         for name, schema in listed.items():
             assert schema["type"] == "object" and schema.get("additionalProperties") is False, name

@@ -99,6 +99,10 @@ def test_async_blackboard_has_every_public_method_of_blackboard_with_the_same_si
         if name == "watch":  # the one difference: every completion, as an async iterator
             assert inspect.isasyncgenfunction(mine)
             assert awaited.return_annotation == "AsyncIterator[WatchedSignal]"
+        elif name == "follow":  # an iterator of a run's lines and its outcome, as an async iterator
+            assert inspect.isasyncgenfunction(mine)
+            assert awaited.return_annotation == "AsyncIterator[OutputLine | Signal]"
+            assert inspect.signature(theirs).return_annotation == "Iterator[OutputLine | Signal]"
         else:
             assert inspect.iscoroutinefunction(mine), name
             assert awaited.return_annotation == inspect.signature(theirs).return_annotation, name

@@ -52,6 +52,7 @@ def run_handler(
     started: Callable[[int], None] | None = None,
     marks: Mapping[str, str] | None = None,
     on_stderr: Callable[[str], None] | None = None,
+    on_stdout: Callable[[str], None] | None = None,
 ) -> HandlerOutcome:
     """Run the agent's `command` on one signal document and say how it ended.
 
@@ -63,7 +64,8 @@ def run_handler(
     SIGTERM, then SIGKILL (with every descendant, and every process carrying `marks`: keeper/marks.py) after
     at most a second. `started` gets the command's pid as soon as it runs (a worker's keeper holds it).
     `on_stderr` gets each line of its standard error as it is written (agents/streams.py), a stopped
-    command's included. (An `entrypoint` goes through `call_entrypoint_here`.)
+    command's included; `on_stdout` each line of its standard output as it comes (kept whole for its result
+    all the same). (An `entrypoint` goes through `call_entrypoint_here`.)
     """
     timeout = timeout_of(agent)
     if not agent.command:
@@ -88,7 +90,7 @@ def run_handler(
     )
     if started is not None:
         started(process.pid)
-    streams = Streams(process, json.dumps(document), on_stderr)
+    streams = Streams(process, json.dumps(document), on_stderr, on_stdout)
     stopped = _watch(streams.wait, timeout, tick, tick_every, cancel, stop)
     if stopped:
         kill_tree(process, grace=STOP_GRACE, marks=marks)

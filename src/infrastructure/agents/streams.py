@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from blackboard.infrastructure.runners.lines import lines
 
@@ -31,10 +31,16 @@ class Streams:
     construction on. `on_stderr` gets each stderr line (its end of line taken off) as it arrives."""
 
     def __init__(
-        self, process: subprocess.Popen[bytes], document: str, on_stderr: Callable[[str], None] | None
+        self,
+        process: subprocess.Popen[bytes],
+        document: str,
+        on_stderr: Callable[[str], None] | None,
+        on_stdout: Callable[[str], None] | None = None,
     ) -> None:
+        """`on_stdout` gets each line of standard output as it arrives too (kept whole all the same)."""
         self._process = process
         self._on_stderr = on_stderr
+        self._on_stdout = on_stdout
         self._out = ""
         self._err: deque[str] = deque()
         self._err_size = 0
@@ -85,10 +91,23 @@ class Streams:
         # as text=True read it: UTF-8, anything else U+FFFD (never a dead thread), universal newlines
         with io.TextIOWrapper(stdout, encoding="utf-8", errors="replace") as text:
             try:
-                self._out = text.read()
+                if self._on_stdout is None:
+                    self._out = text.read()
+                else:
+                    self._out = "".join(self._handed(text))
             except (OSError, ValueError):  # closed under the reader
                 pass
         self._process.wait()  # its end, as this thread's (a blocking wait returns at once; a timed one polls)
+
+    def _handed(self, text: io.TextIOWrapper) -> Iterator[str]:
+        """Standard output a line at a time, each handed on (within MAX_LOGGED_LINE) as it comes."""
+        assert self._on_stdout is not None
+        for line in text:
+            yield line
+            try:
+                self._on_stdout(line.rstrip("\n").removesuffix("\r")[:MAX_LOGGED_LINE])
+            except Exception:  # noqa: BLE001 - a follower's copy must not stop the pipe being drained
+                pass
 
     def _read_err(self) -> None:
         stderr = self._process.stderr

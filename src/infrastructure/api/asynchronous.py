@@ -26,16 +26,24 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
-from blackboard.application.commands import WaitForSignal, WatchSignals
+from blackboard.application.commands import FollowSignal, WaitForSignal, WatchSignals
 from blackboard.application.errors import StoreUnavailable, WaitTimedOut
 from blackboard.application.knowledge.commands import WatchTopic
 from blackboard.application.ports import Recorded
-from blackboard.application.watching import FINAL_EVENTS, may_change, published
+from blackboard.application.watching import FINAL_EVENTS, OUTPUT_POLL, may_change, published
 from blackboard.domain.events import BlackboardEvent
 from blackboard.infrastructure.api.base import names, request
 from blackboard.infrastructure.api.board import Blackboard
 from blackboard.infrastructure.api.errors import Closed
-from blackboard.infrastructure.documents import Entries, Entry, Signal, WatchedSignal
+from blackboard.infrastructure.documents import (
+    Entries,
+    Entry,
+    FollowedOutput,
+    OutputLine,
+    Signal,
+    WatchedSignal,
+)
+from blackboard.infrastructure.interfaces.following import page
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +173,34 @@ class AsyncBlackboard:
             )
             yield found
             position = found.position
+
+    async def follow(
+        self, signal_id: str, *, after: str | None = None, timeout: float | None = None
+    ) -> AsyncIterator[OutputLine | Signal]:
+        """`blackboard show SIG --follow`, as an async iterator: each line of the run's output as it comes
+        (an `OutputLine`), then the signal once it ended (the last item: check its `status`); `after`, a
+        line's `cursor`, goes on after it. TimedOut after `timeout` seconds with the signal still open. Reads
+        a page at a time in a thread, and sleeps in between in this task alone (OUTPUT_POLL)."""
+        query = request(FollowSignal, signal_id=signal_id, after=after, timeout=0)
+        deadline = (
+            None
+            if timeout is None
+            else time.monotonic() + request(FollowSignal, signal_id=signal_id, timeout=timeout).timeout
+        )
+        while True:
+            found = await self._call(_page, query)
+            for line in found.lines:
+                yield line
+            if found.outcome is not None:
+                yield found.outcome
+                return
+            query = query.model_copy(update={"after": found.after})
+            if found.lines:
+                continue
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise WaitTimedOut(f"{query.signal_id} to finish", timeout or 0)
+            await asyncio.sleep(OUTPUT_POLL if remaining is None else min(OUTPUT_POLL, remaining))
 
     async def watch_topic(
         self, topic: str, *, blackboard_id: str, since: int | None = None, timeout: float | None = None
@@ -420,3 +456,8 @@ def _again(error: Exception) -> BaseException:
     again = StoreUnavailable(f"stopped following the log: {error}")
     again.__cause__ = error
     return again
+
+
+def _page(board: Blackboard, query: FollowSignal) -> FollowedOutput:
+    """A page of a follow (interfaces/following.py), read on a thread of the pool: it never waits."""
+    return page(board._parts.watcher, query)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +14,7 @@ from blackboard.application.commands import (
     CompleteSignal,
     ExpireSignals,
     FailSignal,
+    FollowSignal,
     GetSignalById,
     ListSignals,
     PostSignal,
@@ -24,7 +25,9 @@ from blackboard.application.commands import (
     WaitForSignal,
     WatchSignals,
 )
+from blackboard.application.output import Cursor
 from blackboard.domain.errors import InvalidInput
+from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.agents.outcome import checked_artifact
 from blackboard.infrastructure.api.base import Base, as_json, former_names, names, request
@@ -32,6 +35,7 @@ from blackboard.infrastructure.documents import (
     Agents,
     BoardBudget,
     Events,
+    OutputLine,
     Ranking,
     Signal,
     Signals,
@@ -290,6 +294,20 @@ class SignalCalls(Base):
         TimedOut after `timeout` seconds."""
         query = request(WaitForSignal, signal_id=signal_id, timeout=timeout)
         return _signal(self._parts.watcher.wait_for_signal(query.signal_id, query.timeout))
+
+    def follow(
+        self, signal_id: str, *, after: str | None = None, timeout: float | None = None
+    ) -> Iterator[OutputLine | Signal]:
+        """`blackboard show SIG --follow`, as an iterator: each line of the run's output as it comes (an
+        `OutputLine`: `stream`, `text` as written, `line` readable, `cursor`), then the signal once it ended
+        (the last item: check its `status`; an ending other than COMPLETED is returned, not raised, as
+        `wait` returns it). `after`: a line's `cursor`, to go on after it. TimedOut after `timeout` seconds
+        with the signal still open. Break out of the loop to stop."""
+        query = request(
+            FollowSignal, signal_id=signal_id, after=after, timeout=timeout
+        )  # refused here, at once
+        followed = self._parts.watcher.follow(query.signal_id, Cursor.parse(query.after), query.timeout)
+        return (_signal(i) if isinstance(i, AgentSignal) else documents.output_line(i) for i in followed)
 
     def watch(
         self,

@@ -21,9 +21,9 @@ MEANINGS: dict[int, str] = {
     "one line on stderr",
     2: "bad input: usage, or a value that fails validation; nothing is written",
     3: "refused by the state machine (already claimed, not the claimer, wrong state, dependencies pending); "
-    "for wait: the signal ended FAILED, EXPIRED, UNCLAIMED or CANCELLED",
+    "for wait and show --follow: the signal ended FAILED, EXPIRED, UNCLAIMED or CANCELLED",
     4: "not found: no such signal, agent or blackboard",
-    5: "timed out waiting (watch, wait)",
+    5: "timed out waiting (watch, wait, show --follow)",
     6: "upgrade needed: the log holds an event, or the database a revision, newer than this blackboard; "
     "stderr names the release to upgrade to",
     INTERRUPTED: "interrupted (Ctrl-C); a worker stops cleanly instead and exits 0",

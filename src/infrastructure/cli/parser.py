@@ -391,6 +391,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the transcript of the runner's run of it (Claude Code's messages, or the API's), one line per step",
     )
+    show.add_argument(
+        "--follow",
+        action="store_true",
+        help="print the run's output as it comes (a runner's transcript a step a line, a handler's stdout and "
+        "stderr), then the outcome; exit codes as wait",
+    )
+    show.add_argument(
+        "--after",
+        metavar="CURSOR",
+        help="with --follow: only the output after this ATTEMPT:SEQUENCE (its --json lines' cursor)",
+    )
+    show.add_argument("--timeout", metavar="SECONDS", help="with --follow: give up after this long (exit 5)")
 
     signals = _command(
         commands,

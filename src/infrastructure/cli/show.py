@@ -4,17 +4,19 @@ The signal comes from the queries (`get_signal`, which catches the read model up
 from the domain's rules through them (`overdue`: the deadline, `waiting_for_workers`: claimable and no
 live worker fits it), and its document from `documents.signal` (render.py): the one document every
 interface prints. `--at` prints the signal as it was then, without marks of now; `--transcript`, the
-transcript its run kept.
+transcript its run kept; `--follow`, its run's output as it comes and then its outcome (`follow`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dependency_injector.wiring import Provide, inject
 
+from blackboard.domain.errors import InvalidInput, RuleViolation
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.composition.container import Container
 
@@ -33,10 +35,17 @@ def show(
     registry: Lazy = Provide[Container.agent_registry.provider],
     read_model: Lazy = Provide[Container.read_model.provider],
     clock: Lazy = Provide[Container.clock.provider],
-) -> Output:
+    watcher: Lazy = Provide[Container.watcher.provider],
+) -> Output | None:
     from blackboard.application.commands import GetSignalById
     from blackboard.domain.signals import SignalStatus
     from blackboard.infrastructure.cli import render
+
+    if args.follow:
+        return follow(args, watcher, config.json)
+    for option in ("after", "timeout"):
+        if getattr(args, option) is not None:
+            raise InvalidInput(f"--{option}", "is an option of show --follow: give --follow too")
 
     query = GetSignalById(signal_id=args.signal_id, at=args.at)  # refused before the database is opened
     found = queries().get_signal(query)
@@ -56,3 +65,38 @@ def show(
         if why is not None:
             shown = Output(shown.data, f"{shown.text}\n  {why}")
     return shown
+
+
+def follow(args: argparse.Namespace, watcher: Lazy, as_json: bool) -> None:
+    """`show SIG --follow`: each line of the run's output as it comes (a line of text, or with `--json` an
+    OutputLine document a line), flushed, then the signal once it ended, as `wait` ends it: exit 0
+    COMPLETED, 3 otherwise, 5 at `--timeout`. Prints as it goes: returns nothing."""
+    from blackboard.application.commands import FollowSignal
+    from blackboard.application.output import Cursor
+    from blackboard.domain.signals import AgentSignal, SignalStatus
+    from blackboard.infrastructure import documents
+    from blackboard.infrastructure.cli import render, terminal_safe
+
+    for option in ("at", "transcript"):
+        if getattr(args, option):
+            raise InvalidInput(
+                f"--{option}", "cannot be given with --follow: a follow shows the run as it goes"
+            )
+    given = {"after": args.after, "timeout": args.timeout}
+    query = FollowSignal(signal_id=args.signal_id, **{k: v for k, v in given.items() if v is not None})
+    for item in watcher().follow(query.signal_id, Cursor.parse(query.after), query.timeout):
+        if isinstance(item, AgentSignal):
+            shown = render.signal(item)
+            print(
+                json.dumps(shown.data, ensure_ascii=False) if as_json else terminal_safe(shown.text),
+                flush=True,
+            )
+            if item.status is not SignalStatus.COMPLETED:
+                raise RuleViolation(f"the signal ended {item.status}")
+            return None
+        line = documents.output_line(item)
+        print(
+            json.dumps(documents.jsonable(line), ensure_ascii=False) if as_json else terminal_safe(line.line),
+            flush=True,
+        )
+    return None

@@ -35,6 +35,7 @@ def ui(
     service: Lazy = Provide[Container.service.provider],
     status: Lazy = Provide[Container.status.provider],
     clock: Lazy = Provide[Container.clock.provider],
+    watcher: Lazy = Provide[Container.watcher.provider],
 ) -> None:
     from blackboard.infrastructure.keeper.identity import web_caller
 
@@ -51,7 +52,7 @@ def ui(
     # with a token, a person on the page may approve and reject gates (web/decide.py); else it is read-only.
     # Started inside an agent's run, the page decides as that run: not at all (docs/permissions.md)
     deciding = service().acting(web_caller()) if token else None
-    view = BoardView(store(), signals(), queries(), knowledge(), entries(), deciding, clock())
+    view = BoardView(store(), signals(), queries(), knowledge(), entries(), deciding, clock(), watcher())
     host = f"[{args.host}]" if ":" in args.host else args.host
     board = f"?board={args.board}" if args.board else ""
     mode = (

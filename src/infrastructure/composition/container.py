@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from blackboard.application.flows.queries import FlowQueries
     from blackboard.application.knowledge.queries import KnowledgeQueries
     from blackboard.application.knowledge.service import KnowledgeService
+    from blackboard.application.output import RunOutputStore
     from blackboard.application.ports import (
         AgentRegistry,
         Clock,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
     from blackboard.infrastructure.persistence.presence import SqlPresenceStore
     from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
+    from blackboard.infrastructure.persistence.run_output import SqlRunOutputStore
     from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
@@ -91,6 +93,7 @@ def build_worker(
     presence: PresenceStore | None = None,
     clock: Clock | None = None,
     board_tools: Any = None,
+    output: RunOutputStore | None = None,
 ) -> Worker:
     """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command.
     `board_tools`: the board's tools bound to a claim (mcp/binding.py), for the model API runners."""
@@ -109,6 +112,7 @@ def build_worker(
         presence,
         clock,
         board_tools,
+        output,
     )
 
 
@@ -324,6 +328,12 @@ def presence_store(engine: Engine) -> SqlPresenceStore:
     return SqlPresenceStore(engine)
 
 
+def run_output(engine: Engine) -> SqlRunOutputStore:
+    from blackboard.infrastructure.persistence.run_output import SqlRunOutputStore
+
+    return SqlRunOutputStore(engine)
+
+
 def projector(
     store: EventStore, signals: SignalReadModel, page: int = 20_000, authority: Authority | None = None
 ) -> Projector:
@@ -388,12 +398,13 @@ def watcher(
     notifier: LogNotifier,
     service: Callable[[], BlackboardService],
     clock: Clock,
+    output: Callable[[], RunOutputStore] | None = None,
 ) -> Watcher:
     """`service`: the service's provider, built only when a wait reaches a deadline (a wait that ends with
-    the log never builds it)."""
+    the log never builds it); `output`: the runs' output's, built when a follow first reads it."""
     from blackboard.application.watching import Watcher
 
-    return Watcher(store, queries, notifier, service, clock)
+    return Watcher(store, queries, notifier, service, clock, output)
 
 
 def open_database(settings: StoreSettings) -> Engine:
@@ -482,7 +493,10 @@ class Container(containers.DeclarativeContainer):
         presence,
         authority=authority,
     )
-    watcher = providers.Singleton(watcher, event_store, queries, notifier, service.provider, clock)
+    run_output = providers.Singleton(run_output, engine)  # runs' output as it comes: `show --follow`
+    watcher = providers.Singleton(
+        watcher, event_store, queries, notifier, service.provider, clock, run_output.provider
+    )
     flows = providers.Singleton(flow_queries, event_store, read_model, authority)
     entry_read_model = providers.Singleton(entry_read_model, engine)
     knowledge = providers.Singleton(knowledge_service, unit_of_work, dispatcher, clock, settings, authority)
@@ -530,4 +544,5 @@ class Container(containers.DeclarativeContainer):
         settings=settings,
         presence=presence,
         clock=clock,
+        output=run_output,
     )

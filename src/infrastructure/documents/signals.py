@@ -2,7 +2,7 @@
 
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     ConfigDict,
@@ -26,6 +26,7 @@ from blackboard.infrastructure.documents.base import DATE_TIME, TEXT, TEXTS, Doc
 from blackboard.infrastructure.interfaces.waiting import waiting_for_a_worker
 
 if TYPE_CHECKING:
+    from blackboard.application.output import OutputLine as RunOutputLine
     from blackboard.application.queries import BlackboardQueries
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
 
@@ -151,6 +152,72 @@ class WatchedSignal(Signal):
     """A signal a watch found, and the log position to pass as `since` to see the next one."""
 
     position: int
+
+
+class OutputLine(Document):
+    """A line of a run's output, as a follow gives it (`show --follow`, docs/cli.md): `text` as the run wrote
+    it (a transcript record's JSON), `line` as a follower shows it (a transcript record's step, stderr marked
+    `stderr: `, a notice in parentheses: shown_line);
+    `cursor` (`ATTEMPT:SEQUENCE`) is the `after` that goes on past it."""
+
+    signal_id: str
+    attempt: int
+    sequence: int
+    cursor: str
+    at: Time
+    stream: Literal["transcript", "stdout", "stderr", "notice"]
+    text: str
+    line: str
+
+
+class FollowedOutput(Document):
+    """A page of a run's output (MCP `blackboard_follow`, the web view): its lines after `after`, the `after`
+    to ask with next, and the signal once it ended (`outcome`: null while it runs)."""
+
+    signal_id: str
+    lines: list[OutputLine]
+    after: str
+    outcome: Signal | None
+
+
+def output_line(item: "RunOutputLine") -> OutputLine:
+    """A line of a run's output, with `line` as every follower shows it (shown_line)."""
+    return OutputLine(
+        signal_id=item.signal_id,
+        attempt=item.attempt,
+        sequence=item.sequence,
+        cursor=str(item.cursor),
+        at=item.at,
+        stream=str(item.stream),  # type: ignore[arg-type]
+        text=item.text,
+        line=shown_line(item.stream, item.text),
+    )
+
+
+def shown_line(stream: str, text: str) -> str:
+    """A line of output as every follower shows it (`show --follow`, the web view): a runner's transcript
+    record as its step (the one rendering of transcripts), a handler's stdout as written, its stderr marked
+    `stderr: `, the worker's notice in parentheses."""
+    from blackboard.infrastructure.interfaces.transcript_lines import readable
+
+    if stream == "transcript":
+        return readable(text)
+    if stream == "stderr":
+        return f"stderr: {text}"
+    if stream == "notice":
+        return f"({text})"
+    return text
+
+
+def followed(
+    signal_id: str, items: Sequence["RunOutputLine"], after: str, outcome: AgentSignal | None
+) -> FollowedOutput:
+    return FollowedOutput(
+        signal_id=signal_id,
+        lines=[output_line(i) for i in items],
+        after=after,
+        outcome=None if outcome is None else signal(outcome),
+    )
 
 
 def signal(

@@ -59,6 +59,7 @@ SEARCH_TOOLS = frozenset({"blackboard_search"})
 # post and signals made it 12,258)
 MAX_TOOLS_JSON = 12_500
 FLOW_TOOLS = frozenset({"blackboard_flow_run", "blackboard_flow_status"})
+FOLLOW_TOOLS = frozenset({"blackboard_follow"})  # a person's server's, as the flow tools
 
 
 def not_offered(caller: Caller, name: str) -> NotPermitted:
@@ -74,8 +75,9 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
     offers no claim, complete or fail (its final answer is the outcome) and no cancel. Only a person's
     server (no agent, not bound) offers approve, reject and budget: agents cannot decide gates or budgets.
     Search is a person's server's and a bound session's (on its run's board); an agent's own server's
-    tools are at their cap (MAX_TOOLS_JSON), and the flow tools are a person's server's."""
+    tools are at their cap (MAX_TOOLS_JSON), and the flow tools and follow are a person's server's."""
     from blackboard.infrastructure.mcp.flow_tools import flow_tools
+    from blackboard.infrastructure.mcp.follow_tools import follow_tools
     from blackboard.infrastructure.mcp.knowledge_tools import knowledge_tools, search_tools
     from blackboard.infrastructure.mcp.limit_tools import limit_tools
     from blackboard.infrastructure.mcp.signal_tools import gate_tools, signal_tools
@@ -87,6 +89,7 @@ def every_tool(with_agent: bool, bound: bool = False) -> dict[str, Tool]:
         *(gate_tools() if person else ()),
         *(search_tools(bound) if person or bound else ()),  # SEARCH_TOOLS
         *(flow_tools() if person else ()),  # FLOW_TOOLS
+        *(follow_tools() if person else ()),  # FOLLOW_TOOLS
         *limit_tools(not person),
     )
     return {tool.name: tool for tool in tools if not (bound and tool.name in CLAIM_TOOLS | CANCEL_TOOLS)}

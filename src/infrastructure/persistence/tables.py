@@ -365,6 +365,21 @@ SOLVE_PROCESSES = Table(
     Column("stopped_at", Moment),  # set when its process ended on its own; NULL while it runs (or died)
 )
 
+# A run's output as it comes (application/output.py, docs/persistence.md "Run output"): the lines a worker
+# keeps while it runs a signal, for `show --follow` on any host. Not events: bulky, bounded per run, dropped
+# after OUTPUT_KEPT.
+RUN_OUTPUT = Table(
+    "run_output",
+    metadata,
+    Column("signal_id", String(12), primary_key=True),
+    Column("attempt", Integer, primary_key=True),
+    Column("sequence", Integer, primary_key=True),  # from 1 in its attempt, as its worker numbered them
+    Column("at", Moment, nullable=False),
+    Column("stream", String(16), nullable=False),  # transcript, stdout, stderr or notice
+    Column("text", Text, nullable=False),
+    Index("ix_run_output_at", "at"),  # what a worker's start drops
+)
+
 # Which releases may run side by side on this database (migration 0014; persistence/schema.py
 # `record_versions`): per revision, who applied it and the oldest release that may still run against it.
 SCHEMA_VERSIONS = Table(

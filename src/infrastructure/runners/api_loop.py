@@ -58,7 +58,7 @@ class Loop:
         self.runner = runner
         self.request = request
         self.tally = Tally(runner, model, session_id=request.session_id)
-        self.transcript = Transcript(request.transcript_path)
+        self.transcript = Transcript(request.transcript_path, request.output)
         self.stopped = threading.Event()
         self.progressed: Callable[[], None] = lambda: None  # the control's (run_watched): a sign of progress
 

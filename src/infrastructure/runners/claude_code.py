@@ -92,7 +92,7 @@ class Session:
         self.tally = Tally(ClaudeCodeRunner.name, model_for(request), session_id=request.session_id)
         if resume is not None:
             self.tally.resumed_from, self.tally.resumed_cost = resume.session_id, resume.spent_usd
-        self.transcript = Transcript(request.transcript_path)
+        self.transcript = Transcript(request.transcript_path, request.output)
         self.output = ClaudeOutput(self.transcript, self.tally)
 
     def run(self, control: RunControl) -> RunOutcome:

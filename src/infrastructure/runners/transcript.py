@@ -9,6 +9,7 @@ import itertools
 import json
 import logging
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,10 @@ class Transcript:
     """Appends records to the run's transcript file (its folder made first); a record that cannot be
     written is dropped with the rest, never the run's end: losing a transcript must not lose the work."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, sink: Callable[[str], None] | None = None) -> None:
+        """`sink` gets each line too, as it is written (a worker keeps them for followers: worker/output.py)."""
         self.path = path
+        self._sink = sink
         self.warnings = 0  # said so far, kept or not
         self._counted = itertools.count(1)  # the readers' threads and the run's say warnings at once
         self._written = 0
@@ -40,6 +43,11 @@ class Transcript:
     def line(self, text: str, ending: bool = False) -> None:
         """A line as a runner gave it (Claude Code's stream-json); past MAX_BYTES, only an `ending` one."""
         text = text.rstrip("\n") + "\n"
+        if self._sink is not None:
+            try:
+                self._sink(text)
+            except Exception:  # noqa: BLE001 - a follower's copy must never cost the run
+                pass
         size = len(text.encode("utf-8", errors="replace"))
         with self._lock:
             if self._file is None:

@@ -78,6 +78,7 @@ def build_app(
         Route("/api/entry", handlers["entry"], methods=["GET"]),  # ?board=ID&key=KEY
         Route("/api/entry/{board}/{key:path}", handlers["entry"], methods=["GET"]),
         Route("/api/events", handlers["events"], methods=["GET"]),
+        Route("/api/output", handlers["output"], methods=["GET"]),  # ?signal=SIG&after=CURSOR: a run's output
         Route("/api/stream", stream, methods=["GET"]),
         Route("/metrics", scrape, methods=["GET"]),  # Prometheus' text format (web/metrics.py)
         # the only writes: a person's decision on a gate (decide.py: the token and the page's own origin)

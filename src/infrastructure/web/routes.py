@@ -12,11 +12,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from blackboard.application.commands import ListSignals, ReadEvents
+from blackboard.application.commands import FollowSignal, ListSignals, ReadEvents
 from blackboard.application.knowledge.commands import ReadEntry
 from blackboard.domain.errors import InvalidInput
+from blackboard.infrastructure import documents
 from blackboard.infrastructure.errors.families import UNEXPECTED, family_of
 from blackboard.infrastructure.errors.input import invalid_input
+from blackboard.infrastructure.interfaces.following import page
 from blackboard.infrastructure.web.view import BoardView
 
 logger = logging.getLogger(__name__)
@@ -26,7 +28,7 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 # Model fields, as the page's query parameters name them (the others are spelled alike).
-PARAMETERS = {"blackboard_id": "board"}
+PARAMETERS = {"blackboard_id": "board", "signal_id": "signal"}
 
 
 def given(request: Request, *names: str) -> dict[str, str]:
@@ -102,7 +104,18 @@ def api(view: BoardView) -> dict[str, Handler]:
             raise InvalidInput("limit", f"must be 1 to {MAX_EVENTS} here, got {limit}")
         return view.events(query.blackboard_id, query.since, limit)
 
+    def output(request: Request) -> Any:
+        """A page of a run's output after `?after=` (`show --follow`'s, as the MCP tool's): never waits."""
+        query = FollowSignal(**given(request, "signal_id", "after"), timeout=0)
+        return documents.jsonable(page(view.watcher, query))
+
     return {
         name: answers(handler)
-        for name, handler in (("boards", boards), ("board", board), ("entry", entry), ("events", events))
+        for name, handler in (
+            ("boards", boards),
+            ("board", board),
+            ("entry", entry),
+            ("events", events),
+            ("output", output),
+        )
     }

@@ -31,7 +31,9 @@ class BoardView:
         entries: EntryReadModel,
         service: Any,
         clock: Clock,
+        watcher: Any = None,
     ) -> None:
+        self.watcher = watcher  # a run's output as it comes (application/watching.py, `follow`)
         self._clock = clock
         self._service = service  # given only when the server runs with a token: then a person decides gates
         self._store = store

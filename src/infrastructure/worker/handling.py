@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from blackboard.infrastructure.documents import jsonable, signal
 from blackboard.infrastructure.errors.input import invalid_input
 from blackboard.infrastructure.keeper.marks import marks
 from blackboard.infrastructure.worker.held import HeldRuns
+from blackboard.infrastructure.worker.output import OutputWriter, RunOutput
 from blackboard.infrastructure.worker.recorder import Done, Recorder
 
 logger = logging.getLogger("blackboard.worker")  # the whole worker logs under one name, which users filter on
@@ -44,7 +46,10 @@ class Handling:
         handler_env: Mapping[str, str] | None = None,
         stops: Callable[[str], str | None] | None = None,
         held: HeldRuns | None = None,
+        output: OutputWriter | None = None,
     ) -> None:
+        """`output`: where runs' output goes as it comes, for followers (worker/output.py); None: nowhere."""
+        self.output = output or OutputWriter(None, lambda: datetime.now(UTC))
         self._stops = stops  # why a signal's run must stop now (cancelled meanwhile): the stop watch's
         self.held = held or HeldRuns(None)  # the claims' leases, and the keeper told of each run
         self._artifacts_dir = artifacts_dir
@@ -58,6 +63,7 @@ class Handling:
     def run_command(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
         """In a pool thread: run a command handler, hand its outcome to the recorder. Never raises."""
         started = time.monotonic()
+        output = self.output.run(claimed)
         try:
             outcome = run_handler(
                 agent,
@@ -69,12 +75,19 @@ class Handling:
                 stop=lambda: self.stopped(claimed.signal_id),
                 started=lambda pid: self.held.started(claimed, pid),
                 marks=marks(claimed.signal_id, claimed.claim_token or ""),
-                on_stderr=lambda line: logger.info("%s stderr: %s", claimed.signal_id, line),  # as it comes
+                on_stderr=lambda line: self._stderr(claimed.signal_id, line, output),  # as it comes
+                on_stdout=None if output is None else output.stdout,
             )
         except Exception as exc:
             logger.exception("handling %s went wrong", claimed.signal_id)
             outcome = HandlerOutcome(False, error=f"the worker could not run the handler: {said(exc)}")
         self.hand_over(agent, claimed, outcome, started)
+
+    @staticmethod
+    def _stderr(signal_id: str, line: str, output: RunOutput | None) -> None:
+        logger.info("%s stderr: %s", signal_id, line)
+        if output is not None:
+            output.stderr(line)
 
     def run_of(self, agent: AgentDefinition, claimed: AgentSignal) -> Caller:
         """The run, as an entrypoint's calls of the board present it (identity.running)."""
@@ -143,6 +156,7 @@ class Handling:
         artifact path leads from (a run's workdir; the agent file's folder by default); `stalled`: the run
         was stopped for showing no progress that many seconds (a failure, recorded as a stall with it). A run
         that failed after its claim lapsed failed for that (the keeper may have killed it): it says so."""
+        self.output.finish()  # a follower that sees the outcome has seen every line before it
         lapsed = self.held.release(claimed.signal_id)
         if lapsed is not None and not outcome.succeeded:
             logger.warning("%s %s", claimed.signal_id, lapsed)

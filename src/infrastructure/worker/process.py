@@ -9,8 +9,10 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import Any
 
+from blackboard.application.output import RunOutputStore
 from blackboard.application.ports import Clock, EventStore, LogNotifier
 from blackboard.application.presence import PresenceStore
 from blackboard.application.queries import BlackboardQueries
@@ -28,6 +30,7 @@ from blackboard.infrastructure.worker.handling import Handling
 from blackboard.infrastructure.worker.held import HeldRuns
 from blackboard.infrastructure.worker.loop import ClaimLoop
 from blackboard.infrastructure.worker.options import WorkerOptions
+from blackboard.infrastructure.worker.output import OutputWriter
 from blackboard.infrastructure.worker.recorder import Done, Recorder
 from blackboard.infrastructure.worker.runs import Runs
 from blackboard.infrastructure.worker.supervisor import Supervisor
@@ -52,8 +55,10 @@ class Worker:
         presence: PresenceStore | None = None,
         clock: Clock | None = None,
         board_tools: ToolsFactory | None = None,
+        output: RunOutputStore | None = None,
     ) -> None:
-        """`board_tools`: the board's tools bound to a claim, for the agents a model API runner runs."""
+        """`board_tools`: the board's tools bound to a claim, for the agents a model API runner runs; `output`:
+        where its runs' output is kept as it comes, for followers (`show --follow`)."""
         self._options = options
         # who this worker is, for everyone to see (`status`, the web view): no proof of anything. What proves
         # a claim is that claim's own token, a secret drawn for it alone (loop.new_token), never shown
@@ -69,6 +74,7 @@ class Worker:
         # one process that ends this worker's runs if the worker dies or a claim lapses (started in `run`)
         self._keeper = Keeper()
         self._held = HeldRuns(options.claim_timeout, self._keeper)
+        self._output = OutputWriter(output, clock.now if clock is not None else lambda: datetime.now(UTC))
         # a signal cancelled while it runs here: its run is stopped (the loop is built below)
         self._stops = StopWatch(queries, store, notifier, lambda: self._loop.claims())
         self._handling = Handling(
@@ -81,6 +87,7 @@ class Worker:
             options.handler_env,
             self._stops.reason,
             self._held,
+            self._output,
         )
         self._lanes = Supervisor(self._handling, self._pool, self._cancel, options.renew_every)
         self._runs = Runs(
@@ -160,6 +167,7 @@ class Worker:
             self._options.concurrency,
         )
         self._keeper.start()  # from the main thread, which lives as long as the worker (its parent-death signal)
+        self._output.start()
         self._recorder.start()
         self._stops.start()
         if self._beat is not None:
@@ -172,6 +180,7 @@ class Worker:
             self._recorder.close()
             self._stops.close()
             self._pool.shutdown()
+            self._output.close()
             if self._beat is not None:
                 self._beat.stop()
             self._keeper.close()

@@ -136,7 +136,8 @@ class Runs:
         """In a pool thread: run the agent's runner on the signal, hand its outcome over. Never raises."""
         started, name = time.monotonic(), str(self.runner_of(agent))
         try:
-            request = self.request(agent, claimed)
+            output = self._handling.output.run(claimed)
+            request = self.request(agent, claimed, None if output is None else output.transcript)
             control = WorkerControl(
                 request.limits.timeout,
                 self._cancel,
@@ -166,7 +167,9 @@ class Runs:
             agent, claimed, handled, started, usage=outcome.usage, folder=self.workdir, stalled=stalled
         )
 
-    def request(self, agent: AgentDefinition, claimed: AgentSignal) -> RunRequest:
+    def request(
+        self, agent: AgentDefinition, claimed: AgentSignal, output: Callable[[str], None] | None = None
+    ) -> RunRequest:
         budgets = [b for b in (agent.max_budget_usd, claimed.budget_usd) if b is not None]
         tools = None
         if self.runner_of(agent) != "claude-code":  # Claude Code reaches the board through `blackboard mcp`
@@ -209,6 +212,7 @@ class Runs:
                 )
                 for attempt in range(claimed.attempt - 1, 0, -1)
             ),
+            output=output,
         )
 
     @property

@@ -316,7 +316,45 @@ function renderDetail(view) {
     el("h4", {}, "payload"), el("pre", {}, JSON.stringify(s.payload, null, 2)),
     el("h4", {}, "result"), el("pre", {}, s.result ? JSON.stringify(s.result, null, 2) : "—"),
     el("h4", {}, "events"),
-    el("ol", { class: "history" }, ...history.map((e) => el("li", {}, `#${e.position} ${time(e.recorded_at)} ${e.event_type}`, e.actor ? ` (${e.actor})` : ""))));
+    el("ol", { class: "history" }, ...history.map((e) => el("li", {}, `#${e.position} ${time(e.recorded_at)} ${e.event_type}`, e.actor ? ` (${e.actor})` : ""))),
+    el("h4", {}, "output"),
+    el("pre", { id: "output", class: "output" }, outputText()));
+  followOutput(s.signal_id);
+}
+
+// --- a run's output, live: pages of /api/output after the last line seen, until the signal ended ----------
+
+const FOLLOW_EVERY = 500;  // ms between pages while the run goes on
+S.output = { signal: null, lines: [], after: "", ended: false, timer: null };
+
+function outputText() {
+  const o = S.output;
+  if (!o.lines.length) return o.ended ? "(no output kept)" : "(waiting for output)";
+  return o.lines.map((l) => l.line).join("\n");  // each as every follower shows it (the server words it)
+}
+
+function followOutput(signalId) {
+  if (S.output.signal === signalId) return;  // already following it
+  clearTimeout(S.output.timer);
+  S.output = { signal: signalId, lines: [], after: "", ended: false, timer: null };
+  nextOutput(signalId);
+}
+
+async function nextOutput(signalId) {
+  const o = S.output;
+  if (o.signal !== signalId) return;
+  try {
+    const page = await getJSON(`/api/output?signal=${enc(signalId)}&after=${enc(o.after)}`);
+    if (S.output !== o) return;  // another signal was picked meanwhile
+    o.lines.push(...page.lines);
+    o.after = page.after;
+    o.ended = page.outcome !== null;
+  } catch (error) {
+    if (S.output !== o) return;
+  }
+  const shown = $("output");
+  if (shown) shown.textContent = outputText();
+  if (!o.ended) o.timer = setTimeout(() => nextOutput(signalId), FOLLOW_EVERY);
 }
 
 function renderGraph(signals) {
