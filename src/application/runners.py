@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from blackboard.application.rates import RateGate
 from blackboard.domain.signals import SignalUsage
 
 
@@ -98,6 +99,9 @@ class RunRequest:
         default_factory=dict
     )  # what a board session needs (the store's URL ...)
     tools: BoardTools | None = None  # in-process board tools, for the model API runners
+    rate: RateGate | None = (
+        None  # its agent's rate limit: each model call takes its room (application/rates.py)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ def show(
     registry: Lazy = Provide[Container.agent_registry.provider],
     read_model: Lazy = Provide[Container.read_model.provider],
     clock: Lazy = Provide[Container.clock.provider],
+    rate_windows: Lazy = Provide[Container.rate_windows.provider],
 ) -> Output:
     from blackboard.application.commands import GetSignalById
     from blackboard.domain.signals import SignalStatus
@@ -55,4 +56,9 @@ def show(
         )
         if why is not None:
             shown = Output(shown.data, f"{shown.text}\n  {why}")
+        from blackboard.infrastructure.cli.rate_wait import rate_wait, said
+
+        key = rate_wait(found, config, queries, registry, rate_windows, clock)
+        if key is not None:  # its best agent's rate limit has no room now
+            shown = Output({**shown.data, "waiting_for_a_rate_limit": key}, f"{shown.text}\n  {said(key)}")
     return shown

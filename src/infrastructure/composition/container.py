@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
     from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
     from blackboard.infrastructure.persistence.presence import SqlPresenceStore
+    from blackboard.infrastructure.persistence.rate_windows import SqlRateWindows
     from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
     from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
     from blackboard.infrastructure.worker import Worker, WorkerOptions
@@ -91,6 +92,7 @@ def build_worker(
     presence: PresenceStore | None = None,
     clock: Clock | None = None,
     board_tools: Any = None,
+    rate_windows: Any = None,
 ) -> Worker:
     """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command.
     `board_tools`: the board's tools bound to a claim (mcp/binding.py), for the model API runners."""
@@ -109,6 +111,7 @@ def build_worker(
         presence,
         clock,
         board_tools,
+        rate_windows,
     )
 
 
@@ -201,6 +204,8 @@ def status_queries(
     settings: Settings,
     presence: PresenceStore | None = None,
     registry: Callable[[], FrontmatterAgentRegistry] | None = None,
+    queries: Callable[[], BlackboardQueries] | None = None,
+    rates: SqlRateWindows | None = None,
 ) -> StatusQueries:
     """Imported on first use: `status`, and the lists that check a board exists. `registry`: the agents'
     provider, read only when a live worker may fit a signal that waits (scored as a claim is)."""
@@ -220,7 +225,34 @@ def status_queries(
         presence,
         scorer if registry is not None else None,
         settings.claim_threshold,
+        _rate_limited(queries, registry, rates, clock, settings.claim_threshold)
+        if queries is not None and registry is not None and rates is not None
+        else None,
     )
+
+
+def _rate_limited(
+    queries: Callable[[], BlackboardQueries],
+    registry: Callable[[], AgentRegistry],
+    rates: SqlRateWindows,
+    clock: Clock,
+    threshold: float,
+) -> Callable[[str | None], dict[str, dict[str, int]]]:
+    """Per board, the signals each rate limit holds, as `next` plans them: one read of the windows, and the
+    plan only when one of them has no room now."""
+
+    def held(blackboard_id: str | None) -> dict[str, dict[str, int]]:
+        from blackboard.application.ranking import Controller, rate_limited
+
+        windows, now = rates.windows(), clock.now()
+        if not any(w.holds(now) > 0 for w in windows):
+            return {}
+        plan = Controller(queries(), registry(), threshold, rates=lambda: windows).next(
+            blackboard_id, None, now
+        )
+        return rate_limited(plan)
+
+    return held
 
 
 def solve_log(engine: Engine) -> SolveLog:
@@ -316,6 +348,12 @@ def unit_of_work(engine: Engine) -> SqlUnitOfWork:
     from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 
     return SqlUnitOfWork(engine)
+
+
+def rate_windows(engine: Engine) -> SqlRateWindows:
+    from blackboard.infrastructure.persistence.rate_windows import SqlRateWindows
+
+    return SqlRateWindows(engine)
 
 
 def presence_store(engine: Engine) -> SqlPresenceStore:
@@ -453,6 +491,7 @@ class Container(containers.DeclarativeContainer):
     notifier = providers.Singleton(
         log_notifier, engine, event_store, config.provided.poll_interval, dispatcher
     )
+    rate_windows = providers.Singleton(rate_windows, engine)  # rate limits' windows (domain/rates.py)
     presence = providers.Singleton(presence_store, engine)  # live workers: read by expiry and status
     # traces (docs/operate.md): a tracer that does nothing unless the otel extra is installed and OTEL_* set
     tracer = providers.Singleton(tracer, event_store)
@@ -515,6 +554,8 @@ class Container(containers.DeclarativeContainer):
         settings,
         presence,
         agent_registry.provider,
+        queries.provider,
+        rate_windows,
     )
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command
@@ -530,4 +571,5 @@ class Container(containers.DeclarativeContainer):
         settings=settings,
         presence=presence,
         clock=clock,
+        rate_windows=rate_windows,
     )

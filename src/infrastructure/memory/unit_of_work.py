@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from datetime import datetime
 from typing import Any
 
 from blackboard.application.knowledge.ports import EntryTransaction
@@ -19,9 +20,11 @@ from blackboard.application.ports import (
 from blackboard.domain.blackboard import BlackboardAggregate, highest_entry, overdue
 from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, BoardBudgetSet, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
+from blackboard.domain.rates import RateLimit, RateWindow
 from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure.memory.entries import InMemoryEntryTransaction
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
+from blackboard.infrastructure.memory.rates import RATE_STREAM, windows_of
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 
 CONCURRENCY_STREAM = "\x1d"  # a concurrency key's hold: never a board's nor an entry key's name
@@ -78,6 +81,13 @@ class _Transaction(BoardTransaction):
             if signal.blackboard_id == self.blackboard_id:
                 reserved += Spent.reserved_by(signal.reserved)
         return Limits(budget, budget.reached(spent) is not None, held, spent, reserved)
+
+    def rate_window(self, limit: RateLimit, now: datetime) -> RateWindow:
+        self._holds.enter_context(self._store.hold(f"{RATE_STREAM}{limit.key}"))
+        return windows_of(self._store).get(limit.key) or RateWindow.full(limit, now)
+
+    def keep_rate_window(self, window: RateWindow) -> None:
+        windows_of(self._store)[window.key] = window
 
     def budget(self) -> Budget:
         budget = Budget()

@@ -19,6 +19,7 @@ from typing import Any
 from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest, ToolAnswer
 from blackboard.infrastructure.runners.answers import SOURCE, ToolCall, Unreadable
 from blackboard.infrastructure.runners.calls import CALLS
+from blackboard.infrastructure.runners.rate_headers import headers_of, rate_said
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally, resolved_model
 
@@ -50,6 +51,7 @@ class Loop:
         self.tally = Tally(runner, model)
         self.transcript = Transcript(request.transcript_path)
         self.stopped = threading.Event()
+        self.headers: Any = None  # the last answer's headers, as the runner's call found them
 
     def client(self, make: Callable[[], Any]) -> Any:
         """The runner's SDK client, made on first use (it reads its API's environment then)."""
@@ -104,14 +106,23 @@ class Loop:
         self, call: Callable[[], object], retry_after: Callable[[Exception], float | None]
     ) -> object:
         """`call`, again after each rate-limit or overload answer, as long as its retry-after says (doubling
-        from a second when it says nothing): such an answer is not a failed attempt, only a wait."""
-        delay = FIRST_WAIT
+        from a second when it says nothing): such an answer is not a failed attempt, only a wait. Under a
+        rate limit (the request's `rate`), each call first takes its room in the key's shared window, and
+        what it cost and what the API said (a 429's retry-after, the rate-limit headers) are reported to it."""
+        delay, gate = FIRST_WAIT, self.request.rate
         while True:
             self.go_on()
+            if gate is not None and not gate.before_call(self.stopped):
+                raise Stopped
+            self.headers = None
             try:
-                return call()
+                answer = call()
             except Exception as exc:
                 wait = retry_after(exc)
+                if gate is not None:
+                    gate.after_call(
+                        None, rate_said(headers_of(exc), wait if wait is not None and wait > 0 else None)
+                    )
                 if wait is None:
                     raise
                 wait = wait if wait > 0 else delay
@@ -120,6 +131,11 @@ class Loop:
                 logger.info("%s: %s; waiting %.1fs", self.request.signal_id, str(exc)[:200], wait)
                 if self.stopped.wait(wait):
                     raise Stopped from exc
+                continue
+            if gate is not None:
+                usage = getattr(answer, "usage", None)
+                gate.after_call(sum(usage[:2]) if usage else None, rate_said(self.headers))
+            return answer
 
 
 def quiet_sdk_logs() -> None:

@@ -7,8 +7,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
+from blackboard.application.ports.rates import RateWindows
+from blackboard.application.rates import RateGate
 from blackboard.application.runners import (
     AgentBrief,
     Permissions,
@@ -102,10 +105,12 @@ class Runs:
         renew_every: float,
         cancel: threading.Event,
         board_tools: ToolsFactory | None,
+        rate_windows: RateWindows | None = None,
     ) -> None:
         self._handling, self._options, self._artifacts_dir = handling, options, artifacts_dir
         self._renew_every, self._cancel = renew_every, cancel
         self._board_tools = board_tools
+        self._rate_windows = rate_windows
         self.workdir = Path(options.workdir or ".").resolve()
 
     def runner_of(self, agent: AgentDefinition) -> str | None:
@@ -127,6 +132,7 @@ class Runs:
                 lambda pid: self._handling.held.started(claimed, pid),
             )
             outcome = runner_for(name).run(request, control)
+            _settle_whole_run(request, outcome)
             handled = (
                 from_stdout(outcome.answer)
                 if outcome.succeeded
@@ -175,9 +181,34 @@ class Runs:
             permissions=Permissions(self._options.permission_mode, self._options.allowed_tools),
             board_env=dict(self._options.board_env),
             tools=tools,
+            rate=self._rate_gate(agent),
         )
+
+    def _rate_gate(self, agent: AgentDefinition) -> RateGate | None:
+        """The run's way through its agent's rate limit (None: it has none). The claim took its first call's
+        room already."""
+        limit = agent.profile.rate_limit
+        if limit is None or self._rate_windows is None:
+            return None
+        return RateGate(self._rate_windows, limit, lambda: datetime.now(UTC))
 
     @property
     def transcripts(self) -> Path:
         """`<artifacts folder>/transcripts`: the worker made the artifacts folder absolute (its ./artifacts)."""
         return self.workdir / self._artifacts_dir / "transcripts"
+
+
+def _settle_whole_run(request: RunRequest, outcome: RunOutcome) -> None:
+    """A run under a rate limit whose runner took no room call by call (Claude Code makes its calls itself):
+    what the whole run cost in tokens settles against what its claim took, so the key's token window holds
+    at claim time (docs/control.md, "Rate limits")."""
+    gate = request.rate
+    if gate is None or gate.called:
+        return
+    usage = outcome.usage
+    try:
+        gate.after_call((usage.input_tokens or 0) + (usage.output_tokens or 0))
+    except Exception as exc:  # noqa: BLE001 - the window is settled at best; the outcome is recorded anyway
+        logger.warning(
+            "the rate limit %s was not settled after %s: %s", gate.limit.key, request.signal_id, exc
+        )
