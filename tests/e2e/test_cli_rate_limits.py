@@ -1,13 +1,18 @@
 """Rate limits (docs/control.md, "Rate limits") through the real CLI on SQLite and PostgreSQL: two agents naming
 one key share its window across boards; a signal the window holds stays POSTED and `claim`, `show`, `next` and
-`status` say `waiting: rate limit K`; the window refills with time; bad `rate_limit` values in an agent file are
+`status` say `waiting: rate limit K` (and the Python API's claim is refused alike, `/metrics` counts what the
+key holds); the window refills with time; bad `rate_limit` values in an agent file are
 reported as a broken file."""
 
 from __future__ import annotations
 
 import pytest
 
+from blackboard import Blackboard, Refused
 from tests.e2e.conftest import Cli, cli_with_agents
+from tests.e2e.test_ui_metrics import samples
+from tests.e2e.web import UiServer
+from tests.waiting import wait_until
 
 KEY = "model-api"
 
@@ -47,6 +52,47 @@ def test_two_agents_naming_one_key_share_its_window_and_a_held_signal_says_so_ev
     (board,) = rcli.ok("status", "--blackboard", "ps-r3")
     assert board["waiting_for_a_rate_limit"] == {KEY: 1}
     assert f"waiting: rate limit {KEY}" in rcli("status").expect(0).stdout
+
+
+def test_the_python_api_shares_the_window_with_cli_processes_and_metrics_count_what_it_holds(rcli):
+    ids = [rcli.post(type="ANALYSIS", ps="ps-p", entry=f"e-{n}")["signal_id"] for n in range(3)]
+    for signal_id in ids[:2]:
+        rcli.ok("claim", signal_id, "--agent", "ps-rate-b")  # another process: the window is the database's
+
+    with Blackboard(rcli.db_url, agents_dir=rcli.agents_dir) as bb, pytest.raises(Refused) as refused:
+        bb.claim(ids[2], agent="ps-rate-a")
+
+    assert f"waiting: rate limit {KEY}" in str(refused.value)
+    assert rcli.ok("show", ids[2])["status"] == "POSTED"
+    server = UiServer(rcli).wait_ready()
+    try:
+        code, _, body = server.get("/metrics")
+    finally:
+        server.stop()
+    assert code == 200
+    assert samples(body.decode())[("blackboard_rate_limited", (("key", KEY),))] == 1
+
+
+def test_a_window_refills_with_time_and_a_limit_never_used_has_room(make_cli, tmp_path):
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "ps-slow.md").write_text(limited("ps-slow", rpm=6))  # a request comes back every 10 s
+    cli = make_cli(f"sqlite:///{tmp_path / 'b.db'}", tmp_path, agents)
+    ids = [cli.post(type="ANALYSIS", ps="ps-t", entry=f"e-{n}")["signal_id"] for n in range(7)]
+
+    with Blackboard(cli.db_url, agents_dir=cli.agents_dir) as bb:
+        for signal_id in ids[:6]:  # a minute's worth at once: a window never used is full
+            bb.claim(signal_id, agent="ps-slow")
+        with pytest.raises(Refused):
+            bb.claim(ids[6], agent="ps-slow")
+    wait_until(
+        lambda: cli("claim", ids[6], "--agent", "ps-slow").returncode == 0,
+        timeout=60,
+        what="the window to refill",
+        interval=1.0,
+    )
+
+    assert cli.ok("show", ids[6])["status"] == "CLAIMED"
 
 
 def test_a_bad_rate_limit_in_an_agent_file_is_reported_as_a_broken_file(make_cli, tmp_path):
