@@ -116,3 +116,42 @@ def test_a_bad_rate_limit_in_an_agent_file_is_reported_as_a_broken_file(make_cli
     assert "rate_limit.key: is required" in listed
     assert "rate_limit.rpm: is not a key of rate_limit" in listed
     assert cli("worker", "--agent", "ps-zero", "--once").returncode != 0
+
+
+def test_a_rate_limit_configured_for_a_model_holds_the_agents_that_call_it(make_cli, tmp_path):
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "ps-writer.md").write_text(
+        "---\nname: ps-writer\ncapabilities: {SYNTHESIS: 0.9}\nrunner: anthropic\nmodel: sonnet\n---\nYou write.\n"
+    )
+    cli = make_cli(f"sqlite:///{tmp_path / 'b.db'}", tmp_path, agents)
+    configured = {
+        "BLACKBOARD_RATE_LIMITS": '{"claude-sonnet-5-5": {"key": "sonnet-api", "requests_per_minute": 1}}'
+    }
+    ids = [cli.post(type="SYNTHESIS", ps="ps-c", entry=f"e-{n}")["signal_id"] for n in range(2)]
+
+    cli("--json", "claim", ids[0], "--agent", "ps-writer", env=configured).expect(0)
+    refused = cli("claim", ids[1], "--agent", "ps-writer", env=configured).expect(3)
+
+    assert "waiting: rate limit sonnet-api" in refused.stderr
+    assert cli("claim", ids[1], "--agent", "ps-writer").returncode == 0  # no limit configured: claimed
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '{"m": {"key": "k"}}',
+        '{"m": {"key": "k", "requests_per_minute": 0}}',
+        '{"m": {"requests_per_minute": 5}}',
+        '{"m": {"key": "k", "rpm": 5}}',
+        "[1, 2]",
+    ],
+)
+def test_a_bad_rate_limits_setting_exits_2_naming_it(make_cli, tmp_path, value):
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    cli = make_cli(f"sqlite:///{tmp_path / 'b.db'}", tmp_path, agents)
+
+    refused = cli("status", env={"BLACKBOARD_RATE_LIMITS": value}).expect(2)
+
+    assert "BLACKBOARD_RATE_LIMITS" in refused.stderr and "requests_per_minute" in refused.stderr

@@ -49,9 +49,11 @@ if TYPE_CHECKING:
     from blackboard.application.transfer import BoardTransfer
     from blackboard.application.watching import Watcher
     from blackboard.domain.events import BlackboardEvent
+    from blackboard.domain.rates import RateLimit
     from blackboard.domain.signals import AgentSignal
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.composition.prices import PriceTable
+    from blackboard.infrastructure.composition.rate_limits import RateLimitTable
     from blackboard.infrastructure.persistence.engine import StoreSettings
     from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
     from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
@@ -63,7 +65,11 @@ if TYPE_CHECKING:
 
 
 def agent_registry(
-    agents_dir: str, default_threshold: float, artifacts_dir: str = "", prices: PriceTable | None = None
+    agents_dir: str,
+    default_threshold: float,
+    artifacts_dir: str = "",
+    prices: PriceTable | None = None,
+    rate_limits: RateLimitTable | None = None,
 ) -> FrontmatterAgentRegistry:
     """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms. The
     artifacts folder is never read as agents (handlers write Markdown there). The configured prices are
@@ -77,8 +83,26 @@ def agent_registry(
         configured_prices.use(prices)
     artifacts = [Path(artifacts_dir).absolute()] if artifacts_dir else []
     return FrontmatterAgentRegistry(
-        folders_from(agents_dir), default_threshold, artifacts, os.environ.get("BLACKBOARD_MODEL") or None
+        folders_from(agents_dir),
+        default_threshold,
+        artifacts,
+        os.environ.get("BLACKBOARD_MODEL") or None,
+        _rate_limits_by_model(rate_limits),
     )
+
+
+def _rate_limits_by_model(table: RateLimitTable | None) -> dict[str, RateLimit]:
+    """The configured rate limits per model, as the domain's (domain/rates.py)."""
+    from blackboard.domain.rates import RateLimit
+
+    return {
+        model: RateLimit(
+            key=limit.key,
+            requests_per_minute=limit.requests_per_minute,
+            tokens_per_minute=limit.tokens_per_minute,
+        )
+        for model, limit in (table.entries if table is not None else ())
+    }
 
 
 def build_worker(
@@ -485,6 +509,7 @@ class Container(containers.DeclarativeContainer):
         default_threshold=config.provided.claim_threshold,
         artifacts_dir=config.provided.artifacts_dir,
         prices=config.provided.prices,
+        rate_limits=config.provided.rate_limits,
     )
     dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
     ids = providers.Singleton(signal_ids)
