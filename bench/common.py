@@ -54,6 +54,7 @@ SECTIONS = (
     "j",
     "u",
     "n",
+    "rate",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.

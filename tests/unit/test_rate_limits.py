@@ -109,3 +109,27 @@ def test_a_claim_takes_its_first_calls_room_and_a_full_window_leaves_the_signal_
         board.service.claim_signal(ClaimSignal(signal_id=ids[2], agent_id="ps-writer")).status
         is SignalStatus.CLAIMED
     )
+
+
+def test_a_run_whose_runner_takes_no_room_call_by_call_settles_what_the_whole_run_cost():
+    """Claude Code makes its calls itself: the worker settles the run's tokens against its claim's take."""
+    from blackboard.application.rates import RateGate
+    from blackboard.application.runners import AgentBrief, RunLimits, RunOutcome, RunRequest
+    from blackboard.domain.signals import SignalUsage
+    from blackboard.infrastructure.memory.event_store import InMemoryEventStore
+    from blackboard.infrastructure.memory.rates import InMemoryRateWindows
+    from blackboard.infrastructure.worker.runs import _settle_whole_run
+
+    windows = InMemoryRateWindows(InMemoryEventStore())
+    windows.change(BOTH, T0, lambda w: w.taken(BOTH, T0))  # the claim's take
+    gate = RateGate(windows, BOTH, lambda: T0)
+    request = RunRequest(
+        AgentBrief("writer", "", ""), "sig-1", "ps-1", "", "", RunLimits(60), ".", "t.jsonl", rate=gate
+    )
+
+    _settle_whole_run(
+        request, RunOutcome(True, SignalUsage(runner="claude-code", input_tokens=4000, output_tokens=500))
+    )
+
+    (window,) = windows.windows()
+    assert window.tokens == pytest.approx(6000 - 4500) and window.per_call == 4500
