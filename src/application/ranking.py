@@ -5,8 +5,9 @@ best; the signals in the order a worker claims them (`claiming.best_first`: the 
 score, then the oldest, then by id). An agent without a handler is never proposed; a signal no runnable
 agent passes for is listed apart, with its best score, as waiting for an agent; one its board's budget
 holds back, with why (the budget reached, or what its best agent's run would reserve does not fit in what
-is left, taken in that order: domain/limits.py); an open gate, as waiting for a person; and one posted for
-later (`not_before` still to come), as waiting for its time, with the agent that would take it then.
+is left, taken in that order: domain/limits.py); one whose best agent's rate limit has no room in its
+window now, as `waiting: rate limit K` (domain/rates.py); an open gate, as waiting for a person; and one
+posted for later (`not_before` still to come), as waiting for its time, with the agent that would take it then.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from blackboard.domain.rates import waiting_for_rate_limit
-
 
 def rate_wait(
     signal: Any,
@@ -25,7 +23,3 @@ def rate_wait(
     return rate_hold(
         queries(), registry, config.claim_threshold, rate_windows().windows(), signal, clock().now()
     )
-
-
-def said(key: str) -> str:
-    return waiting_for_rate_limit(key)

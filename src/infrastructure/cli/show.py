@@ -56,9 +56,13 @@ def show(
         )
         if why is not None:
             shown = Output(shown.data, f"{shown.text}\n  {why}")
-        from blackboard.infrastructure.cli.rate_wait import rate_wait, said
+        from blackboard.domain.rates import waiting_for_rate_limit
+        from blackboard.infrastructure.cli.rate_wait import rate_wait
 
         key = rate_wait(found, config, queries, registry, rate_windows, clock)
         if key is not None:  # its best agent's rate limit has no room now
-            shown = Output({**shown.data, "waiting_for_a_rate_limit": key}, f"{shown.text}\n  {said(key)}")
+            shown = Output(
+                {**shown.data, "waiting_for_a_rate_limit": key},
+                f"{shown.text}\n  {waiting_for_rate_limit(key)}",
+            )
     return shown

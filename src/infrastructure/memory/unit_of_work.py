@@ -39,7 +39,9 @@ class InMemoryUnitOfWork(UnitOfWork):
     def board(self, blackboard_id: str, hold: Hold = Hold.BOARD) -> Iterator[BoardTransaction]:
         # in memory a transaction always holds the whole board: `hold` asks for no more than that
         with self._store.hold(blackboard_id), ExitStack() as holds:
-            yield _Transaction(blackboard_id, self._store, self._read_model, holds)
+            tx = _Transaction(blackboard_id, self._store, self._read_model, holds)
+            yield tx
+            windows_of(self._store).update(tx.kept_windows)  # as the transaction commits, never on an error
 
     @contextmanager
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
@@ -62,6 +64,7 @@ class _Transaction(BoardTransaction):
         self._store = store
         self._read_model = read_model
         self._holds = holds  # the concurrency keys this transaction holds, released when it ends
+        self.kept_windows: dict[str, RateWindow] = {}  # rate windows written, kept when it commits
 
     def limits(self, key: str | None) -> Limits:
         held, lapsed = 0, self.lapsed_before
@@ -84,10 +87,11 @@ class _Transaction(BoardTransaction):
 
     def rate_window(self, limit: RateLimit, now: datetime) -> RateWindow:
         self._holds.enter_context(self._store.hold(f"{RATE_STREAM}{limit.key}"))
-        return windows_of(self._store).get(limit.key) or RateWindow.full(limit, now)
+        kept = self.kept_windows.get(limit.key) or windows_of(self._store).get(limit.key)
+        return kept or RateWindow.full(limit, now)
 
     def keep_rate_window(self, window: RateWindow) -> None:
-        windows_of(self._store)[window.key] = window
+        self.kept_windows[window.key] = window
 
     def budget(self) -> Budget:
         budget = Budget()
