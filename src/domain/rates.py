@@ -154,8 +154,10 @@ class RateWindow:
         call is expected to cost moves toward it."""
         window = self.refilled(limit, now)
         per_call = cost if window.per_call <= 0 else window.per_call + SMOOTHING * (cost - window.per_call)
-        floor = -float(limit.tokens_per_minute or 0)  # at most a minute's debt
-        tokens = max(floor, window.tokens - (cost - took))
+        tokens = window.tokens - (cost - took)
+        if limit.tokens_per_minute is not None:  # at most a minute's debt, and a minute's worth
+            minute = float(limit.tokens_per_minute)
+            tokens = min(minute, max(-minute, tokens))
         return replace(window, tokens=tokens, per_call=per_call)
 
     def tightened(self, limit: RateLimit, now: datetime, said: RateSaid) -> RateWindow:

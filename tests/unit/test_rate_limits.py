@@ -133,3 +133,9 @@ def test_a_run_whose_runner_takes_no_room_call_by_call_settles_what_the_whole_ru
 
     (window,) = windows.windows()
     assert window.tokens == pytest.approx(6000 - 4500) and window.per_call == 4500
+
+
+def test_a_call_that_cost_less_than_it_took_gives_back_no_more_than_a_minutes_worth():
+    window = RateWindow.full(BOTH, T0)
+
+    assert window.settled(BOTH, T0, 5000, 100).tokens == 6000

@@ -344,6 +344,7 @@ def _screen(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = (
     from rich.console import Group
 
     tables = (usage_table(boards), waiting_table(boards), flows_table(boards), budget_table(boards))
+    tables += (rate_limits_table(boards),)
     extras = [t for t in tables if t is not None]
     return Group(table(boards, workers), *extras) if extras else table(boards, workers)
 
