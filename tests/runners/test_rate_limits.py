@@ -2,7 +2,8 @@
 PostgreSQL, the anthropic runner against the local stand-in of the Messages API keeping a rate limit of its
 own: eight runner slots in two worker processes keep to the key's window (the API never answers 429), what
 waits says `waiting: rate limit K`; a 429's retry-after closes the window for every process holding the key,
-and a multi-turn run takes room for each call. No test calls a real model."""
+the remaining requests the API's headers say (Anthropic's and OpenAI's) bound it, and a multi-turn run takes
+room for each call. No test calls a real model."""
 
 from __future__ import annotations
 
@@ -136,3 +137,27 @@ def test_a_multi_turn_run_takes_room_for_each_call(rate_board):
     # came back, 10 s after the claim at the earliest
     claimed = datetime.fromisoformat(done["claimed_at"]).timestamp()
     assert calls[6] - claimed >= 9.9, (claimed, calls)
+
+
+@pytest.mark.parametrize("runner", ["anthropic", "openai"])
+def test_the_apis_remaining_requests_bound_the_window_for_everyone(rate_board, runner):
+    board = rate_board
+    board.agent(  # the file says 2 a minute; the API has room for 1 only, and says so in its headers
+        "writer",
+        f"capabilities: {{WRITING: 0.9}}\nrunner: {runner}\nmodel: a-model\n"
+        f"rate_limit: {{key: {KEY}, requests_per_minute: 2}}\n",
+        "You write.",
+    )
+    first = board.post("WRITING", topic="first")["signal_id"]
+    with stand_in(lambda body: say("done"), ApiLimit(1)) as api:
+        env = {**api_env(api.url), "OPENAI_BASE_URL": f"{api.url}/v1", "OPENAI_API_KEY": "sk-test"}
+        board.cli("worker", "--agent", "writer", "--once", env=env).expect(0)
+        second = board.post("WRITING", topic="second")["signal_id"]
+
+        planned = board.cli.ok("next", "--blackboard", "ps-1")  # well within the 30 s a request takes back
+        refused = board.cli("claim", second, "--agent", "writer").expect(3)
+
+    assert board.show(first)["status"] == "COMPLETED"
+    assert [m["signal_id"] for m in planned["waiting_for_a_rate_limit"]] == [second]
+    assert f"waiting: rate limit {KEY}" in refused.stderr
+    assert [status for _, status in api.limit.answered] == [200]
