@@ -36,7 +36,6 @@ class RateGate:
         self._paid = first_taken  # the claim took the first call's room
         self._took: float | None = None  # tokens the call in flight took (None: as the window expected)
         self._lock = threading.Lock()
-        self.waited = 0.0  # seconds this run waited for room, in all
         self.called = False  # a call went through `before_call`: the runner takes room call by call
 
     def before_call(self, stopped: threading.Event) -> bool:
@@ -63,9 +62,7 @@ class RateGate:
             if box[0] <= 0:
                 self._took = box[1]
                 return True
-            nap = min(LONGEST_NAP, box[0])
-            self.waited += nap
-            if stopped.wait(nap):
+            if stopped.wait(min(LONGEST_NAP, box[0])):
                 return False
         return False
 
