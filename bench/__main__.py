@@ -15,6 +15,9 @@ gone (a command handler's, a claude-code run's), (z) the claim path with limits 
 a concurrency key, a budget) beside none.
 handler's, and the board tools' context size in tokens, (y) the peak memory of export and import of a board
 of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-board export and import,
+(rate) shared rate limits: 8 runner slots (SQLite: 2 processes x 4; PostgreSQL: 2 process groups as 2 hosts) against
+a stand-in API answering 429 past a fixed RPM/TPM: the 429 share after the first minute and the throughput as a share
+of the limit.
 (w) AsyncBlackboard beside Blackboard: a wait's wake-up, a call, and many waits at once (SQLite, PostgreSQL).
 (i) `search` over 100,000 entries on SQLite (FTS5) and PostgreSQL (tsvector, GIN), by kind of query,
 (v) LangGraph's store on the board (`BlackboardStore`): put and get on 10 items and on BENCH_STORE_ITEMS, beside
@@ -429,6 +432,18 @@ def main() -> None:
         )
         targets.append(budgets.print_report(u, say))
 
+    def run_rate() -> None:  # (rate) 8 runner slots under a shared rate limit against an API enforcing it
+        from bench import rate_limits
+
+        pg_url = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+        report["rate_limits"] = found = rate_limits.run(
+            pg_url,
+            float(os.environ.get("BENCH_RATE_SECONDS", "150")),
+            int(os.environ.get("BENCH_RATE_RPM", "120")),
+            int(os.environ.get("BENCH_RATE_TPM", "110000")),
+        )
+        targets.append(rate_limits.print_report(found, say))
+
     def run_j() -> None:  # (j) LangGraph checkpoints: reads on a thread of 10 vs one of 10,000 checkpoints
         from bench import checkpoints
 
@@ -484,6 +499,8 @@ def main() -> None:
             section(name, run)
     if "u" in config.sections or "n" in config.sections:  # one run measures both, in the same stores
         section("u,n", run_u)
+    if "rate" in config.sections:
+        section("rate", run_rate)
 
     report["load_average_at_end"] = os.getloadavg()
     report["targets"] = targets

@@ -56,6 +56,7 @@ SECTIONS = (
     "n",
     "stalls",
     "resume",
+    "rate",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.

@@ -6,7 +6,7 @@ worker's start (docs/persistence.md, "Run output"). Not events. An older release
 it: it runs beside this one unchanged (its runs just have no output to follow).
 
 Revision ID: 0026
-Revises: 0024
+Revises: 0025
 Create Date: 2026-12-06
 """
 
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0026"
-down_revision: str | None = "0024"
+down_revision: str | None = "0025"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

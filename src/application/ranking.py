@@ -5,13 +5,14 @@ best; the signals in the order a worker claims them (`claiming.best_first`: the 
 score, then the oldest, then by id). An agent without a handler is never proposed; a signal no runnable
 agent passes for is listed apart, with its best score, as waiting for an agent; one its board's budget
 holds back, with why (the budget reached, or what its best agent's run would reserve does not fit in what
-is left, taken in that order: domain/limits.py); an open gate, as waiting for a person; and one posted for
-later (`not_before` still to come), as waiting for its time, with the agent that would take it then.
+is left, taken in that order: domain/limits.py); one whose best agent's rate limit has no room in its
+window now, as `waiting: rate limit K` (domain/rates.py); an open gate, as waiting for a person; and one
+posted for later (`not_before` still to come), as waiting for its time, with the agent that would take it then.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -22,6 +23,7 @@ from blackboard.application.ports import AgentRegistry
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.capabilities import AgentProfile
 from blackboard.domain.limits import BudgetReached, ClaimLimits, Spent
+from blackboard.domain.rates import RateLimit, RateWindow
 from blackboard.domain.signals import AgentSignal, SignalStatus
 
 
@@ -54,12 +56,16 @@ class Plan:
     budget_waits: Mapping[str, str] = field(default_factory=dict)  # signal -> why it waits (a reservation)
     gates: tuple[Move, ...] = ()  # open gates: each waits for a person to approve or reject it (oldest first)
     later: tuple[Move, ...] = ()  # posted for later (`not_before` to come; a gate too): soonest first
+    rate_limited: tuple[Move, ...] = ()  # its best agent's rate limit has no room now: claimed once it has
+    rate_waits: Mapping[str, str] = field(
+        default_factory=dict
+    )  # signal -> the key K of the rate limit holding it
 
     @property
     def waits(self) -> bool:
         """Whether anything open waits for something other than a worker: a budget, a person, a time, or an
         agent that fits."""
-        return bool(self.waiting or self.over_budget or self.gates or self.later)
+        return bool(self.waiting or self.over_budget or self.gates or self.later or self.rate_limited)
 
 
 class Controller:
@@ -69,9 +75,11 @@ class Controller:
         registry: AgentRegistry,
         threshold: float,
         budgets: Callable[[str | None], Mapping[str, BoardBudget]] | None = None,
+        rates: Callable[[], Iterable[RateWindow]] | None = None,
     ) -> None:
         self._queries, self._registry, self._threshold = queries, registry, threshold
         self._budgets = budgets  # the boards with a budget, as a claim there decides (application/budgets.py)
+        self._rates = rates  # the rate limits' windows, read only when a runnable agent has a rate limit
 
     def next(
         self, blackboard_id: str | None, limit: int | None, now: datetime, labels: tuple[str, ...] = ()
@@ -109,9 +117,41 @@ class Controller:
         order = best_first(m.best for m in chosen.values() if m.best is not None)
         moves, waits = self._within_budgets([chosen[f.signal_id] for f in order], runnable, states)
         stopped += [m for m in chosen.values() if m.signal.signal_id in waits]
+        moves, rate_waits = self._within_rate_limits(moves, runnable, now)
+        limited = tuple(m for m in chosen.values() if m.signal.signal_id in rate_waits)
         return Plan(
-            moves[:limit] if limit else moves, tuple(waiting), tuple(stopped), reasons, waits, gates, later
+            moves[:limit] if limit else moves,
+            tuple(waiting),
+            tuple(stopped),
+            reasons,
+            waits,
+            gates,
+            later,
+            limited,
+            rate_waits,
         )
+
+    def _within_rate_limits(
+        self, moves: tuple[Move, ...], agents: list[AgentProfile], now: datetime
+    ) -> tuple[tuple[Move, ...], dict[str, str]]:
+        """The moves whose best agent's rate limit has room now, and the key holding each of the others
+        (nothing read when no runnable agent has a rate limit)."""
+        limits = {a.agent_id: a.rate_limit for a in agents if a.rate_limit is not None}
+        if not limits or self._rates is None or not moves:
+            return moves, {}
+        holding = rate_limits_holding(self._rates(), limits.values(), now)
+        kept, waits = [], {}
+        for move in moves:
+            limit = limits.get(move.best.agent_id) if move.best is not None else None
+            if limit is not None and limit.key in holding:
+                waits[move.signal.signal_id] = limit.key
+            else:
+                kept.append(move)
+        return tuple(kept), waits
+
+    def best_for(self, signal: AgentSignal, runnable: list[AgentProfile], now: datetime) -> Move:
+        """The signal with the runnable agent that fits it best, as `next` ranks it."""
+        return self._scored(signal, runnable, now)
 
     def _scored(self, signal: AgentSignal, runnable: list[AgentProfile], now: datetime) -> Move:
         """The signal with the runnable agent that fits it best (None: none passes) and the best score."""
@@ -208,3 +248,51 @@ def budget_hold(
             True,
         )
     return None
+
+
+def rate_limits_holding(
+    windows: Iterable[RateWindow], limits: Iterable[RateLimit], now: datetime
+) -> dict[str, float]:
+    """The keys whose window has no room for a call now, with the seconds until it has (a key never used
+    has room: its window is full)."""
+    by_key = {w.key: w for w in windows}
+    holding: dict[str, float] = {}
+    for limit in limits:
+        window = by_key.get(limit.key)
+        if window is not None and (wait := window.wait(limit, now)) > 0:
+            holding[limit.key] = max(wait, holding.get(limit.key, 0.0))
+    return holding
+
+
+def rate_hold(
+    queries: BlackboardQueries,
+    registry: Callable[[], AgentRegistry],
+    threshold: float,
+    windows: list[RateWindow],
+    signal: AgentSignal,
+    now: datetime,
+) -> str | None:
+    """The key of the rate limit holding a POSTED signal (`show`): that of the runnable agent that fits it
+    best, when its window has no room now; None otherwise. The agents are read only when a window holds."""
+    if signal.status is not SignalStatus.POSTED or not signal.claimable_at(now) or signal.waiting_for:
+        return None
+    if not any(w.holds(now) > 0 for w in windows):
+        return None
+    agents = registry()
+    runnable = [a for a in agents.get_all() if agents.can_run(a.agent_id)]
+    controller = Controller(queries, agents, threshold, rates=lambda: windows)
+    best = controller.best_for(signal, runnable, now).best
+    agent = next((a for a in runnable if best is not None and a.agent_id == best.agent_id), None)
+    if agent is None or agent.rate_limit is None:
+        return None
+    return agent.rate_limit.key if rate_limits_holding(windows, [agent.rate_limit], now) else None
+
+
+def rate_limited(plan: Plan) -> dict[str, dict[str, int]]:
+    """Per board, how many of its signals each rate limit's key holds (`status`, `/metrics`)."""
+    counted: dict[str, dict[str, int]] = {}
+    for move in plan.rate_limited:
+        key = plan.rate_waits[move.signal.signal_id]
+        by_key = counted.setdefault(move.signal.blackboard_id, {})
+        by_key[key] = by_key.get(key, 0) + 1
+    return counted

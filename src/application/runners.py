@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from blackboard.application.rates import RateGate
 from blackboard.domain.signals import SignalUsage
 
 
@@ -130,6 +131,10 @@ class RunRequest:
     def session_id(self) -> str | None:
         """Its session's id (session_of); None for a run with no signal (solve's controller): never resumed."""
         return session_of(self.signal_id, self.attempt) if self.signal_id else None
+
+    rate: RateGate | None = (
+        None  # its agent's rate limit: each model call takes its room (application/rates.py)
+    )
 
 
 @dataclass(frozen=True, slots=True)

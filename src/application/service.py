@@ -204,13 +204,15 @@ class BlackboardService:
         agent = self._agent(cmd.agent_id)
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> AgentSignal:
-            limits = _claim_limits(agent, tx)
+            limits = _claim_limits(agent, tx, now)
             limits.check(cmd.signal_id, board.id, 0)
             claimant, threshold = self._scored(agent, board, cmd.signal_id), self.settings.claim_threshold
             reserved = self._reservation(limits, board, cmd.signal_id, claimant, now)
-            return board.claim_signal(
+            claimed = board.claim_signal(
                 cmd.signal_id, claimant, now, threshold, cmd.token, limits.key, reserved
             )
+            _take_rate(limits, tx, 1)
+            return claimed
 
         return self._execute(
             self._locate(cmd.signal_id, cmd.blackboard_id),
@@ -276,7 +278,7 @@ class BlackboardService:
         agent = self._agent(cmd.agent_id)
 
         def decide(board: BlackboardAggregate, tx: BoardTransaction, now: datetime) -> Claims:
-            claims, limits, reserved = Claims(), _claim_limits(agent, tx), Spent()
+            claims, limits, reserved = Claims(), _claim_limits(agent, tx, now), Spent()
             for signal_id in cmd.signal_ids:
                 if len(claims.claimed) >= cmd.limit:
                     break
@@ -298,6 +300,7 @@ class BlackboardService:
                     reserved += Spent.reserved_by(reservation)
                 except BlackboardError as refused:  # taken or changed meanwhile: the next one
                     claims.skipped[signal_id] = refused
+            _take_rate(limits, tx, len(claims.claimed))
             return claims
 
         return self._execute(
@@ -828,17 +831,35 @@ class BlackboardService:
         return board, True
 
 
-def _claim_limits(agent: AgentProfile, tx: BoardTransaction) -> ClaimLimits:
+def _claim_limits(agent: AgentProfile, tx: BoardTransaction, now: datetime) -> ClaimLimits:
     """What limits a claim by `agent` on the transaction's board (domain/limits.py): the agent's key,
     held until the commit and counted under the hold, and the board's budget with what was spent and
-    reserved, in one read."""
+    reserved, in one read; then, for an agent with a rate limit only, its key's window, held until the
+    commit (domain/rates.py)."""
     limit = agent.concurrency
     seen = tx.limits(None if limit is None else limit.key)
     if seen.reached:
         return ClaimLimits(over_budget=seen.budget.reached(seen.spent) or "budget reached")
+    rate = agent.rate_limit
     return ClaimLimits(
-        limit, seen.held, None, agent.agent_id, agent.spending, seen.budget, seen.spent + seen.reserved
+        limit,
+        seen.held,
+        None,
+        agent.agent_id,
+        agent.spending,
+        seen.budget,
+        seen.spent + seen.reserved,
+        rate,
+        None if rate is None else tx.rate_window(rate, now),
+        now,
     )
+
+
+def _take_rate(limits: ClaimLimits, tx: BoardTransaction, claimed: int) -> None:
+    """The rate limit's window, less the first call's room of each run claimed, kept with the claims."""
+    window = limits.window_after(claimed)
+    if window is not None:
+        tx.keep_rate_window(window)
 
 
 def _charge_refused(

@@ -58,6 +58,8 @@ class BoardStatus:
     )  # all its flows, by state (`running` -> how many)
     stalls: int = 0  # attempts whose run stalled, in all (docs/control.md, "Stalls")
     stalled: tuple[str, ...] = ()  # the signals they were of, the most recent first (at most STALLED_LISTED)
+    # POSTED signals a rate limit holds (their best agent's window has no room now), by key
+    rate_limited: dict[str, int] = field(default_factory=dict)
 
     @property
     def usage_total(self) -> UsageTotal:
@@ -99,6 +101,7 @@ class StatusQueries:
         presence: PresenceStore | None = None,
         scorer: Callable[[], Scorer] | None = None,
         claim_threshold: float = DEFAULT_THRESHOLD,
+        rate_limited: Callable[[str | None], dict[str, dict[str, int]]] | None = None,
     ) -> None:
         """`scorer` (built only when a live worker may fit a signal) and `claim_threshold` judge which
         signals wait for a worker that fits, as a claim would."""
@@ -110,6 +113,9 @@ class StatusQueries:
         self._presence = presence
         self._scorer = scorer
         self._threshold = claim_threshold
+        self._rate_limited = (
+            rate_limited  # per board, the signals each rate limit holds (ranking.rate_limited)
+        )
 
     def live_workers(self) -> list[WorkerPresence]:
         """Every worker that beats now (stopped and stale ones left out), by agent."""
@@ -151,6 +157,7 @@ class StatusQueries:
         for gate in self._signals.open_gates(blackboard_id):
             if has_labels(gate, labels):
                 gates.setdefault(gate.blackboard_id, []).append(gate)
+        rate_held = self._rate_limited(blackboard_id) if self._rate_limited is not None else {}
         flows: dict[str, list[FlowCounts]] = {}
         for flow in self._signals.flow_counts(blackboard_id):
             flows.setdefault(flow.blackboard_id, []).append(flow)
@@ -177,6 +184,7 @@ class StatusQueries:
                     unattended.get(board, {}),
                     _shown(flows.get(board, [])),
                     dict(Counter(f.state for f in flows.get(board, []))),
+                    rate_held.get(board, {}),
                     stalls=stalls[board].stalls if board in stalls else 0,
                     stalled=stalls[board].signals if board in stalls else (),
                 )

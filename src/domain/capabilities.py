@@ -9,6 +9,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, field_validator
 
 from blackboard.domain.limits import ConcurrencyLimit
+from blackboard.domain.rates import RateLimit
 from blackboard.domain.reservations import Spending
 from blackboard.domain.retries import RetryPolicy
 from blackboard.domain.thresholds import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # the settings read it there
@@ -71,6 +72,7 @@ class AgentProfile(BaseModel):
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     retries: InstanceOf[RetryPolicy] | None = None  # its file's `retries`; None: one attempt, no retry
     concurrency: ConcurrencyLimit | None = None  # at most N claimed at once under a key (domain/limits.py)
+    rate_limit: RateLimit | None = None  # its calls share a key's window (domain/rates.py)
     # how its runs spend (domain/reservations.py); None: they record no usage (a handler), reserve nothing
     spending: InstanceOf[Spending] | None = None
 

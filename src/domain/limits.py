@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from blackboard.domain.errors import InvalidInput, RuleViolation
+from blackboard.domain.rates import RateLimit, RateLimited, RateWindow
 from blackboard.domain.reservations import USD_SLACK, Reservation, Spending, words
 
 
@@ -181,18 +183,33 @@ class ClaimLimits:
     spending: Spending | None = None  # None: the claimer's runs record no usage, and reserve nothing
     budget: Budget = Budget()
     committed: Spent = Spent()  # spent, and reserved by the board's open claims
+    rate_limit: RateLimit | None = None  # the claimer's rate limit, its window as read (held) at `now`
+    window: RateWindow | None = None
+    now: datetime | None = None
 
     @property
     def key(self) -> str | None:
         return None if self.concurrency is None else self.concurrency.key
 
     def check(self, signal_id: str, blackboard_id: str, taken: int) -> None:
-        """Refuse claiming `signal_id` when the board's budget is reached, or when the key has no room
-        left, `taken` signals having been claimed by this command already."""
+        """Refuse claiming `signal_id` when the board's budget is reached, when the key has no room
+        left, or when the rate limit's window has no room for one more run's first call, `taken` signals
+        having been claimed by this command already."""
         if self.over_budget is not None:
             raise BudgetReached(signal_id, blackboard_id, self.over_budget)
         if self.concurrency is not None and self.held + taken >= self.concurrency.max:
             raise ConcurrencyLimitReached(signal_id, self.concurrency)
+        if self.rate_limit is not None and self.window is not None and self.now is not None:
+            wait = self.window.wait(self.rate_limit, self.now, taken + 1)
+            if wait > 0:
+                raise RateLimited(signal_id, self.rate_limit.key, wait)
+
+    def window_after(self, taken: int) -> RateWindow | None:
+        """The rate limit's window once `taken` claims took their first call's room (None: no rate limit,
+        or nothing taken: the window is left as it is)."""
+        if self.rate_limit is None or self.window is None or self.now is None or taken == 0:
+            return None
+        return self.window.taken(self.rate_limit, self.now, taken)
 
     def reserve(
         self, signal_id: str, blackboard_id: str, signal_budget_usd: float | None, taken: Spent = Spent()

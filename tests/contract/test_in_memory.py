@@ -4,9 +4,11 @@ import pytest
 
 from blackboard.application.projection import Projector
 from blackboard.infrastructure.memory.entries import InMemoryEntryReadModel
+from blackboard.infrastructure.memory.rates import InMemoryRateWindows
 from blackboard.infrastructure.memory.unit_of_work import InMemoryUnitOfWork
 from tests.contract.entry_contract import EntryContract, Parts
 from tests.contract.event_store_contract import EventStoreContract
+from tests.contract.rate_windows_contract import RateParts, RateWindowsContract
 from tests.contract.read_model_contract import ReadModelContract
 from tests.fakes import InMemoryEventStore, InMemorySignalReadModel
 
@@ -37,3 +39,10 @@ class TestInMemoryEntries(EntryContract):
             Projector(store, read_model),
             read_model,
         )
+
+
+class TestInMemoryRateWindows(RateWindowsContract):
+    @pytest.fixture
+    def parts(self):
+        store = InMemoryEventStore()
+        return RateParts(InMemoryRateWindows(store), InMemoryUnitOfWork(store, InMemorySignalReadModel()))

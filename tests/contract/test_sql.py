@@ -10,12 +10,14 @@ from blackboard.infrastructure.composition.settings import BlackboardSettings, s
 from blackboard.infrastructure.persistence.engine import make_engine
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
 from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
+from blackboard.infrastructure.persistence.rate_windows import SqlRateWindows
 from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
 from blackboard.infrastructure.persistence.schema import ensure_schema
 from blackboard.infrastructure.persistence.tables import metadata
 from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 from tests.contract.entry_contract import EntryContract, Parts
 from tests.contract.event_store_contract import EventStoreContract
+from tests.contract.rate_windows_contract import RateParts, RateWindowsContract
 from tests.contract.read_model_contract import ReadModelContract
 from tests.fakes import TickingClock
 
@@ -140,3 +142,9 @@ def test_on_postgresql_a_second_writer_of_the_same_key_waits_for_the_first(pg_en
         threading.Thread(target=write_a, daemon=True).start()
         assert not done.wait(0.5)  # held: the second writer queues on the key's lock
     assert done.wait(10)
+
+
+class TestSqlRateWindows(RateWindowsContract):
+    @pytest.fixture
+    def parts(self, sql_engine):
+        return RateParts(SqlRateWindows(sql_engine), SqlUnitOfWork(sql_engine))

@@ -62,6 +62,55 @@ def slow(seconds: float, turn: Turn) -> Turn:
     return Turn(**{**turn.__dict__, "delay": seconds})
 
 
+class ApiLimit:
+    """A model API's own rate limit, kept as Anthropic documents its own: a bucket of a minute's worth of
+    requests (and tokens), refilled continuously. A call past it gets a 429 with `retry-after`; every answer
+    carries the rate-limit headers (Anthropic's `anthropic-ratelimit-*` and OpenAI's `x-ratelimit-*`).
+    `answered` keeps (time.monotonic, status) of each model call, for a bench to count."""
+
+    def __init__(self, requests_per_minute: int, tokens_per_minute: int | None = None) -> None:
+        self.rpm, self.tpm = requests_per_minute, tokens_per_minute
+        self._requests, self._tokens = float(requests_per_minute), float(tokens_per_minute or 0)
+        self._at = time.monotonic()
+        self._lock = threading.Lock()
+        self.answered: list[tuple[float, int]] = []
+
+    def admit(self, tokens: int) -> tuple[bool, dict[str, str]]:
+        """Whether a call costing `tokens` goes through now, and the headers its answer carries."""
+        with self._lock:
+            now = time.monotonic()
+            elapsed, self._at = now - self._at, now
+            self._requests = min(float(self.rpm), self._requests + self.rpm * elapsed / 60)
+            if self.tpm is not None:
+                self._tokens = min(float(self.tpm), self._tokens + self.tpm * elapsed / 60)
+            short = [(1 - self._requests) * 60 / self.rpm] if self._requests < 1 else []
+            if self.tpm is not None and self._tokens < tokens:
+                short.append((tokens - self._tokens) * 60 / self.tpm)
+            admitted = not short
+            if admitted:
+                self._requests -= 1
+                if self.tpm is not None:
+                    self._tokens -= tokens
+            self.answered.append((now, 200 if admitted else 429))
+            headers = {
+                "anthropic-ratelimit-requests-limit": str(self.rpm),
+                "anthropic-ratelimit-requests-remaining": str(int(max(0.0, self._requests))),
+                "x-ratelimit-limit-requests": str(self.rpm),
+                "x-ratelimit-remaining-requests": str(int(max(0.0, self._requests))),
+            }
+            if self.tpm is not None:
+                left = str(int(max(0.0, self._tokens)))
+                headers |= {
+                    "anthropic-ratelimit-tokens-limit": str(self.tpm),
+                    "anthropic-ratelimit-tokens-remaining": left,
+                    "x-ratelimit-limit-tokens": str(self.tpm),
+                    "x-ratelimit-remaining-tokens": left,
+                }
+            if not admitted:
+                headers["retry-after"] = str(max(1, round(max(short) + 0.5)))
+            return admitted, headers
+
+
 @dataclass
 class Request:
     method: str
@@ -82,8 +131,12 @@ class StandIn:
     """Answers the model calls with `script`'s turns in order (a function gets each request's body and
     returns its turn); once the script is spent, every further call gets `after` (a plain answer)."""
 
-    def __init__(self, script: Sequence[Turn] | Callable[[dict[str, Any]], Turn] = ()) -> None:
+    def __init__(
+        self, script: Sequence[Turn] | Callable[[dict[str, Any]], Turn] = (), limit: ApiLimit | None = None
+    ) -> None:
+        """`limit`: the API's own rate limit (a 429 past it), none by default."""
         self._script = script if callable(script) else list(script)
+        self.limit = limit
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._served = 0
@@ -156,6 +209,13 @@ class StandIn:
                 turn = stand_in._next_turn(body)
                 if turn.delay:
                     time.sleep(turn.delay)
+                self._limit_headers: dict[str, str] = {}
+                if stand_in.limit is not None and turn.status == 200:
+                    admitted, self._limit_headers = stand_in.limit.admit(
+                        turn.input_tokens + turn.output_tokens
+                    )
+                    if not admitted:
+                        turn = fail(429, "rate_limit_error", "rate limited (the stand-in's own limit)", {})
                 try:
                     if turn.status != 200:
                         self._error(turn)
@@ -180,7 +240,7 @@ class StandIn:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(out)))
-                for name, value in (headers or {}).items():
+                for name, value in {**(headers or {}), **getattr(self, "_limit_headers", {})}.items():
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(out)
@@ -202,6 +262,8 @@ class StandIn:
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.send_header("connection", "close")
+                for name, value in getattr(self, "_limit_headers", {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 for name, data in events:
                     text = data if isinstance(data, str) else json.dumps(data)
@@ -305,8 +367,10 @@ def chat_completion(body: dict[str, Any], turn: Turn) -> dict[str, Any]:
 
 
 @contextmanager
-def stand_in(script: Sequence[Turn] | Callable[[dict[str, Any]], Turn] = ()) -> Iterator[StandIn]:
-    server = StandIn(script).start()
+def stand_in(
+    script: Sequence[Turn] | Callable[[dict[str, Any]], Turn] = (), limit: ApiLimit | None = None
+) -> Iterator[StandIn]:
+    server = StandIn(script, limit).start()
     try:
         yield server
     finally:

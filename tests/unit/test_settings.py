@@ -12,7 +12,7 @@ import pytest
 from blackboard.application.service import Settings
 from blackboard.domain.errors import InvalidInput
 from blackboard.infrastructure.cli.parser import build_parser
-from blackboard.infrastructure.composition import prices, settings
+from blackboard.infrastructure.composition import prices, rate_limits, settings
 from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.composition.settings import KNOBS, BlackboardSettings, worker_options
 from blackboard.infrastructure.persistence.engine import StoreSettings, make_engine
@@ -22,7 +22,7 @@ README = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 def shown(value: object) -> str:
-    if isinstance(value, prices.PriceTable):
+    if isinstance(value, prices.PriceTable | rate_limits.RateLimitTable):
         return str(value)
     if value is None:  # a setting that is off unless set (the post timeout)
         return "off"
@@ -208,6 +208,7 @@ def everything_but_the_defaults() -> BlackboardSettings:
         grace=2.0,
         head_start=0.0,
         prices=prices.parse('{"my-model": [1, 2]}'),
+        rate_limits=rate_limits.parse('{"my-model": {"key": "api", "requests_per_minute": 5}}'),
         metric_labels=("bug", "team:core"),
     )
 

@@ -15,6 +15,7 @@ from blackboard.application.ports.log import Recorded
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import BlackboardEvent
 from blackboard.domain.limits import Budget, Limits, Spent
+from blackboard.domain.rates import RateLimit, RateWindow
 from blackboard.domain.signals import AgentSignal
 
 if TYPE_CHECKING:
@@ -159,6 +160,15 @@ class BoardTransaction(abc.ABC):
         CLAIMED under it on every board; and the board's budget with whether it is reached, what its runs
         spent and what its open claims reserved (domain/limits.py). A claim that lapsed before the
         decision (`lapsed_before`) counts in neither."""
+
+    @abc.abstractmethod
+    def rate_window(self, limit: RateLimit, now: datetime) -> RateWindow:
+        """The rate limit's window (domain/rates.py), held until this transaction ends: a claim or a call
+        under its key, on any board and any host, waits meanwhile. A key never used has a full window."""
+
+    @abc.abstractmethod
+    def keep_rate_window(self, window: RateWindow) -> None:
+        """Write the window this transaction holds (`rate_window`), committed with the transaction."""
 
     @abc.abstractmethod
     def budget(self) -> Budget:

@@ -36,6 +36,7 @@ OWNED = frozenset(
         "retries",
         "concurrency",
         "estimate",
+        "rate_limit",
     }
 )
 # every key Claude Code's agent files or the blackboard's give a meaning to: where a text value ends

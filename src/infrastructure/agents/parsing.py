@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from blackboard.domain.capabilities import AgentCapability, AgentProfile
 from blackboard.domain.limits import ConcurrencyLimit
+from blackboard.domain.rates import RateLimit
 from blackboard.domain.reservations import Spending
 from blackboard.infrastructure.agents.lenient import Frontmatter, read_frontmatter
 from blackboard.infrastructure.agents.shapes import usable_capabilities
@@ -200,6 +201,13 @@ def read_agent_file(path: Path) -> AgentDefinition:
         if spec.concurrency is None
         else ConcurrencyLimit(key=spec.concurrency.key, max=spec.concurrency.max),
         spending=Spending(usd, tokens, spec.max_budget_usd) if runs_record_usage else None,
+        rate_limit=None
+        if spec.rate_limit is None
+        else RateLimit(
+            key=spec.rate_limit.key,
+            requests_per_minute=spec.rate_limit.requests_per_minute,
+            tokens_per_minute=spec.rate_limit.tokens_per_minute,
+        ),
     )
     extra = dict(spec.model_extra or {})
     if ignored and declared is not None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from blackboard.application.ports import AgentRegistry
 from blackboard.domain.capabilities import DEFAULT_THRESHOLD, AgentProfile
+from blackboard.domain.rates import RateLimit
 from blackboard.infrastructure.agents.parsing import (
     AgentDefinition,
     AgentFileInvalid,
@@ -18,7 +19,7 @@ from blackboard.infrastructure.agents.parsing import (
 )
 from blackboard.infrastructure.agents.scan import FileKey, Scan, is_glob, matches, scan
 from blackboard.infrastructure.agents.text_index import AgentText, TextIndex
-from blackboard.infrastructure.composition.prices import unpriced_model
+from blackboard.infrastructure.composition.prices import resolved_model, unpriced_model
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         default_threshold: float = DEFAULT_THRESHOLD,
         artifacts_dirs: Sequence[Path] = (),
         default_model: str | None = None,
+        rate_limits: Mapping[str, RateLimit] | None = None,
     ) -> None:
         given = [agents_dirs] if isinstance(agents_dirs, (str, Path)) else list(agents_dirs)
         self.agents_dirs = tuple(Path(folder) for folder in given)  # as given: a glob stays a glob
@@ -77,6 +79,7 @@ class FrontmatterAgentRegistry(AgentRegistry):
         # may spend with (is their model priced?)
         self._runner: str | None = None
         self._model = default_model
+        self._rate_limits = dict(rate_limits or {})  # configured per model: for files that name none
 
     def use_run_options(self, runner: str | None, model: str | None) -> None:
         """How this process runs the agents (a worker's `--runner`, `--model`), from now on: the model their
@@ -167,13 +170,25 @@ class FrontmatterAgentRegistry(AgentRegistry):
                     )
                 )
             else:
-                agents[outcome.name] = self._priced(outcome)
+                agents[outcome.name] = self._rate_limited(self._priced(outcome))
                 reports.append(FileReport(outcome.path, outcome))
         reports += [FileReport(p.path, None, (p,)) for p in found.bad_files]
         problems = (*found.problems, *(p for r in reports for p in r.problems))
         for problem in problems:  # info, not warning: callers report problems() in their own words
             logger.info("agent file left out: %s", problem)
         return _Snapshot(found, agents, tuple(reports), problems)
+
+    def _rate_limited(self, agent: AgentDefinition) -> AgentDefinition:
+        """The agent under the rate limit configured for the model its runner calls (`rate_limits`), when its
+        file names none; as it is otherwise (a handler's, a file's own limit, a model not configured)."""
+        if not self._rate_limits or agent.profile.rate_limit is not None or agent.profile.spending is None:
+            return agent
+        runner = self._runner or agent.runner_name
+        model = resolved_model("openai" if runner == "openai" else "anthropic", agent.model, self._model)
+        limit = self._rate_limits.get(model) if model is not None else None
+        if limit is None:
+            return agent
+        return replace(agent, profile=agent.profile.model_copy(update={"rate_limit": limit}))
 
     def _priced(self, agent: AgentDefinition) -> AgentDefinition:
         """The agent with the model its runner cannot price, if any, in its profile's spending: known once

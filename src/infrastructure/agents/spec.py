@@ -148,6 +148,23 @@ class ConcurrencySpec(BaseModel):
     max: Annotated[int, Strict(), Field(ge=1)]
 
 
+class RateLimitSpec(BaseModel):
+    """`rate_limit: {key: anthropic, requests_per_minute: 50, tokens_per_minute: 40000}`: the agent's calls
+    to its model API share the key's window with every agent naming it (docs/control.md, "Rate limits")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(pattern=NAME_PATTERN)
+    requests_per_minute: Annotated[int, Strict(), Field(ge=1)] | None = None
+    tokens_per_minute: Annotated[int, Strict(), Field(ge=1)] | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> RateLimitSpec:
+        if self.requests_per_minute is None and self.tokens_per_minute is None:
+            raise PydanticCustomError("rate_limit_empty", "give requests_per_minute or tokens_per_minute")
+        return self
+
+
 class EstimateSpec(BaseModel):
     """`estimate: {usd: 0.5, tokens: 100000}`: what one run of the agent is expected to spend at most, which
     its claim reserves of the board's budget while it runs (docs/control.md, "Limits")."""
@@ -185,6 +202,7 @@ class AgentFileSpec(BaseModel):
     retries: Retries | None = None  # automatic retries (docs/agents.md, "Retries")
     concurrency: ConcurrencySpec | None = None
     estimate: EstimateSpec | None = None  # what one run is expected to spend (a runner's run reserves it)
+    rate_limit: RateLimitSpec | None = None  # its model calls share a key's window (a runner's run)
     description: Any = None  # Claude Code's keys: read as they come, normalised by `text` and `names`
     model: Any = None
     tools: Any = None
@@ -246,6 +264,8 @@ def plain_message(error: Any) -> str:
         return f"{field}.{error['ctx']['key']}: {error['ctx']['rule']}"
     if field.startswith("estimate"):
         return _estimate_message(kind, field, value)
+    if field.startswith("rate_limit"):
+        return _rate_limit_message(kind, field, value)
     if field.startswith("retries"):
         return _retries_message(kind, field, leaf, value)
     is_score = leaf in ("score", "threshold") or field.startswith("capabilities")
@@ -302,6 +322,24 @@ def _estimate_message(kind: str, field: str, value: Any) -> str:
     if kind == "extra_forbidden":
         return f"{field}: is not a key of estimate (use usd and tokens)"
     return f"{field}: must be a mapping such as {{usd: 0.5, tokens: 100000}}, {_got(value)}"
+
+
+def _rate_limit_message(kind: str, field: str, value: Any) -> str:
+    """`rate_limit` is a mapping of key, requests_per_minute and tokens_per_minute; say the rule broken."""
+    example = "{key: anthropic, requests_per_minute: 50, tokens_per_minute: 40000}"
+    if kind == "rate_limit_empty":
+        return f"{field}: give requests_per_minute or tokens_per_minute (or both), such as {example}"
+    if field == "rate_limit.key":
+        if kind == "missing":
+            return f"{field}: is required"
+        return f"{field}: must be a name (non-empty text) {NAME_RULE}, {_got(value)}"
+    if field == "rate_limit.requests_per_minute":
+        return f"{field}: must be a whole number of requests, 1 or more, {_got(value)}"
+    if field == "rate_limit.tokens_per_minute":
+        return f"{field}: must be a whole number of tokens, 1 or more, {_got(value)}"
+    if kind == "extra_forbidden":
+        return f"{field}: is not a key of rate_limit (use key, requests_per_minute and tokens_per_minute)"
+    return f"{field}: must be a mapping such as {example}, {_got(value)}"
 
 
 def _retries_message(kind: str, field: str, leaf: str, value: Any) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from dependency_injector.wiring import Provide, inject
 
 from blackboard.domain.errors import InvalidInput
+from blackboard.domain.rates import waiting_for_rate_limit
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.composition.settings import BlackboardSettings
@@ -21,7 +22,7 @@ from blackboard.infrastructure.interfaces.waiting import (
 )
 
 if TYPE_CHECKING:
-    from blackboard.application.ranking import Move
+    from blackboard.application.ranking import Move, Plan
 
 Lazy = Any
 
@@ -34,6 +35,7 @@ def next_moves(
     registry: Lazy = Provide[Container.agent_registry.provider],
     clock: Lazy = Provide[Container.clock.provider],
     read_model: Lazy = Provide[Container.read_model.provider],
+    rate_windows: Lazy = Provide[Container.rate_windows.provider],
 ) -> Output:
     from blackboard.application.budgets import budget_states
     from blackboard.application.ranking import Controller  # imported by this command only
@@ -47,6 +49,7 @@ def next_moves(
         registry(),
         config.claim_threshold,
         lambda board: budget_states(read_model(), board, lapsed),
+        lambda: rate_windows().windows(),
     ).next(args.blackboard, args.limit, now, tuple(args.labels))
     # a move no live worker fits waits for one: said with it (its agent's worker would take it)
     unstarted = queries().waiting_for_workers(m.signal for m in plan.moves)
@@ -60,6 +63,10 @@ def next_moves(
     data["waiting_for_a_person"] = [{**_move(m), "reason": _person(m)} for m in plan.gates]
     data["waiting_for_a_time"] = [
         {**_move(m), "not_before": m.signal.not_before.isoformat(), "reason": _time(m)} for m in plan.later
+    ]
+    data["waiting_for_a_rate_limit"] = [
+        {**_move(m), "key": plan.rate_waits[m.signal.signal_id], "reason": _rate(plan, m)}
+        for m in plan.rate_limited
     ]
     lines = [f"{n}. {_line(m, unstarted)}" for n, m in enumerate(plan.moves, 1)]
     if not lines:  # what waits, and why, rather than "nothing to do" while something does wait
@@ -89,7 +96,14 @@ def next_moves(
             for m in plan.over_budget
             if m.signal.signal_id in plan.budget_waits
         ]
+    if plan.rate_limited:
+        lines += ["waiting for a rate limit (its window has no room now; claimed once it has):"]
+        lines += [f"   {_line(m)}: {_rate(plan, m)}" for m in plan.rate_limited]
     return Output(data, "\n".join(lines))
+
+
+def _rate(plan: Plan, move: Move) -> str:
+    return waiting_for_rate_limit(plan.rate_waits[move.signal.signal_id])
 
 
 def _move(move: Move, unstarted: Collection[str] = ()) -> dict[str, Any]:

@@ -36,6 +36,7 @@ def show(
     read_model: Lazy = Provide[Container.read_model.provider],
     clock: Lazy = Provide[Container.clock.provider],
     watcher: Lazy = Provide[Container.watcher.provider],
+    rate_windows: Lazy = Provide[Container.rate_windows.provider],
 ) -> Output | None:
     from blackboard.application.commands import GetSignalById
     from blackboard.domain.signals import SignalStatus
@@ -64,6 +65,15 @@ def show(
         )
         if why is not None:
             shown = Output(shown.data, f"{shown.text}\n  {why}")
+        from blackboard.domain.rates import waiting_for_rate_limit
+        from blackboard.infrastructure.cli.rate_wait import rate_wait
+
+        key = rate_wait(found, config, queries, registry, rate_windows, clock)
+        if key is not None:  # its best agent's rate limit has no room now
+            shown = Output(
+                {**shown.data, "waiting_for_a_rate_limit": key},
+                f"{shown.text}\n  {waiting_for_rate_limit(key)}",
+            )
     return shown
 
 

@@ -17,6 +17,7 @@ from blackboard.application.ports import EventStore, LogNotifier
 from blackboard.application.ports.reading import STALLED_LISTED
 from blackboard.application.status import BoardStatus
 from blackboard.domain.presence import WorkerPresence
+from blackboard.domain.rates import waiting_for_rate_limit
 from blackboard.domain.signals import SignalStatus
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.interfaces.waiting import WORKER_THAT_FITS
@@ -201,6 +202,25 @@ def waiting_table(boards: Sequence[BoardStatus]) -> Any:
     return grid
 
 
+def rate_limits_table(boards: Sequence[BoardStatus]) -> Any:
+    """The signals rate limits hold, by board and key (`waiting: rate limit K`); None when none does."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from blackboard.infrastructure.cli import terminal_safe
+
+    rows = [(b.blackboard_id, k, n) for b in boards for k, n in sorted(b.rate_limited.items())]
+    if not rows:
+        return None
+    grid = Table(title="waiting for a rate limit", title_justify="left", box=box.SIMPLE_HEAD)
+    for name in ("board", "wait", "signals"):
+        grid.add_column(name, no_wrap=True, justify="right" if name == "signals" else "left")
+    for board, key, count in rows:
+        grid.add_row(Text(terminal_safe(board)), Text(terminal_safe(waiting_for_rate_limit(key))), str(count))
+    return grid
+
+
 def flows_table(boards: Sequence[BoardStatus]) -> Any:
     """Each board's running flows and the last that ended (`blackboard flow status FLOW` shows one step by
     step); None when no board has a flow."""
@@ -283,6 +303,7 @@ def text(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = ()) 
         flows_table(boards),
         budget_table(boards),
         stalls_table(boards),
+        rate_limits_table(boards),
     )
     for extra in extras:
         if extra is not None:
@@ -356,6 +377,7 @@ def _screen(boards: Sequence[BoardStatus], workers: Sequence[WorkerPresence] = (
         flows_table(boards),
         budget_table(boards),
         stalls_table(boards),
+        rate_limits_table(boards),
     )
     extras = [t for t in tables if t is not None]
     return Group(table(boards, workers), *extras) if extras else table(boards, workers)

@@ -50,13 +50,16 @@ if TYPE_CHECKING:
     from blackboard.application.transfer import BoardTransfer
     from blackboard.application.watching import Watcher
     from blackboard.domain.events import BlackboardEvent
+    from blackboard.domain.rates import RateLimit
     from blackboard.domain.signals import AgentSignal
     from blackboard.infrastructure.agents.registry import FrontmatterAgentRegistry
     from blackboard.infrastructure.composition.prices import PriceTable
+    from blackboard.infrastructure.composition.rate_limits import RateLimitTable
     from blackboard.infrastructure.persistence.engine import StoreSettings
     from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore
     from blackboard.infrastructure.persistence.knowledge.read_model import SqlEntryReadModel
     from blackboard.infrastructure.persistence.presence import SqlPresenceStore
+    from blackboard.infrastructure.persistence.rate_windows import SqlRateWindows
     from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
     from blackboard.infrastructure.persistence.run_output import SqlRunOutputStore
     from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
@@ -64,7 +67,11 @@ if TYPE_CHECKING:
 
 
 def agent_registry(
-    agents_dir: str, default_threshold: float, artifacts_dir: str = "", prices: PriceTable | None = None
+    agents_dir: str,
+    default_threshold: float,
+    artifacts_dir: str = "",
+    prices: PriceTable | None = None,
+    rate_limits: RateLimitTable | None = None,
 ) -> FrontmatterAgentRegistry:
     """Imported on first use: frontmatter and YAML cost a command that needs no agent ~40 ms. The
     artifacts folder is never read as agents (handlers write Markdown there). The configured prices are
@@ -78,8 +85,26 @@ def agent_registry(
         configured_prices.use(prices)
     artifacts = [Path(artifacts_dir).absolute()] if artifacts_dir else []
     return FrontmatterAgentRegistry(
-        folders_from(agents_dir), default_threshold, artifacts, os.environ.get("BLACKBOARD_MODEL") or None
+        folders_from(agents_dir),
+        default_threshold,
+        artifacts,
+        os.environ.get("BLACKBOARD_MODEL") or None,
+        _rate_limits_by_model(rate_limits),
     )
+
+
+def _rate_limits_by_model(table: RateLimitTable | None) -> dict[str, RateLimit]:
+    """The configured rate limits per model, as the domain's (domain/rates.py)."""
+    from blackboard.domain.rates import RateLimit
+
+    return {
+        model: RateLimit(
+            key=limit.key,
+            requests_per_minute=limit.requests_per_minute,
+            tokens_per_minute=limit.tokens_per_minute,
+        )
+        for model, limit in (table.entries if table is not None else ())
+    }
 
 
 def build_worker(
@@ -94,6 +119,7 @@ def build_worker(
     clock: Clock | None = None,
     board_tools: Any = None,
     output: RunOutputStore | None = None,
+    rate_windows: Any = None,
 ) -> Worker:
     """Imported on first use, like the registry: handlers, lanes and entrypoints serve no other command.
     `board_tools`: the board's tools bound to a claim (mcp/binding.py), for the model API runners."""
@@ -113,6 +139,7 @@ def build_worker(
         clock,
         board_tools,
         output,
+        rate_windows,
     )
 
 
@@ -205,6 +232,8 @@ def status_queries(
     settings: Settings,
     presence: PresenceStore | None = None,
     registry: Callable[[], FrontmatterAgentRegistry] | None = None,
+    queries: Callable[[], BlackboardQueries] | None = None,
+    rates: SqlRateWindows | None = None,
 ) -> StatusQueries:
     """Imported on first use: `status`, and the lists that check a board exists. `registry`: the agents'
     provider, read only when a live worker may fit a signal that waits (scored as a claim is)."""
@@ -224,7 +253,34 @@ def status_queries(
         presence,
         scorer if registry is not None else None,
         settings.claim_threshold,
+        _rate_limited(queries, registry, rates, clock, settings.claim_threshold)
+        if queries is not None and registry is not None and rates is not None
+        else None,
     )
+
+
+def _rate_limited(
+    queries: Callable[[], BlackboardQueries],
+    registry: Callable[[], AgentRegistry],
+    rates: SqlRateWindows,
+    clock: Clock,
+    threshold: float,
+) -> Callable[[str | None], dict[str, dict[str, int]]]:
+    """Per board, the signals each rate limit holds, as `next` plans them: one read of the windows, and the
+    plan only when one of them has no room now."""
+
+    def held(blackboard_id: str | None) -> dict[str, dict[str, int]]:
+        from blackboard.application.ranking import Controller, rate_limited
+
+        windows, now = rates.windows(), clock.now()
+        if not any(w.holds(now) > 0 for w in windows):
+            return {}
+        plan = Controller(queries(), registry(), threshold, rates=lambda: windows).next(
+            blackboard_id, None, now
+        )
+        return rate_limited(plan)
+
+    return held
 
 
 def solve_log(engine: Engine) -> SolveLog:
@@ -320,6 +376,12 @@ def unit_of_work(engine: Engine) -> SqlUnitOfWork:
     from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
 
     return SqlUnitOfWork(engine)
+
+
+def rate_windows(engine: Engine) -> SqlRateWindows:
+    from blackboard.infrastructure.persistence.rate_windows import SqlRateWindows
+
+    return SqlRateWindows(engine)
 
 
 def presence_store(engine: Engine) -> SqlPresenceStore:
@@ -458,12 +520,14 @@ class Container(containers.DeclarativeContainer):
         default_threshold=config.provided.claim_threshold,
         artifacts_dir=config.provided.artifacts_dir,
         prices=config.provided.prices,
+        rate_limits=config.provided.rate_limits,
     )
     dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
     ids = providers.Singleton(signal_ids)
     notifier = providers.Singleton(
         log_notifier, engine, event_store, config.provided.poll_interval, dispatcher
     )
+    rate_windows = providers.Singleton(rate_windows, engine)  # rate limits' windows (domain/rates.py)
     presence = providers.Singleton(presence_store, engine)  # live workers: read by expiry and status
     # traces (docs/operate.md): a tracer that does nothing unless the otel extra is installed and OTEL_* set
     tracer = providers.Singleton(tracer, event_store)
@@ -529,6 +593,8 @@ class Container(containers.DeclarativeContainer):
         settings,
         presence,
         agent_registry.provider,
+        queries.provider,
+        rate_windows,
     )
     # a worker's options come from the `worker` command's flags: give them per call, `worker(options=...)`;
     # not instance_of=WorkerOptions, which would import the worker with every command
@@ -545,4 +611,5 @@ class Container(containers.DeclarativeContainer):
         presence=presence,
         clock=clock,
         output=run_output,
+        rate_windows=rate_windows,
     )

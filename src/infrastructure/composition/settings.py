@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from blackboard.application.bounds import MAX_SECONDS
 from blackboard.domain.errors import InvalidInput
 from blackboard.domain.thresholds import DEFAULT_THRESHOLD
-from blackboard.infrastructure.composition import prices
+from blackboard.infrastructure.composition import prices, rate_limits
 from blackboard.infrastructure.composition.prices import PriceTable
+from blackboard.infrastructure.composition.rate_limits import RateLimitTable
 from blackboard.infrastructure.persistence import DEFAULT_URL, SYNCHRONOUS_MODES
 
 if TYPE_CHECKING:
@@ -244,6 +245,11 @@ class BlackboardSettings:
     # prices of models the runners' table lacks or prices otherwise (infrastructure/composition/prices.py): the worker,
     # the claim's decision (an unpriced model under a USD budget) and the runners read them alike
     prices: PriceTable = _knob(PriceTable(), prices.RULE, _any, prices.parse, "BLACKBOARD_PRICES")
+    # rate limits per model (infrastructure/composition/rate_limits.py): the rate_limit of an agent whose file
+    # names none, by the model its runner calls (docs/control.md, "Rate limits")
+    rate_limits: RateLimitTable = _knob(
+        RateLimitTable(), rate_limits.RULE, _any, rate_limits.parse, "BLACKBOARD_RATE_LIMITS"
+    )
     # the signal labels `/metrics` counts signals by (`blackboard_signals{label=...}`): only these, so a
     # scrape's series stay bounded however many labels posts use
     metric_labels: tuple[str, ...] = _knob((), LABELS_RULE, _any, _labels, "BLACKBOARD_METRIC_LABELS")

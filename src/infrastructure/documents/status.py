@@ -112,6 +112,9 @@ class Status(Document):
     # claimable signals no live worker fits, by their targets (`RESEARCH` -> how many): each is waiting for
     # a worker that fits
     waiting_for_workers: dict[str, int] = {}
+    # POSTED signals whose best agent's rate limit has no room now, by its key (`model-api` -> how many): each
+    # is `waiting: rate limit K`
+    waiting_for_a_rate_limit: dict[str, int] = {}
     # its flows with a step still open, then the last few that ended, newest first (BoardStatus.flows)
     flows: list["FlowSummary"] = []
     stalls: int = 0  # attempts whose run stalled and was stopped, in all (docs/control.md, "Stalls")
@@ -138,4 +141,5 @@ def status(b: "BoardStatus") -> Status:
         flows=[flow_summary(f) for f in b.flows],
         stalls=b.stalls,
         stalled_signals=list(b.stalled),
+        waiting_for_a_rate_limit=dict(b.rate_limited),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from datetime import datetime
 from typing import Any
 
 from blackboard.application.knowledge.ports import EntryTransaction
@@ -19,9 +20,11 @@ from blackboard.application.ports import (
 from blackboard.domain.blackboard import BlackboardAggregate, highest_entry, overdue
 from blackboard.domain.events import AgentSignalPosted, BlackboardEvent, BoardBudgetSet, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
+from blackboard.domain.rates import RateLimit, RateWindow
 from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure.memory.entries import InMemoryEntryTransaction
 from blackboard.infrastructure.memory.event_store import InMemoryEventStore
+from blackboard.infrastructure.memory.rates import RATE_STREAM, windows_of
 from blackboard.infrastructure.memory.read_model import InMemorySignalReadModel
 
 CONCURRENCY_STREAM = "\x1d"  # a concurrency key's hold: never a board's nor an entry key's name
@@ -36,7 +39,9 @@ class InMemoryUnitOfWork(UnitOfWork):
     def board(self, blackboard_id: str, hold: Hold = Hold.BOARD) -> Iterator[BoardTransaction]:
         # in memory a transaction always holds the whole board: `hold` asks for no more than that
         with self._store.hold(blackboard_id), ExitStack() as holds:
-            yield _Transaction(blackboard_id, self._store, self._read_model, holds)
+            tx = _Transaction(blackboard_id, self._store, self._read_model, holds)
+            yield tx
+            windows_of(self._store).update(tx.kept_windows)  # as the transaction commits, never on an error
 
     @contextmanager
     def entry(self, blackboard_id: str, key: str) -> Iterator[EntryTransaction]:
@@ -59,6 +64,7 @@ class _Transaction(BoardTransaction):
         self._store = store
         self._read_model = read_model
         self._holds = holds  # the concurrency keys this transaction holds, released when it ends
+        self.kept_windows: dict[str, RateWindow] = {}  # rate windows written, kept when it commits
 
     def limits(self, key: str | None) -> Limits:
         held, lapsed = 0, self.lapsed_before
@@ -78,6 +84,14 @@ class _Transaction(BoardTransaction):
             if signal.blackboard_id == self.blackboard_id:
                 reserved += Spent.reserved_by(signal.reserved)
         return Limits(budget, budget.reached(spent) is not None, held, spent, reserved)
+
+    def rate_window(self, limit: RateLimit, now: datetime) -> RateWindow:
+        self._holds.enter_context(self._store.hold(f"{RATE_STREAM}{limit.key}"))
+        kept = self.kept_windows.get(limit.key) or windows_of(self._store).get(limit.key)
+        return kept or RateWindow.full(limit, now)
+
+    def keep_rate_window(self, window: RateWindow) -> None:
+        self.kept_windows[window.key] = window
 
     def budget(self) -> Budget:
         budget = Budget()

@@ -210,6 +210,22 @@ BOARD_BUDGETS = Table(
     Column("spent_tokens", BigInteger, nullable=False, server_default="0"),
 )
 
+# A rate limit's window (domain/rates.py), one row per key, shared by every agent naming the key on every
+# board and host: what room it had left when last changed (`at`), what a call is expected to cost, and
+# until when a 429 closed it. Not a projection of the log: it is the limit's own state (migration 0025).
+RATE_WINDOWS = Table(
+    "blackboard_rate_windows",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("requests", Float, nullable=False),
+    Column("tokens", Float, nullable=False),
+    Column("per_call", Float, nullable=False, server_default="0"),
+    Column("at", Moment, nullable=False),
+    Column("closed_until", Moment),
+    Column("requests_per_minute", Integer),  # the limit it was last changed under: the read side judges by it
+    Column("tokens_per_minute", BigInteger),
+)
+
 # One runner's run, as its completion or failure recorded it: what `summary` and `status` total per
 # board and agent with GROUP BYs, whatever the length of the log.
 SIGNAL_USAGE = Table(

@@ -47,6 +47,7 @@ from blackboard.application.ports import (
 from blackboard.domain.blackboard import BlackboardAggregate, highest_entry
 from blackboard.domain.events import AgentSignalClaimed, BlackboardEvent, entry_stream_id
 from blackboard.domain.limits import Budget, Limits, Spent
+from blackboard.domain.rates import RateLimit, RateWindow
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence import fold, lean
 from blackboard.infrastructure.persistence.codec import signal_from_row
@@ -59,6 +60,7 @@ from blackboard.infrastructure.persistence.event_store import (
     load_in,
     translated,
 )
+from blackboard.infrastructure.persistence.rate_windows import held_window, keep_window
 from blackboard.infrastructure.persistence.tables import (
     BOARD_BUDGETS,
     DEPENDENCIES,
@@ -380,6 +382,12 @@ class _SqlTransaction(BoardTransaction):
         statement = LIMITS_RESERVED if self.scope.reserves else LIMITS
         ((*budget, held),) = lean.rows(self._conn, statement, {"key": key, **self._budget_params()})
         return _limits(*budget, held=held)
+
+    def rate_window(self, limit: RateLimit, now: datetime) -> RateWindow:
+        return held_window(self._conn, limit, now)
+
+    def keep_rate_window(self, window: RateWindow) -> None:
+        keep_window(self._conn, window)
 
     def _budget_params(self) -> dict[str, Any]:
         return {"board": self.blackboard_id, "lapsed": self.lapsed_before or EVER}

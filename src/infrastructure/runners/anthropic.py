@@ -73,6 +73,7 @@ def _converse(loop: Loop) -> RunOutcome:
                 tools=tools or anthropic.NOT_GIVEN,  # none: a run with no board (solve's controller)
                 stream=True,
             ) as stream:
+                loop.headers = getattr(getattr(stream, "response", None), "headers", None)
                 return read_stream(loop.streamed(stream), loop.transcript.warning)
 
         answer = loop.waiting_out(ask, _retry_after)

@@ -27,6 +27,7 @@ from blackboard.application.runners import BoardTools, RunControl, RunOutcome, R
 from blackboard.infrastructure.runners.answers import SOURCE, ToolCall, Unreadable
 from blackboard.infrastructure.runners.calls import CALLS
 from blackboard.infrastructure.runners.prompt import resumed_prompt
+from blackboard.infrastructure.runners.rate_headers import headers_of, rate_said
 from blackboard.infrastructure.runners.transcript import Transcript
 from blackboard.infrastructure.runners.usage import Tally, resolved_model
 
@@ -61,6 +62,7 @@ class Loop:
         self.transcript = Transcript(request.transcript_path, request.output)
         self.stopped = threading.Event()
         self.progressed: Callable[[], None] = lambda: None  # the control's (run_watched): a sign of progress
+        self.headers: Any = None  # the last answer's headers, as the runner's call found them
 
     def opening(self) -> list[dict[str, Any]]:
         """The conversation the run starts with (its system prompt apart): the latest earlier attempt's it
@@ -141,16 +143,23 @@ class Loop:
         self, call: Callable[[], object], retry_after: Callable[[Exception], float | None]
     ) -> object:
         """`call`, again after each rate-limit or overload answer, as long as its retry-after says (doubling
-        from a second when it says nothing): such an answer is not a failed attempt, only a wait."""
-        delay = FIRST_WAIT
+        from a second when it says nothing): such an answer is not a failed attempt, only a wait. Under a
+        rate limit (the request's `rate`), each call first takes its room in the key's shared window, and
+        what it cost and what the API said (a 429's retry-after, the rate-limit headers) are reported to it."""
+        delay, gate = FIRST_WAIT, self.request.rate
         while True:
             self.go_on()
+            if gate is not None and not gate.before_call(self.stopped):
+                raise Stopped
+            self.headers = None
             try:
                 answer = call()
-                self.progressed()
-                return answer
             except Exception as exc:
                 wait = retry_after(exc)
+                if gate is not None:
+                    gate.after_call(
+                        None, rate_said(headers_of(exc), wait if wait is not None and wait > 0 else None)
+                    )
                 if wait is None:
                     raise
                 wait = wait if wait > 0 else delay
@@ -159,6 +168,12 @@ class Loop:
                 logger.info("%s: %s; waiting %.1fs", self.request.signal_id, str(exc)[:200], wait)
                 if self._waited_out(wait):
                     raise Stopped from exc
+                continue
+            self.progressed()
+            if gate is not None:
+                usage = getattr(answer, "usage", None)
+                gate.after_call(sum(usage[:2]) if usage else None, rate_said(self.headers))
+            return answer
 
     def _waited_out(self, seconds: float) -> bool:
         """Wait out a rate limit, True if stopped meanwhile. The API answered: waiting as it says is progress,

@@ -67,17 +67,17 @@ def _converse(loop: Loop) -> RunOutcome:
     system = [{"role": "system", "content": request.agent.instructions}] if request.agent.instructions else []
     messages: list[dict[str, Any]] = [*system, *loop.opening()]
     while True:
-        answer = loop.waiting_out(
-            lambda: read_completion(
-                client.chat.completions.create(
-                    model=str(loop.tally.model),
-                    messages=messages,
-                    tools=tools or openai.NOT_GIVEN,  # none: a run with no board (solve's controller)
-                ),
-                loop.transcript.warning,
-            ),
-            _retry_after,
-        )
+
+        def ask() -> Answer:
+            raw = client.chat.completions.with_raw_response.create(
+                model=str(loop.tally.model),
+                messages=messages,
+                tools=tools or openai.NOT_GIVEN,  # none: a run with no board (solve's controller)
+            )
+            loop.headers = raw.headers  # what the API says of its rate limits
+            return read_completion(raw.parse(), loop.transcript.warning)
+
+        answer = loop.waiting_out(ask, _retry_after)
         assert isinstance(answer, Answer)
         loop.tally.add(*answer.usage)
         loop.transcript.record("response", message=answer.sent, usage=loop.usage_now())

@@ -127,6 +127,7 @@ class BoardCollector(Collector):
         yield from (signals, conflicts, entries, gates, oldest, runs, tokens, cost, unpriced)
         yield stalls
         yield from _flows(boards)
+        yield _rate_limited(boards)
 
         workers = GaugeMetricFamily(
             "blackboard_live_workers", "Worker processes beating now, by agent", labels=["agent"]
@@ -182,6 +183,22 @@ def _flows(boards: list[BoardStatus]) -> Iterator[Metric]:
                         [board.blackboard_id, flow.flow_id, str(status)], flow.counts.get(str(status), 0)
                     )
     yield from (states, steps)
+
+
+def _rate_limited(boards: list[BoardStatus]) -> Metric:
+    """The POSTED signals each rate limit holds now, on every board (`waiting: rate limit K`)."""
+    held = GaugeMetricFamily(
+        "blackboard_rate_limited",
+        "POSTED signals a rate limit holds now (their best agent's shared window has no room), by its key",
+        labels=["key"],
+    )
+    by_key: dict[str, int] = {}
+    for board in boards:
+        for key, n in board.rate_limited.items():
+            by_key[key] = by_key.get(key, 0) + n
+    for key, n in sorted(by_key.items()):
+        held.add_metric([key], n)
+    return held
 
 
 def _buckets(found: Durations) -> list[tuple[str, float]]:

@@ -25,6 +25,7 @@ from blackboard.domain.errors import (
     SignalNotClaimable,
 )
 from blackboard.domain.limits import BudgetReached
+from blackboard.domain.rates import RateLimited
 from blackboard.domain.signals import AgentSignal, Candidate
 from blackboard.infrastructure.agents.parsing import AgentDefinition
 from blackboard.infrastructure.worker.options import WorkerOptions
@@ -64,6 +65,7 @@ class ClaimLoop:
         self._next_sweep = 0.0
         self._view: _View | None = None  # what it knows is claimable without a query (`_known`)
         self._due: float | None = None  # when a signal posted for later comes due (`_due_by`)
+        self._room_at: float | None = None  # when a rate limit that refused a claim has room again
 
     @property
     def running(self) -> int:
@@ -120,6 +122,8 @@ class ClaimLoop:
                 break
             if not claimed:
                 due = self._due if self._due is not None else self._due_by()
+                if self._room_at is not None:  # no event says a rate limit has room again: its time does
+                    due = self._room_at if due is None else min(due, self._room_at)
                 self._sleep_until_something_happens(position, due)
 
     def _claim_what_fits(self, position: int, fresh: bool = False) -> bool:
@@ -127,7 +131,7 @@ class ClaimLoop:
         claimed. The candidates are what the worker knew at its last look plus what was posted since, as
         the log's notifications told it, less what they say was claimed (`_known`); else (or `fresh`: a
         sweep just changed the board) asked of the read model."""
-        free, self._due = self._slots - len(self._active), None
+        free, self._due, self._room_at = self._slots - len(self._active), None, None
         if free <= 0:
             return False
         agent, claimed_any = self.definition(), False
@@ -173,6 +177,9 @@ class ClaimLoop:
             )
             for signal_id, refused in claims.skipped.items():
                 _log_skipped(agent, signal_id, refused)
+                if isinstance(refused, RateLimited):  # try again once the window has room
+                    room_at = time.monotonic() + refused.wait
+                    self._room_at = room_at if self._room_at is None else min(self._room_at, room_at)
                 if isinstance(refused, BudgetReached):  # the board's: none of its signals is claimed (nor
                     # one posted there taken from a notification) until a look says its budget allows
                     stopped = stopped | {board.blackboard_id}

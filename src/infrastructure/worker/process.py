@@ -14,6 +14,7 @@ from typing import Any
 
 from blackboard.application.output import RunOutputStore
 from blackboard.application.ports import Clock, EventStore, LogNotifier
+from blackboard.application.ports.rates import RateWindows
 from blackboard.application.presence import PresenceStore
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.runners import ToolsFactory
@@ -56,9 +57,11 @@ class Worker:
         clock: Clock | None = None,
         board_tools: ToolsFactory | None = None,
         output: RunOutputStore | None = None,
+        rate_windows: RateWindows | None = None,
     ) -> None:
         """`board_tools`: the board's tools bound to a claim, for the agents a model API runner runs; `output`:
-        where its runs' output is kept as it comes, for followers (`show --follow`)."""
+        where its runs' output is kept as it comes, for followers (`show --follow`); `rate_windows`: the rate
+        limits' shared windows, which each model call of an agent with a rate limit takes its room from."""
         self._options = options
         # who this worker is, for everyone to see (`status`, the web view): no proof of anything. What proves
         # a claim is that claim's own token, a secret drawn for it alone (loop.new_token), never shown
@@ -97,6 +100,7 @@ class Worker:
             options.renew_every,
             self._cancel,
             board_tools,
+            rate_windows,
         )
         self._loop = ClaimLoop(
             options,

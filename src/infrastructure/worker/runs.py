@@ -9,8 +9,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
+from blackboard.application.ports.rates import RateWindows
+from blackboard.application.rates import RateGate
 from blackboard.application.runners import (
     AgentBrief,
     EarlierRun,
@@ -122,10 +125,12 @@ class Runs:
         renew_every: float,
         cancel: threading.Event,
         board_tools: ToolsFactory | None,
+        rate_windows: RateWindows | None = None,
     ) -> None:
         self._handling, self._options, self._artifacts_dir = handling, options, artifacts_dir
         self._renew_every, self._cancel = renew_every, cancel
         self._board_tools = board_tools
+        self._rate_windows = rate_windows
         self.workdir = Path(options.workdir or ".").resolve()
 
     def runner_of(self, agent: AgentDefinition) -> str | None:
@@ -149,6 +154,7 @@ class Runs:
                 request.limits.stall_timeout,
             )
             outcome = runner_for(name).run(request, control)
+            _settle_whole_run(request, outcome)
             handled = (
                 from_stdout(outcome.answer)
                 if outcome.succeeded
@@ -213,7 +219,16 @@ class Runs:
                 for attempt in range(claimed.attempt - 1, 0, -1)
             ),
             output=output,
+            rate=self._rate_gate(agent),
         )
+
+    def _rate_gate(self, agent: AgentDefinition) -> RateGate | None:
+        """The run's way through its agent's rate limit (None: it has none). The claim took its first call's
+        room already."""
+        limit = agent.profile.rate_limit
+        if limit is None or self._rate_windows is None:
+            return None
+        return RateGate(self._rate_windows, limit, lambda: datetime.now(UTC))
 
     @property
     def transcripts(self) -> Path:
@@ -233,3 +248,19 @@ def transcript_of(folder: Path, signal_id: str, attempt: int) -> Path:
     """Where the run of a signal's attempt keeps its transcript: `<signal>.jsonl` for the first (as every run's
     was before attempts had their own), `<signal>.attempt-N.jsonl` for attempt N after it."""
     return folder / (f"{signal_id}.jsonl" if attempt == 1 else f"{signal_id}.attempt-{attempt}.jsonl")
+
+
+def _settle_whole_run(request: RunRequest, outcome: RunOutcome) -> None:
+    """A run under a rate limit whose runner took no room call by call (Claude Code makes its calls itself):
+    what the whole run cost in tokens settles against what its claim took, so the key's token window holds
+    at claim time (docs/control.md, "Rate limits")."""
+    gate = request.rate
+    if gate is None or gate.called:
+        return
+    usage = outcome.usage
+    try:
+        gate.after_call((usage.input_tokens or 0) + (usage.output_tokens or 0))
+    except Exception as exc:  # noqa: BLE001 - the window is settled at best; the outcome is recorded anyway
+        logger.warning(
+            "the rate limit %s was not settled after %s: %s", gate.limit.key, request.signal_id, exc
+        )

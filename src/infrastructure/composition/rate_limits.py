@@ -1,0 +1,93 @@
+"""Rate limits per model, configured (`rate_limits`, BLACKBOARD_RATE_LIMITS): the `rate_limit` of every agent
+whose runner calls that model and whose file names none (docs/control.md, "Rate limits").
+
+`{"claude-sonnet-5-5": {"key": "anthropic", "requests_per_minute": 50, "tokens_per_minute": 40000}}`, JSON or
+YAML. The model is the one the run would call, as the claim's decision judges it for a price (the file's
+`model`, Claude Code's aliases as the anthropic runner maps them, else the worker's --model or
+BLACKBOARD_MODEL). Read once with the other settings; the composition root hands it to the agent registry.
+Standard library only: every command loads the settings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+RULE = (
+    "a JSON object of model -> {key, requests_per_minute, tokens_per_minute} (a key, a name; either limit or "
+    'both, whole numbers, 1 or more), such as {"claude-sonnet-5-5": {"key": "anthropic", '
+    '"requests_per_minute": 50}} (or the same mapping in YAML)'
+)
+FIELDS = ("key", "requests_per_minute", "tokens_per_minute")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRateLimit:
+    key: str
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitTable:
+    """The configured rate limits, by model, in the order given: a setting's value (frozen, hashable)."""
+
+    entries: tuple[tuple[str, ModelRateLimit], ...] = ()
+
+    def by_model(self) -> dict[str, ModelRateLimit]:
+        return dict(self.entries)
+
+    def __str__(self) -> str:
+        """As the variable gives it (JSON)."""
+        return json.dumps(
+            {
+                model: {name: value for name in FIELDS if (value := getattr(limit, name)) is not None}
+                for model, limit in self.entries
+            }
+        )
+
+
+def parse(raw: Any) -> RateLimitTable:
+    """The setting's value from JSON or YAML text, or from a mapping given in code; ValueError otherwise."""
+    if isinstance(raw, RateLimitTable):
+        return raw
+    given = raw
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text:
+            return RateLimitTable()
+        try:
+            given = json.loads(text)
+        except ValueError:
+            import yaml  # only for a value that is not JSON
+
+            try:
+                given = yaml.safe_load(text)
+            except yaml.YAMLError:
+                raise ValueError(raw) from None
+    if not isinstance(given, Mapping):
+        raise ValueError(raw)
+    from blackboard.infrastructure.agents.spec import NAME_PATTERN  # a key's rule, as in agent files
+
+    entries = []
+    for model, limit in given.items():
+        if (
+            not isinstance(model, str)
+            or not model
+            or not isinstance(limit, Mapping)
+            or set(limit) - set(FIELDS)
+        ):
+            raise ValueError(raw)
+        key, rpm, tpm = (limit.get(name) for name in FIELDS)
+        if not isinstance(key, str) or not re.match(NAME_PATTERN, key):
+            raise ValueError(raw)
+        for number in (rpm, tpm):
+            if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
+                raise ValueError(raw)
+        if rpm is None and tpm is None:
+            raise ValueError(raw)
+        entries.append((model, ModelRateLimit(key, rpm, tpm)))
+    return RateLimitTable(tuple(entries))
