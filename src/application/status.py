@@ -184,7 +184,7 @@ class StatusQueries:
                     unattended.get(board, {}),
                     _shown(flows.get(board, [])),
                     dict(Counter(f.state for f in flows.get(board, []))),
-                    rate_held.get(board, {}),
+                    rate_limited=rate_held.get(board, {}),
                     stalls=stalls[board].stalls if board in stalls else 0,
                     stalled=stalls[board].signals if board in stalls else (),
                 )
