@@ -209,6 +209,12 @@ def everything_but_the_defaults() -> BlackboardSettings:
         head_start=0.0,
         prices=prices.parse('{"my-model": [1, 2]}'),
         metric_labels=("bug", "team:core"),
+        webhooks=("https://hooks.example/gates",),
+        webhook_secret="s3cret",
+        ui_url="https://board.example",
+        webhook_timeout=1.0,
+        webhook_retry=0.5,
+        webhook_give_up=60.0,
     )
 
 

@@ -226,6 +226,8 @@ def worker(
     with identity.hosting(args.agent):
         running = new_worker(options=options, board_tools=tools_factory(container), service=service)
         running.install_signal_handlers()
+        if config.webhooks and (courier := container.webhooks()) is not None:
+            courier.start()  # announces gates while the worker runs (docs/webhooks.md), off its claim loop
         running.run()
     return Output(
         {"agent": args.agent, "handled": running.handled},

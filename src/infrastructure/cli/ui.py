@@ -35,6 +35,7 @@ def ui(
     service: Lazy = Provide[Container.service.provider],
     status: Lazy = Provide[Container.status.provider],
     clock: Lazy = Provide[Container.clock.provider],
+    webhooks: Lazy = Provide[Container.webhooks.provider],
 ) -> None:
     from blackboard.infrastructure.keeper.identity import web_caller
 
@@ -64,5 +65,7 @@ def ui(
         file=sys.stderr,
         flush=True,
     )
+    if (courier := webhooks()) is not None:
+        courier.start()  # announces gates while the page is served, those its decisions end at once
     serve(view, notifier(), status(), args.host, args.port, token, names)
     return None
