@@ -50,6 +50,7 @@ class Receiver:
     def __init__(self) -> None:
         self.port = free_port()
         self.answer = 200
+        self.delay = 0.0  # seconds before it answers: longer than the board's timeout, it never hears back
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -65,15 +66,19 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                late = receiver.delay > 0
                 with receiver._lock:
                     receiver.calls.append(
                         {
                             "path": self.path,
                             "headers": dict(self.headers),
                             "body": body,
-                            "answer": receiver.answer,
+                            "answer": None if late else receiver.answer,
                         }
                     )
+                if late:
+                    threading.Event().wait(receiver.delay)  # the board has given up on this try by then
+                    return
                 self.send_response(receiver.answer)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -82,6 +87,7 @@ class Receiver:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server.handle_error = lambda request, address: None  # type: ignore[method-assign] - a client gone
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def stop(self) -> None:
@@ -96,7 +102,7 @@ class Receiver:
             calls = list(self.calls)
         found = []
         for call in calls:
-            if call["answer"] >= 300:
+            if call["answer"] is None or call["answer"] >= 300:
                 continue
             body = verified(call["headers"], call["body"])
             if event in (None, body["event"]) and signal_id in (None, body["signal_id"]):
@@ -285,9 +291,34 @@ def test_a_receiver_that_fails_then_is_down_then_comes_back_gets_the_same_body_a
     assert len(receiver.received("gate.opened", g)) == 1
 
 
-def _delivered_or_tried(cli: Cli, signal_id: str, attempts: int) -> dict[str, Any] | None:
+def test_a_receiver_that_never_answers_does_not_fail_the_command_and_its_try_is_recorded(hcli, receiver):
+    receiver.delay = 5.0
+    quick = {"BLACKBOARD_WEBHOOK_TIMEOUT": "0.5"}
+    g = gate(hcli, "e-1", env=quick)  # exit 0, whatever the receiver does
+
+    row = wait_until(
+        lambda: (row := _delivered_or_tried(hcli, g, 1, quick)) and row["last_error"] and row,
+        timeout=90,  # should the command have ended before recording its try: its lease's end, then a round
+        what="the try that got no answer to be recorded",
+    )
+    assert (row["status"], row["last_status"]) == ("pending", None)
+    assert row["last_error"] == "no answer within 0.5s"
+
+    receiver.delay = 0.0
+    done = wait_until(
+        lambda: (row := _delivered_or_tried(hcli, g, 2, quick)) and row["status"] == "delivered" and row,
+        timeout=90,
+        what="the receiver, answering now, to take it",
+    )
+    assert done["last_error"] is None
+    assert len(receiver.received("gate.opened", g)) == 1
+
+
+def _delivered_or_tried(
+    cli: Cli, signal_id: str, attempts: int, env: dict[str, str] | None = None
+) -> dict[str, Any] | None:
     """A round (`webhooks --deliver`, as a cron job would run it), then the gate's opening once tried that often."""
-    cli("webhooks", "--deliver").expect(0)
+    cli("webhooks", "--deliver", env=env).expect(0)
     row = by_event(listed(cli), signal_id)["gate.opened"]
     return row if row["attempts"] >= attempts else None
 

@@ -123,6 +123,8 @@ class SqlWebhookOutbox:
             .order_by(D.c.next_try_at, D.c.delivery_id)
             .limit(limit)
         )
+        if not self._any_due(due_by):
+            return []  # nothing due: no write transaction (on SQLite the one writer is the board's)
         if self._postgres:
             query = query.with_for_update(skip_locked=True)
         with (
@@ -177,6 +179,11 @@ class SqlWebhookOutbox:
         )
         with translated("could not read the webhook deliveries", None), read_connection(self._engine) as conn:
             return [_delivery(r) for r in reversed(conn.execute(newest).all())]
+
+    def _any_due(self, due_by: datetime) -> bool:
+        due = select(D.c.delivery_id).where(D.c.status == PENDING, D.c.next_try_at <= due_by).limit(1)
+        with translated("could not read the webhook deliveries", None), read_connection(self._engine) as conn:
+            return conn.scalar(due) is not None
 
     def _told(self, conn: Connection, signal_ids: list[str]) -> set[tuple[str, str]]:
         if not signal_ids:

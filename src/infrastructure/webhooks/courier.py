@@ -6,10 +6,11 @@ deliveries and sends each once, recording the answer: received, tried again late
 BLACKBOARD_WEBHOOK_RETRY), or given up once BLACKBOARD_WEBHOOK_GIVE_UP has passed since it was made.
 
 Each process that writes the board pokes its courier after a commit that may touch a gate (the dispatcher
-calls `poke`), and the courier's own thread runs a round then; a long-lived process (`worker`, `ui`, `mcp`)
-keeps that thread going, a round at each poke and whenever a try falls due. A CLI command waits for its
-round at most BLACKBOARD_WEBHOOK_TIMEOUT once its output is printed (`flush`), so a receiver that is slow or
-down never fails it and delays its exit by that at most; what is left is taken by the next round anywhere.
+calls `poke`), and the courier's own thread runs a round then, and goes on for the process's life: a round at
+each poke, whenever a try falls due, and every IDLE seconds (`worker` and `ui` start it when they start). A
+CLI command waits for its round at most BLACKBOARD_WEBHOOK_TIMEOUT and a second once its output is printed
+(`flush_poked`), so a receiver that is slow or down never fails it and delays its exit by that at most; what
+is left is taken by the next round anywhere.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,7 +33,7 @@ from blackboard.domain.events import (
     AgentSignalRejected,
     BlackboardEvent,
 )
-from blackboard.domain.webhooks import DELIVERED, GIVEN_UP, PENDING, next_try
+from blackboard.domain.webhooks import DELIVERED, GATE_OPENED, GIVEN_UP, PENDING, next_try
 from blackboard.infrastructure.documents.webhooks import gate_call
 from blackboard.infrastructure.persistence.webhooks import Announcement, Delivery, SqlWebhookOutbox
 from blackboard.infrastructure.webhooks.sending import Answer, post
@@ -49,6 +51,8 @@ POKED_BY: tuple[type[BlackboardEvent], ...] = (
     AgentSignalCancelled,
 )
 IDLE = 10.0  # seconds between a long-lived courier's rounds with nothing due (gates a not_before opens)
+PAUSE = 0.1  # seconds at least between two rounds of a process: a busy worker's commits share rounds
+_POKED: list[Courier] = []  # the couriers of this process that were poked, for `flush_poked`
 
 Send = Callable[[str, bytes, str, dict[str, str], float], Answer]
 
@@ -90,6 +94,8 @@ class Courier:
         """Something may have opened or ended a gate: a round soon (the thread's, started at the first poke)."""
         with self._changed:
             self._asked += 1
+            if self._asked == 1:
+                _POKED.append(self)
             self._changed.notify_all()
         self.start()
 
@@ -102,12 +108,12 @@ class Courier:
                 self._thread.start()
 
     def flush(self, limit: float | None = None) -> bool:
-        """Wait until the rounds asked for so far are done, at most `limit` seconds (the timeout by default);
-        True if they are."""
+        """Wait until the rounds asked for so far are done, at most `limit` seconds (by default the timeout
+        of a POST and a second to record its answer); True if they are."""
         wanted = self._asked
         with self._changed:
             return self._changed.wait_for(
-                lambda: self._done >= wanted, self._setup.timeout if limit is None else limit
+                lambda: self._done >= wanted, self._setup.timeout + 1.0 if limit is None else limit
             )
 
     def deliver(self) -> Round:
@@ -138,7 +144,7 @@ class Courier:
         if announced.event is None:
             return ""
         gate = announced.gate
-        when = at if announced.event == "gate.opened" else (gate.completed_at or at)
+        when = (gate.claimable_since if announced.event == GATE_OPENED else gate.completed_at) or at
         call = gate_call(announced.event, gate, list(announced.waiting), self._setup.ui_url, when)
         return json.dumps(call.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
 
@@ -174,11 +180,13 @@ class Courier:
                 self.deliver()
             except Exception as exc:  # noqa: BLE001 - a database down: the next round tries again
                 logger.warning("webhooks: a round failed: %s", exc)
-            pause = self._until_due()
             with self._changed:
                 self._done = max(self._done, asked)
                 self._changed.notify_all()
+            pause = self._until_due()
+            with self._changed:
                 self._changed.wait_for(lambda: self._asked > self._done, pause)
+            time.sleep(PAUSE)  # the commits of the next tenth of a second share the next round
 
     def _until_due(self) -> float:
         try:
@@ -188,3 +196,10 @@ class Courier:
         if due is None:
             return IDLE
         return min(IDLE, max(0.05, (due - self._clock.now()).total_seconds()))
+
+
+def flush_poked(limit: float | None = None) -> None:
+    """Wait for the rounds this process's commits asked for (each courier at most its timeout): the CLI, once a
+    command's output is printed."""
+    for courier in list(_POKED):
+        courier.flush(limit)
