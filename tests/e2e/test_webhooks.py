@@ -371,6 +371,27 @@ def test_the_web_view_deciding_a_gate_announces_it_from_its_own_process(hcli, re
         assert "Traceback" not in server.stop()
 
 
+def test_the_python_api_announces_the_gates_it_posts_and_decides(hcli, receiver):
+    from blackboard import Blackboard
+
+    with Blackboard(
+        hcli.db_url,
+        agents_dir=hcli.agents_dir,
+        webhooks=receiver.url,
+        webhook_secret=SECRET,
+        webhook_retry=0.3,
+    ) as bb:
+        g = bb.post("DECISION", "ps-api", "e-1", "ship it?", gate=True).signal_id
+        wait_until(lambda: receiver.received("gate.opened", g), what="the API's gate")
+        bb.reject(g, by="dana", reason="not yet")
+    # closing waited for the round its rejection asked for (at most the timeout and a second)
+    [body] = wait_until(lambda: receiver.received("gate.rejected", g), what="the API's rejection")
+    assert (body["board"], body["decided_by"], body["note"]) == ("ps-api", "dana", "not yet")
+    assert (
+        body["approve_url"] == f"http://127.0.0.1:8765/api/gates/{g}/approve"
+    )  # BLACKBOARD_UI_URL's default
+
+
 def test_a_worker_completing_the_upstream_announces_the_gate_it_opens(hcli, receiver):
     up = hcli.post(ps="ps-w", entry="e-1", topic="find the numbers")["signal_id"]
     g = gate(hcli, "e-2", "--after", up)

@@ -89,6 +89,7 @@ class Courier:
         self._asked = 0  # pokes so far
         self._done = 0  # the pokes the finished rounds answered
         self._thread: threading.Thread | None = None
+        self._stopped = False
 
     def poke(self, event: BlackboardEvent | None = None) -> None:
         """Something may have opened or ended a gate: a round soon (the thread's, started at the first poke)."""
@@ -103,7 +104,7 @@ class Courier:
         """The courier's thread: a round at each poke and whenever a try falls due (a daemon: the process's
         end stops it; a try it was sending is taken again once its lease ends)."""
         with self._changed:
-            if self._thread is None:
+            if self._thread is None and not self._stopped:
                 self._thread = threading.Thread(target=self._run, name="blackboard-webhooks", daemon=True)
                 self._thread.start()
 
@@ -115,6 +116,13 @@ class Courier:
             return self._changed.wait_for(
                 lambda: self._done >= wanted, self._setup.timeout + 1.0 if limit is None else limit
             )
+
+    def stop(self) -> None:
+        """Once the rounds asked for are done (at most the timeout and a second), no more: a closed Python API."""
+        self.flush()
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
 
     def deliver(self) -> Round:
         """One round, in the caller's thread (`webhooks --deliver`, and the courier's own thread)."""
@@ -175,6 +183,8 @@ class Courier:
     def _run(self) -> None:
         while True:
             with self._changed:
+                if self._stopped:
+                    return
                 asked = self._asked
             try:
                 self.deliver()
@@ -185,7 +195,7 @@ class Courier:
                 self._changed.notify_all()
             pause = self._until_due()
             with self._changed:
-                self._changed.wait_for(lambda: self._asked > self._done, pause)
+                self._changed.wait_for(lambda: self._asked > self._done or self._stopped, pause)
             time.sleep(PAUSE)  # the commits of the next tenth of a second share the next round
 
     def _until_due(self) -> float:
