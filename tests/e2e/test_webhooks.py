@@ -24,7 +24,7 @@ SECRET = "whsec-0123456789abcdef"
 TOKEN = "ui-token-0123456789"
 AGENTS = {
     "ps-quick.md": "---\nname: ps-quick\ncapabilities: {RESEARCH: 0.95, SYNTHESIS: 0.95}\n"
-    "command: echo done\n---\nAnswers at once.\n"
+    "command: env > env-of-a-run.txt; echo done\n---\nAnswers at once, noting what its run was given.\n"
 }
 FLOW = """---
 name: publish
@@ -401,6 +401,9 @@ def test_a_worker_completing_the_upstream_announces_the_gate_it_opens(hcli, rece
     try:
         [body] = wait_until(lambda: receiver.received("gate.opened", g), what="the worker to open the gate")
         assert body["status"] == "POSTED" and hcli.ok("show", up)["status"] == "COMPLETED"
+        handed = (hcli.agents_dir / "env-of-a-run.txt").read_text()
+        assert "BLACKBOARD_DB=" in handed  # what the run needs ...
+        assert SECRET not in handed and "BLACKBOARD_WEBHOOKS" not in handed  # ... and never the secret
     finally:
         worker.terminate()
         hcli.finish(worker)
