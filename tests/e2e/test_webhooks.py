@@ -223,6 +223,12 @@ def test_a_gate_posted_and_decided_calls_the_receiver_signed_and_each_delivery_i
     assert (rejected["decided_by"], rejected["note"], rejected["status"]) == ("bob", "not now", "FAILED")
     assert len(receiver.received(signal_id=g)) == 2  # nothing was sent twice
 
+    c = gate(hcli, "e-4")
+    wait_until(lambda: receiver.received("gate.opened", c), what="the third gate's opening")
+    hcli.ok("cancel", c, "--by", "carol", "--reason", "moot")
+    [cancelled] = wait_until(lambda: receiver.received("gate.cancelled", c), what="the cancel")
+    assert (cancelled["status"], cancelled["decided_by"], cancelled["note"]) == ("CANCELLED", "carol", "moot")
+
 
 def test_a_flow_run_opens_its_gate_with_the_work_waiting_on_it(hcli, receiver):
     flow = hcli.ok("flow", "run", "publish.md", "--blackboard", "docs", "--flow-id", "f-1")
