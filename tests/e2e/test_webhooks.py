@@ -351,9 +351,10 @@ def test_processes_delivering_at_once_send_each_announcement_once(hcli, receiver
     gates = [gate(hcli, f"e-{i}", env=quiet) for i in range(6)]
     assert listed(hcli) == []
 
-    rounds = hcli.many({f"round-{i}": (("webhooks", "--deliver"), None) for i in range(4)})
-    for done in rounds.values():
-        done.result().expect(0)
+    rounds = hcli.many({f"round-{i}": (("--json", "webhooks", "--deliver"), None) for i in range(4)})
+    counts = [done.result().expect(0).json() for done in rounds.values()]
+    assert sum(c["made"] for c in counts) == len(gates)  # each delivery made by one of them ...
+    assert sum(c["received"] for c in counts) == len(gates)  # ... and sent by one
 
     assert sorted(b["signal_id"] for b in receiver.received("gate.opened")) == sorted(gates)
     assert len(receiver.calls) == len(gates)  # each POSTed once, whichever process took it

@@ -29,18 +29,27 @@ def webhooks(
         raise InvalidInput(
             "--blackboard", "is required: the board whose deliveries to list (or give --deliver)"
         )
+    summary = None
     if args.deliver:
         made = courier()
         if made is None:
             raise InvalidInput("BLACKBOARD_WEBHOOKS", "must be set to deliver: the URLs to announce gates to")
         done = made.deliver()
-        print(
+        counts = {
+            "made": done.made,
+            "received": done.received,
+            "failed": done.failed,
+            "given_up": done.given_up,
+        }
+        said = (
             f"webhooks: {done.made} made, {done.received} received, {done.failed} to try again, "
-            f"{done.given_up} given up",
-            file=sys.stderr,
+            f"{done.given_up} given up"
         )
+        summary = Output(counts, said)
     if args.blackboard is None:
-        return None  # the round's summary, on stderr, was all
+        return summary  # the round alone
+    if summary is not None:
+        print(summary.text, file=sys.stderr)  # the round, beside the board's deliveries
     from blackboard.infrastructure.persistence.webhooks import SqlWebhookOutbox
 
     status().require_board(args.blackboard)  # exit 4 for a board the store does not hold

@@ -101,9 +101,10 @@ class SqlWebhookOutbox:
             waiting = self._waiting(conn, [g.signal_id for _, g, _ in owed])
         return [Announcement(e, g, tuple(waiting.get(g.signal_id, ())), u) for e, g, u in owed]
 
-    def add(self, owed: Sequence[Announcement], bodies: Sequence[str], at: datetime) -> None:
-        """A delivery of each announcement (with its body) to each of its URLs, unless one was made already;
-        the opening of each gate that ended is settled (no longer owed its end's announcement)."""
+    def add(self, owed: Sequence[Announcement], bodies: Sequence[str], at: datetime) -> int:
+        """A delivery of each announcement (with its body) to each of its URLs, unless one was made already
+        (by another process: how many this one made is returned); the opening of each gate that ended is
+        settled (no longer owed its end's announcement)."""
         rows = [
             _new_row(a, url, body, at)
             for a, body in zip(owed, bodies, strict=True)
@@ -112,14 +113,16 @@ class SqlWebhookOutbox:
         ]
         ended = sorted({a.gate.signal_id for a in owed if a.event != GATE_OPENED})
         with translated("could not record a webhook delivery", None), write_transaction(self._engine) as conn:
-            if rows:
-                conn.execute(self._insert_new(), rows)
+            made = 0
+            for row in rows:  # RETURNING: a row left as another process made it returns none
+                made += len(conn.execute(self._insert_new().values(row).returning(D.c.delivery_id)).all())
             if ended:
                 conn.execute(
                     update(D)
                     .where(D.c.signal_id.in_(ended), D.c.event == GATE_OPENED, D.c.gate_open.is_(True))
                     .values(gate_open=False)
                 )
+        return made
 
     def take_due(self, at: datetime, lease: timedelta, due_by: datetime, limit: int = 20) -> list[Delivery]:
         """Deliveries due by `due_by`, taken at `at`: each one's try counted and its next try moved past the

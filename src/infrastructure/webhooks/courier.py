@@ -145,8 +145,7 @@ class Courier:
         if not owed:
             return 0
         bodies = [self._body(a, at) for a in owed]
-        self._outbox.add(owed, bodies, at)
-        return sum(len(a.urls) for a in owed if a.event)
+        return self._outbox.add(owed, bodies, at)
 
     def _body(self, announced: Announcement, at: datetime) -> str:
         if announced.event is None:
