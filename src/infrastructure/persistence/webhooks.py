@@ -114,8 +114,11 @@ class SqlWebhookOutbox:
         ended = sorted({a.gate.signal_id for a in owed if a.event != GATE_OPENED})
         with translated("could not record a webhook delivery", None), write_transaction(self._engine) as conn:
             made = 0
-            for row in rows:  # RETURNING: a row left as another process made it returns none
-                made += len(conn.execute(self._insert_new().values(row).returning(D.c.delivery_id)).all())
+            for page in range(
+                0, len(rows), 500
+            ):  # one statement a page; a row another process made returns none
+                insert = self._insert_new().values(rows[page : page + 500]).returning(D.c.delivery_id)
+                made += len(conn.execute(insert).all())
             if ended:
                 conn.execute(
                     update(D)
