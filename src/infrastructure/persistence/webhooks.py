@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.engine import Connection, Row
 
+from blackboard.domain.signal_kinds import SignalStatus
 from blackboard.domain.signals import AgentSignal
 from blackboard.domain.webhooks import GATE_OPENED, PENDING, ending_of, opens_now
 from blackboard.infrastructure.persistence.codec import signal_from_row
@@ -31,6 +32,7 @@ from blackboard.infrastructure.persistence.tables import (
 
 D = WEBHOOK_DELIVERIES
 MAX_LISTED = 1000  # `webhooks --blackboard ID` lists a board's newest deliveries, at most this many
+PAGE = 500  # deliveries made by one INSERT
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,9 @@ class Announcement:
     gate: AgentSignal
     waiting: tuple[AgentSignal, ...]
     urls: tuple[str, ...]
+
+
+_Owed = tuple[str | None, AgentSignal, tuple[str, ...]]  # an announcement, its gate, the URLs owed it
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,32 +79,37 @@ class SqlWebhookOutbox:
             translated("could not read the gates owed a webhook", None),
             read_connection(self._engine) as conn,
         ):
-            # an open gate every URL was told of costs an index lookup, no row read out
-            told_urls = (
-                select(func.count())
-                .where(
-                    D.c.signal_id == SIGNALS.c.signal_id, D.c.event == GATE_OPENED, D.c.url.in_(list(urls))
-                )
-                .scalar_subquery()
-            )
-            rows = conn.execute(select(SIGNALS).where(open_gate_where(), told_urls < len(urls)))
-            opened = [g for g in map(signal_from_row, rows) if opens_now(g, at)]
-            told = self._told(conn, [g.signal_id for g in opened])
-            owed = [(GATE_OPENED, g, tuple(u for u in urls if (g.signal_id, u) not in told)) for g in opened]
-            owed = [o for o in owed if o[2]]
-            ended: dict[str, tuple[AgentSignal, list[str]]] = {}
-            for row in conn.execute(
-                select(SIGNALS, D.c.url.label("webhook_url"))
-                .join(D, D.c.signal_id == SIGNALS.c.signal_id)
-                .where(D.c.gate_open.is_(True), D.c.event == GATE_OPENED, SIGNALS.c.status != "POSTED")
-            ):
-                gate, told_urls = ended.setdefault(row.signal_id, (signal_from_row(row), []))
-                told_urls.append(row.webhook_url)
-            owed += [
-                (ending_of(g), g, tuple(told_urls)) for g, told_urls in ended.values()
-            ]  # where it was told
+            owed = self._opened(conn, urls, at) + self._ended(conn)
             waiting = self._waiting(conn, [g.signal_id for _, g, _ in owed])
         return [Announcement(e, g, tuple(waiting.get(g.signal_id, ())), u) for e, g, u in owed]
+
+    def _opened(self, conn: Connection, urls: Sequence[str], at: datetime) -> list[_Owed]:
+        """Open gates (their `--not-before` come) and the URLs not told of them yet."""
+        told_of_it = (  # an open gate every URL was told of costs an index lookup, no row read out
+            select(func.count())
+            .where(D.c.signal_id == SIGNALS.c.signal_id, D.c.event == GATE_OPENED, D.c.url.in_(list(urls)))
+            .scalar_subquery()
+        )
+        rows = conn.execute(select(SIGNALS).where(open_gate_where(), told_of_it < len(urls)))
+        gates = [g for g in map(signal_from_row, rows) if opens_now(g, at)]
+        told = self._told(conn, [g.signal_id for g in gates])
+        owed = [(GATE_OPENED, g, tuple(u for u in urls if (g.signal_id, u) not in told)) for g in gates]
+        return [(event, gate, untold) for event, gate, untold in owed if untold]
+
+    def _ended(self, conn: Connection) -> list[_Owed]:
+        """Gates told open that have ended since, with the URLs their opening went to."""
+        ended: dict[str, tuple[AgentSignal, list[str]]] = {}
+        for row in conn.execute(
+            select(SIGNALS, D.c.url.label("webhook_url"))
+            .join(D, D.c.signal_id == SIGNALS.c.signal_id)
+            .where(
+                D.c.gate_open.is_(True),
+                D.c.event == GATE_OPENED,
+                SIGNALS.c.status != SignalStatus.POSTED.value,
+            )
+        ):
+            ended.setdefault(row.signal_id, (signal_from_row(row), []))[1].append(row.webhook_url)
+        return [(ending_of(gate), gate, tuple(urls)) for gate, urls in ended.values()]
 
     def add(self, owed: Sequence[Announcement], bodies: Sequence[str], at: datetime) -> int:
         """A delivery of each announcement (with its body) to each of its URLs, unless one was made already
@@ -114,10 +124,8 @@ class SqlWebhookOutbox:
         ended = sorted({a.gate.signal_id for a in owed if a.event != GATE_OPENED})
         with translated("could not record a webhook delivery", None), write_transaction(self._engine) as conn:
             made = 0
-            for page in range(
-                0, len(rows), 500
-            ):  # one statement a page; a row another process made returns none
-                insert = self._insert_new().values(rows[page : page + 500]).returning(D.c.delivery_id)
+            for page in range(0, len(rows), PAGE):  # one statement a page; a row made by another returns none
+                insert = self._insert_new().values(rows[page : page + PAGE]).returning(D.c.delivery_id)
                 made += len(conn.execute(insert).all())
             if ended:
                 conn.execute(
