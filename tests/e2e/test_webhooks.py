@@ -373,7 +373,11 @@ def test_the_web_view_deciding_a_gate_announces_it_from_its_own_process(hcli, re
 
         [decided] = wait_until(lambda: receiver.received("gate.approved", g), what="the page's decision")
         assert (decided["decided_by"], decided["note"]) == ("carol", "from the page")
-        assert by_event(listed(hcli), g)["gate.approved"]["status"] == "delivered"
+        # the server records the answer once it has it: a moment after the receiver got the body
+        wait_until(
+            lambda: by_event(listed(hcli), g)["gate.approved"]["status"] == "delivered",
+            what="the page's announcement to be recorded delivered",
+        )
     finally:
         assert "Traceback" not in server.stop()
 
