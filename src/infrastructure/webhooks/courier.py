@@ -69,15 +69,19 @@ class Round:
 
 @dataclass(frozen=True, slots=True)
 class Setup:
+    """The webhooks' settings (BLACKBOARD_WEBHOOKS, _SECRET, BLACKBOARD_UI_URL, _TIMEOUT, _RETRY, _GIVE_UP)."""
+
     urls: tuple[str, ...]
     secret: str
     ui_url: str
-    timeout: float
-    first_wait: float
-    give_up_after: float
+    timeout: float  # seconds a POST may take
+    first_wait: float  # seconds before the first retry; doubled after each failure
+    give_up_after: float  # seconds from a delivery's making to its last try
 
 
 class Courier:
+    """One process's announcer of gates: its rounds (`deliver`), and the thread that runs them (`poke`)."""
+
     def __init__(self, outbox: SqlWebhookOutbox, setup: Setup, clock: Clock, send: Send = post) -> None:
         self._outbox = outbox
         self._setup = setup
