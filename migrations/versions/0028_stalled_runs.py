@@ -8,7 +8,7 @@ which `status` and /metrics count per board. A release before this one stops at 
 naming the release to upgrade to, and writes rows without the columns' values (none stalled).
 
 Revision ID: 0028
-Revises: 0026
+Revises: 0027
 Create Date: 2026-12-06
 """
 
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0028"
-down_revision: str | None = "0026"
+down_revision: str | None = "0027"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

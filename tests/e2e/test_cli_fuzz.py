@@ -151,6 +151,7 @@ GRAMMAR: dict[tuple[str, ...], tuple[int, tuple[str, ...]]] = {
     ("fail",): (1, ("--agent", "--error", "--token")),
     ("retry",): (1, ("--posted-by",)),
     ("budget",): (1, ("--usd", "--tokens", "--by", "--reason")),
+    ("webhooks",): (0, ("--blackboard",)),
     ("show",): (1, ("--at",)),
     ("signals",): (0, ("--status", "--type", "--capability", "--blackboard", "--limit", "--at")),
     ("match",): (1, ()),

@@ -210,6 +210,12 @@ def everything_but_the_defaults() -> BlackboardSettings:
         prices=prices.parse('{"my-model": [1, 2]}'),
         rate_limits=rate_limits.parse('{"my-model": {"key": "api", "requests_per_minute": 5}}'),
         metric_labels=("bug", "team:core"),
+        webhooks=("https://hooks.example/gates",),
+        webhook_secret="s3cret",
+        ui_url="https://board.example",
+        webhook_timeout=1.0,
+        webhook_retry=0.5,
+        webhook_give_up=60.0,
     )
 
 

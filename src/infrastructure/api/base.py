@@ -49,6 +49,9 @@ class Parts:
     clock: Any
     flows: Any  # how flows stand (application/flows/queries.py)
     authority: Any  # the table applied to the caller: LangGraph's saver asks it before each write
+    webhooks: Any = (
+        None  # the courier announcing gates (docs/webhooks.md); None unless BLACKBOARD_WEBHOOKS is set
+    )
 
     @classmethod
     def build(cls, container: Any) -> Parts:
@@ -75,6 +78,7 @@ class Parts:
                 container.clock(),
                 container.flows(),
                 container.authority(),
+                container.webhooks() if container.config().webhooks else None,
             )
         except BaseException:
             engine.dispose()
@@ -111,6 +115,8 @@ class Base:
         with self._closing:
             parts, self._built = self._built, None
         if parts is not None:
+            if parts.webhooks is not None:  # the rounds its calls asked for, at most the timeout and a second
+                parts.webhooks.stop()
             close = getattr(parts.notifier, "close", None)  # PostgreSQL's listening connection
             if close is not None:
                 close()

@@ -56,6 +56,7 @@ MODULES = {
     "approve": "gates",
     "reject": "gates",
     "budget": "budget",
+    "webhooks": "webhooks",
     "flow_run": "flows.commands",
     "flow_status": "flows.commands",
     **dict.fromkeys(("write", "read", "entries", "search", "resolve", "summary"), "knowledge.commands"),
@@ -119,7 +120,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         return _quiet_broken_pipe()
+    _flush_webhooks(config)
     return OK
+
+
+def _flush_webhooks(config: Any) -> None:
+    """A gate the command opened or ended is announced at once (docs/webhooks.md): its output printed, the
+    command waits for the courier's round at most BLACKBOARD_WEBHOOK_TIMEOUT and a second; what is left, the next round
+    sends, in whichever process makes it. Nothing here fails the command."""
+    if not config.webhooks or "blackboard.infrastructure.webhooks.courier" not in sys.modules:
+        return  # nothing was poked: the courier is imported when a commit first pokes it
+    try:
+        from blackboard.infrastructure.webhooks.courier import flush_poked
+
+        flush_poked()
+    except Exception:  # noqa: BLE001 - a webhook never fails the command that made it
+        pass
 
 
 def _functions(module: ModuleType) -> ModuleType:

@@ -191,6 +191,9 @@ def cancel(args: argparse.Namespace, service: Lazy = Provide[Container.service.p
     return render.signals(service().cancel_signals(bulk), empty="nothing to cancel")
 
 
+WEBHOOK_VARIABLES = ("BLACKBOARD_WEBHOOKS", "BLACKBOARD_WEBHOOK_SECRET")  # read into the settings already
+
+
 @inject
 def worker(
     args: argparse.Namespace,
@@ -221,11 +224,15 @@ def worker(
         raise refused  # a worker started inside an agent's run could claim nothing: say so now (exit 3)
     # an entrypoint runs in this process: it (and what it starts) reaches the board as a command's does
     os.environ.update(options.handler_env)
+    for private in WEBHOOK_VARIABLES:  # the worker announces gates itself: its runs never see the secret
+        os.environ.pop(private, None)
     # the worker claims and records as whoever started it; what else runs in its process, or below it, is a run
     service = container.service().acting(caller)
     with identity.hosting(args.agent):
         running = new_worker(options=options, board_tools=tools_factory(container), service=service)
         running.install_signal_handlers()
+        if config.webhooks and (courier := container.webhooks()) is not None:
+            courier.start()  # announces gates while the worker runs (docs/webhooks.md), off its claim loop
         running.run()
     return Output(
         {"agent": args.agent, "handled": running.handled},

@@ -520,6 +520,9 @@ def build_parser() -> argparse.ArgumentParser:
     from blackboard.infrastructure.cli.budget_parser import add_budget_command
 
     add_budget_command(commands, _command)
+    from blackboard.infrastructure.cli.webhooks_parser import add_webhooks_command
+
+    add_webhooks_command(commands, _command)
     add_solve_command(commands, _command, whole)
     from blackboard.infrastructure.cli.flows.parser import add_flow_commands
 

@@ -36,6 +36,7 @@ def ui(
     status: Lazy = Provide[Container.status.provider],
     clock: Lazy = Provide[Container.clock.provider],
     watcher: Lazy = Provide[Container.watcher.provider],
+    webhooks: Lazy = Provide[Container.webhooks.provider],
 ) -> None:
     from blackboard.infrastructure.keeper.identity import web_caller
 
@@ -65,5 +66,7 @@ def ui(
         file=sys.stderr,
         flush=True,
     )
+    if (courier := webhooks()) is not None:
+        courier.start()  # announces gates while the page is served, those its decisions end at once
     serve(view, notifier(), status(), args.host, args.port, token, names)
     return None

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from blackboard.infrastructure.persistence.read_model import SqlSignalReadModel
     from blackboard.infrastructure.persistence.run_output import SqlRunOutputStore
     from blackboard.infrastructure.persistence.unit_of_work import SqlUnitOfWork
+    from blackboard.infrastructure.webhooks.courier import Courier
     from blackboard.infrastructure.worker import Worker, WorkerOptions
 
 
@@ -156,14 +157,30 @@ def log_notifier(
     return notifier
 
 
-def landing_dispatcher(uow: UnitOfWork, clock: Clock) -> EventDispatcher:
+def landing_dispatcher(
+    uow: UnitOfWork,
+    clock: Clock,
+    webhooks: tuple[str, ...] = (),
+    courier: Callable[[], Courier | None] | None = None,
+) -> EventDispatcher:
     """The dispatcher, with a completion's knowledge items landing on the board as entries right
     after the completion commits (docs/architecture.md, "Results land on the board"), whichever
-    process completes it: the CLI, a worker, an embedding program."""
+    process completes it: the CLI, a worker, an embedding program. With webhooks configured, a commit
+    that may open or end a gate pokes the courier (docs/webhooks.md), built at the first such commit."""
     from blackboard.application.dispatcher import EventDispatcher
     from blackboard.domain.events import AgentSignalCompleted
 
     dispatcher = EventDispatcher()
+    if webhooks and courier is not None:
+        from blackboard.infrastructure.webhooks.courier import POKED_BY
+
+        def poke(event: BlackboardEvent) -> None:
+            made = courier()
+            if made is not None:
+                made.poke(event)
+
+        for kind in POKED_BY:
+            dispatcher.register(kind, poke)
     landing: list[KnowledgeService] = []
 
     def land(event: BlackboardEvent) -> None:
@@ -175,6 +192,24 @@ def landing_dispatcher(uow: UnitOfWork, clock: Clock) -> EventDispatcher:
 
     dispatcher.register(AgentSignalCompleted, land)
     return dispatcher
+
+
+def webhook_courier(config: BlackboardSettings, engine: Engine, clock: Clock) -> Courier | None:
+    """The courier announcing gates to BLACKBOARD_WEBHOOKS (docs/webhooks.md); None when none is configured."""
+    if not config.webhooks or not config.webhook_secret:
+        return None
+    from blackboard.infrastructure.persistence.webhooks import SqlWebhookOutbox
+    from blackboard.infrastructure.webhooks.courier import Courier, Setup
+
+    setup = Setup(
+        urls=config.webhooks,
+        secret=config.webhook_secret,
+        ui_url=config.ui_url,
+        timeout=config.webhook_timeout,
+        first_wait=config.webhook_retry,
+        give_up_after=config.webhook_give_up,
+    )
+    return Courier(SqlWebhookOutbox(engine), setup, clock)
 
 
 def knowledge_service(
@@ -522,7 +557,11 @@ class Container(containers.DeclarativeContainer):
         prices=config.provided.prices,
         rate_limits=config.provided.rate_limits,
     )
-    dispatcher = providers.Singleton(landing_dispatcher, unit_of_work, clock)
+    # gates that call a person (docs/webhooks.md): None unless BLACKBOARD_WEBHOOKS is set
+    webhooks = providers.Singleton(webhook_courier, config, engine, clock)
+    dispatcher = providers.Singleton(
+        landing_dispatcher, unit_of_work, clock, config.provided.webhooks, webhooks.provider
+    )
     ids = providers.Singleton(signal_ids)
     notifier = providers.Singleton(
         log_notifier, engine, event_store, config.provided.poll_interval, dispatcher

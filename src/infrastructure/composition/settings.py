@@ -63,8 +63,9 @@ def _knob(
     parse: Callable[[Any], Any],
     env: str | None = None,
     flag: str | None = None,
+    repr: bool = True,
 ) -> Any:
-    return field(default=default, metadata={"knob": Knob(rule, check, parse, env, flag)})
+    return field(default=default, metadata={"knob": Knob(rule, check, parse, env, flag)}, repr=repr)
 
 
 MAX_COUNT = 10_000  # handlers at once, pooled connections
@@ -164,6 +165,40 @@ LABELS_RULE = (
     "signal labels separated by commas, at most 20, each 1..64 characters of a-z 0-9 . _ : / - "
     "starting with a letter or digit"
 )
+URL_RULE = "an http:// or https:// URL naming a host"
+URLS_RULE = "http:// or https:// URLs naming a host, separated by commas, at most 20"
+
+
+def _url(raw: Any) -> str:
+    """An http(s) URL with a host, as given (spaces around it dropped)."""
+    from urllib.parse import urlsplit
+
+    text = str(raw).strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        raise ValueError(raw) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in text):
+        raise ValueError(raw)
+    if len(text) > 2000 or any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ValueError(raw)
+    return text
+
+
+def _urls(raw: Any) -> tuple[str, ...]:
+    """BLACKBOARD_WEBHOOKS: URLs separated by commas (each once, in order; empty parts ignored)."""
+    given = raw.split(",") if isinstance(raw, str) else list(raw)
+    urls = tuple(dict.fromkeys(_url(p) for p in given if str(p).strip()))
+    if len(urls) > 20:
+        raise ValueError(raw)
+    return urls
+
+
+def _ui_url(raw: Any) -> str:
+    """The web view's public address, without a trailing `/`: the routes are appended to it."""
+    return _url(raw).rstrip("/")
+
+
 SECONDS = f"seconds, above 0 and at most {MAX_SECONDS:g}"
 SECONDS_0 = f"0 or more seconds, at most {MAX_SECONDS:g}"
 
@@ -253,6 +288,15 @@ class BlackboardSettings:
     # the signal labels `/metrics` counts signals by (`blackboard_signals{label=...}`): only these, so a
     # scrape's series stay bounded however many labels posts use
     metric_labels: tuple[str, ...] = _knob((), LABELS_RULE, _any, _labels, "BLACKBOARD_METRIC_LABELS")
+    # gates that call a person (docs/webhooks.md): where a gate's opening and end are POSTed, signed with the secret
+    webhooks: tuple[str, ...] = _knob((), URLS_RULE, _any, _urls, "BLACKBOARD_WEBHOOKS")
+    # never shown: no rule refuses it (an empty variable counts as not set), and the settings' repr leaves it out
+    webhook_secret: str | None = _knob(None, "any text", _any, str, "BLACKBOARD_WEBHOOK_SECRET", repr=False)
+    # the web view's address as a person's browser reaches it: a webhook's approve and reject links start with it
+    ui_url: str = _knob("http://127.0.0.1:8765", URL_RULE, _any, _ui_url, "BLACKBOARD_UI_URL")
+    webhook_timeout: float = _knob(2.0, SECONDS, _above_0, _finite, "BLACKBOARD_WEBHOOK_TIMEOUT")
+    webhook_retry: float = _knob(10.0, SECONDS, _above_0, _finite, "BLACKBOARD_WEBHOOK_RETRY")
+    webhook_give_up: float = _knob(3600.0, SECONDS, _above_0, _finite, "BLACKBOARD_WEBHOOK_GIVE_UP")
     # set in code only (tests, embedding)
     echo: bool = _knob(False, "true or false", _any, bool)  # log every SQL statement
     # a worker's options (`blackboard worker`)
@@ -267,6 +311,11 @@ class BlackboardSettings:
             value = getattr(self, name)
             if not knob.check(value):
                 raise InvalidInput(knob.source or name, f"must be {knob.rule}, got {_shown(value)}")
+        if self.webhooks and not self.webhook_secret:  # every delivery is signed (docs/webhooks.md)
+            raise InvalidInput(
+                "BLACKBOARD_WEBHOOK_SECRET",
+                "must be set when BLACKBOARD_WEBHOOKS is: it signs every delivery",
+            )
 
 
 KNOBS: dict[str, Knob] = {f.name: f.metadata["knob"] for f in fields(BlackboardSettings)}
@@ -404,7 +453,9 @@ def board_environment(config: BlackboardSettings) -> tuple[tuple[str, str], ...]
     """The worker's settings as the variables that give them, so a run's `blackboard mcp` opens the same
     store and agents with the same timeouts, however the worker was given them (flags or variables), and
     wherever the run works: relative paths are made absolute."""
-    skipped = {"json"}  # how a command prints: not the board's
+    # how a command prints: not the board's; the webhooks are sent by the worker itself, never by its runs, and
+    # a run never sees the secret that signs them
+    skipped = {"json", "webhooks", "webhook_secret"}
     values = {
         name: _env_text(getattr(config, name))
         for name, knob in KNOBS.items()

@@ -396,6 +396,37 @@ RUN_OUTPUT = Table(
     Index("ix_run_output_at", "at"),  # what a worker's start drops
 )
 
+
+# Gates that call a person (docs/webhooks.md): one row per announcement of a gate (opened, approved, rejected,
+# timed out, cancelled) and URL of BLACKBOARD_WEBHOOKS; the body kept as sent, so every try sends the same bytes
+# (the secret signs them when sent, never stored). Not the event log: a delivery is no fact about a board.
+WEBHOOK_DELIVERIES = Table(
+    "webhook_deliveries",
+    metadata,
+    Column("delivery_id", Position, primary_key=True, autoincrement=True),
+    Column("blackboard_id", String(200), nullable=False),
+    Column("signal_id", String(12), nullable=False),
+    Column("event", String(40), nullable=False),  # gate.opened, gate.approved, ... (domain/webhooks.py)
+    Column("url", String(2000), nullable=False),
+    Column("body", Text, nullable=False),  # the JSON body, as sent
+    Column("status", String(12), nullable=False),  # pending, delivered, given up
+    Column("attempts", Integer, nullable=False),  # tries so far (a try taken counts, answered or not)
+    Column("last_status", Integer),  # the receiver's HTTP status at the last try; NULL: no answer
+    Column("last_error", Text),  # why the last try failed; NULL once delivered
+    Column("created_at", Moment, nullable=False),
+    Column("last_try_at", Moment),
+    Column(
+        "next_try_at", Moment
+    ),  # when it is due (or its taker's lease ends); NULL once delivered or given up
+    Column(
+        "gate_open", Boolean, nullable=False
+    ),  # a gate.opened row whose gate's end is still to be announced
+    UniqueConstraint("signal_id", "event", "url"),
+    Index("ix_webhook_deliveries_due", "status", "next_try_at"),
+    Index("ix_webhook_deliveries_board", "blackboard_id", "delivery_id"),
+    Index("ix_webhook_deliveries_gate_open", "gate_open"),
+)
+
 # Which releases may run side by side on this database (migration 0014; persistence/schema.py
 # `record_versions`): per revision, who applied it and the oldest release that may still run against it.
 SCHEMA_VERSIONS = Table(
