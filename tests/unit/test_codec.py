@@ -99,6 +99,8 @@ def _former_row(signal) -> dict:
         if signal.charged_attempts
         else None,
         "labels_json": json.dumps(list(signal.payload.labels)) if signal.payload.labels else None,
+        "claim_runner": signal.claim_runner,
+        "nudges": signal.nudges,
     }
 
 

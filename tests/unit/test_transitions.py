@@ -837,6 +837,8 @@ def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
         "flow_id": "docbot-1",
         "step_id": "plan",
         "charged_attempts": (1,),
+        "claim_runner": "anthropic",
+        "nudges": 2,
         "version": 7,
     }
     names = [f.name for f in dataclasses.fields(AgentSignal)]

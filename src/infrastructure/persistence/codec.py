@@ -191,6 +191,8 @@ SIGNAL_COLUMNS = (
     "step_id",
     "charged_attempts_json",
     "labels_json",
+    "claim_runner",
+    "nudges",
     "post_event_id",
 )
 # The columns a signal's later events change, in the order `changing_values` gives them after the key
@@ -218,6 +220,8 @@ CHANGING_COLUMNS = (
     "reserved_usd",
     "reserved_tokens",
     "charged_attempts_json",
+    "claim_runner",
+    "nudges",
 )
 
 
@@ -276,6 +280,8 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         signal.step_id,
         charged_json(signal),
         _strings(labels) if (labels := signal.payload.labels) else None,
+        signal.claim_runner,
+        signal.nudges,
         post_event_id,
     )
 
@@ -336,6 +342,8 @@ def changing_values(signal: AgentSignal) -> tuple[Any, ...]:
         None if reserved is None else reserved.usd,
         None if reserved is None else reserved.tokens,
         charged_json(signal),
+        signal.claim_runner,
+        signal.nudges,
     )
 
 
@@ -404,6 +412,8 @@ def signal_from_row(row: Any) -> AgentSignal:
         flow_id=row.flow_id,
         step_id=row.step_id,
         charged_attempts=tuple(json.loads(row.charged_attempts_json)) if row.charged_attempts_json else (),
+        claim_runner=row.claim_runner,
+        nudges=row.nudges or 0,
         **_keys(row.keys_json),
     )
 

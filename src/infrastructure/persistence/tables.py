@@ -151,6 +151,10 @@ SIGNALS = Table(
     # its payload's labels (`post --label`, migration 0024), a JSON array of them, that `--label` filters read;
     # NULL: none (and on rows an older release wrote beside this one)
     Column("labels_json", Text),
+    # the runner its claim's run is run by (AgentSignalClaimed.runner, migration 0030), which a nudge needs;
+    # NULL: a handler's run, a claim by hand, or none; and how many nudges its runs were sent
+    Column("claim_runner", String(40)),
+    Column("nudges", Integer, nullable=False, server_default="0"),
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest
