@@ -75,6 +75,8 @@ def _step(r: Any) -> str:
         return f"  tool {r.get('name')}({_flat(r.get('arguments'))}) {mark}: {_flat(r.get('result'))}"
     if kind == "warning":  # the runner's own: a line it skipped, a figure that made no sense
         return f"  warning: {_flat(r.get('warning'))}"
+    if kind == "nudge":  # a person's word, given to the model at its next turn (`blackboard nudge`)
+        return f"  nudge from {_flat(r.get('by'))}: {_flat(r.get('text'))}"
     if kind == "rate_limited":
         return f"  rate limited, waited {r.get('wait_seconds')}s: {_flat(r.get('error'))}"
     if kind == "result":

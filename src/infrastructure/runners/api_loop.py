@@ -50,6 +50,7 @@ class Loop:
         self.tally = Tally(runner, model)
         self.transcript = Transcript(request.transcript_path)
         self.stopped = threading.Event()
+        self.control: RunControl | None = None  # the worker's, once the run is watched (run_watched)
 
     def client(self, make: Callable[[], Any]) -> Any:
         """The runner's SDK client, made on first use (it reads its API's environment then)."""
@@ -83,6 +84,17 @@ class Loop:
         self.transcript.record(
             "tool_call", name=call.name, arguments=call.arguments, result=said.text, is_error=said.is_error
         )
+        return said
+
+    def nudged(self) -> list[str]:
+        """Before each model call: the nudges a person sent since the last (docs/agents.md, "Nudges"), as the
+        user messages the model reads next, each recorded in the transcript."""
+        if self.control is None:
+            return []
+        said = []
+        for nudge in self.control.nudges():
+            self.transcript.record("nudge", by=nudge.by, text=nudge.text)
+            said.append(nudge.message)
         return said
 
     def go_on(self) -> None:
@@ -144,6 +156,7 @@ def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunCont
     """Run `work` on its own thread; end the run as soon as `control` says to stop, closing the board
     tools first, so nothing the abandoned loop sends afterwards is recorded."""
     box: list[RunOutcome] = []
+    loop.control = control
 
     def body() -> None:
         try:

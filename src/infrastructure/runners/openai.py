@@ -69,6 +69,7 @@ def _converse(loop: Loop) -> RunOutcome:
         tools=[t["function"]["name"] for t in tools],
     )
     while True:
+        messages.extend({"role": "user", "content": text} for text in loop.nudged())  # after the tool results
         answer = loop.waiting_out(
             lambda: read_completion(
                 client.chat.completions.create(

@@ -27,6 +27,7 @@ from blackboard.infrastructure.worker.cancels import StopWatch
 from blackboard.infrastructure.worker.handling import Handling
 from blackboard.infrastructure.worker.held import HeldRuns
 from blackboard.infrastructure.worker.loop import ClaimLoop
+from blackboard.infrastructure.worker.nudges import NudgeInbox
 from blackboard.infrastructure.worker.options import WorkerOptions
 from blackboard.infrastructure.worker.recorder import Done, Recorder
 from blackboard.infrastructure.worker.runs import Runs
@@ -70,7 +71,9 @@ class Worker:
         self._keeper = Keeper()
         self._held = HeldRuns(options.claim_timeout, self._keeper)
         # a signal cancelled while it runs here: its run is stopped (the loop is built below)
-        self._stops = StopWatch(queries, store, notifier, lambda: self._loop.claims())
+        # a nudge for a run here waits for that run to ask (worker/nudges.py), found by the stop watch's looks
+        self._nudges = NudgeInbox(store, lambda: self._loop.active())
+        self._stops = StopWatch(queries, store, notifier, lambda: self._loop.claims(), self._nudges.seen)
         self._handling = Handling(
             service,
             queries,
@@ -90,6 +93,7 @@ class Worker:
             options.renew_every,
             self._cancel,
             board_tools,
+            self._nudges.take,
         )
         self._loop = ClaimLoop(
             options,
@@ -102,6 +106,7 @@ class Worker:
             threshold,
             self._start,
             self.worker_id,
+            self._runs.runner_of,
         )
         self._beat = (
             None
@@ -196,6 +201,7 @@ class Worker:
         self._handled += len(batch)
         for done in batch:
             self._stops.forget(done.claimed.signal_id)
+            self._nudges.forget(done.claimed.signal_id)
         self._loop.release(done.claimed.signal_id for done in batch)
         if self._beat is not None:
             self._beat.changed()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from blackboard.application.runners import (
     AgentBrief,
+    Nudge,
     Permissions,
     RunControl,
     RunLimits,
@@ -49,8 +50,10 @@ class WorkerControl(RunControl):
         ended: Callable[[], str | None],
         stopped: Callable[[], str | None] = lambda: None,
         started: Callable[[int], None] = lambda pid: None,
+        nudges: Callable[[], list[Nudge]] = list,
     ) -> None:
         self._timeout, self._cancel, self._renew, self._every = timeout, cancel, renew, renew_every
+        self._nudges = nudges  # the nudge inbox's for this claim (worker/nudges.py): no query
         self._started = started  # the keeper holds the run's process from then on
         self._stopped = stopped  # the stop watch's word (a cancel), asked at every look: no query
         self._ended = ended
@@ -81,6 +84,9 @@ class WorkerControl(RunControl):
     def started(self, pid: int) -> None:
         self._started(pid)
 
+    def nudges(self) -> list[Nudge]:
+        return self._nudges()
+
     def wait(self, seconds: float) -> str | None:
         until = time.monotonic() + seconds
         while (reason := self.stop_reason()) is None:
@@ -102,10 +108,13 @@ class Runs:
         renew_every: float,
         cancel: threading.Event,
         board_tools: ToolsFactory | None,
+        nudges: Callable[[str, str | None], list[Nudge]] = lambda signal_id, token: [],
     ) -> None:
+        """`nudges`: the nudges waiting for the run of a claim (signal, token), each handed over once."""
         self._handling, self._options, self._artifacts_dir = handling, options, artifacts_dir
         self._renew_every, self._cancel = renew_every, cancel
         self._board_tools = board_tools
+        self._nudges = nudges
         self.workdir = Path(options.workdir or ".").resolve()
 
     def runner_of(self, agent: AgentDefinition) -> str | None:
@@ -125,6 +134,7 @@ class Runs:
                 lambda: self._handling.claim_ended(agent, claimed),
                 lambda: self._handling.stopped(claimed.signal_id),
                 lambda pid: self._handling.held.started(claimed, pid),
+                lambda: self._nudges(claimed.signal_id, claimed.claim_token),
             )
             outcome = runner_for(name).run(request, control)
             handled = (
