@@ -19,6 +19,7 @@ from tests.e2e.mcp_client import served
 from tests.runners.claude import claude_env
 from tests.runners.conftest import Board, RunnerCli
 from tests.runners.standins import Turn, call, say, slow, stand_in
+from tests.waiting import wait_until
 
 NUDGE = "NUDGE-TEXT: the tests are in tests/unit, start there"
 SAID = f"[a nudge from alice, sent while you work] {NUDGE}"
@@ -153,3 +154,40 @@ def test_a_nudge_by_the_mcp_person_s_server_reaches_claude_code_at_its_next_requ
     assert last["role"] == "user" and NUDGE in json.dumps(last)  # Claude Code gives it with its next request
     assert SAID in json.dumps(last, ensure_ascii=False)
     assert_recorded(nboard, done, "claude-code")
+
+
+def test_a_nudge_claude_code_takes_as_it_writes_its_answer_is_answered_in_a_turn_more_and_counted(
+    nboard, tmp_path
+):
+    """Claude Code answers a nudge that came with its final answer in a turn more, with a result of its own:
+    the run's outcome is the last result, and its usage counts both turns."""
+    nboard.agent("reviewer", "description: Reviews.\nmodel: sonnet\n", "Review.")
+    signal_id = nboard.post("reviewer")["signal_id"]
+    transcript = nboard.workdir / "artifacts" / "transcripts" / f"{signal_id}.jsonl"
+    first = threading.Event()
+
+    def answer(body: dict[str, Any]) -> Turn:
+        if NUDGE in json.dumps(body.get("messages")):
+            return say("DONE AFTER THE NUDGE")
+        first.set()  # the answer waits until the nudge was written to Claude Code's input
+        wait_until(
+            lambda: transcript.exists() and '"type": "nudge"' in transcript.read_text(), 120, "the nudge"
+        )
+        return say("AN ANSWER BEFORE THE NUDGE")
+
+    with stand_in(answer) as api:
+        worker = nboard.cli.start(
+            "worker", "--agent", "reviewer", "--once", env=claude_env(api.url, tmp_path)
+        )
+        assert first.wait(120), "the run's first model call never came"
+        nboard.cli("nudge", signal_id, NUDGE, "--by", "alice").expect(0)
+        nboard.cli.finish(worker).expect(0)
+        calls = [r.body for r in api.model_calls]
+
+    done = nboard.show(signal_id)
+    assert carrying(calls) == [1] and len(calls) == 2
+    assert_recorded(nboard, done, "claude-code")
+    usage = done["usage"]
+    assert (usage["turns"], usage["input_tokens"], usage["output_tokens"]) == (2, 200, 40)
+    results = [r for r in nboard.transcript(done) if r["type"] == "result"]
+    assert [r["result"] for r in results] == ["AN ANSWER BEFORE THE NUDGE", "DONE AFTER THE NUDGE"]
