@@ -51,6 +51,7 @@ class Act(Enum):
     IMPORT = "import a board"
     REBUILD = "rebuild the read model"
     EXPIRE = "expire signals past their deadlines"
+    NUDGE = "nudge a running agent"
 
 
 NO = "no"  # a cell that refuses: the act's `why` says why
@@ -111,6 +112,7 @@ TABLE: tuple[Rule, ...] = (
     Rule(Act.IMPORT, ("yes", NO, NO, NO, NO, NO), "only a person imports a board"),
     Rule(Act.REBUILD, ("yes", NO, NO, NO, NO, NO), "only a person rebuilds the read model"),
     Rule(Act.EXPIRE, ("yes", "yes", WHILE_HELD, WHILE_HELD, NO, NO)),
+    Rule(Act.NUDGE, ("yes", NO, NO, NO, NO, NO), "a person steers a run; an agent's work is its own"),
 )
 RULES = {rule.act: rule for rule in TABLE}
 

@@ -193,6 +193,15 @@ class RejectGate(Command):
     blackboard_id: BoardName | None = None
 
 
+class NudgeSignal(Command):
+    """A person's word to the agent running a CLAIMED signal, delivered at its next turn (`blackboard nudge`)."""
+
+    signal_id: SignalIdText
+    nudged_by: Printable
+    text: Annotated[str, Field(min_length=1, max_length=8000)]
+    blackboard_id: BoardName | None = None
+
+
 class SetBudget(Command):
     """A board's budget from now on (`blackboard budget`); a limit left None stays as it was. The
     domain checks the values (domain/limits.py: finite, 0 or more, not below what was spent)."""
@@ -277,6 +286,9 @@ class ClaimSignals(Command):
     tokens: dict[SignalIdText, Token] = Field(default_factory=dict)
     limit: Count = 1
     worker_id: WorkerId | None = None  # the claiming worker's public id, in its claims' metadata (`worker`)
+    # the runner the worker runs these claims with (claude-code, anthropic, openai), so a person may nudge
+    # their runs; None: a handler runs them, which takes no nudge
+    runner: Name | None = None
 
     @model_validator(mode="after")
     def _a_token_per_claim(self) -> ClaimSignals:

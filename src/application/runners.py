@@ -147,6 +147,19 @@ class RunOutcome:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Nudge:
+    """A person's word to the running agent (`blackboard nudge`), for its next turn."""
+
+    by: str
+    text: str
+
+    @property
+    def message(self) -> str:
+        """The user message the run sends its model: the text, and who sent it while the agent worked."""
+        return f"[a nudge from {self.by}, sent while you work] {self.text}"
+
+
 class RunControl(abc.ABC):
     """What a running run asks of the worker: whether to stop (the reason: the timeout, no progress for its
     stall timeout, the worker's grace over, the claim lost), and a wait that ends early when it must.
@@ -166,6 +179,11 @@ class RunControl(abc.ABC):
     def started(self, pid: int) -> None:
         """A runner that starts a process (in a session of its own) says so at once, with its pid: the worker
         has its keeper end that process's whole tree if the worker dies or the claim lapses first."""
+
+    def nudges(self) -> list[Nudge]:
+        """The nudges a person sent this run since it last asked, oldest first: each is handed over once,
+        and the runner gives it to the model at its next turn (docs/agents.md, "Nudges")."""
+        return []
 
 
 class Runner(abc.ABC):

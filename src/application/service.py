@@ -24,6 +24,7 @@ from blackboard.application.commands import (
     EnforceDeadline,
     ExpireSignals,
     FailSignal,
+    NudgeSignal,
     PostSignal,
     RecordOutcomes,
     RejectGate,
@@ -295,6 +296,7 @@ class BlackboardService:
                             cmd.tokens.get(signal_id),
                             limits.key,
                             reservation,
+                            cmd.runner,
                         )
                     )
                     reserved += Spent.reserved_by(reservation)
@@ -529,6 +531,20 @@ class BlackboardService:
             cmd,
             actor=cmd.approved_by,
             deadlines=(cmd.signal_id,),
+        )
+
+    def nudge_signal(self, cmd: NudgeSignal) -> AgentSignal:
+        """A person's word to the running agent (AgentSignalNudged), which the worker running it delivers at
+        its next turn; refused (RuleViolation, nothing written) unless it is CLAIMED and run by a runner."""
+        self._authority.check(Act.NUDGE)
+        return self._execute(
+            self._locate(cmd.signal_id, cmd.blackboard_id),
+            Scope(signals=(cmd.signal_id,)),
+            lambda board, _, now: board.nudge_signal(cmd.signal_id, cmd.nudged_by, cmd.text, now),
+            cmd,
+            actor=cmd.nudged_by,
+            deadlines=(cmd.signal_id,),
+            hold=Hold.SIGNALS,
         )
 
     def reject_gate(self, cmd: RejectGate) -> AgentSignal:

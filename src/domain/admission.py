@@ -25,6 +25,7 @@ from blackboard.domain.events import (
     AgentSignalCompleted,
     AgentSignalExpired,
     AgentSignalFailed,
+    AgentSignalNudged,
     AgentSignalPosted,
     AgentSignalRejected,
     AgentSignalRunCharged,
@@ -194,6 +195,13 @@ def _(event: AgentSignalRejected, board: BlackboardAggregate) -> None:
 
 
 @rule.register
+def _(event: AgentSignalNudged, board: BlackboardAggregate) -> None:
+    signal = board.check_nudge(event.signal_id, event.nudged_by, event.text)
+    if event.attempt != signal.attempt:
+        raise NudgeOutOfTurn(event.signal_id, event.attempt, signal.attempt)
+
+
+@rule.register
 def _(event: BoardBudgetSet, board: BlackboardAggregate) -> None:
     """The board's own event: the values' rules (finite, 0 or more). Not the spent-so-far rule: a budget may
     be set below what runs spent later, and the log's usage is judged by the runs, not by the budget."""
@@ -208,6 +216,14 @@ def _token(board: BlackboardAggregate, event: BlackboardEvent) -> str | None:
 class AttemptOutOfTurn(RuleViolation):
     def __init__(self, signal_id: str, why: str) -> None:
         super().__init__(f"{signal_id}: an attempt's end no command records: {why}")
+
+
+class NudgeOutOfTurn(RuleViolation):
+    def __init__(self, signal_id: str, attempt: int, running: int) -> None:
+        super().__init__(
+            f"{signal_id}'s nudge is for attempt {attempt}, but attempt {running} runs: a nudge names the attempt "
+            "under way"
+        )
 
 
 class DedupedPost(RuleViolation):

@@ -24,6 +24,7 @@ from blackboard.domain.errors import (
     SignalNotClaimable,
     SignalNotFound,
     StaleClaim,
+    TakesNoInput,
     UnknownDependency,
 )
 from blackboard.domain.events import (
@@ -35,6 +36,7 @@ from blackboard.domain.events import (
     AgentSignalCompleted,
     AgentSignalExpired,
     AgentSignalFailed,
+    AgentSignalNudged,
     AgentSignalPosted,
     AgentSignalRejected,
     AgentSignalRunCharged,
@@ -237,10 +239,11 @@ class BlackboardAggregate:
         token: str | None = None,
         concurrency_key: str | None = None,
         reserved: Reservation | None = None,
+        runner: str | None = None,
     ) -> AgentSignal:
         """`concurrency_key`: the claimer's (domain/limits.py); the caller checked there is room under it.
         `reserved`: what the claim reserves of the board's budget (domain/reservations.py), which the
-        caller checked fits."""
+        caller checked fits. `runner`: the runner its worker runs it with (None: a handler, or by hand)."""
         signal = self.check_claim(signal_id, agent, at, default_threshold)
         self._record(
             AgentSignalClaimed,
@@ -251,6 +254,7 @@ class BlackboardAggregate:
             token=token,
             concurrency_key=concurrency_key,
             reserved=reserved,
+            runner=runner,
         )
         return self._signals[signal_id]
 
@@ -443,6 +447,32 @@ class BlackboardAggregate:
         self._record(AgentSignalRejected, at, signal_id=signal_id, rejected_by=rejected_by, reason=reason)
         self._expire_dependants(signal_id, at)
         return self._signals[signal_id]
+
+    def nudge_signal(self, signal_id: str, nudged_by: str, text: str, at: datetime) -> AgentSignal:
+        """A person's word to the running agent, for its next turn (`check_nudge`). Nothing changes but its
+        count of nudges."""
+        signal = self.check_nudge(signal_id, nudged_by, text)
+        self._record(
+            AgentSignalNudged, at, signal_id=signal_id, nudged_by=nudged_by, text=text, attempt=signal.attempt
+        )
+        return self._signals[signal_id]
+
+    def check_nudge(self, signal_id: str, nudged_by: str, text: str) -> AgentSignal:
+        """The signal, if its run may be nudged: CLAIMED, and its claim run by a runner (a handler's run, or a
+        claim by hand, reads no input while it runs)."""
+        signal = self.signal(signal_id)
+        _refuse_expired(signal, "nudged", CLAIMED)
+        if signal.status is not CLAIMED:
+            raise InvalidTransition(
+                signal_id, signal.status, "nudged (a nudge reaches a running agent)", (CLAIMED,)
+            )
+        if signal.claim_runner is None:
+            raise TakesNoInput(signal_id, signal.claimed_by)
+        if not nudged_by:
+            raise InvalidInput("by", "must name who nudges the run")
+        if not text.strip():
+            raise InvalidInput("text", "must say something to the running agent")
+        return signal
 
     def check_open_gate(self, signal_id: str, action: str, at: datetime) -> None:
         signal = self.signal(signal_id)

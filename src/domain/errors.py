@@ -182,3 +182,16 @@ class GateNotOpen(RuleViolation):
     def __init__(self, signal_id: str, action: str, why: str) -> None:
         super().__init__(f"gate {signal_id} is not open yet ({why}); it can be {action} once it is")
         self.signal_id = signal_id
+
+
+class TakesNoInput(RuleViolation):
+    """A nudge for a run that reads no input while it runs: a command or entrypoint handler's, or a claim
+    taken outside a worker's runner (`claim` by hand)."""
+
+    def __init__(self, signal_id: str, claimed_by: str | None) -> None:
+        super().__init__(
+            f"{signal_id} is CLAIMED by {claimed_by}, whose run cannot take a nudge: it is no runner's run (a "
+            "command or entrypoint handler, or a claim taken by hand), so nothing reads input while it runs; "
+            "only a run of the claude-code, anthropic or openai runner takes one"
+        )
+        self.signal_id = signal_id

@@ -79,7 +79,7 @@ class AgentSignalPosted(BlackboardEvent):
 
 
 class AgentSignalClaimed(BlackboardEvent):
-    schema_version: ClassVar[int] = 4  # 2 added token, 3 concurrency_key, 4 reserved
+    schema_version: ClassVar[int] = 5  # 2 added token, 3 concurrency_key, 4 reserved, 5 runner
 
     claimed_by: str = Field(min_length=1)
     score: float | None = None
@@ -89,6 +89,9 @@ class AgentSignalClaimed(BlackboardEvent):
     # what the claim reserved of its board's budget until its run ends (domain/reservations.py); None:
     # nothing (its runs record no usage, or it was claimed before reservations)
     reserved: Reservation | None = None
+    # the runner its worker runs it with (claude-code, anthropic, openai), so a person may nudge that run;
+    # None: a command or entrypoint handler, or a claim outside a worker's runner: nothing takes input
+    runner: str | None = None
 
 
 class BoardBudgetSet(BlackboardEvent):
@@ -203,6 +206,15 @@ class AgentSignalRejected(BlackboardEvent):
 
     rejected_by: str = Field(min_length=1)
     reason: str = Field(min_length=1)
+
+
+class AgentSignalNudged(BlackboardEvent):
+    """A person nudged the running agent (`blackboard nudge`): `text` reaches the run of `attempt` at its
+    next turn, as a user message (docs/agents.md, "Nudges"). The signal's state is unchanged."""
+
+    nudged_by: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    attempt: int = Field(ge=1)  # the attempt whose run it is for: a later attempt's run never gets it
 
 
 STREAM_SEPARATOR = "\x1f"  # never in a board id nor a key (both refuse control characters)
@@ -499,6 +511,7 @@ EVENT_TYPES: dict[str, type[BlackboardEvent]] = {
         AgentSignalCancelled,
         AgentSignalApproved,
         AgentSignalRejected,
+        AgentSignalNudged,
         BoardBudgetSet,
         EntryWritten,
         EntryCandidateKept,
@@ -541,6 +554,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("AgentSignalClaimed", 1): lambda data: {**data, "token": None},
     ("AgentSignalClaimed", 2): lambda data: {**data, "concurrency_key": None},  # claimed under no key
     ("AgentSignalClaimed", 3): lambda data: {**data, "reserved": None},  # claimed before reservations
+    ("AgentSignalClaimed", 4): lambda data: {**data, "runner": None},  # claimed before nudges: takes none
     ("AgentSignalCompleted", 1): lambda data: {**data, "usage": None},  # no runner's run recorded
     ("AgentSignalFailed", 1): lambda data: {**data, "usage": None},
     # recorded before a run could resume an earlier attempt's session: every run started afresh

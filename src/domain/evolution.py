@@ -14,6 +14,7 @@ from blackboard.domain.events import (
     AgentSignalCompleted,
     AgentSignalExpired,
     AgentSignalFailed,
+    AgentSignalNudged,
     AgentSignalPosted,
     AgentSignalRejected,
     AgentSignalRunCharged,
@@ -81,7 +82,12 @@ def _(event: AgentSignalPosted, lookup: Lookup, dependants: Dependants) -> list[
 def _(event: AgentSignalClaimed, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [
         lookup(event.signal_id).claimed(
-            event.claimed_by, event.occurred_at, event.token, event.concurrency_key, event.reserved
+            event.claimed_by,
+            event.occurred_at,
+            event.token,
+            event.concurrency_key,
+            event.reserved,
+            event.runner,
         )
     ]
 
@@ -154,6 +160,11 @@ def _(event: AgentSignalApproved, lookup: Lookup, dependants: Dependants) -> lis
 @_evolve.register
 def _(event: AgentSignalRejected, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
     return [lookup(event.signal_id).rejected(event.rejected_by, event.reason, event.occurred_at)]
+
+
+@_evolve.register
+def _(event: AgentSignalNudged, lookup: Lookup, dependants: Dependants) -> list[AgentSignal]:
+    return [lookup(event.signal_id).nudged()]
 
 
 @_evolve.register

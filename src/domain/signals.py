@@ -220,6 +220,10 @@ class AgentSignal:
     # the attempts whose run was charged (AgentSignalRunCharged), in order: each one is charged once
     charged_attempts: tuple[int, ...] = ()
     stalls: tuple[Stall, ...] = ()  # the attempts whose run stalled (AgentSignalStalled), oldest first
+    # the runner its claim's run is run by (AgentSignalClaimed.runner), while CLAIMED: a nudge reaches that
+    # run; None: a handler's run, or a claim by hand, which takes none
+    claim_runner: str | None = None
+    nudges: int = 0  # how many nudges a person sent its runs (AgentSignalNudged), every attempt's
     version: int = 1
 
     @property
@@ -289,6 +293,7 @@ class AgentSignal:
         token: str | None = None,
         concurrency_key: str | None = None,
         reserved: Reservation | None = None,
+        runner: str | None = None,
     ) -> AgentSignal:
         return self._next(
             status=SignalStatus.CLAIMED,
@@ -297,7 +302,12 @@ class AgentSignal:
             claim_token=token,
             concurrency_key=concurrency_key,
             reserved=reserved,
+            claim_runner=runner,
         )
+
+    def nudged(self) -> AgentSignal:
+        """A person nudged its run: one nudge more; nothing else changes."""
+        return self._changed(nudges=self.nudges + 1)
 
     def renewed(self, at: datetime) -> AgentSignal:
         return self._changed(renewed_at=at)

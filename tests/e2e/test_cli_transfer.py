@@ -190,7 +190,7 @@ def test_a_claim_with_a_token_and_one_without_import_as_they_were_each_keeping_i
     source.ok("claim", open_, "--agent", "ps-researcher")
     document = json.loads(export(source, board, tmp_path / "board.json"))
     claims = [e for e in document["events"] if e["event_type"] == "AgentSignalClaimed"]
-    assert [(c["schema_version"], c["data"]["token"]) for c in claims] == [(4, "t-1"), (4, None)]
+    assert [(c["schema_version"], c["data"]["token"]) for c in claims] == [(5, "t-1"), (5, None)]
 
     target.ok("import", str(tmp_path / "board.json"))
 

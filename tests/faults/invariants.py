@@ -28,6 +28,7 @@ FROM = {  # event type -> the statuses it may come from, and the status it leave
     "AgentSignalApproved": ({"POSTED"}, "COMPLETED"),  # a gate, by a person
     "AgentSignalRejected": ({"POSTED"}, "FAILED"),
     "AgentSignalAttemptFailed": ({"CLAIMED"}, "POSTED"),  # a retry: attempts were left
+    "AgentSignalNudged": ({"CLAIMED"}, "CLAIMED"),  # a person's word to the run: the status stays
 }
 BY = {
     "AgentSignalClaimRenewed": "claimed_by",

@@ -287,6 +287,18 @@ def test_a_log_holding_every_old_schema_version_rebuilds_unchanged(sql_engine):
                 "concurrency_key": "api",
             },
         ),
+        (  # 4: before a claim recorded its runner (nudges): read as none
+            "AgentSignalClaimed",
+            4,
+            {
+                "signal_id": "sig-00000005",
+                "claimed_by": "ps-researcher",
+                "score": 0.9,
+                "token": "t-3",
+                "concurrency_key": None,
+                "reserved": {"usd": 0.5, "tokens": None},
+            },
+        ),
     ]
     usage = {  # a runner's run before resumes: no resumed_from (Completed and Failed 2, the others 1)
         "runner": "claude-code",

@@ -97,7 +97,7 @@ def test_stored_rows_carry_type_schema_version_and_metadata(sql_board):
 
     assert [(r.event_type, r.schema_version, r.stream_id, r.version) for r in rows] == [
         ("AgentSignalPosted", 11, "ps-1", 1),
-        ("AgentSignalClaimed", 4, "ps-1", 2),
+        ("AgentSignalClaimed", 5, "ps-1", 2),
     ]
     assert json.loads(rows[0].metadata)["correlation_id"] == "run-42"
     assert json.loads(rows[1].metadata)["actor"] == "ps-researcher"

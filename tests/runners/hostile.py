@@ -45,7 +45,8 @@ def result_line(answer: str = "DONE", **fields: Any) -> str:
 
 
 def claude_script(folder: Path, body: str, name: str = "claude") -> Path:
-    """An executable `claude`: a Python program that reads its prompt (standard input) to the end, then runs
+    """An executable `claude`: a Python program that reads its prompt (the first line of its standard input, a
+    stream-json user message, as Claude Code reads it with `--input-format stream-json`), then runs
     `body` (Python, with `out(text)`, `err(text)` that write a line and flush, and `json`, `os`, `sys`, `time`
     imported)."""
     path = folder / name
@@ -54,7 +55,7 @@ def claude_script(folder: Path, body: str, name: str = "claude") -> Path:
         + textwrap.dedent(
             """\
             import json, os, sys, time
-            sys.stdin.read()
+            sys.stdin.readline()
             def out(text):
                 sys.stdout.write(text + "\\n"); sys.stdout.flush()
             def err(text):

@@ -103,6 +103,8 @@ def _former_row(signal) -> dict:
         if signal.stalls
         else None,
         "stalls": len(signal.stalls),
+        "claim_runner": signal.claim_runner,
+        "nudges": signal.nudges,
     }
 
 

@@ -19,6 +19,7 @@ from blackboard.domain.events import (
     AgentSignalCompleted,
     AgentSignalExpired,
     AgentSignalFailed,
+    AgentSignalNudged,
     AgentSignalPosted,
     AgentSignalRejected,
     AgentSignalRunCharged,
@@ -121,6 +122,10 @@ SAMPLES: list[BlackboardEvent] = [
     AgentSignalApproved(**ENV, version=2, approved_by="alice", note="looks right"),
     AgentSignalRejected(**ENV, version=2, rejected_by="bob", reason="the plan is wrong"),
     AgentSignalClaimed(**ENV, version=2, claimed_by="ps-researcher", score=0.9, concurrency_key="openai"),
+    AgentSignalClaimed(**ENV, version=2, claimed_by="ps-writer", score=0.8, token="t-9", runner="anthropic"),
+    AgentSignalNudged(
+        **ENV, version=3, nudged_by="alice", text="start with the tests\nthen the docs", attempt=2
+    ),
 ]
 BUDGET = BoardBudgetSet(
     blackboard_id="bb-1",
@@ -612,8 +617,34 @@ def test_a_claim_stored_before_reservations_loads_reserving_nothing():
     claimed = load_event("AgentSignalClaimed", 3, envelope, claimed_v3)
 
     assert (claimed.concurrency_key, claimed.reserved) == ("openai", None)
-    assert AgentSignalClaimed.schema_version == 4
     reserved = AgentSignalClaimed(**envelope, **claimed_v3, reserved=Reservation(tokens=100_005))
     event_type, schema_version, stored_envelope, data = stored(reserved)
-    assert (schema_version, data["reserved"]) == (4, {"usd": None, "tokens": 100_005})
+    assert data["reserved"] == {"usd": None, "tokens": 100_005}
     assert load_event(event_type, schema_version, stored_envelope, data) == reserved
+
+
+def test_a_claim_stored_before_nudges_loads_with_no_runner_and_so_takes_no_nudge():
+    """AgentSignalClaimed schema 4 (before `runner`): its run cannot be nudged (docs/agents.md, "Nudges")."""
+    envelope = {
+        "event_id": "ev-1",
+        "blackboard_id": "bb-1",
+        "version": 2,
+        "occurred_at": "2026-01-04T09:00:01+00:00",
+    }
+    claimed_v4 = {
+        "signal_id": "sig-0000000a",
+        "claimed_by": "ps-a",
+        "score": 0.9,
+        "token": "t-1",
+        "concurrency_key": None,
+        "reserved": {"usd": 0.5, "tokens": None},
+    }
+
+    claimed = load_event("AgentSignalClaimed", 4, envelope, claimed_v4)
+
+    assert AgentSignalClaimed.schema_version == 5
+    assert (claimed.runner, claimed.reserved) == (None, Reservation(usd=0.5))
+    with_runner = AgentSignalClaimed(**envelope, **{**claimed_v4, "reserved": None}, runner="claude-code")
+    event_type, schema_version, stored_envelope, data = stored(with_runner)
+    assert (schema_version, data["runner"]) == (5, "claude-code")
+    assert load_event(event_type, schema_version, stored_envelope, data) == with_runner

@@ -838,6 +838,8 @@ def test_a_changed_copy_keeps_every_other_field_as_dataclasses_replace_does():
         "step_id": "plan",
         "charged_attempts": (1,),
         "stalls": (Stall(attempt=1, actor="ps-analyst", seconds_idle=300.0, at=at(6)),),
+        "claim_runner": "anthropic",
+        "nudges": 2,
         "version": 7,
     }
     names = [f.name for f in dataclasses.fields(AgentSignal)]

@@ -103,6 +103,15 @@ class EventStore(abc.ABC):
             None,
         )
 
+    def nudges_of(self, blackboard_id: str, signal_id: str) -> list[BlackboardEvent]:
+        """The AgentSignalNudged events of the signal on that board, oldest first: what the worker running
+        it delivers (worker/nudges.py). This default reads the board's whole stream; a store reads those."""
+        return [
+            e
+            for e in self.load(blackboard_id)
+            if e.event_type == "AgentSignalNudged" and e.signal_id == signal_id
+        ]
+
     def board_events(self, blackboard_id: str) -> list[StoredEvent]:
         """Every event of the board's stream and of its entry streams, as stored, in position order
         ([] when the store does not hold the board). What `export` writes."""

@@ -119,6 +119,9 @@ class SignalState:
     status: SignalStatus
     claim_token: str | None
     error: str | None  # a CANCELLED signal's reason (its result's error); else None
+    nudges: int = (
+        0  # how many nudges its runs were sent (a run takes those for its attempt: worker/nudges.py)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +153,7 @@ class SignalReadModel(abc.ABC):
                 s.status,
                 s.claim_token,
                 s.result.error if s.status is SignalStatus.CANCELLED and s.result else None,
+                s.nudges,
             )
             for s in found
         ]

@@ -95,6 +95,7 @@ class AsyncBlackboard:
     retry = _in_thread(Blackboard.retry)
     cancel = _in_thread(Blackboard.cancel)
     approve = _in_thread(Blackboard.approve)
+    nudge = _in_thread(Blackboard.nudge)
     reject = _in_thread(Blackboard.reject)
     cancel_all = _in_thread(Blackboard.cancel_all)
     budget = _in_thread(Blackboard.budget)

@@ -17,6 +17,7 @@ from blackboard.application.commands import (
     FollowSignal,
     GetSignalById,
     ListSignals,
+    NudgeSignal,
     PostSignal,
     ReadEvents,
     RejectGate,
@@ -188,6 +189,13 @@ class SignalCalls(Base):
         what waits on it expires."""
         command = request(RejectGate, signal_id=signal_id, rejected_by=by, reason=reason)
         return _signal(self._parts.service.reject_gate(command))
+
+    def nudge(self, signal_id: str, text: str, *, by: str) -> Signal:
+        """`blackboard nudge SIG TEXT --by NAME`: a person's word to the agent running a CLAIMED signal, given
+        to it at its next turn (docs/agents.md, "Nudges"). Refused (a RuleViolation, nothing written) for a
+        signal that is not CLAIMED, or whose run is no runner's (a handler's takes no input)."""
+        command = request(NudgeSignal, signal_id=signal_id, nudged_by=by, text=text)
+        return _signal(self._parts.service.nudge_signal(command))
 
     def cancel_all(
         self,

@@ -55,6 +55,7 @@ MODULES = {
     "skill_install": "skill_command",
     "approve": "gates",
     "reject": "gates",
+    "nudge": "nudge",
     "budget": "budget",
     "webhooks": "webhooks",
     "flow_run": "flows.commands",

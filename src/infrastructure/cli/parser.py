@@ -357,6 +357,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--reason", metavar="TEXT", required=True, help="why, kept in its result and its event"
     )
 
+    nudge = _command(
+        commands,
+        "nudge",
+        "a person's word to the agent running a CLAIMED signal, given to it at its next turn (a runner's run only)",
+        'blackboard nudge sig-1a2b3c4d "look at the tests first" --by alice',
+        "nudge",
+    )
+    nudge.add_argument("signal_id", metavar="SIG")
+    nudge.add_argument("text", metavar="TEXT", help="what the agent reads, as a user message")
+    nudge.add_argument("--by", metavar="NAME", required=True, help="who nudges (kept in its event)")
+
     worker = _command(
         commands,
         "worker",

@@ -32,6 +32,7 @@ PUBLIC = {
     "rejected_by": "by",
     "cancelled_by": "by",
     "set_by": "by",
+    "nudged_by": "by",  # who nudges a running agent (`nudge --by`)
     "board": "blackboard_id",  # a budget's board, named as every other board
 }
 

@@ -58,6 +58,8 @@ def _step(r: Any) -> str:
         return f"  warning: {_flat(r.get('warning'))}"
     if kind == "text" and set(r) == {"type", "text"}:  # a line that is no JSON (record's), or a cut one
         return f"  {_flat(r['text'])}"
+    if kind == "nudge":  # a person's word, given to the model at its next turn (`blackboard nudge`)
+        return f"  nudge from {_flat(r.get('by'))}: {_flat(r.get('text'))}"
     if kind == "rate_limited":
         return f"  rate limited, waited {r.get('wait_seconds')}s: {_flat(r.get('error'))}"
     if kind == "result":

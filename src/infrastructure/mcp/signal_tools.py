@@ -17,6 +17,7 @@ from blackboard.application.commands import (
     FailSignal,
     GetSignalById,
     ListSignals,
+    NudgeSignal,
     PostSignal,
     RejectGate,
 )
@@ -108,8 +109,14 @@ def reject(session: Session, given: dict[str, Any], progress: Progress) -> Any:
     return documents.signal(session.service.reject_gate(build(RejectGate, {}, **given)))
 
 
+def nudge(session: Session, given: dict[str, Any], progress: Progress) -> Any:
+    """A person's server only (tools.py): a person's word to the running agent (docs/agents.md, "Nudges")."""
+    _on_board(session, given.pop("blackboard_id", None), GetSignalById(signal_id=given["signal_id"]))
+    return documents.signal(session.service.nudge_signal(build(NudgeSignal, {}, **given)))
+
+
 def gate_tools() -> list[Tool]:
-    """A person decides a gate: these are offered by a server started without --agent only."""
+    """A person decides a gate, and nudges a run: these are offered by a server started without --agent only."""
     on_board = {"blackboard_id": ON_BOARD}
     mine = same("signal_id")
     return [
@@ -136,6 +143,18 @@ def gate_tools() -> list[Tool]:
                 notes=on_board,
             ),
             reject,
+        ),
+        Tool(
+            "blackboard_nudge",
+            "Nudge the agent running a CLAIMED signal as a person (`by`): `text` reaches it at its next turn.",
+            derive(
+                "NudgeArguments",
+                NudgeSignal,
+                mine | named("nudged_by", "text"),
+                own=_board(),
+                notes=on_board,
+            ),
+            nudge,
         ),
     ]
 

@@ -43,13 +43,14 @@ class Tool:
 CLAIM_TOOLS = frozenset({"blackboard_claim", "blackboard_complete", "blackboard_fail"})
 # A run works on its claim: it ends other signals neither one by one nor in bulk (a person or a lead does)
 CANCEL_TOOLS = frozenset({"blackboard_cancel", "blackboard_cancel_all"})
-# A person decides a gate: offered by a person's server only (one started without --agent, not a run's)
-GATE_TOOLS = frozenset({"blackboard_approve", "blackboard_reject"})
+# A person decides a gate and nudges a run: a person's server's only (started without --agent, not a run's)
+GATE_TOOLS = frozenset({"blackboard_approve", "blackboard_reject", "blackboard_nudge"})
 # A person's tools, left out of an agent's server and a run's session: a call to one is refused by the table
 PERSON_ACTS = {
     "blackboard_approve": (Act.DECIDE, "approve a gate"),
     "blackboard_reject": (Act.DECIDE, "reject a gate"),
     "blackboard_budget": (Act.LIMITS, "set a board's budget"),
+    "blackboard_nudge": (Act.NUDGE, "nudge a running agent"),
 }
 # A person's server's and a run's bound session's (its board's): an agent's own server's tool list is at its
 # cap of characters of JSON (MAX_TOOLS_JSON), where a bound session's, with no claim, complete, fail or

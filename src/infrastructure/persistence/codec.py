@@ -194,6 +194,8 @@ SIGNAL_COLUMNS = (
     "labels_json",
     "stalls_json",
     "stalls",
+    "claim_runner",
+    "nudges",
     "post_event_id",
 )
 # The columns a signal's later events change, in the order `changing_values` gives them after the key
@@ -223,6 +225,8 @@ CHANGING_COLUMNS = (
     "charged_attempts_json",
     "stalls_json",
     "stalls",
+    "claim_runner",
+    "nudges",
 )
 
 
@@ -283,6 +287,8 @@ def signal_values(signal: AgentSignal, post_event_id: str | None = None) -> tupl
         _strings(labels) if (labels := signal.payload.labels) else None,
         stalls_json(signal),
         len(signal.stalls),
+        signal.claim_runner,
+        signal.nudges,
         post_event_id,
     )
 
@@ -345,6 +351,8 @@ def changing_values(signal: AgentSignal) -> tuple[Any, ...]:
         charged_json(signal),
         stalls_json(signal),
         len(signal.stalls),
+        signal.claim_runner,
+        signal.nudges,
     )
 
 
@@ -421,6 +429,8 @@ def signal_from_row(row: Any) -> AgentSignal:
         step_id=row.step_id,
         charged_attempts=tuple(json.loads(row.charged_attempts_json)) if row.charged_attempts_json else (),
         stalls=tuple(Stall.model_validate(s) for s in json.loads(row.stalls_json)) if row.stalls_json else (),
+        claim_runner=row.claim_runner,
+        nudges=row.nudges or 0,
         **_keys(row.keys_json),
     )
 

@@ -172,6 +172,23 @@ class SqlAlchemyEventStore(EventStore):
                     return None
                 below = rows[-1].version
 
+    def nudges_of(self, blackboard_id: str, signal_id: str) -> list[BlackboardEvent]:
+        """The board's nudges whose data holds the signal's quoted id (as `completion_of` matches it), the
+        signal's own decoded, oldest first: asked only when the signal's row counts a nudge more."""
+        within = func.instr if self._engine.dialect.name == "sqlite" else func.strpos
+        query = (
+            select(EVENTS)
+            .where(
+                EVENTS.c.stream_id == blackboard_id,
+                EVENTS.c.event_type == "AgentSignalNudged",
+                within(EVENTS.c.data, json.dumps(signal_id)) > 0,
+            )
+            .order_by(EVENTS.c.version)
+        )
+        with translated("could not read the event store"), read_connection(self._engine) as conn:
+            events = [event_from_row(row) for row in conn.execute(query)]
+        return [e for e in events if e is not None and e.signal_id == signal_id]
+
     def post_metadata(self, blackboard_id: str, signal_id: str) -> dict[str, Any] | None:
         """The metadata of the signal's post (its correlation and causation ids), for a tracer joining a
         claim to the post's trace (infrastructure/tracing/otel.py): its row names the post's event

@@ -84,6 +84,7 @@ STATES = (
         SIGNALS.c.status,
         SIGNALS.c.claim_token,
         case((SIGNALS.c.status == "CANCELLED", SIGNALS.c.result_json)),  # only a cancel's reason is read
+        SIGNALS.c.nudges,
     )
     .select_from(
         CHECKPOINTS.outerjoin(SIGNALS, SIGNALS.c.signal_id.in_(bindparam("signal_ids", expanding=True)))
@@ -129,8 +130,14 @@ class SqlSignalReadModel(SignalReadModel):
         with read_connection(self._engine) as conn:
             rows = conn.execute(STATES, {"signal_ids": list(signal_ids)}).all()
         states = [
-            SignalState(sid, SignalStatus(status), token, json.loads(result).get("error") if result else None)
-            for _, sid, status, token, result in rows
+            SignalState(
+                sid,
+                SignalStatus(status),
+                token,
+                json.loads(result).get("error") if result else None,
+                nudges or 0,
+            )
+            for _, sid, status, token, result, nudges in rows
             if sid is not None  # the checkpoint's row alone: none of the signals has a row
         ]
         return (rows[0][0] if rows else 0), states

@@ -156,6 +156,10 @@ SIGNALS = Table(
     # an older release wrote beside this one)
     Column("stalls_json", Text),
     Column("stalls", Integer, nullable=False, server_default="0"),
+    # the runner its claim's run is run by (AgentSignalClaimed.runner, migration 0029), which a nudge needs;
+    # NULL: a handler's run, a claim by hand, or none; and how many nudges its runs were sent
+    Column("claim_runner", String(40)),
+    Column("nudges", Integer, nullable=False, server_default="0"),
     Index(
         "ix_blackboard_signals_open", "status", "waiting", "priority", "created_at", "signal_id"
     ),  # the candidates' order: the most urgent, then the oldest

@@ -63,6 +63,7 @@ def _converse(loop: Loop) -> RunOutcome:
     )
     messages = loop.opening()
     while True:
+        nudge(messages, loop.nudged())
 
         def ask() -> Answer:
             with client.messages.create(
@@ -102,6 +103,17 @@ def _converse(loop: Loop) -> RunOutcome:
                 }
             )
         loop.told(messages, {"role": "user", "content": results})
+
+
+def nudge(messages: list[dict[str, Any]], said: list[str]) -> None:
+    """The nudges as text blocks of the user turn the next call ends with (the prompt, or the tool results:
+    the Messages API wants the tool results first in that turn, and takes text after them)."""
+    if not said:
+        return
+    last = messages[-1]
+    content = last["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    last["content"] = [*blocks, *({"type": "text", "text": text} for text in said)]
 
 
 def _retry_after(error: Exception) -> float | None:

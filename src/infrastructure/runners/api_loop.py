@@ -82,6 +82,7 @@ class Loop:
         """`message` added to the conversation, and kept in the transcript for a later attempt."""
         messages.append(message)
         self.transcript.record("message", runner=self.runner, message=message)
+        self.control: RunControl | None = None  # the worker's, once the run is watched (run_watched)
 
     def client(self, make: Callable[[], Any]) -> Any:
         """The runner's SDK client, made on first use (it reads its API's environment then)."""
@@ -123,6 +124,17 @@ class Loop:
         for item in items:
             self.progressed()
             yield item
+
+    def nudged(self) -> list[str]:
+        """Before each model call: the nudges a person sent since the last (docs/agents.md, "Nudges"), as the
+        user messages the model reads next, each recorded in the transcript."""
+        if self.control is None:
+            return []
+        said = []
+        for nudge in self.control.nudges():
+            self.transcript.record("nudge", by=nudge.by, text=nudge.text)
+            said.append(nudge.message)
+        return said
 
     def go_on(self) -> None:
         """Before each call out (to the model, to a tool): a stopped run goes no further."""
@@ -241,6 +253,7 @@ def run_watched(loop: Loop, work: Callable[[Loop], RunOutcome], control: RunCont
     """Run `work` on its own thread; end the run as soon as `control` says to stop, closing the board
     tools first, so nothing the abandoned loop sends afterwards is recorded."""
     box: list[RunOutcome] = []
+    loop.control = control
 
     def body() -> None:
         try:

@@ -10,7 +10,11 @@ board attached as an MCP server bound to the claim (docs/agents.md).
 - Permissions: a `--settings` FILE allowing the file's tools and the board's, default mode `dontAsk`
   (anything else is refused, nobody is asked), widened by the worker's --permission-mode / --allow-tool or
   the file's `permissionMode`.
-- The prompt on standard input; `--output-format stream-json --verbose` on standard output: each line is
+- The prompt on standard input as a user message (`--input-format stream-json`), which stays open for the
+  nudges a person sends while it runs (each a user message: Claude Code gives it to the model with its next
+  request, mid-turn too) until its result comes, then closes, so it ends as it would on its prompt alone
+  (a nudge it took just before its result is answered first, in a turn more: the last result is the run's);
+  `--output-format stream-json --verbose` on standard output: each line is
   kept as the run's transcript, and the last one, the result, is the outcome. claude_output.py reads it,
   to its end whatever it holds, under the run's control (the claim renewed, the timeout and a stop kept)
   until the pipes close, after Claude Code's exit too.
@@ -28,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
@@ -36,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from blackboard.application.runners import EarlierRun, RunControl, Runner, RunOutcome, RunRequest
+from blackboard.application.runners import EarlierRun, Nudge, RunControl, Runner, RunOutcome, RunRequest
 from blackboard.infrastructure.keeper.marks import AGENT, identity, marks
 from blackboard.infrastructure.runners import catalog
 from blackboard.infrastructure.runners.claude_output import ClaudeOutput
@@ -94,6 +99,8 @@ class Session:
             self.tally.resumed_from, self.tally.resumed_cost = resume.session_id, resume.spent_usd
         self.transcript = Transcript(request.transcript_path, request.output)
         self.output = ClaudeOutput(self.transcript, self.tally)
+        self.inbox: queue.SimpleQueue[Nudge | None] = queue.SimpleQueue()  # for the feeder; None: close
+        self.closing = False  # its standard input is (to be) closed: nothing more is fed
 
     def run(self, control: RunControl) -> RunOutcome:
         try:
@@ -124,6 +131,8 @@ class Session:
         except BaseException:  # whatever went wrong here, the run does not go on unwatched
             kill_tree(process, marks=run_marks(self.request))
             raise
+        finally:
+            self.inbox.put(None)  # the feeder ends, if it had not
         if reason is not None:
             return self.ended(False, error=reason)
         return self.outcome(process.returncode)
@@ -138,6 +147,7 @@ class Session:
         exited_at: float | None = None
         while True:
             self.sessions.keep(self.request.session_id)  # shared as it grows: a worker may die any time
+            self._pass_on(control)
             if process.poll() is not None:
                 exited_at = exited_at or time.monotonic()
                 if not any(reader.is_alive() for reader in readers):
@@ -192,13 +202,40 @@ class Session:
         self.transcript.close()
         return RunOutcome(succeeded, self.tally.usage(self.request.transcript_path), answer, error)
 
+    def _pass_on(self, control: RunControl) -> None:
+        """The nudges sent since the last look, to the feeder; once the result came, the input closes."""
+        if self.closing:
+            return
+        for nudge in control.nudges():
+            self.inbox.put(nudge)
+        if self.output.result is not None:
+            self.closing = True
+            self.inbox.put(None)
+
     def _feed(self, process: subprocess.Popen[bytes]) -> None:
+        """The prompt, then each nudge as it comes, as stream-json user messages, until told to close (or the
+        pipe is gone: it ended or was stopped, and its exit says why)."""
+        assert process.stdin is not None
         try:
-            assert process.stdin is not None
-            process.stdin.write(self.request.prompt.encode("utf-8", errors="replace"))
-            process.stdin.close()
+            process.stdin.write(user_message(self.request.prompt))
+            process.stdin.flush()
+            while (nudge := self.inbox.get()) is not None:
+                process.stdin.write(user_message(nudge.message))
+                process.stdin.flush()
+                self.transcript.record("nudge", by=nudge.by, text=nudge.text)
         except (BrokenPipeError, OSError, ValueError):
-            pass  # it ended (or was stopped) before it read its prompt: its exit says why
+            pass
+        finally:
+            try:
+                process.stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+
+
+def user_message(text: str) -> bytes:
+    """One line of `--input-format stream-json`: a user message with this text."""
+    line = json.dumps({"type": "user", "message": {"role": "user", "content": text}}, ensure_ascii=False)
+    return (line + "\n").encode("utf-8", errors="replace")
 
 
 def _join(threads: list[threading.Thread], seconds: float) -> None:
@@ -259,6 +296,7 @@ def arguments(request: RunRequest, private: Path, resume: Resume | None = None) 
     argv += [
         "--output-format",
         "stream-json",
+        "--input-format=stream-json",  # the prompt and the nudges as user messages
         "--verbose",
         f"--agents={private / 'agents.json'}",
         "--agent",

@@ -36,6 +36,9 @@ class ClaudeOutput:
         self.transcript = transcript
         self.tally = tally
         self.result: dict[str, Any] | None = None
+        # the results before the last: a nudge taken as it wrote its answer is answered in a turn more, whose
+        # result counts that turn's tokens and turns alone (its cost is the session's so far)
+        self.earlier: list[dict[str, Any]] = []
         self.cut_lines = 0  # lines over MAX_LINE bytes: one of them may have been the result
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
         # assistant message id (a digest of a long one) -> its usage's counts, as streamed so far
@@ -91,6 +94,8 @@ class ClaudeOutput:
                 with self._lock:
                     self._answers[_key(said["id"])] = counts
         elif kind == "result":
+            if self.result is not None:
+                self.earlier.append(self.result)
             self.result = _bounded(message)
 
     def _skip(self, number: int, why: str) -> None:
@@ -102,12 +107,13 @@ class ClaudeOutput:
         tally, warn = self.tally, self.transcript.warning
         if self.result is not None:
             read = Reading("Claude Code's result", warn)
-            usage = read.mapping(self.result.get("usage"), "usage", required=True)
-            tally.input_tokens = sum(
-                read.count(usage.get(k), f"usage.{k}", required=k == "input_tokens") for k in INPUTS
-            )
-            tally.output_tokens = read.count(usage.get("output_tokens"), "usage.output_tokens", True)
-            tally.turns = read.count(self.result.get("num_turns"), "num_turns", required=True)
+            for result in (*self.earlier, self.result):  # each counts its own turns' tokens
+                usage = read.mapping(result.get("usage"), "usage", required=True)
+                tally.input_tokens += sum(
+                    read.count(usage.get(k), f"usage.{k}", required=k == "input_tokens") for k in INPUTS
+                )
+                tally.output_tokens += read.count(usage.get("output_tokens"), "usage.output_tokens", True)
+                tally.turns += read.count(result.get("num_turns"), "num_turns", required=True)
             tally.reported_cost = read.dollars(self.result.get("total_cost_usd"), "total_cost_usd")
             tally.session_id = read.name(self.result.get("session_id"), "session_id") or tally.session_id
             models = list(read.mapping(self.result.get("modelUsage"), "modelUsage"))

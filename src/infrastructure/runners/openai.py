@@ -67,6 +67,7 @@ def _converse(loop: Loop) -> RunOutcome:
     system = [{"role": "system", "content": request.agent.instructions}] if request.agent.instructions else []
     messages: list[dict[str, Any]] = [*system, *loop.opening()]
     while True:
+        messages.extend({"role": "user", "content": text} for text in loop.nudged())  # after the tool results
 
         def ask() -> Answer:
             raw = client.chat.completions.with_raw_response.create(

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 
-from blackboard.application.ports import EventStore, LogNotifier, StoreUnavailable
+from blackboard.application.ports import EventStore, LogNotifier, SignalState, StoreUnavailable
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.signals import SignalStatus
 
@@ -32,11 +32,14 @@ class StopWatch:
         store: EventStore,
         notifier: LogNotifier,
         claims: Callable[[], Mapping[str, str | None]],
+        seen: Callable[[list[SignalState]], None] = lambda states: None,
     ) -> None:
         """`claims`: the token of each claim running here, by signal (a claim's own: each is compared
-        with its own signal's, so a claim taken over is told from one this worker holds)."""
+        with its own signal's, so a claim taken over is told from one this worker holds). `seen`: told of
+        the rows each look read (the nudge inbox, worker/nudges.py, finds a run's nudges there)."""
         self._queries, self._store, self._notifier = queries, store, notifier
         self._claims = claims
+        self._seen = seen
         # why a claim's run must stop, by signal, with the token of the claim it was found for: a new claim
         # of the same signal here (a retry claimed again at once) has a token of its own and runs on
         self._reasons: dict[str, tuple[str | None, str]] = {}
@@ -99,9 +102,9 @@ class StopWatch:
     def _check(self, running: Mapping[str, str | None], seen: int | None = None) -> None:
         """One read for every signal running here (their status, claim token and cancel reason), however
         many: the rows are caught up when folded short of `seen`, the log position that woke the watch."""
-        for now in self._queries.signal_states(
-            list(running), seen
-        ):  # a row missing (a rebuild): it comes back
+        states = self._queries.signal_states(list(running), seen)  # a row missing (a rebuild): it comes back
+        self._seen(states)
+        for now in states:
             if now.status is SignalStatus.CANCELLED:
                 why = f"stopped: the signal was cancelled ({now.error or 'no reason given'})"
             elif now.status is SignalStatus.CLAIMED and now.claim_token != running.get(now.signal_id):

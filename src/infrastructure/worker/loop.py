@@ -51,9 +51,12 @@ class ClaimLoop:
         threshold: float,
         start: Callable[[AgentDefinition, AgentSignal], None],
         worker_id: str | None = None,
+        runner_of: Callable[[AgentDefinition], str | None] = lambda agent: None,
     ) -> None:
-        """`worker_id`: the worker's public id, kept in its claims' metadata (no token: each claim draws its own)."""
+        """`worker_id`: the worker's public id, kept in its claims' metadata (no token: each claim draws its own).
+        `runner_of`: the runner its claims of an agent are run with, which each claim records (None: a handler)."""
         self._worker_id = worker_id
+        self._runner_of = runner_of
         self._options, self._service, self._queries = options, service, queries
         self._store, self._notifier = store, notifier
         self._agents, self._others, self._threshold = agents, everyone, threshold
@@ -74,6 +77,10 @@ class ClaimLoop:
     def running_signals(self) -> list[tuple[str, str]]:
         """(signal id, board) of each claim not yet recorded: what the beat says this worker runs."""
         return [(s.signal_id, s.blackboard_id) for s in list(self._active.values())]
+
+    def active(self) -> dict[str, AgentSignal]:
+        """Each claim not yet recorded, by signal, as it was claimed."""
+        return dict(self._active)
 
     def claims(self) -> dict[str, str | None]:
         """The token of each claim not yet recorded, by signal: a claim's own, secret, never shown."""
@@ -173,6 +180,7 @@ class ClaimLoop:
                     tokens={signal_id: new_token() for signal_id in board.signal_ids},
                     limit=free,
                     worker_id=self._worker_id,
+                    runner=self._runner_of(agent),
                 )
             )
             for signal_id, refused in claims.skipped.items():

@@ -30,6 +30,7 @@ from blackboard.infrastructure.worker.cancels import StopWatch
 from blackboard.infrastructure.worker.handling import Handling
 from blackboard.infrastructure.worker.held import HeldRuns
 from blackboard.infrastructure.worker.loop import ClaimLoop
+from blackboard.infrastructure.worker.nudges import NudgeInbox
 from blackboard.infrastructure.worker.options import WorkerOptions
 from blackboard.infrastructure.worker.output import OutputWriter
 from blackboard.infrastructure.worker.recorder import Done, Recorder
@@ -79,7 +80,9 @@ class Worker:
         self._held = HeldRuns(options.claim_timeout, self._keeper)
         self._output = OutputWriter(output, clock.now if clock is not None else lambda: datetime.now(UTC))
         # a signal cancelled while it runs here: its run is stopped (the loop is built below)
-        self._stops = StopWatch(queries, store, notifier, lambda: self._loop.claims())
+        # a nudge for a run here waits for that run to ask (worker/nudges.py), found by the stop watch's looks
+        self._nudges = NudgeInbox(store, lambda: self._loop.active())
+        self._stops = StopWatch(queries, store, notifier, lambda: self._loop.claims(), self._nudges.seen)
         self._handling = Handling(
             service,
             queries,
@@ -101,6 +104,7 @@ class Worker:
             self._cancel,
             board_tools,
             rate_windows,
+            self._nudges.take,
         )
         self._loop = ClaimLoop(
             options,
@@ -113,6 +117,7 @@ class Worker:
             threshold,
             self._start,
             self.worker_id,
+            self._runs.runner_of,
         )
         self._beat = (
             None
@@ -209,6 +214,7 @@ class Worker:
         self._handled += len(batch)
         for done in batch:
             self._stops.forget(done.claimed.signal_id)
+            self._nudges.forget(done.claimed.signal_id)
         self._loop.release(done.claimed.signal_id for done in batch)
         if self._beat is not None:
             self._beat.changed()

@@ -17,6 +17,7 @@ from blackboard.application.rates import RateGate
 from blackboard.application.runners import (
     AgentBrief,
     EarlierRun,
+    Nudge,
     Permissions,
     RunControl,
     RunLimits,
@@ -61,11 +62,13 @@ class WorkerControl(RunControl):
         stopped: Callable[[], str | None] = lambda: None,
         started: Callable[[int], None] = lambda pid: None,
         stall_timeout: float | None = None,
+        nudges: Callable[[], list[Nudge]] = list,
     ) -> None:
         self._timeout, self._cancel, self._renew, self._every = timeout, cancel, renew, renew_every
         self._stall_timeout = stall_timeout or None  # 0: never stalls
         self._progressed = time.monotonic()  # set from the runner's threads: one float, no lock
         self.stalled: float | None = None  # seconds idle, once it stopped the run as stalled
+        self._nudges = nudges  # the nudge inbox's for this claim (worker/nudges.py): no query
         self._started = started  # the keeper holds the run's process from then on
         self._stopped = stopped  # the stop watch's word (a cancel), asked at every look: no query
         self._ended = ended
@@ -104,6 +107,9 @@ class WorkerControl(RunControl):
     def started(self, pid: int) -> None:
         self._started(pid)
 
+    def nudges(self) -> list[Nudge]:
+        return self._nudges()
+
     def wait(self, seconds: float) -> str | None:
         until = time.monotonic() + seconds
         while (reason := self.stop_reason()) is None:
@@ -126,11 +132,14 @@ class Runs:
         cancel: threading.Event,
         board_tools: ToolsFactory | None,
         rate_windows: RateWindows | None = None,
+        nudges: Callable[[str, str | None], list[Nudge]] = lambda signal_id, token: [],
     ) -> None:
+        """`nudges`: the nudges waiting for the run of a claim (signal, token), each handed over once."""
         self._handling, self._options, self._artifacts_dir = handling, options, artifacts_dir
         self._renew_every, self._cancel = renew_every, cancel
         self._board_tools = board_tools
         self._rate_windows = rate_windows
+        self._nudges = nudges
         self.workdir = Path(options.workdir or ".").resolve()
 
     def runner_of(self, agent: AgentDefinition) -> str | None:
@@ -152,6 +161,7 @@ class Runs:
                 lambda: self._handling.stopped(claimed.signal_id),
                 lambda pid: self._handling.held.started(claimed, pid),
                 request.limits.stall_timeout,
+                lambda: self._nudges(claimed.signal_id, claimed.claim_token),
             )
             outcome = runner_for(name).run(request, control)
             _settle_whole_run(request, outcome)
