@@ -63,6 +63,7 @@ class Loop:
         self.stopped = threading.Event()
         self.progressed: Callable[[], None] = lambda: None  # the control's (run_watched): a sign of progress
         self.headers: Any = None  # the last answer's headers, as the runner's call found them
+        self.control: RunControl | None = None  # the worker's, once the run is watched (run_watched)
 
     def opening(self) -> list[dict[str, Any]]:
         """The conversation the run starts with (its system prompt apart): the latest earlier attempt's it
@@ -82,7 +83,6 @@ class Loop:
         """`message` added to the conversation, and kept in the transcript for a later attempt."""
         messages.append(message)
         self.transcript.record("message", runner=self.runner, message=message)
-        self.control: RunControl | None = None  # the worker's, once the run is watched (run_watched)
 
     def client(self, make: Callable[[], Any]) -> Any:
         """The runner's SDK client, made on first use (it reads its API's environment then)."""
