@@ -168,9 +168,10 @@ def gone(pid: int) -> bool:
 def test_waiting_out_a_rate_limit_longer_than_the_stall_timeout_is_no_stall(stall_board):
     """The API answered (a 429 saying when to come back): waiting as it says is progress, not silence."""
     board = stall_board
-    board.agent("patient", "runner: anthropic\nmodel: sonnet\nstall_timeout: 1\n", "Wait your turn.")
+    board.agent("patient", "runner: anthropic\nmodel: sonnet\nstall_timeout: 3\n", "Wait your turn.")
     signal_id = board.post("patient")["signal_id"]
-    limited = fail(429, "rate_limit_error", "slow down", {"retry-after": "3"})
+    # a wait of over twice the stall timeout; the timeout itself leaves a loaded machine seconds to make the call
+    limited = fail(429, "rate_limit_error", "slow down", {"retry-after": "7"})
     with stand_in([limited, say("DONE")]) as api:
         board.cli("worker", "--agent", "patient", "--once", env=anthropic_env(api.url)).expect(0)
 
