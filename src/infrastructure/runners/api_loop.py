@@ -149,7 +149,7 @@ class Loop:
         delay, gate = FIRST_WAIT, self.request.rate
         while True:
             self.go_on()
-            if gate is not None and not gate.before_call(self.stopped):
+            if gate is not None and not gate.before_call(self.stopped, self.progressed):
                 raise Stopped
             self.headers = None
             try:
