@@ -20,9 +20,8 @@ from blackboard.domain.rates import RateLimit, RateSaid, RateWindow
 
 NOTHING_SAID = RateSaid()
 LONGEST_NAP = 5.0  # seconds between looks at the window while waiting for room (room may come sooner)
-SAY_WAITING_EVERY = (
-    1.0  # seconds between the `waiting` calls of a wait for room (a stall watch's sign of life)
-)
+# seconds between the `waiting` calls of a wait for room (a stall watch's sign of life)
+SAY_WAITING_EVERY = 1.0
 
 
 class RateGate:
