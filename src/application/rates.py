@@ -67,7 +67,7 @@ class RateGate:
             if box[0] <= 0:
                 self._took = box[1]
                 return True
-            if _napped(stopped, min(LONGEST_NAP, box[0]), waiting):
+            if napped(stopped, min(LONGEST_NAP, box[0]), waiting):
                 return False
         return False
 
@@ -89,8 +89,9 @@ class RateGate:
             self._windows.change(self.limit, self._now(), settle)
 
 
-def _napped(stopped: threading.Event, seconds: float, waiting: Callable[[], None]) -> bool:
-    """Wait `seconds`, calling `waiting` every second of it; True when stopped meanwhile."""
+def napped(stopped: threading.Event, seconds: float, waiting: Callable[[], None]) -> bool:
+    """Wait `seconds`, calling `waiting` every second of it (a run's sign of progress: waiting for a rate
+    limit is no stall), True when stopped meanwhile; a runner's wait after a 429 too (runners/api_loop.py)."""
     until = time.monotonic() + seconds
     while (left := until - time.monotonic()) > 0:
         waiting()

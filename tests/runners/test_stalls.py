@@ -168,9 +168,11 @@ def gone(pid: int) -> bool:
 def test_waiting_out_a_rate_limit_longer_than_the_stall_timeout_is_no_stall(stall_board):
     """The API answered (a 429 saying when to come back): waiting as it says is progress, not silence."""
     board = stall_board
-    board.agent("patient", "runner: anthropic\nmodel: sonnet\nstall_timeout: 1\n", "Wait your turn.")
+    # a stall timeout of seconds leaves a loaded machine time to make the first call (the SDK loaded, the
+    # client made) before the 429 answers it; the wait it says is twice as long
+    board.agent("patient", "runner: anthropic\nmodel: sonnet\nstall_timeout: 3\n", "Wait your turn.")
     signal_id = board.post("patient")["signal_id"]
-    limited = fail(429, "rate_limit_error", "slow down", {"retry-after": "3"})
+    limited = fail(429, "rate_limit_error", "slow down", {"retry-after": "6"})
     with stand_in([limited, say("DONE")]) as api:
         board.cli("worker", "--agent", "patient", "--once", env=anthropic_env(api.url)).expect(0)
 
@@ -185,7 +187,7 @@ def test_waiting_for_room_in_the_rate_limits_window_longer_than_the_stall_timeou
     board = stall_board
     board.agent(  # a minute's worth is 6 calls, then one every 10 s: the seventh call waits seconds for room
         "paced",
-        "runner: anthropic\nmodel: sonnet\nstall_timeout: 2\n"
+        "runner: anthropic\nmodel: sonnet\nstall_timeout: 3\n"
         "rate_limit: {key: paced-api, requests_per_minute: 6}\n",
         "Pace yourself.",
     )
