@@ -11,6 +11,7 @@ rate-limit headers): the window is settled and tightened for everyone.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 
@@ -19,6 +20,8 @@ from blackboard.domain.rates import RateLimit, RateSaid, RateWindow
 
 NOTHING_SAID = RateSaid()
 LONGEST_NAP = 5.0  # seconds between looks at the window while waiting for room (room may come sooner)
+# seconds between the `waiting` calls of a wait for room (a stall watch's sign of life)
+SAY_WAITING_EVERY = 1.0
 
 
 class RateGate:
@@ -38,8 +41,10 @@ class RateGate:
         self._lock = threading.Lock()
         self.called = False  # a call went through `before_call`: the runner takes room call by call
 
-    def before_call(self, stopped: threading.Event) -> bool:
-        """Wait for room in the window and take it; False when the run was stopped meanwhile."""
+    def before_call(self, stopped: threading.Event, waiting: Callable[[], None] = lambda: None) -> bool:
+        """Wait for room in the window and take it; False when the run was stopped meanwhile. `waiting` is
+        called every second of the wait: the run waits for its limit, it is not stalled (docs/control.md,
+        "Stalls")."""
         self.called = True
         with self._lock:
             if self._paid:  # the claim's: taken with the claim, its tokens as expected then
@@ -62,7 +67,7 @@ class RateGate:
             if box[0] <= 0:
                 self._took = box[1]
                 return True
-            if stopped.wait(min(LONGEST_NAP, box[0])):
+            if napped(stopped, min(LONGEST_NAP, box[0]), waiting):
                 return False
         return False
 
@@ -82,3 +87,15 @@ class RateGate:
 
         if cost is not None or said.says_anything:
             self._windows.change(self.limit, self._now(), settle)
+
+
+def napped(stopped: threading.Event, seconds: float, waiting: Callable[[], None]) -> bool:
+    """Wait `seconds`, calling `waiting` every second of it (a run's sign of progress: waiting for a rate
+    limit is no stall), True when stopped meanwhile; a runner's wait after a 429 too (runners/api_loop.py)."""
+    until = time.monotonic() + seconds
+    while (left := until - time.monotonic()) > 0:
+        waiting()
+        if stopped.wait(min(SAY_WAITING_EVERY, left)):
+            return True
+    waiting()
+    return False

@@ -227,6 +227,7 @@ def test_the_python_api_follows_an_anthropic_run_through_a_real_worker(fcli):
     shown = [line.line for line in lines]
     assert shown[0].startswith("request: model claude-sonnet") and sig in shown[0], shown[0]
     assert shown[-1] == "result: succeeded: FINAL ANSWER"
+    assert "message" not in shown, shown  # the conversation kept for a later attempt is no step of the run
     assert json.loads(lines[-1].text)["type"] == "result"  # `text`: the record as the transcript holds it
     # the same lines as the worker's transcript file, in the one rendering `show --transcript` uses
     transcript = cli("show", sig, "--transcript").expect(0).stdout.splitlines()[1:]

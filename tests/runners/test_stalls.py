@@ -16,7 +16,7 @@ from tests.e2e.test_ui_metrics import samples
 from tests.e2e.web import UiServer, artifact, browser, settled  # noqa: F401 - the browser fixture
 from tests.runners.conftest import Board, RunnerCli
 from tests.runners.hostile import claude_script, hostile_env, init_line
-from tests.runners.standins import Endless, fail, say, slow, stand_in
+from tests.runners.standins import Endless, Turn, call, fail, say, slow, stand_in
 from tests.waiting import wait_until
 
 # one retry, at once: the stall is the first attempt's failure, the second attempt answers
@@ -168,13 +168,39 @@ def gone(pid: int) -> bool:
 def test_waiting_out_a_rate_limit_longer_than_the_stall_timeout_is_no_stall(stall_board):
     """The API answered (a 429 saying when to come back): waiting as it says is progress, not silence."""
     board = stall_board
+    # a stall timeout of seconds leaves a loaded machine time to make the first call (the SDK loaded, the
+    # client made) before the 429 answers it; the wait it says is twice as long
     board.agent("patient", "runner: anthropic\nmodel: sonnet\nstall_timeout: 3\n", "Wait your turn.")
     signal_id = board.post("patient")["signal_id"]
-    # a wait of over twice the stall timeout; the timeout itself leaves a loaded machine seconds to make the call
-    limited = fail(429, "rate_limit_error", "slow down", {"retry-after": "7"})
+    limited = fail(429, "rate_limit_error", "slow down", {"retry-after": "6"})
     with stand_in([limited, say("DONE")]) as api:
         board.cli("worker", "--agent", "patient", "--once", env=anthropic_env(api.url)).expect(0)
 
     done = board.show(signal_id)
     assert (done["status"], done["stalls"]) == ("COMPLETED", [])
     assert len(api.model_calls) == 2
+
+
+def test_waiting_for_room_in_the_rate_limits_window_longer_than_the_stall_timeout_is_no_stall(stall_board):
+    """A multi-turn run under a rate limit waits for room before each later call (docs/control.md, "Rate
+    limits"): keeping to its limit is progress, not silence."""
+    board = stall_board
+    board.agent(  # a minute's worth is 6 calls, then one every 10 s: the seventh call waits seconds for room
+        "paced",
+        "runner: anthropic\nmodel: sonnet\nstall_timeout: 3\n"
+        "rate_limit: {key: paced-api, requests_per_minute: 6}\n",
+        "Pace yourself.",
+    )
+    signal_id = board.post("paced")["signal_id"]
+    calls: list[int] = []
+
+    def answer(body: dict) -> Turn:
+        calls.append(1)
+        return call("blackboard_summary", {}) if len(calls) < 7 else say("DONE")
+
+    with stand_in(answer) as api:
+        board.cli("worker", "--agent", "paced", "--once", env=anthropic_env(api.url)).expect(0)
+
+    done = board.show(signal_id)
+    assert (done["status"], done["stalls"]) == ("COMPLETED", []), done.get("result")
+    assert len(api.model_calls) == 7

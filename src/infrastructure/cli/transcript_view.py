@@ -12,7 +12,7 @@ from blackboard.domain.errors import NotFound
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.cli import terminal_safe
 from blackboard.infrastructure.cli.signal_text import Output
-from blackboard.infrastructure.interfaces.transcript_lines import readable, record
+from blackboard.infrastructure.interfaces.transcript_lines import is_step, readable, record
 
 
 class NoTranscript(NotFound):
@@ -30,5 +30,5 @@ def transcript(signal: AgentSignal) -> Output:
         raise NoTranscript(signal.signal_id, f"{path} cannot be read ({exc.strerror or exc})") from None
     records = [record(line) for line in lines if line.strip()]
     text = [f"transcript of {signal.signal_id} ({signal.usage.runner if signal.usage else ''}): {path}"]
-    text += [terminal_safe(f"  {readable(line)}") for line in lines if line.strip()]
+    text += [terminal_safe(f"  {readable(line)}") for line in lines if line.strip() and is_step(line)]
     return Output(records, "\n".join(text))

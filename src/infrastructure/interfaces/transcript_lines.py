@@ -11,6 +11,15 @@ import json
 from typing import Any
 
 WIDTH = 160  # characters of a step shown; --json has it whole
+# records a runner keeps for itself, no step of the run: the model API runners' `message`s, the conversation a
+# later attempt resumes from (runners/api_loop.py), each said again by a `request`, `response` or `tool_call`
+NOT_STEPS = frozenset({"message"})
+
+
+def is_step(line: str) -> bool:
+    """Whether a transcript line is a step a reader is shown (`show --transcript`, every follower)."""
+    r = record(line)
+    return not (isinstance(r, dict) and r.get("type") in NOT_STEPS)
 
 
 def readable(line: str) -> str:

@@ -18,11 +18,11 @@ import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from blackboard.application.rates import napped
 from blackboard.application.runners import BoardTools, RunControl, RunOutcome, RunRequest, ToolAnswer
 from blackboard.infrastructure.runners.answers import SOURCE, ToolCall, Unreadable
 from blackboard.infrastructure.runners.calls import CALLS
@@ -161,7 +161,7 @@ class Loop:
         delay, gate = FIRST_WAIT, self.request.rate
         while True:
             self.go_on()
-            if gate is not None and not gate.before_call(self.stopped):
+            if gate is not None and not gate.before_call(self.stopped, self.progressed):
                 raise Stopped
             self.headers = None
             try:
@@ -190,13 +190,7 @@ class Loop:
     def _waited_out(self, seconds: float) -> bool:
         """Wait out a rate limit, True if stopped meanwhile. The API answered: waiting as it says is progress,
         so a wait longer than the stall timeout is no stall (docs/control.md, "Stalls")."""
-        until = time.monotonic() + seconds
-        while (left := until - time.monotonic()) > 0:
-            self.progressed()
-            if self.stopped.wait(min(1.0, left)):
-                return True
-        self.progressed()
-        return False
+        return napped(self.stopped, seconds, self.progressed)
 
 
 def earlier_conversation(request: RunRequest, runner: str) -> tuple[str, list[dict[str, Any]]] | None:

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from blackboard.infrastructure.interfaces.transcript_lines import NOT_STEPS
+
 logger = logging.getLogger("blackboard.worker")
 
 MAX_BYTES = 256 * 1024 * 1024  # of one run's transcript
@@ -40,10 +42,11 @@ class Transcript:
         except OSError:
             self._file = None
 
-    def line(self, text: str, ending: bool = False) -> None:
-        """A line as a runner gave it (Claude Code's stream-json); past MAX_BYTES, only an `ending` one."""
+    def line(self, text: str, ending: bool = False, step: bool = True) -> None:
+        """A line as a runner gave it (Claude Code's stream-json); past MAX_BYTES, only an `ending` one. The
+        sink gets it when it is a `step` of the run."""
         text = text.rstrip("\n") + "\n"
-        if self._sink is not None:
+        if self._sink is not None and step:
             try:
                 self._sink(text)
             except Exception:  # noqa: BLE001 - a follower's copy must never cost the run
@@ -61,8 +64,9 @@ class Transcript:
             self._write(text, size)
 
     def record(self, kind: str, **fields: Any) -> None:
-        """A record of the model API runners: a request, a response, a tool call, the end."""
-        self.line(_stamped(kind, **fields), ending=kind in ENDINGS)
+        """A record of the model API runners: a request, a response, a tool call, the end; a record that is no
+        step (NOT_STEPS: a message of the conversation, kept for a later attempt) is not given to the sink."""
+        self.line(_stamped(kind, **fields), ending=kind in ENDINGS, step=kind not in NOT_STEPS)
 
     def warning(self, text: str) -> None:
         """Something of the run that was not as it should be and was passed over: a line that could not be
