@@ -62,9 +62,9 @@ class Handling:
 
     def run_command(self, agent: AgentDefinition, claimed: AgentSignal) -> None:
         """In a pool thread: run a command handler, hand its outcome to the recorder. Never raises."""
-        started = time.monotonic()
-        output = self.output.run(claimed)
+        started, output = time.monotonic(), None
         try:
+            output = self.output.run(claimed)
             outcome = run_handler(
                 agent,
                 self.document(claimed),
