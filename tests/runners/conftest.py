@@ -45,11 +45,27 @@ class Board:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-@pytest.fixture
-def board(tmp_path) -> Iterator[Board]:
+def _board(tmp_path: Path, url: str) -> Iterator[Board]:
     agents, workdir = tmp_path / "agents", tmp_path / "work"
     agents.mkdir()
     workdir.mkdir()
-    cli = RunnerCli(f"sqlite:///{tmp_path / 'board.db'}", agents, workdir)
+    cli = RunnerCli(url, agents, workdir)
     yield Board(cli, agents, workdir)
     cli.close()
+
+
+@pytest.fixture
+def board(tmp_path) -> Iterator[Board]:
+    """On SQLite."""
+    yield from _board(tmp_path, f"sqlite:///{tmp_path / 'board.db'}")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def both_board(request, tmp_path) -> Iterator[Board]:
+    """On SQLite, then on a PostgreSQL database of its own."""
+    url = (
+        f"sqlite:///{tmp_path / 'board.db'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("pg_private_url")
+    )
+    yield from _board(tmp_path, url)

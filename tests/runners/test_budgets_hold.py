@@ -29,27 +29,13 @@ def api_env(url: str, **more: str) -> dict[str, str]:
     return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test", **more}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def budget_board(request, tmp_path) -> Iterator[Board]:
-    agents, workdir = tmp_path / "agents", tmp_path / "work"
-    agents.mkdir()
-    workdir.mkdir()
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'board.db'}"
-    else:
-        url = request.getfixturevalue("pg_private_url")
-    cli = RunnerCli(url, agents, workdir)
-    yield Board(cli, agents, workdir)
-    cli.close()
-
-
 def statuses(board: Board) -> dict[str, int]:
     found = board.cli.ok("status", "--blackboard", "ps-1")
     return found[0]["signals"] if found else {}
 
 
-def test_six_runner_slots_on_a_token_budget_spend_within_it_and_the_rest_wait_saying_why(budget_board):
-    board = budget_board
+def test_six_runner_slots_on_a_token_budget_spend_within_it_and_the_rest_wait_saying_why(both_board):
+    board = both_board
     board.agent("writer", ESTIMATED, "You write.")
     board.cli.ok("budget", "ps-1", "--tokens", str(BUDGET), "--by", "alice")
     # every run takes a while: the six claims would all be made before the first run ends
@@ -87,8 +73,8 @@ def test_six_runner_slots_on_a_token_budget_spend_within_it_and_the_rest_wait_sa
     assert "waiting for room in a budget" in board.cli("next").expect(0).stdout
 
 
-def test_a_usd_budget_claims_nothing_for_a_model_without_a_price_until_one_is_configured(budget_board):
-    board = budget_board
+def test_a_usd_budget_claims_nothing_for_a_model_without_a_price_until_one_is_configured(both_board):
+    board = both_board
     board.agent("local", "runner: anthropic\nmodel: my-local-model\n", "You write.")
     board.cli.ok("budget", "ps-1", "--usd", "5", "--by", "alice")
     sig = board.post("local")["signal_id"]
@@ -113,13 +99,13 @@ def test_a_usd_budget_claims_nothing_for_a_model_without_a_price_until_one_is_co
 
 
 @pytest.fixture
-def solve_board(budget_board) -> Board:
-    budget_board.agent(
+def solve_board(both_board) -> Board:
+    both_board.agent(
         "finder",
         "capabilities:\n  - type: RESEARCH\n    score: 0.95\ndescription: Finds facts.\ncommand: echo found\n",
         "You find.",
     )
-    return budget_board
+    return both_board
 
 
 def test_a_solve_controller_s_runs_are_charged_to_its_board(solve_board):
@@ -169,8 +155,8 @@ def test_a_solve_whose_board_is_over_budget_stops_before_asking_the_controller_a
     assert run["state"] == "stopped" and "budget reached" in run["reason"]
 
 
-def test_a_lapsed_claim_frees_its_concurrency_slot_for_the_next_claim_without_a_sweep(budget_board):
-    board = budget_board
+def test_a_lapsed_claim_frees_its_concurrency_slot_for_the_next_claim_without_a_sweep(both_board):
+    board = both_board
     keyed = "command: echo done\nconcurrency: {key: one-at-a-time, max: 1}\n"
     board.agent("keyed", keyed, "One at a time.")
     first, second = (board.post("keyed", topic=t)["signal_id"] for t in ("first", "second"))
@@ -249,8 +235,8 @@ def test_solve_refuses_a_controller_whose_model_has_no_price_under_a_usd_budget_
     assert board.cli.ok("budget", "ps-1")["spent_usd"] > 0  # its decisions priced, charged to the budget
 
 
-def test_a_cancelled_run_s_spend_is_charged_to_its_board_and_shown(budget_board):
-    board = budget_board
+def test_a_cancelled_run_s_spend_is_charged_to_its_board_and_shown(both_board):
+    board = both_board
     board.agent("spender", "runner: anthropic\nmodel: sonnet\n", "You spend.")
     board.cli.ok("budget", "ps-1", "--tokens", "1000000", "--by", "alice")
     spent = 5000 + 50  # its first turn's; the second is under way when the run is cancelled
@@ -288,8 +274,8 @@ def test_a_cancelled_run_s_spend_is_charged_to_its_board_and_shown(budget_board)
     assert board.cli.ok("budget", "ps-1") == budget
 
 
-def test_a_run_whose_claim_lapsed_while_its_worker_was_stopped_is_charged_once_it_stops(budget_board):
-    board = budget_board
+def test_a_run_whose_claim_lapsed_while_its_worker_was_stopped_is_charged_once_it_stops(both_board):
+    board = both_board
     board.agent("spender", "runner: anthropic\nmodel: sonnet\n", "You spend.")
     board.cli.ok("budget", "ps-1", "--tokens", "1000000", "--by", "alice")
     script = [call("blackboard_summary", {}, input_tokens=5000, output_tokens=50), slow(60, say("late"))]
@@ -322,21 +308,21 @@ def test_a_run_whose_claim_lapsed_while_its_worker_was_stopped_is_charged_once_i
 
 
 @pytest.fixture
-def fresh_store(budget_board, tmp_path) -> Iterator[str]:
+def fresh_store(both_board, tmp_path) -> Iterator[str]:
     """An empty store of the board's kind, to import an export into."""
-    if budget_board.cli.db_url.startswith("sqlite"):
+    if both_board.cli.db_url.startswith("sqlite"):
         yield f"sqlite:///{tmp_path / 'imported.db'}"
     else:
         yield from _own_pg_database()
 
 
 def test_a_lapsed_attempt_s_run_is_charged_once_and_its_board_exports_imports_and_rebuilds_alike(
-    budget_board, fresh_store, tmp_path
+    both_board, fresh_store, tmp_path
 ):
     """A's claim of attempt 1 lapses, the signal is retried and A claims attempt 2 (another token); attempt
     1's run then stops and its refused outcome is charged, once, for attempt 1. Before: the import of that
     board refused the charge (the later claim's token stood in for the run's: InvalidTransition, CLAIMED)."""
-    board = budget_board
+    board = both_board
     board.agent("spender", "runner: anthropic\nmodel: sonnet\nretries: 2\n", "You spend.")
     script = [call("blackboard_summary", {}, input_tokens=5000, output_tokens=50), slow(60, say("late"))]
     with stand_in(script) as api:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 import pytest
 
-from tests.runners.conftest import Board, RunnerCli
+from tests.runners.conftest import Board
 from tests.runners.standins import ApiLimit, Turn, call, fail, say, stand_in
 from tests.runners.test_budgets_hold import api_env
 from tests.waiting import wait_until
@@ -31,20 +30,6 @@ def limited(rpm: int) -> str:
     )
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def rate_board(request, tmp_path) -> Iterator[Board]:
-    agents, workdir = tmp_path / "agents", tmp_path / "work"
-    agents.mkdir()
-    workdir.mkdir()
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'board.db'}"
-    else:
-        url = request.getfixturevalue("pg_private_url")
-    cli = RunnerCli(url, agents, workdir)
-    yield Board(cli, agents, workdir)
-    cli.close()
-
-
 def statuses(board: Board) -> dict[str, int]:
     found = board.cli.ok("status", "--blackboard", "ps-1")
     return found[0]["signals"] if found else {}
@@ -57,8 +42,8 @@ def stop(board: Board, workers: list[Any]) -> None:
         board.cli.finish(worker).expect(0)
 
 
-def test_eight_slots_in_two_processes_keep_to_the_window_and_what_waits_says_so(rate_board):
-    board = rate_board
+def test_eight_slots_in_two_processes_keep_to_the_window_and_what_waits_says_so(both_board):
+    board = both_board
     board.agent("writer", limited(12), "You write.")  # the API's own limit: the same 12 a minute
     ids = [board.post("WRITING", topic=f"part {n}")["signal_id"] for n in range(15)]
     with stand_in(lambda body: say("done"), ApiLimit(12)) as api:
@@ -81,8 +66,8 @@ def test_eight_slots_in_two_processes_keep_to_the_window_and_what_waits_says_so(
     assert {board.show(s)["status"] for s in ids} == {"COMPLETED"}
 
 
-def test_a_429_closes_the_window_for_every_process_holding_the_key(rate_board):
-    board = rate_board
+def test_a_429_closes_the_window_for_every_process_holding_the_key(both_board):
+    board = both_board
     board.agent("writer", limited(600), "You write.")  # room enough: only the API's word holds it
     calls: list[float] = []
     lock = threading.Lock()
@@ -115,8 +100,8 @@ def test_a_429_closes_the_window_for_every_process_holding_the_key(rate_board):
     assert board.show(first)["status"] == board.show(second)["status"] == "COMPLETED"
 
 
-def test_a_multi_turn_run_takes_room_for_each_call(rate_board):
-    board = rate_board
+def test_a_multi_turn_run_takes_room_for_each_call(both_board):
+    board = both_board
     board.agent("writer", limited(6), "You write.")  # a minute's worth is 6 calls, then one every 10 s
     calls: list[float] = []
     lock = threading.Lock()
@@ -140,8 +125,8 @@ def test_a_multi_turn_run_takes_room_for_each_call(rate_board):
 
 
 @pytest.mark.parametrize("runner", ["anthropic", "openai"])
-def test_the_apis_remaining_requests_bound_the_window_for_everyone(rate_board, runner):
-    board = rate_board
+def test_the_apis_remaining_requests_bound_the_window_for_everyone(both_board, runner):
+    board = both_board
     board.agent(  # the file says 2 a minute; the API has room for 1 only, and says so in its headers
         "writer",
         f"capabilities: {{WRITING: 0.9}}\nrunner: {runner}\nmodel: a-model\n"

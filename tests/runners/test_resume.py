@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ import pytest
 from blackboard import Blackboard
 from blackboard.application.runners import session_of
 from tests.runners.claude import claude_env, processes
-from tests.runners.conftest import Board, RunnerCli
 from tests.runners.standins import Request, call, say, slow, stand_in
 from tests.waiting import wait_until
 
@@ -28,20 +26,6 @@ RETRIED = "retries: {max_attempts: 2, initial: 0}\n"
 RESUMER = "description: Works in steps.\ntools: Read\nmodel: sonnet\nmax_turns: 2\n" + RETRIED
 # Claude Code 2.1.332's price of claude-sonnet-5-5 for one of the stand-in's answers (100 tokens in, 20 out)
 ONE_ANSWER_USD = 0.0004
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def resume_board(request, tmp_path) -> Iterator[Board]:
-    agents, workdir = tmp_path / "agents", tmp_path / "work"
-    agents.mkdir()
-    workdir.mkdir()
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'board.db'}"
-    else:
-        url = request.getfixturevalue("pg_private_url")
-    cli = RunnerCli(url, agents, workdir)
-    yield Board(cli, agents, workdir)
-    cli.close()
 
 
 def said(request: Request) -> str:
@@ -60,10 +44,10 @@ def first_of_attempt_2(api) -> Request:
     return next(r for r in api.model_calls if "This is attempt 2" in said(r))
 
 
-def test_a_failed_attempt_s_claude_code_session_is_continued_by_the_next_attempt(resume_board, tmp_path):
+def test_a_failed_attempt_s_claude_code_session_is_continued_by_the_next_attempt(both_board, tmp_path):
     """Attempt 1 writes step 1 to the board, then runs out of turns; attempt 2 resumes its session: its first
     request holds the signal's prompt and step 1's call and result, and it answers at once."""
-    board = resume_board
+    board = both_board
     board.agent("resumer", RESUMER, "You work in steps.")
     sig = board.post("resumer", "--write-key", "notes/*", topic="STEPPED-WORK")["signal_id"]
     script = [
@@ -98,10 +82,10 @@ def test_a_failed_attempt_s_claude_code_session_is_continued_by_the_next_attempt
     assert shown.attempts[0].resumed_from is None
 
 
-def test_a_killed_worker_s_claude_code_session_is_continued_by_the_next_attempt(resume_board, tmp_path):
+def test_a_killed_worker_s_claude_code_session_is_continued_by_the_next_attempt(both_board, tmp_path):
     """The worker dies (SIGKILL) while attempt 1 waits for its second answer: nothing is recorded, its claim
     runs out; attempt 2 finds the session by its id all the same and continues it."""
-    board = resume_board
+    board = both_board
     board.agent("resumer", RESUMER, "You work in steps.")
     sig = board.post("resumer", "--write-key", "notes/*", topic="STEPPED-WORK")["signal_id"]
     script = [
@@ -145,13 +129,11 @@ def test_a_killed_worker_s_claude_code_session_is_continued_by_the_next_attempt(
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["apart", "shared-sessions"])
-def test_a_session_on_another_host_is_continued_only_through_the_shared_folder(
-    resume_board, tmp_path, shared
-):
+def test_a_session_on_another_host_is_continued_only_through_the_shared_folder(both_board, tmp_path, shared):
     """Attempt 2 runs as another host (another HOME, so another Claude Code config): without
     BLACKBOARD_CLAUDE_SESSIONS it cannot reach attempt 1's session and starts afresh, `resumed_from` null;
     with the folder shared by both it continues it."""
-    board = resume_board
+    board = both_board
     board.agent("resumer", RESUMER, "You work in steps.")
     sig = board.post("resumer", "--write-key", "notes/*", topic="STEPPED-WORK")["signal_id"]
     script = [
@@ -180,10 +162,10 @@ def test_a_session_on_another_host_is_continued_only_through_the_shared_folder(
 
 
 @pytest.mark.parametrize("runner", ["anthropic", "openai"])
-def test_an_api_runner_s_next_attempt_continues_from_the_recorded_messages(resume_board, runner):
+def test_an_api_runner_s_next_attempt_continues_from_the_recorded_messages(both_board, runner):
     """Attempt 1 writes step 1, then runs out of turns; attempt 2's first request carries attempt 1's
     messages (the prompt, the call, its result) and the note to go on, and costs its own call alone."""
-    board = resume_board
+    board = both_board
     frontmatter = (
         f"runner: {runner}\nmodel: {'sonnet' if runner == 'anthropic' else 'gpt-5.5'}\nmax_turns: 2\n"
     )

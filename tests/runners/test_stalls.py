@@ -5,16 +5,12 @@ Shown by the CLI (`show`, `status`, `events`), the Python API and the web view's
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from blackboard import Blackboard
 from tests.e2e.test_ui_cards import shown
 from tests.e2e.test_ui_metrics import samples
 from tests.e2e.web import UiServer, artifact, browser, settled  # noqa: F401 - the browser fixture
-from tests.runners.conftest import Board, RunnerCli
 from tests.runners.hostile import claude_script, hostile_env, init_line
 from tests.runners.standins import Endless, Turn, call, fail, say, slow, stand_in
 from tests.waiting import wait_until
@@ -31,22 +27,8 @@ def anthropic_env(url: str) -> dict[str, str]:
     return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test"}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def stall_board(request, tmp_path) -> Iterator[Board]:
-    agents, workdir = tmp_path / "agents", tmp_path / "work"
-    agents.mkdir()
-    workdir.mkdir()
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'board.db'}"
-    else:
-        url = request.getfixturevalue("pg_private_url")
-    cli = RunnerCli(url, agents, workdir)
-    yield Board(cli, agents, workdir)
-    cli.close()
-
-
-def test_a_silent_model_api_stalls_the_run_which_is_retried_and_every_interface_shows_the_stall(stall_board):
-    board = stall_board
+def test_a_silent_model_api_stalls_the_run_which_is_retried_and_every_interface_shows_the_stall(both_board):
+    board = both_board
     board.agent("writer", QUIET_WRITER, "Write.")
     signal_id = board.post("writer")["signal_id"]
     with stand_in([slow(SILENCE, say("too late")), say("DONE")]) as api:
@@ -101,10 +83,10 @@ def test_a_silent_model_api_stalls_the_run_which_is_retried_and_every_interface_
 
 
 def test_a_claude_code_that_prints_nothing_stalls_and_on_its_last_attempt_the_signal_fails(
-    stall_board, tmp_path, browser
+    both_board, tmp_path, browser
 ):
     """A scripted `claude` (tests/runners/hostile.py) that says it started, then prints nothing again."""
-    board = stall_board
+    board = both_board
     pid_file = tmp_path / "claude.pid"
     claude = claude_script(
         tmp_path,
@@ -141,10 +123,10 @@ def test_a_claude_code_that_prints_nothing_stalls_and_on_its_last_attempt_the_si
         server.stop()
 
 
-def test_a_run_that_keeps_streaming_never_stalls_its_timeout_ends_it(stall_board):
+def test_a_run_that_keeps_streaming_never_stalls_its_timeout_ends_it(both_board):
     """Progress (a streamed event every tenth of a second) keeps a run from stalling however long it goes: twice
     its stall timeout here (which leaves a loaded machine seconds to make the call and stream its first event)."""
-    board = stall_board
+    board = both_board
     board.agent("talker", "runner: anthropic\nmodel: sonnet\nstall_timeout: 3\ntimeout: 6\n", "Talk.")
     signal_id = board.post("talker")["signal_id"]
     with Endless() as api:
@@ -165,9 +147,9 @@ def gone(pid: int) -> bool:
     return state == "Z"
 
 
-def test_waiting_out_a_rate_limit_longer_than_the_stall_timeout_is_no_stall(stall_board):
+def test_waiting_out_a_rate_limit_longer_than_the_stall_timeout_is_no_stall(both_board):
     """The API answered (a 429 saying when to come back): waiting as it says is progress, not silence."""
-    board = stall_board
+    board = both_board
     # a stall timeout of seconds leaves a loaded machine time to make the first call (the SDK loaded, the
     # client made) before the 429 answers it; the wait it says is twice as long
     board.agent("patient", "runner: anthropic\nmodel: sonnet\nstall_timeout: 3\n", "Wait your turn.")
@@ -181,10 +163,10 @@ def test_waiting_out_a_rate_limit_longer_than_the_stall_timeout_is_no_stall(stal
     assert len(api.model_calls) == 2
 
 
-def test_waiting_for_room_in_the_rate_limits_window_longer_than_the_stall_timeout_is_no_stall(stall_board):
+def test_waiting_for_room_in_the_rate_limits_window_longer_than_the_stall_timeout_is_no_stall(both_board):
     """A multi-turn run under a rate limit waits for room before each later call (docs/control.md, "Rate
     limits"): keeping to its limit is progress, not silence."""
-    board = stall_board
+    board = both_board
     board.agent(  # a minute's worth is 6 calls, then one every 10 s: the seventh call waits seconds for room
         "paced",
         "runner: anthropic\nmodel: sonnet\nstall_timeout: 3\n"
