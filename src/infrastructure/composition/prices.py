@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from blackboard.infrastructure.composition.mapping_text import mapping_of
+
 RULE = (
     "a JSON object of model -> [input, output] (or [input, output, cache_write, cache_read]), in USD per "
     'million tokens, such as {"my-model": [0.5, 1.5]} (or the same mapping in YAML)'
@@ -65,24 +67,11 @@ class PriceTable:
 
 def parse(raw: Any) -> PriceTable:
     """The setting's value from JSON or YAML text, or from a mapping given in code; ValueError otherwise."""
-    given = raw
     if isinstance(raw, PriceTable):
         return raw
-    if isinstance(raw, str):
-        text = raw.strip()
-        if not text:
-            return PriceTable()
-        try:
-            given = json.loads(text)
-        except ValueError:
-            import yaml  # only for a value that is not JSON
-
-            try:
-                given = yaml.safe_load(text)
-            except yaml.YAMLError:
-                raise ValueError(raw) from None
-    if not isinstance(given, Mapping):
-        raise ValueError(raw)
+    given = mapping_of(raw)
+    if given is None:
+        return PriceTable()
     entries = []
     for model, numbers in given.items():
         if not isinstance(model, str) or not model or isinstance(numbers, str | bytes):

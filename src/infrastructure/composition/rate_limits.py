@@ -11,10 +11,10 @@ Standard library only: every command loads the settings.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from blackboard.infrastructure.composition.mapping_text import mapping_of
 
 RULE = (
     "a JSON object of model -> {key, requests_per_minute, tokens_per_minute} (a key, a name; either limit or "
@@ -54,40 +54,20 @@ def parse(raw: Any) -> RateLimitTable:
     """The setting's value from JSON or YAML text, or from a mapping given in code; ValueError otherwise."""
     if isinstance(raw, RateLimitTable):
         return raw
-    given = raw
-    if isinstance(raw, str):
-        text = raw.strip()
-        if not text:
-            return RateLimitTable()
-        try:
-            given = json.loads(text)
-        except ValueError:
-            import yaml  # only for a value that is not JSON
+    given = mapping_of(raw)
+    if given is None:
+        return RateLimitTable()
+    from pydantic import ValidationError
 
-            try:
-                given = yaml.safe_load(text)
-            except yaml.YAMLError:
-                raise ValueError(raw) from None
-    if not isinstance(given, Mapping):
-        raise ValueError(raw)
-    from blackboard.infrastructure.agents.spec import NAME_PATTERN  # a key's rule, as in agent files
+    from blackboard.infrastructure.agents.spec import RateLimitSpec  # an agent file's rule, the one rule
 
     entries = []
     for model, limit in given.items():
-        if (
-            not isinstance(model, str)
-            or not model
-            or not isinstance(limit, Mapping)
-            or set(limit) - set(FIELDS)
-        ):
+        if not isinstance(model, str) or not model:
             raise ValueError(raw)
-        key, rpm, tpm = (limit.get(name) for name in FIELDS)
-        if not isinstance(key, str) or not re.match(NAME_PATTERN, key):
-            raise ValueError(raw)
-        for number in (rpm, tpm):
-            if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
-                raise ValueError(raw)
-        if rpm is None and tpm is None:
-            raise ValueError(raw)
-        entries.append((model, ModelRateLimit(key, rpm, tpm)))
+        try:
+            spec = RateLimitSpec.model_validate(limit)
+        except ValidationError:
+            raise ValueError(raw) from None
+        entries.append((model, ModelRateLimit(spec.key, spec.requests_per_minute, spec.tokens_per_minute)))
     return RateLimitTable(tuple(entries))
