@@ -22,14 +22,13 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.common import table, temp_dir, verdict
+from bench.common import started_workers, table, temp_dir, verdict
 
 BUDGET, RUN_TOKENS, RUNS = 250_000, 100_005, 6
 GOAL = 1.1
@@ -211,23 +210,8 @@ def _workers(tree: str | None, env: dict[str, str], cwd: Path, count: int) -> li
             stderr=subprocess.PIPE,
             text=True,
         )
-        up = threading.Event()
-        threading.Thread(target=_drain, args=(proc, up), daemon=True).start()
-        started.append((proc, up))
-    for proc, up in started:
-        if not up.wait(60) or proc.poll() is not None:
-            for other, _ in started:
-                other.kill()
-            raise RuntimeError(f"a worker did not start (exit {proc.poll()})")
-    return [proc for proc, _ in started]
-
-
-def _drain(proc: subprocess.Popen[str], up: threading.Event) -> None:
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if " started " in line:
-            up.set()
-    up.set()
+        started.append(proc)
+    return started_workers(started, 60)
 
 
 def _statuses(url: str) -> dict[str, int]:

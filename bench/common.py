@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import platform
 import sqlite3
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -280,3 +282,27 @@ def say(text: str) -> None:
 
 def progress(text: str) -> None:
     print(f"   .. {text}", file=sys.stderr, flush=True)
+
+
+def started_workers(procs: Sequence[subprocess.Popen[str]], timeout: float) -> list[subprocess.Popen[str]]:
+    """The worker processes, once each has said it started (within `timeout` seconds; else all are killed and
+    RuntimeError says which exit); their logs drained on threads of their own (a full pipe would stall them)."""
+    started = []
+    for proc in procs:
+        up = threading.Event()
+        threading.Thread(target=_drain, args=(proc, up), daemon=True).start()
+        started.append((proc, up))
+    for proc, up in started:
+        if not up.wait(timeout) or proc.poll() is not None:
+            for other, _ in started:
+                other.kill()
+            raise RuntimeError(f"a worker did not start (exit {proc.poll()})")
+    return list(procs)
+
+
+def _drain(proc: subprocess.Popen[str], up: threading.Event) -> None:
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if " started " in line:
+            up.set()
+    up.set()

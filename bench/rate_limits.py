@@ -18,13 +18,12 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import table, temp_dir, verdict
+from bench.common import started_workers, table, temp_dir, verdict
 
 CALL_TOKENS = (1000, 100)  # input and output tokens of every answer
 MAX_429_SHARE, MIN_THROUGHPUT = 0.01, 0.90
@@ -171,23 +170,8 @@ def _workers(env: dict[str, str], cwd: Path, count: int, slots: int) -> list[sub
             process_group=0 if leader is None else leader,  # the group's first leads it
         )
         leader = proc.pid if leader is None else leader
-        up = threading.Event()
-        threading.Thread(target=_drain, args=(proc, up), daemon=True).start()
-        started.append((proc, up))
-    for proc, up in started:
-        if not up.wait(120) or proc.poll() is not None:
-            for other, _ in started:
-                other.kill()
-            raise RuntimeError(f"a worker did not start (exit {proc.poll()})")
-    return [proc for proc, _ in started]
-
-
-def _drain(proc: subprocess.Popen[str], up: threading.Event) -> None:
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if " started " in line:
-            up.set()
-    up.set()
+        started.append(proc)
+    return started_workers(started, 120)
 
 
 def print_report(report: dict[str, Any], say: Callable[[str], None]) -> dict[str, Any]:
