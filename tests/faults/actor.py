@@ -1,7 +1,11 @@
-"""One racing process: `python -m tests.faults.actor SEED OPERATIONS` does random posts (some keyed, some
-after another signal), claims, completions, failures (some by an agent that is not the claimer), expiry
+"""One racing process: `python -m tests.faults.actor SEED OPERATIONS [--settle]` does random posts (some
+keyed, some after another signal), claims, completions, failures (some by an agent that is not the claimer), expiry
 sweeps, retries and entry writes on three shared boards, through the real container configured from the
 environment (BLACKBOARD_DB, BLACKBOARD_AGENTS_DIR, short timeouts so signals do expire meanwhile).
+
+With `--settle`, after its operations it posts one more signal and sweeps until that signal has expired, so
+the race holds an expiry however fast it ran (the timeouts are seconds; a fast machine can finish the
+operations inside them); counted apart, as `settle:posted`.
 
 A refusal (a rule or a missing signal) is part of the race. Anything else is printed with its traceback
 on stderr and ends the process with 1. On stdout: one JSON line counting what it did, per operation and
@@ -12,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+import time
 from collections import Counter
 
 from blackboard.application.commands import (
@@ -135,6 +140,28 @@ class Actor:
             )
         )
 
+    def settle(self, within: float = 120.0) -> int:
+        """Post a signal and sweep its board until that signal has expired (by this sweep or another
+        actor's; one the others complete meanwhile is replaced by a new one); returns the signals posted."""
+        board, posted = self.rng.choice(BOARDS), 0
+        give_up = time.monotonic() + within
+        signal = None
+        while signal is None or signal.status is not SignalStatus.EXPIRED:
+            if time.monotonic() > give_up:
+                raise TimeoutError(f"no expiry on {board} within {within} s")
+            if signal is None or signal.status.is_final:
+                self.serial += 1
+                entry = f"e-{self.seed}{self.serial:06d}"
+                signal = self.service.post_signal(
+                    PostSignal(signal_type="RESEARCH", ps_id=board, entry_id=entry, topic="race")
+                )
+                posted += 1
+            else:
+                time.sleep(0.1)
+            self.service.expire_signals(ExpireSignals(blackboard_id=board))
+            signal = self.read_model.get(signal.signal_id)
+        return posted
+
 
 def main() -> None:
     seed, operations = int(sys.argv[1]), int(sys.argv[2])
@@ -143,7 +170,10 @@ def main() -> None:
         actor.step()
         if actor.done.total() % 25 == 0:  # progress, for a test that kills it mid-run
             print(json.dumps({"progress": actor.done.total()}), flush=True)
-    print(json.dumps(dict(actor.done)), flush=True)
+    done = dict(actor.done)
+    if "--settle" in sys.argv[3:]:
+        done["settle:posted"] = actor.settle()
+    print(json.dumps(done), flush=True)
 
 
 if __name__ == "__main__":

@@ -55,10 +55,12 @@ class Store:
     def container(self) -> Container:
         return Container(config=settings.load({}, env={**self.env, "BLACKBOARD_POOL_PRE_PING": "1"}))
 
-    def actor(self, seed: int, operations: int) -> subprocess.Popen[str]:
+    def actor(
+        self, seed: int, operations: int, *flags: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-m", "tests.faults.actor", str(seed), str(operations)],
-            env=self.env,
+            [sys.executable, "-m", "tests.faults.actor", str(seed), str(operations), *flags],
+            env={**self.env, **(env or {})},
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -15,13 +15,18 @@ PROCESSES = 4
 
 def test_racing_processes_leave_a_sound_log_and_read_model(fault_store, record_property):
     operations = scaled(120)
-    actors = [fault_store.actor(seed, operations) for seed in range(PROCESSES)]
+    # timeouts of half a second, so sweeps end signals while the others claim and complete them (a fast
+    # machine can run all the operations inside the store's two seconds); --settle makes sure of one expiry
+    quick = {"BLACKBOARD_POST_TIMEOUT": "0.5", "BLACKBOARD_CLAIM_TIMEOUT": "0.5"}
+    actors = [fault_store.actor(seed, operations, "--settle", env=quick) for seed in range(PROCESSES)]
     done: Counter[str] = Counter()
     for n, actor in enumerate(actors):
         stdout, stderr = actor.communicate(timeout=600)
         assert_clean(stderr, f"actor {n}")
         assert actor.returncode == 0, f"actor {n} exited {actor.returncode}:\n{stderr[-4000:]}"
-        done.update(json.loads(stdout.splitlines()[-1]))
+        counts = json.loads(stdout.splitlines()[-1])
+        assert counts.pop("settle:posted") >= 1  # then saw a signal of its own expire (see the actor)
+        done.update(counts)
 
     events = fault_store.assert_sound()
 
