@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test tools faults soak demo demo-claude bench lint schemas skill dist clean
+.PHONY: test tools faults soak demo demo-claude bench lint schemas skill dist clean screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,11 @@ bench: $(BENCH_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m blackboard.infrastructure.demo.board
+
+# The pictures of docs/web.md, taken afresh by the web view's browser tests themselves (tests/e2e/web.py,
+# `screenshot`): run them on SQLite with BLACKBOARD_DOC_SCREENSHOTS=1, which copies each into docs/img/.
+screenshots: $(STAMP)
+	BLACKBOARD_DOC_SCREENSHOTS=1 $(BIN)/python -m pytest -q -m "not faults" -k "sqlite and ui_" tests/e2e tests/runners
 
 # A wheel of the package in $(DIST) (dist/), for installing it where no package index serves it yet:
 # `pipx install dist/agent_blackboard-*.whl`, or `pip install 'dist/agent_blackboard-0.2.0-py3-none-any.whl[ui]'`

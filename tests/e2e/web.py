@@ -4,6 +4,8 @@ and headless Chromium driven by Selenium (Debian's chromium and chromedriver, wh
 from __future__ import annotations
 
 import http.client
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -147,3 +149,21 @@ def browser() -> Iterator[object]:
 def artifact(name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS / name
+
+
+DOC_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+
+def screenshot(driver, name: str, panel: str | None = None) -> Path:
+    """Saves what the browser shows (the element `panel` names, else the window) as test-artifacts/NAME; with
+    BLACKBOARD_DOC_SCREENSHOTS=1 (`make screenshots`) also as docs/img/NAME, the picture docs/web.md shows, so
+    each picture there is one a test took of the page it checked."""
+    shot = artifact(name)
+    if panel:
+        driver.find_element(By.CSS_SELECTOR, panel).screenshot(str(shot))
+    else:
+        driver.save_screenshot(str(shot))
+    if os.environ.get("BLACKBOARD_DOC_SCREENSHOTS") == "1":
+        DOC_IMAGES.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOC_IMAGES / name)
+    return shot

@@ -13,6 +13,11 @@ const S = {
   decide: false, token: null,
 };
 
+// The panels the page's other scripts add (workers.js, charts.js, run.js, graph.js, loaded after this one):
+// each pushes a function that draws its panel from the view `render` draws (shown(): the board now, or at the
+// slider's position), called on every redraw after the panels of this file.
+const PANELS = [];
+
 const $ = (id) => document.getElementById(id);
 const enc = encodeURIComponent;
 const SVG = "http://www.w3.org/2000/svg";
@@ -164,6 +169,7 @@ function render() {
   renderEntries(view.entries);
   renderTopics(view);
   renderEvents(view.upto);
+  for (const panel of PANELS) panel(view);
 }
 
 function renderBoards() {
@@ -476,4 +482,7 @@ function renderEvents(upto) {
   $("events").replaceChildren(head, ...rows);
 }
 
-start().catch((error) => { $("connection").textContent = `error: ${error.message}`; $("connection").className = "connection off"; });
+// after every script of the page ran, so each panel has registered itself before the first redraw
+document.addEventListener("DOMContentLoaded", () => start().catch((error) => {
+  $("connection").textContent = `error: ${error.message}`; $("connection").className = "connection off";
+}));
