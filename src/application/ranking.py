@@ -6,13 +6,15 @@ score, then the oldest, then by id). An agent without a handler is never propose
 agent passes for is listed apart, with its best score, as waiting for an agent; one its board's budget
 holds back, with why (the budget reached, or what its best agent's run would reserve does not fit in what
 is left, taken in that order: domain/limits.py); one whose best agent's rate limit has no room in its
-window now, as `waiting: rate limit K` (domain/rates.py); an open gate, as waiting for a person; and one
-posted for later (`not_before` still to come), as waiting for its time, with the agent that would take it then.
+window now, as `waiting: rate limit K` (domain/rates.py); one whose best agent's concurrency key has as many
+signals claimed under it as its maximum, as the claim refuses it (domain/limits.py); an open gate, as
+waiting for a person; and one posted for later (`not_before` still to come), as waiting for its time, with
+the agent that would take it then.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -22,8 +24,14 @@ from blackboard.application.commands import GetSignalById, ListSignals
 from blackboard.application.ports import AgentRegistry
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.capabilities import AgentProfile
-from blackboard.domain.limits import BudgetReached, ClaimLimits, Spent
-from blackboard.domain.rates import RateLimit, RateWindow
+from blackboard.domain.limits import (
+    BudgetReached,
+    ClaimLimits,
+    ConcurrencyLimit,
+    ConcurrencyLimitReached,
+    Spent,
+)
+from blackboard.domain.rates import RateLimit, RateWindow, waiting_for_rate_limit
 from blackboard.domain.signals import AgentSignal, SignalStatus
 
 
@@ -60,12 +68,25 @@ class Plan:
     rate_waits: Mapping[str, str] = field(
         default_factory=dict
     )  # signal -> the key K of the rate limit holding it
+    keyed: tuple[Move, ...] = ()  # its best agent's concurrency key is full: claimed once a claim ends
+    key_waits: Mapping[str, str] = field(default_factory=dict)  # signal -> why it waits (the claim's words)
 
     @property
     def waits(self) -> bool:
-        """Whether anything open waits for something other than a worker: a budget, a person, a time, or an
-        agent that fits."""
-        return bool(self.waiting or self.over_budget or self.gates or self.later or self.rate_limited)
+        """Whether anything open waits for something other than a worker: a budget, a person, a time, an
+        agent that fits, a rate limit or a concurrency key."""
+        return bool(
+            self.waiting or self.over_budget or self.gates or self.later or self.rate_limited or self.keyed
+        )
+
+    def held(self) -> dict[str, str]:
+        """Why each signal a limit holds back waits, as `next --json` gives its `reason`: its board's budget
+        (reached, or what its run would reserve does not fit), its concurrency key, its rate limit."""
+        why = {m.signal.signal_id: self.budget_reasons.get(m.signal.blackboard_id) for m in self.over_budget}
+        why.update(self.budget_waits)
+        why.update(self.key_waits)
+        why.update({signal_id: waiting_for_rate_limit(key) for signal_id, key in self.rate_waits.items()})
+        return {signal_id: reason for signal_id, reason in why.items() if reason is not None}
 
 
 class Controller:
@@ -76,20 +97,33 @@ class Controller:
         threshold: float,
         budgets: Callable[[str | None], Mapping[str, BoardBudget]] | None = None,
         rates: Callable[[], Iterable[RateWindow]] | None = None,
+        claimed: Callable[[], Mapping[str, int]] | None = None,
     ) -> None:
         self._queries, self._registry, self._threshold = queries, registry, threshold
         self._budgets = budgets  # the boards with a budget, as a claim there decides (application/budgets.py)
         self._rates = rates  # the rate limits' windows, read only when a runnable agent has a rate limit
+        self._claimed = claimed  # live claims per concurrency key, read only when a runnable agent has a key
 
     def next(
-        self, blackboard_id: str | None, limit: int | None, now: datetime, labels: tuple[str, ...] = ()
+        self,
+        blackboard_id: str | None,
+        limit: int | None,
+        now: datetime,
+        labels: tuple[str, ...] = (),
+        signals: Sequence[AgentSignal] | None = None,
     ) -> Plan:
-        """`labels`: only the signals carrying every one of these (the validated ListSignals' rule)."""
-        posted = [
-            s
-            for s in self._queries.list_signals(
+        """`labels`: only the signals carrying every one of these (the validated ListSignals' rule).
+        `signals`: plan these (those of them POSTED), read already, rather than the board's POSTED ones."""
+        listed = (
+            self._queries.list_signals(
                 ListSignals(status=SignalStatus.POSTED, blackboard_id=blackboard_id, labels=labels)
             )
+            if signals is None
+            else [s for s in signals if s.status is SignalStatus.POSTED]
+        )
+        posted = [
+            s
+            for s in listed
             if not s.waiting_for  # one that waits for an upstream: the upstream is what comes next
         ]
         # a signal posted for later is not proposed before then, and a gate never is: a person decides it
@@ -115,7 +149,9 @@ class Controller:
             else:
                 chosen[signal.signal_id] = move
         order = best_first(m.best for m in chosen.values() if m.best is not None)
-        moves, waits = self._within_budgets([chosen[f.signal_id] for f in order], runnable, states)
+        ordered, key_waits = self._within_concurrency([chosen[f.signal_id] for f in order], runnable)
+        keyed = tuple(m for m in chosen.values() if m.signal.signal_id in key_waits)
+        moves, waits = self._within_budgets(list(ordered), runnable, states)
         stopped += [m for m in chosen.values() if m.signal.signal_id in waits]
         moves, rate_waits = self._within_rate_limits(moves, runnable, now)
         limited = tuple(m for m in chosen.values() if m.signal.signal_id in rate_waits)
@@ -129,7 +165,38 @@ class Controller:
             later,
             limited,
             rate_waits,
+            keyed,
+            key_waits,
         )
+
+    def _within_concurrency(
+        self, moves: list[Move], agents: list[AgentProfile]
+    ) -> tuple[tuple[Move, ...], dict[str, str]]:
+        """The moves whose best agent's concurrency key has room under what is claimed now, and why each of
+        the others waits, in the words the claim refuses it with (nothing read when no runnable agent has a
+        key)."""
+        keys = {a.agent_id: a.concurrency for a in agents if a.concurrency is not None}
+        if not keys or self._claimed is None or not moves:
+            return tuple(moves), {}
+        claimed = self._claimed()
+        refusals: dict[ConcurrencyLimit, str | None] = {}  # the claim's decision, the same for every signal
+        kept, waits = [], {}
+        for move in moves:
+            key = keys.get(move.best.agent_id) if move.best is not None else None
+            if key is not None and key not in refusals:
+                try:
+                    ClaimLimits(key, claimed.get(key.key, 0)).check(
+                        move.signal.signal_id, move.signal.blackboard_id, 0
+                    )
+                    refusals[key] = None
+                except ConcurrencyLimitReached as refused:  # its message, past the signal's id
+                    refusals[key] = str(refused).removeprefix(f"{move.signal.signal_id} ")
+            why = refusals.get(key) if key is not None else None
+            if why is None:
+                kept.append(move)
+            else:
+                waits[move.signal.signal_id] = why
+        return tuple(kept), waits
 
     def _within_rate_limits(
         self, moves: tuple[Move, ...], agents: list[AgentProfile], now: datetime

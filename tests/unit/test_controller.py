@@ -144,3 +144,31 @@ def test_a_signal_targeting_auto_goes_to_the_agent_whose_text_fits(board):
 def test_limit_keeps_the_first_proposals(board):
     first, _ = post(board, "RESEARCH"), post(board, "RESEARCH")
     assert [m.signal.signal_id for m in plan(board, limit=1).moves] == [first.signal_id]
+
+
+def test_a_concurrency_key_with_no_room_holds_a_signal_in_the_words_of_its_claim_until_its_holder_ends(
+    board, tmp_path
+):
+    (tmp_path / "ps-keyed.md").write_text(
+        "---\nname: ps-keyed\ncapabilities: {REVIEW: 0.9}\ncommand: echo done\n"
+        "concurrency: {key: review-api, max: 1}\n---\nOne review at a time.\n",
+        encoding="utf-8",
+    )
+    first, second = post(board, "REVIEW"), post(board, "REVIEW")
+    board.service.claim_signal(ClaimSignal(signal_id=first.signal_id, agent_id="ps-keyed"))
+
+    def keyed_plan():
+        claimed = board.read_model.claimed_under  # as a claim counts them
+        return Controller(board.queries, board.registry, 0.8, claimed=claimed).next(
+            None, None, board.clock.now()
+        )
+
+    held = keyed_plan()
+
+    words = "waits: 1 signal(s) already claimed under concurrency key review-api (max 1)"
+    assert [m.signal.signal_id for m in held.keyed] == [second.signal_id] and held.moves == ()
+    assert held.held() == {second.signal_id: words} and held.waits
+    assert board.read_model.claimed_under() == {"review-api": 1}
+    board.service.complete_signal(CompleteSignal(signal_id=first.signal_id, agent_id="ps-keyed"))
+    freed = keyed_plan()
+    assert [m.signal.signal_id for m in freed.moves] == [second.signal_id] and freed.held() == {}

@@ -356,6 +356,20 @@ class SignalReadModel(abc.ABC):
             found[s.blackboard_id] = found.get(s.blackboard_id, Spent()) + Spent.reserved_by(s.reserved)
         return found
 
+    def claimed_under(self, lapsed_before: datetime | None = None) -> dict[str, int]:
+        """How many signals are claimed under each concurrency key now, on every board, as a claim counts
+        them (domain/limits.py): keys with none left out; a claim taken or renewed no later than
+        `lapsed_before` has lapsed and counts no more. This default reads the CLAIMED signals; a store
+        counts where the rows are."""
+        found: dict[str, int] = {}
+        for s in self.find(SignalFilter(status=SignalStatus.CLAIMED)):
+            if s.concurrency_key is None or (
+                lapsed_before is not None and (s.lease_started is None or s.lease_started <= lapsed_before)
+            ):
+                continue
+            found[s.concurrency_key] = found.get(s.concurrency_key, 0) + 1
+        return found
+
     def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:
         """What runners' runs cost, per board and agent (who completed or failed the signal): board ->
         agent -> total, for every board (or the one named) where a run was recorded. This default reads

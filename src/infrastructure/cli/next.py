@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from dependency_injector.wiring import Provide, inject
 
 from blackboard.domain.errors import InvalidInput
-from blackboard.domain.rates import waiting_for_rate_limit
 from blackboard.infrastructure.cli.signal_text import Output
 from blackboard.infrastructure.composition.container import Container
 from blackboard.infrastructure.composition.settings import BlackboardSettings
@@ -22,7 +21,7 @@ from blackboard.infrastructure.interfaces.waiting import (
 )
 
 if TYPE_CHECKING:
-    from blackboard.application.ranking import Move, Plan
+    from blackboard.application.ranking import Move
 
 Lazy = Any
 
@@ -50,6 +49,7 @@ def next_moves(
         config.claim_threshold,
         lambda board: budget_states(read_model(), board, lapsed),
         lambda: rate_windows().windows(),
+        lambda: read_model().claimed_under(lapsed),
     ).next(args.blackboard, args.limit, now, tuple(args.labels))
     # a move no live worker fits waits for one: said with it (its agent's worker would take it)
     unstarted = queries().waiting_for_workers(m.signal for m in plan.moves)
@@ -57,15 +57,17 @@ def next_moves(
         "next": [_move(m, unstarted) for m in plan.moves],
         "waiting_for_an_agent": [_move(m) for m in plan.waiting],
     }
-    why = {m.signal.signal_id: plan.budget_reasons.get(m.signal.blackboard_id) for m in plan.over_budget}
-    why.update(plan.budget_waits)
+    why = plan.held()
     data["waiting_for_a_budget"] = [{**_move(m), "reason": why[m.signal.signal_id]} for m in plan.over_budget]
+    data["waiting_for_a_concurrency_key"] = [
+        {**_move(m), "reason": why[m.signal.signal_id]} for m in plan.keyed
+    ]
     data["waiting_for_a_person"] = [{**_move(m), "reason": _person(m)} for m in plan.gates]
     data["waiting_for_a_time"] = [
         {**_move(m), "not_before": m.signal.not_before.isoformat(), "reason": _time(m)} for m in plan.later
     ]
     data["waiting_for_a_rate_limit"] = [
-        {**_move(m), "key": plan.rate_waits[m.signal.signal_id], "reason": _rate(plan, m)}
+        {**_move(m), "key": plan.rate_waits[m.signal.signal_id], "reason": why[m.signal.signal_id]}
         for m in plan.rate_limited
     ]
     lines = [f"{n}. {_line(m, unstarted)}" for n, m in enumerate(plan.moves, 1)]
@@ -96,14 +98,15 @@ def next_moves(
             for m in plan.over_budget
             if m.signal.signal_id in plan.budget_waits
         ]
+    if plan.keyed:
+        lines += [
+            "waiting for a concurrency key (as many claimed under it as its max; claimed once one ends):"
+        ]
+        lines += [f"   {_line(m)}: {why[m.signal.signal_id]}" for m in plan.keyed]
     if plan.rate_limited:
         lines += ["waiting for a rate limit (its window has no room now; claimed once it has):"]
-        lines += [f"   {_line(m)}: {_rate(plan, m)}" for m in plan.rate_limited]
+        lines += [f"   {_line(m)}: {why[m.signal.signal_id]}" for m in plan.rate_limited]
     return Output(data, "\n".join(lines))
-
-
-def _rate(plan: Plan, move: Move) -> str:
-    return waiting_for_rate_limit(plan.rate_waits[move.signal.signal_id])
 
 
 def _move(move: Move, unstarted: Collection[str] = ()) -> dict[str, Any]:

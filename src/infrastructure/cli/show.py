@@ -74,6 +74,20 @@ def show(
                 {**shown.data, "waiting_for_a_rate_limit": key},
                 f"{shown.text}\n  {waiting_for_rate_limit(key)}",
             )
+        from datetime import timedelta
+
+        # its best agent's concurrency key has no room now: the plan `next` makes, of this one signal; one
+        # GROUP BY of the claims under each key, and the agent files read only when some key has claims
+        now = clock().now()
+        claimed = read_model().claimed_under(now - timedelta(seconds=config.claim_timeout))
+        if claimed:
+            from blackboard.application.ranking import Controller
+
+            plan = Controller(queries(), registry(), config.claim_threshold, claimed=lambda: claimed).next(
+                found.blackboard_id, None, now, signals=[found]
+            )
+            if (held := plan.key_waits.get(found.signal_id)) is not None:
+                shown = Output(shown.data, f"{shown.text}\n  {held}")
     return shown
 
 

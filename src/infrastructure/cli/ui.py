@@ -37,6 +37,7 @@ def ui(
     clock: Lazy = Provide[Container.clock.provider],
     watcher: Lazy = Provide[Container.watcher.provider],
     webhooks: Lazy = Provide[Container.webhooks.provider],
+    held: Lazy = Provide[Container.held_back.provider],
 ) -> None:
     from blackboard.infrastructure.keeper.identity import web_caller
 
@@ -53,7 +54,9 @@ def ui(
     # with a token, a person on the page may approve and reject gates (web/decide.py); else it is read-only.
     # Started inside an agent's run, the page decides as that run: not at all (docs/permissions.md)
     deciding = service().acting(web_caller()) if token else None
-    view = BoardView(store(), signals(), queries(), knowledge(), entries(), deciding, clock(), watcher())
+    view = BoardView(
+        store(), signals(), queries(), knowledge(), entries(), deciding, clock(), watcher(), held()
+    )
     host = f"[{args.host}]" if ":" in args.host else args.host
     board = f"?board={args.board}" if args.board else ""
     mode = (

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from dependency_injector import containers, providers
 
+from blackboard.infrastructure.composition.held import held_back
 from blackboard.infrastructure.composition.settings import (
     BlackboardSettings,
     service_settings,
@@ -595,6 +596,9 @@ class Container(containers.DeclarativeContainer):
         providers.Callable(lambda s: (s.post_timeout, s.claim_timeout), settings),
         presence,
         authority=authority,
+    )
+    held_back = providers.Singleton(
+        held_back, config, queries, agent_registry.provider, read_model, rate_windows, clock
     )
     run_output = providers.Singleton(run_output, engine)  # runs' output as it comes: `show --follow`
     watcher = providers.Singleton(

@@ -345,6 +345,20 @@ class SqlSignalReadModel(SignalReadModel):
             }
 
     @_translated
+    def claimed_under(self, lapsed_before: datetime | None = None) -> dict[str, int]:
+        """One GROUP BY over the CLAIMED rows under a key (the index on key and status)."""
+        s = SIGNALS.c
+        query = (
+            select(s.concurrency_key, func.count())
+            .where(s.concurrency_key.is_not(None), s.status == "CLAIMED")
+            .group_by(s.concurrency_key)
+        )
+        if lapsed_before is not None:
+            query = query.where(func.coalesce(s.renewed_at, s.claimed_at) > lapsed_before)
+        with read_connection(self._engine) as conn:
+            return {key: int(n) for key, n in conn.execute(query)}
+
+    @_translated
     def usage_totals(self, blackboard_id: str | None = None) -> dict[str, dict[str, UsageTotal]]:
         """One GROUP BY over the runs of signals and of solve controllers (signal_usage and solve_usage, their
         board indexes), whatever the length of the log."""

@@ -3,7 +3,7 @@ history, pages of the event log, and each new log record with the signal or entr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -32,8 +32,10 @@ class BoardView:
         service: Any,
         clock: Clock,
         watcher: Any = None,
+        held: Callable[[Sequence[AgentSignal]], dict[str, str]] | None = None,
     ) -> None:
         self.watcher = watcher  # a run's output as it comes (application/watching.py, `follow`)
+        self._held = held  # why limits hold signals back, as `next` says (application/holding.py)
         self._clock = clock
         self._service = service  # given only when the server runs with a token: then a person decides gates
         self._store = store
@@ -119,15 +121,17 @@ class BoardView:
     def _signals_now(self, signals: Iterable[AgentSignal]) -> list[dict[str, Any]]:
         """The signals as they stand now, each POSTED one with why it waits, in the words `next` uses: its
         `waiting` (a worker that fits, as `show` and `signals` carry it) and `waits`, the page's own (a gate
-        waits for a person, a signal posted for later for its time; docs/web.md). Its upstreams are its
-        `waiting_for`."""
+        waits for a person, a signal posted for later for its time, and the limit holding it back: its
+        board's budget, a concurrency key, a rate limit; docs/web.md). Its upstreams are its `waiting_for`.
+        The limits are read once for all the signals given (a board, or a live record's one signal)."""
         signals = list(signals)
         unstarted = self._queries.waiting_for_workers(signals)
         now = self._clock.now()
+        held = self._held(signals) if self._held is not None else {}
         found = []
         for s in signals:
             document = documents.jsonable(documents.signal(s, waiting=unstarted))
-            document["waits"] = why_it_waits(s, now)
+            document["waits"] = why_it_waits(s, now) + ([held[s.signal_id]] if s.signal_id in held else [])
             found.append(document)
         return found
 
