@@ -176,7 +176,7 @@ class FlowChartQueries:
         signals = list(then.signals.values())
         return flow_series(
             (Timed.of(s) for s in signals),
-            usage_of(signals).get(then.blackboard_id, {}),
+            usage_of(signals).get(then.id, {}),
             then.budget,
             self._time_of(at),
             window,
