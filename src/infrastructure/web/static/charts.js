@@ -106,8 +106,8 @@ function finishedChart(data, every) {
   const statuses = Object.keys(data.finished).filter((s) => data.finished[s].some(Boolean));
   const n = data.buckets.length;
   const stacked = data.buckets.map((_, i) => statuses.reduce((sum, s) => sum + data.finished[s][i], 0));
-  const top = roomy(Math.max(0, ...stacked));
-  const svg = frame("finished", `Finished ${perBucket(every)}, by status`, data, top, "signals", (v) => String(Math.round(v * 10) / 10));
+  const top = 2 * Math.ceil(roomy(Math.max(0, ...stacked)) / 2);  // even: its middle tick a whole count
+  const svg = frame("finished", `Finished ${perBucket(every)}, by status`, data, top, "signals", (v) => String(v));
   if (!statuses.length) return chartBox(none(svg), legend([]));
   const w = plotW() / n;
   data.buckets.forEach((start, i) => {
@@ -153,7 +153,7 @@ function waitChart(data) {
   return chartBox(svg, legend([["line p50", "p50"], ["line p90", "p90"], ["", `${count} claimed`, { "data-claimed": count }]]));
 }
 
-const seconds = (v) => v >= 100 ? String(Math.round(v)) : String(Math.round(v * 10) / 10);
+const seconds = (v) => String(v >= 100 ? Math.round(v) : Number(v.toFixed(v >= 1 ? 1 : 2)));
 
 function spendChart(data) {
   const { agents, budget } = data.spend;
@@ -163,12 +163,12 @@ function spendChart(data) {
   const series = agents.map((a) => tokens ? a.tokens : a.usd);
   const n = data.buckets.length;
   const top = roomy(Math.max(0, limit || 0, ...series.flat()));
-  const format = tokens ? (v) => Math.round(v).toLocaleString("en") : (v) => `$${v < 1 ? v.toFixed(3) : v.toFixed(2)}`;
+  const format = tokens ? (v) => Math.round(v).toLocaleString("en") : (v) => `$${v > 0 && v < 0.1 ? v.toFixed(4) : v.toFixed(2)}`;
   const svg = frame("spend", `Spend per agent, cumulative${limit === null ? "" : ", and the budget"}`, data, top, unit, format);
   if (limit !== null) {
     const y = yAt(limit, top);
     svg.append(el("svg:line", { x1: PAD.left, y1: y, x2: PAD.left + plotW(), y2: y, class: "budget", "data-budget": limit }),
-      el("svg:text", { x: PAD.left + plotW() - 2, y: y - 4, class: "small budget-label", "text-anchor": "end" }, `budget ${format(limit)}`));
+      el("svg:text", { x: PAD.left + plotW() - 2, y: y < PAD.top + 12 ? y + 12 : y - 4, class: "small budget-label", "text-anchor": "end" }, `budget ${format(limit)}`));
   }
   if (!agents.length) return chartBox(none(svg), legend([]));
   agents.forEach((a, k) => {
