@@ -104,17 +104,16 @@ def flow_series(
 
     finished = {str(s): [0] * n for s in ENDED}
     waits: list[list[float]] = [[] for _ in range(n)]
-    later: dict[
-        str, list[Spent]
-    ] = {}  # per agent, what runs spent in each bucket, and past the end (index n)
+    runs: dict[str, list[UsageTotal]] = {}  # per agent, the runs of each bucket, and past the end (index n)
     for row in rows:
         if row.status.is_final and (i := bucket(row.completed_at)) is not None and i < n:
             finished[str(row.status)][i] += 1
         if row.claimed_at is not None and (i := bucket(row.claimed_at)) is not None and i < n:
             waits[i].append(max((row.claimed_at - row.created_at).total_seconds(), 0.0))
         if row.usage is not None and row.agent is not None and (i := bucket(row.spent_at)) is not None:
-            spent = later.setdefault(row.agent, [Spent()] * (n + 1))
-            spent[i] += spent_of({row.agent: row.usage})
+            of_agent = runs.setdefault(row.agent, [UsageTotal()] * (n + 1))
+            of_agent[i] += row.usage
+    later = {agent: [spent_of({agent: used}) for used in buckets] for agent, buckets in runs.items()}
     agents = []
     for agent in sorted(totals.keys() | later.keys()):
         used = totals.get(agent, UsageTotal())
