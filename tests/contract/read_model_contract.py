@@ -295,25 +295,15 @@ class ReadModelContract(abc.ABC):
 
         found = read_model.timeline("bb-1", T0 + timedelta(minutes=20))
 
+        at = [T0 + timedelta(minutes=m) for m in range(31)]  # at[m]: m minutes after T0
+        researcher = "ps-researcher"
         assert sorted(found, key=lambda t: t.created_at) == [
             Timed(
-                SignalStatus.COMPLETED,
-                T0 + timedelta(minutes=2),
-                T0 + timedelta(minutes=5),
-                T0 + timedelta(minutes=21),
-                "ps-researcher",
-                UsageTotal(1, 100, 10, 0.5, 0, 2, 0),
+                SignalStatus.COMPLETED, at[2], at[5], at[21], researcher, UsageTotal(1, 100, 10, 0.5, 0, 2, 0)
             ),
-            Timed(
-                SignalStatus.FAILED,
-                T0 + timedelta(minutes=3),
-                T0 + timedelta(minutes=22),
-                T0 + timedelta(minutes=23),
-                "ps-researcher",
-                UsageTotal(1, 0, 0, 0.0, 1, 0, 0),
-            ),
-            Timed(SignalStatus.CLAIMED, T0 + timedelta(minutes=4), T0 + timedelta(minutes=24), None),
-            Timed(SignalStatus.POSTED, T0 + timedelta(minutes=30), None, None),
+            Timed(SignalStatus.FAILED, at[3], at[22], at[23], researcher, UsageTotal(1, 0, 0, 0.0, 1, 0, 0)),
+            Timed(SignalStatus.CLAIMED, at[4], at[24], None),
+            Timed(SignalStatus.POSTED, at[30], None, None),
         ]
         assert read_model.timeline("bb-3", T0) == []
 
