@@ -8,7 +8,9 @@ const CHART_WINDOWS = [[15, "15 min"], [60, "1 h"], [360, "6 h"], [1440, "24 h"]
 const CHART_EVERY = 2000;  // ms between two requests while live
 const CHART_SETTLE = 120;  // ms the slider rests before the past is asked for (as app.js's `travel`)
 const CHART_W = 430, CHART_H = 190, PAD = { left: 54, right: 12, top: 26, bottom: 34 };
-const CHARTS = { window: 60, asked: null, head: -1, at: 0, data: null, drawn: null, error: null, timer: null, sent: 0, controls: null };
+// what was asked (board|window|live or position), the log head it was asked at, the answer and the one drawn, the
+// request waiting (its key and timer) and when the last one left; the panel's controls and body, made once
+const CHARTS = { window: 60, asked: null, head: -1, data: null, drawn: null, pending: null, timer: null, sent: 0, controls: null, body: null };
 
 PANELS.push(chartsPanel);
 
@@ -34,9 +36,9 @@ function askCharts(wanted, delay) {
     CHARTS.timer = null;
     try {
       const answer = await getJSON(`/api/charts?board=${enc(board)}&window=${CHARTS.window}${live ? "" : `&at=${at}`}`);
-      if (CHARTS.asked === wanted) { CHARTS.data = answer; CHARTS.error = null; }
+      if (CHARTS.asked === wanted) CHARTS.data = answer;
     } catch (error) {
-      if (CHARTS.asked === wanted) { CHARTS.data = { error: error.message }; }
+      if (CHARTS.asked === wanted) CHARTS.data = { error: error.message };
     }
     chartsPanel();
   }, delay);
