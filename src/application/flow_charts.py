@@ -182,7 +182,7 @@ class FlowChartQueries:
         )
 
     def _time_of(self, position: int) -> datetime:
-        """When the log reached `position`: its record's time (the first after it, where it has none), or now past
-        the log's end."""
+        """When the log reached `position`: the time its event happened, by the clock the signals' own times are
+        of (the first event after it, where it has none), or now past the log's end."""
         found = self._store.read_all(after=max(position - 1, 0), limit=1)
-        return found[0].recorded_at if found and position > 0 else self._clock.now()
+        return found[0].event.occurred_at if found and position > 0 else self._clock.now()

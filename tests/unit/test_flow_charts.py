@@ -8,7 +8,15 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from blackboard.application.flow_charts import MAX_POINTS, MAX_WINDOW, flow_series, percentile, window_bounds
+from blackboard.application.commands import ClaimSignal, CompleteSignal, FailSignal, PostSignal, SetBudget
+from blackboard.application.flow_charts import (
+    MAX_POINTS,
+    MAX_WINDOW,
+    FlowChartQueries,
+    flow_series,
+    percentile,
+    window_bounds,
+)
 from blackboard.application.ports.reading import Timed, usage_of
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.blackboard import BlackboardAggregate
@@ -16,7 +24,7 @@ from blackboard.domain.errors import InvalidInput
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.retries import AttemptRules, RetryPolicy
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalStatus, SignalType, SignalUsage
-from tests.fakes import T0, agent
+from tests.fakes import T0, Board, agent
 
 END = T0 + timedelta(hours=2)
 COMPLETED, FAILED, CANCELLED = SignalStatus.COMPLETED, SignalStatus.FAILED, SignalStatus.CANCELLED
@@ -167,3 +175,43 @@ def test_a_window_outside_its_bounds_is_refused_naming_it_and_its_bounds(window)
 
 def test_a_window_given_as_text_is_read_as_minutes():
     assert window_bounds("15") == 15 and window_bounds(MAX_WINDOW) == MAX_WINDOW
+
+
+def test_the_board_now_and_replayed_at_its_last_position_give_the_same_charts_and_earlier_fewer():
+    """FlowChartQueries over the service's own stack (in memory): now from the read model, at a position from
+    the log replayed; the budget at a position is the one set by then."""
+    board = Board(agent("ps-researcher", RESEARCH=0.9))
+    service, clock = board.service, board.clock
+
+    def work(entry: str, outcome: str, cost_usd: float | None = None) -> None:
+        posted = service.post_signal(
+            PostSignal(signal_type="RESEARCH", ps_id="ps-q", entry_id=entry, topic=entry)
+        )
+        service.claim_signal(ClaimSignal(signal_id=posted.signal_id, agent_id="ps-researcher"))
+        clock.advance(30)
+        usage = SignalUsage(runner="anthropic", input_tokens=100, cost_usd=cost_usd) if cost_usd else None
+        if outcome == "complete":
+            service.complete_signal(
+                CompleteSignal(signal_id=posted.signal_id, agent_id="ps-researcher", usage=usage)
+            )
+        else:
+            service.fail_signal(FailSignal(signal_id=posted.signal_id, agent_id="ps-researcher", error="no"))
+
+    work("e-1", "complete", 0.01)
+    work("e-2", "fail")
+    early = board.store.last_position()
+    service.set_budget(SetBudget(board="ps-q", usd=1.0))
+    work("e-3", "complete", 0.02)
+    charts = FlowChartQueries(board.store, board.read_model, board.queries, clock)
+
+    now = charts.charts("ps-q", 15)
+    replayed = charts.charts("ps-q", 15, at=board.store.last_position())
+    then = charts.charts("ps-q", 15, at=early)
+
+    assert sum(now.finished["COMPLETED"]) == 2 and sum(now.finished["FAILED"]) == 1
+    assert (now.agents, now.spent, now.budget) == (replayed.agents, replayed.spent, replayed.budget)
+    assert sum(replayed.finished["COMPLETED"]) == 2 and sum(replayed.claimed) == sum(now.claimed) == 3
+    assert now.agents[0].total_usd == pytest.approx(0.03) and now.budget == Budget(usd=1.0)
+    assert sum(then.finished["COMPLETED"]) == 1 and then.agents[0].total_usd == pytest.approx(0.01)
+    assert then.budget == Budget()  # set after that position
+    assert then.end < replayed.end  # each ends at its position's time
