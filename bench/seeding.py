@@ -22,7 +22,7 @@ from blackboard.application.ports import Scope, UnitOfWork
 from blackboard.application.projection import Projector
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.events import EntryWritten
-from blackboard.domain.signals import SignalPayload, SignalResult, SignalType
+from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
 from blackboard.infrastructure.persistence.event_store import SqlAlchemyEventStore, append_in
@@ -136,9 +136,10 @@ class Seeder:
         self.board.claim_signal(sid, AGENT, self._now())
         self._maybe_flush()
 
-    def complete(self, sid: str) -> None:
+    def complete(self, sid: str, usage: SignalUsage | None = None) -> None:
+        """`usage`: what a runner's run of it cost, recorded with the completion."""
         self.board.complete_signal(
-            sid, AGENT.agent_id, SignalResult(artifact_path=f"out/{sid}.md"), self._now()
+            sid, AGENT.agent_id, SignalResult(artifact_path=f"out/{sid}.md"), self._now(), usage=usage
         )
         self._maybe_flush()
 

@@ -200,6 +200,11 @@ class BlackboardQueries:
         found.sort(key=lambda s: (s.created_at, s.signal_id))  # the read model's order
         return found[: query.limit] if query.limit else found
 
+    def board_at(self, blackboard_id: str, position: int) -> BlackboardAggregate:
+        """The board as it was right after `position` (its signals and its budget then), replayed from the log."""
+        board = str(self.reach(blackboard_id))
+        return self._boards_at(position, board).get(board) or BlackboardAggregate(board)
+
     def _boards_at(
         self, position: int, blackboard_id: str | None = None
     ) -> defaultdict[str, BlackboardAggregate]:

@@ -15,6 +15,7 @@ from blackboard.application.ports import (
     SignalFilter,
     SignalReadModel,
 )
+from blackboard.application.ports.reading import Timed
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.blackboard import BlackboardAggregate
 from blackboard.domain.signals import SignalResult, SignalStatus, SignalType, SignalUsage
@@ -272,6 +273,39 @@ class ReadModelContract(abc.ABC):
             Durations("bb-1", "FAILED", (0, 1, 1), 1, pytest.approx(5.0)),
             Durations("bb-2", "COMPLETED", (1, 1, 1), 1, pytest.approx(0.0)),
         ]
+
+    def test_timeline_gives_the_times_and_usage_of_a_board_s_signals_posted_claimed_or_ended_since(
+        self, read_model
+    ):
+        board = BlackboardAggregate("bb-1")
+        old, done, unpriced, running = (post(board, n, minute=n).signal_id for n in (1, 2, 3, 4))
+        post(board, 5, minute=30)  # posted since: in, never claimed
+        usage = SignalUsage(runner="anthropic", input_tokens=100, output_tokens=10, cost_usd=0.5, turns=2)
+        board.claim_signal(old, RESEARCHER, T0 + timedelta(minutes=5))
+        board.complete_signal(old, "ps-researcher", SignalResult(), T0 + timedelta(minutes=6))  # before: out
+        board.claim_signal(done, RESEARCHER, T0 + timedelta(minutes=5))
+        board.complete_signal(done, "ps-researcher", SignalResult(), T0 + timedelta(minutes=21), usage=usage)
+        board.claim_signal(unpriced, RESEARCHER, T0 + timedelta(minutes=22))
+        board.fail_signal(
+            unpriced, "ps-researcher", "no", T0 + timedelta(minutes=23), usage=SignalUsage(runner="openai")
+        )
+        board.claim_signal(running, RESEARCHER, T0 + timedelta(minutes=24))
+        read_model.apply(recorded(board.collect_events()))
+        read_model.apply(recorded(board_history("bb-2", 10, completed=1), first_position=100))
+
+        found = read_model.timeline("bb-1", T0 + timedelta(minutes=20))
+
+        at = [T0 + timedelta(minutes=m) for m in range(31)]  # at[m]: m minutes after T0
+        researcher = "ps-researcher"
+        assert sorted(found, key=lambda t: t.created_at) == [
+            Timed(
+                SignalStatus.COMPLETED, at[2], at[5], at[21], researcher, UsageTotal(1, 100, 10, 0.5, 0, 2, 0)
+            ),
+            Timed(SignalStatus.FAILED, at[3], at[22], at[23], researcher, UsageTotal(1, 0, 0, 0.0, 1, 0, 0)),
+            Timed(SignalStatus.CLAIMED, at[4], at[24], None),
+            Timed(SignalStatus.POSTED, at[30], None, None),
+        ]
+        assert read_model.timeline("bb-3", T0) == []
 
     def test_reset_forgets_everything(self, read_model):
         read_model.apply(recorded(every_event_type()))

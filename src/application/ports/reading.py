@@ -112,6 +112,50 @@ CLAIM_WAIT, RUN_TIME = "claim_wait", "run_time"
 
 
 @dataclass(frozen=True, slots=True)
+class Timed:
+    """A signal's times, and what its runs cost, as the web view's charts read them (application/flow_charts.py):
+    no more of it. `agent`: who its usage is counted to (as `usage_totals` counts it), None without usage."""
+
+    status: SignalStatus
+    created_at: datetime
+    claimed_at: datetime | None
+    completed_at: datetime | None
+    agent: str | None = None
+    usage: UsageTotal | None = None
+
+    @classmethod
+    def of(cls, signal: AgentSignal) -> Timed:
+        usage = UsageTotal.of(signal.usage) if signal.usage is not None else None
+        return cls(
+            signal.status,
+            signal.created_at,
+            signal.claimed_at,
+            signal.completed_at,
+            str(signal.claimed_by) if usage is not None else None,
+            usage,
+        )
+
+    @property
+    def spent_at(self) -> datetime:
+        """When its runs' cost counts as spent: when it ended, else (a failed attempt's run, the signal posted
+        again for its retry) its last claim, else its post."""
+        return self.completed_at or self.claimed_at or self.created_at
+
+
+def usage_of(signals: Iterable[AgentSignal]) -> dict[str, dict[str, UsageTotal]]:
+    """What runners' runs cost, per board and agent (who completed or failed the signal), from the signals
+    themselves: the rule `usage_totals` keeps wherever the rows are."""
+    totals: dict[str, dict[str, UsageTotal]] = {}
+    for signal in signals:
+        timed = Timed.of(signal)
+        if timed.usage is None or timed.agent is None:
+            continue
+        agents = totals.setdefault(signal.blackboard_id, {})
+        agents[timed.agent] = agents.get(timed.agent, UsageTotal()) + timed.usage
+    return totals
+
+
+@dataclass(frozen=True, slots=True)
 class SignalState:
     """What a worker watching the signals it runs reads of each (worker/cancels.py): no more."""
 
@@ -374,14 +418,16 @@ class SignalReadModel(abc.ABC):
         """What runners' runs cost, per board and agent (who completed or failed the signal): board ->
         agent -> total, for every board (or the one named) where a run was recorded. This default reads
         every signal; a store totals where the rows are."""
-        totals: dict[str, dict[str, UsageTotal]] = {}
-        for signal in self.find(SignalFilter(blackboard_id=blackboard_id)):
-            if signal.usage is None:
-                continue
-            agents = totals.setdefault(signal.blackboard_id, {})
-            agent = str(signal.claimed_by)
-            agents[agent] = agents.get(agent, UsageTotal()) + UsageTotal.of(signal.usage)
-        return totals
+        return usage_of(self.find(SignalFilter(blackboard_id=blackboard_id)))
+
+    def timeline(self, blackboard_id: str, since: datetime) -> list[Timed]:
+        """The board's signals posted, claimed or ended at `since` or later, each as its times and what its runs
+        cost (the web view's charts). This default reads every signal; a store reads those columns alone."""
+        return [
+            Timed.of(s)
+            for s in self.find(SignalFilter(blackboard_id=blackboard_id))
+            if any(t is not None and t >= since for t in (s.created_at, s.claimed_at, s.completed_at))
+        ]
 
     def durations(self, kind: str, bounds: Sequence[float]) -> list[Durations]:
         """Per board, how long its signals took (the web view's /metrics histograms), as the rows hold

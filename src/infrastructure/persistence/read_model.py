@@ -22,7 +22,7 @@ from blackboard.application.ports import (
     SignalState,
     StoreUnavailable,
 )
-from blackboard.application.ports.reading import STALLED_LISTED, BoardStalls
+from blackboard.application.ports.reading import STALLED_LISTED, BoardStalls, Timed
 from blackboard.application.usage import UsageTotal
 from blackboard.domain.capabilities import canonical_capability, targets_auto
 from blackboard.domain.flows import FlowCounts, newest_first, ordered
@@ -394,6 +394,38 @@ class SqlSignalReadModel(SignalReadModel):
                     int(ms),
                 )
         return totals
+
+    @_translated
+    def timeline(self, blackboard_id: str, since: datetime) -> list[Timed]:
+        """One read of the board's rows (its index) posted, claimed or ended since then: their times and their
+        run's usage row, no payload decoded, whatever the length of the log."""
+        s, u = SIGNALS.c, SIGNAL_USAGE.c
+        query = (
+            select(s.status, s.created_at, s.claimed_at, s.completed_at, u.agent)
+            .add_columns(u.input_tokens, u.output_tokens, u.cost_usd, u.turns, u.duration_ms)
+            .select_from(SIGNALS.outerjoin(SIGNAL_USAGE, u.signal_id == s.signal_id))
+            .where(
+                s.blackboard_id == blackboard_id,
+                or_(s.created_at >= since, s.claimed_at >= since, s.completed_at >= since),
+            )
+        )
+        with read_connection(self._engine) as conn:
+            rows = conn.execute(query).all()
+        return [
+            Timed(
+                SignalStatus(status),
+                _utc(posted),  # type: ignore[arg-type]
+                _utc(claimed),
+                _utc(ended),
+                agent,
+                None
+                if agent is None
+                else UsageTotal(
+                    1, int(tin), int(tout), float(cost or 0.0), int(cost is None), int(turns), int(ms)
+                ),
+            )
+            for status, posted, claimed, ended, agent, tin, tout, cost, turns, ms in rows
+        ]
 
     @_translated
     def durations(self, kind: str, bounds: Sequence[float]) -> list[Durations]:

@@ -20,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 from blackboard.application.ports import LogNotifier
 from blackboard.application.status import StatusQueries
 from blackboard.infrastructure.web.auth import TokenGate
+from blackboard.infrastructure.web.charts import charts_endpoint
 from blackboard.infrastructure.web.decide import decisions
 from blackboard.infrastructure.web.headers import SecurityHeaders
 from blackboard.infrastructure.web.hosts import Names
@@ -79,6 +80,7 @@ def build_app(
         Route("/api/entry/{board}/{key:path}", handlers["entry"], methods=["GET"]),
         Route("/api/events", handlers["events"], methods=["GET"]),
         Route("/api/output", handlers["output"], methods=["GET"]),  # ?signal=SIG&after=CURSOR: a run's output
+        Route("/api/charts", charts_endpoint(view), methods=["GET"]),  # ?board=ID&window=MINUTES&at=POSITION
         Route("/api/stream", stream, methods=["GET"]),
         Route("/metrics", scrape, methods=["GET"]),  # Prometheus' text format (web/metrics.py)
         # the only writes: a person's decision on a gate (decide.py: the token and the page's own origin)

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from blackboard.application.commands import ApproveGate, ListSignals, RejectGate
+from blackboard.application.flow_charts import FlowChartQueries
 from blackboard.application.knowledge.commands import ListEntries, ReadEntry
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import KnowledgeQueries
@@ -36,6 +37,7 @@ class BoardView:
     ) -> None:
         self.watcher = watcher  # a run's output as it comes (application/watching.py, `follow`)
         self._held = held  # why limits hold signals back, as `next` says (application/holding.py)
+        self.charts = FlowChartQueries(store, signals, queries, clock)  # the Spend and flow panel's series
         self._clock = clock
         self._service = service  # given only when the server runs with a token: then a person decides gates
         self._store = store
