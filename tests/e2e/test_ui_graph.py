@@ -1,0 +1,226 @@
+"""The web view's dependency graph laid out (docs/web.md, "The dependency graph"), in a real headless Chromium,
+on SQLite and PostgreSQL, of a board real `blackboard worker` processes drive: a diamond, a chain with an edge
+that skips a layer, a flow run from a flow file, a retried signal and lone signals. The test reads the drawn SVG
+(each box's transform, each edge's path, each flow's band): an upstream's box is left of what waits on it, no
+two boxes overlap, the diamond's edges do not cross, the edge that skips a layer passes no box, the flow's steps
+are inside its band in step order, the lone signals are chips in the strip; clicking a box opens the signal, and
+the slider's past position draws the graph as it was."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from tests.e2e.conftest import QUICK_AGENT, Cli, cli_with_agents
+from tests.e2e.test_ui_page import csp_refusals
+from tests.e2e.web import UiServer, browser, click, screenshot, settled  # noqa: F401 - the browser fixture
+from tests.waiting import wait_until
+
+WITHIN = 60.0  # a bound for what a loaded machine does, never reached when things work
+BOARD = "g"
+# ANALYSIS fails its first run (no `tried` file yet) and succeeds after: a retried signal
+FLAKY = (
+    "---\nname: g-flaky\ncapabilities: {ANALYSIS: 0.95}\n"
+    "command: \"if [ -f tried ]; then echo done; else touch tried; echo 'not yet' >&2; exit 1; fi\"\n"
+    "---\nFails once.\n"
+)
+# gather, outline after it, a person's check of the outline, the page after the outline and the check
+FLOW = """---
+name: page
+description: gather, outline, check, write
+steps:
+  - id: gather
+    capability: RESEARCH
+    topic: what there is
+  - id: outline
+    capability: RESEARCH
+    topic: an outline
+    after: gather
+  - id: check
+    gate: true
+    topic: check the outline
+    after: outline
+  - id: write
+    capability: RESEARCH
+    topic: the page
+    after: [outline, check]
+---
+A page, a person checking its outline.
+"""
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def gcli(request, make_cli, tmp_path_factory, tmp_path) -> Cli:
+    agents = {"ps-quick.md": QUICK_AGENT, "g-flaky.md": FLAKY}
+    made = cli_with_agents(request, make_cli, tmp_path_factory, tmp_path, "ui-graph", agents)
+    (tmp_path / "page.md").write_text(FLOW, encoding="utf-8")
+    made.ok("db", "upgrade")
+    return made
+
+
+def post(cli: Cli, topic: str, *after: str, type: str = "RESEARCH") -> str:
+    args = [a for u in after for a in ("--after", u)]
+    return cli.ok("post", "--blackboard", BOARD, "--type", type, "--topic", topic, *args)["signal_id"]
+
+
+def status(cli: Cli, signal_id: str) -> str:
+    return cli.ok("show", signal_id)["status"]
+
+
+# The drawing, read in one script (the live stream redraws it meanwhile): each box's place and size from its
+# transform and its rect, each edge's ends and points along its path, each band's rectangle, the strip's chips.
+DRAWN = """
+const graph = document.getElementById('graph'), num = (v) => Number(v);
+const boxes = {}, edges = [], bands = {};
+for (const g of graph.querySelectorAll('g.node')) {
+  const m = /translate\\(([-\\d.]+),([-\\d.]+)\\)/.exec(g.getAttribute('transform')), r = g.querySelector('rect');
+  boxes[g.dataset.signal] = [num(m[1]), num(m[2]), num(r.getAttribute('width')), num(r.getAttribute('height')),
+    g.getAttribute('class')];
+}
+for (const p of graph.querySelectorAll('path.edge')) {
+  const n = p.getTotalLength(), points = [];
+  for (let k = 0; k <= 60; k++) { const q = p.getPointAtLength((n * k) / 60); points.push([q.x, q.y]); }
+  edges.push({from: p.dataset.from, to: p.dataset.to, retry: p.classList.contains('retry'), points,
+    arrow: p.getAttribute('marker-end')});
+}
+for (const b of graph.querySelectorAll('g.band')) {
+  const r = b.querySelector('rect');
+  bands[b.dataset.flow] = [num(r.getAttribute('x')), num(r.getAttribute('y')), num(r.getAttribute('width')),
+    num(r.getAttribute('height')), b.textContent];
+}
+const strip = graph.querySelector('.graph-lone');
+return {boxes, edges, bands, lone: [...graph.querySelectorAll('.graph-lone .lone-chip')].map((c) => c.dataset.signal),
+  strip: strip ? strip.textContent : ''};
+"""
+
+
+def drawn(driver) -> dict:
+    return driver.execute_script(DRAWN)
+
+
+def overlap(a, b) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def inside(point, box, inset: float = 1.0) -> bool:
+    x, y = point
+    return box[0] + inset < x < box[0] + box[2] - inset and box[1] + inset < y < box[1] + box[3] - inset
+
+
+def crosses(p, q) -> bool:
+    """Whether two polylines cross (a proper intersection of two of their segments)."""
+
+    def side(a, b, c) -> float:
+        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+    for a, b in itertools.pairwise(p):
+        for c, d in itertools.pairwise(q):
+            if side(a, b, c) * side(a, b, d) < 0 and side(c, d, a) * side(c, d, b) < 0:
+                return True
+    return False
+
+
+def edge(picture: dict, a: str, b: str) -> dict:
+    found = [e for e in picture["edges"] if (e["from"], e["to"]) == (a, b)]
+    assert len(found) == 1, (a, b, picture["edges"])
+    return found[0]
+
+
+def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in_a_strip(gcli, browser):
+    cli, driver = gcli, browser
+    a = post(cli, "the question")
+    b, c = post(cli, "one side", a), post(cli, "the other side", a)
+    before_d = cli.ok("events", "--all")[-1]["position"]
+    d = post(cli, "both sides", b, c)
+    x = post(cli, "first")
+    y = post(cli, "second", x)
+    z = post(cli, "third, after both", y, x)  # x -> z skips y's layer
+    flow = cli.ok("flow", "run", "page.md", "--blackboard", BOARD, "--flow-id", "page-1")
+    steps = [s["signal_id"] for s in flow["steps"]]  # in step order
+    flaky = post(cli, "flaky", type="ANALYSIS")
+    lone = [post(cli, "on its own"), post(cli, "also on its own")]
+
+    cli.start("worker", "--agent", "ps-quick", "--board", BOARD)
+    cli.start("worker", "--agent", "g-flaky", "--board", BOARD)
+    wait_until(lambda: status(cli, flaky) == "FAILED", WITHIN, "the flaky signal's first run to fail")
+    retry = cli.ok("retry", flaky)["signal_id"]
+    done = [a, b, c, d, x, y, z, *lone, retry, *steps[:2]]
+    wait_until(lambda: all(status(cli, s) == "COMPLETED" for s in done), WITHIN, "the workers' runs")
+    assert [status(cli, s) for s in steps[2:]] == ["POSTED", "POSTED"]  # the check waits for a person
+
+    server = UiServer(cli).wait_ready()
+    try:
+        driver.get(f"{server.url}/?board={BOARD}")
+        drawn_boxes = [a, b, c, d, x, y, z, *steps, flaky, retry]
+        picture = settled(
+            driver,
+            lambda dr: (
+                (p := drawn(dr))
+                and all(s in p["boxes"] and "COMPLETED" in p["boxes"][s][4] for s in done if s not in lone)
+                and p
+            ),
+        )
+        boxes = picture["boxes"]
+        assert sorted(boxes) == sorted(drawn_boxes)  # the lone ones are not boxes
+        assert "FAILED" in boxes[flaky][4] and "POSTED" in boxes[steps[2]][4]
+
+        # every upstream left of what waits on it (the retry too), each edge with its arrowhead
+        wanted = {(a, b), (a, c), (b, d), (c, d), (x, y), (y, z), (x, z), (flaky, retry)}
+        wanted |= {(steps[0], steps[1]), (steps[1], steps[2]), (steps[1], steps[3]), (steps[2], steps[3])}
+        assert {(e["from"], e["to"]) for e in picture["edges"]} == wanted
+        for e in picture["edges"]:
+            up, down = boxes[e["from"]], boxes[e["to"]]
+            assert up[0] + up[2] <= down[0], e
+            assert e["arrow"] == "url(#arrow)"
+            assert e["retry"] == ((e["from"], e["to"]) == (flaky, retry))
+        # no two boxes overlap
+        for (one, p), (other, q) in itertools.combinations(boxes.items(), 2):
+            assert not overlap(p, q), (one, other)
+        # the diamond's edges do not cross
+        diamond = [edge(picture, *pair) for pair in [(a, b), (a, c), (b, d), (c, d)]]
+        for e, f in itertools.combinations(diamond, 2):
+            if not {e["from"], e["to"]} & {f["from"], f["to"]}:
+                assert not crosses(e["points"], f["points"]), (e["from"], e["to"], f["from"], f["to"])
+        # the edge that skips a layer goes through it clear of every box
+        skip = edge(picture, x, z)
+        assert boxes[y][0] > boxes[x][0] + boxes[x][2] and boxes[y][0] + boxes[y][2] < boxes[z][0]
+        for name, box in boxes.items():
+            if name not in (x, z):
+                assert not any(inside(pt, box) for pt in skip["points"]), name
+        # the flow: its steps in its band, in step order left to right, nothing else in it
+        band = picture["bands"]["page-1"]
+        assert "page-1" in band[4]
+        for s in steps:
+            assert band[0] <= boxes[s][0] and boxes[s][0] + boxes[s][2] <= band[0] + band[2], s
+            assert band[1] <= boxes[s][1] and boxes[s][1] + boxes[s][3] <= band[1] + band[3], s
+        assert [boxes[s][0] for s in steps] == sorted(boxes[s][0] for s in steps)
+        assert boxes[steps[0]][0] < boxes[steps[1]][0] < boxes[steps[2]][0] < boxes[steps[3]][0]
+        for name, box in boxes.items():
+            if name not in steps:
+                assert not overlap(box, band[:4]), name
+        # the lone signals: chips in the strip, counted
+        assert sorted(picture["lone"]) == sorted(lone)
+        assert "2 signals with no dependencies" in picture["strip"]
+
+        # a click on a box opens the signal, its box highlighted
+        click(driver, f'g.node[data-signal="{d}"]', "#graph")
+        settled(driver, lambda dr: dr.find_element(By.CSS_SELECTOR, "#detail h3").text.startswith(d))
+        assert "selected" in drawn(driver)["boxes"][d][4]
+        driver.execute_script("document.getElementById('graph-panel').scrollIntoView()")
+        screenshot(driver, "web-graph.png", "#graph-panel")
+        assert csp_refusals(driver) == []
+
+        # at a past position: the diamond before d was posted, nothing run yet
+        driver.execute_script(
+            "const s = document.getElementById('slider'); s.value = arguments[0];"
+            "s.dispatchEvent(new Event('input'));",
+            before_d,
+        )
+        past = settled(driver, lambda dr: (p := drawn(dr)) and d not in p["boxes"] and p)
+        assert sorted(past["boxes"]) == sorted([a, b, c])
+        assert {(e["from"], e["to"]) for e in past["edges"]} == {(a, b), (a, c)}
+        assert all("POSTED" in box[4] for box in past["boxes"].values())
+    finally:
+        server.stop()
