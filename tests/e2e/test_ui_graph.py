@@ -139,6 +139,7 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
     z = post(cli, "third, after both", y, x)  # x -> z skips y's layer
     flow = cli.ok("flow", "run", "page.md", "--blackboard", BOARD, "--flow-id", "page-1")
     steps = [s["signal_id"] for s in flow["steps"]]  # in step order
+    outside = post(cli, "after the outline", steps[1])  # leaves the band from its middle
     flaky = post(cli, "flaky", type="ANALYSIS")
     lone = [post(cli, "on its own"), post(cli, "also on its own")]
 
@@ -146,14 +147,14 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
     cli.start("worker", "--agent", "g-flaky", "--board", BOARD)
     wait_until(lambda: status(cli, flaky) == "FAILED", WITHIN, "the flaky signal's first run to fail")
     retry = cli.ok("retry", flaky)["signal_id"]
-    done = [a, b, c, d, x, y, z, *lone, retry, *steps[:2]]
+    done = [a, b, c, d, x, y, z, *lone, retry, *steps[:2], outside]
     wait_until(lambda: all(status(cli, s) == "COMPLETED" for s in done), WITHIN, "the workers' runs")
     assert [status(cli, s) for s in steps[2:]] == ["POSTED", "POSTED"]  # the check waits for a person
 
     server = UiServer(cli).wait_ready()
     try:
         driver.get(f"{server.url}/?board={BOARD}")
-        drawn_boxes = [a, b, c, d, x, y, z, *steps, flaky, retry]
+        drawn_boxes = [a, b, c, d, x, y, z, *steps, outside, flaky, retry]
         picture = settled(
             driver,
             lambda dr: (
@@ -169,6 +170,7 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
         # every upstream left of what waits on it (the retry too), each edge with its arrowhead
         wanted = {(a, b), (a, c), (b, d), (c, d), (x, y), (y, z), (x, z), (flaky, retry)}
         wanted |= {(steps[0], steps[1]), (steps[1], steps[2]), (steps[1], steps[3]), (steps[2], steps[3])}
+        wanted |= {(steps[1], outside)}
         assert {(e["from"], e["to"]) for e in picture["edges"]} == wanted
         for e in picture["edges"]:
             up, down = boxes[e["from"]], boxes[e["to"]]
@@ -183,12 +185,14 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
         for e, f in itertools.combinations(diamond, 2):
             if not {e["from"], e["to"]} & {f["from"], f["to"]}:
                 assert not crosses(e["points"], f["points"]), (e["from"], e["to"], f["from"], f["to"])
-        # the edge that skips a layer goes through it clear of every box
-        skip = edge(picture, x, z)
+        # the edge that skips a layer goes through it, and every edge (the one leaving the band from its middle
+        # step too), clear of every box but its own two
         assert boxes[y][0] > boxes[x][0] + boxes[x][2] and boxes[y][0] + boxes[y][2] < boxes[z][0]
-        for name, box in boxes.items():
-            if name not in (x, z):
-                assert not any(inside(pt, box) for pt in skip["points"]), name
+        assert edge(picture, x, z)
+        for e in picture["edges"]:
+            for name, box in boxes.items():
+                if name not in (e["from"], e["to"]):
+                    assert not any(inside(pt, box) for pt in e["points"]), (e["from"], e["to"], name)
         # the flow: its steps in its band, in step order left to right, nothing else in it
         band = picture["bands"]["page-1"]
         assert "page-1" in band[4]
@@ -200,6 +204,7 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
         for name, box in boxes.items():
             if name not in steps:
                 assert not overlap(box, band[:4]), name
+        assert boxes[outside][0] > band[0] + band[2]
         # the lone signals: chips in the strip, counted
         assert sorted(picture["lone"]) == sorted(lone)
         assert "2 signals with no dependencies" in picture["strip"]

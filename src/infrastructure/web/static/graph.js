@@ -12,7 +12,7 @@
 // strip over the graph. At most MAX_BOXES boxes: the most recent groups first, a line says what was left out. The
 // layout depends only on which signals are shown (their edges never change), so it is kept until that changes.
 const GRAPH = {
-  W: 150, H: 34, COL: 200, GAP: 14, DUMMY: 6, PAD: 8, LABEL: 18, MARGIN: 36, SWEEPS: 4, WIDTH: 860,
+  W: 150, H: 34, COL: 200, GAP: 14, DUMMY: 6, PAD: 8, LABEL: 18, MARGIN: 36, SWEEPS: 4,
   MAX_BOXES: 300, LONE_SHOWN: 60,
   kept: { key: null, layout: null },
   timing: null,  // the last redraw's figures: {signals, boxes, layout_ms (0: the kept layout), draw_ms}
@@ -23,9 +23,10 @@ PANELS.push(renderGraph);
 function renderGraph(view) {
   const t0 = performance.now();
   const signals = view.signals;
-  const key = shownKey(signals);
+  const room = Math.max(400, ($("graph").clientWidth || 880) - 2 * GRAPH.PAD - 12);  // the groups' rows fit the panel
+  const key = `${shownKey(signals)}:${room}`;
   const fresh = GRAPH.kept.key !== key;
-  if (fresh) GRAPH.kept = { key, layout: graphLayout(signals) };
+  if (fresh) GRAPH.kept = { key, layout: graphLayout(signals, room) };
   const t1 = performance.now();
   const layout = GRAPH.kept.layout;
   const byId = new Map(signals.map((s) => [s.signal_id, s]));
@@ -46,7 +47,7 @@ function shownKey(signals) {
 
 // --- what is drawn: the groups, the lone signals, the boxes left out -----------------------------------------
 
-function graphLayout(signals) {
+function graphLayout(signals, room) {
   const n = signals.length, index = new Map(signals.map((s, i) => [s.signal_id, i]));
   const edges = [];  // [from, to, retry]
   signals.forEach((s, i) => {
@@ -87,65 +88,83 @@ function graphLayout(signals) {
   edges.forEach(([a, b, retry]) => { if (!out.has(a)) out.set(a, []); out.get(a).push([b, retry]); });
   const placed = drawn.map((members) => groupLayout(members, signals, out));
   const ids = signals.map((s) => s.signal_id);
-  return { ...pack(placed), ids, boxes, lone: lone.reverse().map((i) => ids[i]), leftSignals, leftGroups };
+  return { ...pack(placed, room), ids, boxes, lone: lone.reverse().map((i) => ids[i]), leftSignals, leftGroups };
 }
 
-// one group: its flows laid out first (each a band), then the group with each band as one wide box
+// one group: its flows laid out first (each a band), then the group with each band as one wide box. An edge
+// between a band's step and a signal outside it leaves (or enters) the band through its last (first) layer: a
+// port there, which the band's layout routes the edge to, as it routes an edge that skips a layer.
 function groupLayout(members, signals, out) {
-  const G = GRAPH, inGroup = new Set(members);
-  const flows = new Map();  // flow id -> its members, in step order (then creation order)
+  const G = GRAPH, inGroup = new Set(members), flowOf = (i) => signals[i].flow_id;
+  const flows = new Map();  // flow id -> its members
   for (const i of members) {
-    const f = signals[i].flow_id;
-    if (!f) continue;
-    if (!flows.has(f)) flows.set(f, []);
-    flows.get(f).push(i);
+    if (!flowOf(i)) continue;
+    if (!flows.has(flowOf(i))) flows.set(flowOf(i), []);
+    flows.get(flowOf(i)).push(i);
   }
-  const boxOf = new Map(), items = [], bands = [];  // signal -> [item, the step's inner layout index]
+  const outward = new Set(), inward = new Set();  // steps with an edge to (from) a signal outside their band
+  for (const i of members) for (const [t] of out.get(i) || []) {
+    if (!inGroup.has(t) || (flowOf(i) && flowOf(i) === flowOf(t))) continue;
+    if (flowOf(i)) outward.add(i);
+    if (flowOf(t)) inward.add(t);
+  }
+  const boxOf = new Map(), items = [];  // signal -> [item, the step's index in its band's layout, or -1]
   for (const i of members) {
-    const f = signals[i].flow_id;
-    if (!f) { boxOf.set(i, [items.length, -1]); items.push({ span: 1, h: G.H, signal: i }); continue; }
-    if (!flows.has(f)) continue;  // its band is made already
-    const steps = flows.get(f).sort((a, b) => stepPlace(signals[a]) - stepPlace(signals[b]) || a - b);
+    if (!flowOf(i)) { boxOf.set(i, [items.length, -1]); items.push({ span: 1, h: G.H, signal: i }); continue; }
+    if (!flows.has(flowOf(i))) continue;  // its band is made already
+    const f = flowOf(i), steps = flows.get(f).sort((a, b) => stepPlace(signals[a]) - stepPlace(signals[b]) || a - b);
     flows.delete(f);
     const at = new Map(steps.map((s, k) => [s, k]));
     const innerEdges = [];
     for (const s of steps) for (const [t, retry] of out.get(s) || []) if (at.has(t)) innerEdges.push({ a: at.get(s), b: at.get(t), retry, offA: G.H / 2, offB: G.H / 2 });
-    const inner = layered(steps.map(() => ({ span: 1, h: G.H })), innerEdges);
-    const item = { span: inner.layers, h: inner.height + G.LABEL + 2 * G.PAD, flow: f, steps, inner, innerEdges };
+    const boxes = steps.map(() => ({ span: 1, h: G.H }));
+    let inner = layered(boxes, innerEdges);
+    const ports = new Map(), portItems = [], portEdges = [];  // "out:k" / "in:k" -> the port's index
+    steps.forEach((s, k) => {
+      const port = (side, edge) => { ports.set(`${side}:${k}`, boxes.length + portItems.length); portEdges.push(edge(boxes.length + portItems.length)); portItems.push({ span: 1, h: G.DUMMY, at: side === "out" ? "last" : "first" }); };
+      if (outward.has(s) && inner.nodes[k].layer < inner.layers - 1) port("out", (p) => ({ a: k, b: p, offA: G.H / 2, offB: G.DUMMY / 2 }));
+      if (inward.has(s) && inner.nodes[k].layer > 0) port("in", (p) => ({ a: p, b: k, offA: G.DUMMY / 2, offB: G.H / 2 }));
+    });
+    if (portItems.length) inner = layered([...boxes, ...portItems], [...innerEdges, ...portEdges]);
+    const item = { span: inner.layers, h: inner.height + G.LABEL + 2 * G.PAD, flow: f, steps, inner, innerEdges, ports, portEdges };
     steps.forEach((s, k) => boxOf.set(s, [items.length, k]));
-    bands.push(items.length);
     items.push(item);
   }
-  const attach = (i) => {  // a signal's box: its item, and where an edge meets it from the item's top
+  const end = (i, side) => {  // where an edge meets a signal: its item, the offset from the item's top, the port
     const [item, k] = boxOf.get(i);
-    return k < 0 ? [item, G.H / 2] : [item, G.LABEL + G.PAD + items[item].inner.nodes[k].y + G.H / 2];
+    if (k < 0) return [item, G.H / 2, null];
+    const it = items[item], port = it.ports.get(`${side}:${k}`), node = it.inner.nodes[port === undefined ? k : port];
+    return [item, G.LABEL + G.PAD + node.y + node.h / 2, port === undefined ? null : port];
   };
   const edges = [];
   for (const i of members) for (const [t, retry] of out.get(i) || []) {
-    if (!inGroup.has(t)) continue;
-    const [a, offA] = attach(i), [b, offB] = attach(t);
-    if (a === b) continue;  // inside a band: drawn with it
-    edges.push({ a, b, retry, offA, offB, from: i, to: t });
+    if (!inGroup.has(t) || (flowOf(i) && flowOf(i) === flowOf(t))) continue;  // inside a band: drawn with it
+    const [a, offA, portA] = end(i, "out"), [b, offB, portB] = end(t, "in");
+    edges.push({ a, b, retry, offA, offB, from: i, to: t, portA, portB });
   }
   const outer = layered(items, edges);
   // absolute places: boxes, bands, edges as lists of points (an edge's two ends on its boxes' sides)
-  const boxes = [], bandsDrawn = [], lines = [];
-  const innerAt = (item, k) => { const o = outer.nodes[item], p = items[item].inner.nodes[k]; return { x: o.x + p.x, y: o.y + G.LABEL + G.PAD + p.y }; };
-  const boxAt = (i) => { const [item, k] = boxOf.get(i); return k < 0 ? outer.nodes[item] : innerAt(item, k); };
+  const inside = (item, node) => { const o = outer.nodes[item]; return { x: o.x + node.x, y: o.y + G.LABEL + G.PAD + node.y }; };
+  const boxAt = (i) => { const [item, k] = boxOf.get(i); return k < 0 ? outer.nodes[item] : inside(item, items[item].inner.nodes[k]); };
+  const via = (item, port) => {  // a port, and the points of the band's layout between it and its step
+    const it = items[item], chain = it.inner.chains[it.innerEdges.length + it.portEdges.findIndex((e) => e.a === port || e.b === port)];
+    const points = chain.map((d) => inside(item, d)), at = inside(item, it.inner.nodes[port]);
+    return it.portEdges.some((e) => e.b === port) ? [...points, at] : [at, ...points];
+  };
+  const boxes = [], bands = [], lines = [];
   items.forEach((it, j) => {
     const o = outer.nodes[j];
     if (!it.flow) { boxes.push({ signal: it.signal, x: o.x, y: o.y }); return; }
-    bandsDrawn.push({ flow: it.flow, x: o.x - G.PAD, y: o.y, w: (it.span - 1) * G.COL + G.W + 2 * G.PAD, h: it.h });
-    it.steps.forEach((s, k) => boxes.push({ signal: s, x: innerAt(j, k).x, y: innerAt(j, k).y, step: true }));
-    it.innerEdges.forEach((e, n) => {
-      const dy = o.y + G.LABEL + G.PAD;
-      lines.push({ retry: e.retry, from: it.steps[e.a], to: it.steps[e.b],
-        points: route(boxAt(it.steps[e.a]), it.inner.chains[n].map((d) => ({ x: o.x + d.x, y: dy + d.y })), boxAt(it.steps[e.b])) });
-    });
+    bands.push({ flow: it.flow, x: o.x - G.PAD, y: o.y, w: (it.span - 1) * G.COL + G.W + 2 * G.PAD, h: it.h });
+    it.steps.forEach((s, k) => boxes.push({ signal: s, ...inside(j, it.inner.nodes[k]) }));
+    it.innerEdges.forEach((e, n) => lines.push({ retry: e.retry, from: it.steps[e.a], to: it.steps[e.b],
+      points: route(boxAt(it.steps[e.a]), it.inner.chains[n].map((d) => inside(j, d)), boxAt(it.steps[e.b])) }));
   });
-  edges.forEach((e, n) => lines.push({ retry: e.retry, from: e.from, to: e.to,
-    points: route(boxAt(e.from), outer.chains[n].map((d) => ({ x: d.x, y: d.y })), boxAt(e.to)) }));
-  return { boxes, bands: bandsDrawn, lines, width: outer.width, height: outer.height };
+  edges.forEach((e, n) => {
+    const through = [...(e.portA === null ? [] : via(e.a, e.portA)), ...outer.chains[n], ...(e.portB === null ? [] : via(e.b, e.portB))];
+    lines.push({ retry: e.retry, from: e.from, to: e.to, points: route(boxAt(e.from), through, boxAt(e.to)) });
+  });
+  return { boxes, bands, lines, width: outer.width, height: outer.height };
 }
 
 // an edge's points: out of its upstream's right side, straight through each layer it crosses, into the left side
@@ -156,13 +175,14 @@ function route(from, through, to) {
   return points;
 }
 
-// the groups in rows, left to right, a row as wide as the panel (or the widest group)
-function pack(groups) {
-  const G = GRAPH, width = Math.max(G.WIDTH, ...groups.map((g) => g.width)), at = [];
-  let x = 0, y = 0, row = 0;
+// the groups in rows, left to right, a row as wide as the panel's room (or the widest group)
+function pack(groups, room) {
+  const G = GRAPH, at = [];
+  let x = 0, y = 0, row = 0, width = 0;
   for (const g of groups) {
-    if (x > 0 && x + g.width > width) { x = 0; y += row + G.MARGIN; row = 0; }
+    if (x > 0 && x + g.width > room) { x = 0; y += row + G.MARGIN; row = 0; }
     at.push({ group: g, dx: x + G.PAD + 2, dy: y + 4 });
+    width = Math.max(width, x + g.width);
     x += g.width + G.MARGIN * 2;
     row = Math.max(row, g.height);
   }
@@ -190,6 +210,8 @@ function layered(items, edges) {
     if (pred[v].length || !succ[v].length) continue;
     layer[v] = Math.min(...succ[v].map((w) => layer[w])) - items[v].span;
   }
+  const free = layer.filter((l, i) => !items[i].at), first = Math.min(...free), last = Math.max(...free);
+  items.forEach((it, i) => { if (it.at) layer[i] = it.at === "first" ? first : last; });  // a band's ports
   const low = Math.min(...layer);
   // the nodes: the items, then a point in each layer an edge crosses; segments join nodes of adjacent layers
   const nodes = items.map((it, i) => ({ span: it.span, h: it.h, layer: layer[i] - low, ins: [], outs: [] }));
