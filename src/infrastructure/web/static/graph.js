@@ -12,18 +12,26 @@
 // strip over the graph. At most MAX_BOXES boxes: the most recent groups first, a line says what was left out. The
 // layout depends only on which signals are shown (their edges never change), so it is kept until that changes.
 const GRAPH = {
-  W: 150, H: 34, COL: 200, GAP: 14, DUMMY: 6, PAD: 8, LABEL: 18, MARGIN: 36, SWEEPS: 4,
+  W: 136, H: 34, COL: 176, GAP: 14, DUMMY: 6, PAD: 8, LABEL: 18, MARGIN: 36, SWEEPS: 4,
   MAX_BOXES: 300, LONE_SHOWN: 60,
   kept: { key: null, layout: null },
+  room: 860,  // the width the groups' rows fill: the panel's, once the browser has laid it out
   timing: null,  // the last redraw's figures: {signals, boxes, layout_ms (0: the kept layout), draw_ms}
 };
 
 PANELS.push(renderGraph);
 
+// the panel's width, told by the browser after it laid the page out (reading it while drawing would make the
+// browser lay out the whole page there and then, a second time each redraw on a large board)
+new ResizeObserver(([entry]) => {
+  const room = Math.max(400, Math.floor(entry.contentRect.width) - 2 * GRAPH.PAD - 12);
+  if (room !== GRAPH.room) { GRAPH.room = room; schedule(); }
+}).observe($("graph"));
+
 function renderGraph(view) {
   const t0 = performance.now();
   const signals = view.signals;
-  const room = Math.max(400, ($("graph").clientWidth || 880) - 2 * GRAPH.PAD - 12);  // the groups' rows fit the panel
+  const room = GRAPH.room;
   const key = `${shownKey(signals)}:${room}`;
   const fresh = GRAPH.kept.key !== key;
   if (fresh) GRAPH.kept = { key, layout: graphLayout(signals, room) };
@@ -249,10 +257,10 @@ function layered(items, edges) {
 // layer it spans, so it can hold one height.
 function sweep(nodes, segs, rows) {
   const wide = nodes.map((v, i) => i).filter((i) => nodes[i].span > 1);
-  const rank = () => { const r = new Map(); rows.forEach((row, l) => row.forEach((v, k) => r.set(`${l}:${v}`, k))); return r; };
+  const rank = () => rows.map((row) => new Map(row.map((v, k) => [v, k])));  // per layer: node -> its place
   const level = () => {
     if (wide.length < 2) return;
-    const r = rank(), where = (v) => { let t = 0; for (let l = nodes[v].layer; l < nodes[v].layer + nodes[v].span; l++) t += r.get(`${l}:${v}`) / rows[l].length; return t / nodes[v].span; };
+    const r = rank(), where = (v) => { let t = 0; for (let l = nodes[v].layer; l < nodes[v].layer + nodes[v].span; l++) t += r[l].get(v) / rows[l].length; return t / nodes[v].span; };
     const sorted = [...wide].sort((a, b) => where(a) - where(b));
     for (const row of rows) {
       const here = new Set(row.filter((v) => nodes[v].span > 1)), queue = sorted.filter((v) => here.has(v));
@@ -280,12 +288,10 @@ function sweep(nodes, segs, rows) {
     for (let l = 0; l + 1 < rows.length; l++) {
       const pairs = [];
       for (const v of rows[l]) {
-        if (nodes[v].layer + nodes[v].span - 1 > l) pairs.push([r.get(`${l}:${v}`), r.get(`${l + 1}:${v}`)]);
-        else for (const s of nodes[v].outs) pairs.push([r.get(`${l}:${v}`), r.get(`${l + 1}:${segs[s].b}`)]);
+        if (nodes[v].layer + nodes[v].span - 1 > l) pairs.push([r[l].get(v), r[l + 1].get(v)]);
+        else for (const s of nodes[v].outs) if (r[l + 1].has(segs[s].b)) pairs.push([r[l].get(v), r[l + 1].get(segs[s].b)]);
       }
-      for (let i = 0; i < pairs.length; i++) for (let j = i + 1; j < pairs.length; j++) {
-        if ((pairs[i][0] - pairs[j][0]) * (pairs[i][1] - pairs[j][1]) < 0) count += 1;
-      }
+      count += inversions(pairs, rows[l + 1].length);
     }
     return count;
   };
@@ -298,6 +304,22 @@ function sweep(nodes, segs, rows) {
     }
   }
   return best;
+}
+
+// the crossings between two layers: the pairs of segments whose ends are in opposite orders, counted with a
+// Fenwick tree over the lower ends (segments sorted by their upper ends): O(e log e)
+function inversions(pairs, size) {
+  pairs.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+  const tree = new Int32Array(size + 1);
+  let count = 0, seen = 0;
+  for (let i = 0; i < pairs.length;) {
+    let j = i;
+    while (j < pairs.length && pairs[j][0] === pairs[i][0]) j++;  // one upper end: its segments do not cross
+    for (let k = i; k < j; k++) { let above = 0; for (let b = pairs[k][1] + 1; b > 0; b -= b & -b) above += tree[b]; count += seen - above; }
+    for (let k = i; k < j; k++) { for (let b = pairs[k][1] + 1; b <= size; b += b & -b) tree[b] += 1; seen += 1; }
+    i = j;
+  }
+  return count;
 }
 
 // heights: each node below the one above it in every layer it is in (a gap between), then moved, within what its
