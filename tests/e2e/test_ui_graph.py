@@ -1,10 +1,11 @@
 """The web view's dependency graph laid out (docs/web.md, "The dependency graph"), in a real headless Chromium,
 on SQLite and PostgreSQL, of a board real `blackboard worker` processes drive: a diamond, a chain with an edge
-that skips a layer, a flow run from a flow file, a retried signal and lone signals. The test reads the drawn SVG
-(each box's transform, each edge's path, each flow's band): an upstream's box is left of what waits on it, no
-two boxes overlap, the diamond's edges do not cross, the edge that skips a layer passes no box, the flow's steps
-are inside its band in step order, the lone signals are chips in the strip; clicking a box opens the signal, and
-the slider's past position draws the graph as it was."""
+that skips a layer, a flow run from a flow file (its write step failed once and was retried), a signal after the
+flow's middle step, and lone signals. The test reads the drawn SVG (each box's transform, each edge's path, each
+flow's band): an upstream's box is left of what waits on it, no two boxes overlap, the diamond's edges do not
+cross, no edge passes a box (the one that skips a layer included), the flow's steps are inside its band in step
+order, the lone signals are chips in the strip; clicking a box opens the signal, and the slider's past position
+draws the graph as it was."""
 
 from __future__ import annotations
 
@@ -14,48 +15,21 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from tests.e2e.conftest import QUICK_AGENT, Cli, cli_with_agents
+from tests.e2e.test_cli_flows import AGENTS, FLOW
 from tests.e2e.test_ui_page import csp_refusals
 from tests.e2e.web import UiServer, browser, click, screenshot, settled  # noqa: F401 - the browser fixture
 from tests.waiting import wait_until
 
 WITHIN = 60.0  # a bound for what a loaded machine does, never reached when things work
 BOARD = "g"
-# ANALYSIS fails its first run (no `tried` file yet) and succeeds after: a retried signal
-FLAKY = (
-    "---\nname: g-flaky\ncapabilities: {ANALYSIS: 0.95}\n"
-    "command: \"if [ -f tried ]; then echo done; else touch tried; echo 'not yet' >&2; exit 1; fi\"\n"
-    "---\nFails once.\n"
-)
-# gather, outline after it, a person's check of the outline, the page after the outline and the check
-FLOW = """---
-name: page
-description: gather, outline, check, write
-steps:
-  - id: gather
-    capability: RESEARCH
-    topic: what there is
-  - id: outline
-    capability: RESEARCH
-    topic: an outline
-    after: gather
-  - id: check
-    gate: true
-    topic: check the outline
-    after: outline
-  - id: write
-    capability: RESEARCH
-    topic: the page
-    after: [outline, check]
----
-A page, a person checking its outline.
-"""
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def gcli(request, make_cli, tmp_path_factory, tmp_path) -> Cli:
-    agents = {"ps-quick.md": QUICK_AGENT, "g-flaky.md": FLAKY}
+    """The flows' agents (doc-writer fails its first run) and ps-quick, which completes RESEARCH at once."""
+    agents = {**AGENTS, "ps-quick.md": QUICK_AGENT}
     made = cli_with_agents(request, make_cli, tmp_path_factory, tmp_path, "ui-graph", agents)
-    (tmp_path / "page.md").write_text(FLOW, encoding="utf-8")
+    (tmp_path / "pages.md").write_text(FLOW, encoding="utf-8")
     made.ok("db", "upgrade")
     return made
 
@@ -137,24 +111,26 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
     x = post(cli, "first")
     y = post(cli, "second", x)
     z = post(cli, "third, after both", y, x)  # x -> z skips y's layer
-    flow = cli.ok("flow", "run", "page.md", "--blackboard", BOARD, "--flow-id", "page-1")
-    steps = [s["signal_id"] for s in flow["steps"]]  # in step order
-    outside = post(cli, "after the outline", steps[1])  # leaves the band from its middle
-    flaky = post(cli, "flaky", type="ANALYSIS")
+    flow = cli.ok("flow", "run", "pages.md", "--blackboard", BOARD, "--flow-id", "pages-1")
+    steps = [s["signal_id"] for s in flow["steps"]]  # read, plan, approve, write: in step order
+    outside = post(cli, "after the plan", steps[1])  # leaves the band from its middle
     lone = [post(cli, "on its own"), post(cli, "also on its own")]
 
     cli.start("worker", "--agent", "ps-quick", "--board", BOARD)
-    cli.start("worker", "--agent", "g-flaky", "--board", BOARD)
-    wait_until(lambda: status(cli, flaky) == "FAILED", WITHIN, "the flaky signal's first run to fail")
-    retry = cli.ok("retry", flaky)["signal_id"]
-    done = [a, b, c, d, x, y, z, *lone, retry, *steps[:2], outside]
+    for agent in ("doc-reader", "doc-planner"):
+        cli("worker", "--agent", agent, "--board", BOARD, "--once").expect(0)
+    cli.ok("approve", steps[2], "--by", "ana")
+    cli("worker", "--agent", "doc-writer", "--board", BOARD, "--once").expect(0)  # fails its first run
+    assert status(cli, steps[3]) == "FAILED"
+    retry = cli.ok("retry", steps[3])["signal_id"]  # the write step again, in the flow
+    cli("worker", "--agent", "doc-writer", "--board", BOARD, "--once").expect(0)
+    done = [a, b, c, d, x, y, z, *lone, *steps[:3], retry, outside]
     wait_until(lambda: all(status(cli, s) == "COMPLETED" for s in done), WITHIN, "the workers' runs")
-    assert [status(cli, s) for s in steps[2:]] == ["POSTED", "POSTED"]  # the check waits for a person
 
     server = UiServer(cli).wait_ready()
     try:
         driver.get(f"{server.url}/?board={BOARD}")
-        drawn_boxes = [a, b, c, d, x, y, z, *steps, outside, flaky, retry]
+        drawn_boxes = [a, b, c, d, x, y, z, *steps, retry, outside]
         picture = settled(
             driver,
             lambda dr: (
@@ -165,18 +141,18 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
         )
         boxes = picture["boxes"]
         assert sorted(boxes) == sorted(drawn_boxes)  # the lone ones are not boxes
-        assert "FAILED" in boxes[flaky][4] and "POSTED" in boxes[steps[2]][4]
+        assert "FAILED" in boxes[steps[3]][4]
 
         # every upstream left of what waits on it (the retry too), each edge with its arrowhead
-        wanted = {(a, b), (a, c), (b, d), (c, d), (x, y), (y, z), (x, z), (flaky, retry)}
+        wanted = {(a, b), (a, c), (b, d), (c, d), (x, y), (y, z), (x, z), (steps[1], outside)}
         wanted |= {(steps[0], steps[1]), (steps[1], steps[2]), (steps[1], steps[3]), (steps[2], steps[3])}
-        wanted |= {(steps[1], outside)}
+        wanted |= {(steps[3], retry), (steps[1], retry), (steps[2], retry)}  # the retry: after the same steps
         assert {(e["from"], e["to"]) for e in picture["edges"]} == wanted
         for e in picture["edges"]:
             up, down = boxes[e["from"]], boxes[e["to"]]
             assert up[0] + up[2] <= down[0], e
             assert e["arrow"] == "url(#arrow)"
-            assert e["retry"] == ((e["from"], e["to"]) == (flaky, retry))
+            assert e["retry"] == ((e["from"], e["to"]) == (steps[3], retry))
         # no two boxes overlap
         for (one, p), (other, q) in itertools.combinations(boxes.items(), 2):
             assert not overlap(p, q), (one, other)
@@ -193,16 +169,22 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
             for name, box in boxes.items():
                 if name not in (e["from"], e["to"]):
                     assert not any(inside(pt, box) for pt in e["points"]), (e["from"], e["to"], name)
-        # the flow: its steps in its band, in step order left to right, nothing else in it
-        band = picture["bands"]["page-1"]
-        assert "page-1" in band[4]
-        for s in steps:
+        # the flow: its steps in its band (the retried step's retry too), in step order left to right, nothing
+        # else in it
+        band, in_band = picture["bands"]["pages-1"], [*steps, retry]
+        assert "pages-1" in band[4]
+        for s in in_band:
             assert band[0] <= boxes[s][0] and boxes[s][0] + boxes[s][2] <= band[0] + band[2], s
             assert band[1] <= boxes[s][1] and boxes[s][1] + boxes[s][3] <= band[1] + band[3], s
-        assert [boxes[s][0] for s in steps] == sorted(boxes[s][0] for s in steps)
-        assert boxes[steps[0]][0] < boxes[steps[1]][0] < boxes[steps[2]][0] < boxes[steps[3]][0]
+        assert (
+            boxes[steps[0]][0]
+            < boxes[steps[1]][0]
+            < boxes[steps[2]][0]
+            < boxes[steps[3]][0]
+            < boxes[retry][0]
+        )
         for name, box in boxes.items():
-            if name not in steps:
+            if name not in in_band:
                 assert not overlap(box, band[:4]), name
         assert boxes[outside][0] > band[0] + band[2]
         # the lone signals: chips in the strip, counted
@@ -213,6 +195,10 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
         click(driver, f'g.node[data-signal="{d}"]', "#graph")
         settled(driver, lambda dr: dr.find_element(By.CSS_SELECTOR, "#detail h3").text.startswith(d))
         assert "selected" in drawn(driver)["boxes"][d][4]
+        # the picture on a wider window, where the panel holds the whole drawing (it scrolls in a narrower one)
+        driver.set_window_size(1760, 1300)
+        fits = "const g = document.getElementById('graph'); return g.scrollWidth <= g.clientWidth;"
+        settled(driver, lambda dr: dr.execute_script(fits))
         driver.execute_script("document.getElementById('graph-panel').scrollIntoView()")
         screenshot(driver, "web-graph.png", "#graph-panel")
         assert csp_refusals(driver) == []
