@@ -14,7 +14,8 @@ import itertools
 import pytest
 from selenium.webdriver.common.by import By
 
-from tests.e2e.conftest import QUICK_AGENT, Cli, cli_with_agents
+from blackboard import Blackboard
+from tests.e2e.conftest import QUICK_AGENT, Cli, cli_with_agents, database_url
 from tests.e2e.test_cli_flows import AGENTS, FLOW
 from tests.e2e.test_ui_page import csp_refusals
 from tests.e2e.web import UiServer, browser, click, screenshot, settled  # noqa: F401 - the browser fixture
@@ -213,5 +214,46 @@ def test_the_graph_is_laid_out_in_layers_with_flows_in_bands_and_lone_signals_in
         assert sorted(past["boxes"]) == sorted([a, b, c])
         assert {(e["from"], e["to"]) for e in past["edges"]} == {(a, b), (a, c)}
         assert all("POSTED" in box[4] for box in past["boxes"].values())
+    finally:
+        server.stop()
+
+
+LARGE_PAIRS = 160  # 320 signals in pairs (one after the other): more than the 300 boxes the panel draws
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def large_cli(request, make_cli, tmp_path_factory, tmp_path) -> Cli:
+    made = make_cli(database_url(request, tmp_path_factory, "ui-graph-large"), tmp_path)
+    made.ok("db", "upgrade")
+    return made
+
+
+def test_a_large_board_draws_at_most_300_boxes_the_most_recent_groups_first(large_cli, browser):
+    cli, driver = large_cli, browser
+    pairs = []
+    with Blackboard(cli.db_url, agents_dir=cli.agents_dir) as api:  # in one process: 320 posts, not 320 CLIs
+        for i in range(LARGE_PAIRS):
+            first = api.post("RESEARCH", "big", topic=f"first {i}").signal_id
+            pairs.append((first, api.post("RESEARCH", "big", topic=f"then {i}", after=[first]).signal_id))
+        lone = api.post("RESEARCH", "big", topic="on its own").signal_id
+    server = UiServer(cli).wait_ready()
+    try:
+        driver.get(f"{server.url}/?board=big")
+        picture = settled(driver, lambda dr: (p := drawn(dr)) and len(p["boxes"]) == 300 and p)
+        newest = [s for pair in pairs[-150:] for s in pair]
+        assert sorted(picture["boxes"]) == sorted(newest)  # the 150 newest pairs; the 10 oldest left out
+        assert len(picture["edges"]) == 150 and picture["lone"] == [lone]
+        said = driver.find_element(By.CSS_SELECTOR, "#graph .graph-left-out").text
+        assert (
+            said
+            == "At most 300 boxes: 300 signals drawn, the most recent groups; 20 signals in 10 older groups left out."
+        )
+        # a box left out is still a card: a click there selects it, and the graph stays as it was
+        click(driver, f'.card[data-signal="{pairs[0][0]}"]')
+        settled(
+            driver, lambda dr: dr.find_element(By.CSS_SELECTOR, "#detail h3").text.startswith(pairs[0][0])
+        )
+        assert sorted(drawn(driver)["boxes"]) == sorted(newest)
+        assert csp_refusals(driver) == []
     finally:
         server.stop()

@@ -16,7 +16,7 @@ const GRAPH = {
   MAX_BOXES: 300, LONE_SHOWN: 60,
   kept: { key: null, layout: null },
   room: 860,  // the width the groups' rows fill: the panel's, once the browser has laid it out
-  timing: null,  // the last redraw's figures: {signals, boxes, layout_ms (0: the kept layout), draw_ms}
+  timing: null,  // the last redraw's: {signals, boxes, layout_ms (0: the kept layout), kept_ms (what it took), draw_ms}
 };
 
 PANELS.push(renderGraph);
@@ -34,12 +34,13 @@ function renderGraph(view) {
   const room = GRAPH.room;
   const key = `${shownKey(signals)}:${room}`;
   const fresh = GRAPH.kept.key !== key;
-  if (fresh) GRAPH.kept = { key, layout: graphLayout(signals, room) };
+  if (fresh) GRAPH.kept = { key, layout: graphLayout(signals, room), ms: 0 };
   const t1 = performance.now();
+  if (fresh) GRAPH.kept.ms = t1 - t0;
   const layout = GRAPH.kept.layout;
   const byId = new Map(signals.map((s) => [s.signal_id, s]));
   $("graph").replaceChildren(...(signals.length ? graphParts(layout, byId) : [el("p", { class: "hint" }, "No signals.")]));
-  GRAPH.timing = { signals: signals.length, boxes: layout.boxes, layout_ms: fresh ? t1 - t0 : 0, draw_ms: performance.now() - t1 };
+  GRAPH.timing = { signals: signals.length, boxes: layout.boxes, layout_ms: fresh ? t1 - t0 : 0, kept_ms: GRAPH.kept.ms, draw_ms: performance.now() - t1 };
 }
 
 // which signals are shown, in one number (their edges never change, so neither does their layout)
@@ -83,11 +84,11 @@ function graphLayout(signals, room) {
   // the most recent groups first (the view is in creation order: a group's last member is its newest)
   const recent = [...groups.values()].sort((a, b) => b[b.length - 1] - a[a.length - 1]);
   const drawn = [];
-  let boxes = 0, leftSignals = 0, leftGroups = 0;
+  let boxes = 0, leftSignals = 0, leftGroups = 0, cut = 0;
   for (const members of recent) {
     if (boxes + members.length <= GRAPH.MAX_BOXES) { drawn.push(members); boxes += members.length; continue; }
     if (!drawn.length) {  // one group larger than the bound: its newest signals, with the edges among them
-      drawn.push(members.slice(-GRAPH.MAX_BOXES)); boxes = GRAPH.MAX_BOXES; leftSignals += members.length - boxes;
+      drawn.push(members.slice(-GRAPH.MAX_BOXES)); boxes = GRAPH.MAX_BOXES; cut = members.length;
       continue;
     }
     leftSignals += members.length; leftGroups += 1;
@@ -96,7 +97,7 @@ function graphLayout(signals, room) {
   edges.forEach(([a, b, retry]) => { if (!out.has(a)) out.set(a, []); out.get(a).push([b, retry]); });
   const placed = drawn.map((members) => groupLayout(members, signals, out));
   const ids = signals.map((s) => s.signal_id);
-  return { ...pack(placed, room), ids, boxes, lone: lone.reverse().map((i) => ids[i]), leftSignals, leftGroups };
+  return { ...pack(placed, room), ids, boxes, lone: lone.reverse().map((i) => ids[i]), leftSignals, leftGroups, cut };
 }
 
 // one group: its flows laid out first (each a band), then the group with each band as one wide box. An edge
@@ -376,9 +377,12 @@ function graphParts(layout, byId) {
       el("span", { class: "graph-lone-count" }, `${layout.lone.length} signal${layout.lone.length === 1 ? "" : "s"} with no dependencies`),
       ...chips, more > 0 ? el("span", { class: "hint" }, `and ${more} more`) : null));
   }
-  if (layout.leftSignals) {
-    parts.push(el("p", { class: "hint graph-left-out" }, `${layout.boxes} signals drawn, the most recent groups; ` +
-      `${layout.leftSignals} signal${layout.leftSignals === 1 ? "" : "s"}${layout.leftGroups ? ` in ${layout.leftGroups} older group${layout.leftGroups === 1 ? "" : "s"}` : ""} left out`));
+  if (layout.leftSignals || layout.cut) {
+    const count = (n, what) => `${n.toLocaleString("en")} ${what}${n === 1 ? "" : "s"}`;
+    const drawn = layout.cut ? `the ${count(layout.boxes, "newest signal")} of a group of ${layout.cut.toLocaleString("en")} drawn`
+      : `${count(layout.boxes, "signal")} drawn, the most recent groups`;
+    const left = layout.leftSignals ? `; ${count(layout.leftSignals, "signal")} in ${count(layout.leftGroups, "older group")} left out` : "";
+    parts.push(el("p", { class: "hint graph-left-out" }, `At most ${GRAPH.MAX_BOXES} boxes: ${drawn}${left}.`));
   }
   if (!layout.groups.length) return parts;
   const svg = el("svg:svg", { width: layout.width, height: layout.height, class: "graph" },
