@@ -85,8 +85,8 @@ function graphLayout(signals, room) {
   const recent = [...groups.values()].sort((a, b) => b[b.length - 1] - a[a.length - 1]);
   const drawn = [];
   let boxes = 0, leftSignals = 0, leftGroups = 0, cut = 0;
-  for (const members of recent) {
-    if (boxes + members.length <= GRAPH.MAX_BOXES) { drawn.push(members); boxes += members.length; continue; }
+  for (const members of recent) {  // until one does not fit: all left out is older than all drawn
+    if (!leftGroups && boxes + members.length <= GRAPH.MAX_BOXES) { drawn.push(members); boxes += members.length; continue; }
     if (!drawn.length) {  // one group larger than the bound: its newest signals, with the edges among them
       drawn.push(members.slice(-GRAPH.MAX_BOXES)); boxes = GRAPH.MAX_BOXES; cut = members.length;
       continue;
