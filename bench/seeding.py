@@ -81,7 +81,7 @@ class Seeder:
         self._at += self._step
         return self._at
 
-    def post(self, max_attempts: int | None = None) -> str:
+    def post(self, max_attempts: int | None = None, after: tuple[str, ...] = ()) -> str:
         sid = signal_id(self.prefix, self.posted)
         self.board.post_signal(
             signal_id=sid,
@@ -90,6 +90,7 @@ class Seeder:
             posted_by="ps-skill",
             at=self._now(),
             max_attempts=max_attempts,
+            after=after,
         )
         self.posted += 1
         self._maybe_flush()

@@ -62,7 +62,7 @@ def test_the_page_follows_the_board_live_and_its_slider_shows_an_earlier_state(b
         )["signal_id"]
         WebDriverWait(driver, SETTLES_WITHIN).until(lambda d: card_in(d, "POSTED", review))
         assert driver.find_elements(By.CSS_SELECTOR, f'#graph g.node[data-signal="{review}"]')
-        assert len(driver.find_elements(By.CSS_SELECTOR, "#graph line.edge")) == 1  # first -> review, drawn
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#graph path.edge")) == 1  # first -> review, drawn
         assert driver.find_elements(
             By.CSS_SELECTOR, f'#timeline g[data-signal="{first}"] rect.working.COMPLETED'
         )

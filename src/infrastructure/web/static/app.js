@@ -164,7 +164,6 @@ function render() {
   renderFlows(view.signals);
   renderColumns(view.signals);
   renderDetail(view);
-  renderGraph(view.signals);
   renderTimeline(view.signals, view.upto);
   renderEntries(view.entries);
   renderTopics(view);
@@ -215,6 +214,9 @@ function renderGates(signals) {
     el("table", { class: "table" }, head, ...(rows.length ? rows : [el("tr", {}, el("td", { colspan: 5, class: "hint" }, "No open gate."))])));
 }
 
+// a flow step's place in its flow: its entry id's N (e-N), which a retry of it keeps
+const stepPlace = (s) => Number(s.payload.entry_id.slice(2)) || 0;
+
 // A flow's steps, each at its latest signal (one that no signal retries), in step order (its entry id e-N),
 // and the flow's state: the rules of domain/flows.py (`latest`, `flow_state`) on the documents the page holds,
 // so time travel shows a flow as it stood (tests/e2e/test_ui_flows.py holds the page to `flow status`).
@@ -226,8 +228,7 @@ function flowsOf(signals) {
     if (!flows.has(s.flow_id)) flows.set(s.flow_id, []);
     flows.get(s.flow_id).push(s);
   }
-  const place = (s) => Number(s.payload.entry_id.slice(2)) || 0;
-  for (const steps of flows.values()) steps.sort((a, b) => place(a) - place(b));
+  for (const steps of flows.values()) steps.sort((a, b) => stepPlace(a) - stepPlace(b));
   return flows;
 }
 
@@ -361,43 +362,6 @@ async function nextOutput(signalId) {
   const shown = $("output");
   if (shown) shown.textContent = outputText();
   if (!o.ended) o.timer = setTimeout(() => nextOutput(signalId), FOLLOW_EVERY);
-}
-
-function renderGraph(signals) {
-  const ids = new Map(signals.map((s) => [s.signal_id, s]));
-  const depth = new Map();
-  const depthOf = (s, trail = new Set()) => {
-    if (depth.has(s.signal_id)) return depth.get(s.signal_id);
-    trail.add(s.signal_id);
-    const ups = s.after.filter((u) => ids.has(u) && !trail.has(u));
-    const d = ups.length ? 1 + Math.max(...ups.map((u) => depthOf(ids.get(u), trail))) : 0;
-    depth.set(s.signal_id, d);
-    return d;
-  };
-  signals.forEach((s) => depthOf(s));
-  const rows = new Map(), place = new Map();
-  for (const s of signals) {
-    const d = depth.get(s.signal_id), row = rows.get(d) || 0;
-    rows.set(d, row + 1);
-    place.set(s.signal_id, { x: 10 + d * 200, y: 10 + row * 48 });
-  }
-  const width = 20 + 200 * (Math.max(0, ...depth.values()) + 1), height = 20 + 48 * Math.max(1, ...rows.values());
-  const svg = el("svg:svg", { width, height, class: "graph" },
-    el("svg:defs", {}, el("svg:marker", { id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto" },
-      el("svg:path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }))));
-  for (const s of signals) for (const u of s.after) {
-    if (!place.has(u)) continue;
-    const a = place.get(u), b = place.get(s.signal_id);
-    svg.append(el("svg:line", { x1: a.x + 160, y1: a.y + 17, x2: b.x, y2: b.y + 17, class: "edge", "marker-end": "url(#arrow)" }));
-  }
-  for (const s of signals) {
-    const p = place.get(s.signal_id);
-    svg.append(el("svg:g", { class: `node ${s.status}`, "data-signal": s.signal_id, transform: `translate(${p.x},${p.y})` },
-      el("svg:rect", { width: 160, height: 34, rx: 5 }),
-      el("svg:text", { x: 8, y: 14 }, s.signal_id),
-      el("svg:text", { x: 8, y: 28, class: "small" }, `${s.signal_type} · ${s.status}`)));
-  }
-  $("graph").replaceChildren(signals.length ? svg : el("p", { class: "hint" }, "No signals."));
 }
 
 function renderTimeline(signals, upto) {
