@@ -26,13 +26,13 @@ OTHER = "ps-other"  # the board the idle worker serves (the signals are posted o
 
 
 def row(driver, proc) -> dict[str, str] | None:
-    """The panel's row of the worker process `proc` (by its host:pid), column by column; None: no such row."""
+    """The panel's row of the worker process `proc` (by its host:pid), column by column, read in one go (the
+    panel redraws at each poll); None: no such row."""
     where = f"{socket.gethostname()}:{proc.call_pid}"
-    for tr in driver.find_elements(By.CSS_SELECTOR, "#workers tr.worker"):
-        cells = dict(zip(COLUMNS, (td.text for td in tr.find_elements(By.TAG_NAME, "td")), strict=True))
-        if cells["host:pid"] == where:
-            return cells
-    return None
+    table = driver.execute_script(
+        "return [...document.querySelectorAll('#workers tr.worker')].map((r) => [...r.cells].map((c) => c.innerText));"
+    )
+    return next((dict(zip(COLUMNS, cells, strict=True)) for cells in table if cells[1] == where), None)
 
 
 def seconds(age: str) -> int:
