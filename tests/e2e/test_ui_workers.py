@@ -62,26 +62,30 @@ def test_the_panel_lists_each_live_worker_what_it_runs_for_how_long_and_its_last
     busy, idle = start_two(cli)
     try:
         sig = post(cli)
-        runs = f"{sig} a topic"  # the signal, and its topic as its card says it
-        driver.get(f"{server.url}/?board=ps-f")
+        driver.get(f"{server.url}/?board={OTHER}")  # the idle worker's board: the busy one runs ps-f's signal
         settled(driver, lambda d: row(d, busy) and row(d, idle))
         assert row(driver, busy)["agent"] == "talker" and row(driver, idle)["agent"] == "idler"
         assert (row(driver, busy)["boards"], row(driver, idle)["boards"]) == ("all", OTHER)
 
-        # the busy one runs the signal, for longer at each poll; the idle one runs nothing
+        # a signal of another board than the one shown says its board; its link turns the page to that board
+        # and picks the signal, as its card does
+        settled(driver, lambda d: row(d, busy)["runs now"] == f"{sig} on ps-f")
+        click(driver, f'#workers a.run[data-signal="{sig}"]')
+        settled(driver, lambda d: d.find_element(By.ID, "board").get_attribute("value") == "ps-f")
+        settled(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'.card.selected[data-signal="{sig}"]'))
+        settled(
+            driver, lambda d: d.find_element(By.ID, "detail").text.startswith(f"{sig} · RESEARCH · CLAIMED")
+        )
+
+        # the busy one runs the signal (on the board shown: with its topic, as its card says it), for longer
+        # at each poll; the idle one runs nothing
+        runs = f"{sig} a topic"
         first = settled(driver, lambda d: (r := row(d, busy)) and r["runs now"] == runs and seconds(r["for"]))
         settled(driver, lambda d: seconds(row(d, busy)["for"]) > first)
         assert re.fullmatch(r"\d+s ago", row(driver, busy)["last beat"]), row(driver, busy)
         assert (row(driver, idle)["runs now"], row(driver, idle)["for"]) == ("nothing", "")
         assert cli.ok("show", sig)["status"] == "CLAIMED"
         screenshot(driver, "web-workers.png", "#workers-panel")
-
-        # its link picks the signal, as its card does
-        click(driver, f'#workers a.run[data-signal="{sig}"]')
-        settled(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'.card.selected[data-signal="{sig}"]'))
-        settled(
-            driver, lambda d: d.find_element(By.ID, "detail").text.startswith(f"{sig} · RESEARCH · CLAIMED")
-        )
 
         # at an earlier log position the panel says it shows the workers as they are now
         driver.find_element(By.ID, "slider").send_keys(Keys.HOME)
