@@ -11,6 +11,7 @@ import re
 import signal
 import socket
 from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
 from selenium.webdriver.common.by import By
@@ -104,6 +105,11 @@ def test_the_panel_lists_each_live_worker_what_it_runs_for_how_long_and_its_last
         stop(cli, busy)
         settled(driver, lambda d: "No live worker" in d.find_element(By.ID, "workers").text)
         assert csp_refusals(driver) == []
+        polls = driver.execute_script(
+            "return performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/api/workers'))"
+            ".map((e) => [e.startTime, e.responseEnd]);"
+        )
+        assert len(polls) > 2 and all(b[0] >= a[1] for a, b in pairwise(polls)), polls  # one at a time
 
         server.stop()  # the server gone: the panel says so, once, and goes on polling less often
         settled(driver, lambda d: d.find_element(By.ID, "workers").text.count("workers: unavailable") == 1)
