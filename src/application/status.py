@@ -17,7 +17,7 @@ from blackboard.application.budgets import spent_of
 from blackboard.application.commands import ListSignals
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import BoardNotFound
-from blackboard.application.ports import Clock, Durations, SignalReadModel
+from blackboard.application.ports import Clock, Durations, SignalFilter, SignalReadModel
 from blackboard.application.presence import PresenceStore, unattended
 from blackboard.application.projection import Projector
 from blackboard.application.scoring import Scorer
@@ -26,7 +26,7 @@ from blackboard.domain.capabilities import DEFAULT_THRESHOLD
 from blackboard.domain.flows import FlowCounts
 from blackboard.domain.limits import Budget, Spent
 from blackboard.domain.presence import WorkerPresence
-from blackboard.domain.signals import AgentSignal, has_labels
+from blackboard.domain.signals import AgentSignal, SignalStatus, has_labels
 
 WAITING_READ = 1000  # claimable signals `status` reads to say which wait for a worker that fits
 ENDED_FLOWS = 3  # flows that ended which a board's status still lists (every running one is listed)
@@ -84,6 +84,23 @@ class BoardStatus:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class LiveFleet:
+    """The live workers as the board sees them at `at` (the clock's now), and the signals they run now, by
+    id, as the read model holds them: each still CLAIMED (one that ended since its worker's last beat is not
+    here, so it leaves the worker's row before the next beat says so)."""
+
+    at: datetime
+    workers: tuple[WorkerPresence, ...]
+    claims: dict[str, AgentSignal]
+
+    def runs(self, worker: WorkerPresence) -> list[tuple[AgentSignal, datetime]]:
+        """What `worker` runs now, in the order it said: the signals of its `running` still claimed, each
+        with when it was claimed."""
+        found = [self.claims[sid] for sid, _ in worker.running if sid in self.claims]
+        return [(s, s.claimed_at) for s in found if s.claimed_at is not None]
+
+
 def _shown(flows: list[FlowCounts]) -> tuple[FlowCounts, ...]:
     """Of a board's flows (newest first), those running and the last ENDED_FLOWS that ended."""
     ended = [f for f in flows if f.state != "running"][:ENDED_FLOWS]
@@ -117,12 +134,29 @@ class StatusQueries:
             rate_limited  # per board, the signals each rate limit holds (ranking.rate_limited)
         )
 
-    def live_workers(self) -> list[WorkerPresence]:
-        """Every worker that beats now (stopped and stale ones left out), by agent."""
+    def live_workers(
+        self, blackboard_id: str | None = None, at: datetime | None = None
+    ) -> list[WorkerPresence]:
+        """Every worker that beats now (or at `at`; stopped and stale ones left out), by agent; with a board,
+        those serving it (a worker that serves every board serves it)."""
         if self._presence is None:
             return []
+        now = self._clock.now() if at is None else at
+        return [
+            w
+            for w in self._presence.workers()
+            if w.is_live(now) and (blackboard_id is None or w.serves(blackboard_id))
+        ]
+
+    def fleet(self, blackboard_id: str | None = None) -> LiveFleet:
+        """The live workers (those serving the board named) and what each runs now (LiveFleet), read in one
+        query of the claimed signals however many workers run something."""
+        self._projector.catch_up()
         now = self._clock.now()
-        return [w for w in self._presence.workers() if w.is_live(now)]
+        workers = tuple(self.live_workers(blackboard_id, now))
+        running = {sid for w in workers for sid, _ in w.running}
+        claimed = self._signals.find(SignalFilter(status=SignalStatus.CLAIMED)) if running else []
+        return LiveFleet(now, workers, {s.signal_id: s for s in claimed if s.signal_id in running})
 
     def overview(
         self, blackboard_id: str | None = None, catch_up: bool = True, labels: tuple[str, ...] = ()

@@ -67,15 +67,10 @@ def status(
             notifier(),
             position,
             args.interval,
-            lambda: _serving(queries().live_workers(), args.blackboard),
+            lambda: queries().live_workers(args.blackboard),
         ).run(boards, config.json)
         return None
     return Output(
         documents.jsonable([documents.status(b) for b in boards]),
-        "" if config.json else status_view.text(boards, _serving(queries().live_workers(), args.blackboard)),
+        "" if config.json else status_view.text(boards, queries().live_workers(args.blackboard)),
     )  # rich: text only
-
-
-def _serving(workers: list[Any], blackboard_id: str | None) -> list[Any]:
-    """The live workers of the board asked for (every one without --blackboard)."""
-    return workers if blackboard_id is None else [w for w in workers if w.serves(blackboard_id)]

@@ -1,5 +1,7 @@
 """The store's documents: the workers present, open gates, a board's budget, and a board's status."""
 
+from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from blackboard.application.budgets import spent_of
@@ -12,7 +14,7 @@ from blackboard.infrastructure.documents.entries import BoardUsage, board_usage
 from blackboard.infrastructure.documents.flows import FlowSummary, flow_summary
 
 if TYPE_CHECKING:
-    from blackboard.application.status import BoardStatus
+    from blackboard.application.status import BoardStatus, LiveFleet
     from blackboard.domain.presence import WorkerPresence
 
 # ---------------------------------------------------------------- the store
@@ -42,6 +44,56 @@ def worker(w: "WorkerPresence", blackboard_id: str | None = None) -> Worker:
         boards=list(w.boards) or None,
         running=[sid for sid, board in w.running if blackboard_id in (None, board)],
     )
+
+
+class Run(Document):
+    """A signal a live worker runs now, as the web view's Workers panel shows it."""
+
+    signal_id: str
+    blackboard_id: str
+    claimed_at: Time
+    running_seconds: float  # since its claim, by the server's clock
+
+
+class LiveWorker(Worker):
+    """A live worker as the web view's Workers panel shows it: `status`'s document (its `running` those
+    of its signals still claimed), with how long ago it beat and each signal it runs in full."""
+
+    last_beat_seconds: float  # by the server's clock
+    runs: list[Run]
+
+
+class Fleet(Document):
+    """The live workers (`GET /api/workers`), as the server's clock saw them `at`."""
+
+    at: Time
+    workers: list[LiveWorker]
+
+
+def fleet(f: "LiveFleet") -> Fleet:
+    def since(then: datetime) -> float:  # another host's clock may run ahead: never a negative age
+        return max(0.0, round((f.at - then).total_seconds(), 1))
+
+    found = []
+    for w in f.workers:
+        runs = f.runs(w)
+        shown = worker(replace(w, running=tuple((s.signal_id, s.blackboard_id) for s, _ in runs)))
+        found.append(
+            LiveWorker(
+                **shown.model_dump(),
+                last_beat_seconds=since(w.last_beat),
+                runs=[
+                    Run(
+                        signal_id=s.signal_id,
+                        blackboard_id=s.blackboard_id,
+                        claimed_at=claimed_at,
+                        running_seconds=since(claimed_at),
+                    )
+                    for s, claimed_at in runs
+                ],
+            )
+        )
+    return Fleet(at=f.at, workers=found)
 
 
 class OpenGate(Document):

@@ -22,6 +22,7 @@ from blackboard.application.status import StatusQueries
 from blackboard.infrastructure.web.auth import TokenGate
 from blackboard.infrastructure.web.charts import charts_endpoint
 from blackboard.infrastructure.web.decide import decisions
+from blackboard.infrastructure.web.fleet import live_workers
 from blackboard.infrastructure.web.headers import SecurityHeaders
 from blackboard.infrastructure.web.hosts import Names
 from blackboard.infrastructure.web.live import LogFollower, log_stream
@@ -82,6 +83,7 @@ def build_app(
         Route("/api/output", handlers["output"], methods=["GET"]),  # ?signal=SIG&after=CURSOR: a run's output
         Route("/api/charts", charts_endpoint(view), methods=["GET"]),  # ?board=ID&window=MINUTES&at=POSITION
         Route("/api/stream", stream, methods=["GET"]),
+        Route("/api/workers", live_workers(status), methods=["GET"]),  # ?board=ID: the workers serving it
         Route("/metrics", scrape, methods=["GET"]),  # Prometheus' text format (web/metrics.py)
         # the only writes: a person's decision on a gate (decide.py: the token and the page's own origin)
         Route("/api/gates/{signal_id}/approve", decide["approve"], methods=["POST"]),
