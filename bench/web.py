@@ -131,7 +131,9 @@ def measure(url: str, root: Path, large: int, small: int, rounds: int, database:
         server.stop()
         engine.dispose()
     return {
-        "boards": {board: {**boards[board], "loads": loads[board], **summary(loads[board])} for board in boards},
+        "boards": {
+            board: {**boards[board], "loads": loads[board], **summary(loads[board])} for board in boards
+        },
         "profile_ms": profile,
     }
 
@@ -153,7 +155,9 @@ def load(driver: Any, base: str, board: str, signals: int, container: Any) -> di
     from blackboard.application.commands import PostSignal
 
     container.service().post_signal(
-        PostSignal(signal_type="REVIEW", ps_id=board, entry_id=f"e-{signals}", topic="a live post", prompt="p")
+        PostSignal(
+            signal_type="REVIEW", ps_id=board, entry_id=f"e-{signals}", topic="a live post", prompt="p"
+        )
     )
     wait(driver, lambda: driver.execute_script(DRAWN) == signals + 1)
     frames = driver.execute_script("return window.__frames;")
@@ -169,7 +173,16 @@ def load(driver: Any, base: str, board: str, signals: int, container: Any) -> di
     }
 
 
-FIGURES = ("drawn_ms", "board_ms", "board_bytes", "events_ms", "events_bytes", "heap_mb", "dom_nodes", "redraw_ms")
+FIGURES = (
+    "drawn_ms",
+    "board_ms",
+    "board_bytes",
+    "events_ms",
+    "events_bytes",
+    "heap_mb",
+    "dom_nodes",
+    "redraw_ms",
+)
 
 
 def summary(loads: list[dict[str, Any]]) -> dict[str, Any]:
@@ -246,7 +259,7 @@ def chromium() -> Any:
 def print_report(r: dict[str, Any], say: Any) -> None:
     rows = []
     for database, found in r["results"].items():
-        for board, b in found["boards"].items():
+        for b in found["boards"].values():
             rows.append(
                 [f"{database} {b['signals'] - len(b['loads']):,} signals"]
                 + [f"{b[f]['median']:,.1f} ({b[f]['min']:,.1f}-{b[f]['max']:,.1f})" for f in FIGURES]
@@ -255,13 +268,24 @@ def print_report(r: dict[str, Any], say: Any) -> None:
     say(
         table(
             "(web) the page on a large board: median (min-max) of the loads",
-            ["board", "drawn ms", "/api/board ms", "bytes", "/api/events ms", "bytes", "heap MB", "DOM nodes",
-             "live redraw ms"],
+            [
+                "board",
+                "drawn ms",
+                "/api/board ms",
+                "bytes",
+                "/api/events ms",
+                "bytes",
+                "heap MB",
+                "DOM nodes",
+                "live redraw ms",
+            ],
             rows,
             note=f"load average {la['start'][0]:.1f} at the start, {la['end'][0]:.1f} at the end",
         )
     )
     for database, found in r["results"].items():
         if found["profile_ms"]:
-            say(f"   {database} large board, one drawing each (ms): "
-                + ", ".join(f"{k} {v:.0f}" for k, v in found["profile_ms"].items()))
+            say(
+                f"   {database} large board, one drawing each (ms): "
+                + ", ".join(f"{k} {v:.0f}" for k, v in found["profile_ms"].items())
+            )

@@ -18,7 +18,9 @@ from bench.common import AGENT
 from bench.seeding import Seeder, fold, signal_id
 from blackboard.domain.signals import SignalPayload, SignalResult, SignalType, SignalUsage
 
-USAGE = SignalUsage(runner="anthropic", model="bench-model", input_tokens=1800, output_tokens=420, cost_usd=0.0093)
+USAGE = SignalUsage(
+    runner="anthropic", model="bench-model", input_tokens=1800, output_tokens=420, cost_usd=0.0093
+)
 CHAINED = {10: "after", 40: "after", 89: "after", 91: "after"}  # place in the round -> `after` the one before
 
 
