@@ -74,6 +74,9 @@ def test_a_board_of_ten_thousand_signals_is_windowed(large_cli, browser):
         # the newest completed first; the POSTED ones most urgent (P0) first
         assert cards(driver, "COMPLETED")[0] == signal_id(3, 9969)
         assert "P0" in driver.find_element(By.CSS_SELECTOR, '.column[data-status="POSTED"] .card').text
+        # a long column scrolls on its own: at its end, the button for the next cards
+        completed = '.column[data-status="COMPLETED"]'
+        driver.execute_script(f"const c = document.querySelector('{completed}'); c.scrollTop = c.scrollHeight;")
         screenshot(driver, "web-large.png", "#columns")
 
         click(driver, ".more", inside='.column[data-status="COMPLETED"]')

@@ -292,20 +292,23 @@ const ended = (s) => s.completed_at || s.created_at;
 const newest = (a, b) => before(ended(b), ended(a)) || before(b.signal_id, a.signal_id);
 
 // Each column: its full count (the labels filter applied to every signal), and its first S.cards[status]
-// cards (CARDS at first), with a button for the next ones.
+// cards (CARDS at first), with a button for the next ones; a column with more scrolls on its own, where it
+// was scrolled to before the redraw.
 function renderColumns(signals) {
   const wanted = wantedLabels();
+  const scrolled = new Map([...$("columns").children].map((c) => [c.dataset.status, c.scrollTop]));
   const by = new Map(STATUSES.map((status) => [status, []]));
   for (const s of signals) if (by.has(s.status) && labelled(s, wanted)) by.get(s.status).push(s);
   const columns = STATUSES.map((status) => {
     const here = by.get(status).sort(ORDER[status] || newest);
     const shown = Math.min(here.length, S.cards[status] || CARDS), rest = here.length - shown;
     const more = () => { S.cards[status] = shown + CARDS; render(); };
-    return el("div", { class: "column", "data-status": status }, el("h3", {}, `${status} `, el("span", { class: "count" }, String(here.length))),
+    return el("div", { class: rest ? "column long" : "column", "data-status": status }, el("h3", {}, `${status} `, el("span", { class: "count" }, String(here.length))),
       ...here.slice(0, shown).map(card),
       rest ? el("button", { type: "button", class: "more", onclick: more }, `show ${Math.min(CARDS, rest)} more of ${rest.toLocaleString("en")}`) : null);
   });
   $("columns").replaceChildren(...columns);
+  for (const c of columns) c.scrollTop = scrolled.get(c.dataset.status) || 0;
 }
 
 function card(s) {
