@@ -9,6 +9,7 @@ const STATUSES = ["POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAI
 const SHOWN_EVENTS = 500;
 const CARDS = 50;  // cards a column shows at first; "show more" adds as many (docs/web.md, "Large boards")
 const TIMELINE = 200;  // the most recent signals the timeline draws
+const RECENT = 10000;  // the board's events are loaded from the log's last RECENT records, and as many are kept
 const S = {
   board: null, boards: new Set(), head: 0, live: true, at: 0, past: null,
   signals: new Map(), entries: new Map(), events: [], seen: new Set(), selected: null, entryKey: null,
@@ -70,7 +71,8 @@ async function loadBoard() {
   renderBoards();
   if (!S.board) { render(); return; }
   const board = S.board;
-  const [snapshot, log] = await Promise.all([getJSON(`/api/board?board=${enc(board)}`), getJSON(`/api/events?board=${enc(board)}`)]);
+  const since = Math.max(0, S.head - RECENT);  // the recent ones: what the event log and a signal's history show
+  const [snapshot, log] = await Promise.all([getJSON(`/api/board?board=${enc(board)}`), getJSON(`/api/events?board=${enc(board)}&since=${since}`)]);
   if (board !== S.board) return;
   S.signals = new Map(snapshot.signals.map((s) => [s.signal_id, s]));
   S.entries = new Map(snapshot.entries.map((e) => [e.key, e]));
@@ -84,6 +86,10 @@ function remember(event) {
   S.seen.add(event.position);
   S.events.push(event);
   if (S.events.length > 1 && S.events[S.events.length - 2].position > event.position) S.events.sort((a, b) => a.position - b.position);
+  if (S.events.length > 2 * RECENT) {  // a long session keeps the last RECENT, not every record it saw
+    S.events = S.events.slice(-RECENT);
+    S.seen = new Set(S.events.map((e) => e.position));
+  }
 }
 
 function follow(since) {
