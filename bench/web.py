@@ -1,6 +1,6 @@
 """(web) The web view on a large board: a board of BENCH_WEB_SIGNALS signals beside one of BENCH_WEB_SMALL
 (bench/web_board.py), on SQLite and PostgreSQL, each served by a real `blackboard ui` and loaded in headless
-Chromium (Debian's, as the browser tests drive it), BENCH_WEB_ROUNDS times, the boards taking turns.
+Chromium (Debian's, as the browser tests drive it: tests/e2e/web.py), BENCH_WEB_ROUNDS times, the boards taking turns.
 
 Each load: from navigation to the page drawn (every column's count is the board's), /api/board's and
 /api/events' answer time and size (the browser's resource timing), the JS heap after a garbage collection (Chrome's
@@ -25,7 +25,6 @@ from bench.stats import percentile
 from bench.web_board import build
 
 BIN = Path(sys.executable).parent
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 SIZES: dict[str, tuple[Any, Any]] = {
     "BENCH_WEB_SIGNALS": (10_000, 2_000),  # signals on the large board
     "BENCH_WEB_SMALL": (100, 100),  # signals on the small board beside it
@@ -237,21 +236,10 @@ class UiServer:
 
 
 def chromium() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    """The browser tests' Chromium (tests/e2e/web.py), its performance metrics on."""
+    from tests.e2e.web import chromium as browser
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1400,1300",
-        "--enable-precise-memory-info",
-    ):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = browser()
     driver.execute_cdp_cmd("Performance.enable", {})
     return driver
 

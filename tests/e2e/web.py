@@ -123,6 +123,15 @@ class UiServer:
 
 @pytest.fixture
 def browser() -> Iterator[object]:
+    driver = chromium()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def chromium():
+    """Headless Chromium driven by Selenium, as the browser tests (and the bench's section web) drive it."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -139,11 +148,7 @@ def browser() -> Iterator[object]:
     ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console: a CSP refusal shows there
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
 def artifact(name: str) -> Path:
