@@ -1,13 +1,14 @@
 """(web) The web view on a large board: a board of BENCH_WEB_SIGNALS signals beside one of BENCH_WEB_SMALL
 (bench/web_board.py), on SQLite and PostgreSQL, each served by a real `blackboard ui` and loaded in headless
-Chromium (Debian's, as the browser tests drive it: tests/e2e/web.py), BENCH_WEB_ROUNDS times, the boards taking turns.
+Chromium (Debian's, as the browser tests drive it: tests/e2e/web.py), BENCH_WEB_ROUNDS times, the boards
+taking turns.
 
 Each load: from navigation to the page drawn (every column's count is the board's), /api/board's and
-/api/events' answer time and size (the browser's resource timing), the JS heap after a garbage collection (Chrome's
-Performance.getMetrics) and
-the DOM's elements, then one live record (a post through the service) and the
-redraw it causes: the time of the page's animation-frame callbacks from the record's arrival until its card is
-drawn. With BENCH_WEB_PROFILE=1 also the time of each panel's drawing of the whole board (one call each)."""
+/api/events' answer time and size (the browser's resource timing), after a garbage collection the JS heap
+(Chrome's Performance.getMetrics) and the DOM's own heap (Runtime.getHeapUsage's embedder heap), the DOM's
+elements, then one live record (a post through the service) and the redraw it causes: the time of the page's
+animation-frame callbacks from the record's arrival until its card is counted. With BENCH_WEB_PROFILE=1 also
+the time of each panel's drawing of the whole board (one call each)."""
 
 from __future__ import annotations
 
@@ -149,6 +150,7 @@ def load(driver: Any, base: str, board: str, signals: int, container: Any) -> di
     api = {r["name"].split("/api/")[1].split("?")[0]: r for r in resources}
     driver.execute_cdp_cmd("HeapProfiler.collectGarbage", {})
     metrics = {m["name"]: m["value"] for m in driver.execute_cdp_cmd("Performance.getMetrics", {})["metrics"]}
+    blink = driver.execute_cdp_cmd("Runtime.getHeapUsage", {})["embedderHeapUsedSize"]  # the DOM's C++ side
     # one live record: a post through the service, and the page's frames until it counts it
     driver.execute_script(FRAMES)
     from blackboard.application.commands import PostSignal
@@ -167,6 +169,7 @@ def load(driver: Any, base: str, board: str, signals: int, container: Any) -> di
         "events_ms": round(api["events"]["ms"], 1),
         "events_bytes": api["events"]["bytes"],
         "heap_mb": round(metrics["JSHeapUsedSize"] / 2**20, 1),
+        "dom_heap_mb": round(blink / 2**20, 1),
         "dom_nodes": driver.execute_script("return document.getElementsByTagName('*').length;"),
         "redraw_ms": round(sum(frames), 1),
     }
@@ -179,6 +182,7 @@ FIGURES = (
     "events_ms",
     "events_bytes",
     "heap_mb",
+    "dom_heap_mb",
     "dom_nodes",
     "redraw_ms",
 )
@@ -263,8 +267,9 @@ def print_report(r: dict[str, Any], say: Any) -> None:
                 "bytes",
                 "/api/events ms",
                 "bytes",
-                "heap MB",
-                "DOM nodes",
+                "JS heap MB",
+                "DOM heap MB",
+                "DOM elements",
                 "live redraw ms",
             ],
             rows,
