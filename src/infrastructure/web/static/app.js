@@ -69,6 +69,7 @@ async function start() {
 
 async function loadBoard() {
   renderBoards();
+  S.cards = {};  // each column of another board starts at its first CARDS
   if (!S.board) { render(); return; }
   const board = S.board;
   const since = Math.max(0, S.head - RECENT);  // the recent ones: what the event log and a signal's history show
