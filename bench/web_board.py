@@ -61,7 +61,7 @@ def build(engine: Engine, board: str, n: int, prefix: int = 3) -> dict[str, Any]
                     labels=labels(i),
                 ),
                 posted_by="ps-skill",
-                at=seeder._now(),
+                at=seeder.at(),
                 after=(signal_id(prefix, i - 1),) if i % 100 in CHAINED and i else (),
                 priority=i % 5,
             )
@@ -71,14 +71,14 @@ def build(engine: Engine, board: str, n: int, prefix: int = 3) -> dict[str, Any]
             counts[fate] += 1
             if fate == "POSTED":
                 continue
-            aggregate.claim_signal(sid, AGENT, seeder._now())
+            aggregate.claim_signal(sid, AGENT, seeder.at())
             if fate == "COMPLETED":
                 usage = USAGE if i % 5 == 0 else None
                 result = SignalResult(artifact_path=f"out/{sid}.md")
-                aggregate.complete_signal(sid, AGENT.agent_id, result, seeder._now(), usage=usage)
+                aggregate.complete_signal(sid, AGENT.agent_id, result, seeder.at(), usage=usage)
             elif fate == "FAILED":
-                aggregate.fail_signal(sid, AGENT.agent_id, "no sources found", seeder._now())
-        seeder._maybe_flush()
+                aggregate.fail_signal(sid, AGENT.agent_id, "no sources found", seeder.at())
+        seeder.decided()
     seeder.flush()
     folded = fold(engine)
     return {

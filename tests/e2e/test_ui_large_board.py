@@ -1,9 +1,10 @@
 """The page on a board of 10,000 signals (docs/web.md, "Large boards"), in a real headless Chromium: each column
 says its full count but holds at most a window of cards, "show more" adds the next ones, the labels filter
 searches every signal (one far outside the window is found), the timeline says it shows the most recent ones,
-the event log shows the newest records, and a signal a real `blackboard worker` runs shows up live. The board is made in seconds through the aggregate
-(bench/web_board.py: 7,000 COMPLETED, 1,500 FAILED, 700 POSTED, 800 CLAIMED). How fast it draws is the
-benchmark's (`make bench`, section web; docs/performance.md), not asserted here."""
+the event log shows the newest records, and a signal a real `blackboard worker` runs shows up live. The board
+is made in seconds through the aggregate (bench/web_board.py: 7,000 COMPLETED, 1,500 FAILED, 700 POSTED, 800
+CLAIMED). How fast it draws is the benchmark's (`make bench`, section web; docs/performance.md), not asserted
+here."""
 
 from __future__ import annotations
 
