@@ -289,7 +289,7 @@ const wantedLabels = () => $("label-filter").value.split(/[\s,]+/).filter(Boolea
 const labelled = (s, wanted) => wanted.every((l) => (s.labels || []).includes(l));
 
 // The order of a column: what is to be done next first while it is open (POSTED: the most urgent, then the
-// oldest, as `next` picks; CLAIMED: the longest running), the newest first once it ended.
+// oldest, as workers claim, score aside; CLAIMED: the longest running), the newest first once it ended.
 const before = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 const ORDER = {
   POSTED: (a, b) => a.priority - b.priority || before(a.created_at, b.created_at),
