@@ -30,6 +30,8 @@ LangGraph's InMemoryStore and PostgresStore.
 to its concurrency slot freed without a sweeper, each on SQLite and PostgreSQL beside BENCH_BUDGET_BEFORE=DIR.
 (resume) a retried attempt that resumes the earlier attempt's conversation beside a fresh restart: the turns and
 tokens it does not redo (claude-code, anthropic).
+(web) the web view in headless Chromium on a board of BENCH_WEB_SIGNALS signals beside one of 100 (SQLite,
+PostgreSQL): the page drawn, /api/board and /api/events, the JS heap, DOM nodes and a live record's redraw.
 BENCH_SCALE=small runs everything at reduced sizes; each size has its own variable (docs/performance.md).
 """
 
@@ -466,6 +468,12 @@ def main() -> None:
         report["resume"] = r = resume.run(config["BENCH_RESUME_STEPS"])
         resume.print_report(r, say)
 
+    def run_web() -> None:  # (web) the web view on 10,000 signals beside 100, in Chromium
+        from bench import web
+
+        report["web"] = r = web.run(config)
+        web.print_report(r, say)
+
     if "a" in config.sections or "b" in config.sections:
         section("a,b", run_ab)
     # g runs by default too, and is skipped when no server answers (an error when BENCH_SECTIONS names it)
@@ -494,6 +502,7 @@ def main() -> None:
         ("j", run_j),
         ("stalls", run_stalls),
         ("resume", run_resume),
+        ("web", run_web),
     ):
         if name in config.sections:
             section(name, run)

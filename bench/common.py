@@ -59,6 +59,7 @@ SECTIONS = (
     "stalls",
     "resume",
     "rate",
+    "web",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.

@@ -81,6 +81,14 @@ class Seeder:
         self._at += self._step
         return self._at
 
+    def at(self) -> datetime:
+        """The time of an event decided on `board` directly (bench/web_board.py): a step after the last."""
+        return self._now()
+
+    def decided(self) -> None:
+        """Events were decided on `board` directly: appended once a batch is due."""
+        self._maybe_flush()
+
     def post(self, max_attempts: int | None = None, after: tuple[str, ...] = ()) -> str:
         sid = signal_id(self.prefix, self.posted)
         self.board.post_signal(

@@ -131,7 +131,8 @@ def browser() -> Iterator[object]:
 
 
 def chromium():
-    """Headless Chromium under Selenium, as the `browser` fixture gives it (bench/graph.py drives one too)."""
+    """Headless Chromium driven by Selenium, as the browser tests give it (the bench's sections web and
+    graph drive one too)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

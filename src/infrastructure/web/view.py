@@ -12,7 +12,7 @@ from blackboard.application.flow_charts import FlowChartQueries
 from blackboard.application.knowledge.commands import ListEntries, ReadEntry
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import KnowledgeQueries
-from blackboard.application.ports import Clock, EventStore, Recorded, SignalFilter, SignalReadModel
+from blackboard.application.ports import Clock, EventStore, Recorded, SignalReadModel
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import EntryEvent
 from blackboard.domain.signals import AgentSignal
@@ -48,9 +48,11 @@ class BoardView:
 
     def boards(self) -> dict[str, Any]:
         """The boards that hold signals (a board of entries only shows up as its events arrive, or by
-        `?board=`), and the log's last position."""
+        `?board=`), and the log's last position. The boards are those `status` counts (GROUP BYs where the rows
+        are: reading every signal for their boards took 0.5 s on a board of 10,000, before the page could ask
+        for it)."""
         position = self._store.last_position()
-        boards = sorted({s.blackboard_id for s in self._signals.find(SignalFilter())})
+        boards = [b.blackboard_id for b in self._signals.board_statuses(self._clock.now())]
         return {"position": position, "boards": boards, "decide": self.decides}
 
     @property

@@ -7,10 +7,13 @@
 
 const STATUSES = ["POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED", "CANCELLED"];
 const SHOWN_EVENTS = 500;
+const CARDS = 50;  // cards a column shows at first; "show more" adds as many (docs/web.md, "Large boards")
+const TIMELINE = 200;  // the most recent signals the timeline draws
+const RECENT = 10000;  // the board's events are loaded from the log's last RECENT records, and as many are kept
 const S = {
   board: null, boards: new Set(), head: 0, live: true, at: 0, past: null,
   signals: new Map(), entries: new Map(), events: [], seen: new Set(), selected: null, entryKey: null,
-  decide: false, token: null,
+  decide: false, token: null, cards: {},
 };
 
 // The panels the page's other scripts add (workers.js, charts.js, run.js, graph.js, loaded after this one):
@@ -66,9 +69,11 @@ async function start() {
 
 async function loadBoard() {
   renderBoards();
+  S.cards = {};  // each column of another board starts at its first CARDS
   if (!S.board) { render(); return; }
   const board = S.board;
-  const [snapshot, log] = await Promise.all([getJSON(`/api/board?board=${enc(board)}`), getJSON(`/api/events?board=${enc(board)}`)]);
+  const since = Math.max(0, S.head - RECENT);  // the recent ones: what the event log and a signal's history show
+  const [snapshot, log] = await Promise.all([getJSON(`/api/board?board=${enc(board)}`), getJSON(`/api/events?board=${enc(board)}&since=${since}`)]);
   if (board !== S.board) return;
   S.signals = new Map(snapshot.signals.map((s) => [s.signal_id, s]));
   S.entries = new Map(snapshot.entries.map((e) => [e.key, e]));
@@ -82,6 +87,10 @@ function remember(event) {
   S.seen.add(event.position);
   S.events.push(event);
   if (S.events.length > 1 && S.events[S.events.length - 2].position > event.position) S.events.sort((a, b) => a.position - b.position);
+  if (S.events.length > 2 * RECENT) {  // a long session keeps the last RECENT, not every record it saw
+    S.events = S.events.slice(-RECENT);
+    S.seen = new Set(S.events.map((e) => e.position));
+  }
 }
 
 function follow(since) {
@@ -108,11 +117,19 @@ function onRecord(record) {
   schedule();
 }
 
-let pending = false;
+// Live records are drawn together: one redraw in the next frame, and after a costly one (a large board) the
+// next waits four times as long as it took, so drawing takes at most a fifth of the time however fast they come.
+let pending = false, drawnAt = 0, drawCost = 0;
 function schedule() {
   if (pending) return;
   pending = true;
-  requestAnimationFrame(() => { pending = false; render(); });
+  setTimeout(() => requestAnimationFrame(() => {
+    pending = false;
+    const started = performance.now();
+    render();
+    drawnAt = performance.now();
+    drawCost = drawnAt - started;
+  }), Math.max(0, drawnAt + 4 * drawCost - performance.now()));
 }
 
 let travelling = null;
@@ -272,14 +289,34 @@ function decider() {
 const wantedLabels = () => $("label-filter").value.split(/[\s,]+/).filter(Boolean);
 const labelled = (s, wanted) => wanted.every((l) => (s.labels || []).includes(l));
 
+// The order of a column: what is to be done next first while it is open (POSTED: the most urgent, then the
+// oldest, as workers claim, score aside; CLAIMED: the longest running), the newest first once it ended.
+const before = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+const ORDER = {
+  POSTED: (a, b) => a.priority - b.priority || before(a.created_at, b.created_at),
+  CLAIMED: (a, b) => before(a.claimed_at || "", b.claimed_at || ""),
+};
+const ended = (s) => s.completed_at || s.created_at;
+const newest = (a, b) => before(ended(b), ended(a)) || before(b.signal_id, a.signal_id);
+
+// Each column: its full count (the labels filter applied to every signal), and its first S.cards[status]
+// cards (CARDS at first), with a button for the next ones; a column with more scrolls on its own, where it
+// was scrolled to before the redraw.
 function renderColumns(signals) {
   const wanted = wantedLabels();
+  const scrolled = new Map([...$("columns").children].map((c) => [c.dataset.status, c.scrollTop]));
+  const by = new Map(STATUSES.map((status) => [status, []]));
+  for (const s of signals) if (by.has(s.status) && labelled(s, wanted)) by.get(s.status).push(s);
   const columns = STATUSES.map((status) => {
-    const here = signals.filter((s) => s.status === status && labelled(s, wanted));
-    return el("div", { class: "column", "data-status": status }, el("h3", {}, `${status} `, el("span", { class: "count" }, String(here.length))),
-      ...here.map(card));
+    const here = by.get(status).sort(ORDER[status] || newest);
+    const shown = Math.min(here.length, S.cards[status] || CARDS), rest = here.length - shown;
+    const more = () => { S.cards[status] = shown + CARDS; render(); };
+    return el("div", { class: rest ? "column long" : "column", "data-status": status }, el("h3", {}, `${status} `, el("span", { class: "count" }, String(here.length))),
+      ...here.slice(0, shown).map(card),
+      rest ? el("button", { type: "button", class: "more", onclick: more }, `show ${Math.min(CARDS, rest)} more of ${rest.toLocaleString("en")}`) : null);
   });
   $("columns").replaceChildren(...columns);
+  for (const c of columns) c.scrollTop = scrolled.get(c.dataset.status) || 0;
 }
 
 function card(s) {
@@ -364,8 +401,13 @@ async function nextOutput(signalId) {
   if (!o.ended) o.timer = setTimeout(() => nextOutput(signalId), FOLLOW_EVERY);
 }
 
-function renderTimeline(signals, upto) {
-  if (!signals.length) { $("timeline").replaceChildren(el("p", { class: "hint" }, "No signals.")); return; }
+// The most recent TIMELINE signals (by their post; `signals` come oldest first), and a line saying so when
+// there are more: the columns and the slider show the others.
+function renderTimeline(all, upto) {
+  if (!all.length) { $("timeline").replaceChildren(el("p", { class: "hint" }, "No signals.")); return; }
+  const signals = all.slice(-TIMELINE);
+  const windowed = all.length > signals.length ? el("p", { id: "timeline-window", class: "hint" },
+    `the most recent ${signals.length} of ${all.length.toLocaleString("en")} signals; the columns list them all`) : null;
   const ms = (iso) => iso ? Date.parse(iso) : null;
   const t0 = Math.min(...signals.map((s) => ms(s.created_at)));
   const then = upto === Infinity ? null : S.events.filter((e) => e.position <= upto).pop();  // the slider's moment
@@ -394,7 +436,7 @@ function renderTimeline(signals, upto) {
     y += 6;
   }
   svg.setAttribute("height", String(y + 4));
-  $("timeline").replaceChildren(svg);
+  $("timeline").replaceChildren(...(windowed ? [windowed] : []), svg);
 }
 
 function renderEntries(entries) {
