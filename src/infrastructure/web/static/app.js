@@ -101,7 +101,8 @@ function onRecord(record) {
   }
   if (record.blackboard_id === S.board) {
     remember(record);
-    if (record.signal) S.signals.set(record.signal.signal_id, record.signal);
+    // a record's document is the signal as the server read it then: never over a later one (a POST's answer)
+    if (record.signal && !(S.signals.get(record.signal.signal_id)?.version > record.signal.version)) S.signals.set(record.signal.signal_id, record.signal);
     if (record.entry) S.entries.set(record.entry.key, record.entry);
     if (record.key && record.key === S.entryKey && S.live) showEntry(record.key);
   }
