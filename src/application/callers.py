@@ -55,7 +55,14 @@ class Act(Enum):
 
 
 NO = "no"  # a cell that refuses: the act's `why` says why
-WEB_WHY = "the web view reads the board and, with its token, approves and rejects gates; nothing else"
+WEB_WHY = (
+    "the web view reads the board and, with its token, approves and rejects gates, nudges and cancels runs; "
+    "nothing else"
+)
+# why the web view without its token may not do what it does with one (a person's acts on the page)
+WEB_WITHOUT_TOKEN = (
+    "the web view approves and rejects gates, nudges and cancels runs only when it runs with a token"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +99,7 @@ TABLE: tuple[Rule, ...] = (
     Rule(
         Act.CHECKPOINT,
         ("yes", "yes", f"on its signal's board, {WHILE_HELD}", NO, NO, NO),
-        "a bound session has no checkpoints; the web view reads and decides gates only",
+        "a bound session has no checkpoints, nor has the web view",
     ),
     Rule(Act.AS_ANOTHER, ("yes", NO, NO, NO, NO, NO), "an agent writes and posts under its own name only"),
     Rule(Act.CLAIM, ("yes", "yes", NO, NO, NO, NO), "a run works on the claim it holds; workers claim"),
@@ -103,7 +110,7 @@ TABLE: tuple[Rule, ...] = (
     ),
     Rule(
         Act.CANCEL,
-        ("yes", "yes", NO, NO, NO, NO),
+        ("yes", "yes", NO, NO, "yes", NO),
         "a run ends no other work (a person or a lead cancels), and its own by its outcome",
     ),
     Rule(Act.RETRY, ("yes", NO, NO, NO, NO, NO), "a person retries ended work"),
@@ -112,7 +119,7 @@ TABLE: tuple[Rule, ...] = (
     Rule(Act.IMPORT, ("yes", NO, NO, NO, NO, NO), "only a person imports a board"),
     Rule(Act.REBUILD, ("yes", NO, NO, NO, NO, NO), "only a person rebuilds the read model"),
     Rule(Act.EXPIRE, ("yes", "yes", WHILE_HELD, WHILE_HELD, NO, NO)),
-    Rule(Act.NUDGE, ("yes", NO, NO, NO, NO, NO), "a person steers a run; an agent's work is its own"),
+    Rule(Act.NUDGE, ("yes", NO, NO, NO, "yes", NO), "a person steers a run; an agent's work is its own"),
 )
 RULES = {rule.act: rule for rule in TABLE}
 
@@ -163,7 +170,7 @@ def refusal(caller: Caller, act: Act, verb: str | None = None) -> NotPermitted |
     rule = RULES[act]
     if rule.cell(caller.kind) != NO:
         return None
-    why = WEB_WHY if caller.kind in (Kind.WEB, Kind.WEB_READ) and act is not Act.DECIDE else rule.why
-    if caller.kind is Kind.WEB_READ and act is Act.DECIDE:
-        why = "the web view decides gates only when it runs with a token"
+    why = rule.why
+    if caller.kind in (Kind.WEB, Kind.WEB_READ):  # what the web view may not do, or not without its token
+        why = WEB_WHY if rule.cell(Kind.WEB) == NO else WEB_WITHOUT_TOKEN
     return NotPermitted(caller.who, verb or act.value, why)

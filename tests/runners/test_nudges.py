@@ -38,18 +38,21 @@ def nboard(request, tmp_path, tmp_path_factory) -> Iterator[Board]:
 
 class Working:
     """The stand-in's answers: a board tool called again and again (a run at work, a quarter second a turn)
-    until a request carries the nudge, then the final answer. `first` is set at the first model call."""
+    until a request carries the nudge, then the final answer (or, `answers` False, more work: a run left to be
+    cancelled). `first` is set at the first model call, `nudged` at the first that carries the nudge."""
 
-    def __init__(self, tool: str, signal_id: str) -> None:
-        self.tool, self.signal_id = tool, signal_id
-        self.first = threading.Event()
+    def __init__(self, tool: str, signal_id: str, answers: bool = True) -> None:
+        self.tool, self.signal_id, self.answers = tool, signal_id, answers
+        self.first, self.nudged = threading.Event(), threading.Event()
         self.turns = 0
 
     def __call__(self, body: dict[str, Any]) -> Turn:
         self.first.set()
         self.turns += 1
         if NUDGE in json.dumps(body.get("messages")):
-            return say("DONE AFTER THE NUDGE")
+            self.nudged.set()
+            if self.answers:
+                return say("DONE AFTER THE NUDGE")
         if self.turns > PATIENCE:
             return say("NO NUDGE CAME")
         return slow(0.25, call(self.tool, {"signal_id": self.signal_id}))

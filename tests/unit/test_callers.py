@@ -16,6 +16,7 @@ from blackboard.application.callers import (
     RULES,
     TABLE,
     WEB_WHY,
+    WEB_WITHOUT_TOKEN,
     Act,
     Caller,
     Kind,
@@ -102,10 +103,18 @@ def test_each_cell_of_the_table_is_what_the_check_does(rule, kind):
         return
     with pytest.raises(NotPermitted) as refused:
         authority(caller).check(rule.act)
-    why = WEB_WHY if kind in (Kind.WEB, Kind.WEB_READ) and rule.act is not Act.DECIDE else rule.why
-    if kind is Kind.WEB_READ and rule.act is Act.DECIDE:
-        why = "the web view decides gates only when it runs with a token"
+    why = rule.why
+    if kind in (Kind.WEB, Kind.WEB_READ):
+        why = WEB_WHY if rule.cell(Kind.WEB) == NO else WEB_WITHOUT_TOKEN
     assert str(refused.value) == f"{caller.who} may not {rule.act.value}: {why}"
+
+
+def test_the_web_view_with_its_token_does_a_person_s_acts_on_gates_and_runs_and_without_it_none():
+    allowed = {rule.act for rule in TABLE if rule.cell(Kind.WEB) != NO}
+    assert allowed == {Act.READ, Act.DECIDE, Act.NUDGE, Act.CANCEL}
+    assert {rule.act for rule in TABLE if rule.cell(Kind.WEB_READ) != NO} == {Act.READ}
+    with pytest.raises(NotPermitted, match="nudges and cancels runs only when it runs with a token"):
+        authority(caller_of(Kind.WEB_READ)).check(Act.NUDGE)
 
 
 def test_a_person_may_do_everything_and_only_a_person_sets_limits_imports_and_rebuilds():

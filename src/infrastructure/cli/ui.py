@@ -51,7 +51,7 @@ def ui(
         raise MissingExtra(
             f"the web view needs its libraries ({exc.name}): pip install 'agent-blackboard[ui]'"
         ) from None
-    # with a token, a person on the page may approve and reject gates (web/decide.py); else it is read-only.
+    # with a token, a person on the page may decide gates, nudge and cancel runs (web/decide.py); else read-only.
     # Started inside an agent's run, the page decides as that run: not at all (docs/permissions.md)
     deciding = service().acting(web_caller()) if token else None
     view = BoardView(
@@ -60,7 +60,7 @@ def ui(
     host = f"[{args.host}]" if ":" in args.host else args.host
     board = f"?board={args.board}" if args.board else ""
     mode = (
-        "read-only but for approving and rejecting gates; open it with ?token=<your token>"
+        "read-only but for deciding gates, nudging and cancelling runs; open it with ?token=<your token>"
         if token
         else "read-only"
     )

@@ -88,6 +88,10 @@ def build_app(
         # the only writes: a person's decision on a gate (decide.py: the token and the page's own origin)
         Route("/api/gates/{signal_id}/approve", decide["approve"], methods=["POST"]),
         Route("/api/gates/{signal_id}/reject", decide["reject"], methods=["POST"]),
+        Route(
+            "/api/signals/{signal_id}/nudge", decide["nudge"], methods=["POST"]
+        ),  # and a run's, the same guard
+        Route("/api/signals/{signal_id}/cancel", decide["cancel"], methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(names.hosts), www_redirect=False)]

@@ -7,7 +7,13 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from blackboard.application.commands import ApproveGate, ListSignals, RejectGate
+from blackboard.application.commands import (
+    ApproveGate,
+    CancelSignal,
+    ListSignals,
+    NudgeSignal,
+    RejectGate,
+)
 from blackboard.application.flow_charts import FlowChartQueries
 from blackboard.application.knowledge.commands import ListEntries, ReadEntry
 from blackboard.application.knowledge.ports import EntryReadModel
@@ -39,7 +45,7 @@ class BoardView:
         self._held = held  # why limits hold signals back, as `next` says (application/holding.py)
         self.charts = FlowChartQueries(store, signals, queries, clock)  # the Spend and flow panel's series
         self._clock = clock
-        self._service = service  # given only when the server runs with a token: then a person decides gates
+        self._service = service  # given only with a token: a person decides gates, nudges and cancels runs
         self._store = store
         self._signals = signals
         self._queries = queries
@@ -57,7 +63,7 @@ class BoardView:
 
     @property
     def decides(self) -> bool:
-        """Whether the page may approve and reject gates (the server runs with a token)."""
+        """Whether the page may act: decide gates, nudge and cancel runs (the server runs with a token)."""
         return self._service is not None
 
     def approve(self, signal_id: str, by: str, note: str | None) -> dict[str, Any]:
@@ -68,6 +74,15 @@ class BoardView:
 
     def reject(self, signal_id: str, by: str, reason: str) -> dict[str, Any]:
         signal = self._service.reject_gate(RejectGate(signal_id=signal_id, rejected_by=by, reason=reason))
+        return documents.jsonable(documents.signal(signal))
+
+    def nudge(self, signal_id: str, by: str, text: str) -> dict[str, Any]:
+        signal = self._service.nudge_signal(NudgeSignal(signal_id=signal_id, nudged_by=by, text=text))
+        return documents.jsonable(documents.signal(signal))
+
+    def cancel(self, signal_id: str, by: str, reason: str | None) -> dict[str, Any]:
+        because = {} if reason is None else {"reason": reason}  # as `blackboard cancel` without --reason
+        signal = self._service.cancel_signal(CancelSignal(signal_id=signal_id, cancelled_by=by, **because))
         return documents.jsonable(documents.signal(signal))
 
     def board(self, blackboard_id: str, at: int | None) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 // The board page: a snapshot from the JSON endpoints, then the log's records as server-sent events
 // (each with the signal or entry it changed). The slider replays the board at any log position
-// through the server's time travel (the same as `--at`). Read-only but for one thing: when the server runs
-// with a token, a person may approve or reject an open gate (POST, the token in a header); nothing is
-// fetched from elsewhere.
+// through the server's time travel (the same as `--at`). Read-only but for a person's acts: when the server runs
+// with a token, a person may approve or reject an open gate, and nudge or cancel a run (run.js) (POST, the token
+// in a header); nothing is fetched from elsewhere.
 "use strict";
 
 const STATUSES = ["POSTED", "CLAIMED", "COMPLETED", "FAILED", "EXPIRED", "UNCLAIMED", "CANCELLED"];
@@ -110,7 +110,8 @@ function onRecord(record) {
   }
   if (record.blackboard_id === S.board) {
     remember(record);
-    if (record.signal) S.signals.set(record.signal.signal_id, record.signal);
+    // a record's document is the signal as the server read it then: never over a later one (a POST's answer)
+    if (record.signal && !(S.signals.get(record.signal.signal_id)?.version > record.signal.version)) S.signals.set(record.signal.signal_id, record.signal);
     if (record.entry) S.entries.set(record.entry.key, record.entry);
     if (record.key && record.key === S.entryKey && S.live) showEntry(record.key);
   }
@@ -154,8 +155,9 @@ function pageToken() {
   return given || sessionStorage.getItem("blackboard-token");
 }
 
-async function decide(signalId, action, body) {
-  const response = await fetch(`/api/gates/${enc(signalId)}/${action}`, {
+// a person's act (`under` "gates": approve, reject; "signals": nudge, cancel, run.js), each behind the same guard
+async function decide(signalId, action, body, under = "gates") {
+  const response = await fetch(`/api/${under}/${enc(signalId)}/${action}`, {
     method: "POST", credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-Blackboard-Token": S.token || "" },
     body: JSON.stringify(body),
@@ -361,44 +363,7 @@ function renderDetail(view) {
     el("h4", {}, "result"), el("pre", {}, s.result ? JSON.stringify(s.result, null, 2) : "—"),
     el("h4", {}, "events"),
     el("ol", { class: "history" }, ...history.map((e) => el("li", {}, `#${e.position} ${time(e.recorded_at)} ${e.event_type}`, e.actor ? ` (${e.actor})` : ""))),
-    el("h4", {}, "output"),
-    el("pre", { id: "output", class: "output" }, outputText()));
-  followOutput(s.signal_id);
-}
-
-// --- a run's output, live: pages of /api/output after the last line seen, until the signal ended ----------
-
-const FOLLOW_EVERY = 500;  // ms between pages while the run goes on
-S.output = { signal: null, lines: [], after: "", ended: false, timer: null };
-
-function outputText() {
-  const o = S.output;
-  if (!o.lines.length) return o.ended ? "(no output kept)" : "(waiting for output)";
-  return o.lines.map((l) => l.line).join("\n");  // each as every follower shows it (the server words it)
-}
-
-function followOutput(signalId) {
-  if (S.output.signal === signalId) return;  // already following it
-  clearTimeout(S.output.timer);
-  S.output = { signal: signalId, lines: [], after: "", ended: false, timer: null };
-  nextOutput(signalId);
-}
-
-async function nextOutput(signalId) {
-  const o = S.output;
-  if (o.signal !== signalId) return;
-  try {
-    const page = await getJSON(`/api/output?signal=${enc(signalId)}&after=${enc(o.after)}`);
-    if (S.output !== o) return;  // another signal was picked meanwhile
-    o.lines.push(...page.lines);
-    o.after = page.after;
-    o.ended = page.outcome !== null;
-  } catch (error) {
-    if (S.output !== o) return;
-  }
-  const shown = $("output");
-  if (shown) shown.textContent = outputText();
-  if (!o.ended) o.timer = setTimeout(() => nextOutput(signalId), FOLLOW_EVERY);
+    el("div", { id: "run", class: "run" }));  // its run, live, with nudge and cancel: run.js fills it
 }
 
 // The most recent TIMELINE signals (by their post; `signals` come oldest first), and a line saying so when
