@@ -176,11 +176,18 @@ class Cli:
         return proc
 
     def close(self) -> None:
-        """Stop what `start` started and a failed test left running."""
+        """Stop what `start` started and a failed test left running, and wait until each is gone: killing a
+        warm start's shim ends the shim at once and the call a moment later (the fork server kills it when
+        its shim goes), and a worker still beating then would be a live worker on the next test's database."""
         for proc in self._started:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
+            call = getattr(proc, "call_pid", proc.pid)
+            deadline = time.monotonic() + 30.0
+            while not _gone(call) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert _gone(call), f"a process `start` started (pid {call}) outlived its kill"
         self._started.clear()
 
     def finish(self, proc: subprocess.Popen[str], timeout: float = TIMEOUT) -> Result:
@@ -301,6 +308,15 @@ def cli(make_cli, tmp_path) -> Iterator[Cli]:
     made = make_cli(f"sqlite:///{tmp_path / 'blackboard.db'}", tmp_path)
     yield made
     made.close()
+
+
+def _gone(pid: int) -> bool:
+    """Whether the process has ended (no such process, or a zombie its parent has yet to reap)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return True
+    return state in ("Z", "X")
 
 
 def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, label: str) -> str:
