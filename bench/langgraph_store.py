@@ -167,7 +167,11 @@ def postgres_store(libpq_url: str, items: int) -> Iterator[Any]:
 
 
 def run(config: Config) -> dict[str, Any]:
-    items, reps, rounds = config["BENCH_STORE_ITEMS"], config["BENCH_STORE_REPS"], config["BENCH_STORE_ROUNDS"]
+    items, reps, rounds = (
+        config["BENCH_STORE_ITEMS"],
+        config["BENCH_STORE_REPS"],
+        config["BENCH_STORE_ROUNDS"],
+    )
     result: dict[str, Any] = {"items": items, "reps": reps, "rounds": rounds, "load_before": os.getloadavg()}
     result["databases"] = {}
     with temp_dir("langgraph-store") as d:
@@ -199,7 +203,9 @@ def _postgresql(items: int, reps: int, rounds: int, databases: dict[str, Any]) -
         version = dbs.server_version()
     except Exception as exc:  # noqa: BLE001 - no server: the SQLite figures still stand
         dbs.close()
-        return f"skipped: no PostgreSQL at {PG_URL.rsplit('@', 1)[-1]} ({type(exc).__name__}); set BENCH_PG_URL"
+        return (
+            f"skipped: no PostgreSQL at {PG_URL.rsplit('@', 1)[-1]} ({type(exc).__name__}); set BENCH_PG_URL"
+        )
     try:
         board = dbs.sqlalchemy_url(dbs.create("v_board"))
         theirs = dbs.libpq_url(dbs.create("v_lg"))
