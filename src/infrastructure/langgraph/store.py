@@ -57,6 +57,7 @@ from blackboard.infrastructure.documents import Entry
 
 MAX_KEY = 200  # the board's entry keys (docs/knowledge.md)
 LITERAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+LITERAL_TEXT = re.compile(r"[A-Za-z0-9_.\-]*")  # text of LITERAL characters only
 ESCAPE = re.compile(r":([0-9A-F]{2})")
 META = "langgraph"  # the entry meta's field the store keeps created_at in
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
@@ -112,6 +113,8 @@ def escape(text: str, field: str = "key") -> str:
     if not isinstance(text, str):
         raise InvalidInput(field, f"must be a string, got {type(text).__name__}")
     check_unicode(text, field)
+    if LITERAL_TEXT.fullmatch(text):  # the usual label or key: itself (every read spells its item's key)
+        return text
     return "".join(c if c in LITERAL else "".join(f":{b:02X}" for b in c.encode()) for c in text)
 
 
