@@ -20,8 +20,8 @@ a stand-in API answering 429 past a fixed RPM/TPM: the 429 share after the first
 of the limit.
 (w) AsyncBlackboard beside Blackboard: a wait's wake-up, a call, and many waits at once (SQLite, PostgreSQL).
 (i) `search` over 100,000 entries on SQLite (FTS5) and PostgreSQL (tsvector, GIN), by kind of query,
-(v) LangGraph's store on the board (`BlackboardStore`): put and get on 10 items and on BENCH_STORE_ITEMS, beside
-LangGraph's InMemoryStore and PostgresStore.
+(v) LangGraph's store on the board (`BlackboardStore`): get, put and a filtered search (limit 10) on a namespace of
+BENCH_STORE_ITEMS items, beside LangGraph's SqliteStore and PostgresStore on the same database, in alternating rounds.
 (o) a command traced with OpenTelemetry beside untraced.
 (j) LangGraph checkpoints: get_tuple, list and put on a thread of 10 checkpoints beside one of BENCH_CHECKPOINTS.
 (stalls) a runner's run that stalls: from its claim to the stall recorded, and from that to its retry claimed
