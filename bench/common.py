@@ -89,8 +89,9 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_ASYNC_WAITS": (200, 50),  # (w): waits at once on one AsyncBlackboard
     "BENCH_SEARCH_ENTRIES": (100_000, 10_000),  # (i): entries searched, on SQLite and on PostgreSQL
     "BENCH_SEARCH_QUERIES": (200, 50),  # (i): searches per kind of query
-    "BENCH_STORE_ITEMS": (100_000, 10_000),  # (v): items of LangGraph's store on the large board
-    "BENCH_STORE_REPS": (200, 50),  # (v): puts and gets timed per store and size
+    "BENCH_STORE_ITEMS": (3_000, 1_000),  # (v): items in the one namespace of each LangGraph store
+    "BENCH_STORE_REPS": (60, 20),  # (v): calls of each kind (get, put, search) timed per store and round
+    "BENCH_STORE_ROUNDS": (5, 5),  # (v): rounds, the store and its peer taking turns
     "BENCH_CHECKPOINTS": (10_000, 2_000),  # (j): checkpoints on the long thread (the short one has 10)
     "BENCH_CHECKPOINT_REPS": (300, 100),  # (j): rounds of reads and a put on each thread, taking turns
     "BENCH_STALLS": (10, 3),  # (stalls): signals whose first run stalls, each then retried

@@ -1,10 +1,12 @@
-"""(v) LangGraph's store on the board: `BlackboardStore` put (a new item, and over an item) and get on a
-board of 10 items against one of BENCH_STORE_ITEMS (100,000), on SQLite and PostgreSQL, beside LangGraph's
-own `InMemoryStore` and (with langgraph-checkpoint-postgres, the bench extra) its `PostgresStore`, with the
-same items, in the same run. The board's items are seeded in bulk (their events appended, then folded with
-one catch-up, then ANALYZE on PostgreSQL); the other stores' through their own batches. Each figure is the
-median of BENCH_STORE_REPS calls, warm (each item timed was read once before), in process, the two sizes of a
-store taking turns call by call (the machine is shared: a drift falls on both alike)."""
+"""(v) LangGraph's store on the board: `BlackboardStore` against LangGraph's own stores on the same database,
+`SqliteStore` (langgraph-checkpoint-sqlite) on SQLite and `PostgresStore` (langgraph-checkpoint-postgres) on
+PostgreSQL, both of the bench extra. Each store holds one namespace of BENCH_STORE_ITEMS items (the board's
+seeded in bulk: events appended, one catch-up, ANALYZE on PostgreSQL; the others' through their own batches).
+Three calls: a get of a seeded item, a put over a seeded item (its fields kept), and a search of the namespace
+with a filter and limit=10 (one item in FILTER_EVERY matches). A round times BENCH_STORE_REPS calls of each on
+each store of a database, the stores taking turns round by round (which goes first alternates); each round
+gives a median per call and a ratio (the peer's time / ours: 1 is as fast, 0.5 half as fast). Figures: the
+median of the rounds, with min-max, over BENCH_STORE_ROUNDS rounds, and the load average before and after."""
 
 from __future__ import annotations
 
@@ -25,24 +27,17 @@ from blackboard.infrastructure.persistence.engine import write_transaction
 from blackboard.infrastructure.persistence.tables import EVENTS
 
 BOARD = "ps-v"
-TARGET = 1.5  # put and get on 100,000 items / on 10
+TARGET = 0.5  # ours at least half as fast as the peer on its database, per call
+NAMESPACE = ("memories", "user-1")
+FILTER_EVERY = 25  # one item in so many matches the search's filter
 PG_URL = os.environ.get("BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-HEADERS = [
-    "store",
-    "items",
-    "seed s",
-    "put new µs",
-    "put over µs",
-    "get µs",
-    "ratios: put new",
-    "put over",
-    "get",
-]
+OPERATIONS = ("get", "put", "search")
+HEADERS = ["database", "store", "get µs", "put µs", "search µs", "ratio get", "ratio put", "ratio search"]
 
 
 def item(i: int) -> tuple[tuple[str, ...], str, dict[str, Any]]:
-    """The i-th seeded item: 1,000 users' memories."""
-    return ("memories", f"user-{i % 1000}"), f"item-{i}", {"n": i, "text": f"remembered thing {i}"}
+    """The i-th seeded item of the one namespace."""
+    return NAMESPACE, f"item-{i}", {"n": i, "kind": f"k{i % FILTER_EVERY}", "text": f"remembered thing {i}"}
 
 
 def seed_board(url: str, items: int) -> None:
@@ -77,41 +72,70 @@ def seed_store(store: Any, items: int) -> None:
         store.batch([PutOp(*item(i)) for i in range(start, min(items, start + 1000))])
 
 
-OPERATIONS = ("put_new", "put_over", "get")
+def operation(store: Any, name: str, items: int) -> Callable[[int], Any]:
+    """The i-th call of an operation: a get of a seeded item, a put over one, a filtered search."""
+    step = max(1, items // 997)  # spread over the namespace
+    if name == "get":
+        return lambda i: store.get(NAMESPACE, f"item-{i * step % items}")
+    if name == "put":
+        return lambda i: store.put(*item(i * step % items))
+    return lambda i: store.search(NAMESPACE, filter={"kind": f"k{i % FILTER_EVERY}"}, limit=10)
 
 
-def operation(store: Any, name: str, seeded: list[tuple[tuple[str, ...], str, Any]]) -> Callable[[int], Any]:
-    """The i-th call of an operation: a put of a new item, a put over a seeded item, a get of one."""
-    if name == "put_new":
-        return lambda i: store.put(("bench", "new"), f"k-{i}", {"i": i})
-    if name == "put_over":
-        return lambda i: store.put(seeded[i][0], seeded[i][1], {"i": i})
-    return lambda i: store.get(seeded[i][0], seeded[i][1])
+def check(store: Any, items: int) -> None:
+    """Every store finds the same: the bench compares the same work."""
+    found = store.search(NAMESPACE, filter={"kind": "k3"}, limit=10)
+    assert len(found) == 10 and all(f.value["kind"] == "k3" for f in found), found
+    assert store.get(*item(items - 1)[:2]).value == item(items - 1)[2]
 
 
-def measure(stores: dict[str, tuple[Any, int]], reps: int, warm_up: int = 5) -> dict[str, dict[str, float]]:
-    """Each operation on every size of one kind of store, taking turns call by call (a drift of the shared
-    machine falls on both sizes alike), warm: every item timed was read once before; medians in ms."""
-    seeded = {
-        size: [item(i * max(1, n // reps) % n) for i in range(reps + warm_up)]
-        for size, (_, n) in stores.items()
-    }
-    for size, (store, _) in stores.items():
-        for namespace, key, _ in seeded[size]:
-            store.get(namespace, key)
-    figures: dict[str, dict[str, float]] = {size: {} for size in stores}
+def time_round(store: Any, items: int, reps: int) -> dict[str, float]:
+    """The median µs of `reps` calls of each operation (after a few untimed)."""
+    figures = {}
     for name in OPERATIONS:
-        calls = {size: operation(store, name, seeded[size]) for size, (store, _) in stores.items()}
-        times: dict[str, list[float]] = {size: [] for size in stores}
-        for i in range(reps + warm_up):
-            for size, call in calls.items():
-                started = time.perf_counter()
-                call(i)
-                if i >= warm_up:
-                    times[size].append((time.perf_counter() - started) * 1000)
-        for size in stores:
-            figures[size][f"{name}_ms"] = round(statistics.median(times[size]), 4)
+        call = operation(store, name, items)
+        for i in range(3):
+            call(i)
+        times = []
+        for i in range(reps):
+            started = time.perf_counter()
+            call(i)
+            times.append((time.perf_counter() - started) * 1e6)
+        figures[name] = statistics.median(times)
     return figures
+
+
+def compare(
+    database: str, stores: dict[str, Callable[[], Any]], items: int, reps: int, rounds: int
+) -> dict[str, Any]:
+    """Our store and the peer on one database, in alternating rounds."""
+    per_round: dict[str, list[dict[str, float]]] = {name: [] for name in stores}
+    with ExitStack() as opened:
+        open_ = {name: opened.enter_context(make()) for name, make in stores.items()}
+        for store in open_.values():
+            check(store, items)
+        names = list(open_)
+        for r in range(rounds):
+            progress(f"(v) {database}: round {r + 1} of {rounds}")
+            for name in names if r % 2 == 0 else names[::-1]:
+                per_round[name].append(time_round(open_[name], items, reps))
+    ours, peer = names
+    result: dict[str, Any] = {"stores": {}, "ratios": {}}
+    for name in names:
+        result["stores"][name] = {op: _spread([r[op] for r in per_round[name]]) for op in OPERATIONS}
+    for op in OPERATIONS:
+        result["ratios"][op] = _spread(
+            [p[op] / o[op] for o, p in zip(per_round[ours], per_round[peer], strict=True)], 3
+        )
+    return result
+
+
+def _spread(values: list[float], digits: int = 0) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), digits),
+        "min": round(min(values), digits),
+        "max": round(max(values), digits),
+    }
 
 
 @contextmanager
@@ -123,102 +147,79 @@ def board_store(url: str) -> Iterator[Any]:
 
 
 @contextmanager
-def postgres_store(libpq_url: str) -> Iterator[Any]:
-    from langgraph.store.postgres import PostgresStore
+def sqlite_store(path: Path, items: int) -> Iterator[Any]:
+    from langgraph.store.sqlite import SqliteStore
 
-    with PostgresStore.from_conn_string(libpq_url) as store:
+    with SqliteStore.from_conn_string(str(path)) as store:
         store.setup()
+        seed_store(store, items)
         yield store
 
 
 @contextmanager
-def memory_store() -> Iterator[Any]:
-    from langgraph.store.memory import InMemoryStore
+def postgres_store(libpq_url: str, items: int) -> Iterator[Any]:
+    from langgraph.store.postgres import PostgresStore
 
-    yield InMemoryStore()
-
-
-def kind(
-    name: str,
-    sizes: dict[str, int],
-    reps: int,
-    open_store: Callable[[int], Any],
-    seed: Callable[[int], None] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """One kind of store at every size: seeded (by `seed`, before opening, or through the store's own
-    batches), then measured with the sizes taking turns."""
-    stores: dict[str, tuple[Any, int]] = {}
-    seeded_s: dict[str, float] = {}
-    with ExitStack() as opened:
-        for size, n in sizes.items():
-            progress(f"(v) {name}: seeding {n:,} items")
-            started = time.perf_counter()
-            if seed is not None:
-                seed(n)
-            store = opened.enter_context(open_store(n))
-            if seed is None:
-                seed_store(store, n)
-            seeded_s[size] = round(time.perf_counter() - started, 1)
-            stores[size] = (store, n)
-        progress(f"(v) {name}: measuring")
-        figures = measure(stores, reps)
-    return {size: {"seed_s": seeded_s[size], **figures[size]} for size in sizes}
+    with PostgresStore.from_conn_string(libpq_url) as store:
+        store.setup()
+        seed_store(store, items)
+        yield store
 
 
 def run(config: Config) -> dict[str, Any]:
-    large, reps = config["BENCH_STORE_ITEMS"], config["BENCH_STORE_REPS"]
-    sizes = {"10": 10, f"{large:,}": large}
-    result: dict[str, Any] = {"items": large, "reps": reps, "stores": {}}
-    result["stores"]["InMemoryStore"] = kind("InMemoryStore", sizes, reps, lambda n: memory_store())
+    items, reps, rounds = (
+        config["BENCH_STORE_ITEMS"],
+        config["BENCH_STORE_REPS"],
+        config["BENCH_STORE_ROUNDS"],
+    )
+    result: dict[str, Any] = {"items": items, "reps": reps, "rounds": rounds, "load_before": os.getloadavg()}
+    result["databases"] = {}
     with temp_dir("langgraph-store") as d:
-
-        def url(n: int) -> str:
-            return f"sqlite:///{Path(d) / f'board-{n}.db'}"
-
-        result["stores"]["BlackboardStore, SQLite"] = kind(
-            "BlackboardStore, SQLite",
-            sizes,
+        url = f"sqlite:///{Path(d) / 'board.db'}"
+        progress(f"(v) SQLite: seeding {items:,} items")
+        seed_board(url, items)
+        result["databases"]["SQLite"] = compare(
+            "SQLite",
+            {
+                "BlackboardStore": lambda: board_store(url),
+                "SqliteStore (langgraph)": lambda: sqlite_store(Path(d) / "theirs.db", items),
+            },
+            items,
             reps,
-            lambda n: board_store(url(n)),
-            lambda n: seed_board(url(n), n),
+            rounds,
         )
-    result["postgresql"] = _postgresql(sizes, reps, result["stores"])
-    for by_size in result["stores"].values():
-        small, big = by_size["10"], by_size[f"{large:,}"]
-        for name in OPERATIONS:
-            big[f"{name}_ratio"] = round(big[f"{name}_ms"] / small[f"{name}_ms"], 3)
+    result["postgresql"] = _postgresql(items, reps, rounds, result["databases"])
+    result["load_after"] = os.getloadavg()
     return result
 
 
-def _postgresql(sizes: dict[str, int], reps: int, stores: dict[str, Any]) -> str:
-    """The board and LangGraph's PostgresStore, each on a fresh database per size; skipped (said so)
-    without a server, or PostgresStore without langgraph-checkpoint-postgres."""
+def _postgresql(items: int, reps: int, rounds: int, databases: dict[str, Any]) -> str:
+    """The board and LangGraph's PostgresStore, each on a fresh database; skipped (said so) without a
+    server."""
     from bench.postgres.databases import Databases
 
     dbs = Databases(PG_URL)
     try:
         version = dbs.server_version()
-    except Exception as exc:  # noqa: BLE001 - no server: the SQLite and in-memory figures still stand
+    except Exception as exc:  # noqa: BLE001 - no server: the SQLite figures still stand
         dbs.close()
         return (
             f"skipped: no PostgreSQL at {PG_URL.rsplit('@', 1)[-1]} ({type(exc).__name__}); set BENCH_PG_URL"
         )
     try:
-        boards = {n: dbs.sqlalchemy_url(dbs.create(f"v_board_{n}")) for n in sizes.values()}
-        stores["BlackboardStore, PostgreSQL"] = kind(
-            "BlackboardStore, PostgreSQL",
-            sizes,
+        board = dbs.sqlalchemy_url(dbs.create("v_board"))
+        theirs = dbs.libpq_url(dbs.create("v_lg"))
+        progress(f"(v) PostgreSQL: seeding {items:,} items")
+        seed_board(board, items)
+        databases["PostgreSQL"] = compare(
+            "PostgreSQL",
+            {
+                "BlackboardStore": lambda: board_store(board),
+                "PostgresStore (langgraph)": lambda: postgres_store(theirs, items),
+            },
+            items,
             reps,
-            lambda n: board_store(boards[n]),
-            lambda n: seed_board(boards[n], n),
-        )
-        try:
-            import langgraph.store.postgres  # noqa: F401 - langgraph-checkpoint-postgres, the bench extra
-        except ImportError:
-            return f"{version}; PostgresStore skipped: langgraph-checkpoint-postgres is not installed"
-        theirs = {n: dbs.libpq_url(dbs.create(f"v_lg_{n}")) for n in sizes.values()}
-        stores["PostgresStore (langgraph)"] = kind(
-            "PostgresStore (langgraph)", sizes, reps, lambda n: postgres_store(theirs[n])
+            rounds,
         )
         return str(version)
     finally:
@@ -226,20 +227,15 @@ def _postgresql(sizes: dict[str, int], reps: int, stores: dict[str, Any]) -> str
 
 
 def rows(result: dict[str, Any]) -> list[list[Any]]:
+    def fig(c: dict[str, float]) -> str:
+        return f"{c['median']:g} ({c['min']:g}-{c['max']:g})"
+
     table = []
-    for name, by_size in result["stores"].items():
-        for size, c in by_size.items():
+    for database, found in result["databases"].items():
+        for name, ops in found["stores"].items():
+            mine = name == "BlackboardStore"
             table.append(
-                [
-                    name,
-                    size,
-                    c["seed_s"],
-                    round(c["put_new_ms"] * 1000, 1),
-                    round(c["put_over_ms"] * 1000, 1),
-                    round(c["get_ms"] * 1000, 1),
-                    c.get("put_new_ratio", ""),
-                    c.get("put_over_ratio", ""),
-                    c.get("get_ratio", ""),
-                ]
+                [database, name, *(fig(ops[op]) for op in OPERATIONS)]
+                + [fig(found["ratios"][op]) if mine else "" for op in OPERATIONS]
             )
     return table

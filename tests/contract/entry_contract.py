@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
 from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel, EntrySearch
@@ -37,6 +39,20 @@ class Parts:
             )
         except KeyInConflict as conflict:
             return conflict.entry
+
+
+# values and filters over a few fields and the scalars that tell JSON types apart (1, 1.0, True, "1", null)
+SCALARS = st.sampled_from(["x", "1", "", 1, 1.0, 0, 2.5, True, False, None])
+FIELDS = st.sampled_from(["a", "b", "value"])
+VALUES = st.one_of(
+    st.dictionaries(
+        FIELDS, SCALARS | st.lists(SCALARS, max_size=2) | st.dictionaries(FIELDS, SCALARS, max_size=1)
+    ),
+    SCALARS,
+    st.lists(SCALARS, max_size=2),
+)
+FILTERS = st.dictionaries(FIELDS, SCALARS, max_size=2)
+_boards = iter(range(10**9))
 
 
 def state(entries: list) -> list[dict]:
@@ -102,8 +118,8 @@ class EntryContract(abc.ABC):
 
         value_equals = tuple(sorted(more.pop("value_equals", {}).items()))
         offset = more.pop("offset", 0)
-        criteria = EntryFilter(blackboard_id=board, **more)
-        query = EntrySearch(criteria, tuple(split(words)), limit, offset, value_equals)
+        criteria = EntryFilter(blackboard_id=board, value_equals=value_equals, **more)
+        query = EntrySearch(criteria, tuple(split(words)), limit, offset)
         return [hit.entry.key for hit in parts.entries.search(query)]
 
     def test_search_finds_what_holds_every_word_in_its_key_value_strings_topics_or_author(self, parts):
@@ -156,6 +172,45 @@ class EntryContract(abc.ABC):
         assert self.search(parts, "word", section="s") == ["b/1"]
         assert self.search(parts, "word", limit=2, offset=1) == ["a_x", "b/2"]
         assert self.search(parts, "word", offset=4) == []
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        values=st.lists(VALUES, min_size=1, max_size=6), wanted=FILTERS, limit=st.none() | st.integers(1, 3)
+    )
+    def test_a_value_filter_finds_what_the_domain_s_predicate_matches(self, parts, values, wanted, limit):
+        """The store's filter (SQL on each database) against EntryFilter.matches, on the same entries."""
+        board = f"bb-p{next(_boards)}"  # a board per example: the fixture's database is shared by them
+        for n, value in enumerate(values):
+            parts.write(f"k{n}", "ps-a", value, board=board)
+        criteria = EntryFilter(blackboard_id=board, value_equals=tuple(sorted(wanted.items())), limit=limit)
+
+        found = [e.key for e in parts.entries.find(criteria)]
+
+        everything = parts.entries.find(EntryFilter(blackboard_id=board))
+        assert found == [e.key for e in everything if criteria.matches(e)][:limit]
+
+    def test_a_current_read_tells_whether_the_rows_are_behind_the_log(self, parts):
+        written = parts.write("plan", "ps-a", 1)
+        entry, behind = parts.entries.get_current("bb-1", "plan")
+        assert (entry, behind) in [(written, False), (None, True)]  # (None, True): the adapter cannot tell
+        assert parts.entries.get_current("bb-1", "nothing") == (None, True)
+        if entry is None:
+            return
+        # an event in the log without its rows (an import, another process's append that wrote none)
+        store = parts.projector._store
+        event = EntryWritten(
+            blackboard_id="bb-2",
+            version=1,
+            occurred_at=written.current.written_at,
+            key="k",
+            value=2,
+            author="ps-a",
+        )
+        store.append(event.stream_id, 0, [event])
+
+        assert parts.entries.get_current("bb-1", "plan") == (written, True)
+        parts.projector.catch_up()
+        assert parts.entries.get_current("bb-1", "plan") == (written, False)
 
     def test_search_filters_an_object_value_s_fields_by_json_equality(self, parts):
         parts.write("s", "ps-a", {"w": "x", "status": "done", "n": 1, "ok": True, "gone": None})

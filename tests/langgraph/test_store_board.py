@@ -300,6 +300,26 @@ def test_a_store_opened_from_a_url_closes_its_board_and_a_shared_board_stays_ope
     assert store.get(NS, "k") is None  # the shared Blackboard is still open
 
 
+def test_a_filtered_search_reads_in_the_database_and_keeps_the_store_s_rule(store):
+    """A filter's string fields narrow the board's read (its limit too); every hit is still the store's
+    filter's: 1 is True and 1.0, a missing field is None, a value that is no object is {"value": it}."""
+    board, bid = store.board, store.blackboard_id
+    for n in range(30):
+        store.put(NS, f"k{n:02}", {"kind": "even" if n % 2 == 0 else "odd", "n": n % 3 == 1 or 1.0})
+    board.write(entry_key(NS, "raw"), "even", blackboard_id=bid, author="ps-cli")  # no object
+
+    def keys(**given) -> list[str]:
+        return [i.key for i in store.search(NS, limit=4, **given)]
+
+    assert keys(filter={"kind": "odd"}) == ["k01", "k03", "k05", "k07"]
+    assert keys(filter={"kind": "odd"}, offset=13) == ["k27", "k29"]
+    assert keys(filter={"kind": "even", "n": 1}) == ["k00", "k02", "k04", "k06"]  # True == 1 == 1.0
+    assert keys(filter={"kind": "odd", "n": True}, offset=1) == ["k03", "k05", "k07", "k09"]
+    assert keys(filter={"value": "even"}) == ["raw"]
+    assert keys(filter={"kind": "even", "gone": None}, offset=14) == ["k28"]
+    assert keys(filter={"kind": "none"}) == []
+
+
 def test_reads_and_puts_see_the_items_the_log_holds_while_the_read_model_is_behind_it(store):
     """The store goes through the board's entry reads, which catch the read model up first: items put
     while the log is ahead of the rows (a bare append, an import), or after the rows were cleared (an

@@ -123,8 +123,17 @@ class ReadEntry(Message):
         return self
 
 
+# a JSON scalar (a filter's value): one type list, so a tool's schema says null is a value, not "left out"
+Scalar = Annotated[
+    str | int | float | bool | None, WithJsonSchema({"type": ["string", "number", "boolean", "null"]})
+]
+SEARCH_LIMIT = 20  # hits a search returns unless told otherwise
+MAX_FILTER_FIELDS = 16
+
+
 class EntryCriteria(Message):
-    """What `entries` and `search` filter a board's current entries by: every criterion set must hold."""
+    """What `entries` and `search` filter a board's current entries by: every criterion set must hold;
+    `filter`'s value fields are each an equality on a top-level field of an object value."""
 
     blackboard_id: Name
     section: Name | None = None
@@ -135,37 +144,7 @@ class EntryCriteria(Message):
     topic: Key | None = None
     prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/-]{1,200}$")] | None = None
     conflicts: bool = False
-
-
-class ListEntries(EntryCriteria):
-    at: Position | None = None
-    limit: Count | None = None
-
-
-# a JSON scalar (a filter's value): one type list, so a tool's schema says null is a value, not "left out"
-Scalar = Annotated[
-    str | int | float | bool | None, WithJsonSchema({"type": ["string", "number", "boolean", "null"]})
-]
-SEARCH_LIMIT = 20  # hits a search returns unless told otherwise
-MAX_FILTER_FIELDS = 16
-
-
-class SearchEntries(EntryCriteria):
-    """`search`: the board's current entries holding every word of `text` (application/knowledge/search.py),
-    best first by the store's rank, filtered as `entries` filters, then `filter`'s value fields (each an
-    equality on a top-level field of an object value); `offset` hits skipped, at most `limit` returned."""
-
-    text: Annotated[str, Field(min_length=1, max_length=MAX_QUERY)]
-    limit: Count = SEARCH_LIMIT
-    offset: Position = 0
     filter: dict[Name, Scalar] | None = None
-
-    @field_validator("text")
-    @classmethod
-    def _has_words(cls, text: str) -> str:
-        if not search_words(text):
-            raise ValueError("must hold a word to search for (letters or digits)")
-        return text
 
     @field_validator("filter", mode="before")
     @classmethod
@@ -179,6 +158,28 @@ class SearchEntries(EntryCriteria):
         if given is not None and len(given) > MAX_FILTER_FIELDS:
             raise ValueError(f"must name at most {MAX_FILTER_FIELDS} value fields, got {len(given)}")
         return given
+
+
+class ListEntries(EntryCriteria):
+    at: Position | None = None
+    limit: Count | None = None
+
+
+class SearchEntries(EntryCriteria):
+    """`search`: the board's current entries holding every word of `text` (application/knowledge/search.py),
+    best first by the store's rank, filtered as `entries` filters; `offset` hits skipped, at most `limit`
+    returned."""
+
+    text: Annotated[str, Field(min_length=1, max_length=MAX_QUERY)]
+    limit: Count = SEARCH_LIMIT
+    offset: Position = 0
+
+    @field_validator("text")
+    @classmethod
+    def _has_words(cls, text: str) -> str:
+        if not search_words(text):
+            raise ValueError("must hold a word to search for (letters or digits)")
+        return text
 
     def words(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(search_words(self.text)))

@@ -58,6 +58,8 @@ class EntryFilter:
     prefix: str | None = None
     conflicts_only: bool = False
     limit: int | None = None
+    # the value, an object, has each of these top-level fields equal to the JSON scalar given (`_same`)
+    value_equals: tuple[tuple[str, Any], ...] = ()
 
     def matches(self, entry: Entry) -> bool:
         """The same test in memory (time travel folds entries, then filters them here)."""
@@ -75,20 +77,8 @@ class EntryFilter:
             and (self.topic is None or self.topic in v.topics)
             and (self.prefix is None or entry.key.startswith(self.prefix))
             and (not self.conflicts_only or entry.in_conflict)
+            and self.value_matches(entry)
         )
-
-
-@dataclass(frozen=True, slots=True)
-class EntrySearch:
-    """Current entries matching `criteria` (its limit unused) and holding every one of `words`, whose
-    value, an object, has each field of `value_equals` equal to the value given; best first by the
-    store's rank, ties in key order; `offset` skipped, at most `limit` given."""
-
-    criteria: EntryFilter
-    words: tuple[str, ...]
-    limit: int
-    offset: int = 0
-    value_equals: tuple[tuple[str, Any], ...] = ()
 
     def value_matches(self, entry: Entry) -> bool:
         value = entry.current.value
@@ -96,6 +86,17 @@ class EntrySearch:
             isinstance(value, dict)
             and all(name in value and _same(value[name], want) for name, want in self.value_equals)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class EntrySearch:
+    """Current entries matching `criteria` (its limit unused) and holding every one of `words`; best first
+    by the store's rank, ties in key order; `offset` skipped, at most `limit` given."""
+
+    criteria: EntryFilter
+    words: tuple[str, ...]
+    limit: int
+    offset: int = 0
 
 
 def _same(have: Any, want: Any) -> bool:
@@ -132,6 +133,12 @@ class EntryReadModel(abc.ABC):
     def get(self, blackboard_id: str, key: str) -> Entry | None:
         """The key's current state (with its candidates while in conflict), None if never written."""
 
+    def get_current(self, blackboard_id: str, key: str) -> tuple[Entry | None, bool]:
+        """The key's row as `get` reads it, and whether the rows may be behind the log (True: catch up and
+        read again). A store whose rows share the log's database tells both in one statement; this default
+        does not know, so says True."""
+        return None, True
+
     @abc.abstractmethod
     def find(self, criteria: EntryFilter) -> list[Entry]:
         """Current entries matching `criteria`, in key order."""
@@ -144,7 +151,7 @@ class EntryReadModel(abc.ABC):
         scored = [
             SearchHit(e, float(n))
             for e in self.find(replace(query.criteria, limit=None))
-            if (n := matches(e, query.words)) and query.value_matches(e)
+            if (n := matches(e, query.words))
         ]
         scored.sort(key=lambda hit: (-hit.score, hit.entry.key))
         return scored[query.offset : query.offset + query.limit]

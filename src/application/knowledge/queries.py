@@ -79,9 +79,11 @@ class KnowledgeQueries:
         self._authority.reach(query.blackboard_id)
         if query.signal_id is not None:
             self._check(query)
-        if query.at is None:
-            self._catch_up()
-            entry = self._entries.get(query.blackboard_id, query.key)
+        if query.at is None:  # the row and the catch-up's check in one read; a second only when behind
+            entry, behind = self._entries.get_current(query.blackboard_id, query.key)
+            if behind:
+                self._catch_up()
+                entry = self._entries.get(query.blackboard_id, query.key)
         else:
             entry = entry_rules.replay(
                 _pairs(self._entries.records(query.blackboard_id, query.key, query.at))
@@ -131,13 +133,7 @@ class KnowledgeQueries:
         self._authority.reach(query.blackboard_id)
         self._catch_up()
         return self._entries.search(
-            EntrySearch(
-                _criteria(query, None),
-                query.words(),
-                query.limit,
-                query.offset,
-                tuple(sorted((query.filter or {}).items())),
-            )
+            EntrySearch(_criteria(query, None), query.words(), query.limit, query.offset)
         )
 
     def board_at(self, blackboard_id: str, position: int) -> list[Entry]:
@@ -181,6 +177,7 @@ def _criteria(query: EntryCriteria, limit: int | None) -> EntryFilter:
         prefix=query.prefix,
         conflicts_only=query.conflicts,
         limit=limit,
+        value_equals=tuple(sorted((query.filter or {}).items())),
     )
 
 

@@ -115,10 +115,13 @@ class KnowledgeCalls(Base):
         conflicts: bool = False,
         at: int | None = None,
         limit: int | None = None,
+        filter: Mapping[str, Any] | None = None,  # the name LangGraph's stores give it
     ) -> Entries:
-        """`blackboard entries`: the board's current entries in key order, filtered."""
+        """`blackboard entries`: the board's current entries in key order, filtered (`filter`: top-level
+        fields of an object value, each equal to the scalar given, as `search` takes it)."""
         query = request(
             ListEntries,
+            {} if filter is None else {"filter": as_json(filter, "filter")},
             blackboard_id=blackboard_id,
             section=section,
             role=role,

@@ -45,8 +45,9 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from blackboard.application.json_values import check_unicode
-from blackboard.application.knowledge.commands import check_value
+from blackboard.application.fields import MAX_NAME
+from blackboard.application.json_values import check_json, check_unicode
+from blackboard.application.knowledge.commands import MAX_FILTER_FIELDS, check_value
 from blackboard.application.knowledge.search import MAX_QUERY, words
 from blackboard.domain.errors import InvalidInput, NotFound, RuleViolation
 from blackboard.domain.knowledge.entries import ENTRY_TYPES, KEY_PATTERN, StaleVersion
@@ -56,6 +57,7 @@ from blackboard.infrastructure.documents import Entry
 
 MAX_KEY = 200  # the board's entry keys (docs/knowledge.md)
 LITERAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+LITERAL_TEXT = re.compile(r"[A-Za-z0-9_.\-]*")  # text of LITERAL characters only
 ESCAPE = re.compile(r":([0-9A-F]{2})")
 META = "langgraph"  # the entry meta's field the store keeps created_at in
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
@@ -111,6 +113,8 @@ def escape(text: str, field: str = "key") -> str:
     if not isinstance(text, str):
         raise InvalidInput(field, f"must be a string, got {type(text).__name__}")
     check_unicode(text, field)
+    if LITERAL_TEXT.fullmatch(text):  # the usual label or key: itself (every read spells its item's key)
+        return text
     return "".join(c if c in LITERAL else "".join(f":{b:02X}" for b in c.encode()) for c in text)
 
 
@@ -467,7 +471,8 @@ class BlackboardStore(BaseStore):
         if prefix and not fits(prefix):
             return []
         found: list[SearchItem] = []
-        for entry, score in self._candidates(prefix or None, text, at):
+        narrowed = _narrowing(op.filter or {})
+        for entry, score in self._candidates(prefix or None, text, at, narrowed, offset + limit):
             item = item_of(entry.key)
             if item is None or entry.value is None:
                 continue
@@ -480,15 +485,22 @@ class BlackboardStore(BaseStore):
         return found[offset:]
 
     def _candidates(
-        self, prefix: str | None, text: str | None, at: int | None
+        self,
+        prefix: str | None,
+        text: str | None,
+        at: int | None,
+        narrowed: dict[str, str],
+        wanted: int,
     ) -> Iterator[tuple[Entry, float | None]]:
-        """The entries under `prefix`: all of them in key order, or (`text`) those holding every word of it,
-        best first (the board's text search, `Blackboard.search`), read a page at a time."""
-        if text is None:  # growing reads: most searches stop after the first (`limit` + `offset` items)
-            size, seen = SEARCH_PAGE, 0
+        """The entries under `prefix` whose values hold `narrowed`'s fields (in the database: see
+        `_narrowing`): all of them in key order, or (`text`) those holding every word of it, best first (the
+        board's text search, `Blackboard.search`), read a page at a time."""
+        given = {"filter": narrowed} if narrowed else {}
+        if text is None:  # growing reads: most searches stop after the first (`wanted`: limit + offset)
+            size, seen = max(1, min(wanted, MAX_COUNT)), 0
             while True:
                 entries = self.board.entries(
-                    blackboard_id=self.blackboard_id, prefix=prefix, at=at, limit=size
+                    blackboard_id=self.blackboard_id, prefix=prefix, at=at, limit=size, **given
                 )
                 for entry in list(entries)[seen:]:
                     yield entry, None
@@ -499,7 +511,7 @@ class BlackboardStore(BaseStore):
         while True:
             try:
                 hits = self.board.search(
-                    text, blackboard_id=self.blackboard_id, prefix=prefix, limit=page, offset=start
+                    text, blackboard_id=self.blackboard_id, prefix=prefix, limit=page, offset=start, **given
                 )
             except InvalidInput as refused:
                 raise InvalidInput(
@@ -636,6 +648,24 @@ def _check_filter(given: Mapping[str, Any]) -> None:
                     if name in ("$gt", "$gte", "$lt", "$lte") and not _number(inner):
                         raise InvalidInput("filter", f"{name} compares numbers, got {inner!r}")
             _check_filter({k: v for k, v in value.items() if not str(k).startswith("$")})
+
+
+def _narrowing(given: Mapping[str, Any]) -> dict[str, str]:
+    """The fields of a store filter the board's `filter` can test in the database, as they are: a string
+    wanted in a top-level field (a string equals only that string, under `_matches` as under the board's
+    `_same`), but "value" (an entry whose value is no object reads as `{"value": it}`, which the board's
+    filter does not see). Every item it passes is still tested by `_matches`; what it drops could not match."""
+    narrowed = {
+        name: wanted
+        for name, wanted in given.items()
+        if isinstance(name, str) and 0 < len(name) <= MAX_NAME and name != "value" and isinstance(wanted, str)
+    }
+    narrowed = dict(list(narrowed.items())[:MAX_FILTER_FIELDS])
+    try:
+        check_json(narrowed, "filter")  # text the board takes (a NUL, a lone surrogate: left to `_matches`)
+    except InvalidInput:
+        return {}
+    return narrowed
 
 
 def _number(value: Any) -> bool:

@@ -36,6 +36,7 @@ from blackboard.infrastructure.persistence.fold import CAPABILITIES, GET_SIGNAL,
 from blackboard.infrastructure.persistence.tables import (
     BOARD_BUDGETS,
     CHECKPOINTS,
+    EVENTS,
     SIGNAL_USAGE,
     SOLVE_USAGE,
     claimable_where,
@@ -106,6 +107,13 @@ def _translated(method: Callable[P, R]) -> Callable[P, R]:
             raise StoreUnavailable(f"could not reach the signals: {getattr(exc, 'orig', exc)}") from exc
 
     return call
+
+
+# the catch-up's check before reads: the log's end past the rows' position (Projector.catch_up's comparison)
+BEHIND = select(
+    select(func.coalesce(func.max(EVENTS.c.position), 0)).scalar_subquery()
+    > func.coalesce(fold.GET_CHECKPOINT.scalar_subquery(), 0)
+)
 
 
 class SqlSignalReadModel(SignalReadModel):
@@ -469,6 +477,13 @@ class SqlSignalReadModel(SignalReadModel):
     def position(self) -> int:
         with read_connection(self._engine) as conn:
             return fold.checkpoint(conn)
+
+    @_translated
+    def behind(self) -> bool:
+        """Whether the log (in this database) holds events past the rows' position: one statement, so both
+        are read in one snapshot (a commit cannot land between the two reads and look like a page to fold)."""
+        with read_connection(self._engine) as conn:
+            return bool(conn.scalar(BEHIND))
 
     @_translated
     def apply(self, records: Iterable[Recorded], flat: bool = False) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, bindparam, case, func, select
@@ -18,14 +19,19 @@ from blackboard.application.knowledge.ports import (
 from blackboard.application.ports import Recorded
 from blackboard.domain.events import STREAM_SEPARATOR, entry_stream_id
 from blackboard.domain.knowledge.entries import Entry
+from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.engine import read_connection
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
 from blackboard.infrastructure.persistence.knowledge.search import entry_index
 from blackboard.infrastructure.persistence.prefix import starts_with
+from blackboard.infrastructure.persistence.read_model import BEHIND
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS, EVENTS
 
 GET = select(ENTRIES).where(ENTRIES.c.blackboard_id == bindparam("board"), ENTRIES.c.key == bindparam("key"))
+
+GET_CURRENT = GET.add_columns(BEHIND.scalar_subquery().label("behind"))
+CurrentRow = namedtuple("CurrentRow", [c.name for c in GET_CURRENT.selected_columns])
 
 
 def get_in(conn: Connection, blackboard_id: str, key: str) -> Entry | None:
@@ -54,8 +60,22 @@ class SqlEntryReadModel(EntryReadModel):
         with _translated(), read_connection(self._engine) as conn:
             return get_in(conn, blackboard_id, key)
 
+    def get_current(self, blackboard_id: str, key: str) -> tuple[Entry | None, bool]:
+        """One statement: the row with the catch-up's check (`BEHIND`, the log's end past the rows' position)
+        as a column; no row, no answer to the check (True: the caller checks and reads again)."""
+        with (
+            _translated(),
+            read_connection(self._engine) as conn,
+        ):  # on the driver (lean.py): every get runs it
+            found = lean.one(conn, GET_CURRENT, {"board": blackboard_id, "key": key})
+        if found is None:
+            return None, True
+        row = CurrentRow._make(found)
+        return entry_from_row(row), bool(row.behind)
+
     def find(self, criteria: EntryFilter) -> list[Entry]:
-        query = select(ENTRIES).where(ENTRIES.c.blackboard_id == criteria.blackboard_id, *_where(criteria))
+        where = _where(criteria, entry_index(self._engine))
+        query = select(ENTRIES).where(ENTRIES.c.blackboard_id == criteria.blackboard_id, *where)
         query = query.order_by(ENTRIES.c.key).limit(criteria.limit)
         with _translated(), read_connection(self._engine) as conn:
             return [entry_from_row(row) for row in conn.execute(query)]
@@ -63,9 +83,7 @@ class SqlEntryReadModel(EntryReadModel):
     def search(self, query: EntrySearch) -> list[SearchHit]:
         """From the database's own full-text index (knowledge/search.py), filtered as `find` filters."""
         index = entry_index(self._engine)
-        where = _where(query.criteria) + [
-            index.value_field(n, name, want) for n, (name, want) in enumerate(query.value_equals)
-        ]
+        where = _where(query.criteria, index)
         with _translated(), read_connection(self._engine) as conn:
             return [
                 SearchHit(entry_from_row(row), float(row.score))
@@ -112,8 +130,9 @@ class SqlEntryReadModel(EntryReadModel):
             return records_in(conn, blackboard_id, key, upto)
 
 
-def _where(criteria: EntryFilter) -> list[ColumnElement[bool]]:
-    """The criteria other than the board, on blackboard_entries' columns (`entries`, `search`)."""
+def _where(criteria: EntryFilter, index: Any) -> list[ColumnElement[bool]]:
+    """The criteria other than the board, on blackboard_entries' columns (`entries`, `search`); the value's
+    fields as the database's search index reads JSON (`value_field`)."""
     where = [
         ENTRIES.c[column] == wanted
         for column in ("section", "role", "author", "label", "entry_type")
@@ -130,6 +149,7 @@ def _where(criteria: EntryFilter) -> list[ColumnElement[bool]]:
         where.append(starts_with(ENTRIES.c.key, criteria.prefix))
     if criteria.conflicts_only:
         where.append(ENTRIES.c.candidates > 0)
+    where += [index.value_field(n, name, want) for n, (name, want) in enumerate(criteria.value_equals)]
     return where
 
 

@@ -244,8 +244,12 @@ class PostgresEntryIndex(EntryIndex):
         )
 
     def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
+        # COALESCE(..., false) is the same test in a WHERE (NULL excludes as false does), which the planner
+        # estimates at one row in two where it took the equality for one in 200: with a LIMIT it then walks
+        # the key index in order and stops at the limit, instead of decoding every row of the prefix and
+        # sorting (a store's filtered search of 3,000 items: 0.8 ms against 13-35 ms, docs/performance.md (v))
         found = text(
-            f"(CAST(blackboard_entries.state_json AS jsonb) -> 'current' -> 'value' -> CAST(:field_{n} AS text))"
-            f" = CAST(:value_{n} AS jsonb)"
+            f"COALESCE((CAST(blackboard_entries.state_json AS jsonb) -> 'current' -> 'value'"
+            f" -> CAST(:field_{n} AS text)) = CAST(:value_{n} AS jsonb), false)"
         )
         return found.bindparams(**{f"field_{n}": name, f"value_{n}": json.dumps(want)})  # type: ignore[return-value]
