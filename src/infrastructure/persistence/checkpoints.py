@@ -17,6 +17,7 @@ catches up first too, as the board's queries do (application/queries.py).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ from blackboard.domain.events import (
 from blackboard.infrastructure.persistence import (
     fold as signal_fold,  # this module's own `fold` is the checkpoints'
 )
+from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
@@ -231,26 +233,57 @@ WRITES = (
     )
     .order_by(W.task_path, W.task_id, W.idx)
 )
+# the writes of several checkpoints of one thread's namespace (a page of `rows`), in one statement
+WRITES_OF = (
+    select(W.checkpoint_id, W.task_id, W.channel, W.value_type, W.value_data)
+    .where(
+        W.blackboard_id == bindparam("board"),
+        W.thread_id == bindparam("thread"),
+        W.checkpoint_ns == bindparam("ns"),
+        W.checkpoint_id.in_(bindparam("ids", expanding=True)),
+    )
+    .order_by(W.checkpoint_id, W.task_path, W.task_id, W.idx)
+)
 
 
-def _live(conn: Connection, found: Any = None) -> bool:
-    """The read model has folded the whole log: as `found` (a row of LATEST_STATE or ONE_STATE) has it, or
-    read in a statement of its own (one statement either way: a commit cannot land in between)."""
-    end, folded = (found.log_end, found.folded) if found is not None else conn.execute(STATE).one()
+_FILTERS = ("thread", "ns", "id", "before", "limit")
+
+
+@functools.cache
+def _rows_query(thread: bool, ns: bool, checkpoint_id: bool, before: bool, limit: bool) -> Any:
+    """`SqlCheckpoints.rows`' statement for the filters given (one statement object each, so lean.py compiles
+    it once), newest first, with the log's end and the read model's position in every row (as LATEST_STATE)."""
+    query = select(*ROW_COLUMNS).where(C.blackboard_id == bindparam("board"))
+    if thread:
+        query = query.where(C.thread_id == bindparam("thread"))
+    if ns:
+        query = query.where(C.checkpoint_ns == bindparam("ns"))
+    if checkpoint_id:
+        query = query.where(C.checkpoint_id == bindparam("id"))
+    if before:
+        query = query.where(C.checkpoint_id < bindparam("before"))
+    query = query.order_by(C.checkpoint_id.desc(), C.thread_id, C.checkpoint_ns)
+    if limit:
+        query = query.limit(bindparam("limit"))
+    return query.add_columns(
+        LAST_POSITION.scalar_subquery().label("log_end"),
+        signal_fold.GET_CHECKPOINT.scalar_subquery().label("folded"),
+    )
+
+
+def _live(conn: Connection, found: Sequence[Any] | None = None) -> bool:
+    """The read model has folded the whole log: as `found` (a row of LATEST_STATE or ONE_STATE, whose last
+    two columns are the log's end and the read model's position) has it, or read in a statement of its own
+    (one statement either way: a commit cannot land in between)."""
+    end, folded = found[-2:] if found is not None else lean.one(conn, STATE, {}) or (None, None)
     return (end or 0) <= (folded or 0)
 
 
-def _row(r: Any) -> Row:
-    blob = (r.metadata_type, bytes(r.metadata_data)) if r.metadata_type is not None else None
-    return Row(
-        r.thread_id,
-        r.checkpoint_ns,
-        r.checkpoint_id,
-        r.parent_checkpoint_id,
-        (r.checkpoint_type, bytes(r.checkpoint_data)),
-        r.metadata_json,
-        blob,
-    )
+def _row(r: Sequence[Any]) -> Row:
+    """A Row from a row of ROW_COLUMNS (their order), a tuple or SQLAlchemy's."""
+    thread, ns, checkpoint_id, parent, kind, data, metadata_json, metadata_type, metadata_data = r[:9]
+    blob = (metadata_type, bytes(metadata_data)) if metadata_type is not None else None
+    return Row(thread, ns, checkpoint_id, parent, (kind, bytes(data)), metadata_json, blob)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,18 +344,19 @@ class SqlCheckpoints:
     def get(self, thread_id: str, ns: str, checkpoint_id: str | None) -> tuple[Row, list[Write]] | None:
         """The checkpoint (the newest of the thread's namespace without `checkpoint_id`) and its writes. The
         row comes with the log's end and the read model's position, in the same statement (LangGraph reads
-        one at every step): a statement of its own checks them only when there is no row."""
+        one at every step): a statement of its own checks them only when there is no row. Both statements
+        run on the driver (lean.py): SQLAlchemy's Python per statement was most of a read's cost."""
         params = {"board": self.blackboard_id, "thread": thread_id, "ns": ns, "id": checkpoint_id}
         query = LATEST_STATE if checkpoint_id is None else ONE_STATE
         with translated("could not read checkpoints"), read_connection(self._engine) as conn:
-            found = conn.execute(query, params).first()
+            found = lean.one(conn, query, params)
             if self._catch_up is None or _live(conn, found):
                 return self._found(conn, found)
         self._catch_up()
         with translated("could not read checkpoints"), read_connection(self._engine) as conn:
-            return self._found(conn, conn.execute(query, params).first())
+            return self._found(conn, lean.one(conn, query, params))
 
-    def _found(self, conn: Connection, found: Any) -> tuple[Row, list[Write]] | None:
+    def _found(self, conn: Connection, found: Sequence[Any] | None) -> tuple[Row, list[Write]] | None:
         if found is None:
             return None
         row = _row(found)
@@ -336,9 +370,30 @@ class SqlCheckpoints:
             "id": row.checkpoint_id,
         }
         return [
-            Write(w.task_id, w.channel, (w.value_type, bytes(w.value_data)))
-            for w in conn.execute(WRITES, params)
+            Write(task, channel, (kind, bytes(data)))
+            for task, channel, kind, data in lean.rows(conn, WRITES, params)
         ]
+
+    def _writes_of(self, conn: Connection, rows: Sequence[Row]) -> dict[tuple[str, str, str], list[Write]]:
+        """The writes of these checkpoints, by (thread, namespace, checkpoint id): one statement per thread's
+        namespace among them (one, for a page of a thread's history), not one per checkpoint."""
+        ids: dict[tuple[str, str], list[str]] = {}
+        for row in rows:
+            ids.setdefault((row.thread_id, row.checkpoint_ns), []).append(row.checkpoint_id)
+        found: dict[tuple[str, str, str], list[Write]] = {}
+        for (thread, ns), listed in ids.items():
+            for start in range(0, len(listed), 500):
+                params = {
+                    "board": self.blackboard_id,
+                    "thread": thread,
+                    "ns": ns,
+                    "ids": listed[start : start + 500],
+                }
+                for checkpoint_id, task, channel, kind, data in lean.rows(conn, WRITES_OF, params):
+                    found.setdefault((thread, ns, checkpoint_id), []).append(
+                        Write(task, channel, (kind, bytes(data)))
+                    )
+        return found
 
     def rows(
         self,
@@ -348,23 +403,27 @@ class SqlCheckpoints:
         before: str | None,
         limit: int | None,
     ) -> Iterator[tuple[Row, list[Write]]]:
-        """Newest first (checkpoint ids grow with time); `limit` is the caller's when it filters by metadata."""
-        query = select(*ROW_COLUMNS).where(C.blackboard_id == self.blackboard_id)
-        if thread_id is not None:
-            query = query.where(C.thread_id == thread_id)
-        if ns is not None:
-            query = query.where(C.checkpoint_ns == ns)
-        if checkpoint_id is not None:
-            query = query.where(C.checkpoint_id == checkpoint_id)
-        if before is not None:
-            query = query.where(C.checkpoint_id < before)
-        query = query.order_by(C.checkpoint_id.desc(), C.thread_id, C.checkpoint_ns)
-        if limit is not None:
-            query = query.limit(limit)
-        with self._reading() as conn:
-            for found in conn.execute(query).all():
-                row = _row(found)
-                yield row, self._writes(conn, row)
+        """Newest first (checkpoint ids grow with time); `limit` is the caller's when it filters by metadata.
+        Two statements on the driver (lean.py), however many rows: the rows, with the log's end and the read
+        model's position in each (as `get`: a statement of its own checks them only when no row came), then
+        the writes of them all (`_writes_of`)."""
+        given = (thread_id, ns, checkpoint_id, before, limit)
+        query = _rows_query(*(v is not None for v in given))
+        params = {"board": self.blackboard_id, **dict(zip(_FILTERS, given, strict=True))}
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            found = lean.rows(conn, query, params)
+            live = self._catch_up is None or _live(conn, found[0] if found else None)
+            if live:
+                listed = [_row(r) for r in found]
+                writes = self._writes_of(conn, listed) if listed else {}
+        if not live:
+            assert self._catch_up is not None
+            self._catch_up()
+            with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+                listed = [_row(r) for r in lean.rows(conn, query, params)]
+                writes = self._writes_of(conn, listed) if listed else {}
+        for row in listed:
+            yield row, writes.get((row.thread_id, row.checkpoint_ns, row.checkpoint_id), [])
 
     def refs(self, conn: Connection, thread_id: str) -> list[tuple[str, str]]:
         """The thread's (namespace, checkpoint id) that reads see, oldest first, in `conn`'s transaction."""
