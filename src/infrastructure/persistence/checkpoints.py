@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, bindparam, delete, insert, or_, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from blackboard.application.errors import StoreUnavailable
 from blackboard.application.ports import Recorded
@@ -106,31 +108,67 @@ def _key(table: Any, event: CheckpointSaved | CheckpointWritesSaved) -> Any:
     )
 
 
-def _save(conn: Connection, position: int, event: CheckpointSaved) -> None:
-    conn.execute(delete(CHECKPOINT_ROWS).where(_key(CHECKPOINT_ROWS, event)))  # a put again replaces it
-    run_id = event.checkpoint_metadata.get("run_id")
-    blob = event.metadata_blob
-    conn.execute(
-        insert(CHECKPOINT_ROWS).values(
-            blackboard_id=event.blackboard_id,
-            thread_id=event.thread_id,
-            checkpoint_ns=event.checkpoint_ns,
-            checkpoint_id=event.checkpoint_id,
-            parent_checkpoint_id=event.parent_checkpoint_id,
-            run_id=str(run_id) if run_id is not None else None,
-            checkpoint_type=event.checkpoint.type,
-            checkpoint_data=blob_bytes(event.checkpoint),
-            metadata_json=None if blob else json.dumps(event.checkpoint_metadata, separators=(",", ":")),
-            metadata_type=blob.type if blob else None,
-            metadata_data=blob_bytes(blob) if blob else None,
-            position=position,
-        )
+@functools.cache
+def _upsert_row(dialect: str) -> Any:
+    """INSERT of a checkpoint's row, over the row of the same key (a put again replaces it): one statement,
+    on the driver (lean.py), where a DELETE then an INSERT through SQLAlchemy cost two round trips and their
+    Python. Both databases spell it the same (ON CONFLICT ... DO UPDATE)."""
+    dialects = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}
+    if dialect not in dialects:
+        raise ValueError(f"checkpoints: no upsert for {dialect!r}")
+    statement = dialects[dialect](CHECKPOINT_ROWS)
+    keys = [c.name for c in CHECKPOINT_ROWS.primary_key.columns]
+    return statement.on_conflict_do_update(
+        index_elements=keys,
+        set_={c.name: statement.excluded[c.name] for c in CHECKPOINT_ROWS.columns if c.name not in keys},
     )
 
 
+def _save(conn: Connection, position: int, event: CheckpointSaved) -> None:
+    run_id = event.checkpoint_metadata.get("run_id")
+    blob = event.metadata_blob
+    lean.execute(
+        conn,
+        _upsert_row(conn.dialect.name),
+        {
+            "blackboard_id": event.blackboard_id,
+            "thread_id": event.thread_id,
+            "checkpoint_ns": event.checkpoint_ns,
+            "checkpoint_id": event.checkpoint_id,
+            "parent_checkpoint_id": event.parent_checkpoint_id,
+            "run_id": str(run_id) if run_id is not None else None,
+            "checkpoint_type": event.checkpoint.type,
+            "checkpoint_data": blob_bytes(event.checkpoint),
+            "metadata_json": None if blob else json.dumps(event.checkpoint_metadata, separators=(",", ":")),
+            "metadata_type": blob.type if blob else None,
+            "metadata_data": blob_bytes(blob) if blob else None,
+            "position": position,
+        },
+    )
+
+
+# the idx a task's writes to a checkpoint hold already
+HELD = select(W.idx).where(
+    W.blackboard_id == bindparam("board"),
+    W.thread_id == bindparam("thread"),
+    W.checkpoint_ns == bindparam("ns"),
+    W.checkpoint_id == bindparam("id"),
+    W.task_id == bindparam("task"),
+)
+INSERT_WRITE = insert(CHECKPOINT_WRITES)
+
+
+def held(conn: Connection, board: str, thread: str, ns: str, checkpoint_id: str, task_id: str) -> set[int]:
+    """The idx of the task's writes to the checkpoint that the rows hold, in `conn`'s transaction."""
+    params = {"board": board, "thread": thread, "ns": ns, "id": checkpoint_id, "task": task_id}
+    return {idx for (idx,) in lean.rows(conn, HELD, params)}
+
+
 def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> None:
-    held = set(conn.scalars(select(W.idx).where(_key(CHECKPOINT_WRITES, event), W.task_id == event.task_id)))
-    replaced = [w.idx for w in event.writes if w.idx in held and not keeps(w.idx)]
+    held_idx = held(
+        conn, event.blackboard_id, event.thread_id, event.checkpoint_ns, event.checkpoint_id, event.task_id
+    )
+    replaced = [w.idx for w in event.writes if w.idx in held_idx and not keeps(w.idx)]
     if replaced:
         conn.execute(
             delete(CHECKPOINT_WRITES).where(
@@ -139,7 +177,7 @@ def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> None:
         )
     rows, seen = [], set()
     for write in event.writes:
-        if (write.idx in held and keeps(write.idx)) or write.idx in seen:
+        if (write.idx in held_idx and keeps(write.idx)) or write.idx in seen:
             continue
         seen.add(write.idx)
         rows.append(
@@ -157,7 +195,7 @@ def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> None:
             }
         )
     if rows:
-        conn.execute(insert(CHECKPOINT_WRITES), rows)
+        lean.execute_many(conn, INSERT_WRITE, rows)
 
 
 def clear(conn: Connection) -> None:
@@ -437,14 +475,7 @@ class SqlCheckpoints:
     def held_writes(
         self, conn: Connection, thread_id: str, ns: str, checkpoint_id: str, task_id: str
     ) -> set[int]:
-        query = select(W.idx).where(
-            W.blackboard_id == self.blackboard_id,
-            W.thread_id == thread_id,
-            W.checkpoint_ns == ns,
-            W.checkpoint_id == checkpoint_id,
-            W.task_id == task_id,
-        )
-        return set(conn.scalars(query))
+        return held(conn, self.blackboard_id, thread_id, ns, checkpoint_id, task_id)
 
     def any_writes(self, conn: Connection, thread_id: str) -> bool:
         query = select(W.idx).where(W.blackboard_id == self.blackboard_id, W.thread_id == thread_id).limit(1)
