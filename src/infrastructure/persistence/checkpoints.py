@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, bindparam, delete, insert, or_, select
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, exists, insert, or_, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -253,9 +253,22 @@ ONE = select(*ROW_COLUMNS).where(
     C.checkpoint_ns == bindparam("ns"),
     C.checkpoint_id == bindparam("id"),
 )
-# the same, with the log's end and the read model's position (STATE) in the row
+# whether the row's checkpoint has writes (a correlated EXISTS: the statement of its writes runs only then;
+# a graph's newest checkpoint, between runs, has none)
+HAS_WRITES = (
+    exists()
+    .where(
+        W.blackboard_id == C.blackboard_id,
+        W.thread_id == C.thread_id,
+        W.checkpoint_ns == C.checkpoint_ns,
+        W.checkpoint_id == C.checkpoint_id,
+    )
+    .label("has_writes")
+)
+# the same, with HAS_WRITES, then the log's end and the read model's position (STATE), in the row
 LATEST_STATE, ONE_STATE = (
     q.add_columns(
+        HAS_WRITES,
         LAST_POSITION.scalar_subquery().label("log_end"),
         signal_fold.GET_CHECKPOINT.scalar_subquery().label("folded"),
     )
@@ -304,6 +317,7 @@ def _rows_query(thread: bool, ns: bool, checkpoint_id: bool, before: bool, limit
     if limit:
         query = query.limit(bindparam("limit"))
     return query.add_columns(
+        HAS_WRITES,
         LAST_POSITION.scalar_subquery().label("log_end"),
         signal_fold.GET_CHECKPOINT.scalar_subquery().label("folded"),
     )
@@ -382,8 +396,9 @@ class SqlCheckpoints:
     def get(self, thread_id: str, ns: str, checkpoint_id: str | None) -> tuple[Row, list[Write]] | None:
         """The checkpoint (the newest of the thread's namespace without `checkpoint_id`) and its writes. The
         row comes with the log's end and the read model's position, in the same statement (LangGraph reads
-        one at every step): a statement of its own checks them only when there is no row. Both statements
-        run on the driver (lean.py): SQLAlchemy's Python per statement was most of a read's cost."""
+        one at every step): a statement of its own checks them only when there is no row. The row says whether
+        its checkpoint has writes (HAS_WRITES): their statement runs only then. On the driver (lean.py):
+        SQLAlchemy's Python per statement was most of a read's cost."""
         params = {"board": self.blackboard_id, "thread": thread_id, "ns": ns, "id": checkpoint_id}
         query = LATEST_STATE if checkpoint_id is None else ONE_STATE
         with translated("could not read checkpoints"), read_connection(self._engine) as conn:
@@ -398,7 +413,7 @@ class SqlCheckpoints:
         if found is None:
             return None
         row = _row(found)
-        return row, self._writes(conn, row)
+        return row, self._writes(conn, row) if found[9] else []
 
     def _writes(self, conn: Connection, row: Row) -> list[Write]:
         params = {
@@ -411,6 +426,14 @@ class SqlCheckpoints:
             Write(task, channel, (kind, bytes(data)))
             for task, channel, kind, data in lean.rows(conn, WRITES, params)
         ]
+
+    def _listed(
+        self, conn: Connection, found: Sequence[Sequence[Any]]
+    ) -> tuple[list[Row], dict[tuple[str, str, str], list[Write]]]:
+        """The rows of `rows`' statement, and the writes of those that have any (HAS_WRITES)."""
+        listed = [_row(r) for r in found]
+        with_writes = [row for row, r in zip(listed, found, strict=True) if r[9]]
+        return listed, self._writes_of(conn, with_writes) if with_writes else {}
 
     def _writes_of(self, conn: Connection, rows: Sequence[Row]) -> dict[tuple[str, str, str], list[Write]]:
         """The writes of these checkpoints, by (thread, namespace, checkpoint id): one statement per thread's
@@ -444,7 +467,7 @@ class SqlCheckpoints:
         """Newest first (checkpoint ids grow with time); `limit` is the caller's when it filters by metadata.
         Two statements on the driver (lean.py), however many rows: the rows, with the log's end and the read
         model's position in each (as `get`: a statement of its own checks them only when no row came), then
-        the writes of them all (`_writes_of`)."""
+        the writes of all those that have any (`_writes_of`; none, if none has)."""
         given = (thread_id, ns, checkpoint_id, before, limit)
         query = _rows_query(*(v is not None for v in given))
         params = {"board": self.blackboard_id, **dict(zip(_FILTERS, given, strict=True))}
@@ -452,14 +475,12 @@ class SqlCheckpoints:
             found = lean.rows(conn, query, params)
             live = self._catch_up is None or _live(conn, found[0] if found else None)
             if live:
-                listed = [_row(r) for r in found]
-                writes = self._writes_of(conn, listed) if listed else {}
+                listed, writes = self._listed(conn, found)
         if not live:
             assert self._catch_up is not None
             self._catch_up()
             with translated("could not read checkpoints"), read_connection(self._engine) as conn:
-                listed = [_row(r) for r in lean.rows(conn, query, params)]
-                writes = self._writes_of(conn, listed) if listed else {}
+                listed, writes = self._listed(conn, lean.rows(conn, query, params))
         for row in listed:
             yield row, writes.get((row.thread_id, row.checkpoint_ns, row.checkpoint_id), [])
 
