@@ -140,19 +140,14 @@ def board_saver(url: str) -> Iterator[Any]:
 
 
 @contextmanager
-def sqlite_saver(path: str) -> Iterator[Any]:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    with SqliteSaver.from_conn_string(path) as saver:
-        saver.setup()
-        yield saver
-
-
-@contextmanager
-def postgres_saver(libpq_url: str) -> Iterator[Any]:
-    from langgraph.checkpoint.postgres import PostgresSaver
-
-    with PostgresSaver.from_conn_string(libpq_url) as saver:
+def peer_saver(database: str, where: str) -> Iterator[Any]:
+    """LangGraph's own saver for `database` ("sqlite": SqliteSaver on a file; else PostgresSaver on a libpq
+    URL), its tables set up."""
+    if database == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver as Saver
+    else:
+        from langgraph.checkpoint.postgres import PostgresSaver as Saver  # type: ignore[assignment]
+    with Saver.from_conn_string(where) as saver:
         saver.setup()
         yield saver
 
@@ -169,7 +164,7 @@ def run(rounds: int, calls: int) -> dict[str, Any]:
         ours = Subject(
             "BlackboardSaver", opened.enter_context(board_saver(f"sqlite:///{where / 'board.db'}"))
         )
-        peer = Subject("SqliteSaver", opened.enter_context(sqlite_saver(str(where / "peer.db"))))
+        peer = Subject("SqliteSaver", opened.enter_context(peer_saver("sqlite", str(where / "peer.db"))))
         result["backends"]["sqlite"] = {"peer": "SqliteSaver", **compare(ours, peer, rounds, calls)}
     result["backends"]["postgresql"] = _postgresql(rounds, calls)
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
@@ -191,7 +186,7 @@ def _postgresql(rounds: int, calls: int) -> dict[str, Any]:
             board_url = dbs.sqlalchemy_url(dbs.create("savers_board"))
             ours = Subject("BlackboardSaver", opened.enter_context(board_saver(board_url)))
             peer_url = dbs.libpq_url(dbs.create("savers_peer"))
-            peer = Subject("PostgresSaver", opened.enter_context(postgres_saver(peer_url)))
+            peer = Subject("PostgresSaver", opened.enter_context(peer_saver("postgresql", peer_url)))
             return {"peer": "PostgresSaver", "server": version, **compare(ours, peer, rounds, calls)}
     finally:
         dbs.close()
