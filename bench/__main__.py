@@ -24,6 +24,7 @@ of the limit.
 BENCH_STORE_ITEMS items, beside LangGraph's SqliteStore and PostgresStore on the same database, in alternating rounds.
 (o) a command traced with OpenTelemetry beside untraced.
 (j) LangGraph checkpoints: get_tuple, list and put on a thread of 10 checkpoints beside one of BENCH_CHECKPOINTS.
+(savers) LangGraph checkpointers side by side: BlackboardSaver beside SqliteSaver and PostgresSaver, alternating rounds.
 (stalls) a runner's run that stalls: from its claim to the stall recorded, and from that to its retry claimed
 (SQLite, PostgreSQL).
 (u) the spend of 6 concurrent runs (3 workers x --concurrency 2) on a 250,000-token budget, and (n) a lapsed claim
@@ -454,6 +455,20 @@ def main() -> None:
         )
         targets.append(checkpoints.print_report(j, say, table))
 
+    def run_savers() -> None:  # (savers) BlackboardSaver beside SqliteSaver and PostgresSaver, alternating
+        from bench import savers
+
+        report["savers"] = sv = savers.run(config["BENCH_SAVER_ROUNDS"], config["BENCH_SAVER_CALLS"])
+        say(
+            table(
+                f"(savers) LangGraph checkpointers, {sv['rounds']} alternating rounds of {sv['calls']} calls "
+                f"(medians); load average {sv['load_average_before']} -> {sv['load_average_after']}",
+                savers.HEADERS,
+                savers.rows(sv),
+            )
+        )
+        targets.extend(_target(*t) for t in savers.targets(sv))
+
     def run_stalls() -> None:  # (stalls) a stalled run: its stall detected, then its retry claimed
         from bench import stalls
 
@@ -499,6 +514,7 @@ def main() -> None:
         ("v", run_v),
         ("o", run_o),
         ("j", run_j),
+        ("savers", run_savers),
         ("stalls", run_stalls),
         ("resume", run_resume),
         ("web", run_web),

@@ -60,6 +60,7 @@ SECTIONS = (
     "resume",
     "rate",
     "web",
+    "savers",
 )  # all of them run by default; BENCH_SECTIONS picks some
 
 # name -> (full, small); each can be overridden by its own environment variable.
@@ -94,6 +95,8 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_STORE_ROUNDS": (5, 5),  # (v): rounds, the store and its peer taking turns
     "BENCH_CHECKPOINTS": (10_000, 2_000),  # (j): checkpoints on the long thread (the short one has 10)
     "BENCH_CHECKPOINT_REPS": (300, 100),  # (j): rounds of reads and a put on each thread, taking turns
+    "BENCH_SAVER_ROUNDS": (7, 5),  # (savers): alternating rounds, the board's saver and LangGraph's
+    "BENCH_SAVER_CALLS": (30, 15),  # (savers): calls per operation per saver in a round (median taken)
     "BENCH_STALLS": (10, 3),  # (stalls): signals whose first run stalls, each then retried
     "BENCH_STALL_TIMEOUT_S": (2, 1),  # (stalls): the agent file's stall_timeout, seconds
     "BENCH_RESUME_STEPS": (8, 4),  # (resume): steps of the run whose attempt 1 is cut off halfway

@@ -460,6 +460,46 @@ def checkpoint(n: int) -> dict:
     return {**empty_checkpoint(), "id": f"1ef{n:05d}", "channel_values": {"said": [f"turn {n}"]}}
 
 
+def test_a_listed_page_carries_each_checkpoint_s_own_writes_across_threads_and_namespaces(bb):
+    """`list` reads the writes of a whole page in one statement per thread's namespace: each listed checkpoint
+    has the writes `get_tuple` gives it (none for one without), in their order, whatever the page mixes,
+    with `before` and `limit` too."""
+    where = board()
+    saver = BlackboardSaver(bb, board=where)
+    n = 0
+    for name in ("a", "b"):
+        for ns in ("", "child"):
+            config = {"configurable": {"thread_id": name, "checkpoint_ns": ns}}
+            for _ in range(3):
+                n += 1
+                config = saver.put(config, checkpoint(n), {"step": n}, {})
+                if n % 3:  # every third checkpoint has no writes
+                    saver.put_writes(config, [("said", f"w{n}"), ("other", n)], task_id=f"task-{n}")
+                    saver.put_writes(config, [("said", f"x{n}")], task_id=f"a-task-{n}")
+
+    def own(t) -> list:
+        return saver.get_tuple(t.config).pending_writes
+
+    pages = [
+        list(saver.list(None)),
+        list(saver.list(thread("a"))),
+        list(saver.list({"configurable": {"thread_id": "b", "checkpoint_ns": "child"}}, limit=2)),
+        list(saver.list(thread("a"), before={"configurable": {"checkpoint_id": "1ef00005"}}, limit=3)),
+    ]
+    assert [len(p) for p in pages] == [12, 6, 2, 3]
+    assert [t.checkpoint["id"] for t in pages[3]] == ["1ef00004", "1ef00003", "1ef00002"]
+    for page in pages:
+        for t in page:
+            assert t.pending_writes == own(t)
+            i = int(t.checkpoint["id"][3:])
+            expected = {
+                (f"task-{i}", "said", f"w{i}"),
+                (f"task-{i}", "other", i),
+                (f"a-task-{i}", "said", f"x{i}"),
+            }
+            assert set(t.pending_writes) == (expected if i % 3 else set())
+
+
 def test_every_read_and_write_sees_what_was_recorded_while_the_read_model_was_behind_the_log(bb):
     """A put while the log is ahead of the read model (which its commit then leaves to the projector) is
     read back at once, sync and async, and deciding writes (put_writes, prune, delete_thread, copy_thread)

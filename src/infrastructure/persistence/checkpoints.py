@@ -17,13 +17,16 @@ catches up first too, as the board's queries do (application/queries.py).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, bindparam, delete, insert, or_, select
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, exists, insert, or_, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from blackboard.application.errors import StoreUnavailable
 from blackboard.application.ports import Recorded
@@ -42,6 +45,7 @@ from blackboard.domain.events import (
 from blackboard.infrastructure.persistence import (
     fold as signal_fold,  # this module's own `fold` is the checkpoints'
 )
+from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.dialect import dialect_of
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
@@ -104,31 +108,67 @@ def _key(table: Any, event: CheckpointSaved | CheckpointWritesSaved) -> Any:
     )
 
 
-def _save(conn: Connection, position: int, event: CheckpointSaved) -> None:
-    conn.execute(delete(CHECKPOINT_ROWS).where(_key(CHECKPOINT_ROWS, event)))  # a put again replaces it
-    run_id = event.checkpoint_metadata.get("run_id")
-    blob = event.metadata_blob
-    conn.execute(
-        insert(CHECKPOINT_ROWS).values(
-            blackboard_id=event.blackboard_id,
-            thread_id=event.thread_id,
-            checkpoint_ns=event.checkpoint_ns,
-            checkpoint_id=event.checkpoint_id,
-            parent_checkpoint_id=event.parent_checkpoint_id,
-            run_id=str(run_id) if run_id is not None else None,
-            checkpoint_type=event.checkpoint.type,
-            checkpoint_data=blob_bytes(event.checkpoint),
-            metadata_json=None if blob else json.dumps(event.checkpoint_metadata, separators=(",", ":")),
-            metadata_type=blob.type if blob else None,
-            metadata_data=blob_bytes(blob) if blob else None,
-            position=position,
-        )
+@functools.cache
+def _upsert_row(dialect: str) -> Any:
+    """INSERT of a checkpoint's row, over the row of the same key (a put again replaces it): one statement,
+    on the driver (lean.py), where a DELETE then an INSERT through SQLAlchemy cost two round trips and their
+    Python. Both databases spell it the same (ON CONFLICT ... DO UPDATE)."""
+    dialects = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}
+    if dialect not in dialects:
+        raise ValueError(f"checkpoints: no upsert for {dialect!r}")
+    statement = dialects[dialect](CHECKPOINT_ROWS)
+    keys = [c.name for c in CHECKPOINT_ROWS.primary_key.columns]
+    return statement.on_conflict_do_update(
+        index_elements=keys,
+        set_={c.name: statement.excluded[c.name] for c in CHECKPOINT_ROWS.columns if c.name not in keys},
     )
 
 
+def _save(conn: Connection, position: int, event: CheckpointSaved) -> None:
+    run_id = event.checkpoint_metadata.get("run_id")
+    blob = event.metadata_blob
+    lean.execute(
+        conn,
+        _upsert_row(conn.dialect.name),
+        {
+            "blackboard_id": event.blackboard_id,
+            "thread_id": event.thread_id,
+            "checkpoint_ns": event.checkpoint_ns,
+            "checkpoint_id": event.checkpoint_id,
+            "parent_checkpoint_id": event.parent_checkpoint_id,
+            "run_id": str(run_id) if run_id is not None else None,
+            "checkpoint_type": event.checkpoint.type,
+            "checkpoint_data": blob_bytes(event.checkpoint),
+            "metadata_json": None if blob else json.dumps(event.checkpoint_metadata, separators=(",", ":")),
+            "metadata_type": blob.type if blob else None,
+            "metadata_data": blob_bytes(blob) if blob else None,
+            "position": position,
+        },
+    )
+
+
+# the idx a task's writes to a checkpoint hold already
+HELD = select(W.idx).where(
+    W.blackboard_id == bindparam("board"),
+    W.thread_id == bindparam("thread"),
+    W.checkpoint_ns == bindparam("ns"),
+    W.checkpoint_id == bindparam("id"),
+    W.task_id == bindparam("task"),
+)
+INSERT_WRITE = insert(CHECKPOINT_WRITES)
+
+
+def held(conn: Connection, board: str, thread: str, ns: str, checkpoint_id: str, task_id: str) -> set[int]:
+    """The idx of the task's writes to the checkpoint that the rows hold, in `conn`'s transaction."""
+    params = {"board": board, "thread": thread, "ns": ns, "id": checkpoint_id, "task": task_id}
+    return {idx for (idx,) in lean.rows(conn, HELD, params)}
+
+
 def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> None:
-    held = set(conn.scalars(select(W.idx).where(_key(CHECKPOINT_WRITES, event), W.task_id == event.task_id)))
-    replaced = [w.idx for w in event.writes if w.idx in held and not keeps(w.idx)]
+    held_idx = held(
+        conn, event.blackboard_id, event.thread_id, event.checkpoint_ns, event.checkpoint_id, event.task_id
+    )
+    replaced = [w.idx for w in event.writes if w.idx in held_idx and not keeps(w.idx)]
     if replaced:
         conn.execute(
             delete(CHECKPOINT_WRITES).where(
@@ -137,7 +177,7 @@ def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> None:
         )
     rows, seen = [], set()
     for write in event.writes:
-        if (write.idx in held and keeps(write.idx)) or write.idx in seen:
+        if (write.idx in held_idx and keeps(write.idx)) or write.idx in seen:
             continue
         seen.add(write.idx)
         rows.append(
@@ -155,7 +195,7 @@ def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> None:
             }
         )
     if rows:
-        conn.execute(insert(CHECKPOINT_WRITES), rows)
+        lean.execute_many(conn, INSERT_WRITE, rows)
 
 
 def clear(conn: Connection) -> None:
@@ -213,9 +253,22 @@ ONE = select(*ROW_COLUMNS).where(
     C.checkpoint_ns == bindparam("ns"),
     C.checkpoint_id == bindparam("id"),
 )
-# the same, with the log's end and the read model's position (STATE) in the row
+# whether the row's checkpoint has writes (a correlated EXISTS: the statement of its writes runs only then;
+# a graph's newest checkpoint, between runs, has none)
+HAS_WRITES = (
+    exists()
+    .where(
+        W.blackboard_id == C.blackboard_id,
+        W.thread_id == C.thread_id,
+        W.checkpoint_ns == C.checkpoint_ns,
+        W.checkpoint_id == C.checkpoint_id,
+    )
+    .label("has_writes")
+)
+# the same, with HAS_WRITES, then the log's end and the read model's position (STATE), in the row
 LATEST_STATE, ONE_STATE = (
     q.add_columns(
+        HAS_WRITES,
         LAST_POSITION.scalar_subquery().label("log_end"),
         signal_fold.GET_CHECKPOINT.scalar_subquery().label("folded"),
     )
@@ -231,26 +284,58 @@ WRITES = (
     )
     .order_by(W.task_path, W.task_id, W.idx)
 )
+# the writes of several checkpoints of one thread's namespace (a page of `rows`), in one statement
+WRITES_OF = (
+    select(W.checkpoint_id, W.task_id, W.channel, W.value_type, W.value_data)
+    .where(
+        W.blackboard_id == bindparam("board"),
+        W.thread_id == bindparam("thread"),
+        W.checkpoint_ns == bindparam("ns"),
+        W.checkpoint_id.in_(bindparam("ids", expanding=True)),
+    )
+    .order_by(W.checkpoint_id, W.task_path, W.task_id, W.idx)
+)
 
 
-def _live(conn: Connection, found: Any = None) -> bool:
-    """The read model has folded the whole log: as `found` (a row of LATEST_STATE or ONE_STATE) has it, or
-    read in a statement of its own (one statement either way: a commit cannot land in between)."""
-    end, folded = (found.log_end, found.folded) if found is not None else conn.execute(STATE).one()
+_FILTERS = ("thread", "ns", "id", "before", "limit")
+
+
+@functools.cache
+def _rows_query(thread: bool, ns: bool, checkpoint_id: bool, before: bool, limit: bool) -> Any:
+    """`SqlCheckpoints.rows`' statement for the filters given (one statement object each, so lean.py compiles
+    it once), newest first, with the log's end and the read model's position in every row (as LATEST_STATE)."""
+    query = select(*ROW_COLUMNS).where(C.blackboard_id == bindparam("board"))
+    if thread:
+        query = query.where(C.thread_id == bindparam("thread"))
+    if ns:
+        query = query.where(C.checkpoint_ns == bindparam("ns"))
+    if checkpoint_id:
+        query = query.where(C.checkpoint_id == bindparam("id"))
+    if before:
+        query = query.where(C.checkpoint_id < bindparam("before"))
+    query = query.order_by(C.checkpoint_id.desc(), C.thread_id, C.checkpoint_ns)
+    if limit:
+        query = query.limit(bindparam("limit"))
+    return query.add_columns(
+        HAS_WRITES,
+        LAST_POSITION.scalar_subquery().label("log_end"),
+        signal_fold.GET_CHECKPOINT.scalar_subquery().label("folded"),
+    )
+
+
+def _live(conn: Connection, found: Sequence[Any] | None = None) -> bool:
+    """The read model has folded the whole log: as `found` (a row of LATEST_STATE or ONE_STATE, whose last
+    two columns are the log's end and the read model's position) has it, or read in a statement of its own
+    (one statement either way: a commit cannot land in between)."""
+    end, folded = found[-2:] if found is not None else lean.one(conn, STATE, {}) or (None, None)
     return (end or 0) <= (folded or 0)
 
 
-def _row(r: Any) -> Row:
-    blob = (r.metadata_type, bytes(r.metadata_data)) if r.metadata_type is not None else None
-    return Row(
-        r.thread_id,
-        r.checkpoint_ns,
-        r.checkpoint_id,
-        r.parent_checkpoint_id,
-        (r.checkpoint_type, bytes(r.checkpoint_data)),
-        r.metadata_json,
-        blob,
-    )
+def _row(r: Sequence[Any]) -> Row:
+    """A Row from a row of ROW_COLUMNS (their order), a tuple or SQLAlchemy's."""
+    thread, ns, checkpoint_id, parent, kind, data, metadata_json, metadata_type, metadata_data = r[:9]
+    blob = (metadata_type, bytes(metadata_data)) if metadata_type is not None else None
+    return Row(thread, ns, checkpoint_id, parent, (kind, bytes(data)), metadata_json, blob)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,22 +396,24 @@ class SqlCheckpoints:
     def get(self, thread_id: str, ns: str, checkpoint_id: str | None) -> tuple[Row, list[Write]] | None:
         """The checkpoint (the newest of the thread's namespace without `checkpoint_id`) and its writes. The
         row comes with the log's end and the read model's position, in the same statement (LangGraph reads
-        one at every step): a statement of its own checks them only when there is no row."""
+        one at every step): a statement of its own checks them only when there is no row. The row says whether
+        its checkpoint has writes (HAS_WRITES): their statement runs only then. On the driver (lean.py):
+        SQLAlchemy's Python per statement was most of a read's cost."""
         params = {"board": self.blackboard_id, "thread": thread_id, "ns": ns, "id": checkpoint_id}
         query = LATEST_STATE if checkpoint_id is None else ONE_STATE
         with translated("could not read checkpoints"), read_connection(self._engine) as conn:
-            found = conn.execute(query, params).first()
+            found = lean.one(conn, query, params)
             if self._catch_up is None or _live(conn, found):
                 return self._found(conn, found)
         self._catch_up()
         with translated("could not read checkpoints"), read_connection(self._engine) as conn:
-            return self._found(conn, conn.execute(query, params).first())
+            return self._found(conn, lean.one(conn, query, params))
 
-    def _found(self, conn: Connection, found: Any) -> tuple[Row, list[Write]] | None:
+    def _found(self, conn: Connection, found: Sequence[Any] | None) -> tuple[Row, list[Write]] | None:
         if found is None:
             return None
         row = _row(found)
-        return row, self._writes(conn, row)
+        return row, self._writes(conn, row) if found[9] else []
 
     def _writes(self, conn: Connection, row: Row) -> list[Write]:
         params = {
@@ -336,9 +423,38 @@ class SqlCheckpoints:
             "id": row.checkpoint_id,
         }
         return [
-            Write(w.task_id, w.channel, (w.value_type, bytes(w.value_data)))
-            for w in conn.execute(WRITES, params)
+            Write(task, channel, (kind, bytes(data)))
+            for task, channel, kind, data in lean.rows(conn, WRITES, params)
         ]
+
+    def _listed(
+        self, conn: Connection, found: Sequence[Sequence[Any]]
+    ) -> tuple[list[Row], dict[tuple[str, str, str], list[Write]]]:
+        """The rows of `rows`' statement, and the writes of those that have any (HAS_WRITES)."""
+        listed = [_row(r) for r in found]
+        with_writes = [row for row, r in zip(listed, found, strict=True) if r[9]]
+        return listed, self._writes_of(conn, with_writes) if with_writes else {}
+
+    def _writes_of(self, conn: Connection, rows: Sequence[Row]) -> dict[tuple[str, str, str], list[Write]]:
+        """The writes of these checkpoints, by (thread, namespace, checkpoint id): one statement per thread's
+        namespace among them (one, for a page of a thread's history), not one per checkpoint."""
+        ids: dict[tuple[str, str], list[str]] = {}
+        for row in rows:
+            ids.setdefault((row.thread_id, row.checkpoint_ns), []).append(row.checkpoint_id)
+        found: dict[tuple[str, str, str], list[Write]] = {}
+        for (thread, ns), listed in ids.items():
+            for start in range(0, len(listed), 500):
+                params = {
+                    "board": self.blackboard_id,
+                    "thread": thread,
+                    "ns": ns,
+                    "ids": listed[start : start + 500],
+                }
+                for checkpoint_id, task, channel, kind, data in lean.rows(conn, WRITES_OF, params):
+                    found.setdefault((thread, ns, checkpoint_id), []).append(
+                        Write(task, channel, (kind, bytes(data)))
+                    )
+        return found
 
     def rows(
         self,
@@ -348,23 +464,25 @@ class SqlCheckpoints:
         before: str | None,
         limit: int | None,
     ) -> Iterator[tuple[Row, list[Write]]]:
-        """Newest first (checkpoint ids grow with time); `limit` is the caller's when it filters by metadata."""
-        query = select(*ROW_COLUMNS).where(C.blackboard_id == self.blackboard_id)
-        if thread_id is not None:
-            query = query.where(C.thread_id == thread_id)
-        if ns is not None:
-            query = query.where(C.checkpoint_ns == ns)
-        if checkpoint_id is not None:
-            query = query.where(C.checkpoint_id == checkpoint_id)
-        if before is not None:
-            query = query.where(C.checkpoint_id < before)
-        query = query.order_by(C.checkpoint_id.desc(), C.thread_id, C.checkpoint_ns)
-        if limit is not None:
-            query = query.limit(limit)
-        with self._reading() as conn:
-            for found in conn.execute(query).all():
-                row = _row(found)
-                yield row, self._writes(conn, row)
+        """Newest first (checkpoint ids grow with time); `limit` is the caller's when it filters by metadata.
+        Two statements on the driver (lean.py), however many rows: the rows, with the log's end and the read
+        model's position in each (as `get`: a statement of its own checks them only when no row came), then
+        the writes of all those that have any (`_writes_of`; none, if none has)."""
+        given = (thread_id, ns, checkpoint_id, before, limit)
+        query = _rows_query(*(v is not None for v in given))
+        params = {"board": self.blackboard_id, **dict(zip(_FILTERS, given, strict=True))}
+        with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+            found = lean.rows(conn, query, params)
+            live = self._catch_up is None or _live(conn, found[0] if found else None)
+            if live:
+                listed, writes = self._listed(conn, found)
+        if not live:
+            assert self._catch_up is not None
+            self._catch_up()
+            with translated("could not read checkpoints"), read_connection(self._engine) as conn:
+                listed, writes = self._listed(conn, lean.rows(conn, query, params))
+        for row in listed:
+            yield row, writes.get((row.thread_id, row.checkpoint_ns, row.checkpoint_id), [])
 
     def refs(self, conn: Connection, thread_id: str) -> list[tuple[str, str]]:
         """The thread's (namespace, checkpoint id) that reads see, oldest first, in `conn`'s transaction."""
@@ -378,14 +496,7 @@ class SqlCheckpoints:
     def held_writes(
         self, conn: Connection, thread_id: str, ns: str, checkpoint_id: str, task_id: str
     ) -> set[int]:
-        query = select(W.idx).where(
-            W.blackboard_id == self.blackboard_id,
-            W.thread_id == thread_id,
-            W.checkpoint_ns == ns,
-            W.checkpoint_id == checkpoint_id,
-            W.task_id == task_id,
-        )
-        return set(conn.scalars(query))
+        return held(conn, self.blackboard_id, thread_id, ns, checkpoint_id, task_id)
 
     def any_writes(self, conn: Connection, thread_id: str) -> bool:
         query = select(W.idx).where(W.blackboard_id == self.blackboard_id, W.thread_id == thread_id).limit(1)
