@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 POLL_S = 0.02
 Probe = Callable[[], tuple[int, int]]  # (items done, items gone wrong)
 
-# blackboard's read model: done = COMPLETED, wrong = anything a no-op handler should never lead to
+# blackboard's read model: done = COMPLETED, wrong = anything a no-op handler should never lead to. It
+# counts the whole table at every poll (every 20 ms): right on a database holding the backlog alone, as
+# (f)'s and (g)'s do; on a board with history it reads all of it and slows the drain it measures
+# (bench/postgres/history.py counts the backlog by the board's index instead)
 BLACKBOARD_PROGRESS_SQL = (
     "SELECT count(*) FILTER (WHERE status = 'COMPLETED'), "
     "count(*) FILTER (WHERE status IN ('FAILED', 'EXPIRED', 'UNCLAIMED')) FROM blackboard_signals"

@@ -61,13 +61,16 @@ def run_cli(args: Sequence[str], env: dict[str, str]) -> None:
         )
 
 
-def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: int) -> dict[str, Any]:
-    """k workers of `system` on a fresh clone of `template` (n items), from spawn until all are done."""
+def drain(
+    system: System, dbs: Databases, root: Path, template: str, k: int, n: int, label: str = ""
+) -> dict[str, Any]:
+    """k workers of `system` on a fresh clone of `template` (n items), from spawn until all are done;
+    `label`: added to the clone's name (a system drained more than once)."""
     import psycopg
 
-    from bench.postgres.server import database_stats, server_cpu_seconds
+    from bench.postgres.server import backends_cpu_seconds, database_stats, server_cpu_seconds
 
-    db = dbs.create(f"{system.name.replace('-', '_')[:20]}_{k}w", template=template)
+    db = dbs.create(f"{system.name.replace('-', '_')[:20]}_{k}w{label}", template=template)
     sql = system.progress_sql.format(n=n)
     load = os.getloadavg()[0]
     with (
@@ -88,12 +91,16 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
             spawned,
             timeout=DRAIN_TIMEOUT_S,
             label=f"{system.name} with {k} worker(s)",
-            meters={"cpu": running.cpu_seconds, "server": server_cpu_seconds},
+            meters={
+                "cpu": running.cpu_seconds,
+                "server": server_cpu_seconds,
+                "database": lambda: backends_cpu_seconds(poll, db),
+            },
         )
     db_stats = database_stats(dbs, db, polls=timeline.polls)
     steady_s = timeline.end - timeline.first
     steady_n = n - timeline.done_at_first
-    cpu, server = timeline.used("cpu"), timeline.used("server")
+    cpu, server, database = timeline.used("cpu"), timeline.used("server"), timeline.used("database")
     result = {
         "system": system.name,
         "workers": k,
@@ -108,6 +115,10 @@ def drain(system: System, dbs: Databases, root: Path, template: str, k: int, n: 
         "cpu_ms_per_item_steady": round(cpu * 1000 / steady_n, 3) if steady_n and cpu is not None else None,
         "server_cpu_ms_per_item_steady": round(server * 1000 / steady_n, 3)
         if steady_n and server is not None
+        else None,
+        # the workers' backends only (the benchmark's poll and other sessions on the server left out)
+        "db_cpu_ms_per_item_steady": round(database * 1000 / steady_n, 3)
+        if steady_n and database is not None
         else None,
         "load_average_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
         "processes": running.results,
