@@ -124,3 +124,35 @@ def test_each_card_says_which_limit_holds_it_as_next_says_it_until_it_no_longer_
             proc.terminate()
         for proc in (reviewer, quick):
             cli.finish(proc)
+
+
+ESTIMATED = (  # a runner agent whose run reserves 600 tokens of its board's budget at its claim
+    "---\nname: ps-estimated\ncapabilities: {RESEARCH: 0.9}\nrunner: anthropic\nmodel: sonnet\n"
+    "estimate: {tokens: 600}\n---\nWrites.\n"
+)
+API = {"ANTHROPIC_API_KEY": "sk-test"}  # its runner can start (no run starts: no worker here)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def reserving_cli(request, make_cli, tmp_path_factory, tmp_path) -> Cli:
+    agents = {"ps-estimated.md": ESTIMATED}
+    return cli_with_agents(request, make_cli, tmp_path_factory, tmp_path, "ui-reserve", agents)
+
+
+def test_a_signal_posted_while_the_page_is_open_is_planned_behind_the_earlier_ones(reserving_cli, browser):
+    """A post that arrives live is planned among its board's POSTED signals, as `next` plans it: the earlier
+    post's run reserves first, so the new one's does not fit a budget of 1,000 tokens."""
+    cli, driver = reserving_cli, browser
+    cli.ok("budget", "ps-r", "--tokens", "1000")
+    first = cli.post(type="RESEARCH", ps="ps-r", entry="e-1", topic="first")["signal_id"]
+    server = UiServer(cli, env=API).wait_ready()
+    try:
+        driver.get(f"{server.url}/?board=ps-r")
+        settled(driver, lambda d: shown(d, first, "POSTED"))
+        second = cli.post(type="RESEARCH", ps="ps-r", entry="e-2", topic="second")["signal_id"]
+        said = {m["signal_id"]: m["reason"] for m in cli.ok("next", env=API)["waiting_for_a_budget"]}
+        assert first not in said and "this run reserves 600 tokens" in said[second], said
+        settled(driver, lambda d: shown(d, second, "POSTED", said[second]))
+        assert "reserves" not in text(driver, first)
+    finally:
+        server.stop()

@@ -465,9 +465,10 @@ class SqlCheckpoints:
         limit: int | None,
     ) -> Iterator[tuple[Row, list[Write]]]:
         """Newest first (checkpoint ids grow with time); `limit` is the caller's when it filters by metadata.
-        Two statements on the driver (lean.py), however many rows: the rows, with the log's end and the read
-        model's position in each (as `get`: a statement of its own checks them only when no row came), then
-        the writes of all those that have any (`_writes_of`; none, if none has)."""
+        On the driver (lean.py): one statement of the rows, with the log's end and the read model's position in
+        each (as `get`: a statement of its own checks them only when no row came), then the writes of those
+        that have any (`_writes_of`: one statement per thread's namespace, 500 checkpoints at a time; none, if
+        none has): two for a page of one thread, however many rows."""
         given = (thread_id, ns, checkpoint_id, before, limit)
         query = _rows_query(*(v is not None for v in given))
         params = {"board": self.blackboard_id, **dict(zip(_FILTERS, given, strict=True))}

@@ -18,10 +18,10 @@ from blackboard.application.flow_charts import FlowChartQueries
 from blackboard.application.knowledge.commands import ListEntries, ReadEntry
 from blackboard.application.knowledge.ports import EntryReadModel
 from blackboard.application.knowledge.queries import KnowledgeQueries
-from blackboard.application.ports import Clock, EventStore, Recorded, SignalReadModel
+from blackboard.application.ports import Clock, EventStore, Recorded, SignalFilter, SignalReadModel
 from blackboard.application.queries import BlackboardQueries
 from blackboard.domain.events import EntryEvent
-from blackboard.domain.signals import AgentSignal
+from blackboard.domain.signals import AgentSignal, SignalStatus
 from blackboard.infrastructure import documents
 from blackboard.infrastructure.interfaces.waiting import waiting_for_a_person, waiting_for_a_time
 
@@ -134,10 +134,28 @@ class BoardView:
             document["entry"] = documents.jsonable(documents.entry(entry)) if entry else None
         elif event.signal_id:
             signal = self._signals.get(event.signal_id)
-            document["signal"] = self._signals_now([signal])[0] if signal else None
+            document["signal"] = (
+                self._signals_now([signal], self._planned_with(signal))[0] if signal else None
+            )
         return document
 
-    def _signals_now(self, signals: Iterable[AgentSignal]) -> list[dict[str, Any]]:
+    def _planned_with(self, signal: AgentSignal) -> Sequence[AgentSignal]:
+        """What a live record's signal is planned among for its limits' reasons: on a board with a budget, a
+        POSTED one among the board's POSTED signals (those ahead of it in claim order reserve first, as `next`
+        plans them); else itself alone."""
+        if (
+            self._held is None
+            or signal.status is not SignalStatus.POSTED
+            or not self._signals.budgets(signal.blackboard_id)
+        ):
+            return [signal]
+        return self._signals.find(
+            SignalFilter(blackboard_id=signal.blackboard_id, status=SignalStatus.POSTED)
+        )
+
+    def _signals_now(
+        self, signals: Iterable[AgentSignal], planned: Sequence[AgentSignal] | None = None
+    ) -> list[dict[str, Any]]:
         """The signals as they stand now, each POSTED one with why it waits, in the words `next` uses: its
         `waiting` (a worker that fits, as `show` and `signals` carry it) and `waits`, the page's own (a gate
         waits for a person, a signal posted for later for its time, and the limit holding it back: its
@@ -146,7 +164,7 @@ class BoardView:
         signals = list(signals)
         unstarted = self._queries.waiting_for_workers(signals)
         now = self._clock.now()
-        held = self._held(signals) if self._held is not None else {}
+        held = self._held(signals if planned is None else planned) if self._held is not None else {}
         found = []
         for s in signals:
             document = documents.jsonable(documents.signal(s, waiting=unstarted))
