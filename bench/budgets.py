@@ -23,12 +23,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import started_workers, table, temp_dir, verdict
+from bench.common import database_stores, started_workers, table, temp_dir, verdict
 
 BUDGET, RUN_TOKENS, RUNS = 250_000, 100_005, 6
 GOAL = 1.1
@@ -91,7 +90,7 @@ def run(
         "spend": {},
         "lapse": {},
     }
-    with temp_dir("budgets") as where, _stores(where, pg_url) as stores:
+    with temp_dir("budgets") as where, database_stores(where, pg_url, "(u), (n)") as stores:
         for store, url_for in stores.items():
             for build, tree in builds.items():
                 name = f"{store} {build}"
@@ -104,27 +103,6 @@ def run(
     now = [v for k, v in report["spend"].items() if k.endswith(" now")]
     report["pass"] = all(v["ratio"] <= GOAL for v in now)
     return report
-
-
-@contextmanager
-def _stores(where: Path, pg_url: str | None) -> Iterator[dict[str, Callable[[str], str]]]:
-    stores: dict[str, Callable[[str], str]] = {"sqlite": lambda name: f"sqlite:///{where / name}.db"}
-    if not pg_url:
-        yield stores
-        return
-    from bench.postgres.databases import Databases
-
-    try:
-        dbs = Databases(pg_url)
-        dbs.server_version()
-    except Exception as exc:  # noqa: BLE001 - no server: SQLite's figures alone, and why
-        print(f"   .. (u), (n): PostgreSQL skipped: {type(exc).__name__}: {exc}", file=sys.stderr)
-        yield stores
-        return
-    try:
-        yield {**stores, "postgresql": lambda name: dbs.sqlalchemy_url(dbs.create(name))}
-    finally:
-        dbs.close()
 
 
 def _argv(tree: str | None, code: str, *args: str) -> list[str]:

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -311,3 +311,29 @@ def _drain(proc: subprocess.Popen[str], up: threading.Event) -> None:
         if " started " in line:
             up.set()
     up.set()
+
+
+@contextmanager
+def database_stores(
+    where: Path, pg_url: str | None, section: str
+) -> Iterator[dict[str, Callable[[str], str]]]:
+    """The databases a section runs on, each a function from a name to a fresh database's URL: a SQLite file
+    under `where`, and a new PostgreSQL database at `pg_url` (dropped at the end) when one is given and its
+    server answers; else SQLite alone, and a line on stderr saying why."""
+    stores: dict[str, Callable[[str], str]] = {"sqlite": lambda name: f"sqlite:///{where / name}.db"}
+    if not pg_url:
+        yield stores
+        return
+    from bench.postgres.databases import Databases
+
+    try:
+        dbs = Databases(pg_url)
+        dbs.server_version()
+    except Exception as exc:  # noqa: BLE001 - no server: SQLite's figures alone, and why
+        print(f"   .. {section}: PostgreSQL skipped: {type(exc).__name__}: {exc}", file=sys.stderr)
+        yield stores
+        return
+    try:
+        yield {**stores, "postgresql": lambda name: dbs.sqlalchemy_url(dbs.create(name))}
+    finally:
+        dbs.close()

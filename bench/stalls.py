@@ -23,13 +23,12 @@ import signal as signals
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import table, temp_dir
+from bench.common import database_stores, table, temp_dir
 from bench.stats import dist_ms
 from tests.runners.standins import StandIn, Turn, say, slow
 
@@ -52,7 +51,7 @@ def run(count: int, stall_timeout: float, pg_url: str | None) -> dict[str, Any]:
     report: dict[str, Any] = {"signals": count, "stall_timeout_s": stall_timeout, "stores": {}}
     api = StandIn(_first_call_silent()).start()
     try:
-        with temp_dir("stalls") as where, _stores(where, pg_url) as stores:
+        with temp_dir("stalls") as where, database_stores(where, pg_url, "(stalls)") as stores:
             for store, url_of in stores.items():
                 report["stores"][store] = _measure(url_of("stalls"), where / store, count, stall_timeout, api)
     finally:
@@ -146,27 +145,6 @@ def _env(url: str, agents: Path, api: str) -> dict[str, str]:
 
 def _at(moment: Any) -> float:
     return (moment if isinstance(moment, datetime) else datetime.fromisoformat(str(moment))).timestamp()
-
-
-@contextmanager
-def _stores(where: Path, pg_url: str | None) -> Iterator[dict[str, Callable[[str], str]]]:
-    stores: dict[str, Callable[[str], str]] = {"sqlite": lambda name: f"sqlite:///{where / name}.db"}
-    if not pg_url:
-        yield stores
-        return
-    from bench.postgres.databases import Databases
-
-    try:
-        dbs = Databases(pg_url)
-        dbs.server_version()
-    except Exception as exc:  # noqa: BLE001 - no server: SQLite's figures alone, and why
-        print(f"   .. (stalls): PostgreSQL skipped: {type(exc).__name__}: {exc}", file=sys.stderr)
-        yield stores
-        return
-    try:
-        yield {**stores, "postgresql": lambda name: dbs.sqlalchemy_url(dbs.create(name))}
-    finally:
-        dbs.close()
 
 
 def print_report(r: dict[str, Any], say: Callable[[str], None]) -> None:

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from blackboard.application.budgets import spent_of
 from blackboard.application.ports import Clock, EventStore, SignalReadModel
-from blackboard.application.ports.reading import Timed, usage_of
+from blackboard.application.ports.reading import Timed, span_seconds, usage_of
 from blackboard.application.projection import Projector
 from blackboard.application.queries import BlackboardQueries
 from blackboard.application.usage import UsageTotal
@@ -109,7 +109,7 @@ def flow_series(
         if row.status.is_final and (i := bucket(row.completed_at)) is not None and i < n:
             finished[str(row.status)][i] += 1
         if row.claimed_at is not None and (i := bucket(row.claimed_at)) is not None and i < n:
-            waits[i].append(max((row.claimed_at - row.created_at).total_seconds(), 0.0))
+            waits[i].append(span_seconds(row.created_at, row.claimed_at))
         if row.usage is not None and row.agent is not None and (i := bucket(row.spent_at)) is not None:
             of_agent = runs.setdefault(row.agent, [UsageTotal()] * (n + 1))
             of_agent[i] += row.usage

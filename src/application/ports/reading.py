@@ -111,6 +111,12 @@ class Durations:
 CLAIM_WAIT, RUN_TIME = "claim_wait", "run_time"
 
 
+def span_seconds(start: datetime, end: datetime) -> float:
+    """A claim wait's or a run time's seconds, as the histograms and the web view's charts count them: a
+    negative span (the clocks of two processes disagree) counts as 0."""
+    return max((end - start).total_seconds(), 0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class Timed:
     """A signal's times, and what its runs cost, as the web view's charts read them (application/flow_charts.py):
@@ -441,10 +447,10 @@ class SignalReadModel(abc.ABC):
                 continue
             if kind == CLAIM_WAIT:
                 groups.setdefault((s.blackboard_id, None), []).append(
-                    max((s.claimed_at - s.created_at).total_seconds(), 0.0)
+                    span_seconds(s.created_at, s.claimed_at)
                 )
             elif s.completed_at is not None:
-                seconds = max((s.completed_at - s.claimed_at).total_seconds(), 0.0)  # clocks may disagree
+                seconds = span_seconds(s.claimed_at, s.completed_at)
                 groups.setdefault((s.blackboard_id, str(s.status)), []).append(seconds)
         return [
             Durations(board, status, tuple(sum(x <= b for x in xs) for b in bounds), len(xs), sum(xs))
