@@ -155,11 +155,15 @@ def test_a_wait_suspends_only_its_task_while_another_handle_completes_the_signal
         signal = await bb.post("RESEARCH", board, "e-1", "wait for me")
         completed_at: list[float] = []
         ticking = asyncio.create_task(ticker())
-        threading.Thread(target=complete_later, args=(signal.signal_id, completed_at), daemon=True).start()
+        completing = threading.Thread(
+            target=complete_later, args=(signal.signal_id, completed_at), daemon=True
+        )
+        completing.start()
         began = time.monotonic()
         done = await bb.wait(signal.signal_id, timeout=30)
         ended, waited_ticks = time.monotonic(), ticks
         ticking.cancel()
+        completing.join(timeout=30)  # the wait may wake before the thread has noted when it completed
 
         assert done.status == "COMPLETED"
         assert ended - began >= 0.5 and completed_at

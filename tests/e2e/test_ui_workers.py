@@ -103,7 +103,7 @@ def test_the_panel_lists_each_live_worker_what_it_runs_for_how_long_and_its_last
         settled(driver, lambda d: row(d, idle) is None)
         assert row(driver, busy) is not None
         stop(cli, busy)
-        settled(driver, lambda d: "No live worker" in d.find_element(By.ID, "workers").text)
+        settled(driver, lambda d: row(d, busy) is None)  # another test's worker may beat on a shared server
         assert csp_refusals(driver) == []
         polls = driver.execute_script(
             "return performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/api/workers'))"
