@@ -185,7 +185,7 @@ Step = tuple[ClauseElement, Mapping[str, Any]]  # a statement and its values
 
 def run_all(conn: Connection, steps: Sequence[Step]) -> list[Any]:
     """The statements in their order, and what each gave: its rows (as `rows`), or for a statement that
-    returns none the count of rows it changed. On PostgreSQL they go in one round trip, psycopg's pipeline
+    returns none the count of rows it changed. On PostgreSQL (psycopg) they go in one round trip, its pipeline
     mode, where each statement still starts once the one before it has finished and takes its own snapshot
     (READ COMMITTED): a read after a lock sees what every writer that held the lock before committed. So
     only statements whose values do not depend on an earlier one's answer go together. An error in any of
@@ -193,7 +193,7 @@ def run_all(conn: Connection, steps: Sequence[Step]) -> list[Any]:
     if not steps:
         return []
     driver = conn.connection.driver_connection
-    if len(steps) == 1 or conn.dialect.name != "postgresql":  # one at a time: in process, no round trip
+    if len(steps) == 1 or conn.dialect.driver != "psycopg":  # one at a time (SQLite: no round trips)
         return [_one_of(conn, statement, params) for statement, params in steps]
     sent: list[tuple[Prepared, Any]] = []
     sql, bound, cursor, context = "", None, None, None
