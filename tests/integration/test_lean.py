@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import create_engine, event, select, text, update
+from sqlalchemy import bindparam, create_engine, event, func, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from blackboard.application.commands import ClaimSignal, CompleteSignal, FailSignal, PostSignal
@@ -23,8 +24,9 @@ from blackboard.infrastructure.persistence.engine import write_transaction
 from blackboard.infrastructure.persistence.event_store import translated
 from blackboard.infrastructure.persistence.sqlite import SqliteDialect
 from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
-from blackboard.infrastructure.persistence.unit_of_work import BY_ID, _SignalRow
+from blackboard.infrastructure.persistence.unit_of_work import BY_ID, SignalRow, read_log
 from tests.integration.conftest import SqlBoard
+from tests.waiting import wait_until
 
 USAGE = SignalUsage(runner="claude-code", model="m", input_tokens=3, output_tokens=4, cost_usd=0.25, turns=2)
 
@@ -85,7 +87,7 @@ def test_rows_read_on_the_driver_decode_to_the_signals_pydantic_validates(sql_en
         assert any(r.gate for r in rows) and any(r.not_before for r in rows)
         for row in rows:
             (raw,) = lean.rows(conn, BY_ID, {"board": row.blackboard_id, "id": row.signal_id})
-            fast = signal_from_row(_SignalRow._make(raw))
+            fast = signal_from_row(SignalRow._make(raw))
             assert fast == validated(row) == signal_from_row(row)
             assert tuple(raw) == tuple(row)  # every column as SQLAlchemy converts it (times aware, in UTC)
             for moment in (fast.created_at, fast.claimed_at, fast.not_before):
@@ -106,7 +108,7 @@ def test_a_row_an_older_release_wrote_is_validated_and_gets_the_defaults(sql_eng
         )
     with sql_engine.connect() as conn:
         (raw,) = lean.rows(conn, BY_ID, {"board": "ps-1", "id": signal_id})
-    payload = signal_from_row(_SignalRow._make(raw)).payload
+    payload = signal_from_row(SignalRow._make(raw)).payload
     assert payload == SignalPayload(ps_id="ps-1", entry_id="e-1", topic="old")
     assert payload.model_fields_set == {"ps_id", "entry_id", "topic"}
 
@@ -286,3 +288,81 @@ def test_statements_are_compiled_for_each_driver_and_parameter_style(sqlite_url)
     finally:
         for engine in engines:
             engine.dispose()
+
+
+def _event(stream: str, version: int, event_id: str) -> dict:
+    now = datetime.now(UTC)
+    return {
+        "event_id": event_id,
+        "stream_id": stream,
+        "version": version,
+        "event_type": "AgentSignalPosted",
+        "schema_version": 1,
+        "data": "{}",
+        "metadata": "{}",
+        "occurred_at": now,
+        "recorded_at": now,
+    }
+
+
+def test_statements_sent_together_give_each_its_own_result_and_an_error_leaves_as_sqlalchemy_s(sql_engine):
+    insert = (
+        EVENTS.insert()
+        .values(
+            {c: bindparam(c) for c in ("event_id", "stream_id", "version", "event_type", "schema_version")}
+            | {c: bindparam(c) for c in ("data", "metadata", "occurred_at", "recorded_at")}
+        )
+        .returning(EVENTS.c.version)
+    )
+    count = select(func.count()).select_from(EVENTS).where(EVENTS.c.stream_id == bindparam("stream"))
+    rename = update(EVENTS).where(EVENTS.c.stream_id == bindparam("old")).values(stream_id=bindparam("new"))
+    with write_transaction(sql_engine) as conn:
+        found = lean.run_all(
+            conn,
+            [
+                (insert, _event("s-1", 1, "e-1")),
+                (insert, _event("s-1", 2, "e-2")),
+                (count, {"stream": "s-1"}),
+                (rename, {"old": "s-1", "new": "s-2"}),
+                (count, {"stream": "s-2"}),
+            ],
+        )
+    assert found == [[(1,)], [(2,)], [(2,)], 2, [(2,)]]  # the rows given, or how many changed, in order
+    taken = _event("s-3", 1, "e-1")  # the event id is taken: the second statement fails
+    with pytest.raises(IntegrityError):
+        with write_transaction(sql_engine) as conn:
+            lean.run_all(
+                conn, [(insert, _event("s-3", 2, "e-3")), (insert, taken), (count, {"stream": "s-3"})]
+            )
+    with pytest.raises(ConcurrencyConflict):
+        with translated("append", "s-3"), write_transaction(sql_engine) as conn:
+            lean.run_all(conn, [(insert, _event("s-3", 2, "e-3")), (insert, taken)])
+    with sql_engine.connect() as conn:  # nothing of the failed ones written, the connection usable again
+        assert conn.execute(select(EVENTS.c.event_id).order_by(EVENTS.c.position)).scalars().all() == [
+            "e-1",
+            "e-2",
+        ]
+
+
+def _lock_waiters(engine) -> int:
+    with engine.connect() as conn:
+        return conn.scalar(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"))
+
+
+def test_a_read_sent_with_a_lock_sees_what_the_lock_s_holder_committed(pg_engine):
+    """One round trip, two statements: the read takes its snapshot when it starts, after the lock was granted
+    (READ COMMITTED), so it sees the commit that released the lock; one statement would not."""
+    dialect, seen = dialect_of(pg_engine), {}
+
+    def append_after_the_holder() -> None:
+        with write_transaction(pg_engine) as conn:
+            seen["log"] = read_log(conn, "s-1", dialect.log_hold())
+
+    with write_transaction(pg_engine) as conn:
+        dialect.hold_log(conn)
+        conn.execute(EVENTS.insert(), _event("s-1", 1, "e-1"))
+        reader = threading.Thread(target=append_after_the_holder)
+        reader.start()
+        wait_until(lambda: _lock_waiters(pg_engine), what="the reader waiting for the log's lock")
+    reader.join(timeout=30)
+    assert seen["log"].version == 1 and seen["log"].end == 1

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, bindparam, delete, exists, insert, or_, select
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, exists, or_, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -67,13 +67,20 @@ def blob_bytes(blob: TypedBlob) -> bytes:
 # ---- the fold (fold.fold_events hands it the checkpoint events, in log order) ----
 
 
-def fold(conn: Connection, events: Sequence[tuple[int, CheckpointEvent]]) -> None:
+def fold(
+    conn: Connection, events: Sequence[tuple[int, CheckpointEvent]], writes: list[lean.Step] | None = None
+) -> None:
+    """The rows of these events. Their upserts go on `writes` (lean.py's steps, which the caller sends with
+    the checkpoint's move: fold.finish), or run here without it; a deletion runs what is on it first, then
+    itself, so the rows change in the events' order."""
+    pending: list[lean.Step] = [] if writes is None else writes
     for position, event in events:
         if isinstance(event, CheckpointSaved):
-            _save(conn, position, event)
+            pending.append(_save(conn, position, event))
         elif isinstance(event, CheckpointWritesSaved):
-            _save_writes(conn, event)
+            pending.extend(_save_writes(conn, event))
         elif isinstance(event, CheckpointThreadDeleted):
+            _flush(conn, pending)
             for table in (CHECKPOINT_WRITES, CHECKPOINT_ROWS):
                 conn.execute(
                     delete(table).where(
@@ -81,6 +88,7 @@ def fold(conn: Connection, events: Sequence[tuple[int, CheckpointEvent]]) -> Non
                     )
                 )
         elif isinstance(event, CheckpointsPruned):
+            _flush(conn, pending)
             refs = [(r.checkpoint_ns, r.checkpoint_id) for r in event.checkpoints]
             for start in range(0, len(refs), 500):
                 chunk = refs[start : start + 500]
@@ -97,6 +105,13 @@ def fold(conn: Connection, events: Sequence[tuple[int, CheckpointEvent]]) -> Non
                             ),
                         )
                     )
+    if writes is None:
+        _flush(conn, pending)
+
+
+def _flush(conn: Connection, pending: list[lean.Step]) -> None:
+    lean.run_all(conn, pending)
+    pending.clear()
 
 
 def _key(table: Any, event: CheckpointSaved | CheckpointWritesSaved) -> Any:
@@ -124,11 +139,10 @@ def _upsert_row(dialect: str) -> Any:
     )
 
 
-def _save(conn: Connection, position: int, event: CheckpointSaved) -> None:
+def _save(conn: Connection, position: int, event: CheckpointSaved) -> lean.Step:
     run_id = event.checkpoint_metadata.get("run_id")
     blob = event.metadata_blob
-    lean.execute(
-        conn,
+    return (
         _upsert_row(conn.dialect.name),
         {
             "blackboard_id": event.blackboard_id,
@@ -155,7 +169,6 @@ HELD = select(W.idx).where(
     W.checkpoint_id == bindparam("id"),
     W.task_id == bindparam("task"),
 )
-INSERT_WRITE = insert(CHECKPOINT_WRITES)
 
 
 def held(conn: Connection, board: str, thread: str, ns: str, checkpoint_id: str, task_id: str) -> set[int]:
@@ -164,38 +177,47 @@ def held(conn: Connection, board: str, thread: str, ns: str, checkpoint_id: str,
     return {idx for (idx,) in lean.rows(conn, HELD, params)}
 
 
-def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> None:
-    held_idx = held(
-        conn, event.blackboard_id, event.thread_id, event.checkpoint_ns, event.checkpoint_id, event.task_id
+@functools.cache
+def _insert_write(dialect: str, keep: bool) -> Any:
+    """INSERT of a task's write to a checkpoint: over the held one of the same idx (ON CONFLICT DO UPDATE),
+    or, for an idx whose first write is kept (`keeps`, the domain's rule: it decides which of the two a
+    write takes), nothing where one is held (DO NOTHING). One statement, whatever the rows hold: the fold
+    reads nothing first."""
+    dialects = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}
+    if dialect not in dialects:
+        raise ValueError(f"checkpoints: no upsert for {dialect!r}")
+    statement = dialects[dialect](CHECKPOINT_WRITES)
+    keys = [c.name for c in CHECKPOINT_WRITES.primary_key.columns]
+    if keep:
+        return statement.on_conflict_do_nothing(index_elements=keys)
+    return statement.on_conflict_do_update(
+        index_elements=keys,
+        set_={c.name: statement.excluded[c.name] for c in CHECKPOINT_WRITES.columns if c.name not in keys},
     )
-    replaced = [w.idx for w in event.writes if w.idx in held_idx and not keeps(w.idx)]
-    if replaced:
-        conn.execute(
-            delete(CHECKPOINT_WRITES).where(
-                _key(CHECKPOINT_WRITES, event), W.task_id == event.task_id, W.idx.in_(replaced)
-            )
-        )
-    rows, seen = [], set()
+
+
+def _save_writes(conn: Connection, event: CheckpointWritesSaved) -> list[lean.Step]:
+    """The task's writes to the checkpoint, the first of each idx in the event (as LangGraph's savers)."""
+    steps: list[lean.Step] = []
+    seen: set[int] = set()
     for write in event.writes:
-        if (write.idx in held_idx and keeps(write.idx)) or write.idx in seen:
+        if write.idx in seen:
             continue
         seen.add(write.idx)
-        rows.append(
-            {
-                "blackboard_id": event.blackboard_id,
-                "thread_id": event.thread_id,
-                "checkpoint_ns": event.checkpoint_ns,
-                "checkpoint_id": event.checkpoint_id,
-                "task_id": event.task_id,
-                "idx": write.idx,
-                "task_path": event.task_path,
-                "channel": write.channel,
-                "value_type": write.value.type,
-                "value_data": blob_bytes(write.value),
-            }
-        )
-    if rows:
-        lean.execute_many(conn, INSERT_WRITE, rows)
+        row = {
+            "blackboard_id": event.blackboard_id,
+            "thread_id": event.thread_id,
+            "checkpoint_ns": event.checkpoint_ns,
+            "checkpoint_id": event.checkpoint_id,
+            "task_id": event.task_id,
+            "idx": write.idx,
+            "task_path": event.task_path,
+            "channel": write.channel,
+            "value_type": write.value.type,
+            "value_data": blob_bytes(write.value),
+        }
+        steps.append((_insert_write(conn.dialect.name, keeps(write.idx)), row))
+    return steps
 
 
 def clear(conn: Connection) -> None:
@@ -369,8 +391,8 @@ class SqlCheckpoints:
                 catch_up()
             with translated(f"could not record checkpoints of thread {thread_id!r}", stream):
                 with write_transaction(self._engine) as conn:
-                    dialect_of(self._engine).hold_entry(conn, stream)
-                    log = read_log(conn, stream)
+                    # the stream's hold, then its state read under it: one round trip
+                    log = read_log(conn, stream, dialect_of(self._engine).entry_hold(stream))
                     if log.live or catch_up is None:
                         events = build(log.version, conn)
                         if not events:

@@ -68,6 +68,19 @@ class Dialect(abc.ABC):
     def hold_log(self, conn: Connection) -> None:
         """In a write transaction, right before it appends: positions are handed out in commit order."""
 
+    def log_hold(self) -> list[Any]:
+        """`hold_log`'s statements (lean.py's steps), for a caller that sends them in one round trip with
+        the reads that must follow the hold (`lean.run_all`); none where the transaction holds it already."""
+        return []
+
+    def entry_hold(self, stream_id: str) -> list[Any]:
+        """`hold_entry`'s statements, as `log_hold` gives `hold_log`'s."""
+        return []
+
+    def board_share(self, blackboard_id: str) -> list[Any]:
+        """`share_board`'s statements (without the projection's), as `log_hold` gives `hold_log`'s."""
+        return []
+
     def hold_projection(self, conn: Connection) -> None:
         """In a transaction that folds or clears the read model outside a command: no command is
         deciding on its rows meanwhile."""

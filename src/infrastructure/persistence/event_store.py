@@ -21,8 +21,9 @@ from blackboard.application.ports import (
     StoreUnavailable,
 )
 from blackboard.domain.events import BlackboardEvent
+from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import event_from_row, event_row, recorded_from_row
-from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.infrastructure.persistence.dialect import dialect_of, insert_values
 from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
 from blackboard.infrastructure.persistence.tables import EVENTS, SIGNALS
 
@@ -67,13 +68,43 @@ def append_in(
         if _all_stored(conn, events):
             return []
         raise ConcurrencyConflict(stream_id, expected_version)
-    now, meta = datetime.now(UTC), dict(metadata)
-    meta_json = json.dumps(meta, separators=(",", ":"))
-    rows = [event_row(e, meta, now, meta_json) for e in events]
+    now, meta, rows = _rows(events, metadata)
     positions = dialect.insert_many(conn, EVENTS, rows, returning="position", key="event_id")
     if notify:  # else the caller notifies before its commit
         dialect.notify(conn, positions[-1], events)
     return [Recorded(p, e, now, meta) for p, e in zip(positions, events, strict=True)]
+
+
+def _rows(
+    events: Sequence[BlackboardEvent], metadata: Mapping[str, Any]
+) -> tuple[datetime, dict[str, Any], list[dict[str, Any]]]:
+    now, meta = datetime.now(UTC), dict(metadata)
+    meta_json = json.dumps(meta, separators=(",", ":"))
+    return now, meta, [event_row(e, meta, now, meta_json) for e in events]
+
+
+def append_one_after(
+    conn: Connection,
+    stream_id: str,
+    event: BlackboardEvent,
+    metadata: Mapping[str, Any],
+    reads: Sequence[Any],
+) -> tuple[list[Any], Recorded]:
+    """`append_in` of one event (notifying no one), sent in one round trip after `reads` (lean.py's steps: the
+    log's hold and the reads under it, which the insert need not wait for); what they read, and the event
+    as recorded. The last of `reads` gives the stream's version first: the event must follow it, as
+    `append_in` checks, or ConcurrencyConflict, raised once the insert has run, or by the insert itself
+    (the stream's unique versions), the caller's transaction then rolled back with it."""
+    if event.stream_id != stream_id:
+        raise ValueError(f"every appended event must belong to stream {stream_id!r}")
+    now, meta, (row,) = _rows([event], metadata)
+    insert = insert_values(EVENTS, tuple(row), "position")
+    *found, inserted = lean.run_all(conn, [*reads, (insert, row)])
+    ((version, *_),) = found[-1]
+    if version != event.version - 1:
+        raise ConcurrencyConflict(stream_id, event.version - 1)
+    ((position,),) = inserted
+    return found, Recorded(position, event, now, meta)
 
 
 # two unique indexes: the signal's row by its key, its post's event by the event_id the row names

@@ -290,20 +290,39 @@ def set_checkpoint_and_notify(
     """Move the checkpoint to the append's last position and tell the log's listeners (on commit) what
     the append of `events` did (notice.py), in one round trip where the database can notify from a
     statement (PostgreSQL): both run under the log's lock, which every other append waits for."""
-    dialect = dialect_of(conn.engine)
-    if dialect.notify_channel is None:
-        set_checkpoint(conn, position)
-        dialect.notify(conn, position, events)
-        return
-    params = {"position": position, "channel": dialect.notify_channel, "payload": payload(position, events)}
-    if lean.one(conn, SET_CHECKPOINT_NOTIFY, params) is None:  # no checkpoint row yet
-        set_checkpoint(conn, position)
-        dialect.notify(conn, position, events)
+    finish(conn, [], position, events)
 
 
 def set_checkpoint(conn: Connection, position: int) -> None:
-    if lean.execute(conn, SET_CHECKPOINT, {"position": position}) == 0:
+    finish(conn, [], position)
+
+
+def finish(
+    conn: Connection,
+    writes: Sequence[lean.Step],
+    position: int,
+    notify: Sequence[BlackboardEvent] | None = None,
+) -> None:
+    """The fold's last writes (`writes`: statements no later one reads, lean.py's steps), then the checkpoint
+    moved to `position`, and with `notify` the log's listeners told (on commit) what the append of those
+    events did: in one round trip on PostgreSQL (lean.run_all; the notification rides on the checkpoint's
+    UPDATE, `SET_CHECKPOINT_NOTIFY`). A read model without its checkpoint row yet gets it inserted."""
+    dialect = dialect_of(conn.engine)
+    by_statement = notify is not None and dialect.notify_channel is not None
+    if by_statement:
+        assert notify is not None
+        move: lean.Step = (
+            SET_CHECKPOINT_NOTIFY,
+            {"position": position, "channel": dialect.notify_channel, "payload": payload(position, notify)},
+        )
+    else:
+        move = (SET_CHECKPOINT, {"position": position})
+    *_, moved = lean.run_all(conn, [*writes, move])
+    if not moved:  # no checkpoint row yet: no row changed (SET_CHECKPOINT), none returned (..._NOTIFY)
         conn.execute(insert(CHECKPOINTS).values(name=NAME, position=position))
+        by_statement = False
+    if notify is not None and not by_statement:
+        dialect.notify(conn, position, notify)
 
 
 def fold(
@@ -313,14 +332,19 @@ def fold(
     after: int | None = None,
     dependants: Mapping[str, list[str]] | None = None,
     writer: RowWriter | None = None,
+    notify: Sequence[BlackboardEvent] | None = None,
 ) -> int:
     """Fold the records after the checkpoint (`after`, if the caller just read it) and move it, in
     the caller's transaction; returns how many were folded. `cache` holds signal states known to
-    match the tables and `dependants` the stored dependants of some of them, so neither is read."""
+    match the tables and `dependants` the stored dependants of some of them, so neither is read.
+    `notify`: the events a command appended, for the log's listeners, told with the checkpoint's move
+    (`finish`)."""
     after = checkpoint(conn) if after is None else after
     fresh = [(r.position, r.event) for r in records if r.position > after]
     if fresh:
-        fold_events(conn, fresh, cache, dependants, writer)
+        fold_events(conn, fresh, cache, dependants, writer, notify)
+    elif notify is not None and records:
+        dialect_of(conn.engine).notify(conn, records[-1].position, notify)
     return len(fresh)
 
 
@@ -355,8 +379,10 @@ def fold_events(
     cache: FoldCache | None = None,
     dependants: Mapping[str, list[str]] | None = None,
     writer: RowWriter | None = None,
+    notify: Sequence[BlackboardEvent] | None = None,
 ) -> None:
-    """Fold these (position, event) pairs, the log's next ones in order, and move the checkpoint to the last."""
+    """Fold these (position, event) pairs, the log's next ones in order, and move the checkpoint to the last
+    (`finish`: with the checkpoint rows' writes, and `notify`'s notification, in one round trip)."""
     cache = cache if cache is not None else FoldCache()
     # one pass sorts them (a page of a rebuild is 20,000 events, nearly all of signals)
     signal_events: list[BlackboardEvent] = []
@@ -379,21 +405,22 @@ def fold_events(
         batch = Fold(conn, cache, dependants, writer)
         batch.apply(signal_events)
         batch.flush()
+    writes: list[lean.Step] = []  # statements that no later one reads: sent with the checkpoint's move
     if entry_records:  # entries live in tables of their own: their order to signals is moot
         from blackboard.infrastructure.persistence.knowledge.fold import (
             fold_entries,
         )  # not for signals alone
 
-        fold_entries(conn, entry_records, cache.entries, cache.complete)
+        fold_entries(conn, entry_records, cache.entries, cache.complete, writes)
     if checkpoint_events:  # LangGraph's checkpoints: tables of their own
         from blackboard.infrastructure.persistence import checkpoints  # not for signals alone
 
-        checkpoints.fold(conn, checkpoint_events)
+        checkpoints.fold(conn, checkpoint_events, writes)
     if solves:
         controller_runs(conn, solves, writer)
     for budget in budgets:  # rare: a person sets a board's budget (`blackboard budget`)
         set_budget_row(conn, budget)
-    set_checkpoint(conn, events[-1][0])
+    finish(conn, writes, events[-1][0], notify)
 
 
 _SOLVE_USAGE_COLUMNS = ("event_id", *USAGE_COLUMNS[1:])

@@ -23,7 +23,11 @@ SQLAlchemy.
 
 It is the one way a command's statements run (`tests/integration/test_lean.py` holds every statement of
 posts, claims, completions, failures and retries to it, PostgreSQL's locks and notification included),
-save those a run's usage adds (built per call for the boards at hand). Issue 35 asked whether it should
+save those a run's usage adds (built per call for the boards at hand). `run_all` sends several statements that
+need no answer from one another in one round trip on PostgreSQL (psycopg's pipeline mode): a lock and the
+reads under it, the log's hold with its state and the event's insert, the fold's row writes with the read
+model's position and the notification (issue 37: a LangGraph checkpoint's put went from 10 round trips to 5).
+Issue 35 asked whether it should
 go: with its five functions handed to SQLAlchemy's `Connection.execute` in the benchmark's process, section
 (a)'s commands cost 1.41 ms of CPU each at synchronous=FULL and 0.95 at NORMAL, against 1.17 and 0.61 with
 it (the same machine, minutes apart): SQLAlchemy's Python per statement is what it saves, so it stays.
@@ -176,12 +180,59 @@ def execute_many(conn: Connection, statement: ClauseElement, params: Iterable[Ma
         _run(conn, query.sql, bound, _MANY)
 
 
+Step = tuple[ClauseElement, Mapping[str, Any]]  # a statement and its values
+
+
+def run_all(conn: Connection, steps: Sequence[Step]) -> list[Any]:
+    """The statements in their order, and what each gave: its rows (as `rows`), or for a statement that
+    returns none the count of rows it changed. On PostgreSQL (psycopg) they go in one round trip, its pipeline
+    mode, where each statement still starts once the one before it has finished and takes its own snapshot
+    (READ COMMITTED): a read after a lock sees what every writer that held the lock before committed. So
+    only statements whose values do not depend on an earlier one's answer go together. An error in any of
+    them goes through SQLAlchemy's handling (as `_run`), named by the statement the pipeline ended on."""
+    if not steps:
+        return []
+    driver = conn.connection.driver_connection
+    if len(steps) == 1 or conn.dialect.driver != "psycopg":  # one at a time (SQLite: no round trips)
+        return [_one_of(conn, statement, params) for statement, params in steps]
+    sent: list[tuple[Prepared, Any]] = []
+    sql, bound, cursor, context = "", None, None, None
+    try:
+        with driver.pipeline():
+            for statement, params in steps:
+                query = prepared(conn, statement)
+                sql, bound = query.bind(conn, params)
+                cursor = driver.cursor()
+                sql, bound, context = _send(conn, cursor, sql, bound, many=False)
+                sent.append((query, cursor))
+        found = [_result(query, c) for query, c in sent]
+    except BaseException as exc:  # noqa: BLE001 -- SQLAlchemy's handling re-raises it, wrapped or not
+        conn._handle_dbapi_exception(
+            exc, sql, bound, cursor, context or Context(conn, cursor, sql, bound, False)
+        )
+    for _, c in sent:
+        c.close()
+    return found
+
+
+def _one_of(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) -> Any:
+    query = prepared(conn, statement)
+    sql, bound = query.bind(conn, params)
+    return _run(conn, sql, bound, _RESULT, query)
+
+
+def _result(query: Prepared, cursor: Any) -> Any:
+    if cursor.description is None:
+        return cursor.rowcount
+    return [query.convert(row) for row in cursor.fetchall()]
+
+
 def run_sql(conn: Connection, sql: str) -> None:
     """A statement without parameters or rows (SQLite's BEGIN IMMEDIATE)."""
     _run(conn, sql, (), _COUNT)
 
 
-_COUNT, _ROWS, _MANY = 0, 1, 2
+_COUNT, _ROWS, _MANY, _RESULT = 0, 1, 2, 3
 
 
 class Context:
@@ -208,39 +259,54 @@ class Context:
         """SQLAlchemy calls this on its context when a statement fails; nothing to clean up here."""
 
 
-def _run(conn: Connection, sql: str, params: Any, mode: int) -> Any:
+def _run(conn: Connection, sql: str, params: Any, mode: int, query: Prepared | None = None) -> Any:
     """Run on the driver's cursor as SQLAlchemy's `Connection` would: the statement listeners with a
     context (a `before_cursor_execute` listener registered with `retval=True` may rewrite the SQL and
     its parameters, which then run, as SQLAlchemy runs them), the engine's echo, and any error through
     SQLAlchemy's own handling (`handle_error` listeners, the error wrapped as SQLAlchemy's, a lost
     connection invalidated with its pool), reading the rows included. The rows (`_ROWS`), the count of
-    rows changed (`_COUNT`) or nothing (`_MANY`, an executemany)."""
+    rows changed (`_COUNT`), nothing (`_MANY`, an executemany), or whichever the statement gives
+    (`_RESULT`, converted as `query` says: `run_all`'s)."""
     many = mode == _MANY
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     context: Context | None = None
     try:
-        # listeners of the connection's own (rare), or of its engine and the Engine class (a counter, a tracer)
-        listeners = conn.dispatch if conn._has_events else conn.engine.dispatch
-        if listeners.before_cursor_execute or listeners.after_cursor_execute:
-            context = Context(
-                conn, cursor, sql, params if many or isinstance(params, dict) else tuple(params), many
-            )
-            params = context.parameters if many else context.parameters[0]
-            for before in conn.dispatch.before_cursor_execute:
-                sql, params = before(conn, cursor, sql, params, context, many)
-        if conn._echo:
-            conn._log_info(sql)
-            conn._log_parameters(params, "lean.py, compiled once", ismulti=many)
-        if many:
-            cursor.executemany(sql, params)
+        sql, params, context = _send(conn, cursor, sql, params, many)
+        if mode == _RESULT:
+            assert query is not None
+            found = _result(query, cursor)
         else:
-            cursor.execute(sql, params)
-        if context is not None:
-            conn.dispatch.after_cursor_execute(conn, cursor, sql, params, context, many)
-        found = cursor.fetchall() if mode == _ROWS else cursor.rowcount
+            found = cursor.fetchall() if mode == _ROWS else cursor.rowcount
     except BaseException as exc:  # noqa: BLE001 -- SQLAlchemy's handling re-raises it, wrapped or not
         conn._handle_dbapi_exception(
             exc, sql, params, cursor, context or Context(conn, cursor, sql, params, many)
         )
     cursor.close()
     return found
+
+
+def _send(
+    conn: Connection, cursor: Any, sql: str, params: Any, many: bool
+) -> tuple[str, Any, Context | None]:
+    """The statement on the cursor, with the listeners and the echo (`_run`'s): the SQL and parameters that
+    ran, and the listeners' context (None without listeners)."""
+    context: Context | None = None
+    # listeners of the connection's own (rare), or of its engine and the Engine class (a counter, a tracer)
+    listeners = conn.dispatch if conn._has_events else conn.engine.dispatch
+    if listeners.before_cursor_execute or listeners.after_cursor_execute:
+        context = Context(
+            conn, cursor, sql, params if many or isinstance(params, dict) else tuple(params), many
+        )
+        params = context.parameters if many else context.parameters[0]
+        for before in conn.dispatch.before_cursor_execute:
+            sql, params = before(conn, cursor, sql, params, context, many)
+    if conn._echo:
+        conn._log_info(sql)
+        conn._log_parameters(params, "lean.py, compiled once", ismulti=many)
+    if many:
+        cursor.executemany(sql, params)
+    else:
+        cursor.execute(sql, params)
+    if context is not None:
+        conn.dispatch.after_cursor_execute(conn, cursor, sql, params, context, many)
+    return sql, params, context

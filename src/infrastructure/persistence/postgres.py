@@ -82,9 +82,10 @@ class PostgresDialect(Dialect):
         )
 
     def hold_entry(self, conn: Connection, stream_id: str) -> None:
-        lean.execute(
-            conn, HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": ENTRY_LOCKS, "board": stream_id}
-        )
+        lean.execute(conn, *self.entry_hold(stream_id)[0])
+
+    def entry_hold(self, stream_id: str) -> list[Any]:
+        return [(HOLD_BOARD, {"projection": PROJECTION_LOCK, "kind": ENTRY_LOCKS, "board": stream_id})]
 
     def share_board(self, conn: Connection, blackboard_id: str, projection: bool = False) -> None:
         # an entry writer takes it after the key's lock; a board's writer never takes a key's, so the
@@ -96,7 +97,10 @@ class PostgresDialect(Dialect):
                 {"projection": PROJECTION_LOCK, "kind": BOARD_LOCKS, "board": blackboard_id},
             )
         else:
-            lean.execute(conn, SHARE_BOARD, {"kind": BOARD_LOCKS, "board": blackboard_id})
+            lean.execute(conn, *self.board_share(blackboard_id)[0])
+
+    def board_share(self, blackboard_id: str) -> list[Any]:
+        return [(SHARE_BOARD, {"kind": BOARD_LOCKS, "board": blackboard_id})]
 
     def hold_key(self, conn: Connection, key: str) -> None:
         # taken after the board's lock and before the log's, by claims only: the order is always board,
@@ -105,7 +109,10 @@ class PostgresDialect(Dialect):
         lean.execute(conn, HOLD_KEY, {"kind": CONCURRENCY_LOCKS, "key": key})
 
     def hold_log(self, conn: Connection) -> None:
-        lean.execute(conn, HOLD, {"key": LOG_LOCK})
+        lean.execute(conn, *self.log_hold()[0])
+
+    def log_hold(self) -> list[Any]:
+        return [(HOLD, {"key": LOG_LOCK})]
 
     def hold_projection(self, conn: Connection) -> None:
         conn.execute(HOLD, {"key": PROJECTION_LOCK})

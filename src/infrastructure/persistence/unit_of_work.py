@@ -57,6 +57,7 @@ from blackboard.infrastructure.persistence.event_store import (
     LAST_POSITION,
     VERSION,
     append_in,
+    append_one_after,
     load_in,
     translated,
 )
@@ -215,8 +216,12 @@ class LogState:
         return self.checkpoint == self.end
 
 
-def read_log(conn: Connection, stream_id: str) -> LogState:
-    ((version, end, checkpoint),) = lean.rows(conn, STATE, {"stream": stream_id})
+def read_log(conn: Connection, stream_id: str, hold: Sequence[lean.Step] = ()) -> LogState:
+    """The stream's state; after `hold` (a dialect's lock statements: `log_hold`, `entry_hold`), taken
+    first in the same round trip (lean.run_all): the read is a statement of its own after the lock, so it
+    sees every commit of those who held it before."""
+    *_, found = lean.run_all(conn, [*hold, (STATE, {"stream": stream_id})])
+    ((version, end, checkpoint),) = found
     return LogState(version, end, checkpoint or 0)
 
 
@@ -227,8 +232,9 @@ def hold_log(
     reserving: Mapping[str, Any] | None = None,
 ) -> LogState:
     """Hold the log from here to the commit (positions follow commit order) and read its state under
-    the hold. `known`, read earlier in this transaction, is still true where the database has one
-    writer at a time (SQLite), and is not read again.
+    the hold, in one round trip (the lock, then the read as a statement of its own: lean.run_all). `known`,
+    read earlier in this transaction, is still true where the database has one writer at a time (SQLite),
+    and is not read again.
 
     `reserving` (the board and the claims' lapse: claims of the board that reserved, holding only their
     signals, whose rows are written): in the same statement, what the board's runs spent and its open
@@ -238,12 +244,12 @@ def hold_log(
     dialect = dialect_of(conn.engine)
     if known is not None and dialect.one_writer:
         return known
-    dialect.hold_log(conn)
     if reserving is None:
-        return read_log(conn, stream_id)
-    ((version, end, checkpoint, *budget),) = lean.rows(
-        conn, STATE_AND_RESERVED, {"stream": stream_id, **reserving}
+        return read_log(conn, stream_id, dialect.log_hold())
+    *_, found = lean.run_all(
+        conn, [*dialect.log_hold(), (STATE_AND_RESERVED, {"stream": stream_id, **reserving})]
     )
+    ((version, end, checkpoint, *budget),) = found
     seen = _limits(*budget)
     if seen.budget.exceeded_by(seen.spent + seen.reserved):
         raise ConcurrencyConflict(stream_id, version)
@@ -274,27 +280,53 @@ def commit_in(
     written before the log's lock is taken, so the lock covers only the insert, the checkpoint and
     the commit. Should an append that was not folded (a bare append, an import) have come in since
     the rows were read, the fold would run twice over it: ConcurrencyConflict, nothing written, and
-    the command decides again. `reserving`: see `hold_log` (the rows must be written first: `early`)."""
+    the command decides again. `reserving`: see `hold_log` (the rows must be written first: `early`).
+
+    A command of one event holding its stream (the most common: a post, a LangGraph put, an entry's write)
+    sends the log's hold, the state read under it and the event's insert in one round trip
+    (`append_one_after`); the fold's writes then go with the read model's position and the notification in
+    one more (`fold.finish`)."""
     early = signals_only and known is not None and known.live
     # the budget rows the fold writes, locked before the log's lock, as every writer takes them: a budget
     # set, and a run's usage (a completion's, a solve controller's), so no two writers wait on each other's
     fold.lock_budgets(conn, fold.budget_rows_written(events))
     if early:  # the rows first, outside the log's lock (they hold no position)
         fold.fold_rows(conn, events, seed, dependants)
+    dialect = dialect_of(conn.engine)
+    if not signals_only and len(events) == 1 and not (known is not None and dialect.one_writer):
+        # a command's one event (the most common): the log's hold, its state read under it and the event's
+        # insert go in one round trip; the state says after whether the rows are to be written here
+        found, one = append_one_after(
+            conn, stream_id, events[0], metadata, [*dialect.log_hold(), (STATE, {"stream": stream_id})]
+        )
+        ((_, end, checkpoint),) = found[-1]
+        if (checkpoint or 0) != end:  # the read model is behind: the projector folds it, told by this
+            dialect.notify(conn, one.position, events)
+        else:
+            fold.fold(conn, [one], seed, after=end, dependants=dependants, notify=events)
+        return [one]
     log = hold_log(conn, stream_id, known, reserving if early else None)
     if early and not log.live:
         raise ConcurrencyConflict(stream_id, events[0].version - 1)
     if signals_only and log.version != events[0].version - 1:  # others of the board committed first
         events = [e.model_copy(update={"version": log.version + i}) for i, e in enumerate(events, 1)]
+    # the listeners are told with the checkpoint's move where the rows are written here (fold.finish), by
+    # the append where they are not (the read model is behind: the projector folds them)
     recorded = append_in(
-        conn, stream_id, events[0].version - 1, events, metadata, version=log.version, notify=not early
+        conn,
+        stream_id,
+        events[0].version - 1,
+        events,
+        metadata,
+        version=log.version,
+        notify=not early and not log.live,
     )
     if early:
         if len(recorded) != len(events):
             raise ConcurrencyConflict(stream_id, events[0].version - 1)
         fold.set_checkpoint_and_notify(conn, recorded[-1].position, events)
     elif recorded and log.live:  # the read model is live: it stays so
-        fold.fold(conn, recorded, seed, after=log.end, dependants=dependants)
+        fold.fold(conn, recorded, seed, after=log.end, dependants=dependants, notify=events)
     return recorded
 
 
@@ -329,8 +361,8 @@ class SqlUnitOfWork(UnitOfWork):
             translated(f"could not write {key} on {blackboard_id}", stream),
             write_transaction(self._engine) as conn,
         ):
-            dialect_of(self._engine).hold_entry(conn, stream)
-            yield SqlEntryTransaction(blackboard_id, key, conn)
+            # the key's hold goes with the transaction's first statements (one round trip), before them
+            yield SqlEntryTransaction(blackboard_id, key, conn, dialect_of(self._engine).entry_hold(stream))
 
 
 class _SqlTransaction(BoardTransaction):
@@ -507,7 +539,7 @@ class _SqlRows(BoardRows):
 
     def _lean(self, query: Any, **params: Any) -> list[AgentSignal]:
         """`_many` for the statements built once, on the driver (lean.py), rows as tuples."""
-        made = _SignalRow._make
+        made = SignalRow._make
         return [
             signal_from_row(made(row))
             for row in lean.rows(self._conn, query, {"board": self._board, **params})
@@ -515,4 +547,4 @@ class _SqlRows(BoardRows):
 
 
 # a row of SIGNALS as `signal_from_row` reads it (by name)
-_SignalRow = namedtuple("_SignalRow", [column.name for column in SIGNALS.c])  # type: ignore[misc]
+SignalRow = namedtuple("SignalRow", [column.name for column in SIGNALS.c])  # type: ignore[misc]

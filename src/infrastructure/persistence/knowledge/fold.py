@@ -15,6 +15,7 @@ from blackboard.application.ports import Recorded
 from blackboard.domain.events import EntryEvent
 from blackboard.domain.knowledge import rules as entry_rules
 from blackboard.domain.knowledge.entries import Entry
+from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row, entry_row, topic_rows
 from blackboard.infrastructure.persistence.knowledge.search import entry_index
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS
@@ -27,9 +28,23 @@ DROP_TOPICS = delete(ENTRY_TOPICS).where(
 )
 
 
-def fold_entries(conn: Connection, records: Sequence[Recorded], known: Keys, complete: bool = False) -> None:
+INSERT_ROW, INSERT_TOPIC = insert(ENTRIES), insert(ENTRY_TOPICS)
+FEW = (
+    8  # keys whose rows go as single statements on `writes` (a command's); more (a catch-up's page): in bulk
+)
+
+
+def fold_entries(
+    conn: Connection,
+    records: Sequence[Recorded],
+    known: Keys,
+    complete: bool = False,
+    writes: list[lean.Step] | None = None,
+) -> None:
     """Fold entry records (in position order) into the rows. `known` holds states matching the rows
-    (and keeps the new ones); with `complete`, a key missing from it has no row."""
+    (and keeps the new ones); with `complete`, a key missing from it has no row. `writes`: where the rows'
+    statements go for the caller to send with the checkpoint's move, in one round trip (fold.finish), when
+    the records touch few keys; without it, or for many keys, they run here."""
     touched = list(
         dict.fromkeys(
             (r.event.blackboard_id, r.event.key)
@@ -51,12 +66,19 @@ def fold_entries(conn: Connection, records: Sequence[Recorded], known: Keys, com
     if not touched:
         return
     ids = [{"b": b, "k": k} for b, k in touched]
-    conn.execute(DROP_ROW, ids)
-    conn.execute(DROP_TOPICS, ids)
     states = [known[k] for k in touched]
-    conn.execute(insert(ENTRIES), [entry_row(e) for e in states if e is not None])
-    if topics := [t for e in states if e is not None for t in topic_rows(e)]:
-        conn.execute(insert(ENTRY_TOPICS), topics)
+    rows = [entry_row(e) for e in states if e is not None]
+    topics = [t for e in states if e is not None for t in topic_rows(e)]
+    if writes is not None and len(touched) <= FEW:
+        writes.extend([*((DROP_ROW, i) for i in ids), *((DROP_TOPICS, i) for i in ids)])
+        writes.extend([*((INSERT_ROW, r) for r in rows), *((INSERT_TOPIC, t) for t in topics)])
+    else:
+        conn.execute(DROP_ROW, ids)
+        conn.execute(DROP_TOPICS, ids)
+        if rows:
+            conn.execute(INSERT_ROW, rows)
+        if topics:
+            conn.execute(INSERT_TOPIC, topics)
     entry_index(conn).replace(conn, touched, states)  # what `search` finds
 
 
