@@ -313,14 +313,19 @@ def fold(
     after: int | None = None,
     dependants: Mapping[str, list[str]] | None = None,
     writer: RowWriter | None = None,
+    notify: Sequence[BlackboardEvent] | None = None,
 ) -> int:
     """Fold the records after the checkpoint (`after`, if the caller just read it) and move it, in
     the caller's transaction; returns how many were folded. `cache` holds signal states known to
-    match the tables and `dependants` the stored dependants of some of them, so neither is read."""
+    match the tables and `dependants` the stored dependants of some of them, so neither is read.
+    `notify`: the events of the append that stored `records`, whose notice (notice.py) the caller left to
+    the fold: sent with the checkpoint's move, in the same statement where the database can."""
     after = checkpoint(conn) if after is None else after
     fresh = [(r.position, r.event) for r in records if r.position > after]
     if fresh:
-        fold_events(conn, fresh, cache, dependants, writer)
+        fold_events(conn, fresh, cache, dependants, writer, notify)
+    elif notify is not None and records:
+        dialect_of(conn.engine).notify(conn, records[-1].position, notify)
     return len(fresh)
 
 
@@ -355,8 +360,10 @@ def fold_events(
     cache: FoldCache | None = None,
     dependants: Mapping[str, list[str]] | None = None,
     writer: RowWriter | None = None,
+    notify: Sequence[BlackboardEvent] | None = None,
 ) -> None:
-    """Fold these (position, event) pairs, the log's next ones in order, and move the checkpoint to the last."""
+    """Fold these (position, event) pairs, the log's next ones in order, and move the checkpoint to the last
+    (`notify`: telling the log's listeners what the append of those events did, in the same round trip)."""
     cache = cache if cache is not None else FoldCache()
     # one pass sorts them (a page of a rebuild is 20,000 events, nearly all of signals)
     signal_events: list[BlackboardEvent] = []
@@ -393,7 +400,10 @@ def fold_events(
         controller_runs(conn, solves, writer)
     for budget in budgets:  # rare: a person sets a board's budget (`blackboard budget`)
         set_budget_row(conn, budget)
-    set_checkpoint(conn, events[-1][0])
+    if notify is None:
+        set_checkpoint(conn, events[-1][0])
+    else:
+        set_checkpoint_and_notify(conn, events[-1][0], notify)
 
 
 _SOLVE_USAGE_COLUMNS = ("event_id", *USAGE_COLUMNS[1:])

@@ -286,15 +286,17 @@ def commit_in(
         raise ConcurrencyConflict(stream_id, events[0].version - 1)
     if signals_only and log.version != events[0].version - 1:  # others of the board committed first
         events = [e.model_copy(update={"version": log.version + i}) for i, e in enumerate(events, 1)]
+    # the notification goes with the checkpoint's move where the fold moves it (one round trip less),
+    # else with the append
     recorded = append_in(
-        conn, stream_id, events[0].version - 1, events, metadata, version=log.version, notify=not early
+        conn, stream_id, events[0].version - 1, events, metadata, version=log.version, notify=not log.live
     )
     if early:
         if len(recorded) != len(events):
             raise ConcurrencyConflict(stream_id, events[0].version - 1)
         fold.set_checkpoint_and_notify(conn, recorded[-1].position, events)
     elif recorded and log.live:  # the read model is live: it stays so
-        fold.fold(conn, recorded, seed, after=log.end, dependants=dependants)
+        fold.fold(conn, recorded, seed, after=log.end, dependants=dependants, notify=events)
     return recorded
 
 
