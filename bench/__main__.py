@@ -18,6 +18,8 @@ of BENCH_TRANSFER_EVENTS and ten times as many events, beside the former whole-b
 (rate) shared rate limits: 8 runner slots (SQLite: 2 processes x 4; PostgreSQL: 2 process groups as 2 hosts) against
 a stand-in API answering 429 past a fixed RPM/TPM: the 429 share after the first minute and the throughput as a share
 of the limit.
+(wake) PostgreSQL wake-up beside a raw LISTEN/NOTIFY claim, and the 4-worker drain beside pgqueuer and on 4 boards
+beside 1, in alternating rounds (skipped without a server unless named).
 (w) AsyncBlackboard beside Blackboard: a wait's wake-up, a call, and many waits at once (SQLite, PostgreSQL).
 (i) `search` over 100,000 entries on SQLite (FTS5) and PostgreSQL (tsvector, GIN), by kind of query,
 (v) LangGraph's store on the board (`BlackboardStore`): get, put and a filtered search (limit 10) on a namespace of
@@ -127,6 +129,14 @@ def main() -> None:
 
         report["postgres"] = pg = profiled(config, "g", pg_section.run, config)
         targets.extend(pg_report.print_report(pg))
+
+    def run_wake() -> (
+        None
+    ):  # (wake) PostgreSQL wake-up vs a raw LISTEN/NOTIFY claim; drain rounds vs pgqueuer
+        from bench.postgres import wake
+
+        report["wake"] = w = profiled(config, "wake", wake.run, config)
+        targets.extend(_target(*t) for t in wake.print_report(w, say, table))
 
     def run_s() -> None:  # (s) CLI start-up: `blackboard show` against `python -c "import sqlalchemy"`
         from bench import startup
@@ -497,6 +507,7 @@ def main() -> None:
         ("e", run_e),
         ("f", run_f),
         ("g", run_g),
+        ("wake", run_wake),
         ("k", run_k),
         ("l", run_l),
         ("m", run_m),

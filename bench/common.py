@@ -37,6 +37,7 @@ SECTIONS = (
     "e",
     "f",
     "g",
+    "wake",
     "k",
     "l",
     "m",

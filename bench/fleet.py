@@ -46,7 +46,7 @@ HANDLERS = {  # the agent file's handler line, by kind
     "entrypoint": "entrypoint: bench_noop_handler:handle",
 }
 HANDLER_MODULE = "def handle(document):\n    return None\n"
-STARTED = " started (token "  # what a blackboard worker logs once it runs
+STARTED = " started ("  # what a blackboard worker logs once it runs ("worker NAME started (AGENT/ID, ...")
 
 
 # ------------------------------------------------------------------------------ the bench agent

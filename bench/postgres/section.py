@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bench.postgres.blackboard_drain import BlackboardSystem, empty_template, wakeup
 from bench.postgres.databases import Databases, analyze
@@ -23,6 +23,7 @@ from bench.postgres.systems import System, drain
 if TYPE_CHECKING:
     from bench.common import Config
 
+T = TypeVar("T")
 SYSTEMS = ("blackboard", "pgqueuer", "procrastinate")
 TARGET_VS_PGQUEUER = 0.75
 TARGET_VS_PROCRASTINATE = 3.0
@@ -82,13 +83,18 @@ class Terminated(Exception):
 
 def run(config: Config) -> dict[str, Any]:
     """Section (g); SIGTERM and SIGHUP become an exception meanwhile, so the clean-up runs whatever happens."""
+    return terminable(_run, config)
+
+
+def terminable(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` with SIGTERM and SIGHUP raised as Terminated meanwhile (sections (g) and (wake))."""
 
     def terminate(signum: int, _frame: Any) -> None:
         raise Terminated(f"signal {signum}")
 
     previous = {sig: signal.signal(sig, terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return _run(config)
+        return fn(*args)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

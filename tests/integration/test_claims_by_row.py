@@ -182,3 +182,23 @@ def test_a_batch_claim_holds_only_as_many_candidates_as_it_may_take(pg_engine):
         holder.join(10)
     assert [s.signal_id for s in second.claimed] == [ids[1 + CLAIM_SPARE]]
     assert set(second.skipped) == set(ids[: 1 + CLAIM_SPARE])
+
+
+def test_a_batch_claim_takes_the_first_open_signals_in_the_order_named(sql_engine):
+    """The candidates are named newest first, some of them taken already: a batch claim of 3 takes the
+    first three still open in that order (not the ids' order, nor the oldest), and says why it passed
+    over the taken ones. The statement reading them is built once for any number of names, so two
+    batches of different sizes in a row read their own names in their own order."""
+    board = SqlBoard(sql_engine)
+    ids = post(board, 9)
+    named = tuple(reversed(ids))
+    service = board.fresh_service()
+    first = service.claim_signals(
+        ClaimSignals(blackboard_id=BOARD, signal_ids=named, agent_id="ps-researcher", limit=2)
+    )
+    assert [s.signal_id for s in first.claimed] == list(named[:2])
+    second = service.claim_signals(
+        ClaimSignals(blackboard_id=BOARD, signal_ids=named[:7], agent_id="ps-analyst", limit=3)
+    )
+    assert [s.signal_id for s in second.claimed] == list(named[2:5])
+    assert set(second.skipped) == set(named[:2])

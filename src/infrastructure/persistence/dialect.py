@@ -92,6 +92,16 @@ class Dialect(abc.ABC):
     def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
         """An SQL expression: the seconds from one stored moment to another (a float)."""
 
+    @abc.abstractmethod
+    def rank_named(self, column: ColumnElement[str]) -> ColumnElement[int]:
+        """An SQL expression: where `column`'s value stands in the list bound as `order` (`order_named`
+        makes the bound value), for a statement that reads named rows in the order named whatever their
+        number, so it is compiled once (a CASE of the names would make a new statement per list)."""
+
+    @abc.abstractmethod
+    def order_named(self, names: Sequence[str]) -> Any:
+        """The value bound as `order` for `rank_named`."""
+
     def notify(self, conn: Connection, position: int, events: Sequence[BlackboardEvent] = ()) -> None:
         """Tell listeners, on commit, that the log reached `position`; `events`, the append's, may tell
         them more (what it made claimable: notice.py)."""

@@ -25,7 +25,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, Float, Table, cast, create_engine, extract, text
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    Connection,
+    Engine,
+    Float,
+    String,
+    Table,
+    bindparam,
+    cast,
+    create_engine,
+    extract,
+    func,
+    text,
+)
 
 from blackboard.infrastructure.persistence import bulk, lean, notice
 from blackboard.infrastructure.persistence.dialect import Dialect
@@ -126,6 +140,12 @@ class PostgresDialect(Dialect):
 
     def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
         return cast(extract("epoch", end - start), Float)  # an interval's seconds (numeric: made a float)
+
+    def rank_named(self, column: ColumnElement[str]) -> ColumnElement[int]:
+        return func.array_position(bindparam("order", type_=ARRAY(String())), column)
+
+    def order_named(self, names: Sequence[str]) -> Any:
+        return list(names)
 
     def notify(self, conn: Connection, position: int, events: Sequence[BlackboardEvent] = ()) -> None:
         # delivered on commit: listeners wake as soon as the events are visible; a post's notification

@@ -7,6 +7,7 @@ index lookup per poll).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -16,7 +17,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, Table, create_engine, event, func, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    String,
+    Table,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    select,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -74,6 +86,14 @@ class SqliteDialect(Dialect):
         """The text SQLAlchemy's DATETIME wrote, as `tables.Moment` reads it back: aware, in UTC."""
         moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+    def rank_named(self, column: ColumnElement[str]) -> ColumnElement[int]:
+        # the list as a JSON array (json_each's key: its index), SQLite having no arrays
+        each = func.json_each(bindparam("order", type_=String())).table_valued("key", "value")
+        return select(each.c.key).where(each.c.value == column).scalar_subquery()
+
+    def order_named(self, names: Sequence[str]) -> Any:
+        return json.dumps(list(names))
 
     def seconds_between(self, start: ColumnElement[Any], end: ColumnElement[Any]) -> ColumnElement[float]:
         # a moment is stored as UTC text ("2026-01-02 03:04:05.678901"), which julianday() reads as days: a

@@ -12,6 +12,7 @@ behind the log, decisions replay the board's events instead and leave the rows t
 
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -23,7 +24,6 @@ from sqlalchemy import (
     Connection,
     Engine,
     bindparam,
-    case,
     exists,
     false,
     func,
@@ -51,7 +51,7 @@ from blackboard.domain.rates import RateLimit, RateWindow
 from blackboard.domain.signals import AgentSignal
 from blackboard.infrastructure.persistence import fold, lean
 from blackboard.infrastructure.persistence.codec import signal_from_row
-from blackboard.infrastructure.persistence.dialect import dialect_of
+from blackboard.infrastructure.persistence.dialect import Dialect, dialect_of
 from blackboard.infrastructure.persistence.engine import write_transaction
 from blackboard.infrastructure.persistence.event_store import (
     LAST_POSITION,
@@ -473,6 +473,23 @@ def _limits(
     )
 
 
+@functools.cache
+def _first_named(dialect: Dialect, kind: str) -> tuple[Any, ...]:
+    """`_SqlRows._first`'s statements, built once per database and hold (`kind`: plain, locked, skip):
+    the named signals' first `at_most` open ones in the order named (`order`), then the named ones no
+    longer open; locking, both in one statement, the others locked too (a lapsed claim among them may
+    be expired)."""
+    order = dialect.rank_named(SIGNALS.c.signal_id)
+    open_ = BY_IDS.where(SIGNALS.c.status == "POSTED").order_by(order).limit(bindparam("at_most"))
+    ended = BY_IDS.where(SIGNALS.c.status != "POSTED")
+    if kind == "plain":
+        return open_, ended
+    skip = kind == "skip"
+    taken = open_.with_for_update(of=SIGNALS, skip_locked=skip).cte("open_named")
+    done = _locking(ended, skip_locked=skip).cte("ended_named")
+    return (select(taken).union_all(select(done)),)
+
+
 class _SqlRows(BoardRows):
     """The rows a decision reads. Holding the board, plain reads; holding only signals, each row read
     is locked for update until the commit (FOR UPDATE; FREE_SIGNALS: the named signals another
@@ -502,16 +519,14 @@ class _SqlRows(BoardRows):
         in the order named, not the ids': a batch claim (FREE_SIGNALS) never waits on a row here (SKIP
         LOCKED), so no order is needed against deadlocks; a plain SIGNALS hold that waited could lose
         one, and is decided again. Locking, both are read in one statement (one round trip)."""
-        order = case({sid: n for n, sid in enumerate(signal_ids)}, value=SIGNALS.c.signal_id)
-        open_ = BY_IDS.where(SIGNALS.c.status == "POSTED").order_by(order).limit(at_most)
-        ended = BY_IDS.where(SIGNALS.c.status != "POSTED")
-        if self._named is _PLAIN:
-            return self._many(open_, ids=signal_ids) + self._many(ended, ids=signal_ids)
-        # the others are locked too: a lapsed claim among them may be expired
-        skip = self._named is _SKIP_LOCKED
-        taken = open_.with_for_update(of=SIGNALS, skip_locked=skip).cte("open_named")
-        done = _locking(ended, skip_locked=skip).cte("ended_named")
-        return self._many(select(taken).union_all(select(done)), ids=signal_ids)
+        dialect = dialect_of(self._conn.engine)
+        kind = "plain" if self._named is _PLAIN else "skip" if self._named is _SKIP_LOCKED else "locked"
+        order = dialect.order_named(signal_ids)
+        return [
+            signal
+            for statement in _first_named(dialect, kind)
+            for signal in self._lean(statement, ids=signal_ids, order=order, at_most=at_most)
+        ]
 
     def dependants(self, signal_ids: Collection[str]) -> list[AgentSignal]:
         return self._lean(self._queries.dependants, ids=sorted(signal_ids)) if signal_ids else []
