@@ -216,7 +216,9 @@ def _run(conn: Connection, sql: str, params: Any, mode: int) -> Any:
     connection invalidated with its pool), reading the rows included. The rows (`_ROWS`), the count of
     rows changed (`_COUNT`) or nothing (`_MANY`, an executemany)."""
     many = mode == _MANY
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    # the DBAPI connection (sqlite3's, psycopg's: the driver's own), which a connection taken out of the pool
+    # (`detach`, sqlite.KeptReads) still names
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     context: Context | None = None
     try:
         # listeners of the connection's own (rare), or of its engine and the Engine class (a counter, a tracer)
