@@ -56,7 +56,8 @@ def run_in(environment: Mapping[str, str]) -> Caller | None:
 def process_caller() -> Caller:
     """Who this process is: the run its environment or its ancestors' carry, else, in a worker's process,
     its agent with no claim, else a person."""
-    return run_in(_run_variables()) or _ancestors_run() or _hosted_agent() or PERSON
+    pid = os.getpid()
+    return run_in(_run_variables()) or _ancestors_run(pid) or _hosted_agent(pid) or PERSON
 
 
 # each RUN_VARIABLE as os.environ keeps it in its own table (POSIX: bytes), read directly (`_run_variables`)
@@ -125,16 +126,15 @@ def _name_this_process(name: str) -> None:
         pass
 
 
-def _hosted_agent() -> Caller | None:
-    agent = _hosted.get(os.getpid())
+def _hosted_agent(pid: int) -> Caller | None:
+    agent = _hosted.get(pid)
     return None if agent is None else Caller(Kind.RUN, agent)
 
 
-def _ancestors_run() -> Caller | None:
+def _ancestors_run(pid: int) -> Caller | None:
     """The run the nearest ancestor carrying RUN_VARIABLES was started as (Linux; None elsewhere). Read once a
     process: an ancestor's starting environment never changes, and a parent that exits meanwhile must not turn
     its run's process into a person's."""
-    pid = os.getpid()
     if pid not in _ancestors:
         _ancestors[pid] = _walk(pid) if sys.platform.startswith("linux") else None
     return _ancestors[pid]

@@ -250,10 +250,8 @@ class BlackboardStore(BaseStore):
         refresh_ttl: bool | None = None,
         at: int | None = None,
     ) -> Item | None:
-        """The item, or None; with `at` (a log position, `blackboard events`), as it was right after it."""
-        if at is None:
-            return super().get(namespace, key, refresh_ttl=refresh_ttl)
-        validate_op_namespace(GetOp(namespace, key))
+        """The item, or None; with `at` (a log position, `blackboard events`), as it was right after it. The
+        op `batch` runs for a get, without the batch around it (`BaseStore.get` makes a batch of one)."""
         return self._get(namespace, str(key), at)
 
     async def aget(  # type: ignore[override]
