@@ -20,6 +20,7 @@ versions, `{"langgraph": {"created_at": ...}}`), `updated_at` the current versio
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import re
 import time
@@ -112,6 +113,13 @@ def escape(text: str, field: str = "key") -> str:
     """`text` in the characters a board key holds (`:XX` per UTF-8 byte of any other character)."""
     if not isinstance(text, str):
         raise InvalidInput(field, f"must be a string, got {type(text).__name__}")
+    return _escaped(text, field)
+
+
+@functools.lru_cache(maxsize=4096)
+def _escaped(text: str, field: str) -> str:
+    """`escape` of a string, remembered: a get escapes its namespace's labels and its key each time (a few µs of
+    a store get's 50, issue 37); a string it refuses raises again each time (an error is not remembered)."""
     check_unicode(text, field)
     if LITERAL_TEXT.fullmatch(text):  # the usual label or key: itself (every read spells its item's key)
         return text
