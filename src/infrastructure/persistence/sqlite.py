@@ -154,8 +154,9 @@ class KeptReads:
     does. A transaction a read began through SQLAlchemy (`conn.execute` begins one) is rolled back when the
     read ends, as the pool's return did, so the next read sees the last commit too. A read inside a read on
     the same thread takes one of the pool's. The connections close with the engine (`engine.dispose()`: at
-    once, or when a read in progress ends), with their thread (the driver closes a connection it drops),
-    and not in a forked child, which opens its own: SQLite's connections must not cross a fork."""
+    once, or when a read in progress ends), with their thread (the driver closes a connection it drops; an
+    engine dropped without `dispose()` stays as long, its threads' connections holding it), and not in a forked
+    child, which opens its own: SQLite's connections must not cross a fork."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # against `close` from another thread
