@@ -172,7 +172,7 @@ class KeptReads:
                 self._all.add(kept)
         with self._lock:
             if kept.busy:  # a read inside a read on this thread
-                return _pooled_read(self, engine)
+                return _pooled_read(engine)
             kept.busy = True
         if kept.conn is None:
             try:
@@ -242,7 +242,7 @@ def _detached(engine: Engine) -> Connection:
 
 
 @contextmanager
-def _pooled_read(_reads: KeptReads, engine: Engine) -> Iterator[Connection]:
+def _pooled_read(engine: Engine) -> Iterator[Connection]:
     with engine.connect() as conn:
         yield conn
 
