@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -237,6 +238,34 @@ def _read(
     author: str | None,
     token: str | None,
     history: bool = False,
+) -> ReadEntry:
+    if (
+        signal_id is None
+        and author is None
+        and token is None
+        and type(key) is str
+        and type(blackboard_id) is str
+        and (at is None or type(at) is int)
+    ):
+        return _plain_read(key, blackboard_id, at, history)
+    return _checked_read(key, blackboard_id, at, signal_id, author, token, history)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_read(key: str, blackboard_id: str, at: int | None, history: bool) -> ReadEntry:
+    """The request of a read under no signal, remembered (it is frozen): its model's checks cost a few µs of a
+    LangGraph store's get, which reads the same keys again and again (issue 37). A refused one raises each time."""
+    return _checked_read(key, blackboard_id, at, None, None, None, history)
+
+
+def _checked_read(
+    key: str,
+    blackboard_id: str,
+    at: int | None,
+    signal_id: str | None,
+    author: str | None,
+    token: str | None,
+    history: bool,
 ) -> ReadEntry:
     return request(
         ReadEntry,

@@ -56,7 +56,24 @@ def run_in(environment: Mapping[str, str]) -> Caller | None:
 def process_caller() -> Caller:
     """Who this process is: the run its environment or its ancestors' carry, else, in a worker's process,
     its agent with no claim, else a person."""
-    return run_in(os.environ) or _ancestors_run() or _hosted_agent() or PERSON
+    pid = os.getpid()
+    return run_in(_run_variables()) or _ancestors_run(pid) or _hosted_agent(pid) or PERSON
+
+
+# each RUN_VARIABLE as os.environ keeps it in its own table (POSIX: bytes), read directly (`_run_variables`)
+_KEYS = tuple((name, os.environ.encodekey(name)) for name in RUN_VARIABLES)  # type: ignore[attr-defined]
+
+
+def _run_variables() -> Mapping[str, str]:
+    """The RUN_VARIABLES the environment holds now. Read at every call (a program or a test may set or unset
+    them as it goes), but from os.environ's own table: its lookups raise and catch KeyError for each variable
+    it lacks, about 5 µs for a person's process at every call of the board's (issue 37: a store's get is
+    not much more); where it keeps no such table, os.environ itself."""
+    environ = os.environ
+    kept = getattr(environ, "_data", None)
+    if type(kept) is not dict:
+        return environ
+    return {name: environ.decodevalue(kept[key]) for name, key in _KEYS if key in kept}  # type: ignore[attr-defined]
 
 
 def current_caller() -> Caller:
@@ -109,16 +126,15 @@ def _name_this_process(name: str) -> None:
         pass
 
 
-def _hosted_agent() -> Caller | None:
-    agent = _hosted.get(os.getpid())
+def _hosted_agent(pid: int) -> Caller | None:
+    agent = _hosted.get(pid)
     return None if agent is None else Caller(Kind.RUN, agent)
 
 
-def _ancestors_run() -> Caller | None:
+def _ancestors_run(pid: int) -> Caller | None:
     """The run the nearest ancestor carrying RUN_VARIABLES was started as (Linux; None elsewhere). Read once a
     process: an ancestor's starting environment never changes, and a parent that exits meanwhile must not turn
     its run's process into a person's."""
-    pid = os.getpid()
     if pid not in _ancestors:
         _ancestors[pid] = _walk(pid) if sys.platform.startswith("linux") else None
     return _ancestors[pid]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import abc
 import functools
 import weakref
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,11 @@ class Dialect(abc.ABC):
 
     def read_only(self, conn: Connection) -> None:
         """Prepare a connection that only reads, statement by statement."""
+
+    def read_connection(self, engine: Engine) -> AbstractContextManager[Connection]:
+        """A connection for reads that need no transaction around them (`engine.read_connection`): one of
+        the pool's, prepared by `read_only`, returned to the pool after."""
+        return _pooled_read(self, engine)
 
     def hold_board(self, conn: Connection, blackboard_id: str) -> None:
         """In a write transaction: no other writer of this board gets past here until it ends."""
@@ -159,6 +164,13 @@ class Dialect(abc.ABC):
     @abc.abstractmethod
     def notifier(self, engine: Engine, store: EventStore, poll_interval: float) -> LogNotifier:
         """What wakes a waiter when the log grows."""
+
+
+@contextmanager
+def _pooled_read(dialect: Dialect, engine: Engine) -> Iterator[Connection]:
+    with engine.connect() as conn:
+        dialect.read_only(conn)
+        yield conn
 
 
 # Statements built once: building one costs SQLAlchemy more than running it from its cache.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine
@@ -43,9 +43,7 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield conn
 
 
-@contextmanager
-def read_connection(engine: Engine) -> Iterator[Connection]:
-    """A connection for reads that need no transaction around them."""
-    with engine.connect() as conn:
-        dialect_of(engine).read_only(conn)
-        yield conn
+def read_connection(engine: Engine) -> AbstractContextManager[Connection]:
+    """A connection for reads that need no transaction around them: each statement sees the last commit
+    (SQLite: the thread's own, kept from one read to the next; PostgreSQL: one of the pool's)."""
+    return dialect_of(engine).read_connection(engine)

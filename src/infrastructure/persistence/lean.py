@@ -268,7 +268,9 @@ def _run(conn: Connection, sql: str, params: Any, mode: int, query: Prepared | N
     rows changed (`_COUNT`), nothing (`_MANY`, an executemany), or whichever the statement gives
     (`_RESULT`, converted as `query` says: `run_all`'s)."""
     many = mode == _MANY
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    # the DBAPI connection (sqlite3's, psycopg's: the driver's own), which a connection taken out of the pool
+    # (`detach`, sqlite.KeptReads) still names
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     context: Context | None = None
     try:
         sql, params, context = _send(conn, cursor, sql, params, many)

@@ -8,11 +8,13 @@ index lookup per poll).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager, closing
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,9 +51,15 @@ class SqliteDialect(Dialect):
 
     def __init__(self) -> None:
         self._turn: AbstractContextManager[Any] | None = None
+        self._kept: KeptReads | None = None  # a database file's read connections (not :memory:'s one)
 
     def writer_turn(self) -> AbstractContextManager[Any] | None:
         return self._turn
+
+    def read_connection(self, engine: Engine) -> AbstractContextManager[Connection]:
+        if self._kept is None:  # :memory: (its one shared connection), or an engine made elsewhere
+            return super().read_connection(engine)
+        return self._kept.connection(engine)
 
     def insert_many(
         self,
@@ -132,6 +140,9 @@ class SqliteDialect(Dialect):
         if not in_memory and not url.query:  # a plain file (a URI names its own options)
             use_wal(database, self._turn, settings.busy_timeout)
         busy_ms = int(settings.busy_timeout * 1000)
+        if not in_memory:
+            kept = self._kept = KeptReads()
+            event.listen(engine, "engine_disposed", lambda _engine: kept.close())
 
         @event.listens_for(engine, "connect")
         def configure(dbapi_connection: Any, _record: Any) -> None:
@@ -149,6 +160,123 @@ class SqliteDialect(Dialect):
             lean.run_sql(conn, "BEGIN IMMEDIATE" if immediate else "BEGIN")  # every command's: on the driver
 
         return engine
+
+
+class KeptReads:
+    """SQLite's read connections: one per thread, kept from one read to the next (`read_connection`).
+
+    A read through the pool paid a checkout and a return (the pool's queue, its reset's ROLLBACK, SQLAlchemy's
+    `Connection` made and closed): about 25 µs, more than the statement of a checkpoint's or an entry's read
+    on the driver (issue 37). A thread keeps its connection instead, taken out of the pool (`detach`: it holds
+    none of the pool's places, so writers never wait on a reader's thread): in WAL, readers of other threads
+    and connections never block each other or the writer, and a connection reading outside a transaction
+    (the driver's autocommit: each statement its own read transaction) sees the last commit, as a fresh one
+    does. A transaction a read began through SQLAlchemy (`conn.execute` begins one) is rolled back when the
+    read ends, as the pool's return did, so the next read sees the last commit too. A read inside a read on
+    the same thread takes one of the pool's. The connections close with the engine (`engine.dispose()`: at
+    once, or when a read in progress ends), with their thread (the driver closes a connection it drops; an
+    engine dropped without `dispose()` stays as long, its threads' connections holding it), and not in a forked
+    child, which opens its own: SQLite's connections must not cross a fork."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # against `close` from another thread
+        self._local = threading.local()
+        self._all: weakref.WeakSet[_Kept] = weakref.WeakSet()
+        _every.add(self)
+
+    def connection(self, engine: Engine) -> AbstractContextManager[Connection]:
+        kept: _Kept | None = getattr(self._local, "kept", None)
+        if kept is None:
+            kept = self._local.kept = _Kept(self)
+            with self._lock:
+                self._all.add(kept)
+        with self._lock:
+            if kept.busy:  # a read inside a read on this thread
+                return _pooled_read(engine)
+            kept.busy = True
+        if kept.conn is None:
+            try:
+                kept.conn = _detached(engine)
+            except BaseException:
+                kept.busy = False
+                raise
+        return kept
+
+    def close(self) -> None:
+        """Close every thread's connection: now if it is idle, else when its read ends."""
+        idle = []
+        with self._lock:
+            for kept in list(self._all):
+                if kept.busy:
+                    kept.stale = True
+                elif kept.conn is not None:
+                    idle.append(kept.conn)
+                    kept.conn = None
+        for conn in idle:
+            conn.close()
+
+    def forked(self) -> None:
+        """In a forked child: the parent's connections are left as they are (kept, never used nor closed)."""
+        _inherited.extend(kept.conn for kept in list(self._all) if kept.conn is not None)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._all = weakref.WeakSet()
+
+
+class _Kept:
+    """One thread's read connection, and the context manager of its reads."""
+
+    __slots__ = ("reads", "conn", "busy", "stale", "__weakref__")
+
+    def __init__(self, reads: KeptReads) -> None:
+        self.reads = reads
+        self.conn: Connection | None = None
+        self.busy = False  # a read is in progress on it
+        self.stale = False  # the engine was disposed meanwhile: closed when the read ends
+
+    def __enter__(self) -> Connection:
+        return self.conn  # type: ignore[return-value] - opened by `connection`
+
+    def __exit__(self, *exc: object) -> None:
+        conn = self.conn
+        assert conn is not None
+        drop = conn.invalidated or conn.closed
+        if not drop and conn.in_transaction():
+            try:
+                conn.rollback()
+            except Exception:  # noqa: BLE001 - the connection is dropped; the read's own error goes on
+                drop = True
+        with self.reads._lock:
+            self.busy = False
+            if drop or self.stale:
+                self.conn, self.stale = None, False
+            else:
+                return
+        conn.close()
+
+
+def _detached(engine: Engine) -> Connection:
+    conn = engine.connect()
+    conn.connection.detach()  # out of the pool: the pool's places stay the writers' and the other reads'
+    return conn
+
+
+@contextmanager
+def _pooled_read(engine: Engine) -> Iterator[Connection]:
+    with engine.connect() as conn:
+        yield conn
+
+
+_every: weakref.WeakSet[KeptReads] = weakref.WeakSet()
+_inherited: list[Connection] = []  # a forked child's share of its parent's connections: never touched
+
+
+def _forked() -> None:
+    for reads in list(_every):
+        reads.forked()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def use_wal(database: str, turn: AbstractContextManager[Any], busy_timeout: float) -> None:
