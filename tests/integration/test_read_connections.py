@@ -3,15 +3,19 @@ out of the pool; what a read sees, and when the connection goes, stay as they we
 
 from __future__ import annotations
 
+import gc
 import os
+import sqlite3
 import threading
+import weakref
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import ResourceClosedError
 
+from blackboard.infrastructure.composition.settings import BlackboardSettings, store_settings
 from blackboard.infrastructure.persistence import lean
-from blackboard.infrastructure.persistence.engine import read_connection, write_transaction
+from blackboard.infrastructure.persistence.engine import make_engine, read_connection, write_transaction
 from blackboard.infrastructure.persistence.tables import CHECKPOINTS
 
 COUNT = select(func.count()).select_from(CHECKPOINTS)
@@ -143,3 +147,41 @@ def test_a_read_after_its_connection_was_closed_under_it_opens_another(sqlite_en
             conn.execute(COUNT)
     with read_connection(sqlite_engine) as conn:
         assert conn.execute(COUNT).scalar_one() >= 0
+
+
+def _open_on(path) -> bool:
+    """Whether this process has the file open (its kept connections would)."""
+    folder = "/proc/self/fd"
+    return any(os.path.realpath(os.path.join(folder, fd)) == str(path) for fd in os.listdir(folder))
+
+
+def test_an_engine_dropped_without_dispose_goes_with_its_kept_connections(tmp_path):
+    database = (tmp_path / "dropped.db").resolve()
+    engine = make_engine(store_settings(BlackboardSettings(db=f"sqlite:///{database}")))
+    with read_connection(engine) as conn:
+        assert conn.execute(select(1)).scalar_one() == 1
+    assert _open_on(database)  # the thread keeps it
+    gone = weakref.ref(engine)
+    del engine, conn
+    gc.collect()
+    assert gone() is None  # this thread does not hold it alive through its kept connection
+    assert not _open_on(database)
+
+
+def test_a_thread_s_connection_is_closed_once_it_ended_when_another_thread_opens_one(sqlite_engine):
+    def read(into: list) -> None:
+        with read_connection(sqlite_engine) as conn:
+            into.append(_driver(conn))
+
+    first: list = []
+    thread = threading.Thread(target=read, args=(first,))
+    thread.start()
+    thread.join()
+    first[0].execute("SELECT 1")  # kept open after its thread ended
+    second: list = []
+    thread = threading.Thread(target=read, args=(second,))
+    thread.start()
+    thread.join()
+    with pytest.raises(sqlite3.ProgrammingError):
+        first[0].execute("SELECT 1")  # closed: its thread had ended
+    second[0].execute("SELECT 1")

@@ -51,15 +51,18 @@ class SqliteDialect(Dialect):
 
     def __init__(self) -> None:
         self._turn: AbstractContextManager[Any] | None = None
-        self._kept: KeptReads | None = None  # a database file's read connections (not :memory:'s one)
+        # a database file's read connections (not :memory:'s one), weakly: the engine holds them (below), and
+        # the dialect, which the engines' registry holds as long as the engine lives, must not hold the engine
+        self._kept: weakref.ref[KeptReads] | None = None
 
     def writer_turn(self) -> AbstractContextManager[Any] | None:
         return self._turn
 
     def read_connection(self, engine: Engine) -> AbstractContextManager[Connection]:
-        if self._kept is None:  # :memory: (its one shared connection), or an engine made elsewhere
+        kept = None if self._kept is None else self._kept()
+        if kept is None:  # :memory: (its one shared connection), or an engine made elsewhere
             return super().read_connection(engine)
-        return self._kept.connection(engine)
+        return kept.connection(engine)
 
     def insert_many(
         self,
@@ -141,7 +144,9 @@ class SqliteDialect(Dialect):
             use_wal(database, self._turn, settings.busy_timeout)
         busy_ms = int(settings.busy_timeout * 1000)
         if not in_memory:
-            kept = self._kept = KeptReads()
+            kept = KeptReads()
+            self._kept = weakref.ref(kept)
+            # the engine's own listener holds them: they live as long as the engine, and close with it
             event.listen(engine, "engine_disposed", lambda _engine: kept.close())
 
         @event.listens_for(engine, "connect")
@@ -174,22 +179,30 @@ class KeptReads:
     does. A transaction a read began through SQLAlchemy (`conn.execute` begins one) is rolled back when the
     read ends, as the pool's return did, so the next read sees the last commit too. A read inside a read on
     the same thread takes one of the pool's. The connections close with the engine (`engine.dispose()`: at
-    once, or when a read in progress ends), with their thread (the driver closes a connection it drops; an
-    engine dropped without `dispose()` stays as long, its threads' connections holding it), and not in a forked
-    child, which opens its own: SQLite's connections must not cross a fork."""
+    once, or when a read in progress ends; an engine dropped without it is collected with them, as a thread
+    holds only a weak reference to its own), after their thread ends (when the next thread opens one), and
+    not in a forked child, which opens its own: SQLite's connections must not cross a fork."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # against `close` from another thread
+        # each thread's, weakly: a thread's own state must not hold the engine (its connection does) alive
         self._local = threading.local()
-        self._all: weakref.WeakSet[_Kept] = weakref.WeakSet()
+        self._all: set[_Kept] = set()  # they are held here, with the engine
         _every.add(self)
 
     def connection(self, engine: Engine) -> AbstractContextManager[Connection]:
-        kept: _Kept | None = getattr(self._local, "kept", None)
+        ref: weakref.ref[_Kept] | None = getattr(self._local, "kept", None)
+        kept = None if ref is None else ref()
         if kept is None:
-            kept = self._local.kept = _Kept(self)
+            kept = _Kept(self)
+            self._local.kept = weakref.ref(kept)
             with self._lock:
+                ended = [k for k in self._all if not k.busy and not k.alive()]
+                self._all.difference_update(ended)
                 self._all.add(kept)
+            for k in ended:  # the connections of threads that have ended since the last thread came
+                if k.conn is not None:
+                    k.conn.close()
         with self._lock:
             if kept.busy:  # a read inside a read on this thread
                 return _pooled_read(engine)
@@ -220,19 +233,24 @@ class KeptReads:
         _inherited.extend(kept.conn for kept in list(self._all) if kept.conn is not None)
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._all = weakref.WeakSet()
+        self._all = set()
 
 
 class _Kept:
     """One thread's read connection, and the context manager of its reads."""
 
-    __slots__ = ("reads", "conn", "busy", "stale", "__weakref__")
+    __slots__ = ("reads", "conn", "busy", "stale", "thread", "__weakref__")
 
     def __init__(self, reads: KeptReads) -> None:
         self.reads = reads
+        self.thread = weakref.ref(threading.current_thread())
         self.conn: Connection | None = None
         self.busy = False  # a read is in progress on it
         self.stale = False  # the engine was disposed meanwhile: closed when the read ends
+
+    def alive(self) -> bool:
+        thread = self.thread()
+        return thread is not None and thread.is_alive()
 
     def __enter__(self) -> Connection:
         return self.conn  # type: ignore[return-value] - opened by `connection`
