@@ -128,12 +128,13 @@ BARE_PAGE = {  # the page's keys and scores, as the engine ranks them (higher is
         " ORDER BY score DESC, s.key LIMIT %s"
     ),
 }
-BARE_JOIN = {  # the filters' columns
-    "sqlite": " JOIN blackboard_entries AS f ON f.blackboard_id = t.blackboard_id AND f.key = t.key",
+BARE_JOIN = {  # the filters' columns (SQLite: in EXISTS, or the filters' rows drive the plan: see search.py)
+    "sqlite": "",
     "postgresql": " JOIN blackboard_entries AS f ON f.blackboard_id = s.blackboard_id AND f.key = s.key",
 }
 BARE_FILTER = {  # --author and --prefix: the author's column, the key's range in code-point order
-    "sqlite": " AND f.author = ? AND f.key >= ? AND f.key < ?",
+    "sqlite": " AND EXISTS (SELECT 1 FROM blackboard_entries AS f WHERE f.blackboard_id = t.blackboard_id"
+    " AND f.key = t.key AND f.author = ? AND f.key >= ? AND f.key < ?)",
     "postgresql": ' AND f.author = %s AND f.key COLLATE "C" >= %s AND f.key COLLATE "C" < %s',
 }
 BARE_ROWS = {  # then the page's entry rows whole, as the application reads them
