@@ -91,6 +91,7 @@ SIZES: dict[str, tuple[int, int]] = {
     "BENCH_ASYNC_WAITS": (200, 50),  # (w): waits at once on one AsyncBlackboard
     "BENCH_SEARCH_ENTRIES": (100_000, 10_000),  # (i): entries searched, on SQLite and on PostgreSQL
     "BENCH_SEARCH_QUERIES": (200, 50),  # (i): searches per kind of query
+    "BENCH_SEARCH_ROUNDS": (5, 5),  # (i): rounds, the application's search and the bare query taking turns
     "BENCH_STORE_ITEMS": (3_000, 1_000),  # (v): items in the one namespace of each LangGraph store
     "BENCH_STORE_REPS": (60, 20),  # (v): calls of each kind (get, put, search) timed per store and round
     "BENCH_STORE_ROUNDS": (5, 5),  # (v): rounds, the store and its peer taking turns

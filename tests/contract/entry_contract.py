@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blackboard.application.knowledge.commands import ResolveEntry, WriteEntry
+from blackboard.application.knowledge.commands import ResolveEntry, SearchEntries, WriteEntry
 from blackboard.application.knowledge.ports import EntryFilter, EntryReadModel, EntrySearch
+from blackboard.application.knowledge.queries import KnowledgeQueries
 from blackboard.application.knowledge.service import KnowledgeService
 from blackboard.application.ports import SignalReadModel, UnitOfWork
 from blackboard.application.projection import Projector
@@ -211,6 +212,42 @@ class EntryContract(abc.ABC):
         assert parts.entries.get_current("bb-1", "plan") == (written, True)
         parts.projector.catch_up()
         assert parts.entries.get_current("bb-1", "plan") == (written, False)
+
+    def test_a_current_search_tells_whether_the_rows_are_behind_the_log_hits_or_none(self, parts):
+        written = parts.write("plan", "ps-a", "alpha beta")
+
+        def current(words: str, board: str = "bb-1") -> tuple[list[str], bool]:
+            hits, behind = parts.entries.search_current(
+                EntrySearch(EntryFilter(blackboard_id=board), (words,), 20, 0)
+            )
+            return [hit.entry.key for hit in hits], behind
+
+        told = current("alpha")
+        assert told in [(["plan"], False), ([], True)]  # ([], True): the adapter cannot tell
+        if told == ([], True):
+            assert current("gamma") == ([], True)
+        else:
+            assert current("gamma") == ([], False)  # no hit, and still told
+            # an event in the log without its rows (an import, another process's append that wrote none)
+            event = EntryWritten(
+                blackboard_id="bb-2",
+                version=1,
+                occurred_at=written.current.written_at,
+                key="k",
+                value="gamma",
+                author="ps-a",
+            )
+            parts.projector._store.append(event.stream_id, 0, [event])
+            assert current("alpha") == (["plan"], True) and current("gamma", "bb-2") == ([], True)
+        # the application's search catches up then, and searches again
+        queries = KnowledgeQueries(parts.entries, parts.read_model, parts.projector)
+        if told != ([], True):
+            found = queries.search(SearchEntries(blackboard_id="bb-2", text="gamma"))
+            assert [hit.entry.key for hit in found] == ["k"]
+            assert current("alpha") == (["plan"], False)
+        assert [hit.entry for hit in queries.search(SearchEntries(blackboard_id="bb-1", text="beta"))] == [
+            written
+        ]
 
     def test_search_filters_an_object_value_s_fields_by_json_equality(self, parts):
         parts.write("s", "ps-a", {"w": "x", "status": "done", "n": 1, "ok": True, "gone": None})

@@ -156,6 +156,11 @@ class EntryReadModel(abc.ABC):
         scored.sort(key=lambda hit: (-hit.score, hit.entry.key))
         return scored[query.offset : query.offset + query.limit]
 
+    def search_current(self, query: EntrySearch) -> tuple[list[SearchHit], bool]:
+        """`search`'s hits, and whether the rows may be behind the log (True: catch up and search again),
+        as `get_current` tells it. This default does not know, so finds nothing and says True."""
+        return [], True
+
     @abc.abstractmethod
     def records(self, blackboard_id: str, key: str | None = None, upto: int | None = None) -> list[Recorded]:
         """The entry events of the board (of one key, with `key`) at or below position `upto`, in

@@ -131,10 +131,12 @@ class KnowledgeQueries:
         """The board's current entries holding every word of the query, best first (the store's rank,
         ties in key order), filtered as `entries` filters them."""
         self._authority.reach(query.blackboard_id)
-        self._catch_up()
-        return self._entries.search(
-            EntrySearch(_criteria(query, None), query.words(), query.limit, query.offset)
-        )
+        asked = EntrySearch(_criteria(query, None), query.words(), query.limit, query.offset)
+        hits, behind = self._entries.search_current(asked)  # the hits and the catch-up's check in one read
+        if behind:  # a second only when behind, as `read`
+            self._catch_up()
+            hits = self._entries.search(asked)
+        return hits
 
     def board_at(self, blackboard_id: str, position: int) -> list[Entry]:
         """Every entry of the board as it was right after `position`, in key order."""

@@ -32,12 +32,22 @@ def successor(prefix: str) -> str | None:
     return kept[:-1] + chr(after)
 
 
+def bounds(prefix: str) -> tuple[str | None, str | None]:
+    """The range of the texts that start with `prefix`: `lower <= text < upper` (None: no bound that side)."""
+    return prefix or None, successor(prefix)
+
+
 def starts_with(column: Any, prefix: str) -> ColumnElement[bool]:
     """`column` starts with `prefix`, exactly, as a range the column's index can serve."""
+    return within(column, *bounds(prefix))
+
+
+def within(column: Any, lower: Any, upper: Any) -> ColumnElement[bool]:
+    """`lower <= column < upper` in code-point order (None: no bound that side): `bounds`' range, its ends
+    given as values or as bound parameters (a statement built once for any prefix)."""
     ordered = CodePointOrder(column)
-    upper = successor(prefix)
     return and_(
-        ordered >= prefix if prefix else true(),
+        ordered >= lower if lower is not None else true(),
         ordered < upper if upper is not None else true(),
     )
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Hashable
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, bindparam, case, func, select
+from sqlalchemy import ColumnElement, Connection, Engine, Select, bindparam, case, func, select, true
 from sqlalchemy.exc import DBAPIError
 
 from blackboard.application.errors import StoreUnavailable
@@ -23,8 +25,12 @@ from blackboard.infrastructure.persistence import lean
 from blackboard.infrastructure.persistence.codec import recorded_from_row
 from blackboard.infrastructure.persistence.engine import read_connection
 from blackboard.infrastructure.persistence.knowledge.codec import entry_from_row
-from blackboard.infrastructure.persistence.knowledge.search import entry_index
-from blackboard.infrastructure.persistence.prefix import starts_with
+from blackboard.infrastructure.persistence.knowledge.search import (
+    EntryIndex,
+    entry_index,
+    entry_index_for,
+)
+from blackboard.infrastructure.persistence.prefix import bounds, starts_with, within
 from blackboard.infrastructure.persistence.read_model import BEHIND
 from blackboard.infrastructure.persistence.tables import ENTRIES, ENTRY_TOPICS, EVENTS
 
@@ -32,6 +38,8 @@ GET = select(ENTRIES).where(ENTRIES.c.blackboard_id == bindparam("board"), ENTRI
 
 GET_CURRENT = GET.add_columns(BEHIND.scalar_subquery().label("behind"))
 CurrentRow = namedtuple("CurrentRow", [c.name for c in GET_CURRENT.selected_columns])
+SearchRow = namedtuple("SearchRow", [*ENTRIES.c.keys(), "score"])  # a search's row: the entry's, its score
+CheckedRow = namedtuple("CheckedRow", ["behind", *SearchRow._fields])  # with the catch-up's check first
 
 
 def get_in(conn: Connection, blackboard_id: str, key: str) -> Entry | None:
@@ -74,21 +82,43 @@ class SqlEntryReadModel(EntryReadModel):
         return entry_from_row(row), bool(row.behind)
 
     def find(self, criteria: EntryFilter) -> list[Entry]:
-        where = _where(criteria, entry_index(self._engine))
-        query = select(ENTRIES).where(ENTRIES.c.blackboard_id == criteria.blackboard_id, *where)
+        index = entry_index(self._engine)
+        shape, values = _filters(criteria, index)
+        query = select(ENTRIES).where(
+            ENTRIES.c.blackboard_id == criteria.blackboard_id, *_where(shape, index)
+        )
         query = query.order_by(ENTRIES.c.key).limit(criteria.limit)
         with _translated(), read_connection(self._engine) as conn:
-            return [entry_from_row(row) for row in conn.execute(query)]
+            return [entry_from_row(row) for row in conn.execute(query, values)]
 
     def search(self, query: EntrySearch) -> list[SearchHit]:
         """From the database's own full-text index (knowledge/search.py), filtered as `find` filters."""
+        return self._search(query, checked=False)[0]
+
+    def search_current(self, query: EntrySearch) -> tuple[list[SearchHit], bool]:
+        """One statement, as `get_current`'s: the hits with the catch-up's check (`BEHIND`) beside them,
+        which an outer join keeps when there is no hit."""
+        return self._search(query, checked=True)
+
+    def _search(self, query: EntrySearch, checked: bool) -> tuple[list[SearchHit], bool]:
+        # on the driver (lean.py), the statement built once for the filters' shape: a search is a page of
+        # rows, so SQLAlchemy's statement building, compiling and result handling were most of its time
         index = entry_index(self._engine)
-        where = _where(query.criteria, index)
+        shape, values = _filters(query.criteria, index)
+        statement = _search_statement(self._engine.dialect.name, shape, checked)
+        values.update(
+            board=query.criteria.blackboard_id,
+            words=index.terms(query.words),
+            limit=query.limit,
+            offset=query.offset,
+        )
         with _translated(), read_connection(self._engine) as conn:
-            return [
-                SearchHit(entry_from_row(row), float(row.score))
-                for row in conn.execute(index.hits(where, query))
-            ]
+            rows = lean.rows(conn, statement, values)
+        if not checked:
+            return [SearchHit(entry_from_row(SearchRow._make(r)), float(r[-1])) for r in rows], False
+        found = [CheckedRow._make(r) for r in rows]
+        hits = [SearchHit(entry_from_row(row), float(row.score)) for row in found if row.key is not None]
+        return hits, bool(found[0].behind)
 
     def counts(self, blackboard_id: str) -> EntryCounts:
         """Counted where the rows are: a summary reads no value, however large the board."""
@@ -130,27 +160,75 @@ class SqlEntryReadModel(EntryReadModel):
             return records_in(conn, blackboard_id, key, upto)
 
 
-def _where(criteria: EntryFilter, index: Any) -> list[ColumnElement[bool]]:
-    """The criteria other than the board, on blackboard_entries' columns (`entries`, `search`); the value's
-    fields as the database's search index reads JSON (`value_field`)."""
-    where = [
-        ENTRIES.c[column] == wanted
-        for column in ("section", "role", "author", "label", "entry_type")
-        if (wanted := getattr(criteria, column)) is not None
-    ]
-    if criteria.topic is not None:  # EXISTS over the topics' primary key (board, topic, key)
-        published = select(ENTRY_TOPICS.c.key).where(
-            ENTRY_TOPICS.c.blackboard_id == ENTRIES.c.blackboard_id,
-            ENTRY_TOPICS.c.topic == criteria.topic,
-            ENTRY_TOPICS.c.key == ENTRIES.c.key,
-        )
-        where.append(published.exists())
+COLUMNS = ("section", "role", "author", "label", "entry_type")  # the criteria that are a column's value
+
+
+def _filters(criteria: EntryFilter, index: EntryIndex) -> tuple[tuple[Hashable, ...], dict[str, Any]]:
+    """The criteria other than the board: their shape (what `_where` builds for them, whatever their values)
+    and their values, by the names of `_where`'s parameters."""
+    shape: list[Hashable] = []
+    values: dict[str, Any] = {}
+    for column in COLUMNS:
+        if (wanted := getattr(criteria, column)) is not None:
+            shape.append(column)
+            values[f"where_{column}"] = wanted
+    if criteria.topic is not None:
+        shape.append("topic")
+        values["where_topic"] = criteria.topic
     if criteria.prefix is not None:
-        where.append(starts_with(ENTRIES.c.key, criteria.prefix))
+        lower, upper = bounds(criteria.prefix)
+        shape.append(("prefix", lower is not None, upper is not None))
+        values.update(prefix_lower=lower, prefix_upper=upper)
     if criteria.conflicts_only:
-        where.append(ENTRIES.c.candidates > 0)
-    where += [index.value_field(n, name, want) for n, (name, want) in enumerate(criteria.value_equals)]
+        shape.append("conflicts")
+    for n, (name, want) in enumerate(criteria.value_equals):
+        shape.append(("value", index.value_kind(want)))
+        values.update(index.value_params(n, name, want))
+    return tuple(shape), values
+
+
+def _where(shape: tuple[Hashable, ...], index: EntryIndex) -> list[ColumnElement[bool]]:
+    """The criteria of this shape (`_filters`) on blackboard_entries' columns (`entries`, `search`), their
+    values as parameters; the value's fields as the database's search index reads JSON (`value_field`)."""
+    where: list[ColumnElement[bool]] = []
+    values = 0
+    for part in shape:
+        if part in COLUMNS:
+            where.append(ENTRIES.c[part] == bindparam(f"where_{part}"))
+        elif part == "topic":  # EXISTS over the topics' primary key (board, topic, key)
+            published = select(ENTRY_TOPICS.c.key).where(
+                ENTRY_TOPICS.c.blackboard_id == ENTRIES.c.blackboard_id,
+                ENTRY_TOPICS.c.topic == bindparam("where_topic"),
+                ENTRY_TOPICS.c.key == ENTRIES.c.key,
+            )
+            where.append(published.exists())
+        elif part == "conflicts":
+            where.append(ENTRIES.c.candidates > 0)
+        elif part[0] == "prefix":  # type: ignore[index] - a tuple
+            _, lower, upper = part  # type: ignore[misc]
+            low = bindparam("prefix_lower") if lower else None
+            where.append(within(ENTRIES.c.key, low, bindparam("prefix_upper") if upper else None))
+        else:  # ("value", kind)
+            where.append(index.value_field(values, part[1]))  # type: ignore[index]
+            values += 1
     return where
+
+
+@lru_cache(maxsize=256)  # one per dialect and shape of filters: a handful in practice
+def _search_statement(dialect: str, shape: tuple[Hashable, ...], checked: bool) -> Select[Any]:
+    """`EntryIndex.hits` for these filters; `checked`: with the catch-up's check (`BEHIND`) as a first
+    column, in one row of NULLs when nothing is found (an outer join of the check and the hits)."""
+    index = entry_index_for(dialect)
+    hits = index.hits(_where(shape, index))
+    if not checked:
+        return hits
+    found = hits.subquery("found")
+    check = BEHIND.subquery("checked")
+    return (
+        select(check.c[0].label("behind"), *found.c)
+        .select_from(check.outerjoin(found, true()))
+        .order_by(found.c.score.desc(), found.c.key)
+    )
 
 
 class _translated:

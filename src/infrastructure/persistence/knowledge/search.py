@@ -33,13 +33,13 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
+    bindparam,
     func,
     literal_column,
     select,
     text,
 )
 
-from blackboard.application.knowledge.ports import EntrySearch
 from blackboard.application.knowledge.search import entry_words
 from blackboard.domain.knowledge.entries import Entry
 from blackboard.infrastructure.persistence.tables import ENTRIES
@@ -52,7 +52,12 @@ PREFIX = "entry_search"  # every table of the index (SQLite's FTS5 shadow tables
 def entry_index(bind: Connection | Engine) -> EntryIndex:
     """The index of the database `bind` is on (the search index is the one thing of the entries that
     differs between the two)."""
-    return SqliteEntryIndex() if bind.dialect.name == "sqlite" else PostgresEntryIndex()
+    return entry_index_for(bind.dialect.name)
+
+
+def entry_index_for(dialect: str) -> EntryIndex:
+    """The index of a database by its dialect's name (`sqlite`, `postgresql`)."""
+    return SqliteEntryIndex() if dialect == "sqlite" else PostgresEntryIndex()
 
 
 def outside_models(name: str | None, kind: str, parents: Any) -> bool:
@@ -85,22 +90,37 @@ class EntryIndex(abc.ABC):
     def clear(self, conn: Connection) -> None:
         """Forget every key's words (a rebuild's start)."""
 
-    def hits(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+    def hits(self, where: list[ColumnElement[bool]]) -> Select[Any]:
         """Rows of blackboard_entries matching `where` and holding every word, with a `score` column
         (higher is better), best first, ties in key order, paged. Ranked and paged on narrow rows (a
-        common word matches thousands), then only the page's rows are read whole."""
-        page = self.ranked(where, query).subquery("page")
-        on_key = and_(ENTRIES.c.blackboard_id == query.criteria.blackboard_id, ENTRIES.c.key == page.c.key)
+        common word matches thousands), then only the page's rows are read whole. Its parameters: `board`,
+        `words` (`terms`), `limit` and `offset`, and those of `where`: one statement for any values."""
+        page = self.ranked(where).subquery("page")
+        on_key = and_(ENTRIES.c.blackboard_id == bindparam("board"), ENTRIES.c.key == page.c.key)
         return select(ENTRIES, page.c.score).join(page, on_key).order_by(page.c.score.desc(), ENTRIES.c.key)
 
     @abc.abstractmethod
-    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
-        """The page's keys and scores (`key`, `score`, higher is better): the board's entries holding
-        every word and matching `where` (on blackboard_entries' columns), best first, ties in key order."""
+    def terms(self, words: Sequence[str]) -> str:
+        """The `words` parameter of `ranked` for these words: each only a term, every one required."""
 
     @abc.abstractmethod
-    def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
-        """The entry's value is an object whose top-level field `name` is the JSON scalar `want`."""
+    def ranked(self, where: list[ColumnElement[bool]]) -> Select[Any]:
+        """The page's keys and scores (`key`, `score`, higher is better): the board's (`board`) entries
+        holding every word (`words`) and matching `where` (on blackboard_entries' columns), best first,
+        ties in key order, `offset` skipped, at most `limit`."""
+
+    def value_kind(self, want: Any) -> str:
+        """What of `want` the SQL of `value_field` depends on (its value is a parameter)."""
+        return "json"
+
+    @abc.abstractmethod
+    def value_field(self, n: int, kind: str) -> ColumnElement[bool]:
+        """The entry's value is an object whose top-level field (`field_<n>`) is the JSON scalar wanted, of
+        `value_kind` `kind` (`value_params`)."""
+
+    @abc.abstractmethod
+    def value_params(self, n: int, name: str, want: Any) -> dict[str, Any]:
+        """The parameters of `value_field(n, value_kind(want))` for the field `name` and the scalar `want`."""
 
     def fill(self, conn: Connection) -> None:
         """Index every entry row, FILL_BATCH at a time: the migration that creates the index."""
@@ -159,42 +179,58 @@ class SqliteEntryIndex(EntryIndex):
         conn.execute(text("INSERT INTO entry_search (entry_search) VALUES ('delete-all')"))
         conn.execute(text("DELETE FROM entry_search_text"))
 
-    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+    def terms(self, words: Sequence[str]) -> str:
+        return " ".join(f'"{w}"' for w in words)
+
+    def ranked(self, where: list[ColumnElement[bool]]) -> Select[Any]:
         rank = func.bm25(literal_column("entry_search"))  # negative: the lower, the better
         t = SQLITE_TEXT.c
         found = SQLITE_FTS.join(SQLITE_TEXT, t.id == SQLITE_FTS.c.rowid)
-        if where:  # the filters' columns (an index's row, never the entry's whole state unless asked)
-            found = found.join(
-                ENTRIES, and_(ENTRIES.c.blackboard_id == t.blackboard_id, ENTRIES.c.key == t.key)
-            )
+        filtered: list[ColumnElement[bool]] = []
+        if where:  # the filters on each hit's row, by its primary key (an index's row, never the entry's
+            # whole state unless asked), in EXISTS: joined, the rows of a filter's range or author drove the
+            # plan, and each probed the full-text index by rowid, running the MATCH again (a word with
+            # --author and --prefix over 100,000 entries: 960 ms, against 1.9 ms so)
+            on_key = and_(ENTRIES.c.blackboard_id == t.blackboard_id, ENTRIES.c.key == t.key)
+            filtered.append(select(literal_column("1")).select_from(ENTRIES).where(on_key, *where).exists())
         return (
             select(t.key, (-rank).label("score"))
             .select_from(found)
             .where(
-                SQLITE_FTS.c.words.op("MATCH")(" ".join(f'"{w}"' for w in query.words)),
-                t.blackboard_id == query.criteria.blackboard_id,
-                *where,
+                # against the table, not its one column: a column filter (`words MATCH`) has FTS5 read every
+                # hit's positions to check the column (a middling word: 4.97 against 2.65 ms over 100,000)
+                literal_column("entry_search").op("MATCH")(bindparam("words")),
+                t.blackboard_id == bindparam("board"),
+                *filtered,
             )
             .order_by(rank, t.key)
-            .limit(query.limit)
-            .offset(query.offset)
+            .limit(bindparam("limit"))
+            .offset(bindparam("offset"))
         )
 
-    def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
+    def value_kind(self, want: Any) -> str:
         if isinstance(want, bool):
-            kind, same = f"j.type = '{'true' if want else 'false'}'", ""
-        elif want is None:
-            kind, same = "j.type = 'null'", ""
-        elif isinstance(want, str):
-            kind, same = "j.type = 'text'", f" AND j.atom = :value_{n}"
-        else:  # 1 is 1.0, as PostgreSQL's jsonb compares them
-            kind, same = "j.type IN ('integer', 'real')", f" AND j.atom = :value_{n}"
-        found = text(
+            return "true" if want else "false"
+        if want is None:
+            return "null"
+        return "text" if isinstance(want, str) else "number"
+
+    def value_field(self, n: int, kind: str) -> ColumnElement[bool]:
+        test = {
+            "true": "j.type = 'true'",
+            "false": "j.type = 'false'",
+            "null": "j.type = 'null'",
+            "text": f"j.type = 'text' AND j.atom = :value_{n}",
+            "number": f"j.type IN ('integer', 'real') AND j.atom = :value_{n}",  # 1 is 1.0, as in jsonb
+        }[kind]
+        return text(  # type: ignore[return-value] - a boolean SQL expression
             "EXISTS (SELECT 1 FROM json_each(blackboard_entries.state_json, '$.current.value') AS j"
-            f" WHERE j.key = :field_{n} AND {kind}{same})"
+            f" WHERE j.key = :field_{n} AND {test})"
         )
-        given = {f"field_{n}": name, **({f"value_{n}": want} if same else {})}
-        return found.bindparams(**given)  # type: ignore[return-value] - a boolean SQL expression
+
+    def value_params(self, n: int, name: str, want: Any) -> dict[str, Any]:
+        compared = self.value_kind(want) in ("text", "number")  # the others are told by the type alone
+        return {f"field_{n}": name, **({f"value_{n}": want} if compared else {})}
 
 
 # ---------------------------------------------------------------- PostgreSQL: tsvector + GIN
@@ -225,9 +261,12 @@ class PostgresEntryIndex(EntryIndex):
     def clear(self, conn: Connection) -> None:
         conn.execute(text("DELETE FROM entry_search"))
 
-    def ranked(self, where: list[ColumnElement[bool]], query: EntrySearch) -> Select[Any]:
+    def terms(self, words: Sequence[str]) -> str:
+        return " ".join(words)  # plainto_tsquery AND-s them, and reads no operator
+
+    def ranked(self, where: list[ColumnElement[bool]]) -> Select[Any]:
         s = POSTGRES_INDEX.c
-        wanted = func.plainto_tsquery(SIMPLE, " ".join(query.words))  # the words, AND-ed; no operators
+        wanted = func.plainto_tsquery(SIMPLE, bindparam("words", type_=Text))  # the words, AND-ed
         rank = func.ts_rank(s.vector, wanted)
         found: Any = POSTGRES_INDEX
         if where:  # the filters' columns
@@ -237,19 +276,21 @@ class PostgresEntryIndex(EntryIndex):
         return (
             select(s.key, rank.label("score"))
             .select_from(found)
-            .where(s.vector.op("@@")(wanted), s.blackboard_id == query.criteria.blackboard_id, *where)
+            .where(s.vector.op("@@")(wanted), s.blackboard_id == bindparam("board"), *where)
             .order_by(rank.desc(), s.key)
-            .limit(query.limit)
-            .offset(query.offset)
+            .limit(bindparam("limit"))
+            .offset(bindparam("offset"))
         )
 
-    def value_field(self, n: int, name: str, want: Any) -> ColumnElement[bool]:
+    def value_field(self, n: int, kind: str) -> ColumnElement[bool]:
         # COALESCE(..., false) is the same test in a WHERE (NULL excludes as false does), which the planner
         # estimates at one row in two where it took the equality for one in 200: with a LIMIT it then walks
         # the key index in order and stops at the limit, instead of decoding every row of the prefix and
         # sorting (a store's filtered search of 3,000 items: 0.8 ms against 13-35 ms, docs/performance.md (v))
-        found = text(
+        return text(  # type: ignore[return-value] - a boolean SQL expression
             f"COALESCE((CAST(blackboard_entries.state_json AS jsonb) -> 'current' -> 'value'"
             f" -> CAST(:field_{n} AS text)) = CAST(:value_{n} AS jsonb), false)"
         )
-        return found.bindparams(**{f"field_{n}": name, f"value_{n}": json.dumps(want)})  # type: ignore[return-value]
+
+    def value_params(self, n: int, name: str, want: Any) -> dict[str, Any]:
+        return {f"field_{n}": name, f"value_{n}": json.dumps(want)}
