@@ -73,6 +73,22 @@ class Databases:
         self._admin.dispose()
 
 
+def server_version_or_skip(dbs: Databases, section: str, sizes: dict[str, Any]) -> str | dict[str, Any]:
+    """The server's version, or, when no server answers at BENCH_PG_URL, the section's result saying it was
+    skipped (`dbs` closed). Unless BENCH_SECTIONS names the section: asked for, it raises instead."""
+    try:
+        return dbs.server_version()
+    except Exception as exc:
+        dbs.close()
+        if section in [x.strip() for x in os.environ.get("BENCH_SECTIONS", "").split(",")]:
+            raise
+        where = sizes["BENCH_PG_URL"].rsplit("@", 1)[-1]
+        return {
+            "skipped": f"no PostgreSQL at {where}: {type(exc).__name__}; set BENCH_PG_URL",
+            "sizes": sizes,
+        }
+
+
 def query(url: str, sql: str) -> list[tuple[Any, ...]]:
     """One statement in autocommit on a libpq URL; its rows."""
     import psycopg

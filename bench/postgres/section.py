@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bench.postgres.blackboard_drain import BlackboardSystem, empty_template, wakeup
-from bench.postgres.databases import Databases, analyze
+from bench.postgres.databases import Databases, analyze, server_version_or_skip
 from bench.postgres.pgqueuer_peer import PgQueuerSystem
 from bench.postgres.procrastinate_peer import ProcrastinateSystem
 from bench.postgres.steps import claim_path, claim_path_of, handler_cost, open_signals_probe
@@ -137,14 +137,10 @@ def _run(config: Config) -> dict[str, Any]:
         "load_average_at_start": os.getloadavg(),
     }
     dbs = Databases(s["BENCH_PG_URL"])
-    try:
-        result["postgresql"] = dbs.server_version()
-    except Exception as exc:
-        dbs.close()
-        if "g" in [x.strip() for x in os.environ.get("BENCH_SECTIONS", "").split(",")]:
-            raise
-        where = s["BENCH_PG_URL"].rsplit("@", 1)[-1]
-        return {"skipped": f"no PostgreSQL at {where}: {type(exc).__name__}; set BENCH_PG_URL", "sizes": s}
+    version = server_version_or_skip(dbs, "g", s)
+    if isinstance(version, dict):
+        return version
+    result["postgresql"] = version
     try:
         result["server_settings"] = dbs.server_settings()
         with temp_dir("postgres") as root:

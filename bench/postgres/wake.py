@@ -70,20 +70,17 @@ def run(config: Config) -> dict[str, Any]:
 
 def _run(config: Config) -> dict[str, Any]:
     from bench.common import progress, temp_dir
-    from bench.postgres.databases import Databases
+    from bench.postgres.databases import Databases, server_version_or_skip
 
     s = sizes(config)
     parts = {p.strip() for p in s["BENCH_WAKE_PARTS"].split(",") if p.strip()}
     before = s["BENCH_WAKE_BEFORE"].strip() or None
     out: dict[str, Any] = {"sizes": s, "load_average_at_start": os.getloadavg()}
     dbs = Databases(s["BENCH_PG_URL"])
-    try:
-        out["postgresql"] = dbs.server_version()
-    except Exception as exc:
-        dbs.close()
-        if "wake" in [x.strip() for x in os.environ.get("BENCH_SECTIONS", "").split(",")]:
-            raise
-        return {"skipped": f"no PostgreSQL: {type(exc).__name__}; set BENCH_PG_URL", "sizes": s}
+    version = server_version_or_skip(dbs, "wake", s)
+    if isinstance(version, dict):
+        return version
+    out["postgresql"] = version
     try:
         with temp_dir("wake") as root:
             if "wakeup" in parts:
