@@ -305,7 +305,12 @@ def _event(stream: str, version: int, event_id: str) -> dict:
     }
 
 
-def test_statements_sent_together_give_each_its_own_result_and_an_error_leaves_as_sqlalchemy_s(sql_engine):
+@pytest.mark.parametrize("pipelines", [True, False], ids=["pipeline", "no-pipeline-mode"])
+def test_statements_sent_together_give_each_its_own_result_and_an_error_leaves_as_sqlalchemy_s(
+    sql_engine, pipelines, monkeypatch
+):
+    # without pipeline mode (a libpq before 14) they run one at a time, with the same results and errors
+    monkeypatch.setattr(lean, "_pipelines", lambda: pipelines)
     insert = (
         EVENTS.insert()
         .values(

@@ -36,6 +36,7 @@ it (the same machine, minutes apart): SQLAlchemy's Python per statement is what 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -194,7 +195,8 @@ def run_all(conn: Connection, steps: Sequence[Step]) -> list[Any]:
     if not steps:
         return []
     driver = conn.connection.driver_connection
-    if len(steps) == 1 or conn.dialect.driver != "psycopg":  # one at a time (SQLite: no round trips)
+    # one at a time: SQLite (no round trips), and a psycopg whose libpq has no pipeline mode (before 14)
+    if len(steps) == 1 or conn.dialect.driver != "psycopg" or not _pipelines():
         return [_one_of(conn, statement, params) for statement, params in steps]
     sent: list[tuple[Prepared, Any]] = []
     sql, bound, cursor, context = "", None, None, None
@@ -214,6 +216,14 @@ def run_all(conn: Connection, steps: Sequence[Step]) -> list[Any]:
     for _, c in sent:
         c.close()
     return found
+
+
+@functools.cache
+def _pipelines() -> bool:
+    """Whether psycopg's libpq has pipeline mode (libpq 14 and later: the binary wheel's has)."""
+    import psycopg  # only where psycopg is the driver
+
+    return bool(psycopg.Pipeline.is_supported())
 
 
 def _one_of(conn: Connection, statement: ClauseElement, params: Mapping[str, Any]) -> Any:

@@ -12,7 +12,6 @@ behind the log, decisions replay the board's events instead and leave the rows t
 
 from __future__ import annotations
 
-import functools
 from collections import namedtuple
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -473,8 +472,20 @@ def _limits(
     )
 
 
-@functools.cache
+_FIRST_NAMED: dict[tuple[type[Dialect], str], tuple[Any, ...]] = {}
+
+
 def _first_named(dialect: Dialect, kind: str) -> tuple[Any, ...]:
+    """`_first_named_built`'s statements, kept per kind of database, not per engine's dialect: a cache keyed by
+    the dialect would keep every engine's dialect (and what it holds: SQLite's writer lock file) alive."""
+    key = (type(dialect), kind)
+    found = _FIRST_NAMED.get(key)
+    if found is None:
+        found = _FIRST_NAMED[key] = _first_named_built(dialect, kind)
+    return found
+
+
+def _first_named_built(dialect: Dialect, kind: str) -> tuple[Any, ...]:
     """`_SqlRows._first`'s statements, built once per database and hold (`kind`: plain, locked, skip):
     the named signals' first `at_most` open ones in the order named (`order`), then the named ones no
     longer open; locking, both in one statement, the others locked too (a lapsed claim among them may
