@@ -26,7 +26,10 @@ def cards_cli(request, make_cli, tmp_path_factory, tmp_path) -> Cli:
 
 
 def card_text(driver, signal_id: str) -> str:
-    return driver.find_element(By.CSS_SELECTOR, f'.card[data-signal="{signal_id}"]').text
+    """The card's text, read afresh if the page redrew the card as it was read (a live record)."""
+    return settled(
+        driver, lambda d: d.find_element(By.CSS_SELECTOR, f'.card[data-signal="{signal_id}"]').text
+    )
 
 
 def shown(driver, signal_id: str, status: str, *texts: str) -> bool:
